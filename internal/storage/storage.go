@@ -1,0 +1,98 @@
+// Package storage gives the sidecar one read-only iceberg-go FileIO for every
+// location a table names: it rewrites path prefixes through the configured
+// location map, then opens the result with the FileIO that iceberg-go
+// registers for its scheme (local, s3, gs, abfs…).
+//
+// Delete matching never sees the rewritten paths: callers keep the original
+// strings and only Open rewrites.
+package storage
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"sort"
+	"strings"
+	"sync"
+
+	icebergio "github.com/apache/iceberg-go/io"
+)
+
+// Mapping rewrites locations that start with From to start with To.
+type Mapping struct {
+	From, To string
+}
+
+// ParseMapping parses FROM=TO.
+func ParseMapping(s string) (Mapping, error) {
+	from, to, ok := strings.Cut(s, "=")
+	if !ok || from == "" || to == "" {
+		return Mapping{}, fmt.Errorf("location map %q: want FROM=TO", s)
+	}
+	return Mapping{From: from, To: to}, nil
+}
+
+// ErrReadOnly is returned by the methods that would change storage.
+var ErrReadOnly = errors.New("storage is read-only for the sidecar")
+
+// FS is a read-only iceberg-go FileIO over every scheme iceberg-go knows,
+// with the location map applied. It is safe for concurrent use.
+type FS struct {
+	props    map[string]string
+	mappings []Mapping
+
+	mu     sync.Mutex
+	byRoot map[string]icebergio.IO
+}
+
+// New returns an FS that hands props to iceberg-go's FileIO factories and
+// rewrites locations through mappings (longest From first).
+func New(props map[string]string, mappings []Mapping) *FS {
+	m := append([]Mapping(nil), mappings...)
+	sort.SliceStable(m, func(i, j int) bool { return len(m[i].From) > len(m[j].From) })
+	return &FS{props: props, mappings: m, byRoot: map[string]icebergio.IO{}}
+}
+
+// Rewrite applies the location map to a location.
+func (f *FS) Rewrite(location string) string {
+	for _, m := range f.mappings {
+		if strings.HasPrefix(location, m.From) {
+			return m.To + location[len(m.From):]
+		}
+	}
+	return location
+}
+
+// Open opens a location for reading.
+func (f *FS) Open(location string) (icebergio.File, error) {
+	path := f.Rewrite(location)
+	fsys, err := f.ioFor(path)
+	if err != nil {
+		return nil, err
+	}
+	return fsys.Open(path)
+}
+
+// Remove refuses: the sidecar never changes a table's files.
+func (f *FS) Remove(string) error { return ErrReadOnly }
+
+// ioFor returns the FileIO for a location's scheme and bucket, building it
+// once. iceberg-go's object-store FileIOs are bound to a single bucket.
+func (f *FS) ioFor(path string) (icebergio.IO, error) {
+	root := ""
+	if u, err := url.Parse(path); err == nil && u.Scheme != "" && len(u.Scheme) > 1 {
+		root = u.Scheme + "://" + u.Host
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if fsys, ok := f.byRoot[root]; ok {
+		return fsys, nil
+	}
+	fsys, err := icebergio.LoadFS(context.Background(), f.props, path)
+	if err != nil {
+		return nil, fmt.Errorf("load file IO for %s: %w", path, err)
+	}
+	f.byRoot[root] = fsys
+	return fsys, nil
+}

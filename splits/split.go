@@ -1,0 +1,117 @@
+package splits
+
+import (
+	"fmt"
+
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/table"
+)
+
+// DeleteKind says how a delete file names the rows it deletes.
+type DeleteKind string
+
+// The delete kinds; their strings are also the values of the
+// rows-deleted metric's kind label.
+const (
+	DeletePosition       DeleteKind = "position"
+	DeleteEquality       DeleteKind = "equality"
+	DeleteDeletionVector DeleteKind = "deletion_vector"
+)
+
+// Split is what a split token pins: one data file of one snapshot and the
+// delete files that the planner matched to it. Every field is immutable in
+// Iceberg (files are never rewritten in place), so a split always yields the
+// same rows.
+type Split struct {
+	// MetadataLocation is the table metadata file the split was planned from.
+	MetadataLocation string `json:"m"`
+	SnapshotID       int64  `json:"s"`
+	// SchemaID is the schema the rows are emitted in: the snapshot's schema
+	// for time travel, the table's current schema otherwise.
+	SchemaID int          `json:"sc"`
+	Data     DataFile     `json:"d"`
+	Deletes  []DeleteFile `json:"x,omitempty"`
+}
+
+// DataFile describes the data file of a split.
+type DataFile struct {
+	// Path is the location as written in the manifest; the location map is
+	// applied only when the file is opened.
+	Path    string `json:"p"`
+	Format  string `json:"f"`
+	Size    int64  `json:"z"`
+	Records int64  `json:"n"`
+	SpecID  int32  `json:"sp,omitempty"`
+}
+
+// DeleteFile describes one delete file that applies to a split's data file.
+type DeleteFile struct {
+	Kind    DeleteKind `json:"k"`
+	Path    string     `json:"p"`
+	Format  string     `json:"f"`
+	Size    int64      `json:"z"`
+	Records int64      `json:"n"`
+	// EqualityIDs are the field ids an equality delete file matches on.
+	EqualityIDs []int `json:"e,omitempty"`
+	// ContentOffset, ContentSize and ReferencedDataFile locate a deletion
+	// vector's blob inside its puffin file.
+	ContentOffset      *int64 `json:"o,omitempty"`
+	ContentSize        *int64 `json:"l,omitempty"`
+	ReferencedDataFile string `json:"r,omitempty"`
+}
+
+// Count returns how many of the split's delete files are of kind k.
+func (s Split) Count(k DeleteKind) int {
+	n := 0
+	for _, d := range s.Deletes {
+		if d.Kind == k {
+			n++
+		}
+	}
+	return n
+}
+
+// FromTask describes one planned scan task as a split of the given snapshot.
+func FromTask(metadataLocation string, snapshotID int64, schemaID int, task table.FileScanTask) (Split, error) {
+	f := task.File
+	if f.FileFormat() != iceberg.ParquetFile {
+		return Split{}, fmt.Errorf("%w: data file %s is %s; only Parquet data files are served",
+			ErrUnsupported, f.FilePath(), f.FileFormat())
+	}
+	s := Split{
+		MetadataLocation: metadataLocation,
+		SnapshotID:       snapshotID,
+		SchemaID:         schemaID,
+		Data: DataFile{
+			Path:    f.FilePath(),
+			Format:  string(f.FileFormat()),
+			Size:    f.FileSizeBytes(),
+			Records: f.Count(),
+			SpecID:  f.SpecID(),
+		},
+	}
+	add := func(kind DeleteKind, files []iceberg.DataFile) {
+		for _, d := range files {
+			df := DeleteFile{
+				Kind:          kind,
+				Path:          d.FilePath(),
+				Format:        string(d.FileFormat()),
+				Size:          d.FileSizeBytes(),
+				Records:       d.Count(),
+				ContentOffset: d.ContentOffset(),
+				ContentSize:   d.ContentSizeInBytes(),
+			}
+			if kind == DeleteEquality {
+				df.EqualityIDs = append([]int(nil), d.EqualityFieldIDs()...)
+			}
+			if r := d.ReferencedDataFile(); r != nil {
+				df.ReferencedDataFile = *r
+			}
+			s.Deletes = append(s.Deletes, df)
+		}
+	}
+	add(DeletePosition, task.DeleteFiles)
+	add(DeleteEquality, task.EqualityDeleteFiles)
+	add(DeleteDeletionVector, task.DeletionVectorFiles)
+	return s, nil
+}
