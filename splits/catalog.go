@@ -1,0 +1,184 @@
+package splits
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"maps"
+	"net"
+	"net/url"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/apache/iceberg-go/catalog"
+	"github.com/apache/iceberg-go/table"
+)
+
+// CatalogTypes are the catalog types the sidecar accepts. All but static are
+// iceberg-go's own catalog packages (local is its hadoop catalog); static is a
+// fixed map of table name to metadata file.
+var CatalogTypes = []string{"local", "rest", "glue", "hive", "sql", "static"}
+
+// CatalogConfig says which catalog to plan against. It is fixed at start-up:
+// no request can point the sidecar at another catalog.
+type CatalogConfig struct {
+	Type      string
+	Name      string
+	URI       string
+	Warehouse string
+	// Props go to iceberg-go's catalog and to its FileIO.
+	Props map[string]string
+	// Tables maps NS.NAME to a metadata file location (static catalog only).
+	Tables map[string]string
+}
+
+// Validate checks the configuration without contacting anything.
+func (c CatalogConfig) Validate() error {
+	if !slices.Contains(CatalogTypes, c.Type) {
+		return fmt.Errorf("catalog %q: want one of %s", c.Type, strings.Join(CatalogTypes, ", "))
+	}
+	switch c.Type {
+	case "local":
+		if c.Warehouse == "" {
+			return errors.New("catalog local needs --warehouse")
+		}
+	case "static":
+		if len(c.Tables) == 0 {
+			return errors.New("catalog static needs at least one --table NS.NAME=METADATA_LOCATION")
+		}
+		for name := range c.Tables {
+			if _, err := ParseIdentifier(name); err != nil {
+				return err
+			}
+		}
+	case "rest", "hive":
+		if c.URI == "" {
+			return fmt.Errorf("catalog %s needs --catalog-uri", c.Type)
+		}
+	}
+	return nil
+}
+
+// ParseIdentifier splits NS.NAME (namespaces may have several levels).
+func ParseIdentifier(s string) (table.Identifier, error) {
+	parts := strings.Split(s, ".")
+	if len(parts) < 2 || slices.Contains(parts, "") {
+		return nil, fmt.Errorf("%w: table %q: want NAMESPACE.NAME", ErrBadRequest, s)
+	}
+	return parts, nil
+}
+
+// tableLoader loads tables by identifier; iceberg-go's catalogs and the
+// static catalog implement it.
+type tableLoader interface {
+	LoadTable(ctx context.Context, ident table.Identifier) (*table.Table, error)
+}
+
+// staticCatalog serves a fixed map of tables, each read from its metadata
+// file through the sidecar's FileIO.
+type staticCatalog struct {
+	tables map[string]string
+	fsF    table.FSysF
+}
+
+func (s staticCatalog) LoadTable(ctx context.Context, ident table.Identifier) (*table.Table, error) {
+	loc, ok := s.tables[strings.Join(ident, ".")]
+	if !ok {
+		return nil, catalog.ErrNoSuchTable
+	}
+	return table.NewFromLocation(ctx, ident, loc, s.fsF, nil)
+}
+
+// catalogConn connects to the catalog on first use and again after a failure,
+// so a catalog that is down at start-up is not fatal: planning answers
+// ErrUnavailable until it is back. A failure is remembered for retryAfter so
+// that retrying clients do not turn into a connection storm.
+type catalogConn struct {
+	cfg        CatalogConfig
+	fsF        table.FSysF
+	retryAfter time.Duration
+
+	mu       sync.Mutex
+	loader   tableLoader
+	lastErr  error
+	failedAt time.Time
+}
+
+func (c *catalogConn) get(ctx context.Context) (tableLoader, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.loader != nil {
+		return c.loader, nil
+	}
+	if c.lastErr != nil && time.Since(c.failedAt) < c.retryAfter {
+		return nil, c.lastErr
+	}
+	l, err := c.connect(ctx)
+	if err != nil {
+		c.lastErr = fmt.Errorf("%w: connect to %s catalog: %w", ErrUnavailable, c.cfg.Type, err)
+		c.failedAt = time.Now()
+		return nil, c.lastErr
+	}
+	c.loader, c.lastErr = l, nil
+	return l, nil
+}
+
+func (c *catalogConn) connect(ctx context.Context) (tableLoader, error) {
+	if c.cfg.Type == "static" {
+		return staticCatalog{tables: c.cfg.Tables, fsF: c.fsF}, nil
+	}
+	props := maps.Clone(c.cfg.Props)
+	if props == nil {
+		props = map[string]string{}
+	}
+	typ := c.cfg.Type
+	warehouse := c.cfg.Warehouse
+	if typ == "local" {
+		typ = string(catalog.Hadoop)
+		abs, err := filepath.Abs(warehouse)
+		if err != nil {
+			return nil, fmt.Errorf("resolve warehouse %s: %w", warehouse, err)
+		}
+		warehouse = abs
+	}
+	props["type"] = typ
+	if c.cfg.URI != "" {
+		props["uri"] = c.cfg.URI
+	}
+	if warehouse != "" {
+		props["warehouse"] = warehouse
+	}
+	name := c.cfg.Name
+	if name == "" {
+		name = "sidecar"
+	}
+	return catalog.Load(ctx, name, props)
+}
+
+// classifyLoadError maps a catalog's table-load error onto the sentinels.
+func classifyLoadError(ident table.Identifier, err error) error {
+	name := strings.Join(ident, ".")
+	switch {
+	case errors.Is(err, catalog.ErrNoSuchTable), errors.Is(err, catalog.ErrNoSuchNamespace):
+		return fmt.Errorf("%w: %s", ErrTableNotFound, name)
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("%w: %s: metadata file missing: %w", ErrTableNotFound, name, err)
+	case isTransient(err):
+		return fmt.Errorf("%w: load table %s: %w", ErrUnavailable, name, err)
+	}
+	return fmt.Errorf("load table %s: %w", name, err)
+}
+
+// isTransient reports errors that a retry may cure: the network and timeouts.
+func isTransient(err error) bool {
+	var netErr net.Error
+	var urlErr *url.Error
+	return errors.As(err, &netErr) || errors.As(err, &urlErr) ||
+		errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) ||
+		errors.Is(err, context.DeadlineExceeded)
+}

@@ -1,0 +1,291 @@
+// Package splits plans Iceberg scans for Druid: it loads a table from the
+// configured catalog, selects a snapshot (current, by id, by time or by ref),
+// plans the scan with iceberg-go, decides between the raw-file path (v1: no
+// delete file applies) and the row path (v2), and signs one token per split.
+//
+// A typical use:
+//
+//	p, _ := splits.NewPlanner(cfg, fsys, signer)
+//	plan, err := p.Plan(ctx, splits.Request{Table: "demo.orders"})
+//	for _, s := range plan.Splits {
+//		fmt.Println(s.Kind, s.Token)
+//	}
+package splits
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/apache/iceberg-go"
+	icebergio "github.com/apache/iceberg-go/io"
+	"github.com/apache/iceberg-go/table"
+	lru "github.com/hashicorp/golang-lru/v2"
+)
+
+// Mode is what a client asks for.
+type Mode string
+
+// The request modes.
+const (
+	// ModeAuto serves raw files when no delete file applies, rows otherwise.
+	ModeAuto Mode = "auto"
+	// ModeRows serves rows for every table, so a spec stays the same when a
+	// table gains its first delete file.
+	ModeRows Mode = "rows"
+	// ModeFiles serves raw files and is refused when any delete file applies.
+	ModeFiles Mode = "files"
+)
+
+// ParseMode parses a mode, "" being auto.
+func ParseMode(s string) (Mode, error) {
+	switch m := Mode(s); m {
+	case "":
+		return ModeAuto, nil
+	case ModeAuto, ModeRows, ModeFiles:
+		return m, nil
+	}
+	return "", fmt.Errorf("%w: mode %q: want auto, rows or files", ErrBadRequest, s)
+}
+
+// Path is the path a plan takes: PathFiles (v1) or PathRows (v2).
+type Path string
+
+// The two paths.
+const (
+	PathFiles Path = "v1"
+	PathRows  Path = "v2"
+)
+
+// Request selects a table, a snapshot and a mode. At most one of SnapshotID,
+// SnapshotTime and Ref may be set; none means the current snapshot.
+type Request struct {
+	Table        string
+	SnapshotID   *int64
+	SnapshotTime *time.Time
+	Ref          string
+	Mode         Mode
+}
+
+// PlannedSplit is one split of a plan with its signed token.
+type PlannedSplit struct {
+	Split Split
+	Kind  TokenKind
+	Token string
+}
+
+// Plan is the answer to a Request.
+type Plan struct {
+	Table      string
+	SnapshotID int64
+	Path       Path
+	Splits     []PlannedSplit
+}
+
+// Planner plans tables of one configured catalog.
+type Planner struct {
+	conn   *catalogConn
+	fsys   icebergio.IO
+	signer *Signer
+	// schemas caches table metadata by metadata location: a metadata file is
+	// immutable, so an entry never goes stale.
+	schemas *lru.Cache[string, table.Metadata]
+}
+
+// NewPlanner returns a planner over the configured catalog. It does not
+// contact the catalog: the first plan does, and a catalog that is down gives
+// ErrUnavailable until it answers. fsys reads metadata, manifests and data.
+func NewPlanner(cfg CatalogConfig, fsys icebergio.IO, signer *Signer) (*Planner, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	fsF := func(context.Context) (icebergio.IO, error) { return fsys, nil }
+	cache, err := lru.New[string, table.Metadata](256)
+	if err != nil {
+		return nil, fmt.Errorf("create metadata cache: %w", err)
+	}
+	return &Planner{
+		conn:    &catalogConn{cfg: cfg, fsF: fsF, retryAfter: 2 * time.Second},
+		fsys:    fsys,
+		signer:  signer,
+		schemas: cache,
+	}, nil
+}
+
+// Ping connects to the catalog if it is not connected yet.
+func (p *Planner) Ping(ctx context.Context) error {
+	_, err := p.conn.get(ctx)
+	return err
+}
+
+// LoadTable loads a table by NS.NAME from the catalog. The returned table
+// reads its files through the sidecar's FileIO, so the location map applies.
+func (p *Planner) LoadTable(ctx context.Context, name string) (*table.Table, error) {
+	ident, err := ParseIdentifier(name)
+	if err != nil {
+		return nil, err
+	}
+	loader, err := p.conn.get(ctx)
+	if err != nil {
+		return nil, err
+	}
+	tbl, err := loader.LoadTable(ctx, ident)
+	if err != nil {
+		return nil, classifyLoadError(ident, err)
+	}
+	fsF := func(context.Context) (icebergio.IO, error) { return p.fsys, nil }
+	return table.New(tbl.Identifier(), tbl.Metadata(), tbl.MetadataLocation(), fsF, nil), nil
+}
+
+// Plan plans a request.
+func (p *Planner) Plan(ctx context.Context, req Request) (Plan, error) {
+	if req.Mode == "" {
+		req.Mode = ModeAuto
+	}
+	tbl, err := p.LoadTable(ctx, req.Table)
+	if err != nil {
+		return Plan{}, err
+	}
+	snap, explicit, err := selectSnapshot(tbl, req)
+	if err != nil {
+		return Plan{}, err
+	}
+	plan := Plan{Table: req.Table, Path: PathFiles}
+	if req.Mode == ModeRows {
+		plan.Path = PathRows
+	}
+	if snap == nil {
+		// An empty table has no snapshot and no rows.
+		return plan, nil
+	}
+	plan.SnapshotID = snap.SnapshotID
+
+	schema := tbl.Schema()
+	if explicit && snap.SchemaID != nil {
+		if s, ok := tbl.Schemas()[*snap.SchemaID]; ok {
+			schema = s
+		}
+	}
+	scan := tbl.Scan(table.WithSnapshotID(snap.SnapshotID))
+	tasks, err := scan.PlanFiles(ctx)
+	if err != nil {
+		if isTransient(err) {
+			return Plan{}, fmt.Errorf("%w: plan %s: %w", ErrUnavailable, req.Table, err)
+		}
+		return Plan{}, fmt.Errorf("plan %s at snapshot %d: %w", req.Table, snap.SnapshotID, err)
+	}
+
+	withDeletes := 0
+	for _, t := range tasks {
+		if len(t.DeleteFiles)+len(t.EqualityDeleteFiles)+len(t.DeletionVectorFiles) > 0 {
+			withDeletes++
+		}
+	}
+	switch {
+	case req.Mode == ModeFiles && withDeletes > 0:
+		return Plan{}, fmt.Errorf("%w: mode=files refused: %d of %d data files of %s have delete files, "+
+			"and raw files would ingest the deleted rows; use mode=auto or mode=rows",
+			ErrConflict, withDeletes, len(tasks), req.Table)
+	case withDeletes > 0:
+		plan.Path = PathRows
+	}
+	kind := KindFile
+	if plan.Path == PathRows {
+		kind = KindRows
+	}
+	for _, t := range tasks {
+		sp, err := FromTask(tbl.MetadataLocation(), snap.SnapshotID, schema.ID, t)
+		if err != nil {
+			return Plan{}, err
+		}
+		tok, err := p.signer.Sign(kind, sp)
+		if err != nil {
+			return Plan{}, err
+		}
+		plan.Splits = append(plan.Splits, PlannedSplit{Split: sp, Kind: kind, Token: tok})
+	}
+	return plan, nil
+}
+
+// selectSnapshot resolves the request's snapshot selector. explicit is true
+// when the client chose a snapshot, in which case that snapshot's schema is
+// used (as iceberg-go does for time travel).
+func selectSnapshot(tbl *table.Table, req Request) (snap *table.Snapshot, explicit bool, err error) {
+	n := 0
+	if req.SnapshotID != nil {
+		n++
+	}
+	if req.SnapshotTime != nil {
+		n++
+	}
+	if req.Ref != "" {
+		n++
+	}
+	if n > 1 {
+		return nil, false, fmt.Errorf("%w: give at most one of snapshotId, snapshotTime and ref", ErrBadRequest)
+	}
+	switch {
+	case req.SnapshotID != nil:
+		if snap = tbl.SnapshotByID(*req.SnapshotID); snap == nil {
+			return nil, false, fmt.Errorf("%w: %s has no snapshot %d", ErrSnapshotNotFound, req.Table, *req.SnapshotID)
+		}
+		return snap, true, nil
+	case req.SnapshotTime != nil:
+		ms := req.SnapshotTime.UnixMilli()
+		if snap = tbl.SnapshotAsOf(ms, true); snap == nil {
+			return nil, false, fmt.Errorf("%w: %s has no snapshot at or before %s",
+				ErrSnapshotNotFound, req.Table, req.SnapshotTime.UTC().Format(time.RFC3339Nano))
+		}
+		return snap, true, nil
+	case req.Ref != "":
+		var ref table.SnapshotRef
+		ok := false
+		for name, r := range tbl.Metadata().Refs() {
+			if name == req.Ref {
+				ref, ok = r, true
+				break
+			}
+		}
+		if !ok {
+			return nil, false, fmt.Errorf("%w: %s has no branch or tag %q", ErrSnapshotNotFound, req.Table, req.Ref)
+		}
+		if snap = tbl.SnapshotByID(ref.SnapshotID); snap == nil {
+			return nil, false, fmt.Errorf("%w: ref %q of %s points at missing snapshot %d",
+				ErrSnapshotNotFound, req.Ref, req.Table, ref.SnapshotID)
+		}
+		// A tag pins a snapshot and its schema; a branch reads with the
+		// table's current schema.
+		return snap, ref.SnapshotRefType == table.TagRef, nil
+	}
+	return tbl.CurrentSnapshot(), false, nil
+}
+
+// Schema returns the schema a split's rows are emitted in, reading the
+// split's metadata file once per process while it stays cached.
+func (p *Planner) Schema(ctx context.Context, sp Split) (*iceberg.Schema, error) {
+	meta, ok := p.schemas.Get(sp.MetadataLocation)
+	if !ok {
+		fsF := func(context.Context) (icebergio.IO, error) { return p.fsys, nil }
+		tbl, err := table.NewFromLocation(ctx, nil, sp.MetadataLocation, fsF, nil)
+		if err != nil {
+			if isTransient(err) {
+				return nil, fmt.Errorf("%w: read metadata %s: %w", ErrUnavailable, sp.MetadataLocation, err)
+			}
+			return nil, fmt.Errorf("read metadata %s: %w", sp.MetadataLocation, err)
+		}
+		meta = tbl.Metadata()
+		p.schemas.Add(sp.MetadataLocation, meta)
+	}
+	for _, s := range meta.Schemas() {
+		if s.ID == sp.SchemaID {
+			return s, nil
+		}
+	}
+	return nil, fmt.Errorf("metadata %s has no schema %d", sp.MetadataLocation, sp.SchemaID)
+}
+
+// String names a plan for logs.
+func (p Plan) String() string {
+	return fmt.Sprintf("%s@%d %s (%d splits)", p.Table, p.SnapshotID, p.Path, len(p.Splits))
+}
+

@@ -1,0 +1,181 @@
+package splits
+
+import (
+	"bytes"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// TokenKind says which route a token opens. It is signed with the split, so a
+// token for a split's rows can never be replayed as a raw-file download
+// (which would serve the rows its delete files remove).
+type TokenKind string
+
+// The token kinds.
+const (
+	// KindRows opens /splits/{token}/rows: the split's delete-applied rows.
+	KindRows TokenKind = "rows"
+	// KindFile opens /files/{token}: the raw bytes of a data file that no
+	// delete file applies to.
+	KindFile TokenKind = "file"
+)
+
+// tokenVersion is the first byte of every token payload, so the encoding can
+// change without old tokens being misread.
+const tokenVersion = 1
+
+// MaxTokenLength bounds what Verify will decode; real tokens are far shorter.
+const MaxTokenLength = 64 << 10
+
+// b64 is strict so that a token has exactly one spelling: lax decoding ignores
+// the trailing bits of the last character, which would let a changed byte verify.
+var b64 = base64.RawURLEncoding.Strict()
+
+type claims struct {
+	Kind  TokenKind `json:"t"`
+	Split Split     `json:"s"`
+}
+
+// Signer signs and verifies split tokens with HMAC-SHA256. The first key
+// signs; every key verifies, so keys can be rotated by prepending a new one.
+type Signer struct {
+	keys [][]byte
+}
+
+// NewSigner returns a Signer over keys (at least one, each at least 32 bytes).
+func NewSigner(keys ...[]byte) (*Signer, error) {
+	if len(keys) == 0 {
+		return nil, errors.New("token signer needs at least one key")
+	}
+	for i, k := range keys {
+		if len(k) < 32 {
+			return nil, fmt.Errorf("token key %d is %d bytes; want at least 32", i, len(k))
+		}
+	}
+	return &Signer{keys: keys}, nil
+}
+
+// Sign returns the token for a split of the given kind. The same split always
+// gives the same token.
+func (s *Signer) Sign(kind TokenKind, sp Split) (string, error) {
+	body, err := json.Marshal(claims{Kind: kind, Split: sp})
+	if err != nil {
+		return "", fmt.Errorf("encode token: %w", err)
+	}
+	payload := append([]byte{tokenVersion}, body...)
+	return b64.EncodeToString(payload) + "." + b64.EncodeToString(mac(s.keys[0], payload)), nil
+}
+
+// Verify decodes a token and checks that one of the keys signed it for the
+// wanted kind. A token that does not decode gives ErrMalformedToken; a
+// decodable token with a wrong signature, or of another kind, gives
+// ErrBadSignature.
+func (s *Signer) Verify(kind TokenKind, token string) (Split, error) {
+	if len(token) > MaxTokenLength {
+		return Split{}, fmt.Errorf("%w: %d bytes is longer than any token", ErrMalformedToken, len(token))
+	}
+	p, sig, ok := strings.Cut(token, ".")
+	if !ok {
+		return Split{}, fmt.Errorf("%w: no signature part", ErrMalformedToken)
+	}
+	payload, err := b64.DecodeString(p)
+	if err != nil {
+		return Split{}, fmt.Errorf("%w: payload is not base64url", ErrMalformedToken)
+	}
+	got, err := b64.DecodeString(sig)
+	if err != nil || len(got) != sha256.Size {
+		return Split{}, fmt.Errorf("%w: signature is not a base64url HMAC-SHA256", ErrMalformedToken)
+	}
+	if len(payload) == 0 || payload[0] != tokenVersion {
+		return Split{}, fmt.Errorf("%w: unknown token version", ErrMalformedToken)
+	}
+	signed := false
+	for _, k := range s.keys {
+		if hmac.Equal(got, mac(k, payload)) {
+			signed = true
+			break
+		}
+	}
+	if !signed {
+		return Split{}, ErrBadSignature
+	}
+	var c claims
+	dec := json.NewDecoder(bytes.NewReader(payload[1:]))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&c); err != nil {
+		// Signed by us but unreadable: only a newer release could have
+		// written it, so it is reported as malformed, not forged.
+		return Split{}, fmt.Errorf("%w: decode payload: %w", ErrMalformedToken, err)
+	}
+	if c.Kind != kind {
+		return Split{}, fmt.Errorf("%w: a %s token cannot open this route", ErrBadSignature, c.Kind)
+	}
+	return c.Split, nil
+}
+
+// ID returns a short stable identifier of a token, for logs and the splits
+// list; it reveals nothing that the token itself does not.
+func ID(token string) string {
+	sum := sha256.Sum256([]byte(token))
+	return hex.EncodeToString(sum[:8])
+}
+
+func mac(key, payload []byte) []byte {
+	h := hmac.New(sha256.New, key)
+	h.Write(payload)
+	return h.Sum(nil)
+}
+
+// LoadOrCreateKey reads the signing key from path, creating the file with a
+// fresh random 32-byte key and mode 0600 when it does not exist, so tokens
+// survive a restart. The file holds the key hex-encoded; several lines hold
+// several keys, the first of which signs.
+func LoadOrCreateKey(path string) ([][]byte, error) {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		key := make([]byte, 32)
+		if _, err := rand.Read(key); err != nil {
+			return nil, fmt.Errorf("generate token key: %w", err)
+		}
+		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+			return nil, fmt.Errorf("create token key directory: %w", err)
+		}
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+		if err != nil {
+			return nil, fmt.Errorf("create token key file %s: %w", path, err)
+		}
+		_, werr := f.WriteString(hex.EncodeToString(key) + "\n")
+		if err := errors.Join(werr, f.Close()); err != nil {
+			return nil, fmt.Errorf("write token key file %s: %w", path, err)
+		}
+		return [][]byte{key}, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read token key file %s: %w", path, err)
+	}
+	var keys [][]byte
+	for i, line := range strings.Split(string(data), "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		k, err := hex.DecodeString(line)
+		if err != nil {
+			return nil, fmt.Errorf("token key file %s line %d: not hex", path, i+1)
+		}
+		keys = append(keys, k)
+	}
+	if len(keys) == 0 {
+		return nil, fmt.Errorf("token key file %s holds no key", path)
+	}
+	return keys, nil
+}
