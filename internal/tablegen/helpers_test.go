@@ -1,0 +1,98 @@
+package tablegen
+
+import (
+	"context"
+	"path"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/apache/iceberg-go/catalog/hadoop"
+	"github.com/apache/iceberg-go/table"
+)
+
+// newCatalog returns a hadoop catalog over a fresh warehouse in t.TempDir().
+func newCatalog(tb testing.TB) *hadoop.Catalog {
+	tb.Helper()
+	// The warehouse directory does not exist yet: creating the first
+	// namespace must create it.
+	cat, err := hadoop.NewCatalog("test", filepath.Join(tb.TempDir(), "warehouse"), nil)
+	if err != nil {
+		tb.Fatalf("new hadoop catalog: %v", err)
+	}
+	tb.Cleanup(func() {
+		if err := cat.Close(); err != nil {
+			tb.Errorf("close catalog: %v", err)
+		}
+	})
+	return cat
+}
+
+// planned is what PlanFiles attached, keyed by data file base name.
+func planned(t *testing.T, ctx context.Context, tbl *table.Table) map[string]Attached {
+	t.Helper()
+	tasks, err := tbl.Scan().PlanFiles(ctx)
+	if err != nil {
+		t.Fatalf("plan files: %v", err)
+	}
+	got := map[string]Attached{}
+	for _, task := range tasks {
+		name := path.Base(task.File.FilePath())
+		if _, dup := got[name]; dup {
+			t.Fatalf("data file %s planned as more than one task", name)
+		}
+		var a Attached
+		for _, f := range task.DeleteFiles {
+			a.Positional = append(a.Positional, path.Base(f.FilePath()))
+		}
+		for _, f := range task.EqualityDeleteFiles {
+			ids := slices.Clone(f.EqualityFieldIDs())
+			slices.Sort(ids)
+			a.Equality = append(a.Equality, ids)
+		}
+		for _, f := range task.DeletionVectorFiles {
+			a.DeletionVectors = append(a.DeletionVectors, path.Base(f.FilePath()))
+		}
+		got[name] = normalizeAttached(a)
+	}
+	return got
+}
+
+// normalizeAttached sorts every list so attachments compare as sets.
+func normalizeAttached(a Attached) Attached {
+	a.Positional = slices.Sorted(slices.Values(a.Positional))
+	a.DeletionVectors = slices.Sorted(slices.Values(a.DeletionVectors))
+	eq := make([][]int, 0, len(a.Equality))
+	for _, ids := range a.Equality {
+		eq = append(eq, slices.Sorted(slices.Values(ids)))
+	}
+	slices.SortFunc(eq, slices.Compare)
+	a.Equality = nil
+	if len(eq) > 0 {
+		a.Equality = eq
+	}
+	return a
+}
+
+// wantPlan renders a scenario's Plan keyed by data file base name.
+func wantPlan(plan map[int]Attached) map[string]Attached {
+	out := map[string]Attached{}
+	for n, a := range plan {
+		out[DataFileName(n)] = normalizeAttached(a)
+	}
+	return out
+}
+
+// oracle reads the current snapshot of tbl with OracleRows.
+func oracle(t *testing.T, ctx context.Context, tbl *table.Table) []string {
+	t.Helper()
+	snap := tbl.CurrentSnapshot()
+	if snap == nil {
+		t.Fatalf("table %v has no snapshot", tbl.Identifier())
+	}
+	rows, err := OracleRows(ctx, tbl, snap.SnapshotID)
+	if err != nil {
+		t.Fatalf("oracle rows: %v", err)
+	}
+	return rows
+}

@@ -1,0 +1,129 @@
+package tablegen
+
+import (
+	"cmp"
+	"context"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"slices"
+
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/table"
+	"github.com/parquet-go/parquet-go"
+)
+
+// Field ids of the two required columns of an Iceberg positional delete file.
+const (
+	posDeleteFilePathID = 2147483546
+	posDeletePosID      = 2147483545
+)
+
+// PositionalDelete is one row of a positional delete file: the row at
+// position Pos (0-based, counted over the whole file) of the data file whose
+// path is exactly FilePath is deleted.
+type PositionalDelete struct {
+	FilePath string
+	Pos      int64
+}
+
+// posDeleteRow is the Parquet row of a positional delete file.
+type posDeleteRow struct {
+	FilePath string `parquet:"file_path,id(2147483546)"`
+	Pos      int64  `parquet:"pos,id(2147483545)"`
+}
+
+// WritePositionalDeletes writes deletes as one Parquet positional delete file
+// at location through tbl's FileIO and returns its DataFile, ready for
+// RowDelta.AddDeletes; it commits nothing. Rows are written sorted by
+// (file_path, pos), as the spec requires, whatever the order of deletes.
+//
+// The DataFile carries the record count, the file size, value and null counts
+// and lower/upper bounds for both columns. The file_path bounds are the full,
+// untruncated smallest and largest paths; iceberg-go's PlanFiles uses them:
+// when they are equal the delete file is matched to that one data file,
+// otherwise it is attached to every data file of the partition whose path
+// lies within the bounds, including files it names no row of.
+//
+// referenced_data_file is deliberately left unset, even when the file names a
+// single data file: iceberg-go's RowDelta.Commit requires a referenced data
+// file to be live at the branch head already, so a delete file that set it
+// could not be committed in the same snapshot as its data file. Equal
+// file_path bounds give PlanFiles the same information.
+func WritePositionalDeletes(ctx context.Context, tbl *table.Table, location string, deletes []PositionalDelete) (_ iceberg.DataFile, err error) {
+	if len(deletes) == 0 {
+		return nil, fmt.Errorf("%w: positional delete file %s has no rows", ErrInvalidArgument, location)
+	}
+	rows := make([]posDeleteRow, len(deletes))
+	for i, d := range deletes {
+		if d.Pos < 0 {
+			return nil, fmt.Errorf("%w: positional delete file %s: negative position %d for %s", ErrInvalidArgument, location, d.Pos, d.FilePath)
+		}
+		rows[i] = posDeleteRow{FilePath: d.FilePath, Pos: d.Pos}
+	}
+	slices.SortFunc(rows, func(a, b posDeleteRow) int {
+		return cmp.Or(cmp.Compare(a.FilePath, b.FilePath), cmp.Compare(a.Pos, b.Pos))
+	})
+
+	wfs, err := writeFS(ctx, tbl)
+	if err != nil {
+		return nil, err
+	}
+	f, err := wfs.Create(location)
+	if err != nil {
+		return nil, fmt.Errorf("create positional delete file %s: %w", location, err)
+	}
+	cw := &countingWriter{w: f}
+	if err := writePosDeleteParquet(cw, rows); err != nil {
+		_ = f.Close()
+		return nil, fmt.Errorf("write positional delete file %s: %w", location, err)
+	}
+	if err := f.Close(); err != nil {
+		return nil, fmt.Errorf("close positional delete file %s: %w", location, err)
+	}
+
+	b, err := iceberg.NewDataFileBuilder(*iceberg.UnpartitionedSpec, iceberg.EntryContentPosDeletes,
+		location, iceberg.ParquetFile, nil, nil, nil, int64(len(rows)), cw.n)
+	if err != nil {
+		return nil, fmt.Errorf("describe positional delete file %s: %w", location, err)
+	}
+	first, last := rows[0], rows[len(rows)-1]
+	minPos, maxPos := rows[0].Pos, rows[0].Pos
+	for _, r := range rows {
+		minPos, maxPos = min(minPos, r.Pos), max(maxPos, r.Pos)
+	}
+	n := int64(len(rows))
+	b.ValueCounts(map[int]int64{posDeleteFilePathID: n, posDeletePosID: n}).
+		NullValueCounts(map[int]int64{posDeleteFilePathID: 0, posDeletePosID: 0}).
+		LowerBoundValues(map[int][]byte{posDeleteFilePathID: []byte(first.FilePath), posDeletePosID: le64(minPos)}).
+		UpperBoundValues(map[int][]byte{posDeleteFilePathID: []byte(last.FilePath), posDeletePosID: le64(maxPos)})
+	return b.Build(), nil
+}
+
+// writePosDeleteParquet encodes rows as a zstd-compressed Parquet file.
+func writePosDeleteParquet(w io.Writer, rows []posDeleteRow) error {
+	pw := parquet.NewGenericWriter[posDeleteRow](w, parquet.Compression(&parquet.Zstd))
+	if _, err := pw.Write(rows); err != nil {
+		_ = pw.Close()
+		return fmt.Errorf("encode rows: %w", err)
+	}
+	if err := pw.Close(); err != nil {
+		return fmt.Errorf("finish parquet: %w", err)
+	}
+	return nil
+}
+
+// le64 is the Iceberg single-value binary form of a long: 8 bytes little-endian.
+func le64(v int64) []byte { return binary.LittleEndian.AppendUint64(nil, uint64(v)) }
+
+// countingWriter counts the bytes written through it.
+type countingWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
+}
