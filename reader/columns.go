@@ -1,0 +1,382 @@
+package reader
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/apache/iceberg-go"
+	"github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/format"
+)
+
+// nodeKind is the shape of one Iceberg field in the output.
+type nodeKind uint8
+
+const (
+	nodeMissing   nodeKind = iota // absent from the file (or unknown): null
+	nodePrimitive                 // one leaf column
+	nodeStruct                    // nested object
+	nodeList                      // array
+	nodeMap                       // object, or array of key/value objects
+)
+
+// node is one Iceberg field resolved against the Parquet schema of a file:
+// what to emit and which leaf columns carry it, with the definition and
+// repetition levels that tell null, empty and repeated instances apart
+// (Dremel reassembly).
+type node struct {
+	kind nodeKind
+	// key is the pre-encoded `"name":` of the field.
+	key []byte
+	// leaf is the column of a primitive.
+	leaf *leaf
+	// first is the first leaf under the node; its levels decide whether an
+	// instance is null, empty or has more elements.
+	first *leaf
+	// leaves are every leaf under the node, advanced together when an
+	// instance is null or empty.
+	leaves []*leaf
+	// extra are leaves read only to learn whether a struct is null (all of
+	// its own fields are absent from the file); they are skipped after the
+	// struct's fields are written.
+	extra []*leaf
+	// def is the definition level at which the node is present.
+	def int
+	// rep is the repetition level at which an instance of the node starts.
+	rep int
+	// elemDef and elemRep are, for lists and maps, the levels of the
+	// repeated group: def >= elemDef means at least one element, and a value
+	// with repetition level elemRep starts the next element.
+	elemDef, elemRep int
+	// children are a struct's fields, a list's element, a map's key and value.
+	children []*node
+	// stringKeys is true for a map whose keys are strings (a JSON object).
+	stringKeys bool
+}
+
+// resolver matches an Iceberg schema to the columns of one Parquet file by
+// field id.
+type resolver struct {
+	path   string
+	leaves map[int]*leaf // by leaf column index, so each column is read once
+	order  []*leaf
+}
+
+func newResolver(path string) *resolver {
+	return &resolver{path: path, leaves: map[int]*leaf{}}
+}
+
+// hasFieldIDs reports whether any column of the file carries a field id.
+func hasFieldIDs(c *parquet.Column) bool {
+	for _, child := range c.Columns() {
+		if child.ID() != 0 || hasFieldIDs(child) {
+			return true
+		}
+	}
+	return false
+}
+
+// childByID returns the child of group c with field id id, or nil.
+func childByID(c *parquet.Column, id int) *parquet.Column {
+	for _, child := range c.Columns() {
+		if child.ID() == id {
+			return child
+		}
+	}
+	return nil
+}
+
+// fieldKey returns the JSON object key `"name":` for a field name.
+func fieldKey(name string) []byte {
+	return append(appendString(nil, []byte(name)), ':')
+}
+
+// addLeaf registers a leaf column with the conversion vt; a column resolved
+// twice (emitted and used as an equality key) is read once.
+func (r *resolver) addLeaf(c *parquet.Column, vt valueType) *leaf {
+	if l, ok := r.leaves[c.Index()]; ok {
+		return l
+	}
+	l := &leaf{
+		index:  c.Index(),
+		path:   strings.Join(c.Path(), "."),
+		maxRep: c.MaxRepetitionLevel(),
+		maxDef: c.MaxDefinitionLevel(),
+		vt:     vt,
+	}
+	r.leaves[l.index] = l
+	r.order = append(r.order, l)
+	return l
+}
+
+// resolveField resolves one Iceberg field against column c (nil when the
+// file has no column with the field's id).
+func (r *resolver) resolveField(f iceberg.NestedField, c *parquet.Column) (*node, error) {
+	n := &node{key: fieldKey(f.Name)}
+	if c == nil {
+		if _, ok := f.Type.(iceberg.PrimitiveType); !ok {
+			// A missing nested field is still just null.
+			return n, nil
+		}
+		if _, err := r.valueTypeOf(f, nil); err != nil {
+			return nil, err
+		}
+		return n, nil
+	}
+	n.def = c.MaxDefinitionLevel()
+	n.rep = c.MaxRepetitionLevel()
+	switch t := f.Type.(type) {
+	case *iceberg.StructType:
+		if c.Leaf() || c.Repeated() {
+			return nil, r.mismatch(f, c)
+		}
+		n.kind = nodeStruct
+		for _, cf := range t.FieldList {
+			child, err := r.resolveField(cf, childByID(c, cf.ID))
+			if err != nil {
+				return nil, err
+			}
+			n.children = append(n.children, child)
+			n.leaves = append(n.leaves, child.leaves...)
+		}
+		if len(n.leaves) == 0 {
+			// None of the struct's fields is in the file, but the struct
+			// itself is: read one of its columns to learn when it is null.
+			p := firstLeafColumn(c)
+			if p == nil {
+				return nil, r.mismatch(f, c)
+			}
+			l := r.addLeaf(p, valueType{conv: convNull})
+			n.leaves = []*leaf{l}
+			n.extra = []*leaf{l}
+		}
+		n.first = n.leaves[0]
+		return n, nil
+	case *iceberg.ListType:
+		rc, elem, err := r.listColumns(f, c)
+		if err != nil {
+			return nil, err
+		}
+		n.kind = nodeList
+		n.elemDef, n.elemRep = rc.MaxDefinitionLevel(), rc.MaxRepetitionLevel()
+		en, err := r.resolveField(t.ElementField(), elem)
+		if err != nil {
+			return nil, err
+		}
+		if en.kind == nodeMissing || len(en.leaves) == 0 {
+			return nil, r.mismatch(f, c)
+		}
+		n.children = []*node{en}
+		n.leaves = en.leaves
+		n.first = n.leaves[0]
+		return n, nil
+	case *iceberg.MapType:
+		kv := repeatedChild(c)
+		if kv == nil || kv.Leaf() || len(kv.Columns()) != 2 {
+			return nil, r.mismatch(f, c)
+		}
+		n.kind = nodeMap
+		n.elemDef, n.elemRep = kv.MaxDefinitionLevel(), kv.MaxRepetitionLevel()
+		kc, vc := childByID(kv, t.KeyID), childByID(kv, t.ValueID)
+		if kc == nil || vc == nil {
+			// Ids are missing inside the map: key and value are positional.
+			kc, vc = kv.Columns()[0], kv.Columns()[1]
+		}
+		kn, err := r.resolveField(t.KeyField(), kc)
+		if err != nil {
+			return nil, err
+		}
+		vn, err := r.resolveField(t.ValueField(), vc)
+		if err != nil {
+			return nil, err
+		}
+		if kn.kind == nodeMissing || len(kn.leaves) == 0 {
+			return nil, r.mismatch(f, c)
+		}
+		_, n.stringKeys = t.KeyType.(iceberg.StringType)
+		if n.stringKeys && kn.kind != nodePrimitive {
+			n.stringKeys = false
+		}
+		n.children = []*node{kn, vn}
+		n.leaves = append(append([]*leaf(nil), kn.leaves...), vn.leaves...)
+		n.first = n.leaves[0]
+		return n, nil
+	default:
+		if !c.Leaf() {
+			return nil, r.mismatch(f, c)
+		}
+		vt, err := r.valueTypeOf(f, c)
+		if err != nil {
+			return nil, err
+		}
+		if vt.conv == convNull {
+			return n, nil
+		}
+		n.kind = nodePrimitive
+		n.leaf = r.addLeaf(c, vt)
+		n.leaves = []*leaf{n.leaf}
+		n.first = n.leaf
+		return n, nil
+	}
+}
+
+// listColumns finds the repeated group and the element column of a list,
+// following the Parquet LIST backward-compatibility rules that Iceberg
+// applies to files written by older engines (two-level lists).
+func (r *resolver) listColumns(f iceberg.NestedField, c *parquet.Column) (rc, elem *parquet.Column, err error) {
+	if c.Leaf() || c.Repeated() {
+		return nil, nil, fmt.Errorf("%w: column %s of %s for list field %d (%s) is not a LIST group",
+			ErrUnsupported, strings.Join(c.Path(), "."), r.path, f.ID, f.Name)
+	}
+	rc = repeatedChild(c)
+	if rc == nil {
+		return nil, nil, r.mismatch(f, c)
+	}
+	switch {
+	case rc.Leaf(), len(rc.Columns()) > 1, rc.Name() == "array", rc.Name() == c.Name()+"_tuple":
+		// Two-level list: the repeated node is the element itself.
+		return rc, rc, nil
+	}
+	return rc, rc.Columns()[0], nil
+}
+
+// repeatedChild returns the single repeated child of a LIST or MAP group.
+func repeatedChild(c *parquet.Column) *parquet.Column {
+	if c.Leaf() || len(c.Columns()) != 1 || !c.Columns()[0].Repeated() {
+		return nil
+	}
+	return c.Columns()[0]
+}
+
+// firstLeafColumn returns the first leaf column under c.
+func firstLeafColumn(c *parquet.Column) *parquet.Column {
+	if c.Leaf() {
+		return c
+	}
+	for _, child := range c.Columns() {
+		if l := firstLeafColumn(child); l != nil {
+			return l
+		}
+	}
+	return nil
+}
+
+func (r *resolver) mismatch(f iceberg.NestedField, c *parquet.Column) error {
+	return fmt.Errorf("%w: column %s of %s (field id %d) cannot be read as %s %s",
+		ErrSchemaMismatch, strings.Join(c.Path(), "."), r.path, f.ID, f.Name, f.Type)
+}
+
+// valueTypeOf picks the conversion of leaf column c to the Iceberg type of
+// f. A nil c only validates that the type is one the reader supports.
+func (r *resolver) valueTypeOf(f iceberg.NestedField, c *parquet.Column) (valueType, error) {
+	switch f.Type.(type) {
+	case iceberg.VariantType, iceberg.GeometryType, iceberg.GeographyType:
+		return valueType{}, fmt.Errorf("%w: field %d (%s) has type %s", ErrUnsupported, f.ID, f.Name, f.Type)
+	case iceberg.UnknownType:
+		return valueType{conv: convNull}, nil
+	}
+	if c == nil {
+		return valueType{conv: convNull}, nil
+	}
+	kind := c.Type().Kind()
+	lt := c.Type().LogicalType()
+	vt := valueType{}
+	ok := false
+	switch t := f.Type.(type) {
+	case iceberg.BooleanType:
+		vt.conv, ok = convBool, kind == parquet.Boolean
+	case iceberg.Int32Type:
+		vt.conv, ok = convInt32, kind == parquet.Int32
+	case iceberg.Int64Type:
+		switch kind {
+		case parquet.Int32:
+			vt.conv, ok = convInt32, true
+		case parquet.Int64:
+			vt.conv, ok = convInt64, true
+		}
+	case iceberg.Float32Type:
+		vt.conv, ok = convFloat, kind == parquet.Float
+	case iceberg.Float64Type:
+		switch kind {
+		case parquet.Float:
+			vt.conv, ok = convFloatAsDouble, true
+		case parquet.Double:
+			vt.conv, ok = convDouble, true
+		}
+	case iceberg.DateType:
+		vt.conv, ok = convDate, kind == parquet.Int32
+	case iceberg.TimeType:
+		switch kind {
+		case parquet.Int32:
+			vt.conv, vt.unit, ok = convTimeInt32, unitOf(lt, nanosPerMilli), true
+		case parquet.Int64:
+			vt.conv, vt.unit, ok = convTimeInt64, unitOf(lt, 1000), true
+		}
+	case iceberg.TimestampType, iceberg.TimestampTzType:
+		vt, ok = timestampType(kind, lt, false)
+	case iceberg.TimestampNsType, iceberg.TimestampTzNsType:
+		vt, ok = timestampType(kind, lt, true)
+	case iceberg.StringType:
+		vt.conv, ok = convString, kind == parquet.ByteArray || kind == parquet.FixedLenByteArray
+	case iceberg.BinaryType, iceberg.FixedType:
+		vt.conv, ok = convBinary, kind == parquet.ByteArray || kind == parquet.FixedLenByteArray
+	case iceberg.UUIDType:
+		vt.conv, ok = convUUID, kind == parquet.FixedLenByteArray || kind == parquet.ByteArray
+	case iceberg.DecimalType:
+		vt.scale = t.Scale()
+		if lt != nil {
+			if d, isDec := lt.Value.(*format.DecimalType); isDec && int(d.Scale) != t.Scale() {
+				return valueType{}, r.mismatch(f, c)
+			}
+		}
+		switch kind {
+		case parquet.Int32:
+			vt.conv, ok = convDecimalInt32, true
+		case parquet.Int64:
+			vt.conv, ok = convDecimalInt64, true
+		case parquet.ByteArray, parquet.FixedLenByteArray:
+			vt.conv, ok = convDecimalBytes, true
+		}
+	default:
+		return valueType{}, fmt.Errorf("%w: field %d (%s) has type %s", ErrUnsupported, f.ID, f.Name, f.Type)
+	}
+	if !ok {
+		return valueType{}, r.mismatch(f, c)
+	}
+	return vt, nil
+}
+
+// timestampType picks the conversion of a timestamp column; nanos is true
+// for the Iceberg nanosecond types.
+func timestampType(kind parquet.Kind, lt *format.LogicalType, nanos bool) (valueType, bool) {
+	switch kind {
+	case parquet.Int64:
+		def := int64(1000)
+		if nanos {
+			def = 1
+		}
+		return valueType{conv: convTimestamp, unit: unitOf(lt, def), nanos: nanos}, true
+	case parquet.Int96:
+		return valueType{conv: convInt96, unit: 1, nanos: nanos}, true
+	}
+	return valueType{}, false
+}
+
+// unitOf returns the nanoseconds per step of a TIME or TIMESTAMP logical
+// type, or def when the column carries none.
+func unitOf(lt *format.LogicalType, def int64) int64 {
+	if lt == nil {
+		return def
+	}
+	var u format.TimeUnitValue
+	switch t := lt.Value.(type) {
+	case *format.TimestampType:
+		u = t.Unit.Value
+	case *format.TimeType:
+		u = t.Unit.Value
+	}
+	if u == nil {
+		return def
+	}
+	return int64(u.Duration())
+}

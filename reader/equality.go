@@ -1,0 +1,286 @@
+package reader
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/apache/iceberg-go"
+	"github.com/parquet-go/parquet-go"
+
+	"github.com/druidiceberg/sidecar/splits"
+)
+
+// eqSet holds the deleted keys of the equality delete files that share one
+// list of equality field ids. Keys are the canonical bytes of the values
+// converted to their Iceberg types (appendKey), so an int32-stored key
+// matches an int64 data value and a null matches a null.
+type eqSet struct {
+	ids []int
+	// cols are the data file's leaves of the ids, in order; nil for a column
+	// the data file does not have (its value is null).
+	cols []*leaf
+	keys map[string]struct{}
+}
+
+// contains reports whether the current row of the data file matches a key
+// of the set; kb is scratch space, returned for reuse.
+func (e *eqSet) contains(kb []byte) ([]byte, bool) {
+	kb = kb[:0]
+	for _, l := range e.cols {
+		if l == nil {
+			kb = append(kb, 0)
+			continue
+		}
+		kb = appendKey(kb, &l.row[0], &l.vt)
+	}
+	_, ok := e.keys[string(kb)]
+	return kb, ok
+}
+
+// loadEqualitySets reads every equality delete file of the split into one
+// set per distinct list of equality ids, and registers with r the data-file
+// columns the sets compare (read even when they are not emitted).
+func loadEqualitySets(fs *watchedIO, s splits.Split, schema *iceberg.Schema, dataRoot *parquet.Column, r *resolver) ([]*eqSet, error) {
+	var sets []*eqSet
+	for _, d := range s.Deletes {
+		if d.Kind != splits.DeleteEquality {
+			continue
+		}
+		if len(d.EqualityIDs) == 0 {
+			return nil, fmt.Errorf("read equality delete file %s: %w: no equality field ids", d.Path, ErrCorruptFile)
+		}
+		i := slices.IndexFunc(sets, func(e *eqSet) bool { return slices.Equal(e.ids, d.EqualityIDs) })
+		var set *eqSet
+		if i >= 0 {
+			set = sets[i]
+		} else {
+			var err error
+			if set, err = newEqSet(d, schema, dataRoot, r); err != nil {
+				return nil, err
+			}
+			sets = append(sets, set)
+		}
+		if err := readEqualityDeletes(fs, d, schema, set); err != nil {
+			return nil, err
+		}
+	}
+	return sets, nil
+}
+
+// newEqSet resolves the equality columns of d in the data file.
+func newEqSet(d splits.DeleteFile, schema *iceberg.Schema, dataRoot *parquet.Column, r *resolver) (*eqSet, error) {
+	set := &eqSet{ids: slices.Clone(d.EqualityIDs), keys: map[string]struct{}{}}
+	for _, id := range d.EqualityIDs {
+		f, err := equalityField(schema, id, d.Path)
+		if err != nil {
+			return nil, err
+		}
+		c := findColumn(dataRoot, id)
+		if c == nil {
+			set.cols = append(set.cols, nil)
+			continue
+		}
+		if !c.Leaf() {
+			return nil, r.mismatch(f, c)
+		}
+		vt, err := r.valueTypeOf(f, c)
+		if err != nil {
+			return nil, err
+		}
+		if vt.conv == convNull {
+			set.cols = append(set.cols, nil)
+			continue
+		}
+		set.cols = append(set.cols, r.addLeaf(c, vt))
+	}
+	return set, nil
+}
+
+// equalityField returns the schema field of an equality id; it must be a
+// primitive.
+func equalityField(schema *iceberg.Schema, id int, path string) (iceberg.NestedField, error) {
+	f, ok := schema.FindFieldByID(id)
+	if !ok {
+		return f, fmt.Errorf("%w: equality delete file %s: field id %d is not in the schema", ErrUnsupported, path, id)
+	}
+	if _, ok := f.Type.(iceberg.PrimitiveType); !ok {
+		return f, fmt.Errorf("%w: equality delete file %s: field %d (%s) is not a primitive", ErrUnsupported, path, id, f.Name)
+	}
+	return f, nil
+}
+
+// findColumn finds the leaf or group with field id id, looking through
+// structs but not into lists and maps (equality fields are never inside
+// them).
+func findColumn(c *parquet.Column, id int) *parquet.Column {
+	for _, child := range c.Columns() {
+		if child.ID() == id {
+			return child
+		}
+		if !child.Leaf() && !child.Repeated() && repeatedChild(child) == nil {
+			if found := findColumn(child, id); found != nil {
+				return found
+			}
+		}
+	}
+	return nil
+}
+
+// readEqualityDeletes adds the keys of the equality delete file d to set,
+// reading its equality columns by field id (the file may hold more columns,
+// such as the whole rows Flink writes).
+func readEqualityDeletes(fs *watchedIO, d splits.DeleteFile, schema *iceberg.Schema, set *eqSet) (err error) {
+	if !strings.EqualFold(d.Format, string(iceberg.ParquetFile)) {
+		return fmt.Errorf("%w: equality delete file %s is %s; only Parquet delete files are read",
+			ErrUnsupported, d.Path, d.Format)
+	}
+	pf, f, err := openParquet(fs, "equality delete file", d.Path, d.Size)
+	if err != nil {
+		return err
+	}
+	defer closeErr(f, &err, "close equality delete file "+d.Path)
+	r := newResolver(d.Path)
+	cols := make([]*leaf, len(set.ids))
+	for i, id := range set.ids {
+		field, err := equalityField(schema, id, d.Path)
+		if err != nil {
+			return err
+		}
+		c := findColumn(pf.Root(), id)
+		if c == nil || !c.Leaf() {
+			return fmt.Errorf("read equality delete file %s: %w: no column with field id %d", d.Path, ErrCorruptFile, id)
+		}
+		vt, err := r.valueTypeOf(field, c)
+		if err != nil {
+			return err
+		}
+		cols[i] = r.addLeaf(c, vt)
+	}
+	var kb []byte
+	err = scanRows(fs, pf, r.order, func() error {
+		kb = kb[:0]
+		for _, l := range cols {
+			kb = appendKey(kb, &l.row[0], &l.vt)
+		}
+		if _, ok := set.keys[string(kb)]; !ok {
+			set.keys[string(kb)] = struct{}{}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("read equality delete file %s: %w", d.Path, err)
+	}
+	return nil
+}
+
+// appendKey appends the canonical bytes of v as a value of its Iceberg
+// type: 0 for null, otherwise 1 and a payload that is equal for equal
+// Iceberg values whatever the physical type that stored them.
+func appendKey(b []byte, v *parquet.Value, t *valueType) []byte {
+	if v.IsNull() || t.conv == convNull {
+		return append(b, 0)
+	}
+	switch t.conv {
+	case convBool:
+		if v.Boolean() {
+			return append(b, 1, 1)
+		}
+		return append(b, 1, 0)
+	case convInt32, convDate:
+		return appendKeyInt(b, int64(v.Int32()))
+	case convInt64:
+		return appendKeyInt(b, v.Int64())
+	case convTimeInt32:
+		return appendKeyInt(b, timeMicros(int64(v.Int32()), t.unit))
+	case convTimeInt64:
+		return appendKeyInt(b, timeMicros(v.Int64(), t.unit))
+	case convTimestamp:
+		return appendKeyInt(b, timestampIn(v.Int64(), t.unit, t.nanos))
+	case convInt96:
+		return appendKeyInt(b, timestampIn(int96Nanos(v), 1, t.nanos))
+	case convFloat:
+		f := v.Float()
+		u := math.Float32bits(f)
+		if f != f {
+			u = 0x7fc00000 // every NaN is one key, as Java's Float.equals has it
+		}
+		return binary.BigEndian.AppendUint32(append(b, 1), u)
+	case convFloatAsDouble, convDouble:
+		f := v.Double()
+		if t.conv == convFloatAsDouble {
+			f = float64(v.Float())
+		}
+		u := math.Float64bits(f)
+		if f != f {
+			u = 0x7ff8000000000000
+		}
+		return binary.BigEndian.AppendUint64(append(b, 1), u)
+	case convDecimalInt32:
+		return appendKeyDecimal(b, int64(v.Int32()))
+	case convDecimalInt64:
+		return appendKeyDecimal(b, v.Int64())
+	case convDecimalBytes:
+		return appendKeyDecimalBytes(b, v.ByteArray())
+	default: // strings, binary, fixed, uuid: the bytes
+		raw := v.ByteArray()
+		b = binary.AppendUvarint(append(b, 1), uint64(len(raw)))
+		return append(b, raw...)
+	}
+}
+
+func appendKeyInt(b []byte, v int64) []byte {
+	return binary.BigEndian.AppendUint64(append(b, 1), uint64(v))
+}
+
+// timestampIn converts a timestamp of v steps of unit nanoseconds to the
+// unit of its Iceberg type: nanoseconds, or microseconds (floored).
+func timestampIn(v, unit int64, nanos bool) int64 {
+	target := int64(1000)
+	if nanos {
+		target = 1
+	}
+	if unit >= target {
+		return v * (unit / target)
+	}
+	d := target / unit
+	q := v / d
+	if v%d < 0 {
+		q--
+	}
+	return q
+}
+
+// appendKeyDecimal appends an unscaled decimal as 16 bytes of two's
+// complement; the scale is the field's, the same on both sides.
+func appendKeyDecimal(b []byte, v int64) []byte {
+	hi := uint64(0)
+	if v < 0 {
+		hi = math.MaxUint64
+	}
+	b = binary.BigEndian.AppendUint64(append(b, 1), hi)
+	return binary.BigEndian.AppendUint64(b, uint64(v))
+}
+
+// appendKeyDecimalBytes appends a big-endian two's complement unscaled
+// decimal in the same form as appendKeyDecimal, whatever its stored width.
+func appendKeyDecimalBytes(b []byte, raw []byte) []byte {
+	// Drop sign-extension bytes that do not change the value.
+	for len(raw) > 1 && (raw[0] == 0 && raw[1]&0x80 == 0 || raw[0] == 0xff && raw[1]&0x80 != 0) {
+		raw = raw[1:]
+	}
+	if len(raw) > 16 {
+		b = binary.AppendUvarint(append(b, 2), uint64(len(raw)))
+		return append(b, raw...)
+	}
+	var buf [16]byte
+	if len(raw) > 0 && raw[0]&0x80 != 0 {
+		for i := range buf {
+			buf[i] = 0xff
+		}
+	}
+	copy(buf[16-len(raw):], raw)
+	return append(append(b, 1), buf[:]...)
+}

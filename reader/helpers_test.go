@@ -1,0 +1,81 @@
+package reader_test
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/apache/iceberg-go"
+	"github.com/parquet-go/parquet-go"
+
+	"github.com/druidiceberg/sidecar/internal/storage"
+	"github.com/druidiceberg/sidecar/reader"
+	"github.com/druidiceberg/sidecar/splits"
+)
+
+// writeParquet writes rows as a Parquet file named name in dir and returns
+// its path and size.
+func writeParquet[T any](t testing.TB, dir, name string, rows []T, opts ...parquet.WriterOption) (string, int64) {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := parquet.Write(&buf, rows, opts...); err != nil {
+		t.Fatalf("write %s: %v", name, err)
+	}
+	path := filepath.Join(dir, name)
+	if err := writeFile(path, buf.Bytes()); err != nil {
+		t.Fatal(err)
+	}
+	return path, int64(buf.Len())
+}
+
+// bucket is the location prefix test tables pretend to live under; the
+// test FS maps it onto a temporary directory.
+const bucket = "s3://bucket/warehouse/t"
+
+// testFS returns an FS that maps bucket onto dir.
+func testFS(dir string) *storage.FS {
+	return storage.New(nil, []storage.Mapping{{From: bucket, To: dir}})
+}
+
+// dataSplit describes a data file written under dir, named by its bucket
+// location.
+func dataSplit(name string, size, records int64, deletes ...splits.DeleteFile) splits.Split {
+	return splits.Split{
+		Data: splits.DataFile{
+			Path: bucket + "/" + name, Format: "PARQUET", Size: size, Records: records,
+		},
+		Deletes: deletes,
+	}
+}
+
+// readAll opens and runs a split and returns its output lines.
+func readAll(t testing.TB, r *reader.Reader, s splits.Split, schema *iceberg.Schema) ([]string, reader.Stats) {
+	t.Helper()
+	ctx := context.Background()
+	st, err := r.Open(ctx, s, schema)
+	if err != nil {
+		t.Fatalf("open: %v", err)
+	}
+	defer st.Close()
+	var buf bytes.Buffer
+	if err := st.Run(ctx, &buf, nil); err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	out := strings.TrimSuffix(buf.String(), "\n")
+	if out == "" {
+		return nil, st.Stats()
+	}
+	return strings.Split(out, "\n"), st.Stats()
+}
+
+// field is a shorthand for an optional schema field.
+func field(id int, name string, typ iceberg.Type) iceberg.NestedField {
+	return iceberg.NestedField{ID: id, Name: name, Type: typ}
+}
+
+func ptr[T any](v T) *T { return &v }
+
+func writeFile(path string, b []byte) error { return os.WriteFile(path, b, 0o644) }

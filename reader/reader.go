@@ -1,0 +1,373 @@
+// Package reader turns one split (a Parquet data file and the delete files
+// the planner matched to it) into its live rows, encoded as NDJSON the way
+// Druid's Parquet reader would present the same values.
+//
+// Open does everything that can fail before the first byte: it opens the
+// data file, reads its footer, resolves the Iceberg schema against the
+// file's columns by field id, and loads every delete set (positional
+// deletes and deletion vectors into one position bitmap, equality deletes
+// into one key set per list of equality ids). Run then streams the file row
+// group by row group, skipping deleted rows, and encodes straight from the
+// Parquet values into a reused buffer; memory is bounded by the delete sets
+// and one batch, never by the data file.
+//
+// A typical use, in an HTTP handler:
+//
+//	st, err := r.Open(ctx, split, schema)
+//	if err != nil {
+//		return err // nothing written yet: map it to a status
+//	}
+//	defer st.Close()
+//	err = st.Run(ctx, w, rc.Flush) // an error now must abort the response
+//
+// The package never logs; errors wrap their cause and the package's
+// sentinels (ErrCorruptFile, ErrNoFieldIDs, ErrSchemaMismatch,
+// ErrUnsupported), and a missing file keeps fs.ErrNotExist in the chain.
+package reader
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	iofs "io/fs"
+	"strings"
+	"sync/atomic"
+
+	"github.com/apache/iceberg-go"
+	icebergio "github.com/apache/iceberg-go/io"
+	"github.com/parquet-go/parquet-go"
+
+	"github.com/druidiceberg/sidecar/splits"
+)
+
+// DefaultBatchRows is the number of rows per flush when WithBatchRows is
+// not given.
+const DefaultBatchRows = 4096
+
+// maxBatchBytes ends a batch early when its rows are large, so one batch
+// stays small whatever the row width.
+const maxBatchBytes = 1 << 20
+
+// Reader opens splits through one FileIO. It holds no per-split state and
+// is safe for concurrent use.
+type Reader struct {
+	fs        icebergio.IO
+	batchRows int
+	enc       encoding
+}
+
+// Option configures a Reader.
+type Option func(*Reader)
+
+// WithBatchRows sets how many rows are written between flushes; n <= 0
+// keeps the default.
+func WithBatchRows(n int) Option {
+	return func(r *Reader) {
+		if n > 0 {
+			r.batchRows = n
+		}
+	}
+}
+
+// WithISOTimestamps writes timestamps as RFC 3339 UTC strings with Z and
+// the fraction digits of the type (6 for micros, 9 for nanos) instead of
+// integer epoch milliseconds.
+func WithISOTimestamps(iso bool) Option {
+	return func(r *Reader) { r.enc.isoTimestamps = iso }
+}
+
+// WithBinaryAsString writes binary and fixed values as UTF-8 text (invalid
+// bytes become U+FFFD) instead of standard base64.
+func WithBinaryAsString(asString bool) Option {
+	return func(r *Reader) { r.enc.binaryAsString = asString }
+}
+
+// New returns a Reader that opens every file through fs with the paths the
+// manifests spell; fs applies any location map.
+func New(fs icebergio.IO, opts ...Option) *Reader {
+	r := &Reader{fs: fs, batchRows: DefaultBatchRows}
+	for _, o := range opts {
+		o(r)
+	}
+	return r
+}
+
+// Stats counts the rows of one stream.
+type Stats struct {
+	// RowsRead counts the rows of the data file that were passed, deleted
+	// or not.
+	RowsRead int64
+	// RowsEmitted counts the rows written.
+	RowsEmitted int64
+	// RowsDeleted counts deleted rows by the kind of delete that removed
+	// them; a row deleted by two kinds counts once, under position or
+	// deletion vector before equality.
+	RowsDeleted map[splits.DeleteKind]int64
+}
+
+// Stream is one opened split, ready to Run once. Close it in every case.
+type Stream struct {
+	path      string
+	fs        *watchedIO
+	file      icebergio.File
+	pf        *parquet.File
+	leaves    []*leaf
+	rows      rowEncoder
+	deletes   *positions
+	eq        []*eqSet
+	batchRows int
+
+	used   bool
+	closed bool
+
+	// local holds Run's running counts; publish copies them into published
+	// for Stats once per batch, so counting costs no atomics per row.
+	local     counts
+	published struct{ read, emitted, position, dv, equality atomic.Int64 }
+}
+
+// counts are the row counts of a stream.
+type counts struct{ read, emitted, position, dv, equality int64 }
+
+// Open prepares the live rows of split s in the top-level fields of schema.
+// Every failure that can happen before the first byte happens here: the
+// data file and its footer, the column resolution by field id, and every
+// delete file.
+func (r *Reader) Open(ctx context.Context, s splits.Split, schema *iceberg.Schema) (_ *Stream, err error) {
+	if schema == nil {
+		return nil, fmt.Errorf("open split of %s: %w: no schema", s.Data.Path, ErrUnsupported)
+	}
+	if s.Data.Format != "" && !strings.EqualFold(s.Data.Format, string(iceberg.ParquetFile)) {
+		return nil, fmt.Errorf("%w: data file %s is %s; only Parquet data files are read",
+			ErrUnsupported, s.Data.Path, s.Data.Format)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	fs := &watchedIO{IO: r.fs}
+	pf, f, err := openParquet(fs, "data file", s.Data.Path, s.Data.Size)
+	if err != nil {
+		return nil, err
+	}
+	st := &Stream{path: s.Data.Path, fs: fs, file: f, pf: pf, batchRows: r.batchRows}
+	st.rows.enc = r.enc
+	defer func() {
+		if err != nil {
+			_ = st.Close()
+		}
+	}()
+
+	root := pf.Root()
+	if !hasFieldIDs(root) {
+		return nil, fmt.Errorf("resolve columns of data file %s: %w", s.Data.Path, ErrNoFieldIDs)
+	}
+	res := newResolver(s.Data.Path)
+	for _, field := range schema.Fields() {
+		n, err := res.resolveField(field, childByID(root, field.ID))
+		if err != nil {
+			return nil, fmt.Errorf("resolve columns: %w", err)
+		}
+		st.rows.fields = append(st.rows.fields, n)
+	}
+
+	if st.deletes, err = loadPositions(fs, s); err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if st.eq, err = loadEqualitySets(fs, s, schema, root, res); err != nil {
+		return nil, err
+	}
+	st.leaves = res.order
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return st, nil
+}
+
+// Run writes the surviving rows to w as NDJSON, one object per line in file
+// order, calling flush (when non-nil) after each batch and checking ctx
+// between batches. Run can be called once. An error returned after bytes
+// were written leaves w with a partial stream: the caller must abort it
+// rather than end it cleanly.
+func (s *Stream) Run(ctx context.Context, w io.Writer, flush func() error) (err error) {
+	if s.used || s.closed {
+		return ErrStreamUsed
+	}
+	s.used = true
+	defer func() {
+		// parquet-go panics on some malformed pages; a bad file must fail
+		// its own stream, not the server.
+		if r := recover(); r != nil {
+			err = fmt.Errorf("read data file %s: %w: %v", s.path, ErrCorruptFile, r)
+		}
+		s.publish()
+	}()
+
+	buf := make([]byte, 0, 64<<10)
+	batch, sinceCheck := 0, 0
+	emit := func() error {
+		if len(buf) > 0 {
+			if _, err := w.Write(buf); err != nil {
+				return fmt.Errorf("write rows of %s: %w", s.path, err)
+			}
+			buf = buf[:0]
+			if flush != nil {
+				if err := flush(); err != nil {
+					return fmt.Errorf("flush rows of %s: %w", s.path, err)
+				}
+			}
+		}
+		batch, sinceCheck = 0, 0
+		s.publish()
+		return ctx.Err()
+	}
+
+	var kb []byte
+	base := int64(0)
+	for _, rg := range s.pf.RowGroups() {
+		n := rg.NumRows()
+		if s.groupDeleted(base, n) {
+			base += n
+			continue
+		}
+		chunks := rg.ColumnChunks()
+		for _, l := range s.leaves {
+			if err := l.start(chunks[l.index].Pages()); err != nil {
+				return fmt.Errorf("read data file %s: %w", s.path, err)
+			}
+		}
+		for i := range n {
+			for _, l := range s.leaves {
+				if l.maxRep == 0 && l.next < len(l.vals) && len(l.held) == 0 {
+					// The common case, inlined: a flat column inside a page.
+					l.row, l.pos = l.vals[l.next:l.next+1], 0
+					l.next++
+					continue
+				}
+				if err := l.advance(); err != nil {
+					return fmt.Errorf("read data file %s: %w", s.path, s.fs.classify(err))
+				}
+			}
+			s.local.read++
+			if sinceCheck++; sinceCheck >= s.batchRows {
+				// Many deleted rows in a row: still notice a cancel.
+				sinceCheck = 0
+				if err := ctx.Err(); err != nil {
+					return err
+				}
+			}
+			if d := s.deletes; d.all != nil && d.all.Contains(uint64(base+i)) {
+				s.countPositional(d.kindOf(uint64(base + i)))
+				continue
+			}
+			deleted := false
+			for _, e := range s.eq {
+				if kb, deleted = e.contains(kb); deleted {
+					break
+				}
+			}
+			if deleted {
+				s.local.equality++
+				continue
+			}
+			buf = s.rows.appendRow(buf)
+			s.local.emitted++
+			if batch++; batch >= s.batchRows || len(buf) >= maxBatchBytes {
+				if err := emit(); err != nil {
+					return err
+				}
+			}
+		}
+		for _, l := range s.leaves {
+			if err := l.stop(); err != nil {
+				return fmt.Errorf("read data file %s: %w", s.path, err)
+			}
+		}
+		base += n
+	}
+	return emit()
+}
+
+// groupDeleted reports whether every row of the row group [base, base+n)
+// is a deleted position, and if so counts them without decoding a page.
+func (s *Stream) groupDeleted(base, n int64) bool {
+	d := s.deletes
+	if d.all == nil || d.count < n {
+		return false
+	}
+	for p := base; p < base+n; p++ {
+		if !d.all.Contains(uint64(p)) {
+			return false
+		}
+	}
+	for p := base; p < base+n; p++ {
+		s.local.read++
+		s.countPositional(d.kindOf(uint64(p)))
+	}
+	return true
+}
+
+func (s *Stream) countPositional(k splits.DeleteKind) {
+	if k == splits.DeletePosition {
+		s.local.position++
+	} else {
+		s.local.dv++
+	}
+}
+
+// publish makes the running counts visible to Stats.
+func (s *Stream) publish() {
+	p := &s.published
+	p.read.Store(s.local.read)
+	p.emitted.Store(s.local.emitted)
+	p.position.Store(s.local.position)
+	p.dv.Store(s.local.dv)
+	p.equality.Store(s.local.equality)
+}
+
+// Stats returns the counts so far; it is safe to call while Run runs (the
+// counts move once per batch), and is exact once Run has returned.
+func (s *Stream) Stats() Stats {
+	p := &s.published
+	return Stats{
+		RowsRead:    p.read.Load(),
+		RowsEmitted: p.emitted.Load(),
+		RowsDeleted: map[splits.DeleteKind]int64{
+			splits.DeletePosition:       p.position.Load(),
+			splits.DeleteDeletionVector: p.dv.Load(),
+			splits.DeleteEquality:       p.equality.Load(),
+		},
+	}
+}
+
+// Close releases the stream's pages and closes the data file. It is safe
+// to call more than once and after any error.
+func (s *Stream) Close() error {
+	if s.closed {
+		return nil
+	}
+	s.closed = true
+	var errs []error
+	for _, l := range s.leaves {
+		errs = append(errs, l.stop())
+	}
+	if s.file != nil {
+		if err := s.file.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("close data file %s: %w", s.path, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// closeErr closes c and joins a failure into *err.
+func closeErr(c io.Closer, err *error, what string) {
+	if cerr := c.Close(); cerr != nil {
+		*err = errors.Join(*err, fmt.Errorf("%s: %w", what, cerr))
+	}
+}
+
+// isNotExist reports whether err says a file does not exist.
+func isNotExist(err error) bool { return errors.Is(err, iofs.ErrNotExist) }

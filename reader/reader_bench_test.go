@@ -1,0 +1,168 @@
+package reader_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/apache/iceberg-go"
+	"github.com/parquet-go/parquet-go"
+
+	"github.com/druidiceberg/sidecar/reader"
+	"github.com/druidiceberg/sidecar/splits"
+)
+
+const benchRows = 200_000
+
+// benchRow is a 10-column row of mixed types, with Iceberg field ids.
+type benchRow struct {
+	ID     int64   `parquet:"id,id(1)"`
+	UserID int32   `parquet:"user_id,id(2)"`
+	Name   string  `parquet:"name,id(3),dict"`
+	Score  float64 `parquet:"score,id(4)"`
+	Ratio  float32 `parquet:"ratio,id(5)"`
+	Flag   bool    `parquet:"flag,id(6)"`
+	TS     int64   `parquet:"ts,id(7),timestamp(microsecond)"`
+	Day    int32   `parquet:"day,id(8),date"`
+	Amount int64   `parquet:"amount,id(9),decimal(2:10)"`
+	Note   *string `parquet:"note,id(10),optional"`
+}
+
+var benchSchema = iceberg.NewSchema(0,
+	field(1, "id", iceberg.PrimitiveTypes.Int64),
+	field(2, "user_id", iceberg.PrimitiveTypes.Int32),
+	field(3, "name", iceberg.PrimitiveTypes.String),
+	field(4, "score", iceberg.PrimitiveTypes.Float64),
+	field(5, "ratio", iceberg.PrimitiveTypes.Float32),
+	field(6, "flag", iceberg.PrimitiveTypes.Bool),
+	field(7, "ts", iceberg.PrimitiveTypes.TimestampTz),
+	field(8, "day", iceberg.PrimitiveTypes.Date),
+	field(9, "amount", iceberg.DecimalTypeOf(10, 2)),
+	field(10, "note", iceberg.PrimitiveTypes.String),
+)
+
+// writeBenchFile writes the benchmark table's data file (and, with
+// deleteEvery > 0, a positional delete file removing every deleteEvery-th
+// row) and returns its split.
+func writeBenchFile(b *testing.B, dir string, deleteEvery int) splits.Split {
+	b.Helper()
+	names := []string{"alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel"}
+	notes := []string{"ok", "late delivery", "gift \"wrapped\"", "naïve café"}
+	rows := make([]benchRow, benchRows)
+	start := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
+	for i := range rows {
+		r := &rows[i]
+		r.ID = int64(i)
+		r.UserID = int32(i*7919) % 100_000
+		r.Name = names[i%len(names)]
+		r.Score = float64(i%1000) * 1.25
+		r.Ratio = float32(i%97) / 10
+		r.Flag = i%3 == 0
+		r.TS = start.Add(time.Duration(i) * time.Second).UnixMicro()
+		r.Day = int32(19723 + i%365)
+		r.Amount = int64(i%100_000) * 37
+		if i%4 != 0 {
+			r.Note = &notes[i%len(notes)]
+		}
+	}
+	_, size := writeParquet(b, dir, "data.parquet", rows, parquet.MaxRowsPerRowGroup(64*1024))
+	s := dataSplit("data.parquet", size, benchRows)
+	if deleteEvery > 0 {
+		var dels []posDelete
+		for i := 0; i < benchRows; i += deleteEvery {
+			dels = append(dels, posDelete{s.Data.Path, int64(i)})
+		}
+		p, z := writeParquet(b, dir, "deletes.parquet", dels)
+		s.Deletes = []splits.DeleteFile{{Kind: splits.DeletePosition, Path: p, Format: "PARQUET", Size: z}}
+	}
+	return s
+}
+
+// BenchmarkRead measures the reader (open, delete loading, decode, encode
+// to NDJSON into a discarding writer) against parquet-go's raw ReadRows on
+// the same file, so the ratio is visible in rows/s.
+func BenchmarkRead(b *testing.B) {
+	for _, bc := range []struct {
+		name        string
+		deleteEvery int
+	}{
+		{"ndjson", 0},
+		{"ndjson_deletes_10pct", 10},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			dir := b.TempDir()
+			s := writeBenchFile(b, dir, bc.deleteEvery)
+			r := reader.New(testFS(dir))
+			ctx := context.Background()
+			var bytes int64
+			b.ReportAllocs()
+			b.ResetTimer()
+			for b.Loop() {
+				st, err := r.Open(ctx, s, benchSchema)
+				if err != nil {
+					b.Fatal(err)
+				}
+				cw := &countingWriter{}
+				if err := st.Run(ctx, cw, nil); err != nil {
+					b.Fatal(err)
+				}
+				if err := st.Close(); err != nil {
+					b.Fatal(err)
+				}
+				bytes = cw.n
+			}
+			b.ReportMetric(float64(benchRows)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
+			b.ReportMetric(float64(bytes)/benchRows, "B/row")
+		})
+	}
+	b.Run("raw_parquet_go_ReadRows", func(b *testing.B) {
+		dir := b.TempDir()
+		writeBenchFile(b, dir, 0)
+		path := filepath.Join(dir, "data.parquet")
+		b.ReportAllocs()
+		b.ResetTimer()
+		for b.Loop() {
+			f, err := os.Open(path)
+			if err != nil {
+				b.Fatal(err)
+			}
+			st, _ := f.Stat()
+			pf, err := parquet.OpenFile(f, st.Size(), parquet.SkipPageIndex(true), parquet.SkipBloomFilters(true))
+			if err != nil {
+				b.Fatal(err)
+			}
+			buf := make([]parquet.Row, 1024)
+			n := 0
+			for _, rg := range pf.RowGroups() {
+				rows := rg.Rows()
+				for {
+					k, err := rows.ReadRows(buf)
+					n += k
+					if errors.Is(err, io.EOF) {
+						break
+					}
+					if err != nil {
+						b.Fatal(err)
+					}
+				}
+				rows.Close()
+			}
+			f.Close()
+			if n != benchRows {
+				b.Fatalf("read %d rows", n)
+			}
+		}
+		b.ReportMetric(float64(benchRows)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
+	})
+}
+
+type countingWriter struct{ n int64 }
+
+func (w *countingWriter) Write(p []byte) (int, error) {
+	w.n += int64(len(p))
+	return len(p), nil
+}

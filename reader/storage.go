@@ -1,0 +1,121 @@
+package reader
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+
+	icebergio "github.com/apache/iceberg-go/io"
+	"github.com/parquet-go/parquet-go"
+)
+
+// watchedIO wraps the FileIO of one Open so that a failing read of the
+// storage itself (a network error, a permission error) can be told apart
+// from bytes that do not decode: only the latter are ErrCorruptFile.
+type watchedIO struct {
+	icebergio.IO
+
+	mu  sync.Mutex
+	err error
+}
+
+// Open opens name through the wrapped FileIO and watches its reads.
+func (w *watchedIO) Open(name string) (icebergio.File, error) {
+	f, err := w.IO.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	size := int64(-1)
+	if st, err := f.Stat(); err == nil {
+		size = st.Size()
+	}
+	return &watchedFile{File: f, w: w, size: size}, nil
+}
+
+// note records the first storage error; reading past the end of a file is
+// the file's fault (a wrong size or a truncated file), not the storage's.
+func (w *watchedIO) note(err error) {
+	if err == nil || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return
+	}
+	w.mu.Lock()
+	if w.err == nil {
+		w.err = err
+	}
+	w.mu.Unlock()
+}
+
+// classify wraps a decoding error: with the storage error when a read
+// failed, with ErrCorruptFile otherwise.
+func (w *watchedIO) classify(err error) error {
+	w.mu.Lock()
+	serr := w.err
+	w.mu.Unlock()
+	switch {
+	case serr == nil:
+		return fmt.Errorf("%w: %w", ErrCorruptFile, err)
+	case errors.Is(err, serr):
+		return err
+	default:
+		return fmt.Errorf("%w: %w", serr, err)
+	}
+}
+
+type watchedFile struct {
+	icebergio.File
+	w    *watchedIO
+	size int64 // -1 when unknown
+}
+
+func (f *watchedFile) ReadAt(p []byte, off int64) (int, error) {
+	n, err := f.File.ReadAt(p, off)
+	if off >= 0 && (f.size < 0 || off+int64(len(p)) <= f.size) {
+		// A read outside the file comes from offsets the file itself
+		// gave; only a read inside it can blame the storage.
+		f.w.note(err)
+	}
+	return n, err
+}
+
+func (f *watchedFile) Read(p []byte) (int, error) {
+	n, err := f.File.Read(p)
+	f.w.note(err)
+	return n, err
+}
+
+// readBufferSize is the buffer parquet-go reads pages through: large enough
+// that an object store sees few requests per column chunk.
+const readBufferSize = 256 << 10
+
+// openParquet opens a Parquet file through fs (which applies the location
+// map) and reads its footer, skipping the page indexes and bloom filters
+// the reader never uses. what names the file in errors ("data file").
+func openParquet(fs *watchedIO, what, path string, size int64) (_ *parquet.File, _ icebergio.File, err error) {
+	f, err := fs.Open(path)
+	if err != nil {
+		return nil, nil, fmt.Errorf("open %s %s: %w", what, path, err)
+	}
+	if st, serr := f.Stat(); serr == nil && st.Size() > 0 {
+		size = st.Size()
+	}
+	defer func() {
+		// parquet-go panics on some malformed schemas; a bad file must not
+		// take the server down.
+		if r := recover(); r != nil {
+			err = fmt.Errorf("read %s %s: %w: %v", what, path, ErrCorruptFile, r)
+		}
+		if err != nil {
+			_ = f.Close()
+		}
+	}()
+	pf, err := parquet.OpenFile(f, size,
+		parquet.SkipPageIndex(true),
+		parquet.SkipBloomFilters(true),
+		parquet.ReadBufferSize(readBufferSize),
+	)
+	if err != nil {
+		return nil, nil, fmt.Errorf("read %s %s: %w", what, path, fs.classify(err))
+	}
+	return pf, f, nil
+}

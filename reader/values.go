@@ -1,0 +1,480 @@
+package reader
+
+import (
+	"encoding/base64"
+	"encoding/binary"
+	"math"
+	"math/big"
+	"math/bits"
+	"strconv"
+	"time"
+	"unicode/utf8"
+
+	"github.com/parquet-go/parquet-go"
+)
+
+// conv says how the values of one Parquet leaf become values of the Iceberg
+// type of the field with the same id. The physical type and the Iceberg type
+// together pick one conv at Open, so the per-value work is a single switch.
+type conv uint8
+
+const (
+	convNull          conv = iota // Iceberg unknown: always null
+	convBool                      // BOOLEAN
+	convInt32                     // INT32 as int, or promoted to long
+	convInt64                     // INT64 as long
+	convFloat                     // FLOAT as float
+	convFloatAsDouble             // FLOAT promoted to double
+	convDouble                    // DOUBLE
+	convDate                      // INT32 days since the epoch
+	convTimeInt32                 // INT32 TIME in unit (millis)
+	convTimeInt64                 // INT64 TIME in unit
+	convTimestamp                 // INT64 TIMESTAMP in unit
+	convInt96                     // INT96 Julian day + nanos of day
+	convDecimalInt32              // INT32 unscaled
+	convDecimalInt64              // INT64 unscaled
+	convDecimalBytes              // (FIXED_LEN_)BYTE_ARRAY unscaled two's complement big-endian
+	convString                    // BYTE_ARRAY UTF-8
+	convBinary                    // BYTE_ARRAY or FIXED_LEN_BYTE_ARRAY: binary and fixed
+	convUUID                      // FIXED_LEN_BYTE_ARRAY(16)
+)
+
+// valueType is the resolved conversion of one leaf.
+type valueType struct {
+	conv conv
+	// unit is the length of one stored step in nanoseconds, for time and
+	// timestamp columns (1e6 millis, 1e3 micros, 1 nanos).
+	unit int64
+	// nanos is true when the Iceberg type holds nanoseconds (timestamp_ns,
+	// timestamptz_ns); Iceberg timestamps and times hold microseconds
+	// otherwise.
+	nanos bool
+	// scale is the Iceberg decimal scale.
+	scale int
+}
+
+// encoding holds the output choices of a Reader.
+type encoding struct {
+	isoTimestamps  bool
+	binaryAsString bool
+}
+
+// scratch is per-stream working memory for value encoding, so that no value
+// allocates.
+type scratch struct {
+	digits [48]byte
+	big    big.Int
+}
+
+const (
+	nanosPerMilli = int64(time.Millisecond)
+	nanosPerSec   = int64(time.Second)
+	millisPerDay  = int64(24 * time.Hour / time.Millisecond)
+	// julianEpochDay is the Julian day number of 1970-01-01, the base of
+	// INT96 timestamps.
+	julianEpochDay = 2440588
+	nanosPerDay    = int64(24 * time.Hour)
+)
+
+// appendValue appends the JSON form of the non-null value v.
+func appendValue(b []byte, v *parquet.Value, t *valueType, enc *encoding, s *scratch) []byte {
+	switch t.conv {
+	case convNull:
+		return append(b, "null"...)
+	case convBool:
+		if v.Boolean() {
+			return append(b, "true"...)
+		}
+		return append(b, "false"...)
+	case convInt32:
+		return strconv.AppendInt(b, int64(v.Int32()), 10)
+	case convInt64:
+		return strconv.AppendInt(b, v.Int64(), 10)
+	case convFloat:
+		return appendFloat(b, float64(v.Float()), 32)
+	case convFloatAsDouble:
+		return appendFloat(b, float64(v.Float()), 64)
+	case convDouble:
+		return appendFloat(b, v.Double(), 64)
+	case convDate:
+		return strconv.AppendInt(b, int64(v.Int32())*millisPerDay, 10)
+	case convTimeInt32:
+		return strconv.AppendInt(b, timeMicros(int64(v.Int32()), t.unit), 10)
+	case convTimeInt64:
+		return strconv.AppendInt(b, timeMicros(v.Int64(), t.unit), 10)
+	case convTimestamp:
+		return appendTimestamp(b, v.Int64(), t.unit, t.nanos, enc.isoTimestamps)
+	case convInt96:
+		return appendTimestamp(b, int96Nanos(v), 1, t.nanos, enc.isoTimestamps)
+	case convDecimalInt32:
+		return appendDecimalInt64(b, int64(v.Int32()), t.scale, s)
+	case convDecimalInt64:
+		return appendDecimalInt64(b, v.Int64(), t.scale, s)
+	case convDecimalBytes:
+		return appendDecimalBytes(b, v.ByteArray(), t.scale, s)
+	case convString:
+		return appendString(b, v.ByteArray())
+	case convBinary:
+		if enc.binaryAsString {
+			return appendString(b, v.ByteArray())
+		}
+		b = append(b, '"')
+		b = base64.StdEncoding.AppendEncode(b, v.ByteArray())
+		return append(b, '"')
+	case convUUID:
+		return appendUUID(b, v.ByteArray())
+	}
+	return append(b, "null"...)
+}
+
+// timeMicros converts a time of day stored in unit to microseconds.
+func timeMicros(v, unit int64) int64 {
+	switch unit {
+	case nanosPerMilli:
+		return v * 1000
+	case 1:
+		return v / 1000
+	}
+	return v
+}
+
+// int96Nanos returns an INT96 timestamp (Impala, Hive, old Spark) as
+// nanoseconds since the epoch: the first 8 bytes are the nanoseconds of the
+// day, the last 4 the Julian day, both little-endian.
+func int96Nanos(v *parquet.Value) int64 {
+	i := v.Int96()
+	nod := int64(uint64(i[1])<<32 | uint64(i[0]))
+	return (int64(i[2])-julianEpochDay)*nanosPerDay + nod
+}
+
+// appendTimestamp appends a timestamp stored as v steps of unit nanoseconds:
+// integer epoch milliseconds truncated toward zero, or with iso an RFC 3339
+// UTC string with 6 (micros) or 9 (nanos) fraction digits.
+func appendTimestamp(b []byte, v, unit int64, nanos, iso bool) []byte {
+	if !iso {
+		switch unit {
+		case nanosPerMilli:
+			return strconv.AppendInt(b, v, 10)
+		case 1000:
+			return strconv.AppendInt(b, v/1000, 10)
+		default:
+			return strconv.AppendInt(b, v/nanosPerMilli, 10)
+		}
+	}
+	perSec := nanosPerSec / unit
+	sec := v / perSec
+	frac := v % perSec
+	if frac < 0 {
+		sec--
+		frac += perSec
+	}
+	digits := 6
+	if nanos {
+		digits = 9
+	}
+	return appendISO(b, sec, frac*unit, digits)
+}
+
+// appendISO appends "YYYY-MM-DDTHH:MM:SS.fff…Z" for sec seconds and nsec
+// nanoseconds (0 <= nsec < 1e9) after the epoch, with digits fraction digits.
+func appendISO(b []byte, sec, nsec int64, digits int) []byte {
+	days := sec / 86400
+	sod := sec % 86400
+	if sod < 0 {
+		days--
+		sod += 86400
+	}
+	y, m, d := civil(days)
+	if y < 0 || y > 9999 {
+		layout := "2006-01-02T15:04:05.000000Z07:00"
+		if digits == 9 {
+			layout = "2006-01-02T15:04:05.000000000Z07:00"
+		}
+		b = append(b, '"')
+		b = time.Unix(sec, nsec).UTC().AppendFormat(b, layout)
+		return append(b, '"')
+	}
+	b = append(b, '"')
+	b = appendPadded(b, y, 4)
+	b = append(b, '-')
+	b = appendPadded(b, m, 2)
+	b = append(b, '-')
+	b = appendPadded(b, d, 2)
+	b = append(b, 'T')
+	b = appendPadded(b, sod/3600, 2)
+	b = append(b, ':')
+	b = appendPadded(b, sod/60%60, 2)
+	b = append(b, ':')
+	b = appendPadded(b, sod%60, 2)
+	b = append(b, '.')
+	if digits == 6 {
+		b = appendPadded(b, nsec/1000, 6)
+	} else {
+		b = appendPadded(b, nsec, 9)
+	}
+	return append(b, 'Z', '"')
+}
+
+// civil converts days since 1970-01-01 to a proleptic Gregorian date
+// (Howard Hinnant's civil_from_days).
+func civil(days int64) (y, m, d int64) {
+	z := days + 719468
+	era := z / 146097
+	if z < 0 && z%146097 != 0 {
+		era--
+	}
+	doe := z - era*146097
+	yoe := (doe - doe/1460 + doe/36524 - doe/146096) / 365
+	y = yoe + era*400
+	doy := doe - (365*yoe + yoe/4 - yoe/100)
+	mp := (5*doy + 2) / 153
+	d = doy - (153*mp+2)/5 + 1
+	m = mp + 3
+	if m > 12 {
+		m -= 12
+	}
+	if m <= 2 {
+		y++
+	}
+	return y, m, d
+}
+
+// appendPadded appends the non-negative v with at least width digits.
+func appendPadded(b []byte, v int64, width int) []byte {
+	return appendPaddedUint(b, uint64(v), width)
+}
+
+// appendPaddedUint appends v with at least width digits.
+func appendPaddedUint(b []byte, v uint64, width int) []byte {
+	var buf [20]byte
+	i := len(buf)
+	for v >= 10 || width > 1 {
+		i--
+		buf[i] = byte('0' + v%10)
+		v /= 10
+		width--
+	}
+	i--
+	buf[i] = byte('0' + v)
+	return append(b, buf[i:]...)
+}
+
+// appendFloat appends f as the shortest decimal that reads back as the same
+// float of bitSize bits, in the format encoding/json uses (no exponent for
+// ordinary magnitudes); NaN and ±Inf, which JSON cannot carry, become null.
+func appendFloat(b []byte, f float64, bitSize int) []byte {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return append(b, "null"...)
+	}
+	abs := math.Abs(f)
+	format := byte('f')
+	if abs != 0 {
+		if bitSize == 64 && (abs < 1e-6 || abs >= 1e21) ||
+			bitSize == 32 && (float32(abs) < 1e-6 || float32(abs) >= 1e21) {
+			format = 'e'
+		}
+	}
+	b = strconv.AppendFloat(b, f, format, -1, bitSize)
+	if format == 'e' {
+		// Clean up e-09 to e-9, as encoding/json does.
+		n := len(b)
+		if n >= 4 && b[n-4] == 'e' && b[n-3] == '-' && b[n-2] == '0' {
+			b[n-2] = b[n-1]
+			b = b[:n-1]
+		}
+	}
+	return b
+}
+
+// appendDecimalInt64 appends the decimal unscaled×10^-scale as a JSON string.
+func appendDecimalInt64(b []byte, unscaled int64, scale int, s *scratch) []byte {
+	neg := unscaled < 0
+	mag := uint64(unscaled)
+	if neg {
+		mag = -mag
+	}
+	return appendDecimalDigits(b, neg, strconv.AppendUint(s.digits[:0], mag, 10), scale)
+}
+
+// appendDecimalBytes appends the decimal whose unscaled value is the
+// big-endian two's complement integer raw, as a JSON string.
+func appendDecimalBytes(b []byte, raw []byte, scale int, s *scratch) []byte {
+	if len(raw) == 0 {
+		return appendDecimalDigits(b, false, append(s.digits[:0], '0'), scale)
+	}
+	if len(raw) > 16 {
+		// Longer than decimal(38) needs; only a writer that pads would
+		// produce it.
+		neg := raw[0]&0x80 != 0
+		s.big.SetBytes(raw)
+		if neg {
+			// Two's complement: value = raw - 2^(8·len).
+			var full big.Int
+			full.Lsh(big.NewInt(1), uint(8*len(raw)))
+			s.big.Sub(&full, &s.big)
+		}
+		return appendDecimalDigits(b, neg, s.big.Append(s.digits[:0], 10), scale)
+	}
+	neg, hi, lo := int128(raw)
+	return appendDecimalDigits(b, neg, appendUint128(s.digits[:0], hi, lo), scale)
+}
+
+// int128 sign-extends a big-endian two's complement integer of up to 16
+// bytes and returns its sign and magnitude.
+func int128(raw []byte) (neg bool, hi, lo uint64) {
+	var buf [16]byte
+	neg = raw[0]&0x80 != 0
+	if neg {
+		for i := range buf {
+			buf[i] = 0xff
+		}
+	}
+	copy(buf[16-len(raw):], raw)
+	hi = binary.BigEndian.Uint64(buf[:8])
+	lo = binary.BigEndian.Uint64(buf[8:])
+	if neg {
+		var borrow uint64
+		lo, borrow = bits.Sub64(0, lo, 0)
+		hi, _ = bits.Sub64(0, hi, borrow)
+	}
+	return neg, hi, lo
+}
+
+// appendUint128 appends the decimal digits of hi·2^64+lo.
+func appendUint128(b []byte, hi, lo uint64) []byte {
+	if hi == 0 {
+		return strconv.AppendUint(b, lo, 10)
+	}
+	const e19 = 10_000_000_000_000_000_000
+	// Collect base-1e19 limbs, least significant first; 3 limbs hold any
+	// 128-bit value.
+	var limbs [3]uint64
+	n := 0
+	for hi != 0 {
+		qhi := hi / e19
+		var r uint64
+		lo, r = bits.Div64(hi%e19, lo, e19)
+		hi = qhi
+		limbs[n] = r
+		n++
+	}
+	b = strconv.AppendUint(b, lo, 10)
+	for n > 0 {
+		n--
+		b = appendPaddedUint(b, limbs[n], 19)
+	}
+	return b
+}
+
+// appendDecimalDigits appends a JSON string of the magnitude digits with
+// the decimal point scale digits from the right, keeping the scale: 1230
+// at scale 2 is "12.30", 5 at scale 3 is "0.005".
+func appendDecimalDigits(b []byte, neg bool, digits []byte, scale int) []byte {
+	b = append(b, '"')
+	if neg && !(len(digits) == 1 && digits[0] == '0') {
+		b = append(b, '-')
+	}
+	switch {
+	case scale <= 0:
+		b = append(b, digits...)
+		for range -scale {
+			b = append(b, '0')
+		}
+	case len(digits) > scale:
+		b = append(b, digits[:len(digits)-scale]...)
+		b = append(b, '.')
+		b = append(b, digits[len(digits)-scale:]...)
+	default:
+		b = append(b, '0', '.')
+		for range scale - len(digits) {
+			b = append(b, '0')
+		}
+		b = append(b, digits...)
+	}
+	return append(b, '"')
+}
+
+const hexDigits = "0123456789abcdef"
+
+// appendUUID appends the canonical 8-4-4-4-12 lowercase form of a 16-byte
+// UUID; other lengths fall back to base64, which cannot happen for a valid
+// file.
+func appendUUID(b []byte, u []byte) []byte {
+	if len(u) != 16 {
+		b = append(b, '"')
+		b = base64.StdEncoding.AppendEncode(b, u)
+		return append(b, '"')
+	}
+	b = append(b, '"')
+	for i, c := range u {
+		if i == 4 || i == 6 || i == 8 || i == 10 {
+			b = append(b, '-')
+		}
+		b = append(b, hexDigits[c>>4], hexDigits[c&0xf])
+	}
+	return append(b, '"')
+}
+
+// safeASCII marks the ASCII bytes that need no escaping in a JSON string.
+// Unlike encoding/json's default, <, > and & are not HTML-escaped.
+var safeASCII = func() (t [utf8.RuneSelf]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
+
+// appendString appends s as a JSON string the way encoding/json does with
+// HTML escaping off: control characters escaped, invalid UTF-8 replaced by
+// U+FFFD, U+2028 and U+2029 escaped.
+func appendString(b []byte, s []byte) []byte {
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if safeASCII[c] {
+				i++
+				continue
+			}
+			b = append(b, s[start:i]...)
+			switch c {
+			case '\\', '"':
+				b = append(b, '\\', c)
+			case '\b':
+				b = append(b, '\\', 'b')
+			case '\f':
+				b = append(b, '\\', 'f')
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			default:
+				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRune(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			b = append(b, s[start:i]...)
+			b = append(b, `\ufffd`...)
+			i += size
+			start = i
+			continue
+		}
+		if r == '\u2028' || r == '\u2029' {
+			b = append(b, s[start:i]...)
+			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xf])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
+}
