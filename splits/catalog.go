@@ -6,17 +6,16 @@ import (
 	"fmt"
 	"io/fs"
 	"maps"
-	"net"
-	"net/url"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
+
+	"github.com/druidiceberg/sidecar/internal/storage"
 )
 
 // CatalogTypes are the catalog types the sidecar accepts. All but static are
@@ -168,17 +167,8 @@ func classifyLoadError(ident table.Identifier, err error) error {
 		return fmt.Errorf("%w: %s", ErrTableNotFound, name)
 	case errors.Is(err, fs.ErrNotExist):
 		return fmt.Errorf("%w: %s: metadata file missing: %w", ErrTableNotFound, name, err)
-	case isTransient(err):
+	case storage.IsTransient(err):
 		return fmt.Errorf("%w: load table %s: %w", ErrUnavailable, name, err)
 	}
 	return fmt.Errorf("load table %s: %w", name, err)
-}
-
-// isTransient reports errors that a retry may cure: the network and timeouts.
-func isTransient(err error) bool {
-	var netErr net.Error
-	var urlErr *url.Error
-	return errors.As(err, &netErr) || errors.As(err, &urlErr) ||
-		errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) ||
-		errors.Is(err, context.DeadlineExceeded)
 }

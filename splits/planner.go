@@ -13,14 +13,19 @@
 package splits
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/apache/iceberg-go"
 	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
 	lru "github.com/hashicorp/golang-lru/v2"
+
+	"github.com/druidiceberg/sidecar/internal/storage"
 )
 
 // Mode is what a client asks for.
@@ -169,12 +174,20 @@ func (p *Planner) Plan(ctx context.Context, req Request) (Plan, error) {
 	scan := tbl.Scan(table.WithSnapshotID(snap.SnapshotID))
 	tasks, err := scan.PlanFiles(ctx)
 	if err != nil {
-		if isTransient(err) {
+		if storage.IsTransient(err) {
 			return Plan{}, fmt.Errorf("%w: plan %s: %w", ErrUnavailable, req.Table, err)
 		}
 		return Plan{}, fmt.Errorf("plan %s at snapshot %d: %w", req.Table, snap.SnapshotID, err)
 	}
 
+	// PlanFiles returns tasks in no promised order; a stable order makes
+	// the answer, and the spec pasted from it, the same on every call.
+	slices.SortStableFunc(tasks, func(a, b table.FileScanTask) int {
+		if c := strings.Compare(a.File.FilePath(), b.File.FilePath()); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.Start, b.Start)
+	})
 	withDeletes := 0
 	for _, t := range tasks {
 		if len(t.DeleteFiles)+len(t.EqualityDeleteFiles)+len(t.DeletionVectorFiles) > 0 {
@@ -268,7 +281,7 @@ func (p *Planner) Schema(ctx context.Context, sp Split) (*iceberg.Schema, error)
 		fsF := func(context.Context) (icebergio.IO, error) { return p.fsys, nil }
 		tbl, err := table.NewFromLocation(ctx, nil, sp.MetadataLocation, fsF, nil)
 		if err != nil {
-			if isTransient(err) {
+			if storage.IsTransient(err) {
 				return nil, fmt.Errorf("%w: read metadata %s: %w", ErrUnavailable, sp.MetadataLocation, err)
 			}
 			return nil, fmt.Errorf("read metadata %s: %w", sp.MetadataLocation, err)
@@ -288,4 +301,3 @@ func (p *Planner) Schema(ctx context.Context, sp Split) (*iceberg.Schema, error)
 func (p Plan) String() string {
 	return fmt.Sprintf("%s@%d %s (%d splits)", p.Table, p.SnapshotID, p.Path, len(p.Splits))
 }
-

@@ -1,0 +1,168 @@
+package handlers_test
+
+import (
+	"bytes"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+)
+
+// positionalFixture is a small engine-written table with positional deletes.
+func positionalFixture(t *testing.T) fixture {
+	t.Helper()
+	for _, f := range loadFixtures(t) {
+		if f.Name == "impala__iceberg_v2_delete_positional" {
+			return f
+		}
+	}
+	t.Fatal("fixture impala__iceberg_v2_delete_positional missing")
+	return fixture{}
+}
+
+func TestErrors(t *testing.T) {
+	srv := positionalFixture(t).server(t)
+	p := srv.plan(t, q("table", "fixtures.t"))
+	if p.Mode != "v2" || len(p.Splits) == 0 {
+		t.Fatalf("want a v2 plan, got %s with %d splits", p.Mode, len(p.Splits))
+	}
+	rowsPath := strings.TrimPrefix(p.Splits[0].URI, srv.URL)
+	token := strings.TrimSuffix(strings.TrimPrefix(rowsPath, "/splits/"), "/rows")
+
+	// Flip one byte in the payload and one in the signature: each still
+	// decodes, so both must be refused as forged, not as garbage.
+	flip := func(s string, i int) string {
+		b := []byte(s)
+		if b[i] == 'A' {
+			b[i] = 'B'
+		} else {
+			b[i] = 'A'
+		}
+		return string(b)
+	}
+	dot := strings.IndexByte(token, '.')
+
+	tests := []struct {
+		name   string
+		path   string
+		header []string
+		status int
+		code   string
+	}{
+		{"payload byte changed", "/splits/" + flip(token, dot/2) + "/rows", nil, 403, "bad_signature"},
+		{"signature byte changed", "/splits/" + flip(token, dot+5) + "/rows", nil, 403, "bad_signature"},
+		{"garbage token", "/splits/not-a-token/rows", nil, 400, "malformed_token"},
+		{"rows token on the file route", "/files/" + token, nil, 403, "bad_signature"},
+		{"unknown table", "/splits?table=fixtures.nope", nil, 404, "table_not_found"},
+		{"no table", "/splits", nil, 400, "bad_request"},
+		{"table without namespace", "/splits?table=t", nil, 400, "bad_request"},
+		{"unknown parameter", "/splits?table=fixtures.t&snapshotid=1", nil, 400, "bad_request"},
+		{"bad mode", "/splits?table=fixtures.t&mode=fast", nil, 400, "bad_request"},
+		{"unknown snapshot", "/splits?table=fixtures.t&snapshotId=42", nil, 404, "snapshot_not_found"},
+		{"unknown ref", "/splits?table=fixtures.t&ref=nope", nil, 404, "snapshot_not_found"},
+		{"two selectors", "/splits?table=fixtures.t&ref=main&snapshotId=1", nil, 400, "bad_request"},
+		{"bad snapshot time", "/splits?table=fixtures.t&snapshotTime=yesterday", nil, 400, "bad_request"},
+		{"before the first snapshot", "/splits?table=fixtures.t&snapshotTime=2000-01-01T00:00:00Z", nil, 404, "snapshot_not_found"},
+		{"files with deletes", "/splits?table=fixtures.t&mode=files", nil, 409, "conflict"},
+		{"suffix range", rowsPath, []string{"Range", "bytes=-10"}, 416, "bad_range"},
+		{"unknown route", "/nope", nil, 404, "not_found"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			resp, body := srv.get(t, tc.path, tc.header...)
+			if resp.StatusCode != tc.status {
+				t.Fatalf("status %d, want %d: %s", resp.StatusCode, tc.status, body)
+			}
+			if ct := resp.Header.Get("Content-Type"); ct != "application/json" {
+				t.Fatalf("Content-Type %q", ct)
+			}
+			if code := errorCode(t, body); code != tc.code {
+				t.Fatalf("code %q, want %q: %s", code, tc.code, body)
+			}
+		})
+	}
+}
+
+// TestRowsRange checks that a full read equals its first N bytes followed by
+// the body of a `Range: bytes=N-` request, for every N, as Druid resumes.
+func TestRowsRange(t *testing.T) {
+	f := positionalFixture(t)
+	srv := f.server(t)
+	p := srv.plan(t, q("table", "fixtures.t"))
+	path := strings.TrimPrefix(p.Splits[0].URI, srv.URL)
+
+	resp, full := srv.get(t, path)
+	if resp.StatusCode != http.StatusOK || len(full) == 0 {
+		t.Fatalf("full read: %d, %d bytes", resp.StatusCode, len(full))
+	}
+	_, again := srv.get(t, path)
+	if !bytes.Equal(full, again) {
+		t.Fatal("two reads of one token differ")
+	}
+	for n := 0; n <= len(full); n++ {
+		resp, rest := srv.get(t, path, "Range", fmt.Sprintf("bytes=%d-", n))
+		if resp.StatusCode != http.StatusPartialContent {
+			t.Fatalf("bytes=%d-: status %d", n, resp.StatusCode)
+		}
+		if cr := resp.Header.Get("Content-Range"); !strings.HasPrefix(cr, fmt.Sprintf("bytes %d-", n)) {
+			t.Fatalf("bytes=%d-: Content-Range %q", n, cr)
+		}
+		if got := append(append([]byte{}, full[:n]...), rest...); !bytes.Equal(got, full) {
+			t.Fatalf("bytes=%d-: prefix+rest differs from the full read", n)
+		}
+	}
+	resp, mid := srv.get(t, path, "Range", "bytes=2-5")
+	if resp.StatusCode != http.StatusPartialContent || !bytes.Equal(mid, full[2:6]) {
+		t.Fatalf("bytes=2-5: %d %q, want %q", resp.StatusCode, mid, full[2:6])
+	}
+}
+
+func TestHealthAndMetrics(t *testing.T) {
+	srv := positionalFixture(t).server(t)
+	for _, path := range []string{"/healthz", "/readyz", "/openapi.yaml"} {
+		if resp, body := srv.get(t, path); resp.StatusCode != http.StatusOK {
+			t.Fatalf("%s: %d %s", path, resp.StatusCode, body)
+		}
+	}
+	p := srv.plan(t, q("table", "fixtures.t"))
+	lines := srv.rows(t, p)
+
+	if got := metricSum(t, srv, "sidecar_rows_emitted_total"); got != float64(len(lines)) {
+		t.Fatalf("sidecar_rows_emitted_total = %v, want %d", got, len(lines))
+	}
+	resp, body := srv.get(t, "/metrics")
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("/metrics: %d", resp.StatusCode)
+	}
+	for _, want := range []string{
+		`sidecar_http_requests_total{code="200",method="GET",route="/splits/{token}/rows"}`,
+		`sidecar_splits_planned_total{path="v2"}`,
+		`sidecar_rows_deleted_total{kind="position"}`,
+	} {
+		if !strings.Contains(string(body), want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
+	if strings.Contains(string(body), p.Splits[0].ID) || strings.Contains(string(body), "fixtures.t") {
+		t.Error("/metrics leaks a split id or table name into a label")
+	}
+}
+
+// metricSum adds up every series of a metric family in the server's registry.
+func metricSum(t *testing.T, srv *testServer, name string) float64 {
+	t.Helper()
+	families, err := srv.reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := 0.0
+	for _, f := range families {
+		if f.GetName() != name {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			sum += m.GetCounter().GetValue() + m.GetGauge().GetValue()
+		}
+	}
+	return sum
+}

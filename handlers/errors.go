@@ -1,0 +1,108 @@
+package handlers
+
+import (
+	"encoding/json"
+	"errors"
+	"io/fs"
+	"log/slog"
+	"net/http"
+	"strconv"
+
+	"github.com/druidiceberg/sidecar/internal/storage"
+	"github.com/druidiceberg/sidecar/reader"
+	"github.com/druidiceberg/sidecar/splits"
+)
+
+// retryAfterSeconds is what a 503 asks clients to wait. Druid retries every
+// failed request with its own backoff, so this is a hint, not a contract.
+const retryAfterSeconds = 5
+
+// apiError is an error with its HTTP rendering: Message goes to the client,
+// Err to the log.
+type apiError struct {
+	Status  int
+	Code    string
+	Message string
+	Err     error
+}
+
+func (e *apiError) Error() string { return e.Message }
+func (e *apiError) Unwrap() error { return e.Err }
+
+func errorf(status int, code, msg string) *apiError {
+	return &apiError{Status: status, Code: code, Message: msg}
+}
+
+// toAPIError maps the domain packages' sentinels onto statuses and codes.
+// The message is the error's own text: domain errors say what was being done
+// and never carry secrets.
+func toAPIError(err error) *apiError {
+	var ae *apiError
+	if errors.As(err, &ae) {
+		return ae
+	}
+	status, code := http.StatusInternalServerError, "internal"
+	switch {
+	case errors.Is(err, splits.ErrBadRequest):
+		status, code = http.StatusBadRequest, "bad_request"
+	case errors.Is(err, splits.ErrMalformedToken):
+		status, code = http.StatusBadRequest, "malformed_token"
+	case errors.Is(err, splits.ErrBadSignature):
+		status, code = http.StatusForbidden, "bad_signature"
+	case errors.Is(err, splits.ErrTableNotFound):
+		status, code = http.StatusNotFound, "table_not_found"
+	case errors.Is(err, splits.ErrSnapshotNotFound):
+		status, code = http.StatusNotFound, "snapshot_not_found"
+	case errors.Is(err, splits.ErrConflict):
+		status, code = http.StatusConflict, "conflict"
+	case errors.Is(err, fs.ErrNotExist):
+		// A pinned file is gone: the table expired the snapshot or removed
+		// orphan files after planning. Planning again gives valid tokens.
+		status, code = http.StatusGone, "file_gone"
+	case errors.Is(err, splits.ErrUnavailable), storage.IsTransient(err):
+		status, code = http.StatusServiceUnavailable, "unavailable"
+	case errors.Is(err, splits.ErrUnsupported):
+		status, code = http.StatusUnprocessableEntity, "unsupported"
+	case errors.Is(err, reader.ErrNoFieldIDs), errors.Is(err, reader.ErrCorruptFile),
+		errors.Is(err, reader.ErrSchemaMismatch), errors.Is(err, reader.ErrUnsupported):
+		status, code = http.StatusUnprocessableEntity, "unreadable_file"
+	}
+	msg := err.Error()
+	if status == http.StatusInternalServerError {
+		msg = "internal error; see the sidecar's log"
+	}
+	if status == http.StatusGone {
+		msg += "; the table changed since planning: plan again with GET /splits"
+	}
+	return &apiError{Status: status, Code: code, Message: msg, Err: err}
+}
+
+// writeError renders any error as the JSON error body; it is the one place
+// that does.
+func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error) {
+	ae := toAPIError(err)
+	level := slog.LevelInfo
+	if ae.Status >= 500 {
+		level = slog.LevelError
+	}
+	cause := ae.Err
+	if cause == nil {
+		cause = ae
+	}
+	log.LogAttrs(r.Context(), level, "request failed",
+		slog.Int("status", ae.Status), slog.String("code", ae.Code), slog.String("error", cause.Error()))
+	if ae.Status == http.StatusServiceUnavailable {
+		w.Header().Set("Retry-After", strconv.Itoa(retryAfterSeconds))
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(ae.Status)
+	body := struct {
+		Error struct {
+			Code    string `json:"code"`
+			Message string `json:"message"`
+		} `json:"error"`
+	}{}
+	body.Error.Code, body.Error.Message = ae.Code, ae.Message
+	_ = json.NewEncoder(w).Encode(body)
+}

@@ -1,0 +1,80 @@
+package handlers
+
+import (
+	"log/slog"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+)
+
+// statusRecorder remembers the status and counts body bytes. It passes
+// Unwrap through so http.NewResponseController still reaches the real
+// writer's Flush.
+type statusRecorder struct {
+	http.ResponseWriter
+	status int
+	bytes  int64
+}
+
+func (rec *statusRecorder) WriteHeader(code int) {
+	if rec.status == 0 {
+		rec.status = code
+	}
+	rec.ResponseWriter.WriteHeader(code)
+}
+
+func (rec *statusRecorder) Write(p []byte) (int, error) {
+	if rec.status == 0 {
+		rec.status = http.StatusOK
+	}
+	n, err := rec.ResponseWriter.Write(p)
+	rec.bytes += int64(n)
+	return n, err
+}
+
+func (rec *statusRecorder) Unwrap() http.ResponseWriter { return rec.ResponseWriter }
+
+// instrument records every request in the HTTP metrics and logs one line per
+// request. The route label is chi's route pattern, never the raw path (which
+// holds tokens).
+func (s *server) instrument(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		rec := &statusRecorder{ResponseWriter: w}
+		aborted := true
+		defer func() {
+			// A stream aborted with http.ErrAbortHandler passes through
+			// here as a panic: record it, then let net/http cut the
+			// connection.
+			route := chi.RouteContext(r.Context()).RoutePattern()
+			if route == "" {
+				route = "unmatched"
+			}
+			code := rec.status
+			if code == 0 {
+				code = http.StatusOK
+			}
+			codeLabel := strconv.Itoa(code)
+			if aborted {
+				codeLabel = "aborted"
+			}
+			elapsed := time.Since(start)
+			if s.Metrics != nil {
+				s.Metrics.HTTPRequests.WithLabelValues(route, r.Method, codeLabel).Inc()
+				s.Metrics.HTTPDuration.WithLabelValues(route, r.Method, codeLabel).Observe(elapsed.Seconds())
+				s.Metrics.BytesServed.WithLabelValues(route).Add(float64(rec.bytes))
+			}
+			level := slog.LevelInfo
+			if aborted || code >= 500 {
+				level = slog.LevelWarn
+			}
+			s.Logger.LogAttrs(r.Context(), level, "request",
+				slog.String("method", r.Method), slog.String("route", route), slog.String("status", codeLabel),
+				slog.Int64("bytes", rec.bytes), slog.Duration("duration", elapsed))
+		}()
+		next.ServeHTTP(rec, r)
+		aborted = false
+	})
+}

@@ -1,0 +1,109 @@
+// Package handlers is the sidecar's HTTP layer: a chi router whose handlers
+// parse a request, call splits or reader, write the answer and map errors.
+// It holds no Iceberg logic of its own.
+//
+//	r := handlers.New(handlers.Config{Planner: p, Signer: s, Reader: rd, Files: fsys, Metrics: m, Gatherer: reg, Logger: log})
+//	http.ListenAndServe("127.0.0.1:8080", r)
+package handlers
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+
+	"github.com/apache/iceberg-go"
+	icebergio "github.com/apache/iceberg-go/io"
+	"github.com/go-chi/chi/v5"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/druidiceberg/sidecar/api"
+	"github.com/druidiceberg/sidecar/metrics"
+	"github.com/druidiceberg/sidecar/reader"
+	"github.com/druidiceberg/sidecar/splits"
+)
+
+// Planner plans tables and resolves a split's schema.
+type Planner interface {
+	Plan(ctx context.Context, req splits.Request) (splits.Plan, error)
+	Schema(ctx context.Context, sp splits.Split) (*iceberg.Schema, error)
+	Ping(ctx context.Context) error
+}
+
+// Verifier checks split tokens.
+type Verifier interface {
+	Verify(kind splits.TokenKind, token string) (splits.Split, error)
+}
+
+// Config wires the router.
+type Config struct {
+	Planner Planner
+	Signer  Verifier
+	Reader  *reader.Reader
+	// Files opens raw data files for the v1 path; the location map applies.
+	Files icebergio.IO
+	// PublicURL is the base of the URIs handed out; empty means the base
+	// the request came in on.
+	PublicURL string
+	Metrics   *metrics.Metrics
+	Gatherer  prometheus.Gatherer
+	Logger    *slog.Logger
+}
+
+type server struct {
+	Config
+}
+
+// New returns the router.
+func New(cfg Config) http.Handler {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	s := &server{Config: cfg}
+	r := chi.NewRouter()
+	r.Use(s.instrument)
+	r.Get("/splits", s.handle(s.getSplits))
+	r.Get("/splits/{token}/rows", s.handle(s.getRows))
+	r.Get("/files/{token}", s.handle(s.getFile))
+	r.Get("/healthz", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		_, _ = w.Write([]byte("ok\n"))
+	})
+	r.Get("/readyz", s.handle(s.getReady))
+	r.Get("/openapi.yaml", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/yaml")
+		_, _ = w.Write(api.OpenAPI)
+	})
+	if cfg.Gatherer != nil {
+		r.Method(http.MethodGet, "/metrics", promhttp.HandlerFor(cfg.Gatherer, promhttp.HandlerOpts{}))
+	}
+	r.NotFound(s.handle(func(http.ResponseWriter, *http.Request) error {
+		return errorf(http.StatusNotFound, "not_found", "no such route; see /openapi.yaml")
+	}))
+	r.MethodNotAllowed(s.handle(func(http.ResponseWriter, *http.Request) error {
+		return errorf(http.StatusMethodNotAllowed, "method_not_allowed", "method not allowed on this route")
+	}))
+	return r
+}
+
+// handle adapts a handler that returns an error; the error is written by
+// writeError, the one function that renders errors.
+func (s *server) handle(h func(http.ResponseWriter, *http.Request) error) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if err := h(w, r); err != nil {
+			if toAPIError(err).Status == http.StatusServiceUnavailable && s.Metrics != nil {
+				s.Metrics.CatalogErrors.Inc()
+			}
+			writeError(w, r, s.Logger, err)
+		}
+	}
+}
+
+func (s *server) getReady(w http.ResponseWriter, r *http.Request) error {
+	if err := s.Planner.Ping(r.Context()); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	_, _ = w.Write([]byte("ready\n"))
+	return nil
+}

@@ -1,0 +1,169 @@
+package handlers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/druidiceberg/sidecar/reader"
+	"github.com/druidiceberg/sidecar/splits"
+)
+
+// byteRange is a parsed `Range: bytes=N-` or `bytes=N-M` header.
+type byteRange struct {
+	start int64
+	end   int64 // inclusive; -1 means to the end
+}
+
+// parseRange parses the single-range forms Druid and curl send. ok is false
+// when there is no Range header. Suffix ranges (bytes=-N) need the length,
+// which a row stream does not know in advance, so they are refused.
+func parseRange(h string) (br byteRange, ok bool, err error) {
+	if h == "" {
+		return byteRange{}, false, nil
+	}
+	spec, found := strings.CutPrefix(h, "bytes=")
+	first, last, dash := strings.Cut(spec, "-")
+	if !found || !dash || strings.Contains(spec, ",") || first == "" {
+		return byteRange{}, false, errorf(http.StatusRequestedRangeNotSatisfiable, "bad_range",
+			fmt.Sprintf("Range %q: only bytes=N- and bytes=N-M are supported on row streams", h))
+	}
+	br.start, err = strconv.ParseInt(first, 10, 64)
+	if err != nil || br.start < 0 {
+		return byteRange{}, false, errorf(http.StatusRequestedRangeNotSatisfiable, "bad_range", fmt.Sprintf("Range %q: bad start", h))
+	}
+	br.end = -1
+	if last != "" {
+		br.end, err = strconv.ParseInt(last, 10, 64)
+		if err != nil || br.end < br.start {
+			return byteRange{}, false, errorf(http.StatusRequestedRangeNotSatisfiable, "bad_range", fmt.Sprintf("Range %q: bad end", h))
+		}
+	}
+	return br, true, nil
+}
+
+// rangeWriter passes on the bytes of a byte range of what is written to it.
+// Because a split's rows are byte-deterministic, the bytes at offset N of
+// this stream are the bytes at offset N of every earlier one.
+type rangeWriter struct {
+	w    io.Writer
+	pos  int64 // offset of the next byte written to rangeWriter
+	from int64
+	to   int64 // exclusive; -1 for no end
+}
+
+// errRangeDone stops the reader once the range's last byte is out.
+var errRangeDone = errors.New("range complete")
+
+func (rw *rangeWriter) Write(p []byte) (int, error) {
+	n := len(p)
+	start, end := rw.pos, rw.pos+int64(n)
+	rw.pos = end
+	lo := max(start, rw.from)
+	hi := end
+	if rw.to >= 0 {
+		hi = min(end, rw.to)
+	}
+	if lo < hi {
+		if _, err := rw.w.Write(p[lo-start : hi-start]); err != nil {
+			return 0, err
+		}
+	}
+	if rw.to >= 0 && end >= rw.to {
+		return n, errRangeDone
+	}
+	return n, nil
+}
+
+func (s *server) getRows(w http.ResponseWriter, r *http.Request) error {
+	sp, err := s.Signer.Verify(splits.KindRows, chi.URLParam(r, "token"))
+	if err != nil {
+		return err
+	}
+	br, ranged, err := parseRange(r.Header.Get("Range"))
+	if err != nil {
+		return err
+	}
+	ctx := r.Context()
+	schema, err := s.Planner.Schema(ctx, sp)
+	if err != nil {
+		return err
+	}
+	// Everything that can fail early fails here, before the first byte.
+	stream, err := s.Reader.Open(ctx, sp, schema)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if cerr := stream.Close(); cerr != nil {
+			s.Logger.LogAttrs(ctx, slog.LevelWarn, "close split files", slog.String("error", cerr.Error()))
+		}
+	}()
+
+	h := w.Header()
+	h.Set("Content-Type", "application/x-ndjson")
+	h.Set("Cache-Control", "no-store")
+	h.Set("Accept-Ranges", "bytes")
+	h.Set("X-Content-Type-Options", "nosniff")
+	out := io.Writer(w)
+	status := http.StatusOK
+	if ranged {
+		// The total length is unknown until the stream ends; Druid only
+		// checks that Content-Range starts with "bytes N-".
+		last := "*"
+		to := int64(-1)
+		if br.end >= 0 {
+			last = strconv.FormatInt(br.end, 10)
+			to = br.end + 1
+		}
+		h.Set("Content-Range", fmt.Sprintf("bytes %d-%s/*", br.start, last))
+		status = http.StatusPartialContent
+		out = &rangeWriter{w: w, from: br.start, to: to}
+	}
+	w.WriteHeader(status)
+
+	if s.Metrics != nil {
+		s.Metrics.ActiveStreams.Inc()
+		defer s.Metrics.ActiveStreams.Dec()
+	}
+	rc := http.NewResponseController(w)
+	err = stream.Run(ctx, out, rc.Flush)
+	s.recordStream(stream.Stats())
+	if errors.Is(err, errRangeDone) {
+		err = nil
+	}
+	if err != nil {
+		// After the first byte the only honest signal is a broken
+		// connection: a clean end would read as a complete, shorter file.
+		cause := "read_error"
+		if ctx.Err() != nil || errors.Is(err, context.Canceled) {
+			cause = "client_gone"
+		}
+		if s.Metrics != nil {
+			s.Metrics.StreamAborts.WithLabelValues(cause).Inc()
+		}
+		s.Logger.LogAttrs(ctx, slog.LevelWarn, "row stream aborted",
+			slog.String("cause", cause), slog.String("split", splits.ID(chi.URLParam(r, "token"))), slog.String("error", err.Error()))
+		panic(http.ErrAbortHandler)
+	}
+	return nil
+}
+
+// recordStream adds a finished stream's counts to the metrics.
+func (s *server) recordStream(st reader.Stats) {
+	if s.Metrics == nil {
+		return
+	}
+	s.Metrics.RowsRead.Add(float64(st.RowsRead))
+	s.Metrics.RowsEmitted.Add(float64(st.RowsEmitted))
+	for kind, n := range st.RowsDeleted {
+		s.Metrics.RowsDeleted.WithLabelValues(string(kind)).Add(float64(n))
+	}
+}

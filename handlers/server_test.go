@@ -1,0 +1,215 @@
+package handlers_test
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/druidiceberg/sidecar/handlers"
+	"github.com/druidiceberg/sidecar/internal/storage"
+	"github.com/druidiceberg/sidecar/metrics"
+	"github.com/druidiceberg/sidecar/reader"
+	"github.com/druidiceberg/sidecar/splits"
+
+	// The local catalog is iceberg-go's hadoop catalog, registered on import.
+	_ "github.com/apache/iceberg-go/catalog/hadoop"
+)
+
+// testKey is a fixed signing key so that tests can forge and compare tokens.
+var testKey = bytes.Repeat([]byte{7}, 32)
+
+type testServer struct {
+	*httptest.Server
+	reg *prometheus.Registry
+}
+
+// newServer starts the real router over the given catalog on an httptest
+// server.
+func newServer(t testing.TB, cfg splits.CatalogConfig, mappings []storage.Mapping) *testServer {
+	t.Helper()
+	signer, err := splits.NewSigner(testKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fsys := storage.New(cfg.Props, mappings)
+	planner, err := splits.NewPlanner(cfg, fsys, signer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := prometheus.NewRegistry()
+	srv := httptest.NewServer(handlers.New(handlers.Config{
+		Planner:  planner,
+		Signer:   signer,
+		Reader:   reader.New(fsys),
+		Files:    fsys,
+		Metrics:  metrics.New(reg),
+		Gatherer: reg,
+	}))
+	t.Cleanup(srv.Close)
+	return &testServer{Server: srv, reg: reg}
+}
+
+// plan is the part of GET /splits' answer the tests read.
+type plan struct {
+	Table       string `json:"table"`
+	SnapshotID  *int64 `json:"snapshotId"`
+	Mode        string `json:"mode"`
+	InputSource struct {
+		Type string   `json:"type"`
+		URIs []string `json:"uris"`
+	} `json:"inputSource"`
+	InputFormat struct {
+		Type string `json:"type"`
+	} `json:"inputFormat"`
+	Splits []struct {
+		ID                  string `json:"id"`
+		URI                 string `json:"uri"`
+		DataFile            string `json:"dataFile"`
+		RecordCount         int64  `json:"recordCount"`
+		PositionDeleteFiles int    `json:"positionDeleteFiles"`
+		EqualityDeleteFiles int    `json:"equalityDeleteFiles"`
+		DeletionVectorFiles int    `json:"deletionVectorFiles"`
+	} `json:"splits"`
+}
+
+func (s *testServer) get(t testing.TB, path string, header ...string) (*http.Response, []byte) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, s.URL+path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	resp, err := s.Client().Do(req)
+	if err != nil {
+		t.Fatalf("GET %s: %v", path, err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatalf("GET %s: read body: %v", path, err)
+	}
+	return resp, body
+}
+
+// plan calls GET /splits and fails the test unless it answers 200.
+func (s *testServer) plan(t testing.TB, query url.Values) plan {
+	t.Helper()
+	resp, body := s.get(t, "/splits?"+query.Encode())
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET /splits?%s: %d %s", query.Encode(), resp.StatusCode, body)
+	}
+	var p plan
+	if err := json.Unmarshal(body, &p); err != nil {
+		t.Fatalf("decode plan: %v\n%s", err, body)
+	}
+	if len(p.InputSource.URIs) != len(p.Splits) {
+		t.Fatalf("plan has %d uris but %d splits", len(p.InputSource.URIs), len(p.Splits))
+	}
+	return p
+}
+
+// rows reads every split of a v2 plan and returns the NDJSON lines.
+func (s *testServer) rows(t testing.TB, p plan) []string {
+	t.Helper()
+	if p.Mode != "v2" || p.InputFormat.Type != "json" {
+		t.Fatalf("plan is %s/%s, want v2/json", p.Mode, p.InputFormat.Type)
+	}
+	var lines []string
+	for _, u := range p.InputSource.URIs {
+		path := strings.TrimPrefix(u, s.URL)
+		resp, body := s.get(t, path)
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("GET %s: %d %s", path, resp.StatusCode, body)
+		}
+		if ct := resp.Header.Get("Content-Type"); ct != "application/x-ndjson" {
+			t.Fatalf("Content-Type %q", ct)
+		}
+		lines = append(lines, ndjsonLines(t, body)...)
+	}
+	return lines
+}
+
+// ndjsonLines splits an NDJSON body, checking the framing: every line is one
+// valid JSON object, `\n`-terminated, no blank lines.
+func ndjsonLines(t testing.TB, body []byte) []string {
+	t.Helper()
+	if len(body) == 0 {
+		return nil
+	}
+	if body[len(body)-1] != '\n' {
+		t.Fatalf("body does not end with a newline: %q", tail(body))
+	}
+	var lines []string
+	sc := bufio.NewScanner(bytes.NewReader(body))
+	sc.Buffer(nil, 16<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if line == "" || !json.Valid([]byte(line)) || line[0] != '{' {
+			t.Fatalf("bad NDJSON line %q", line)
+		}
+		lines = append(lines, line)
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return lines
+}
+
+func tail(b []byte) []byte {
+	if len(b) > 80 {
+		return b[len(b)-80:]
+	}
+	return b
+}
+
+func errorCode(t testing.TB, body []byte) string {
+	t.Helper()
+	var e struct {
+		Error struct {
+			Code    string `json:"code"`
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	if err := json.Unmarshal(body, &e); err != nil || e.Error.Code == "" || e.Error.Message == "" {
+		t.Fatalf("not an error body: %s", body)
+	}
+	return e.Error.Code
+}
+
+// fixturesDir is the shared, read-only fixture tables.
+func fixturesDir(t testing.TB) string {
+	t.Helper()
+	dir, err := filepath.Abs(filepath.Join("..", "..", "shared", "fixtures"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func q(kv ...string) url.Values {
+	v := url.Values{}
+	for i := 0; i+1 < len(kv); i += 2 {
+		v.Set(kv[i], kv[i+1])
+	}
+	return v
+}
+
+func mustJSON(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(fmt.Sprintf("marshal %v: %v", v, err))
+	}
+	return string(b)
+}

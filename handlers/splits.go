@@ -1,0 +1,176 @@
+package handlers
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/druidiceberg/sidecar/splits"
+)
+
+// splitsParams are the query parameters GET /splits accepts; any other is a
+// 400 that names it, so a typo never silently plans something else.
+var splitsParams = map[string]bool{"table": true, "snapshotId": true, "snapshotTime": true, "ref": true, "mode": true}
+
+// splitsResponse is the answer of GET /splits.
+type splitsResponse struct {
+	Table       string          `json:"table"`
+	SnapshotID  *int64          `json:"snapshotId"`
+	Mode        splits.Path     `json:"mode"`
+	InputSource inputSource     `json:"inputSource"`
+	InputFormat inputFormat     `json:"inputFormat"`
+	Splits      []splitResponse `json:"splits"`
+}
+
+// inputSource is a Druid http inputSource, ready to paste into a spec.
+type inputSource struct {
+	Type string   `json:"type"`
+	URIs []string `json:"uris"`
+}
+
+// inputFormat is the Druid inputFormat that reads what the URIs serve.
+type inputFormat struct {
+	Type string `json:"type"`
+}
+
+type splitResponse struct {
+	ID                    string `json:"id"`
+	URI                   string `json:"uri"`
+	DataFile              string `json:"dataFile"`
+	RecordCount           int64  `json:"recordCount"`
+	PositionDeleteFiles   int    `json:"positionDeleteFiles"`
+	EqualityDeleteFiles   int    `json:"equalityDeleteFiles"`
+	DeletionVectorFiles   int    `json:"deletionVectorFiles"`
+	DataFileSizeInBytes   int64  `json:"dataFileSizeInBytes"`
+	DeleteFileSizeInBytes int64  `json:"deleteFileSizeInBytes"`
+}
+
+func (s *server) getSplits(w http.ResponseWriter, r *http.Request) error {
+	req, err := parseSplitsQuery(r.URL.Query())
+	if err != nil {
+		return err
+	}
+	start := time.Now()
+	plan, err := s.Planner.Plan(r.Context(), req)
+	if err != nil {
+		return err
+	}
+	if s.Metrics != nil {
+		s.Metrics.PlanDuration.Observe(time.Since(start).Seconds())
+		s.Metrics.SplitsPlanned.WithLabelValues(string(plan.Path)).Add(float64(len(plan.Splits)))
+	}
+	base := s.baseURL(r)
+	resp := splitsResponse{
+		Table:       plan.Table,
+		Mode:        plan.Path,
+		InputSource: inputSource{Type: "http", URIs: []string{}},
+		Splits:      []splitResponse{},
+	}
+	if plan.SnapshotID != 0 {
+		id := plan.SnapshotID
+		resp.SnapshotID = &id
+	}
+	resp.InputFormat.Type = "parquet"
+	if plan.Path == splits.PathRows {
+		resp.InputFormat.Type = "json"
+	}
+	for _, ps := range plan.Splits {
+		uri := base + "/files/" + ps.Token
+		if ps.Kind == splits.KindRows {
+			uri = base + "/splits/" + ps.Token + "/rows"
+		}
+		var delSize int64
+		for _, d := range ps.Split.Deletes {
+			delSize += d.Size
+		}
+		resp.InputSource.URIs = append(resp.InputSource.URIs, uri)
+		resp.Splits = append(resp.Splits, splitResponse{
+			ID:                    splits.ID(ps.Token),
+			URI:                   uri,
+			DataFile:              ps.Split.Data.Path,
+			RecordCount:           ps.Split.Data.Records,
+			PositionDeleteFiles:   ps.Split.Count(splits.DeletePosition),
+			EqualityDeleteFiles:   ps.Split.Count(splits.DeleteEquality),
+			DeletionVectorFiles:   ps.Split.Count(splits.DeleteDeletionVector),
+			DataFileSizeInBytes:   ps.Split.Data.Size,
+			DeleteFileSizeInBytes: delSize,
+		})
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	return enc.Encode(resp)
+}
+
+func parseSplitsQuery(q url.Values) (splits.Request, error) {
+	var unknown []string
+	for k, v := range q {
+		if !splitsParams[k] {
+			unknown = append(unknown, k)
+		} else if len(v) > 1 {
+			return splits.Request{}, fmt.Errorf("%w: query parameter %s given %d times", splits.ErrBadRequest, k, len(v))
+		}
+	}
+	if len(unknown) > 0 {
+		sort.Strings(unknown)
+		return splits.Request{}, fmt.Errorf("%w: unknown query parameter %s", splits.ErrBadRequest, strings.Join(unknown, ", "))
+	}
+	req := splits.Request{Table: q.Get("table"), Ref: q.Get("ref")}
+	if req.Table == "" {
+		return req, fmt.Errorf("%w: query parameter table is required (table=NAMESPACE.NAME)", splits.ErrBadRequest)
+	}
+	if v := q.Get("snapshotId"); v != "" {
+		id, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return req, fmt.Errorf("%w: snapshotId %q is not an integer", splits.ErrBadRequest, v)
+		}
+		req.SnapshotID = &id
+	}
+	if v := q.Get("snapshotTime"); v != "" {
+		t, err := parseTime(v)
+		if err != nil {
+			return req, err
+		}
+		req.SnapshotTime = &t
+	}
+	mode, err := splits.ParseMode(q.Get("mode"))
+	if err != nil {
+		return req, err
+	}
+	req.Mode = mode
+	return req, nil
+}
+
+// parseTime accepts the ISO 8601 forms Druid users write: a full RFC 3339
+// instant, or a date-time without zone (taken as UTC, as Druid does), or a date.
+func parseTime(v string) (time.Time, error) {
+	for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04:05.999999999", "2006-01-02T15:04", "2006-01-02"} {
+		if t, err := time.Parse(layout, v); err == nil {
+			return t, nil
+		}
+	}
+	return time.Time{}, fmt.Errorf("%w: snapshotTime %q is not an ISO 8601 time (e.g. 2025-01-31T12:00:00Z)", splits.ErrBadRequest, v)
+}
+
+// baseURL is the configured public URL, or the scheme and host the request
+// came in on.
+func (s *server) baseURL(r *http.Request) string {
+	if s.PublicURL != "" {
+		return strings.TrimRight(s.PublicURL, "/")
+	}
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	if p := r.Header.Get("X-Forwarded-Proto"); p == "http" || p == "https" {
+		scheme = p
+	}
+	return scheme + "://" + r.Host
+}

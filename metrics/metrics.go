@@ -1,0 +1,96 @@
+// Package metrics holds the sidecar's Prometheus collectors, all registered
+// on one private registry that main builds once:
+//
+//	reg := prometheus.NewRegistry()
+//	m := metrics.New(reg)
+//	http.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+//
+// No label ever carries a token, path, table or snapshot id: label values
+// come from small fixed sets (route patterns, methods, codes, kinds).
+package metrics
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promauto"
+)
+
+// Metrics are the sidecar's collectors.
+type Metrics struct {
+	// HTTPRequests counts answered requests by route pattern, method and code.
+	HTTPRequests *prometheus.CounterVec
+	// HTTPDuration observes request latency by route pattern, method and code.
+	HTTPDuration *prometheus.HistogramVec
+	// SplitsPlanned counts planned splits by path (v1, v2).
+	SplitsPlanned *prometheus.CounterVec
+	// PlanDuration observes how long planning takes.
+	PlanDuration prometheus.Histogram
+	// RowsRead counts rows decoded from data files, deleted or not.
+	RowsRead prometheus.Counter
+	// RowsEmitted counts rows written to clients.
+	RowsEmitted prometheus.Counter
+	// RowsDeleted counts rows dropped by kind (position, equality, deletion_vector).
+	RowsDeleted *prometheus.CounterVec
+	// BytesServed counts response body bytes by route pattern.
+	BytesServed *prometheus.CounterVec
+	// ActiveStreams is the number of row and file streams being served.
+	ActiveStreams prometheus.Gauge
+	// StreamAborts counts streams cut after the first byte, by cause.
+	StreamAborts *prometheus.CounterVec
+	// CatalogErrors counts failed catalog calls.
+	CatalogErrors prometheus.Counter
+}
+
+// New creates the collectors on reg, with the Go and process collectors.
+func New(reg prometheus.Registerer) *Metrics {
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	f := promauto.With(reg)
+	return &Metrics{
+		HTTPRequests: f.NewCounterVec(prometheus.CounterOpts{
+			Name: "sidecar_http_requests_total",
+			Help: "HTTP requests answered, by route pattern, method and status code.",
+		}, []string{"route", "method", "code"}),
+		HTTPDuration: f.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "sidecar_http_request_duration_seconds",
+			Help:    "Time to answer an HTTP request, including streaming the body.",
+			Buckets: []float64{.001, .005, .01, .05, .1, .5, 1, 5, 30, 120, 600},
+		}, []string{"route", "method", "code"}),
+		SplitsPlanned: f.NewCounterVec(prometheus.CounterOpts{
+			Name: "sidecar_splits_planned_total",
+			Help: "Splits handed out, by path: v1 (raw data files) or v2 (delete-applied rows).",
+		}, []string{"path"}),
+		PlanDuration: f.NewHistogram(prometheus.HistogramOpts{
+			Name:    "sidecar_plan_duration_seconds",
+			Help:    "Time to load a table and plan its scan.",
+			Buckets: prometheus.DefBuckets,
+		}),
+		RowsRead: f.NewCounter(prometheus.CounterOpts{
+			Name: "sidecar_rows_read_total",
+			Help: "Rows decoded from data files, before deletes.",
+		}),
+		RowsEmitted: f.NewCounter(prometheus.CounterOpts{
+			Name: "sidecar_rows_emitted_total",
+			Help: "Rows written to clients.",
+		}),
+		RowsDeleted: f.NewCounterVec(prometheus.CounterOpts{
+			Name: "sidecar_rows_deleted_total",
+			Help: "Rows dropped because a delete file deletes them, by kind.",
+		}, []string{"kind"}),
+		BytesServed: f.NewCounterVec(prometheus.CounterOpts{
+			Name: "sidecar_http_response_bytes_total",
+			Help: "Response body bytes written, by route pattern.",
+		}, []string{"route"}),
+		ActiveStreams: f.NewGauge(prometheus.GaugeOpts{
+			Name: "sidecar_streams_active",
+			Help: "Row and file streams being served now.",
+		}),
+		StreamAborts: f.NewCounterVec(prometheus.CounterOpts{
+			Name: "sidecar_stream_aborts_total",
+			Help: "Streams cut after the first byte, by cause (client_gone, read_error).",
+		}, []string{"cause"}),
+		CatalogErrors: f.NewCounter(prometheus.CounterOpts{
+			Name: "sidecar_catalog_errors_total",
+			Help: "Catalog calls that failed because the catalog or storage did not answer.",
+		}),
+	}
+}
