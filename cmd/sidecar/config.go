@@ -1,0 +1,153 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/druidiceberg/sidecar/internal/storage"
+	"github.com/druidiceberg/sidecar/splits"
+)
+
+// config is the one configuration of `sidecar serve`, validated before
+// anything starts. Flags come first; SIDECAR_<NAME> environment variables
+// fill what the flags leave unset.
+type config struct {
+	Addr          string
+	PublicURL     string
+	Catalog       string
+	CatalogName   string
+	Warehouse     string
+	CatalogURI    string
+	CatalogProps  map[string]string
+	Tables        map[string]string
+	LocationMap   []storage.Mapping
+	TokenKeyFile  string
+	Demo          bool
+	LogFormat     string
+	ShutdownGrace time.Duration
+	BatchRows     int
+}
+
+// multiFlag is a repeatable KEY=VALUE flag.
+type multiFlag []string
+
+func (m *multiFlag) String() string     { return strings.Join(*m, ",") }
+func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
+
+// parseServe parses the arguments of `sidecar serve`.
+func parseServe(args []string, getenv func(string) string, stderr io.Writer) (config, error) {
+	fs := flag.NewFlagSet("sidecar serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var c config
+	var props, tables, locs multiFlag
+	fs.StringVar(&c.Addr, "addr", "127.0.0.1:8080", "listen address")
+	fs.StringVar(&c.PublicURL, "public-url", "", "base URL of the URIs handed to Druid (default: the base the request came in on)")
+	fs.StringVar(&c.Catalog, "catalog", "local", "catalog type: "+strings.Join(splits.CatalogTypes, ", "))
+	fs.StringVar(&c.CatalogName, "catalog-name", "sidecar", "catalog name handed to iceberg-go")
+	fs.StringVar(&c.Warehouse, "warehouse", "./warehouse", "warehouse location (the local catalog's directory)")
+	fs.StringVar(&c.CatalogURI, "catalog-uri", "", "catalog URI (rest, hive, sql)")
+	fs.Var(&props, "catalog-prop", "KEY=VALUE handed to iceberg-go's catalog and FileIO (repeatable)")
+	fs.Var(&tables, "table", "NS.NAME=METADATA_LOCATION for the static catalog (repeatable)")
+	fs.Var(&locs, "location-map", "FROM=TO path-prefix rewrite applied when opening files (repeatable)")
+	fs.StringVar(&c.TokenKeyFile, "token-key-file", "./sidecar-token.key", "HMAC key file for split tokens; created with mode 0600 when missing")
+	fs.BoolVar(&c.Demo, "demo", false, "write the demo tables into the local warehouse if they are absent")
+	fs.StringVar(&c.LogFormat, "log-format", "text", "log format: text or json")
+	fs.DurationVar(&c.ShutdownGrace, "shutdown-grace", 30*time.Second, "how long running streams may finish after SIGTERM")
+	fs.IntVar(&c.BatchRows, "batch-rows", 0, "rows per flushed batch of a row stream (0: the reader's default)")
+	if err := fs.Parse(args); err != nil {
+		return c, err
+	}
+	if fs.NArg() > 0 {
+		return c, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	var envErr error
+	fs.VisitAll(func(f *flag.Flag) {
+		if set[f.Name] {
+			return
+		}
+		name := "SIDECAR_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
+		v := getenv(name)
+		if v == "" {
+			return
+		}
+		// Repeatable flags take a comma-separated list from the environment.
+		vals := []string{v}
+		if _, ok := f.Value.(*multiFlag); ok {
+			vals = strings.Split(v, ",")
+		}
+		for _, one := range vals {
+			if err := f.Value.Set(strings.TrimSpace(one)); err != nil {
+				envErr = errors.Join(envErr, fmt.Errorf("%s: %w", name, err))
+			}
+		}
+	})
+	if envErr != nil {
+		return c, envErr
+	}
+	var err error
+	if c.CatalogProps, err = keyValues("--catalog-prop", props); err != nil {
+		return c, err
+	}
+	if c.Tables, err = keyValues("--table", tables); err != nil {
+		return c, err
+	}
+	for _, l := range locs {
+		m, err := storage.ParseMapping(l)
+		if err != nil {
+			return c, fmt.Errorf("--location-map: %w", err)
+		}
+		c.LocationMap = append(c.LocationMap, m)
+	}
+	return c, c.validate()
+}
+
+func keyValues(flagName string, vals []string) (map[string]string, error) {
+	m := map[string]string{}
+	for _, v := range vals {
+		k, val, ok := strings.Cut(v, "=")
+		if !ok || k == "" {
+			return nil, fmt.Errorf("%s %q: want KEY=VALUE", flagName, v)
+		}
+		m[k] = val
+	}
+	return m, nil
+}
+
+func (c config) validate() error {
+	if c.PublicURL != "" {
+		u, err := url.Parse(c.PublicURL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return fmt.Errorf("--public-url %q: want an http(s) URL such as http://sidecar:8080", c.PublicURL)
+		}
+	}
+	if c.LogFormat != "text" && c.LogFormat != "json" {
+		return fmt.Errorf("--log-format %q: want text or json", c.LogFormat)
+	}
+	if c.ShutdownGrace < 0 {
+		return errors.New("--shutdown-grace must not be negative")
+	}
+	if c.BatchRows < 0 {
+		return errors.New("--batch-rows must not be negative")
+	}
+	if c.Demo && c.Catalog != "local" {
+		return errors.New("--demo needs --catalog local: the demo tables are written into the local warehouse")
+	}
+	if c.TokenKeyFile == "" {
+		return errors.New("--token-key-file must not be empty")
+	}
+	return c.catalogConfig().Validate()
+}
+
+func (c config) catalogConfig() splits.CatalogConfig {
+	return splits.CatalogConfig{
+		Type: c.Catalog, Name: c.CatalogName, URI: c.CatalogURI, Warehouse: c.Warehouse,
+		Props: c.CatalogProps, Tables: c.Tables,
+	}
+}

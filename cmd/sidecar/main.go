@@ -1,0 +1,188 @@
+// Command sidecar serves the live rows of Iceberg tables to Apache Druid's
+// http input source, with Iceberg's delete files applied.
+//
+//	sidecar serve --demo                      # local warehouse with demo tables
+//	sidecar serve --catalog rest --catalog-uri http://catalog:8181 --catalog-prop warehouse=s3://lake
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/apache/iceberg-go/catalog/hadoop"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/druidiceberg/sidecar/handlers"
+	"github.com/druidiceberg/sidecar/internal/storage"
+	"github.com/druidiceberg/sidecar/internal/tablegen"
+	"github.com/druidiceberg/sidecar/metrics"
+	"github.com/druidiceberg/sidecar/reader"
+	"github.com/druidiceberg/sidecar/splits"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+const usage = `usage: sidecar <command> [flags]
+
+commands:
+  serve     serve splits and rows over HTTP (sidecar serve -h for flags)
+  version   print the version
+`
+
+// version is set at build time with -ldflags "-X main.version=…".
+var version = "dev"
+
+// run is main without the exit: it returns the process exit code.
+func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return 2
+	}
+	switch args[0] {
+	case "serve":
+		cfg, err := parseServe(args[1:], getenv, stderr)
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "sidecar serve: %v\n", err)
+			return 2
+		}
+		if err := serve(ctx, cfg, stderr, nil); err != nil {
+			fmt.Fprintf(stderr, "sidecar serve: %v\n", err)
+			return 1
+		}
+		return 0
+	case "version":
+		fmt.Fprintln(stdout, version)
+		return 0
+	case "-h", "--help", "help":
+		fmt.Fprint(stdout, usage)
+		return 0
+	}
+	fmt.Fprintf(stderr, "sidecar: unknown command %q\n%s", args[0], usage)
+	return 2
+}
+
+// serve runs the HTTP server until ctx is cancelled, then shuts down
+// gracefully. ready, when non-nil, receives the bound address once the server
+// listens (tests use it with --addr 127.0.0.1:0).
+func serve(ctx context.Context, cfg config, logOut io.Writer, ready chan<- string) error {
+	log := newLogger(cfg.LogFormat, logOut)
+
+	keys, err := splits.LoadOrCreateKey(cfg.TokenKeyFile)
+	if err != nil {
+		return err
+	}
+	signer, err := splits.NewSigner(keys...)
+	if err != nil {
+		return fmt.Errorf("token key file %s: %w", cfg.TokenKeyFile, err)
+	}
+	fsys := storage.New(cfg.CatalogProps, cfg.LocationMap)
+	if cfg.Demo {
+		if err := writeDemo(ctx, cfg); err != nil {
+			return err
+		}
+		log.Info("demo tables ready", slog.String("warehouse", cfg.Warehouse))
+	}
+	planner, err := splits.NewPlanner(cfg.catalogConfig(), fsys, signer)
+	if err != nil {
+		return err
+	}
+	if err := planner.Ping(ctx); err != nil {
+		// Not fatal: planning answers 503 until the catalog is back.
+		log.Warn("catalog not reachable yet", slog.String("error", err.Error()))
+	}
+
+	reg := prometheus.NewRegistry()
+	m := metrics.New(reg)
+	var readerOpts []reader.Option
+	if cfg.BatchRows > 0 {
+		readerOpts = append(readerOpts, reader.WithBatchRows(cfg.BatchRows))
+	}
+	router := handlers.New(handlers.Config{
+		Planner:   planner,
+		Signer:    signer,
+		Reader:    reader.New(fsys, readerOpts...),
+		Files:     fsys,
+		PublicURL: cfg.PublicURL,
+		Metrics:   m,
+		Gatherer:  reg,
+		Logger:    log,
+	})
+
+	ln, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", cfg.Addr, err)
+	}
+	srv := &http.Server{
+		Handler:           router,
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
+	}
+	log.Info("listening", slog.String("addr", ln.Addr().String()), slog.String("catalog", cfg.Catalog))
+	if ready != nil {
+		ready <- ln.Addr().String()
+	}
+
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return fmt.Errorf("serve: %w", err)
+	case <-ctx.Done():
+	}
+
+	log.Info("shutting down", slog.Duration("grace", cfg.ShutdownGrace))
+	sctx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownGrace)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		// The grace period ran out: cut what is left so clients retry
+		// against another replica rather than wait.
+		log.Warn("grace period over, aborting open streams", slog.String("error", err.Error()))
+		_ = srv.Close()
+	}
+	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("serve: %w", err)
+	}
+	return nil
+}
+
+func writeDemo(ctx context.Context, cfg config) error {
+	if err := os.MkdirAll(cfg.Warehouse, 0o755); err != nil {
+		return fmt.Errorf("create warehouse %s: %w", cfg.Warehouse, err)
+	}
+	cat, err := hadoop.NewCatalog(cfg.CatalogName, cfg.Warehouse, cfg.CatalogProps)
+	if err != nil {
+		return fmt.Errorf("open local warehouse %s: %w", cfg.Warehouse, err)
+	}
+	defer cat.Close()
+	if err := tablegen.Demo(ctx, cat); err != nil {
+		return fmt.Errorf("write demo tables: %w", err)
+	}
+	return nil
+}
+
+func newLogger(format string, w io.Writer) *slog.Logger {
+	if format == "json" {
+		return slog.New(slog.NewJSONHandler(w, nil))
+	}
+	return slog.New(slog.NewTextHandler(w, nil))
+}

@@ -1,0 +1,208 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+func TestBadFlags(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		env  map[string]string
+		want string
+	}{
+		{"unknown catalog", []string{"serve", "--catalog", "oracle"}, nil, "catalog \"oracle\""},
+		{"static without tables", []string{"serve", "--catalog", "static"}, nil, "--table"},
+		{"bad table", []string{"serve", "--catalog", "static", "--table", "t"}, nil, "KEY=VALUE"},
+		{"bad location map", []string{"serve", "--location-map", "s3://x"}, nil, "FROM=TO"},
+		{"rest without uri", []string{"serve", "--catalog", "rest"}, nil, "--catalog-uri"},
+		{"bad public url", []string{"serve", "--public-url", "sidecar:8080"}, nil, "--public-url"},
+		{"demo on rest", []string{"serve", "--demo", "--catalog", "rest", "--catalog-uri", "http://x"}, nil, "--demo"},
+		{"bad env", []string{"serve"}, map[string]string{"SIDECAR_SHUTDOWN_GRACE": "soon"}, "SIDECAR_SHUTDOWN_GRACE"},
+		{"unknown flag", []string{"serve", "--nope"}, nil, "-nope"},
+		{"unknown command", []string{"srv"}, nil, "unknown command"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			getenv := func(k string) string { return tc.env[k] }
+			code := run(context.Background(), tc.args, getenv, &stdout, &stderr)
+			if code == 0 {
+				t.Fatalf("exit 0 for %v", tc.args)
+			}
+			msg := stderr.String()
+			if !strings.Contains(msg, tc.want) {
+				t.Fatalf("stderr %q lacks %q", msg, tc.want)
+			}
+			if strings.Contains(msg, "goroutine ") || strings.Contains(msg, "panic") {
+				t.Fatalf("stderr holds a stack trace: %s", msg)
+			}
+		})
+	}
+}
+
+func TestEnvFallback(t *testing.T) {
+	env := map[string]string{
+		"SIDECAR_ADDR":         "127.0.0.1:9999",
+		"SIDECAR_CATALOG":      "static",
+		"SIDECAR_TABLE":        "a.b=/m/v1.metadata.json,c.d=/m/v2.metadata.json",
+		"SIDECAR_LOCATION_MAP": "s3://x/=/data/",
+	}
+	cfg, err := parseServe([]string{"--addr", "127.0.0.1:1"}, func(k string) string { return env[k] }, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Addr != "127.0.0.1:1" {
+		t.Fatalf("a flag must win over the environment: addr %s", cfg.Addr)
+	}
+	if cfg.Catalog != "static" || len(cfg.Tables) != 2 || cfg.Tables["c.d"] != "/m/v2.metadata.json" {
+		t.Fatalf("environment not applied: %+v", cfg)
+	}
+	if len(cfg.LocationMap) != 1 || cfg.LocationMap[0].To != "/data/" {
+		t.Fatalf("location map %+v", cfg.LocationMap)
+	}
+}
+
+// TestServeDemo runs the README's first command end to end: the demo tables
+// are written, planned and read over HTTP, and the server shuts down cleanly.
+func TestServeDemo(t *testing.T) {
+	dir := t.TempDir()
+	cfg, err := parseServe([]string{
+		"--addr", "127.0.0.1:0", "--demo",
+		"--warehouse", filepath.Join(dir, "warehouse"),
+		"--token-key-file", filepath.Join(dir, "token.key"),
+		"--shutdown-grace", "5s",
+	}, func(string) string { return "" }, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	ready := make(chan string, 1)
+	done := make(chan error, 1)
+	var logs bytes.Buffer
+	go func() { done <- serve(ctx, cfg, &lockedWriter{w: &logs}, ready) }()
+	var addr string
+	select {
+	case addr = <-ready:
+	case err := <-done:
+		t.Fatalf("serve: %v", err)
+	case <-time.After(2 * time.Minute):
+		t.Fatal("server did not start")
+	}
+	base := "http://" + addr
+
+	orders := getPlan(t, base+"/splits?table=demo.orders")
+	if orders.Mode != "v2" || orders.InputFormat.Type != "json" {
+		t.Fatalf("demo.orders planned as %s/%s, want v2/json", orders.Mode, orders.InputFormat.Type)
+	}
+	var ids []int64
+	for _, u := range orders.InputSource.URIs {
+		body := getBody(t, u)
+		for _, line := range strings.Split(strings.TrimSuffix(string(body), "\n"), "\n") {
+			if line == "" {
+				continue
+			}
+			var row struct {
+				OrderID int64 `json:"order_id"`
+			}
+			if err := json.Unmarshal([]byte(line), &row); err != nil {
+				t.Fatalf("row %q: %v", line, err)
+			}
+			ids = append(ids, row.OrderID)
+		}
+	}
+	slices.Sort(ids)
+	if !slices.Equal(ids, []int64{1001, 1003, 1007}) {
+		t.Fatalf("demo.orders live order ids %v, want [1001 1003 1007]", ids)
+	}
+
+	customers := getPlan(t, base+"/splits?table=demo.customers")
+	if customers.Mode != "v1" || customers.InputFormat.Type != "parquet" || len(customers.InputSource.URIs) == 0 {
+		t.Fatalf("demo.customers planned as %+v, want v1 parquet", customers)
+	}
+	if body := getBody(t, customers.InputSource.URIs[0]); !bytes.HasPrefix(body, []byte("PAR1")) {
+		t.Fatal("a v1 URI must serve the raw Parquet file")
+	}
+
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("serve returned %v after shutdown", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("server did not shut down")
+	}
+
+	// A restart with --demo leaves the tables alone and keeps the key.
+	key1, err := os.ReadFile(filepath.Join(dir, "token.key"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := writeDemo(context.Background(), cfg); err != nil {
+		t.Fatalf("second --demo run: %v", err)
+	}
+	key2, _ := os.ReadFile(filepath.Join(dir, "token.key"))
+	if !bytes.Equal(key1, key2) {
+		t.Fatal("the token key changed")
+	}
+}
+
+type demoPlan struct {
+	Mode        string `json:"mode"`
+	InputSource struct {
+		URIs []string `json:"uris"`
+	} `json:"inputSource"`
+	InputFormat struct {
+		Type string `json:"type"`
+	} `json:"inputFormat"`
+}
+
+func getPlan(t *testing.T, url string) demoPlan {
+	t.Helper()
+	var p demoPlan
+	if err := json.Unmarshal(getBody(t, url), &p); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func getBody(t *testing.T, url string) []byte {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET %s: %d %s", url, resp.StatusCode, body)
+	}
+	return body
+}
+
+// lockedWriter lets the server's goroutines log into a buffer safely.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
