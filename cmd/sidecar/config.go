@@ -40,9 +40,11 @@ func (m *multiFlag) String() string     { return strings.Join(*m, ",") }
 func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
 
 // parseServe parses the arguments of `sidecar serve`.
-func parseServe(args []string, getenv func(string) string, stderr io.Writer) (config, error) {
+//
+// A bad flag is one error, not a usage dump; -h prints the flags to help.
+func parseServe(args []string, getenv func(string) string, help io.Writer) (config, error) {
 	fs := flag.NewFlagSet("sidecar serve", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs.SetOutput(io.Discard)
 	var c config
 	var props, tables, locs multiFlag
 	fs.StringVar(&c.Addr, "addr", "127.0.0.1:8080", "listen address")
@@ -60,6 +62,11 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (co
 	fs.DurationVar(&c.ShutdownGrace, "shutdown-grace", 30*time.Second, "how long running streams may finish after SIGTERM")
 	fs.IntVar(&c.BatchRows, "batch-rows", 0, "rows per flushed batch of a row stream (0: the reader's default)")
 	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintln(help, "usage: sidecar serve [flags]\n\nflags (each also settable as SIDECAR_<NAME>):")
+			fs.SetOutput(help)
+			fs.PrintDefaults()
+		}
 		return c, err
 	}
 	if fs.NArg() > 0 {

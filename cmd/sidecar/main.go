@@ -55,7 +55,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	switch args[0] {
 	case "serve":
-		cfg, err := parseServe(args[1:], getenv, stderr)
+		cfg, err := parseServe(args[1:], getenv, stdout)
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
 		}

@@ -45,10 +45,26 @@ func TestBadFlags(t *testing.T) {
 			if !strings.Contains(msg, tc.want) {
 				t.Fatalf("stderr %q lacks %q", msg, tc.want)
 			}
+			if strings.Count(msg, "\n") != 1 && tc.args[0] == "serve" {
+				t.Fatalf("stderr is not one line: %q", msg)
+			}
 			if strings.Contains(msg, "goroutine ") || strings.Contains(msg, "panic") {
 				t.Fatalf("stderr holds a stack trace: %s", msg)
 			}
 		})
+	}
+}
+
+func TestHelp(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	if code := run(context.Background(), []string{"serve", "-h"}, func(string) string { return "" }, &stdout, &stderr); code != 0 {
+		t.Fatalf("serve -h exits %d", code)
+	}
+	for _, flag := range []string{"-addr", "-public-url", "-catalog", "-warehouse", "-catalog-uri", "-catalog-prop",
+		"-table", "-location-map", "-token-key-file", "-demo"} {
+		if !strings.Contains(stdout.String(), flag) {
+			t.Errorf("serve -h does not list %s", flag)
+		}
 	}
 }
 
