@@ -4,8 +4,12 @@ import (
 	"bytes"
 	"fmt"
 	"net/http"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/druidiceberg/sidecar/handlers"
+	"github.com/druidiceberg/sidecar/splits"
 )
 
 // positionalFixture is a small engine-written table with positional deletes.
@@ -165,4 +169,25 @@ func metricSum(t *testing.T, srv *testServer, name string) float64 {
 		}
 	}
 	return sum
+}
+
+// TestPublicURL: the URIs handed out start with --public-url when it is set,
+// else with the base the request came in on.
+func TestPublicURL(t *testing.T) {
+	f := positionalFixture(t)
+	srv := newServer(t, splits.CatalogConfig{
+		Type:   "static",
+		Tables: map[string]string{"fixtures.t": filepath.Join(f.Dir, f.Metadata)},
+	}, f.mappings(), func(c *handlers.Config) { c.PublicURL = "https://sidecar.example:8443/" })
+	for _, u := range srv.plan(t, q("table", "fixtures.t")).InputSource.URIs {
+		if !strings.HasPrefix(u, "https://sidecar.example:8443/splits/") {
+			t.Fatalf("uri %s does not start with the public URL", u)
+		}
+	}
+	own := f.server(t)
+	for _, u := range own.plan(t, q("table", "fixtures.t")).InputSource.URIs {
+		if !strings.HasPrefix(u, own.URL+"/splits/") {
+			t.Fatalf("uri %s does not start with the request's base %s", u, own.URL)
+		}
+	}
 }

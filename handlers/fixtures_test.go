@@ -64,14 +64,19 @@ func loadFixtures(t *testing.T) []fixture {
 // from every prefix written in its metadata onto its folder.
 func (f fixture) server(t *testing.T) *testServer {
 	t.Helper()
+	return newServer(t, splits.CatalogConfig{
+		Type:   "static",
+		Tables: map[string]string{"fixtures.t": filepath.Join(f.Dir, f.Metadata)},
+	}, f.mappings())
+}
+
+// mappings map every location prefix written in the fixture onto its folder.
+func (f fixture) mappings() []storage.Mapping {
 	var maps []storage.Mapping
 	for _, p := range f.LocationPrefixes {
 		maps = append(maps, storage.Mapping{From: p, To: f.Dir})
 	}
-	return newServer(t, splits.CatalogConfig{
-		Type:   "static",
-		Tables: map[string]string{"fixtures.t": filepath.Join(f.Dir, f.Metadata)},
-	}, maps)
+	return maps
 }
 
 // TestFixtures serves every engine-written table through the HTTP API and

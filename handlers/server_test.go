@@ -35,7 +35,7 @@ type testServer struct {
 
 // newServer starts the real router over the given catalog on an httptest
 // server.
-func newServer(t testing.TB, cfg splits.CatalogConfig, mappings []storage.Mapping) *testServer {
+func newServer(t testing.TB, cfg splits.CatalogConfig, mappings []storage.Mapping, opts ...func(*handlers.Config)) *testServer {
 	t.Helper()
 	signer, err := splits.NewSigner(testKey)
 	if err != nil {
@@ -47,14 +47,18 @@ func newServer(t testing.TB, cfg splits.CatalogConfig, mappings []storage.Mappin
 		t.Fatal(err)
 	}
 	reg := prometheus.NewRegistry()
-	srv := httptest.NewServer(handlers.New(handlers.Config{
+	hc := handlers.Config{
 		Planner:  planner,
 		Signer:   signer,
 		Reader:   reader.New(fsys),
 		Files:    fsys,
 		Metrics:  metrics.New(reg),
 		Gatherer: reg,
-	}))
+	}
+	for _, o := range opts {
+		o(&hc)
+	}
+	srv := httptest.NewServer(handlers.New(hc))
 	t.Cleanup(srv.Close)
 	return &testServer{Server: srv, reg: reg}
 }
