@@ -11,7 +11,6 @@ import (
 	"log/slog"
 	"net/http"
 
-	"github.com/apache/iceberg-go"
 	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/go-chi/chi/v5"
 	"github.com/prometheus/client_golang/prometheus"
@@ -26,7 +25,7 @@ import (
 // Planner plans tables and resolves a split's schema.
 type Planner interface {
 	Plan(ctx context.Context, req splits.Request) (splits.Plan, error)
-	Schema(ctx context.Context, sp splits.Split) (*iceberg.Schema, error)
+	TableSchema(ctx context.Context, sp splits.Split) (splits.TableSchema, error)
 	Ping(ctx context.Context) error
 }
 

@@ -92,12 +92,12 @@ func (s *server) getRows(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	ctx := r.Context()
-	schema, err := s.Planner.Schema(ctx, sp)
+	ts, err := s.Planner.TableSchema(ctx, sp)
 	if err != nil {
 		return err
 	}
 	// Everything that can fail early fails here, before the first byte.
-	stream, err := s.Reader.Open(ctx, sp, schema)
+	stream, err := s.Reader.Open(ctx, sp, ts.Schema)
 	if err != nil {
 		return err
 	}

@@ -152,7 +152,7 @@ func readSnapshot(t *testing.T, ctx context.Context, tbl *table.Table, fs iceber
 	var rows []map[string]any
 	total := reader.Stats{RowsDeleted: map[splits.DeleteKind]int64{}}
 	for _, task := range tasks {
-		s, err := splits.FromTask(tbl.MetadataLocation(), snapshotID, schema.ID, task)
+		s, err := splits.FromTask(tbl.Metadata(), tbl.MetadataLocation(), snapshotID, schema.ID, task)
 		if err != nil {
 			t.Fatal(err)
 		}

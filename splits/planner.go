@@ -70,6 +70,11 @@ type Request struct {
 	SnapshotTime *time.Time
 	Ref          string
 	Mode         Mode
+	// Columns narrows the rows to these top-level columns (emitted in schema
+	// order); empty means all. It applies to the row path only: raw files
+	// hold what they hold.
+	Columns  []string
+	Encoding Encoding
 }
 
 // PlannedSplit is one split of a plan with its signed token.
@@ -171,6 +176,17 @@ func (p *Planner) Plan(ctx context.Context, req Request) (Plan, error) {
 			schema = s
 		}
 	}
+	columns, err := projectColumns(schema, req.Columns)
+	if err != nil {
+		return Plan{}, err
+	}
+	if len(columns) > 0 && req.Mode == ModeAuto {
+		// A projection is served by the row path only.
+		plan.Path = PathRows
+	}
+	if len(columns) > 0 && req.Mode == ModeFiles {
+		return Plan{}, fmt.Errorf("%w: columns cannot narrow raw files (mode=files); use mode=rows", ErrBadRequest)
+	}
 	scan := tbl.Scan(table.WithSnapshotID(snap.SnapshotID))
 	tasks, err := scan.PlanFiles(ctx)
 	if err != nil {
@@ -207,9 +223,12 @@ func (p *Planner) Plan(ctx context.Context, req Request) (Plan, error) {
 		kind = KindRows
 	}
 	for _, t := range tasks {
-		sp, err := FromTask(tbl.MetadataLocation(), snap.SnapshotID, schema.ID, t)
+		sp, err := FromTask(tbl.Metadata(), tbl.MetadataLocation(), snap.SnapshotID, schema.ID, t)
 		if err != nil {
 			return Plan{}, err
+		}
+		if kind == KindRows {
+			sp.Columns, sp.Encoding = columns, req.Encoding
 		}
 		tok, err := p.signer.Sign(kind, sp)
 		if err != nil {
@@ -273,9 +292,55 @@ func selectSnapshot(tbl *table.Table, req Request) (snap *table.Snapshot, explic
 	return tbl.CurrentSnapshot(), false, nil
 }
 
-// Schema returns the schema a split's rows are emitted in, reading the
-// split's metadata file once per process while it stays cached.
-func (p *Planner) Schema(ctx context.Context, sp Split) (*iceberg.Schema, error) {
+// projectColumns resolves column names to field ids in schema order.
+func projectColumns(schema *iceberg.Schema, names []string) ([]int, error) {
+	if len(names) == 0 {
+		return nil, nil
+	}
+	want := map[int]bool{}
+	for _, n := range names {
+		f, ok := schema.FindFieldByName(n)
+		if !ok || !slices.ContainsFunc(schema.Fields(), func(top iceberg.NestedField) bool { return top.ID == f.ID }) {
+			return nil, fmt.Errorf("%w: column %q is not a top-level column of the table", ErrBadRequest, n)
+		}
+		want[f.ID] = true
+	}
+	var ids []int
+	for _, f := range schema.Fields() {
+		if want[f.ID] {
+			ids = append(ids, f.ID)
+		}
+	}
+	return ids, nil
+}
+
+// TableSchema is what a reader needs of a table besides the split: the
+// schema rows are emitted in, and the name mapping for data files written
+// without field ids.
+type TableSchema struct {
+	Schema *iceberg.Schema
+	// NameMapping is the table's schema.name-mapping.default; nil when the
+	// table has none.
+	NameMapping iceberg.NameMapping
+}
+
+// TableSchema returns the schema and name mapping of a split's table,
+// reading the split's metadata file once per process while it stays cached.
+func (p *Planner) TableSchema(ctx context.Context, sp Split) (TableSchema, error) {
+	meta, err := p.metadata(ctx, sp)
+	if err != nil {
+		return TableSchema{}, err
+	}
+	for _, s := range meta.Schemas() {
+		if s.ID == sp.SchemaID {
+			return TableSchema{Schema: s, NameMapping: meta.NameMapping()}, nil
+		}
+	}
+	return TableSchema{}, fmt.Errorf("metadata %s has no schema %d", sp.MetadataLocation, sp.SchemaID)
+}
+
+// metadata returns a split's table metadata, from the cache when it can.
+func (p *Planner) metadata(ctx context.Context, sp Split) (table.Metadata, error) {
 	meta, ok := p.schemas.Get(sp.MetadataLocation)
 	if !ok {
 		fsF := func(context.Context) (icebergio.IO, error) { return p.fsys, nil }
@@ -289,12 +354,7 @@ func (p *Planner) Schema(ctx context.Context, sp Split) (*iceberg.Schema, error)
 		meta = tbl.Metadata()
 		p.schemas.Add(sp.MetadataLocation, meta)
 	}
-	for _, s := range meta.Schemas() {
-		if s.ID == sp.SchemaID {
-			return s, nil
-		}
-	}
-	return nil, fmt.Errorf("metadata %s has no schema %d", sp.MetadataLocation, sp.SchemaID)
+	return meta, nil
 }
 
 // String names a plan for logs.

@@ -1,6 +1,7 @@
 package splits
 
 import (
+	"encoding/json"
 	"fmt"
 
 	"github.com/apache/iceberg-go"
@@ -31,6 +32,22 @@ type Split struct {
 	SchemaID int          `json:"sc"`
 	Data     DataFile     `json:"d"`
 	Deletes  []DeleteFile `json:"x,omitempty"`
+	// Columns are the field ids of the top-level fields emitted, in schema
+	// order; empty means every field of the schema.
+	Columns []int `json:"c,omitempty"`
+	// Encoding pins how values are written, so a token always yields the
+	// same bytes.
+	Encoding Encoding `json:"e,omitzero"`
+}
+
+// Encoding holds the value-encoding choices a client can make.
+type Encoding struct {
+	// ISOTimestamps writes timestamps as RFC 3339 strings instead of epoch
+	// milliseconds.
+	ISOTimestamps bool `json:"iso,omitempty"`
+	// BinaryAsString writes binary and fixed values as UTF-8 text instead of
+	// base64, as Druid's binaryAsString does for Parquet.
+	BinaryAsString bool `json:"bas,omitempty"`
 }
 
 // DataFile describes the data file of a split.
@@ -42,6 +59,21 @@ type DataFile struct {
 	Size    int64  `json:"z"`
 	Records int64  `json:"n"`
 	SpecID  int32  `json:"sp,omitempty"`
+	// Identity holds the values of the identity-partitioned source columns
+	// for every row of the file; the spec requires readers to take them from
+	// here when the file does not store the column.
+	Identity []IdentityValue `json:"i,omitempty"`
+}
+
+// IdentityValue is the value of one identity-partitioned source column.
+// Value is JSON: null; a boolean; an integer for int, long, date (days),
+// time (micros), timestamp (micros) and timestamp_ns (nanos); a number for
+// float and double; a string for string and uuid (canonical form); base64
+// for binary and fixed; the unscaled integer as a decimal string for
+// decimal (the scale is the field type's).
+type IdentityValue struct {
+	FieldID int             `json:"f"`
+	Value   json.RawMessage `json:"v"`
 }
 
 // DeleteFile describes one delete file that applies to a split's data file.
@@ -71,8 +103,9 @@ func (s Split) Count(k DeleteKind) int {
 	return n
 }
 
-// FromTask describes one planned scan task as a split of the given snapshot.
-func FromTask(metadataLocation string, snapshotID int64, schemaID int, task table.FileScanTask) (Split, error) {
+// FromTask describes one planned scan task as a split of the given snapshot,
+// with meta the metadata the task was planned from.
+func FromTask(meta table.Metadata, metadataLocation string, snapshotID int64, schemaID int, task table.FileScanTask) (Split, error) {
 	f := task.File
 	if f.FileFormat() != iceberg.ParquetFile {
 		return Split{}, fmt.Errorf("%w: data file %s is %s; only Parquet data files are served",
@@ -90,6 +123,11 @@ func FromTask(metadataLocation string, snapshotID int64, schemaID int, task tabl
 			SpecID:  f.SpecID(),
 		},
 	}
+	ids, err := identityValues(meta, f)
+	if err != nil {
+		return Split{}, err
+	}
+	s.Data.Identity = ids
 	add := func(kind DeleteKind, files []iceberg.DataFile) {
 		for _, d := range files {
 			df := DeleteFile{
