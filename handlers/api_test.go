@@ -68,6 +68,12 @@ func TestErrors(t *testing.T) {
 		{"bad snapshot time", "/splits?table=fixtures.t&snapshotTime=yesterday", nil, 400, "bad_request"},
 		{"before the first snapshot", "/splits?table=fixtures.t&snapshotTime=2000-01-01T00:00:00Z", nil, 404, "snapshot_not_found"},
 		{"files with deletes", "/splits?table=fixtures.t&mode=files", nil, 409, "conflict"},
+		{"unknown column", "/splits?table=fixtures.t&columns=id,nope", nil, 400, "bad_request"},
+		{"empty column", "/splits?table=fixtures.t&columns=id,,data", nil, 400, "bad_request"},
+		{"columns on raw files", "/splits?table=fixtures.t&columns=id&mode=files", nil, 400, "bad_request"},
+		{"iso on raw files", "/splits?table=fixtures.t&timestamps=iso&mode=files", nil, 400, "bad_request"},
+		{"bad timestamps", "/splits?table=fixtures.t&timestamps=nanos", nil, 400, "bad_request"},
+		{"bad binaryAsString", "/splits?table=fixtures.t&binaryAsString=maybe", nil, 400, "bad_request"},
 		{"suffix range", rowsPath, []string{"Range", "bytes=-10"}, 416, "bad_range"},
 		{"unknown route", "/nope", nil, 404, "not_found"},
 	}

@@ -47,6 +47,14 @@ type Config struct {
 	Metrics   *metrics.Metrics
 	Gatherer  prometheus.Gatherer
 	Logger    *slog.Logger
+	// BasicAuth, when set, is required on every route but /healthz,
+	// /readyz and (unless AuthMetrics) /metrics.
+	BasicAuth   []Credential
+	AuthMetrics bool
+	// DruidPasswordEnv names the environment variable that Druid's tasks
+	// read the password from; the generated inputSource refers to it and
+	// never holds the password itself.
+	DruidPasswordEnv string
 }
 
 type server struct {
@@ -59,22 +67,30 @@ func New(cfg Config) http.Handler {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	s := &server{Config: cfg}
+	auth := newBasicAuth(cfg.BasicAuth)
 	r := chi.NewRouter()
 	r.Use(s.instrument)
-	r.Get("/splits", s.handle(s.getSplits))
-	r.Get("/splits/{token}/rows", s.handle(s.getRows))
-	r.Get("/files/{token}", s.handle(s.getFile))
+	r.Group(func(r chi.Router) {
+		r.Use(s.require(auth))
+		r.Get("/splits", s.handle(s.getSplits))
+		r.Get("/splits/{token}/rows", s.handle(s.getRows))
+		r.Get("/files/{token}", s.handle(s.getFile))
+		r.Get("/openapi.yaml", func(w http.ResponseWriter, _ *http.Request) {
+			w.Header().Set("Content-Type", "application/yaml")
+			_, _ = w.Write(api.OpenAPI)
+		})
+	})
 	r.Get("/healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		_, _ = w.Write([]byte("ok\n"))
 	})
 	r.Get("/readyz", s.handle(s.getReady))
-	r.Get("/openapi.yaml", func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", "application/yaml")
-		_, _ = w.Write(api.OpenAPI)
-	})
 	if cfg.Gatherer != nil {
-		r.Method(http.MethodGet, "/metrics", promhttp.HandlerFor(cfg.Gatherer, promhttp.HandlerOpts{}))
+		h := promhttp.HandlerFor(cfg.Gatherer, promhttp.HandlerOpts{})
+		if cfg.AuthMetrics {
+			h = s.require(auth)(h)
+		}
+		r.Method(http.MethodGet, "/metrics", h)
 	}
 	r.NotFound(s.handle(func(http.ResponseWriter, *http.Request) error {
 		return errorf(http.StatusNotFound, "not_found", "no such route; see /openapi.yaml")

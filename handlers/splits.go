@@ -15,7 +15,10 @@ import (
 
 // splitsParams are the query parameters GET /splits accepts; any other is a
 // 400 that names it, so a typo never silently plans something else.
-var splitsParams = map[string]bool{"table": true, "snapshotId": true, "snapshotTime": true, "ref": true, "mode": true}
+var splitsParams = map[string]bool{
+	"table": true, "snapshotId": true, "snapshotTime": true, "ref": true, "mode": true,
+	"columns": true, "timestamps": true, "binaryAsString": true,
+}
 
 // splitsResponse is the answer of GET /splits.
 type splitsResponse struct {
@@ -31,11 +34,25 @@ type splitsResponse struct {
 type inputSource struct {
 	Type string   `json:"type"`
 	URIs []string `json:"uris"`
+	// Username and Password are Druid's httpAuthenticationUsername and
+	// httpAuthenticationPassword; the password is a provider that names an
+	// environment variable, never the secret.
+	Username string            `json:"httpAuthenticationUsername,omitempty"`
+	Password *passwordProvider `json:"httpAuthenticationPassword,omitempty"`
+}
+
+// passwordProvider is Druid's environment variable password provider.
+type passwordProvider struct {
+	Type     string `json:"type"`
+	Variable string `json:"variable"`
 }
 
 // inputFormat is the Druid inputFormat that reads what the URIs serve.
 type inputFormat struct {
 	Type string `json:"type"`
+	// BinaryAsString is Druid's Parquet option; on the row path the
+	// sidecar itself writes binaries as text.
+	BinaryAsString bool `json:"binaryAsString,omitempty"`
 }
 
 type splitResponse struct {
@@ -71,13 +88,17 @@ func (s *server) getSplits(w http.ResponseWriter, r *http.Request) error {
 		InputSource: inputSource{Type: "http", URIs: []string{}},
 		Splits:      []splitResponse{},
 	}
+	if len(s.BasicAuth) > 0 {
+		resp.InputSource.Username = s.BasicAuth[0].Username
+		resp.InputSource.Password = &passwordProvider{Type: "environment", Variable: s.DruidPasswordEnv}
+	}
 	if plan.SnapshotID != 0 {
 		id := plan.SnapshotID
 		resp.SnapshotID = &id
 	}
-	resp.InputFormat.Type = "parquet"
+	resp.InputFormat = inputFormat{Type: "parquet", BinaryAsString: req.Encoding.BinaryAsString}
 	if plan.Path == splits.PathRows {
-		resp.InputFormat.Type = "json"
+		resp.InputFormat = inputFormat{Type: "json"}
 	}
 	for _, ps := range plan.Splits {
 		uri := base + "/files/" + ps.Token
@@ -145,6 +166,28 @@ func parseSplitsQuery(q url.Values) (splits.Request, error) {
 		return req, err
 	}
 	req.Mode = mode
+	if v := q.Get("columns"); v != "" {
+		for _, c := range strings.Split(v, ",") {
+			if c = strings.TrimSpace(c); c == "" {
+				return req, fmt.Errorf("%w: columns %q has an empty name", splits.ErrBadRequest, v)
+			}
+			req.Columns = append(req.Columns, c)
+		}
+	}
+	switch v := q.Get("timestamps"); v {
+	case "", "millis":
+	case "iso":
+		req.Encoding.ISOTimestamps = true
+	default:
+		return req, fmt.Errorf("%w: timestamps %q: want millis or iso", splits.ErrBadRequest, v)
+	}
+	if v := q.Get("binaryAsString"); v != "" {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return req, fmt.Errorf("%w: binaryAsString %q: want true or false", splits.ErrBadRequest, v)
+		}
+		req.Encoding.BinaryAsString = b
+	}
 	return req, nil
 }
 

@@ -31,6 +31,9 @@ type Metrics struct {
 	RowsEmitted prometheus.Counter
 	// RowsDeleted counts rows dropped by kind (position, equality, deletion_vector).
 	RowsDeleted *prometheus.CounterVec
+	// InvalidUTF8 counts string values whose invalid UTF-8 bytes were
+	// replaced with U+FFFD.
+	InvalidUTF8 prometheus.Counter
 	// BytesServed counts response body bytes by route pattern.
 	BytesServed *prometheus.CounterVec
 	// ActiveStreams is the number of row and file streams being served.
@@ -76,6 +79,10 @@ func New(reg prometheus.Registerer) *Metrics {
 			Name: "sidecar_rows_deleted_total",
 			Help: "Rows dropped because a delete file deletes them, by kind.",
 		}, []string{"kind"}),
+		InvalidUTF8: f.NewCounter(prometheus.CounterOpts{
+			Name: "sidecar_invalid_utf8_values_total",
+			Help: "String values written with invalid UTF-8 bytes replaced by U+FFFD.",
+		}),
 		BytesServed: f.NewCounterVec(prometheus.CounterOpts{
 			Name: "sidecar_http_response_bytes_total",
 			Help: "Response body bytes written, by route pattern.",

@@ -180,12 +180,14 @@ func (p *Planner) Plan(ctx context.Context, req Request) (Plan, error) {
 	if err != nil {
 		return Plan{}, err
 	}
-	if len(columns) > 0 && req.Mode == ModeAuto {
-		// A projection is served by the row path only.
+	// A projection and ISO timestamps change what is served, which only
+	// the row path can do; binaryAsString is also a Druid Parquet option,
+	// so it needs no row path.
+	if len(columns) > 0 || req.Encoding.ISOTimestamps {
+		if req.Mode == ModeFiles {
+			return Plan{}, fmt.Errorf("%w: columns and timestamps=iso need the row path, not mode=files", ErrBadRequest)
+		}
 		plan.Path = PathRows
-	}
-	if len(columns) > 0 && req.Mode == ModeFiles {
-		return Plan{}, fmt.Errorf("%w: columns cannot narrow raw files (mode=files); use mode=rows", ErrBadRequest)
 	}
 	scan := tbl.Scan(table.WithSnapshotID(snap.SnapshotID))
 	tasks, err := scan.PlanFiles(ctx)

@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"io"
 	"net/url"
+	"os"
 	"strings"
 	"time"
 
+	"github.com/druidiceberg/sidecar/handlers"
 	"github.com/druidiceberg/sidecar/internal/storage"
 	"github.com/druidiceberg/sidecar/splits"
 )
@@ -31,6 +33,12 @@ type config struct {
 	LogFormat     string
 	ShutdownGrace time.Duration
 	BatchRows     int
+	// BasicAuthFile holds username:password lines; credentials never come
+	// from a flag value.
+	BasicAuthFile    string
+	BasicAuth        []handlers.Credential
+	AuthMetrics      bool
+	DruidPasswordEnv string
 }
 
 // multiFlag is a repeatable KEY=VALUE flag.
@@ -61,6 +69,9 @@ func parseServe(args []string, getenv func(string) string, help io.Writer) (conf
 	fs.StringVar(&c.LogFormat, "log-format", "text", "log format: text or json")
 	fs.DurationVar(&c.ShutdownGrace, "shutdown-grace", 30*time.Second, "how long running streams may finish after SIGTERM")
 	fs.IntVar(&c.BatchRows, "batch-rows", 0, "rows per flushed batch of a row stream (0: the reader's default)")
+	fs.StringVar(&c.BasicAuthFile, "basic-auth-file", "", "file of username:password lines; when set (or SIDECAR_BASIC_AUTH_USERNAME and _PASSWORD are), HTTP Basic auth is required")
+	fs.BoolVar(&c.AuthMetrics, "auth-metrics", false, "require Basic auth on /metrics too")
+	fs.StringVar(&c.DruidPasswordEnv, "druid-password-env", "SIDECAR_HTTP_PASSWORD", "environment variable Druid's tasks read the password from; named in the generated inputSource")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fmt.Fprintln(help, "usage: sidecar serve [flags]\n\nflags (each also settable as SIDECAR_<NAME>):")
@@ -105,6 +116,9 @@ func parseServe(args []string, getenv func(string) string, help io.Writer) (conf
 	if c.Tables, err = keyValues("--table", tables); err != nil {
 		return c, err
 	}
+	if c.BasicAuth, err = loadCredentials(c.BasicAuthFile, getenv); err != nil {
+		return c, err
+	}
 	for _, l := range locs {
 		m, err := storage.ParseMapping(l)
 		if err != nil {
@@ -113,6 +127,45 @@ func parseServe(args []string, getenv func(string) string, help io.Writer) (conf
 		c.LocationMap = append(c.LocationMap, m)
 	}
 	return c, c.validate()
+}
+
+// loadCredentials reads username:password lines from path, or one pair from
+// SIDECAR_BASIC_AUTH_USERNAME and SIDECAR_BASIC_AUTH_PASSWORD. The error
+// never quotes a line of the file: it may hold a password.
+func loadCredentials(path string, getenv func(string) string) ([]handlers.Credential, error) {
+	user, pass := getenv("SIDECAR_BASIC_AUTH_USERNAME"), getenv("SIDECAR_BASIC_AUTH_PASSWORD")
+	if path == "" {
+		if (user == "") != (pass == "") {
+			return nil, errors.New("set both SIDECAR_BASIC_AUTH_USERNAME and SIDECAR_BASIC_AUTH_PASSWORD, or neither")
+		}
+		if user == "" {
+			return nil, nil
+		}
+		return []handlers.Credential{{Username: user, Password: pass}}, nil
+	}
+	if user != "" || pass != "" {
+		return nil, errors.New("give credentials either in --basic-auth-file or in SIDECAR_BASIC_AUTH_USERNAME/_PASSWORD, not both")
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("--basic-auth-file: %w", err)
+	}
+	var creds []handlers.Credential
+	for i, line := range strings.Split(string(data), "\n") {
+		line = strings.TrimRight(line, "\r")
+		if strings.TrimSpace(line) == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		u, p, ok := strings.Cut(line, ":")
+		if !ok || u == "" || p == "" {
+			return nil, fmt.Errorf("--basic-auth-file %s line %d: want username:password", path, i+1)
+		}
+		creds = append(creds, handlers.Credential{Username: u, Password: p})
+	}
+	if len(creds) == 0 {
+		return nil, fmt.Errorf("--basic-auth-file %s holds no username:password line", path)
+	}
+	return creds, nil
 }
 
 func keyValues(flagName string, vals []string) (map[string]string, error) {

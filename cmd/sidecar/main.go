@@ -124,6 +124,10 @@ func serve(ctx context.Context, cfg config, logOut io.Writer, ready chan<- strin
 		Metrics:   m,
 		Gatherer:  reg,
 		Logger:    log,
+
+		BasicAuth:        cfg.BasicAuth,
+		AuthMetrics:      cfg.AuthMetrics,
+		DruidPasswordEnv: cfg.DruidPasswordEnv,
 	})
 
 	ln, err := net.Listen("tcp", cfg.Addr)
@@ -137,7 +141,8 @@ func serve(ctx context.Context, cfg config, logOut io.Writer, ready chan<- strin
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
 	}
-	log.Info("listening", slog.String("addr", ln.Addr().String()), slog.String("catalog", cfg.Catalog))
+	log.Info("listening", slog.String("addr", ln.Addr().String()), slog.String("catalog", cfg.Catalog),
+		slog.Bool("basic_auth", len(cfg.BasicAuth) > 0))
 	if ready != nil {
 		ready <- ln.Addr().String()
 	}
