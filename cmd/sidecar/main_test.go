@@ -55,6 +55,39 @@ func TestBadFlags(t *testing.T) {
 	}
 }
 
+func TestCredentials(t *testing.T) {
+	dir := t.TempDir()
+	good := filepath.Join(dir, "auth")
+	if err := os.WriteFile(good, []byte("# druid\ndruid:pa:ss\nops:x\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	bad := filepath.Join(dir, "bad")
+	if err := os.WriteFile(bad, []byte("druid-without-password\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	noenv := func(string) string { return "" }
+	cfg, err := parseServe([]string{"--basic-auth-file", good}, noenv, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cfg.BasicAuth) != 2 || cfg.BasicAuth[0].Username != "druid" || cfg.BasicAuth[0].Password != "pa:ss" {
+		t.Fatalf("credentials %+v", cfg.BasicAuth)
+	}
+	env := map[string]string{"SIDECAR_BASIC_AUTH_USERNAME": "druid", "SIDECAR_BASIC_AUTH_PASSWORD": "pw"}
+	cfg, err = parseServe(nil, func(k string) string { return env[k] }, io.Discard)
+	if err != nil || len(cfg.BasicAuth) != 1 || cfg.BasicAuth[0].Password != "pw" {
+		t.Fatalf("credentials from env: %+v, %v", cfg.BasicAuth, err)
+	}
+	_, err = parseServe([]string{"--basic-auth-file", bad}, noenv, io.Discard)
+	if err == nil || strings.Contains(err.Error(), "druid-without-password") {
+		t.Fatalf("a bad line must be refused without being quoted: %v", err)
+	}
+	half := map[string]string{"SIDECAR_BASIC_AUTH_USERNAME": "druid"}
+	if _, err := parseServe(nil, func(k string) string { return half[k] }, io.Discard); err == nil {
+		t.Fatal("a username without a password must be refused")
+	}
+}
+
 func TestHelp(t *testing.T) {
 	var stdout, stderr bytes.Buffer
 	if code := run(context.Background(), []string{"serve", "-h"}, func(string) string { return "" }, &stdout, &stderr); code != 0 {
