@@ -75,6 +75,37 @@ type Request struct {
 	// hold what they hold.
 	Columns  []string
 	Encoding Encoding
+	// Filter is Druid's icebergFilter; nil plans every file.
+	Filter *Filter
+	// ResidualMode is Druid's residualFilterMode: ignore (default), warn
+	// or fail.
+	ResidualMode ResidualMode
+	// Now is the base time of a timeWindow filter without one; zero means
+	// the time of planning.
+	Now time.Time
+}
+
+// ResidualMode says what to do when the filter cannot be decided from
+// partition values and file statistics alone, so that some planned files
+// hold rows that do not match.
+type ResidualMode string
+
+// The residual modes, as Druid names them.
+const (
+	ResidualIgnore ResidualMode = "ignore"
+	ResidualWarn   ResidualMode = "warn"
+	ResidualFail   ResidualMode = "fail"
+)
+
+// ParseResidualMode parses a residualFilterMode, "" being ignore.
+func ParseResidualMode(s string) (ResidualMode, error) {
+	switch m := ResidualMode(s); m {
+	case "":
+		return ResidualIgnore, nil
+	case ResidualIgnore, ResidualWarn, ResidualFail:
+		return m, nil
+	}
+	return "", fmt.Errorf("%w: residualFilterMode %q: want ignore, warn or fail", ErrBadRequest, s)
 }
 
 // PlannedSplit is one split of a plan with its signed token.
@@ -90,6 +121,9 @@ type Plan struct {
 	SnapshotID int64
 	Path       Path
 	Splits     []PlannedSplit
+	// Warnings are things the client should know, such as a residual
+	// filter under residualFilterMode=warn.
+	Warnings []string
 }
 
 // Planner plans tables of one configured catalog.
@@ -189,7 +223,24 @@ func (p *Planner) Plan(ctx context.Context, req Request) (Plan, error) {
 		}
 		plan.Path = PathRows
 	}
-	scan := tbl.Scan(table.WithSnapshotID(snap.SnapshotID))
+	opts := []table.ScanOption{table.WithSnapshotID(snap.SnapshotID)}
+	var filter iceberg.BooleanExpression
+	if req.Filter != nil {
+		now := req.Now
+		if now.IsZero() {
+			now = time.Now()
+		}
+		expr, err := req.Filter.Expression(schema, now)
+		if err != nil {
+			return Plan{}, err
+		}
+		if _, err := iceberg.BindExpr(schema, expr, true); err != nil {
+			return Plan{}, fmt.Errorf("%w: icebergFilter: %w", ErrBadRequest, err)
+		}
+		filter = expr
+		opts = append(opts, table.WithRowFilter(expr))
+	}
+	scan := tbl.Scan(opts...)
 	tasks, err := scan.PlanFiles(ctx)
 	if err != nil {
 		if storage.IsTransient(err) {
@@ -206,6 +257,9 @@ func (p *Planner) Plan(ctx context.Context, req Request) (Plan, error) {
 		}
 		return cmp.Compare(a.Start, b.Start)
 	})
+	if err := checkResiduals(req.ResidualMode, filter, tasks, &plan); err != nil {
+		return Plan{}, err
+	}
 	withDeletes := 0
 	for _, t := range tasks {
 		if len(t.DeleteFiles)+len(t.EqualityDeleteFiles)+len(t.DeletionVectorFiles) > 0 {
@@ -239,6 +293,46 @@ func (p *Planner) Plan(ctx context.Context, req Request) (Plan, error) {
 		plan.Splits = append(plan.Splits, PlannedSplit{Split: sp, Kind: kind, Token: tok})
 	}
 	return plan, nil
+}
+
+// checkResiduals applies the residual mode: the residual of a task is what
+// of the filter its file's partition values could not decide, so the file
+// may hold rows that do not match.
+func checkResiduals(mode ResidualMode, filter iceberg.BooleanExpression, tasks []table.FileScanTask, plan *Plan) error {
+	if filter == nil || mode == ResidualIgnore || mode == "" {
+		return nil
+	}
+	residuals := map[string]int{}
+	for _, t := range tasks {
+		r := t.Residual
+		if r == nil {
+			// iceberg-go leaves it nil when the partition could not
+			// simplify the filter at all: the whole filter remains.
+			r = filter
+		}
+		if r.Equals(iceberg.AlwaysTrue{}) {
+			continue
+		}
+		residuals[r.String()]++
+	}
+	if len(residuals) == 0 {
+		return nil
+	}
+	keys := make([]string, 0, len(residuals))
+	n := 0
+	for k, c := range residuals {
+		keys = append(keys, k)
+		n += c
+	}
+	slices.Sort(keys)
+	if mode == ResidualFail {
+		return fmt.Errorf("%w: residualFilterMode=fail: the filter leaves a residual on %d of %d files (%s): "+
+			"files would hold rows that do not match", ErrConflict, n, len(tasks), strings.Join(keys, "; "))
+	}
+	for _, k := range keys {
+		plan.Warnings = append(plan.Warnings, fmt.Sprintf("residual filter on %d file(s), rows that do not match are ingested: %s", residuals[k], k))
+	}
+	return nil
 }
 
 // selectSnapshot resolves the request's snapshot selector. explicit is true

@@ -1,0 +1,228 @@
+package splits
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/catalog"
+	"github.com/apache/iceberg-go/catalog/hadoop"
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/druidiceberg/sidecar/internal/storage"
+)
+
+// eventsTable writes events.daily: partitioned by identity(day), one data
+// file per day from 2025-01-01 to 2025-01-05, three rows a day with ts at
+// 06:00, 12:00 and 18:00 UTC of that day and id = day*10 + n.
+func eventsTable(t *testing.T) *Planner {
+	t.Helper()
+	ctx := context.Background()
+	dir := t.TempDir()
+	cat, err := hadoop.NewCatalog("test", dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cat.Close() })
+	sc := iceberg.NewSchema(0,
+		iceberg.NestedField{ID: 1, Name: "id", Type: iceberg.PrimitiveTypes.Int64, Required: true},
+		iceberg.NestedField{ID: 2, Name: "day", Type: iceberg.PrimitiveTypes.Date, Required: true},
+		iceberg.NestedField{ID: 3, Name: "ts", Type: iceberg.PrimitiveTypes.TimestampTz, Required: true},
+		iceberg.NestedField{ID: 4, Name: "kind", Type: iceberg.PrimitiveTypes.String},
+	)
+	spec := iceberg.NewPartitionSpec(iceberg.PartitionField{SourceIDs: []int{2}, FieldID: 1000, Name: "day", Transform: iceberg.IdentityTransform{}})
+	if err := cat.CreateNamespace(ctx, table.Identifier{"events"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	tbl, err := cat.CreateTable(ctx, table.Identifier{"events", "daily"}, sc,
+		catalog.WithPartitionSpec(&spec), catalog.WithProperties(iceberg.Properties{"format-version": "2"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	asc, err := table.SchemaToArrowSchema(sc, nil, true, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := array.NewRecordBuilder(memory.DefaultAllocator, asc)
+	defer b.Release()
+	for d := 1; d <= 5; d++ {
+		day := time.Date(2025, 1, d, 0, 0, 0, 0, time.UTC)
+		for n, h := range []int{6, 12, 18} {
+			b.Field(0).(*array.Int64Builder).Append(int64(d*10 + n))
+			b.Field(1).(*array.Date32Builder).Append(arrow.Date32FromTime(day))
+			b.Field(2).(*array.TimestampBuilder).Append(arrow.Timestamp(day.Add(time.Duration(h) * time.Hour).UnixMicro()))
+			b.Field(3).(*array.StringBuilder).Append([]string{"view", "click", "buy"}[n])
+		}
+	}
+	rec := b.NewRecordBatch()
+	defer rec.Release()
+	at := array.NewTableFromRecords(asc, []arrow.RecordBatch{rec})
+	defer at.Release()
+	if _, err := tbl.AppendTable(ctx, at, 1024, nil); err != nil {
+		t.Fatal(err)
+	}
+	signer, err := NewSigner(key(3))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := NewPlanner(CatalogConfig{Type: "local", Warehouse: dir}, storage.New(nil, nil), signer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func parseFilter(t *testing.T, s string) *Filter {
+	t.Helper()
+	var f Filter
+	if err := json.Unmarshal([]byte(s), &f); err != nil {
+		t.Fatalf("filter %s: %v", s, err)
+	}
+	return &f
+}
+
+// plannedDays returns the day partition (as 2025-01-DD) of every planned file.
+func plannedDays(t *testing.T, p Plan) []string {
+	t.Helper()
+	var days []string
+	for _, s := range p.Splits {
+		if len(s.Split.Data.Identity) != 1 {
+			t.Fatalf("split %s has identity values %v", s.Split.Data.Path, s.Split.Data.Identity)
+		}
+		var d int
+		if err := json.Unmarshal(s.Split.Data.Identity[0].Value, &d); err != nil {
+			t.Fatal(err)
+		}
+		days = append(days, time.Unix(int64(d)*86400, 0).UTC().Format("01-02"))
+	}
+	slices.Sort(days)
+	return days
+}
+
+// TestFilters holds each Druid filter type, with Druid's boundary semantics,
+// to the data files it plans.
+func TestFilters(t *testing.T) {
+	p := eventsTable(t)
+	tests := []struct {
+		name   string
+		filter string
+		want   []string
+	}{
+		{"equals on the partition", `{"type":"equals","filterColumn":"day","filterValue":"2025-01-03"}`, []string{"01-03"}},
+		{"equals on a statistic", `{"type":"equals","filterColumn":"id","filterValue":42}`, []string{"01-04"}},
+		{"interval end excluded", `{"type":"interval","filterColumn":"day","intervals":["2025-01-02T00:00:00Z/2025-01-04T00:00:00Z"]}`, []string{"01-02", "01-03"}},
+		{"interval start mid-day", `{"type":"interval","filterColumn":"day","intervals":["2025-01-02T12:00:00Z/2025-01-04T00:00:00Z"]}`, []string{"01-03"}},
+		{"two intervals", `{"type":"interval","filterColumn":"day","intervals":["2025-01-01/2025-01-02","2025-01-05/P1D"]}`, []string{"01-01", "01-05"}},
+		{"interval on a timestamp", `{"type":"interval","filterColumn":"ts","intervals":["2025-01-02T18:00:00Z/2025-01-03T06:00:00Z"]}`, []string{"01-02"}},
+		{"interval on a timestamp, end reaching a row", `{"type":"interval","filterColumn":"ts","intervals":["2025-01-02T18:00:00Z/2025-01-03T06:00:00.001Z"]}`, []string{"01-02", "01-03"}},
+		{"range closed", `{"type":"range","filterColumn":"day","lower":"2025-01-02","upper":"2025-01-04"}`, []string{"01-02", "01-03", "01-04"}},
+		{"range lower open", `{"type":"range","filterColumn":"day","lower":"2025-01-02","upper":"2025-01-04","lowerOpen":true}`, []string{"01-03", "01-04"}},
+		{"range upper open", `{"type":"range","filterColumn":"day","lower":"2025-01-02","upper":"2025-01-04","upperOpen":true}`, []string{"01-02", "01-03"}},
+		{"range both open", `{"type":"range","filterColumn":"day","lower":"2025-01-02","upper":"2025-01-04","lowerOpen":true,"upperOpen":true}`, []string{"01-03"}},
+		{"range lower only", `{"type":"range","filterColumn":"id","lower":40}`, []string{"01-04", "01-05"}},
+		{"time window both ends included", `{"type":"timeWindow","filterColumn":"day","baseTime":"2025-01-04T00:00:00Z","lookbackDuration":"P2D"}`, []string{"01-02", "01-03", "01-04"}},
+		{"time window on a timestamp", `{"type":"timeWindow","filterColumn":"ts","baseTime":"2025-01-04T06:00:00Z","lookbackDuration":"PT12H","lookaheadDuration":"PT0S"}`, []string{"01-03", "01-04"}},
+		{"time window default lookback of one day", `{"type":"timeWindow","filterColumn":"ts","baseTime":"2025-01-03T05:00:00Z"}`, []string{"01-02"}},
+		{"and", `{"type":"and","filters":[{"type":"range","filterColumn":"day","lower":"2025-01-02"},{"type":"range","filterColumn":"day","upper":"2025-01-03"}]}`, []string{"01-02", "01-03"}},
+		{"or", `{"type":"or","filters":[{"type":"equals","filterColumn":"day","filterValue":"2025-01-01"},{"type":"equals","filterColumn":"day","filterValue":"2025-01-05"}]}`, []string{"01-01", "01-05"}},
+		{"not", `{"type":"not","filter":{"type":"equals","filterColumn":"day","filterValue":"2025-01-03"}}`, []string{"01-01", "01-02", "01-04", "01-05"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			plan, err := p.Plan(context.Background(), Request{Table: "events.daily", Filter: parseFilter(t, tc.filter)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := plannedDays(t, plan); !slices.Equal(got, tc.want) {
+				t.Fatalf("planned days %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestFilterErrors(t *testing.T) {
+	p := eventsTable(t)
+	for _, tc := range []struct{ name, filter, want string }{
+		{"missing column", `{"type":"equals","filterColumn":"nope","filterValue":1}`, `no column "nope"`},
+		{"unconvertible value", `{"type":"equals","filterColumn":"id","filterValue":"forty"}`, "cannot be converted"},
+		{"unconvertible date", `{"type":"range","filterColumn":"day","lower":"yesterday"}`, "cannot be converted"},
+		{"interval on a string", `{"type":"interval","filterColumn":"kind","intervals":["2025-01-01/2025-01-02"]}`, "need a timestamp"},
+		{"bad interval", `{"type":"interval","filterColumn":"day","intervals":["2025-01-01"]}`, "START/END"},
+		{"backwards interval", `{"type":"interval","filterColumn":"day","intervals":["2025-01-03/2025-01-01"]}`, "ends before"},
+		{"month duration", `{"type":"timeWindow","filterColumn":"day","lookbackDuration":"P1M"}`, "no fixed length"},
+		{"empty range", `{"type":"range","filterColumn":"day"}`, "lower, upper"},
+		{"empty and", `{"type":"and","filters":[]}`, "filters is required"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := p.Plan(context.Background(), Request{Table: "events.daily", Filter: parseFilter(t, tc.filter)})
+			if !errors.Is(err, ErrBadRequest) || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error %v, want ErrBadRequest containing %q", err, tc.want)
+			}
+		})
+	}
+	for _, tc := range []struct{ name, filter, want string }{
+		{"unknown type", `{"type":"like","filterColumn":"kind"}`, `unknown filter type "like"`},
+		{"unknown field", `{"type":"equals","filterColumn":"id","value":1}`, `no field "value"`},
+		{"field of another type", `{"type":"equals","filterColumn":"id","filterValue":1,"lowerOpen":true}`, `no field "lowerOpen"`},
+		{"no type", `{"filterColumn":"id"}`, `needs a "type"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var f Filter
+			err := json.Unmarshal([]byte(tc.filter), &f)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error %v, want one containing %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// TestResidualModes: a filter on a non-partition column leaves a residual
+// that warn reports and fail refuses; a filter on the partition does not.
+func TestResidualModes(t *testing.T) {
+	p := eventsTable(t)
+	onTS := `{"type":"interval","filterColumn":"ts","intervals":["2025-01-02T10:00:00Z/2025-01-02T20:00:00Z"]}`
+	onDay := `{"type":"equals","filterColumn":"day","filterValue":"2025-01-02"}`
+
+	plan, err := p.Plan(context.Background(), Request{Table: "events.daily", Filter: parseFilter(t, onTS), ResidualMode: ResidualWarn})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(plan.Warnings) == 0 || !strings.Contains(plan.Warnings[0], "residual") {
+		t.Fatalf("warn mode gave warnings %v", plan.Warnings)
+	}
+	if _, err := p.Plan(context.Background(), Request{Table: "events.daily", Filter: parseFilter(t, onTS), ResidualMode: ResidualFail}); !errors.Is(err, ErrConflict) {
+		t.Fatalf("fail mode with a residual: %v, want ErrConflict", err)
+	}
+	plan, err = p.Plan(context.Background(), Request{Table: "events.daily", Filter: parseFilter(t, onDay), ResidualMode: ResidualFail})
+	if err != nil || len(plan.Warnings) != 0 || len(plan.Splits) != 1 {
+		t.Fatalf("a partition filter must leave no residual: %d splits, warnings %v, %v", len(plan.Splits), plan.Warnings, err)
+	}
+	plan, err = p.Plan(context.Background(), Request{Table: "events.daily", Filter: parseFilter(t, onTS)})
+	if err != nil || len(plan.Warnings) != 0 {
+		t.Fatalf("ignore mode: warnings %v, %v", plan.Warnings, err)
+	}
+}
+
+func TestParseISODuration(t *testing.T) {
+	for in, want := range map[string]time.Duration{
+		"P1D": 24 * time.Hour, "PT6H": 6 * time.Hour, "P1W": 7 * 24 * time.Hour, "PT1.5S": 1500 * time.Millisecond,
+		"P1DT2H30M": 26*time.Hour + 30*time.Minute, "PT0S": 0,
+	} {
+		if got, err := parseISODuration(in); err != nil || got != want {
+			t.Errorf("%s: %v, %v; want %v", in, got, err, want)
+		}
+	}
+	for _, bad := range []string{"", "P", "1D", "P1Y", "PT1D", "P1H", "P-1D", "PXD"} {
+		if _, err := parseISODuration(bad); err == nil {
+			t.Errorf("%q parsed", bad)
+		}
+	}
+}
