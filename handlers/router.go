@@ -73,6 +73,7 @@ func New(cfg Config) http.Handler {
 	r.Group(func(r chi.Router) {
 		r.Use(s.require(auth))
 		r.Get("/splits", s.handle(s.getSplits))
+		r.Post("/splits", s.handle(s.postSplits))
 		r.Get("/splits/{token}/rows", s.handle(s.getRows))
 		r.Get("/files/{token}", s.handle(s.getFile))
 		r.Get("/openapi.yaml", func(w http.ResponseWriter, _ *http.Request) {

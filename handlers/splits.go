@@ -18,6 +18,7 @@ import (
 var splitsParams = map[string]bool{
 	"table": true, "snapshotId": true, "snapshotTime": true, "ref": true, "mode": true,
 	"columns": true, "timestamps": true, "binaryAsString": true,
+	"icebergFilter": true, "residualFilterMode": true,
 }
 
 // splitsResponse is the answer of GET /splits.
@@ -28,6 +29,9 @@ type splitsResponse struct {
 	InputSource inputSource     `json:"inputSource"`
 	InputFormat inputFormat     `json:"inputFormat"`
 	Splits      []splitResponse `json:"splits"`
+	// Warnings tell the client what it may not expect: ignored fields of a
+	// Druid spec, residual filters under residualFilterMode=warn.
+	Warnings []string `json:"warnings"`
 }
 
 // inputSource is a Druid http inputSource, ready to paste into a spec.
@@ -72,6 +76,11 @@ func (s *server) getSplits(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	return s.planAndAnswer(w, r, req, nil)
+}
+
+// planAndAnswer plans req and writes the answer, with warnings first.
+func (s *server) planAndAnswer(w http.ResponseWriter, r *http.Request, req splits.Request, warnings []string) error {
 	start := time.Now()
 	plan, err := s.Planner.Plan(r.Context(), req)
 	if err != nil {
@@ -87,6 +96,7 @@ func (s *server) getSplits(w http.ResponseWriter, r *http.Request) error {
 		Mode:        plan.Path,
 		InputSource: inputSource{Type: "http", URIs: []string{}},
 		Splits:      []splitResponse{},
+		Warnings:    append(append([]string{}, warnings...), plan.Warnings...),
 	}
 	if len(s.BasicAuth) > 0 {
 		resp.InputSource.Username = s.BasicAuth[0].Username
@@ -187,6 +197,15 @@ func parseSplitsQuery(q url.Values) (splits.Request, error) {
 			return req, fmt.Errorf("%w: binaryAsString %q: want true or false", splits.ErrBadRequest, v)
 		}
 		req.Encoding.BinaryAsString = b
+	}
+	if v := q.Get("icebergFilter"); v != "" {
+		req.Filter = &splits.Filter{}
+		if err := json.Unmarshal([]byte(v), req.Filter); err != nil {
+			return req, fmt.Errorf("%w: %w", splits.ErrBadRequest, err)
+		}
+	}
+	if req.ResidualMode, err = splits.ParseResidualMode(q.Get("residualFilterMode")); err != nil {
+		return req, err
 	}
 	return req, nil
 }
