@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"math"
 	"net/http"
 	"os"
 	"slices"
@@ -112,8 +113,9 @@ func canonicalRows(t *testing.T, rows []string) []string {
 	return out
 }
 
-// canonicalNumbers keeps integers exact and spells every other number as the
-// float64 it denotes.
+// canonicalNumbers keeps integer literals exact and spells every other
+// number as the float64 it denotes, integral floats as integers (-1e+10 and
+// -10000000000 are one double).
 func canonicalNumbers(v any) any {
 	switch x := v.(type) {
 	case json.Number:
@@ -123,6 +125,9 @@ func canonicalNumbers(v any) any {
 		f, err := x.Float64()
 		if err != nil {
 			return x
+		}
+		if f == math.Trunc(f) && math.Abs(f) < 1<<53 {
+			return json.Number(strconv.FormatInt(int64(f), 10))
 		}
 		return json.Number(strconv.FormatFloat(f, 'g', -1, 64))
 	case map[string]any:
@@ -225,5 +230,40 @@ func TestFileRemovedAfterPlanning(t *testing.T) {
 	}
 	if !errors.Is(err, io.ErrUnexpectedEOF) && !strings.Contains(err.Error(), "unexpected EOF") {
 		t.Logf("stream cut with %v", err)
+	}
+}
+
+// TestInvalidUTF8Counted: bytes that are not UTF-8, written as text
+// (binaryAsString=true), are replaced with U+FFFD and counted in a metric;
+// as base64 they are neither.
+func TestInvalidUTF8Counted(t *testing.T) {
+	ctx := context.Background()
+	cat, dir := localWarehouse(t)
+	srv := localServer(t, dir)
+	for _, sc := range tablegen.Scenarios() {
+		if sc.Name != "no_deletes" {
+			continue
+		}
+		if _, err := sc.Build(ctx, cat, table.Identifier{"utf8", "t"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	srv.rows(t, srv.plan(t, q("table", "utf8.t", "mode", "rows")))
+	if n := metricSum(t, srv, "sidecar_invalid_utf8_values_total"); n != 0 {
+		t.Fatalf("base64 binaries counted %v invalid UTF-8 values", n)
+	}
+	lines := srv.rows(t, srv.plan(t, q("table", "utf8.t", "mode", "rows", "binaryAsString", "true")))
+	replaced := 0
+	for _, l := range lines {
+		var row map[string]any
+		if err := json.Unmarshal([]byte(l), &row); err != nil {
+			t.Fatal(err)
+		}
+		if p, ok := row["payload"].(string); ok && strings.Contains(p, "\ufffd") {
+			replaced++
+		}
+	}
+	if n := metricSum(t, srv, "sidecar_invalid_utf8_values_total"); replaced == 0 || n < float64(replaced) {
+		t.Fatalf("%d rows hold U+FFFD but the metric counts %v", replaced, n)
 	}
 }

@@ -97,7 +97,7 @@ func (s *server) getRows(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	// Everything that can fail early fails here, before the first byte.
-	stream, err := s.Reader.Open(ctx, sp, ts.Schema)
+	stream, err := s.Reader.Open(ctx, sp, ts)
 	if err != nil {
 		return err
 	}
@@ -163,6 +163,7 @@ func (s *server) recordStream(st reader.Stats) {
 	}
 	s.Metrics.RowsRead.Add(float64(st.RowsRead))
 	s.Metrics.RowsEmitted.Add(float64(st.RowsEmitted))
+	s.Metrics.InvalidUTF8.Add(float64(st.InvalidUTF8))
 	for kind, n := range st.RowsDeleted {
 		s.Metrics.RowsDeleted.WithLabelValues(string(kind)).Add(float64(n))
 	}

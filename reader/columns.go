@@ -1,7 +1,9 @@
 package reader
 
 import (
+	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/apache/iceberg-go"
@@ -13,7 +15,7 @@ import (
 type nodeKind uint8
 
 const (
-	nodeMissing   nodeKind = iota // absent from the file (or unknown): null
+	nodeConst     nodeKind = iota // absent from the file (or unknown): the same value on every row
 	nodePrimitive                 // one leaf column
 	nodeStruct                    // nested object
 	nodeList                      // array
@@ -52,18 +54,44 @@ type node struct {
 	children []*node
 	// stringKeys is true for a map whose keys are strings (a JSON object).
 	stringKeys bool
+	// value is the pre-encoded JSON of a nodeConst: null, an identity
+	// partition value or the field's initial-default; invalid says that it
+	// replaced invalid UTF-8.
+	value   []byte
+	invalid bool
 }
 
 // resolver matches an Iceberg schema to the columns of one Parquet file by
-// field id.
+// field id: the ids the file carries, or those the table's name mapping
+// gives its column names when it carries none.
 type resolver struct {
 	path   string
 	leaves map[int]*leaf // by leaf column index, so each column is read once
 	order  []*leaf
+	// ids are the field ids of the file's columns from the name mapping;
+	// nil when the file carries its own.
+	ids map[*parquet.Column]int
+	// identity holds the identity-partition values of the data file by
+	// source field id; enc encodes them and the initial defaults.
+	identity map[int]json.RawMessage
+	enc      encoding
 }
 
-func newResolver(path string) *resolver {
-	return &resolver{path: path, leaves: map[int]*leaf{}}
+// newResolver returns a resolver for the Parquet file at path with the
+// given root; a file without field ids resolves through nm, and fails with
+// ErrNoFieldIDs when there is no mapping either.
+func newResolver(path string, root *parquet.Column, nm iceberg.NameMapping) (*resolver, error) {
+	r := &resolver{path: path, leaves: map[int]*leaf{}}
+	if hasFieldIDs(root) {
+		return r, nil
+	}
+	if len(nm) == 0 {
+		return nil, fmt.Errorf("resolve columns of %s: %w, and the table has no name mapping (schema.name-mapping.default)",
+			path, ErrNoFieldIDs)
+	}
+	r.ids = map[*parquet.Column]int{}
+	mapFields(root, nm, r.ids)
+	return r, nil
 }
 
 // hasFieldIDs reports whether any column of the file carries a field id.
@@ -76,10 +104,61 @@ func hasFieldIDs(c *parquet.Column) bool {
 	return false
 }
 
-// childByID returns the child of group c with field id id, or nil.
-func childByID(c *parquet.Column, id int) *parquet.Column {
+// mapFields assigns to the children of group c the field ids that the
+// mapped fields give their names, recursively.
+func mapFields(c *parquet.Column, fields []iceberg.MappedField, ids map[*parquet.Column]int) {
 	for _, child := range c.Columns() {
-		if child.ID() == id {
+		i := slices.IndexFunc(fields, func(m iceberg.MappedField) bool { return slices.Contains(m.Names, child.Name()) })
+		if i < 0 {
+			continue
+		}
+		mapColumn(child, &fields[i], ids)
+	}
+}
+
+// mapColumn assigns column c the id of m and maps what is under it: the
+// element of a list, the key and value of a map, the fields of a struct.
+func mapColumn(c *parquet.Column, m *iceberg.MappedField, ids map[*parquet.Column]int) {
+	if m.FieldID != nil {
+		ids[c] = *m.FieldID
+	}
+	if c.Leaf() || len(m.Fields) == 0 {
+		return
+	}
+	elem, key, value := m.GetField("element"), m.GetField("key"), m.GetField("value")
+	rc := repeatedChild(c)
+	switch {
+	case elem != nil && rc != nil:
+		if e := listElement(c, rc); e != nil {
+			mapColumn(e, elem, ids)
+		}
+	case key != nil && value != nil && rc != nil && !rc.Leaf() && len(rc.Columns()) == 2:
+		kc, vc := rc.Column("key"), rc.Column("value")
+		if kc == nil || vc == nil {
+			kc, vc = rc.Columns()[0], rc.Columns()[1]
+		}
+		mapColumn(kc, key, ids)
+		mapColumn(vc, value, ids)
+	default:
+		mapFields(c, m.Fields, ids)
+	}
+}
+
+// id returns the field id of column c, or -1 when it has none.
+func (r *resolver) id(c *parquet.Column) int {
+	if r.ids == nil {
+		return c.ID()
+	}
+	if id, ok := r.ids[c]; ok {
+		return id
+	}
+	return -1
+}
+
+// child returns the child of group c with field id id, or nil.
+func (r *resolver) child(c *parquet.Column, id int) *parquet.Column {
+	for _, child := range c.Columns() {
+		if r.id(child) == id {
 			return child
 		}
 	}
@@ -113,14 +192,15 @@ func (r *resolver) addLeaf(c *parquet.Column, vt valueType) *leaf {
 // file has no column with the field's id).
 func (r *resolver) resolveField(f iceberg.NestedField, c *parquet.Column) (*node, error) {
 	n := &node{key: fieldKey(f.Name)}
-	if c == nil {
-		if _, ok := f.Type.(iceberg.PrimitiveType); !ok {
-			// A missing nested field is still just null.
-			return n, nil
-		}
-		if _, err := r.valueTypeOf(f, nil); err != nil {
+	if _, ok := f.Type.(iceberg.UnknownType); ok || c == nil {
+		// The spec's order for a field the file lacks: the identity
+		// partition value, then the initial default, then null. An
+		// unknown-typed field is never read, whatever the file holds.
+		k, err := r.constant(f, ok)
+		if err != nil {
 			return nil, err
 		}
+		n.value, n.invalid = k.json, k.invalid
 		return n, nil
 	}
 	n.def = c.MaxDefinitionLevel()
@@ -132,7 +212,7 @@ func (r *resolver) resolveField(f iceberg.NestedField, c *parquet.Column) (*node
 		}
 		n.kind = nodeStruct
 		for _, cf := range t.FieldList {
-			child, err := r.resolveField(cf, childByID(c, cf.ID))
+			child, err := r.resolveField(cf, r.child(c, cf.ID))
 			if err != nil {
 				return nil, err
 			}
@@ -163,7 +243,7 @@ func (r *resolver) resolveField(f iceberg.NestedField, c *parquet.Column) (*node
 		if err != nil {
 			return nil, err
 		}
-		if en.kind == nodeMissing || len(en.leaves) == 0 {
+		if len(en.leaves) == 0 {
 			return nil, r.mismatch(f, c)
 		}
 		n.children = []*node{en}
@@ -177,7 +257,7 @@ func (r *resolver) resolveField(f iceberg.NestedField, c *parquet.Column) (*node
 		}
 		n.kind = nodeMap
 		n.elemDef, n.elemRep = kv.MaxDefinitionLevel(), kv.MaxRepetitionLevel()
-		kc, vc := childByID(kv, t.KeyID), childByID(kv, t.ValueID)
+		kc, vc := r.child(kv, t.KeyID), r.child(kv, t.ValueID)
 		if kc == nil || vc == nil {
 			// Ids are missing inside the map: key and value are positional.
 			kc, vc = kv.Columns()[0], kv.Columns()[1]
@@ -190,7 +270,7 @@ func (r *resolver) resolveField(f iceberg.NestedField, c *parquet.Column) (*node
 		if err != nil {
 			return nil, err
 		}
-		if kn.kind == nodeMissing || len(kn.leaves) == 0 {
+		if len(kn.leaves) == 0 {
 			return nil, r.mismatch(f, c)
 		}
 		_, n.stringKeys = t.KeyType.(iceberg.StringType)
@@ -208,9 +288,6 @@ func (r *resolver) resolveField(f iceberg.NestedField, c *parquet.Column) (*node
 		vt, err := r.valueTypeOf(f, c)
 		if err != nil {
 			return nil, err
-		}
-		if vt.conv == convNull {
-			return n, nil
 		}
 		n.kind = nodePrimitive
 		n.leaf = r.addLeaf(c, vt)
@@ -232,12 +309,17 @@ func (r *resolver) listColumns(f iceberg.NestedField, c *parquet.Column) (rc, el
 	if rc == nil {
 		return nil, nil, r.mismatch(f, c)
 	}
+	return rc, listElement(c, rc), nil
+}
+
+// listElement returns the element column of list c with repeated child rc.
+func listElement(c, rc *parquet.Column) *parquet.Column {
 	switch {
-	case rc.Leaf(), len(rc.Columns()) > 1, rc.Name() == "array", rc.Name() == c.Name()+"_tuple":
+	case rc.Leaf(), len(rc.Columns()) != 1, rc.Name() == "array", rc.Name() == c.Name()+"_tuple":
 		// Two-level list: the repeated node is the element itself.
-		return rc, rc, nil
+		return rc
 	}
-	return rc, rc.Columns()[0], nil
+	return rc.Columns()[0]
 }
 
 // repeatedChild returns the single repeated child of a LIST or MAP group.
@@ -358,8 +440,22 @@ func timestampType(kind parquet.Kind, lt *format.LogicalType, nanos bool) (value
 		return valueType{conv: convTimestamp, unit: unitOf(lt, def), nanos: nanos}, true
 	case parquet.Int96:
 		return valueType{conv: convInt96, unit: 1, nanos: nanos}, true
+	case parquet.Int32:
+		// Iceberg v3 promotes date to timestamp and timestamp_ns: the value
+		// is midnight UTC of the day.
+		if _, isDate := logicalValue(lt).(*format.DateType); lt == nil || isDate {
+			return valueType{conv: convDateTimestamp, nanos: nanos}, true
+		}
 	}
 	return valueType{}, false
+}
+
+// logicalValue returns the logical type of a column, or nil.
+func logicalValue(lt *format.LogicalType) format.LogicalTypeValue {
+	if lt == nil {
+		return nil
+	}
+	return lt.Value
 }
 
 // unitOf returns the nanoseconds per step of a TIME or TIMESTAMP logical

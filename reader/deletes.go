@@ -108,7 +108,7 @@ func readPositionDeletes(fs *watchedIO, d splits.DeleteFile, dataPath string, bm
 	if pathCol == nil || posCol == nil || pathCol.Type().Kind() != parquet.ByteArray || posCol.Type().Kind() != parquet.Int64 {
 		return fmt.Errorf("read positional delete file %s: %w: no file_path and pos columns", d.Path, ErrCorruptFile)
 	}
-	r := newResolver(d.Path)
+	r := &resolver{path: d.Path, leaves: map[int]*leaf{}}
 	lp := r.addLeaf(pathCol, valueType{conv: convString})
 	lq := r.addLeaf(posCol, valueType{conv: convInt64})
 	err = scanRows(fs, pf, r.order, func() error {
@@ -132,8 +132,10 @@ func readPositionDeletes(fs *watchedIO, d splits.DeleteFile, dataPath string, bm
 // deleteColumn finds a top-level column of a delete file by its reserved
 // field id, or by its reserved name for writers that left the ids out.
 func deleteColumn(root *parquet.Column, id int, name string) *parquet.Column {
-	if c := childByID(root, id); c != nil && c.Leaf() {
-		return c
+	for _, c := range root.Columns() {
+		if c.ID() == id && c.Leaf() {
+			return c
+		}
 	}
 	if c := root.Column(name); c != nil && c.Leaf() {
 		return c

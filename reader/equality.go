@@ -20,18 +20,19 @@ import (
 type eqSet struct {
 	ids []int
 	// cols are the data file's leaves of the ids, in order; nil for a column
-	// the data file does not have (its value is null).
-	cols []*leaf
-	keys map[string]struct{}
+	// the data file does not have, whose key is then in consts.
+	cols   []*leaf
+	consts [][]byte
+	keys   map[string]struct{}
 }
 
 // contains reports whether the current row of the data file matches a key
 // of the set; kb is scratch space, returned for reuse.
 func (e *eqSet) contains(kb []byte) ([]byte, bool) {
 	kb = kb[:0]
-	for _, l := range e.cols {
+	for i, l := range e.cols {
 		if l == nil {
-			kb = append(kb, 0)
+			kb = append(kb, e.consts[i]...)
 			continue
 		}
 		kb = appendKey(kb, &l.row[0], &l.vt)
@@ -43,7 +44,7 @@ func (e *eqSet) contains(kb []byte) ([]byte, bool) {
 // loadEqualitySets reads every equality delete file of the split into one
 // set per distinct list of equality ids, and registers with r the data-file
 // columns the sets compare (read even when they are not emitted).
-func loadEqualitySets(fs *watchedIO, s splits.Split, schema *iceberg.Schema, dataRoot *parquet.Column, r *resolver) ([]*eqSet, error) {
+func loadEqualitySets(fs *watchedIO, s splits.Split, t splits.TableSchema, dataRoot *parquet.Column, r *resolver) ([]*eqSet, error) {
 	var sets []*eqSet
 	for _, d := range s.Deletes {
 		if d.Kind != splits.DeleteEquality {
@@ -58,12 +59,12 @@ func loadEqualitySets(fs *watchedIO, s splits.Split, schema *iceberg.Schema, dat
 			set = sets[i]
 		} else {
 			var err error
-			if set, err = newEqSet(d, schema, dataRoot, r); err != nil {
+			if set, err = newEqSet(d, t.Schema, dataRoot, r); err != nil {
 				return nil, err
 			}
 			sets = append(sets, set)
 		}
-		if err := readEqualityDeletes(fs, d, schema, set); err != nil {
+		if err := readEqualityDeletes(fs, d, t, set); err != nil {
 			return nil, err
 		}
 	}
@@ -78,9 +79,17 @@ func newEqSet(d splits.DeleteFile, schema *iceberg.Schema, dataRoot *parquet.Col
 		if err != nil {
 			return nil, err
 		}
-		c := findColumn(dataRoot, id)
-		if c == nil {
+		c := r.findColumn(dataRoot, id)
+		_, unknown := f.Type.(iceberg.UnknownType)
+		if c == nil || unknown {
+			// Not in the file: every row has the identity partition value,
+			// the initial default or null.
+			k, err := r.constant(f, unknown)
+			if err != nil {
+				return nil, fmt.Errorf("resolve equality column %d of %s: %w", id, d.Path, err)
+			}
 			set.cols = append(set.cols, nil)
+			set.consts = append(set.consts, k.key)
 			continue
 		}
 		if !c.Leaf() {
@@ -90,11 +99,8 @@ func newEqSet(d splits.DeleteFile, schema *iceberg.Schema, dataRoot *parquet.Col
 		if err != nil {
 			return nil, err
 		}
-		if vt.conv == convNull {
-			set.cols = append(set.cols, nil)
-			continue
-		}
 		set.cols = append(set.cols, r.addLeaf(c, vt))
+		set.consts = append(set.consts, nil)
 	}
 	return set, nil
 }
@@ -115,13 +121,13 @@ func equalityField(schema *iceberg.Schema, id int, path string) (iceberg.NestedF
 // findColumn finds the leaf or group with field id id, looking through
 // structs but not into lists and maps (equality fields are never inside
 // them).
-func findColumn(c *parquet.Column, id int) *parquet.Column {
+func (r *resolver) findColumn(c *parquet.Column, id int) *parquet.Column {
 	for _, child := range c.Columns() {
-		if child.ID() == id {
+		if r.id(child) == id {
 			return child
 		}
 		if !child.Leaf() && !child.Repeated() && repeatedChild(child) == nil {
-			if found := findColumn(child, id); found != nil {
+			if found := r.findColumn(child, id); found != nil {
 				return found
 			}
 		}
@@ -130,9 +136,11 @@ func findColumn(c *parquet.Column, id int) *parquet.Column {
 }
 
 // readEqualityDeletes adds the keys of the equality delete file d to set,
-// reading its equality columns by field id (the file may hold more columns,
-// such as the whole rows Flink writes).
-func readEqualityDeletes(fs *watchedIO, d splits.DeleteFile, schema *iceberg.Schema, set *eqSet) (err error) {
+// reading its equality columns by field id, or through the table's name
+// mapping when the file has no ids (the file may hold more columns, such as
+// the whole rows Flink writes). Keys are in the table schema's types, so a
+// key column written under an older, narrower type still matches.
+func readEqualityDeletes(fs *watchedIO, d splits.DeleteFile, t splits.TableSchema, set *eqSet) (err error) {
 	if !strings.EqualFold(d.Format, string(iceberg.ParquetFile)) {
 		return fmt.Errorf("%w: equality delete file %s is %s; only Parquet delete files are read",
 			ErrUnsupported, d.Path, d.Format)
@@ -142,14 +150,17 @@ func readEqualityDeletes(fs *watchedIO, d splits.DeleteFile, schema *iceberg.Sch
 		return err
 	}
 	defer closeErr(f, &err, "close equality delete file "+d.Path)
-	r := newResolver(d.Path)
+	r, err := newResolver(d.Path, pf.Root(), t.NameMapping)
+	if err != nil {
+		return err
+	}
 	cols := make([]*leaf, len(set.ids))
 	for i, id := range set.ids {
-		field, err := equalityField(schema, id, d.Path)
+		field, err := equalityField(t.Schema, id, d.Path)
 		if err != nil {
 			return err
 		}
-		c := findColumn(pf.Root(), id)
+		c := r.findColumn(pf.Root(), id)
 		if c == nil || !c.Leaf() {
 			return fmt.Errorf("read equality delete file %s: %w: no column with field id %d", d.Path, ErrCorruptFile, id)
 		}
@@ -199,6 +210,12 @@ func appendKey(b []byte, v *parquet.Value, t *valueType) []byte {
 		return appendKeyInt(b, timeMicros(v.Int64(), t.unit))
 	case convTimestamp:
 		return appendKeyInt(b, timestampIn(v.Int64(), t.unit, t.nanos))
+	case convDateTimestamp:
+		perDay := nanosPerDay / 1000
+		if t.nanos {
+			perDay = nanosPerDay
+		}
+		return appendKeyInt(b, int64(v.Int32())*perDay)
 	case convInt96:
 		return appendKeyInt(b, timestampIn(int96Nanos(v), 1, t.nanos))
 	case convFloat:
@@ -267,10 +284,7 @@ func appendKeyDecimal(b []byte, v int64) []byte {
 // appendKeyDecimalBytes appends a big-endian two's complement unscaled
 // decimal in the same form as appendKeyDecimal, whatever its stored width.
 func appendKeyDecimalBytes(b []byte, raw []byte) []byte {
-	// Drop sign-extension bytes that do not change the value.
-	for len(raw) > 1 && (raw[0] == 0 && raw[1]&0x80 == 0 || raw[0] == 0xff && raw[1]&0x80 != 0) {
-		raw = raw[1:]
-	}
+	raw = trimSignExtension(raw)
 	if len(raw) > 16 {
 		b = binary.AppendUvarint(append(b, 2), uint64(len(raw)))
 		return append(b, raw...)

@@ -9,8 +9,9 @@ var (
 	// ErrCorruptFile: a data or delete file could not be decoded (bad
 	// footer, bad page, bad deletion vector, impossible positions).
 	ErrCorruptFile = errors.New("corrupt file")
-	// ErrNoFieldIDs: the data file carries no Iceberg field ids, so its
-	// columns cannot be resolved (name mapping is not supported yet).
+	// ErrNoFieldIDs: a data or equality delete file carries no Iceberg
+	// field ids and the table has no name mapping, so its columns cannot be
+	// resolved.
 	ErrNoFieldIDs = errors.New("parquet file has no field ids")
 	// ErrSchemaMismatch: a file column cannot be read as the Iceberg type
 	// of the field with the same id.

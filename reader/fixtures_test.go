@@ -156,7 +156,7 @@ func readSnapshot(t *testing.T, ctx context.Context, tbl *table.Table, fs iceber
 		if err != nil {
 			t.Fatal(err)
 		}
-		out, st := runSplit(t, ctx, r, s, schema)
+		out, st := runSplit(t, ctx, r, s, splits.TableSchema{Schema: schema, NameMapping: tbl.Metadata().NameMapping()})
 		rows = append(rows, decodeLines(t, out)...)
 		total.RowsRead += st.RowsRead
 		total.RowsEmitted += st.RowsEmitted
@@ -168,9 +168,9 @@ func readSnapshot(t *testing.T, ctx context.Context, tbl *table.Table, fs iceber
 }
 
 // runSplit opens and runs one split, checking the NDJSON framing.
-func runSplit(t *testing.T, ctx context.Context, r *reader.Reader, s splits.Split, schema *iceberg.Schema) ([]byte, reader.Stats) {
+func runSplit(t *testing.T, ctx context.Context, r *reader.Reader, s splits.Split, ts splits.TableSchema) ([]byte, reader.Stats) {
 	t.Helper()
-	st, err := r.Open(ctx, s, schema)
+	st, err := r.Open(ctx, s, ts)
 	if err != nil {
 		t.Fatalf("open split %s: %v", s.Data.Path, err)
 	}

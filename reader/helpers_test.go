@@ -51,11 +51,18 @@ func dataSplit(name string, size, records int64, deletes ...splits.DeleteFile) s
 	}
 }
 
-// readAll opens and runs a split and returns its output lines.
+// readAll opens and runs a split of a table without a name mapping and
+// returns its output lines.
 func readAll(t testing.TB, r *reader.Reader, s splits.Split, schema *iceberg.Schema) ([]string, reader.Stats) {
 	t.Helper()
+	return readTable(t, r, s, splits.TableSchema{Schema: schema})
+}
+
+// readTable opens and runs a split and returns its output lines.
+func readTable(t testing.TB, r *reader.Reader, s splits.Split, ts splits.TableSchema) ([]string, reader.Stats) {
+	t.Helper()
 	ctx := context.Background()
-	st, err := r.Open(ctx, s, schema)
+	st, err := r.Open(ctx, s, ts)
 	if err != nil {
 		t.Fatalf("open: %v", err)
 	}
@@ -75,6 +82,9 @@ func readAll(t testing.TB, r *reader.Reader, s splits.Split, schema *iceberg.Sch
 func field(id int, name string, typ iceberg.Type) iceberg.NestedField {
 	return iceberg.NestedField{ID: id, Name: name, Type: typ}
 }
+
+// tableOf wraps a schema without a name mapping.
+func tableOf(schema *iceberg.Schema) splits.TableSchema { return splits.TableSchema{Schema: schema} }
 
 func ptr[T any](v T) *T { return &v }
 

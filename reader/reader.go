@@ -4,7 +4,8 @@
 //
 // Open does everything that can fail before the first byte: it opens the
 // data file, reads its footer, resolves the Iceberg schema against the
-// file's columns by field id, and loads every delete set (positional
+// file's columns by field id (or by name through the table's name mapping),
+// and loads every delete set (positional
 // deletes and deletion vectors into one position bitmap, equality deletes
 // into one key set per list of equality ids). Run then streams the file row
 // group by row group, skipping deleted rows, and encodes straight from the
@@ -13,7 +14,7 @@
 //
 // A typical use, in an HTTP handler:
 //
-//	st, err := r.Open(ctx, split, schema)
+//	st, err := r.Open(ctx, split, tableSchema)
 //	if err != nil {
 //		return err // nothing written yet: map it to a status
 //	}
@@ -27,10 +28,12 @@ package reader
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	iofs "io/fs"
+	"slices"
 	"strings"
 	"sync/atomic"
 
@@ -104,6 +107,10 @@ type Stats struct {
 	// them; a row deleted by two kinds counts once, under position or
 	// deletion vector before equality.
 	RowsDeleted map[splits.DeleteKind]int64
+	// InvalidUTF8 counts the values written that held invalid UTF-8, which
+	// was replaced by U+FFFD: strings, and binary or fixed values written
+	// as text with binaryAsString.
+	InvalidUTF8 int64
 }
 
 // Stream is one opened split, ready to Run once. Close it in every case.
@@ -124,19 +131,28 @@ type Stream struct {
 	// local holds Run's running counts; publish copies them into published
 	// for Stats once per batch, so counting costs no atomics per row.
 	local     counts
-	published struct{ read, emitted, position, dv, equality atomic.Int64 }
+	published struct{ read, emitted, position, dv, equality, invalid atomic.Int64 }
 }
 
-// counts are the row counts of a stream.
+// counts are the row counts of a stream; the count of invalid UTF-8 values
+// is kept by the encoder (rows.scratch.invalid).
 type counts struct{ read, emitted, position, dv, equality int64 }
 
-// Open prepares the live rows of split s in the top-level fields of schema.
-// Every failure that can happen before the first byte happens here: the
-// data file and its footer, the column resolution by field id, and every
-// delete file.
-func (r *Reader) Open(ctx context.Context, s splits.Split, schema *iceberg.Schema) (_ *Stream, err error) {
+// Open prepares the live rows of split s in the top-level fields of t's
+// schema that the split projects (all of them when s.Columns is empty),
+// encoded as the split's Encoding ORed with the Reader's options. Every
+// failure that can happen before the first byte happens here: the data
+// file and its footer, the column resolution (by field id, or through t's
+// name mapping for a file without ids), the identity partition values and
+// initial defaults of the fields the file lacks, and every delete file.
+func (r *Reader) Open(ctx context.Context, s splits.Split, t splits.TableSchema) (_ *Stream, err error) {
+	schema := t.Schema
 	if schema == nil {
 		return nil, fmt.Errorf("open split of %s: %w: no schema", s.Data.Path, ErrUnsupported)
+	}
+	fields, err := projection(schema, s.Columns)
+	if err != nil {
+		return nil, fmt.Errorf("open split of %s: %w", s.Data.Path, err)
 	}
 	if s.Data.Format != "" && !strings.EqualFold(s.Data.Format, string(iceberg.ParquetFile)) {
 		return nil, fmt.Errorf("%w: data file %s is %s; only Parquet data files are read",
@@ -151,7 +167,10 @@ func (r *Reader) Open(ctx context.Context, s splits.Split, schema *iceberg.Schem
 		return nil, err
 	}
 	st := &Stream{path: s.Data.Path, fs: fs, file: f, pf: pf, batchRows: r.batchRows}
-	st.rows.enc = r.enc
+	st.rows.enc = encoding{
+		isoTimestamps:  r.enc.isoTimestamps || s.Encoding.ISOTimestamps,
+		binaryAsString: r.enc.binaryAsString || s.Encoding.BinaryAsString,
+	}
 	defer func() {
 		if err != nil {
 			_ = st.Close()
@@ -159,12 +178,19 @@ func (r *Reader) Open(ctx context.Context, s splits.Split, schema *iceberg.Schem
 	}()
 
 	root := pf.Root()
-	if !hasFieldIDs(root) {
-		return nil, fmt.Errorf("resolve columns of data file %s: %w", s.Data.Path, ErrNoFieldIDs)
+	res, err := newResolver(s.Data.Path, root, t.NameMapping)
+	if err != nil {
+		return nil, err
 	}
-	res := newResolver(s.Data.Path)
-	for _, field := range schema.Fields() {
-		n, err := res.resolveField(field, childByID(root, field.ID))
+	res.enc = st.rows.enc
+	if len(s.Data.Identity) > 0 {
+		res.identity = make(map[int]json.RawMessage, len(s.Data.Identity))
+		for _, iv := range s.Data.Identity {
+			res.identity[iv.FieldID] = iv.Value
+		}
+	}
+	for _, field := range fields {
+		n, err := res.resolveField(field, res.child(root, field.ID))
 		if err != nil {
 			return nil, fmt.Errorf("resolve columns: %w", err)
 		}
@@ -177,7 +203,7 @@ func (r *Reader) Open(ctx context.Context, s splits.Split, schema *iceberg.Schem
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if st.eq, err = loadEqualitySets(fs, s, schema, root, res); err != nil {
+	if st.eq, err = loadEqualitySets(fs, s, t, root, res); err != nil {
 		return nil, err
 	}
 	st.leaves = res.order
@@ -185,6 +211,28 @@ func (r *Reader) Open(ctx context.Context, s splits.Split, schema *iceberg.Schem
 		return nil, err
 	}
 	return st, nil
+}
+
+// projection returns the top-level fields of schema whose ids are in
+// columns, in schema order; every field when columns is empty.
+func projection(schema *iceberg.Schema, columns []int) ([]iceberg.NestedField, error) {
+	all := schema.Fields()
+	if len(columns) == 0 {
+		return all, nil
+	}
+	var out []iceberg.NestedField
+	for _, f := range all {
+		if slices.Contains(columns, f.ID) {
+			out = append(out, f)
+		}
+	}
+	for _, id := range columns {
+		if !slices.ContainsFunc(all, func(f iceberg.NestedField) bool { return f.ID == id }) {
+			return nil, fmt.Errorf("%w: projected field id %d is not a top-level field of schema %d",
+				ErrSchemaMismatch, id, schema.ID)
+		}
+	}
+	return out, nil
 }
 
 // Run writes the surviving rows to w as NDJSON, one object per line in file
@@ -274,6 +322,9 @@ func (s *Stream) Run(ctx context.Context, w io.Writer, flush func() error) (err 
 				continue
 			}
 			buf = s.rows.appendRow(buf)
+			if s.rows.scratch.err != nil {
+				return fmt.Errorf("encode row %d of data file %s: %w", base+i, s.path, s.rows.scratch.err)
+			}
 			s.local.emitted++
 			if batch++; batch >= s.batchRows || len(buf) >= maxBatchBytes {
 				if err := emit(); err != nil {
@@ -326,6 +377,7 @@ func (s *Stream) publish() {
 	p.position.Store(s.local.position)
 	p.dv.Store(s.local.dv)
 	p.equality.Store(s.local.equality)
+	p.invalid.Store(s.rows.scratch.invalid)
 }
 
 // Stats returns the counts so far; it is safe to call while Run runs (the
@@ -340,6 +392,7 @@ func (s *Stream) Stats() Stats {
 			splits.DeleteDeletionVector: p.dv.Load(),
 			splits.DeleteEquality:       p.equality.Load(),
 		},
+		InvalidUTF8: p.invalid.Load(),
 	}
 }
 

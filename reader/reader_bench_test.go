@@ -89,20 +89,23 @@ func BenchmarkRead(b *testing.B) {
 	for _, bc := range []struct {
 		name        string
 		deleteEvery int
+		columns     []int
 	}{
-		{"ndjson", 0},
-		{"ndjson_deletes_10pct", 10},
+		{"ndjson", 0, nil},
+		{"ndjson_deletes_10pct", 10, nil},
+		{"ndjson_3_of_10_columns", 0, []int{1, 3, 7}},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			dir := b.TempDir()
 			s := writeBenchFile(b, dir, bc.deleteEvery)
+			s.Columns = bc.columns
 			r := reader.New(testFS(dir))
 			ctx := context.Background()
 			var bytes int64
 			b.ReportAllocs()
 			b.ResetTimer()
 			for b.Loop() {
-				st, err := r.Open(ctx, s, benchSchema)
+				st, err := r.Open(ctx, s, tableOf(benchSchema))
 				if err != nil {
 					b.Fatal(err)
 				}

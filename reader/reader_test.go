@@ -51,7 +51,7 @@ func TestOpenErrors(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			st, err := reader.New(testFS(dir)).Open(context.Background(), tc.split, tc.schema)
+			st, err := reader.New(testFS(dir)).Open(context.Background(), tc.split, tableOf(tc.schema))
 			if !errors.Is(err, tc.want) {
 				t.Fatalf("got %v, want %v", err, tc.want)
 			}
@@ -70,7 +70,7 @@ func TestRunBatchesAndLifecycle(t *testing.T) {
 
 	var first []byte
 	for i := range 2 {
-		st, err := r.Open(ctx, s, idSchema)
+		st, err := r.Open(ctx, s, tableOf(idSchema))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -102,7 +102,7 @@ func TestRunBatchesAndLifecycle(t *testing.T) {
 	}
 
 	t.Run("cancel between batches", func(t *testing.T) {
-		st, err := r.Open(ctx, s, idSchema)
+		st, err := r.Open(ctx, s, tableOf(idSchema))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -118,7 +118,7 @@ func TestRunBatchesAndLifecycle(t *testing.T) {
 		}
 	})
 	t.Run("stats while running", func(t *testing.T) {
-		st, err := r.Open(ctx, s, idSchema)
+		st, err := r.Open(ctx, s, tableOf(idSchema))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -139,7 +139,7 @@ func TestRunBatchesAndLifecycle(t *testing.T) {
 		}
 	})
 	t.Run("write error", func(t *testing.T) {
-		st, err := r.Open(ctx, s, idSchema)
+		st, err := r.Open(ctx, s, tableOf(idSchema))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -307,7 +307,10 @@ func (e *rowEncoder) appendNode(b []byte, n *node) []byte {
 		}
 		return append(b, ']')
 	}
-	return append(b, "null"...)
+	if n.invalid {
+		e.scratch.invalid++
+	}
+	return append(b, n.value...)
 }
 
 // skip consumes a null or empty instance of n from all of its leaves.

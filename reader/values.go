@@ -3,8 +3,8 @@ package reader
 import (
 	"encoding/base64"
 	"encoding/binary"
+	"fmt"
 	"math"
-	"math/big"
 	"math/bits"
 	"strconv"
 	"time"
@@ -30,6 +30,7 @@ const (
 	convTimeInt32                 // INT32 TIME in unit (millis)
 	convTimeInt64                 // INT64 TIME in unit
 	convTimestamp                 // INT64 TIMESTAMP in unit
+	convDateTimestamp             // INT32 DATE promoted to timestamp (nanos says which)
 	convInt96                     // INT96 Julian day + nanos of day
 	convDecimalInt32              // INT32 unscaled
 	convDecimalInt64              // INT64 unscaled
@@ -60,10 +61,14 @@ type encoding struct {
 }
 
 // scratch is per-stream working memory for value encoding, so that no value
-// allocates.
+// allocates, and what encoding found along the way.
 type scratch struct {
 	digits [48]byte
-	big    big.Int
+	// invalid counts the values whose invalid UTF-8 was replaced.
+	invalid int64
+	// err is the first value that could not be encoded; the value itself
+	// was written as null to keep the line valid, and the caller must fail.
+	err error
 }
 
 const (
@@ -104,6 +109,16 @@ func appendValue(b []byte, v *parquet.Value, t *valueType, enc *encoding, s *scr
 		return strconv.AppendInt(b, timeMicros(v.Int64(), t.unit), 10)
 	case convTimestamp:
 		return appendTimestamp(b, v.Int64(), t.unit, t.nanos, enc.isoTimestamps)
+	case convDateTimestamp:
+		days := int64(v.Int32())
+		if !enc.isoTimestamps {
+			return strconv.AppendInt(b, days*millisPerDay, 10)
+		}
+		digits := 6
+		if t.nanos {
+			digits = 9
+		}
+		return appendISO(b, days*86400, 0, digits)
 	case convInt96:
 		return appendTimestamp(b, int96Nanos(v), 1, t.nanos, enc.isoTimestamps)
 	case convDecimalInt32:
@@ -112,11 +127,13 @@ func appendValue(b []byte, v *parquet.Value, t *valueType, enc *encoding, s *scr
 		return appendDecimalInt64(b, v.Int64(), t.scale, s)
 	case convDecimalBytes:
 		return appendDecimalBytes(b, v.ByteArray(), t.scale, s)
-	case convString:
-		return appendString(b, v.ByteArray())
-	case convBinary:
-		if enc.binaryAsString {
-			return appendString(b, v.ByteArray())
+	case convString, convBinary:
+		if t.conv == convString || enc.binaryAsString {
+			var bad bool
+			if b, bad = appendStringCheck(b, v.ByteArray()); bad {
+				s.invalid++
+			}
+			return b
 		}
 		b = append(b, '"')
 		b = base64.StdEncoding.AppendEncode(b, v.ByteArray())
@@ -297,23 +314,19 @@ func appendDecimalInt64(b []byte, unscaled int64, scale int, s *scratch) []byte 
 }
 
 // appendDecimalBytes appends the decimal whose unscaled value is the
-// big-endian two's complement integer raw, as a JSON string.
+// big-endian two's complement integer raw, as a JSON string. A value that
+// needs more than 16 bytes is wider than any decimal(38): it is written as
+// null and recorded in s.err, which fails the stream.
 func appendDecimalBytes(b []byte, raw []byte, scale int, s *scratch) []byte {
+	raw = trimSignExtension(raw)
 	if len(raw) == 0 {
 		return appendDecimalDigits(b, false, append(s.digits[:0], '0'), scale)
 	}
 	if len(raw) > 16 {
-		// Longer than decimal(38) needs; only a writer that pads would
-		// produce it.
-		neg := raw[0]&0x80 != 0
-		s.big.SetBytes(raw)
-		if neg {
-			// Two's complement: value = raw - 2^(8·len).
-			var full big.Int
-			full.Lsh(big.NewInt(1), uint(8*len(raw)))
-			s.big.Sub(&full, &s.big)
+		if s.err == nil {
+			s.err = fmt.Errorf("%w: decimal value of %d significant bytes is wider than decimal(38)", ErrCorruptFile, len(raw))
 		}
-		return appendDecimalDigits(b, neg, s.big.Append(s.digits[:0], 10), scale)
+		return append(b, "null"...)
 	}
 	neg, hi, lo := int128(raw)
 	return appendDecimalDigits(b, neg, appendUint128(s.digits[:0], hi, lo), scale)
@@ -424,10 +437,26 @@ var safeASCII = func() (t [utf8.RuneSelf]bool) {
 	return t
 }()
 
+// trimSignExtension drops the leading bytes of a big-endian two's
+// complement integer that only repeat its sign.
+func trimSignExtension(raw []byte) []byte {
+	for len(raw) > 1 && (raw[0] == 0 && raw[1]&0x80 == 0 || raw[0] == 0xff && raw[1]&0x80 != 0) {
+		raw = raw[1:]
+	}
+	return raw
+}
+
 // appendString appends s as a JSON string the way encoding/json does with
 // HTML escaping off: control characters escaped, invalid UTF-8 replaced by
 // U+FFFD, U+2028 and U+2029 escaped.
 func appendString(b []byte, s []byte) []byte {
+	b, _ = appendStringCheck(b, s)
+	return b
+}
+
+// appendStringCheck is appendString that also reports whether s held
+// invalid UTF-8.
+func appendStringCheck(b []byte, s []byte) (_ []byte, bad bool) {
 	b = append(b, '"')
 	start := 0
 	for i := 0; i < len(s); {
@@ -460,6 +489,7 @@ func appendString(b []byte, s []byte) []byte {
 		}
 		r, size := utf8.DecodeRune(s[i:])
 		if r == utf8.RuneError && size == 1 {
+			bad = true
 			b = append(b, s[start:i]...)
 			b = append(b, `\ufffd`...)
 			i += size
@@ -476,5 +506,5 @@ func appendString(b []byte, s []byte) []byte {
 		i += size
 	}
 	b = append(b, s[start:]...)
-	return append(b, '"')
+	return append(b, '"'), bad
 }

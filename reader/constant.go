@@ -1,0 +1,401 @@
+package reader
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"math"
+	"math/big"
+	"strconv"
+
+	"github.com/apache/iceberg-go"
+	"github.com/google/uuid"
+	"github.com/parquet-go/parquet-go"
+)
+
+// constant is the value that every row of a data file has for a field the
+// file does not store, encoded once at Open.
+type constant struct {
+	// json is the encoded value.
+	json []byte
+	// key is the equality key of a primitive value (see appendKey).
+	key []byte
+	// invalid says that encoding replaced invalid UTF-8.
+	invalid bool
+}
+
+var nullConstant = constant{json: []byte("null"), key: []byte{0}}
+
+// constant returns the value of field f for a data file without its
+// column, in the order the spec gives: the identity partition value, the
+// initial-default, null. An unknown-typed field is always null.
+func (r *resolver) constant(f iceberg.NestedField, unknown bool) (constant, error) {
+	switch f.Type.(type) {
+	case iceberg.VariantType, iceberg.GeometryType, iceberg.GeographyType:
+		return constant{}, fmt.Errorf("%w: field %d (%s) has type %s", ErrUnsupported, f.ID, f.Name, f.Type)
+	}
+	if unknown {
+		return nullConstant, nil
+	}
+	if raw, ok := r.identity[f.ID]; ok {
+		v, vt, err := identityValue(f.Type, raw)
+		if err != nil {
+			return constant{}, fmt.Errorf("%w: identity partition value %s of field %d (%s): %w",
+				ErrSchemaMismatch, raw, f.ID, f.Name, err)
+		}
+		return r.primitiveConstant(v, vt)
+	}
+	if f.InitialDefault == nil {
+		return nullConstant, nil
+	}
+	if _, ok := f.Type.(iceberg.PrimitiveType); ok {
+		v, vt, err := defaultValue(f.Type, f.InitialDefault)
+		if err != nil {
+			return constant{}, fmt.Errorf("%w: initial-default %v of field %d (%s): %w",
+				ErrSchemaMismatch, f.InitialDefault, f.ID, f.Name, err)
+		}
+		return r.primitiveConstant(v, vt)
+	}
+	var s scratch
+	b, err := appendDefault(nil, f.Type, f.InitialDefault, &r.enc, &s)
+	if err == nil {
+		err = s.err
+	}
+	if err != nil {
+		return constant{}, fmt.Errorf("%w: initial-default of field %d (%s): %w", ErrSchemaMismatch, f.ID, f.Name, err)
+	}
+	return constant{json: b, invalid: s.invalid > 0}, nil
+}
+
+// primitiveConstant encodes one primitive value and its equality key.
+func (r *resolver) primitiveConstant(v parquet.Value, vt valueType) (constant, error) {
+	if v.IsNull() {
+		return nullConstant, nil
+	}
+	var s scratch
+	k := constant{json: appendValue(nil, &v, &vt, &r.enc, &s), key: appendKey(nil, &v, &vt)}
+	if s.err != nil {
+		return constant{}, s.err
+	}
+	k.invalid = s.invalid > 0
+	return k, nil
+}
+
+// identityValue decodes an identity partition value in the form that
+// splits.IdentityValue documents as a value of type t.
+func identityValue(t iceberg.Type, raw json.RawMessage) (parquet.Value, valueType, error) {
+	d := json.NewDecoder(bytes.NewReader(raw))
+	d.UseNumber()
+	var x any
+	if err := d.Decode(&x); err != nil {
+		return parquet.Value{}, valueType{}, err
+	}
+	if x == nil {
+		return parquet.NullValue(), valueType{}, nil
+	}
+	num, isNum := x.(json.Number)
+	str, isStr := x.(string)
+	integer := func() (int64, error) {
+		if !isNum {
+			return 0, fmt.Errorf("not an integer")
+		}
+		return num.Int64()
+	}
+	switch t := t.(type) {
+	case iceberg.BooleanType:
+		if b, ok := x.(bool); ok {
+			return parquet.BooleanValue(b), valueType{conv: convBool}, nil
+		}
+	case iceberg.Int32Type:
+		n, err := integer()
+		if err != nil || n < math.MinInt32 || n > math.MaxInt32 {
+			return parquet.Value{}, valueType{}, fmt.Errorf("not an int: %w", err)
+		}
+		return parquet.Int32Value(int32(n)), valueType{conv: convInt32}, nil
+	case iceberg.Int64Type:
+		n, err := integer()
+		return parquet.Int64Value(n), valueType{conv: convInt64}, err
+	case iceberg.DateType:
+		n, err := integer()
+		if err != nil || n < math.MinInt32 || n > math.MaxInt32 {
+			return parquet.Value{}, valueType{}, fmt.Errorf("not a day number: %w", err)
+		}
+		return parquet.Int32Value(int32(n)), valueType{conv: convDate}, nil
+	case iceberg.TimeType:
+		n, err := integer()
+		return parquet.Int64Value(n), valueType{conv: convTimeInt64, unit: 1000}, err
+	case iceberg.TimestampType, iceberg.TimestampTzType:
+		n, err := integer()
+		return parquet.Int64Value(n), valueType{conv: convTimestamp, unit: 1000}, err
+	case iceberg.TimestampNsType, iceberg.TimestampTzNsType:
+		n, err := integer()
+		return parquet.Int64Value(n), valueType{conv: convTimestamp, unit: 1, nanos: true}, err
+	case iceberg.Float32Type:
+		if isNum {
+			f, err := strconv.ParseFloat(num.String(), 32)
+			return parquet.FloatValue(float32(f)), valueType{conv: convFloat}, err
+		}
+	case iceberg.Float64Type:
+		if isNum {
+			f, err := strconv.ParseFloat(num.String(), 64)
+			return parquet.DoubleValue(f), valueType{conv: convDouble}, err
+		}
+	case iceberg.StringType:
+		if isStr {
+			return parquet.ByteArrayValue([]byte(str)), valueType{conv: convString}, nil
+		}
+	case iceberg.UUIDType:
+		if isStr {
+			u, err := uuid.Parse(str)
+			return parquet.FixedLenByteArrayValue(u[:]), valueType{conv: convUUID}, err
+		}
+	case iceberg.BinaryType, iceberg.FixedType:
+		if isStr {
+			b, err := base64.StdEncoding.DecodeString(str)
+			return parquet.ByteArrayValue(b), valueType{conv: convBinary}, err
+		}
+	case iceberg.DecimalType:
+		if isStr {
+			v, ok := new(big.Int).SetString(str, 10)
+			if !ok {
+				return parquet.Value{}, valueType{}, fmt.Errorf("not an unscaled decimal")
+			}
+			b, err := decimalBytes(v)
+			return parquet.FixedLenByteArrayValue(b), valueType{conv: convDecimalBytes, scale: t.Scale()}, err
+		}
+	default:
+		return parquet.Value{}, valueType{}, fmt.Errorf("%w: identity value of type %s", ErrUnsupported, t)
+	}
+	return parquet.Value{}, valueType{}, fmt.Errorf("a JSON %T does not encode a %s", x, t)
+}
+
+// decimalBytes returns an unscaled decimal as 16 bytes of big-endian two's
+// complement.
+func decimalBytes(v *big.Int) ([]byte, error) {
+	if v.BitLen() > 127 {
+		return nil, fmt.Errorf("unscaled decimal %s is wider than decimal(38)", v)
+	}
+	out := make([]byte, 16)
+	if v.Sign() >= 0 {
+		v.FillBytes(out)
+		return out, nil
+	}
+	// Two's complement of a negative value: 2^128 + v.
+	w := new(big.Int).Lsh(big.NewInt(1), 128)
+	w.Add(w, v)
+	w.FillBytes(out)
+	return out, nil
+}
+
+// defaultValue converts a primitive initial-default to a value of type t.
+// Defaults parsed from table metadata arrive as encoding/json gives them
+// (bool, float64, string in the spec's single-value JSON form: ISO dates
+// and times, hex binary, decimal strings); defaults built in Go may be Go
+// numbers, []byte or iceberg-go literals and their value types.
+func defaultValue(t iceberg.Type, v any) (parquet.Value, valueType, error) {
+	lit, err := defaultLiteral(t, v)
+	if err != nil {
+		return parquet.Value{}, valueType{}, err
+	}
+	switch l := lit.(type) {
+	case iceberg.BoolLiteral:
+		return parquet.BooleanValue(bool(l)), valueType{conv: convBool}, nil
+	case iceberg.Int32Literal:
+		return parquet.Int32Value(int32(l)), valueType{conv: convInt32}, nil
+	case iceberg.Int64Literal:
+		return parquet.Int64Value(int64(l)), valueType{conv: convInt64}, nil
+	case iceberg.Float32Literal:
+		return parquet.FloatValue(float32(l)), valueType{conv: convFloat}, nil
+	case iceberg.Float64Literal:
+		return parquet.DoubleValue(float64(l)), valueType{conv: convDouble}, nil
+	case iceberg.DateLiteral:
+		return parquet.Int32Value(int32(l)), valueType{conv: convDate}, nil
+	case iceberg.TimeLiteral:
+		return parquet.Int64Value(int64(l)), valueType{conv: convTimeInt64, unit: 1000}, nil
+	case iceberg.TimestampLiteral:
+		return parquet.Int64Value(int64(l)), valueType{conv: convTimestamp, unit: 1000}, nil
+	case iceberg.TimestampNsLiteral:
+		return parquet.Int64Value(int64(l)), valueType{conv: convTimestamp, unit: 1, nanos: true}, nil
+	case iceberg.StringLiteral:
+		return parquet.ByteArrayValue([]byte(l)), valueType{conv: convString}, nil
+	case iceberg.BinaryLiteral:
+		return parquet.ByteArrayValue(l), valueType{conv: convBinary}, nil
+	case iceberg.FixedLiteral:
+		return parquet.ByteArrayValue(l), valueType{conv: convBinary}, nil
+	case iceberg.UUIDLiteral:
+		return parquet.FixedLenByteArrayValue(l[:]), valueType{conv: convUUID}, nil
+	case iceberg.DecimalLiteral:
+		b, err := decimalBytes(l.Val.BigInt())
+		return parquet.FixedLenByteArrayValue(b), valueType{conv: convDecimalBytes, scale: l.Scale}, err
+	}
+	return parquet.Value{}, valueType{}, fmt.Errorf("%w: default of type %s", ErrUnsupported, t)
+}
+
+// defaultLiteral converts an initial-default to a literal of type t.
+func defaultLiteral(t iceberg.Type, v any) (iceberg.Literal, error) {
+	switch x := v.(type) {
+	case iceberg.Literal:
+		return x.To(t)
+	case bool:
+		return iceberg.BoolLiteral(x).To(t)
+	case int:
+		return iceberg.Int64Literal(x).To(t)
+	case int32:
+		return iceberg.Int32Literal(x).To(t)
+	case int64:
+		return iceberg.Int64Literal(x).To(t)
+	case float32:
+		return iceberg.Float32Literal(x).To(t)
+	case float64:
+		switch t.(type) {
+		case iceberg.Int32Type, iceberg.Int64Type:
+			if x != math.Trunc(x) || math.Abs(x) > 1<<63 {
+				return nil, fmt.Errorf("%v is not an integer", x)
+			}
+			return iceberg.Int64Literal(int64(x)).To(t)
+		}
+		return iceberg.Float64Literal(x).To(t)
+	case json.Number:
+		if n, err := x.Int64(); err == nil {
+			return defaultLiteral(t, n)
+		}
+		f, err := x.Float64()
+		if err != nil {
+			return nil, err
+		}
+		return defaultLiteral(t, f)
+	case string:
+		switch tt := t.(type) {
+		case iceberg.BinaryType, iceberg.FixedType:
+			// The spec's form is hex; iceberg-go v0.6.0 wrote base64.
+			b, err := hex.DecodeString(x)
+			if err != nil || isFixedOfOtherLength(tt, len(b)) {
+				if b64, err64 := base64.StdEncoding.DecodeString(x); err64 == nil {
+					b, err = b64, nil
+				}
+			}
+			if err != nil {
+				return nil, err
+			}
+			return iceberg.BinaryLiteral(b).To(t)
+		}
+		return iceberg.StringLiteral(x).To(t)
+	case []byte:
+		return iceberg.BinaryLiteral(x).To(t)
+	case iceberg.Decimal:
+		return iceberg.DecimalLiteral(x).To(t)
+	case iceberg.Date:
+		return iceberg.DateLiteral(x).To(t)
+	case iceberg.Time:
+		return iceberg.TimeLiteral(x).To(t)
+	case iceberg.Timestamp:
+		return iceberg.TimestampLiteral(x).To(t)
+	case iceberg.TimestampNano:
+		return iceberg.TimestampNsLiteral(x).To(t)
+	case uuid.UUID:
+		return iceberg.UUIDLiteral(x).To(t)
+	}
+	return nil, fmt.Errorf("%w: default of Go type %T", ErrUnsupported, v)
+}
+
+func isFixedOfOtherLength(t iceberg.Type, n int) bool {
+	f, ok := t.(iceberg.FixedType)
+	return ok && f.Len() != n
+}
+
+// appendDefault appends the JSON of a default of any type: structs are
+// objects keyed by field id (a missing key takes the field's own
+// initial-default), lists arrays, maps {"keys":[…],"values":[…]}.
+func appendDefault(b []byte, t iceberg.Type, v any, enc *encoding, s *scratch) ([]byte, error) {
+	if v == nil {
+		return append(b, "null"...), nil
+	}
+	switch t := t.(type) {
+	case *iceberg.StructType:
+		m, ok := v.(map[string]any)
+		if !ok {
+			return nil, fmt.Errorf("struct default is a %T, not an object", v)
+		}
+		b = append(b, '{')
+		for i, f := range t.FieldList {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, fieldKey(f.Name)...)
+			fv, ok := m[strconv.Itoa(f.ID)]
+			if !ok {
+				fv = f.InitialDefault
+			}
+			var err error
+			if b, err = appendDefault(b, f.Type, fv, enc, s); err != nil {
+				return nil, err
+			}
+		}
+		return append(b, '}'), nil
+	case *iceberg.ListType:
+		l, ok := v.([]any)
+		if !ok {
+			return nil, fmt.Errorf("list default is a %T, not an array", v)
+		}
+		b = append(b, '[')
+		for i, e := range l {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			var err error
+			if b, err = appendDefault(b, t.Element, e, enc, s); err != nil {
+				return nil, err
+			}
+		}
+		return append(b, ']'), nil
+	case *iceberg.MapType:
+		m, ok := v.(map[string]any)
+		keys, kok := m["keys"].([]any)
+		values, vok := m["values"].([]any)
+		if !ok || !kok || !vok || len(keys) != len(values) {
+			return nil, fmt.Errorf("map default is not {\"keys\":[…],\"values\":[…]} of equal lengths")
+		}
+		_, stringKeys := t.KeyType.(iceberg.StringType)
+		open, end := byte('['), byte(']')
+		if stringKeys {
+			open, end = '{', '}'
+		}
+		b = append(b, open)
+		for i := range keys {
+			if stringKeys && keys[i] == nil {
+				return nil, fmt.Errorf("map default has a null key")
+			}
+			if i > 0 {
+				b = append(b, ',')
+			}
+			if !stringKeys {
+				b = append(b, `{"key":`...)
+			}
+			var err error
+			if b, err = appendDefault(b, t.KeyType, keys[i], enc, s); err != nil {
+				return nil, err
+			}
+			if stringKeys {
+				b = append(b, ':')
+			} else {
+				b = append(b, `,"value":`...)
+			}
+			if b, err = appendDefault(b, t.ValueType, values[i], enc, s); err != nil {
+				return nil, err
+			}
+			if !stringKeys {
+				b = append(b, '}')
+			}
+		}
+		return append(b, end), nil
+	case iceberg.UnknownType:
+		return append(b, "null"...), nil
+	}
+	pv, vt, err := defaultValue(t, v)
+	if err != nil {
+		return nil, err
+	}
+	return appendValue(b, &pv, &vt, enc, s), nil
+}
