@@ -50,7 +50,20 @@ type posDeleteRow struct {
 // file to be live at the branch head already, so a delete file that set it
 // could not be committed in the same snapshot as its data file. Equal
 // file_path bounds give PlanFiles the same information.
-func WritePositionalDeletes(ctx context.Context, tbl *table.Table, location string, deletes []PositionalDelete) (_ iceberg.DataFile, err error) {
+func WritePositionalDeletes(ctx context.Context, tbl *table.Table, location string, deletes []PositionalDelete) (iceberg.DataFile, error) {
+	return writePositionalDeletes(ctx, tbl, location, *iceberg.UnpartitionedSpec, nil, deletes)
+}
+
+// WritePartitionedPositionalDeletes is WritePositionalDeletes for a delete
+// file that belongs to one partition of spec: partition maps partition field
+// ids to their values, as iceberg.NewDataFileBuilder takes them (a string for
+// an identity string column, an iceberg.Date for a date…). PlanFiles applies
+// a delete file only to data files of the same spec and partition.
+func WritePartitionedPositionalDeletes(ctx context.Context, tbl *table.Table, location string, spec iceberg.PartitionSpec, partition map[int]any, deletes []PositionalDelete) (iceberg.DataFile, error) {
+	return writePositionalDeletes(ctx, tbl, location, spec, partition, deletes)
+}
+
+func writePositionalDeletes(ctx context.Context, tbl *table.Table, location string, spec iceberg.PartitionSpec, partition map[int]any, deletes []PositionalDelete) (_ iceberg.DataFile, err error) {
 	if len(deletes) == 0 {
 		return nil, fmt.Errorf("%w: positional delete file %s has no rows", ErrInvalidArgument, location)
 	}
@@ -82,8 +95,8 @@ func WritePositionalDeletes(ctx context.Context, tbl *table.Table, location stri
 		return nil, fmt.Errorf("close positional delete file %s: %w", location, err)
 	}
 
-	b, err := iceberg.NewDataFileBuilder(*iceberg.UnpartitionedSpec, iceberg.EntryContentPosDeletes,
-		location, iceberg.ParquetFile, nil, nil, nil, int64(len(rows)), cw.n)
+	b, err := iceberg.NewDataFileBuilder(spec, iceberg.EntryContentPosDeletes,
+		location, iceberg.ParquetFile, partition, partitionLogicalTypes(tbl.Schema(), spec), nil, int64(len(rows)), cw.n)
 	if err != nil {
 		return nil, fmt.Errorf("describe positional delete file %s: %w", location, err)
 	}

@@ -3,8 +3,12 @@
 // and reads them back with iceberg-go's Scan.ReadTasks as an oracle that is
 // independent of the sidecar's reader.
 //
-// Every table is unpartitioned and lives in whatever catalog the caller passes
-// (in practice iceberg-go's hadoop catalog over a local warehouse). Data files
+// Every table lives in whatever catalog the caller passes (in practice
+// iceberg-go's hadoop catalog over a local warehouse) and is unpartitioned,
+// except IdentityPartitioned. The evolution builders (Evolution, Migrated,
+// IdentityPartitioned, AllTypes) return a Built with the expected rows of
+// every snapshot; Migrated and IdentityPartitioned write their data files
+// with parquet-go, as foreign writers would. Otherwise data files
 // are written with table.WriteRecords, equality deletes with
 // Transaction.WriteEqualityDeletes, deletion vectors with dv.DVWriter, and
 // every commit goes through Transaction.NewRowDelta. Positional delete files

@@ -1,0 +1,382 @@
+package handlers_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"math"
+	"net/http"
+	"path"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/apache/iceberg-go/catalog/hadoop"
+	icebergio "github.com/apache/iceberg-go/io"
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/druidiceberg/sidecar/internal/storage"
+	"github.com/druidiceberg/sidecar/internal/tablegen"
+)
+
+type hadoopCatalog = hadoop.Catalog
+
+// evolutionTable is one table of tablegen's evolution builders.
+type evolutionTable struct {
+	name  string
+	build func(context.Context, *testing.T) (*tablegen.Built, *testServer)
+	// oracleAgrees is set when iceberg-go's ReadTasks reads the table right,
+	// so the sidecar is held against it as well as against the builder.
+	oracleAgrees bool
+}
+
+// evolutionTables builds every table in its own local warehouse.
+func evolutionTables() []evolutionTable {
+	local := func(b func(context.Context, *hadoopCatalog, table.Identifier) (*tablegen.Built, error)) func(context.Context, *testing.T) (*tablegen.Built, *testServer) {
+		return func(ctx context.Context, t *testing.T) (*tablegen.Built, *testServer) {
+			t.Helper()
+			cat, dir := localWarehouse(t)
+			built, err := b(ctx, cat, table.Identifier{"evo", "t"})
+			if err != nil {
+				t.Fatalf("build: %v", err)
+			}
+			return built, localServer(t, dir)
+		}
+	}
+	return []evolutionTable{
+		{"evolution", local(func(ctx context.Context, c *hadoopCatalog, id table.Identifier) (*tablegen.Built, error) {
+			return tablegen.Evolution(ctx, c, id)
+		}), true},
+		{"migrated", local(func(ctx context.Context, c *hadoopCatalog, id table.Identifier) (*tablegen.Built, error) {
+			return tablegen.Migrated(ctx, c, id, true)
+		}), true},
+		// iceberg-go leaves identity partition columns that the files do
+		// not store null; the builder's rows carry them.
+		{"identity_partitioned", local(func(ctx context.Context, c *hadoopCatalog, id table.Identifier) (*tablegen.Built, error) {
+			return tablegen.IdentityPartitioned(ctx, c, id)
+		}), false},
+		{"all_types", local(func(ctx context.Context, c *hadoopCatalog, id table.Identifier) (*tablegen.Built, error) {
+			return tablegen.AllTypes(ctx, c, id)
+		}), true},
+	}
+}
+
+// TestEvolutionSnapshots serves every evolution table and holds the rows of
+// EVERY snapshot (snapshotId=, each read in its own schema) against the
+// builder's expected rows and, where iceberg-go reads the table right,
+// against OracleRows; keys come in the snapshot schema's order.
+func TestEvolutionSnapshots(t *testing.T) {
+	ctx := context.Background()
+	for _, et := range evolutionTables() {
+		t.Run(et.name, func(t *testing.T) {
+			built, srv := et.build(ctx, t)
+			for i, want := range built.Snapshots {
+				p := srv.plan(t, q("table", "evo.t", "mode", "rows", "snapshotId", strconv.FormatInt(want.SnapshotID, 10)))
+				if p.SnapshotID == nil || *p.SnapshotID != want.SnapshotID {
+					t.Fatalf("snapshot %d: planned snapshot %v, want %d", i+1, p.SnapshotID, want.SnapshotID)
+				}
+				got := srv.rows(t, p)
+				assertKeyOrder(t, got, want.Columns)
+				t.Logf("snapshot %d (%s): %d rows", i+1, want.Doc, len(got))
+				assertSameValues(t, got, want.Rows)
+				if et.oracleAgrees {
+					oracle, err := tablegen.OracleRows(ctx, built.Table, want.SnapshotID)
+					if err != nil {
+						t.Fatalf("snapshot %d: oracle: %v", i+1, err)
+					}
+					assertSameValues(t, got, oracle)
+				}
+			}
+			// Without snapshotId: the current snapshot in the current schema.
+			cur := built.Current()
+			got := srv.rows(t, srv.plan(t, q("table", "evo.t", "mode", "rows")))
+			assertKeyOrder(t, got, cur.Columns)
+			assertSameValues(t, got, cur.Rows)
+		})
+	}
+}
+
+// TestEvolutionProjection: columns= narrows every row to exactly those keys,
+// in schema order whatever the order asked, the rows are the expected rows
+// projected, and equality deletes on columns not projected still apply.
+func TestEvolutionProjection(t *testing.T) {
+	ctx := context.Background()
+	tables := map[string]evolutionTable{}
+	for _, et := range evolutionTables() {
+		tables[et.name] = et
+	}
+	tests := []struct {
+		name     string
+		table    string
+		snapshot int // 1-based; 0 is the current snapshot, unpinned
+		columns  string
+		want     []string // schema order
+	}{
+		// The current snapshot's deletes are on price (equality) and by
+		// position; neither column is projected.
+		{"renamed column, price deletes apply", "evolution", 0, "qty,customer,id", []string{"id", "customer", "qty"}},
+		// Snapshot 3's only delete is on customer, which is not projected.
+		{"delete on unprojected renamed column", "evolution", 3, "score,id", []string{"id", "score"}},
+		// Snapshot 4: deletes written under schema 0 on qty and name.
+		{"old-schema deletes, unprojected", "evolution", 4, "note,price", []string{"price", "note"}},
+		{"added column only", "evolution", 0, "rank", []string{"rank"}},
+		{"renamed column through the name mapping", "migrated", 0, "amount,customer", []string{"customer", "amount"}},
+		{"partition columns only", "identity_partitioned", 0, "day,region", []string{"region", "day"}},
+		{"partition column and a stored one", "identity_partitioned", 0, "note,region", []string{"region", "note"}},
+		{"nested types", "all_types", 0, "m_int,st,lst_st", []string{"st", "m_int", "lst_st"}},
+	}
+	// Built once each, on the parent test: a warehouse lives as long as it.
+	built := map[string]*tablegen.Built{}
+	servers := map[string]*testServer{}
+	for _, tt := range tests {
+		if _, ok := built[tt.table]; !ok {
+			built[tt.table], servers[tt.table] = tables[tt.table].build(ctx, t)
+		}
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b, srv := built[tt.table], servers[tt.table]
+			query := q("table", "evo.t", "columns", tt.columns)
+			exp := b.Current()
+			if tt.snapshot > 0 {
+				exp = b.Snapshots[tt.snapshot-1]
+				query.Set("snapshotId", strconv.FormatInt(exp.SnapshotID, 10))
+			}
+			p := srv.plan(t, query)
+			got := srv.rows(t, p)
+			assertKeyOrder(t, got, tt.want)
+			for _, line := range got {
+				if keys := rowKeys(t, line); !slices.Equal(keys, tt.want) {
+					t.Fatalf("row %s has keys %v, want exactly %v", line, keys, tt.want)
+				}
+			}
+			assertSameValues(t, got, projectRows(t, exp.Rows, tt.want))
+		})
+	}
+}
+
+// TestMigratedWithoutNameMapping: data files with no field ids in a table
+// with no schema.name-mapping.default cannot be read; the sidecar says so
+// with 422 unreadable_file before the first byte instead of guessing by
+// name or serving nulls. The file iceberg-go wrote (with field ids) is still
+// served.
+func TestMigratedWithoutNameMapping(t *testing.T) {
+	ctx := context.Background()
+	cat, dir := localWarehouse(t)
+	built, err := tablegen.Migrated(ctx, cat, table.Identifier{"evo", "t"}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !built.Unreadable {
+		t.Fatal("the builder does not mark the table unreadable")
+	}
+	srv := localServer(t, dir)
+	p := srv.plan(t, q("table", "evo.t", "mode", "rows"))
+	foreign := 0
+	for _, s := range p.Splits {
+		resp, body := srv.get(t, strings.TrimPrefix(s.URI, srv.URL))
+		switch path.Base(s.DataFile) {
+		case tablegen.DataFileName(1), tablegen.DataFileName(2):
+			foreign++
+			if resp.StatusCode != http.StatusUnprocessableEntity || errorCode(t, body) != "unreadable_file" {
+				t.Errorf("%s (no field ids, no mapping): %d %s, want 422 unreadable_file", path.Base(s.DataFile), resp.StatusCode, body)
+			}
+			if !bytes.Contains(body, []byte("name mapping")) && !bytes.Contains(body, []byte("field id")) {
+				t.Errorf("%s: the error %s does not say what is missing", path.Base(s.DataFile), body)
+			}
+		default:
+			if resp.StatusCode != http.StatusOK {
+				t.Errorf("%s (with field ids): %d %s, want 200", path.Base(s.DataFile), resp.StatusCode, body)
+			}
+		}
+	}
+	if foreign != 2 {
+		t.Fatalf("plan has %d splits of the imported files, want 2", foreign)
+	}
+}
+
+// TestIdentityPartitionValues: every row of the identity-partitioned table
+// carries its file's region and day, although no data file stores them; a
+// null partition value is a null, not a missing key.
+func TestIdentityPartitionValues(t *testing.T) {
+	ctx := context.Background()
+	cat, dir := localWarehouse(t)
+	built, err := tablegen.IdentityPartitioned(ctx, cat, table.Identifier{"evo", "t"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := localServer(t, dir)
+	got := srv.rows(t, srv.plan(t, q("table", "evo.t", "mode", "rows")))
+	nullRegion := 0
+	for _, line := range got {
+		var row map[string]any
+		if err := json.Unmarshal([]byte(line), &row); err != nil {
+			t.Fatal(err)
+		}
+		region, hasRegion := row["region"]
+		day, hasDay := row["day"]
+		if !hasRegion || !hasDay || day == nil {
+			t.Fatalf("row %s lacks its partition values", line)
+		}
+		if region == nil {
+			nullRegion++
+		}
+	}
+	if nullRegion != 2 {
+		t.Errorf("%d rows with a null region, want the 2 of the null partition", nullRegion)
+	}
+	assertSameValues(t, got, built.Current().Rows)
+}
+
+// fixtureOracleFailures records the fixtures iceberg-go's own reader cannot
+// read, with a piece of its error; the sidecar must still serve them (see
+// TestFixtures).
+var fixtureOracleFailures = map[string]string{}
+
+// TestFixturesAgainstOracle holds the sidecar's rows of every shared
+// fixture, at the current snapshot and at every snapshot of its
+// extra_checks, against iceberg-go's Scan.ReadTasks on the same table.
+func TestFixturesAgainstOracle(t *testing.T) {
+	ctx := context.Background()
+	for _, f := range loadFixtures(t) {
+		t.Run(f.Name, func(t *testing.T) {
+			fs := storage.New(nil, f.mappings())
+			tbl, err := table.NewFromLocation(ctx, table.Identifier{"fixtures", f.Name}, filepath.Join(f.Dir, f.Metadata),
+				func(context.Context) (icebergio.IO, error) { return fs, nil }, nil)
+			if err != nil {
+				t.Fatalf("load table: %v", err)
+			}
+			srv := f.server(t)
+			snaps := []int64{tbl.CurrentSnapshot().SnapshotID}
+			for _, c := range f.ExtraChecks {
+				snaps = append(snaps, c.SnapshotID)
+			}
+			for _, id := range snaps {
+				want, err := tablegen.OracleRows(ctx, tbl, id)
+				if msg, known := fixtureOracleFailures[f.Name]; known {
+					if err == nil || !strings.Contains(err.Error(), msg) {
+						t.Fatalf("snapshot %d: iceberg-go read %d rows with error %v; this test records it fails with %q", id, len(want), err, msg)
+					}
+					continue
+				}
+				if err != nil {
+					t.Fatalf("snapshot %d: oracle: %v", id, err)
+				}
+				p := srv.plan(t, q("table", "fixtures.t", "mode", "rows", "snapshotId", strconv.FormatInt(id, 10)))
+				assertSameValues(t, srv.rows(t, p), want)
+			}
+		})
+	}
+}
+
+// assertSameValues is assertSameRows with every JSON number compared by
+// value: a double that happens to be integral may be spelled -1e+10 by one
+// encoder and -10000000000 by another, and canonicalNumbers keeps integer
+// spellings apart from float ones.
+func assertSameValues(t *testing.T, got, want []string) {
+	t.Helper()
+	assertSameRows(t, integralNumbers(t, got), integralNumbers(t, want))
+}
+
+// integralNumbers respells every number that is written as a float but
+// holds an integer below 2^53 as that integer.
+func integralNumbers(t *testing.T, rows []string) []string {
+	t.Helper()
+	var respell func(v any) any
+	respell = func(v any) any {
+		switch x := v.(type) {
+		case json.Number:
+			if !strings.ContainsAny(string(x), ".eE") {
+				return x
+			}
+			f, err := x.Float64()
+			if err == nil && f == math.Trunc(f) && math.Abs(f) < 1<<53 {
+				return json.Number(strconv.FormatInt(int64(f), 10))
+			}
+			return x
+		case map[string]any:
+			for k, e := range x {
+				x[k] = respell(e)
+			}
+		case []any:
+			for i, e := range x {
+				x[i] = respell(e)
+			}
+		}
+		return v
+	}
+	out := make([]string, 0, len(rows))
+	for _, r := range rows {
+		dec := json.NewDecoder(strings.NewReader(r))
+		dec.UseNumber()
+		var v any
+		if err := dec.Decode(&v); err != nil {
+			t.Fatalf("row %q: %v", r, err)
+		}
+		out = append(out, mustJSON(respell(v)))
+	}
+	return out
+}
+
+// assertKeyOrder checks that the keys of every row come in the order of
+// columns (a row may carry fewer, never others).
+func assertKeyOrder(t *testing.T, rows []string, columns []string) {
+	t.Helper()
+	for _, line := range rows {
+		keys := rowKeys(t, line)
+		at := 0
+		for _, k := range keys {
+			i := slices.Index(columns[at:], k)
+			if i < 0 {
+				t.Fatalf("row %s: keys %v are not in schema order %v", line, keys, columns)
+			}
+			at += i + 1
+		}
+	}
+}
+
+// rowKeys are the top-level keys of one JSON object, in order.
+func rowKeys(t *testing.T, line string) []string {
+	t.Helper()
+	dec := json.NewDecoder(strings.NewReader(line))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		t.Fatalf("row %q is no object", line)
+	}
+	var keys []string
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			t.Fatalf("row %q: %v", line, err)
+		}
+		keys = append(keys, tok.(string))
+		var skip json.RawMessage
+		if err := dec.Decode(&skip); err != nil {
+			t.Fatalf("row %q: %v", line, err)
+		}
+	}
+	return keys
+}
+
+// projectRows keeps the given keys of every row.
+func projectRows(t *testing.T, rows []string, keys []string) []string {
+	t.Helper()
+	out := make([]string, 0, len(rows))
+	for _, line := range rows {
+		var row map[string]json.RawMessage
+		if err := json.Unmarshal([]byte(line), &row); err != nil {
+			t.Fatal(err)
+		}
+		kept := map[string]json.RawMessage{}
+		for _, k := range keys {
+			v, ok := row[k]
+			if !ok {
+				t.Fatalf("expected row %s has no column %s", line, k)
+			}
+			kept[k] = v
+		}
+		out = append(out, mustJSON(kept))
+	}
+	return out
+}
