@@ -74,6 +74,8 @@ func New(cfg Config) http.Handler {
 		r.Use(s.require(auth))
 		r.Get("/splits", s.handle(s.getSplits))
 		r.Post("/splits", s.handle(s.postSplits))
+		r.Get("/druid/task", s.handle(s.getDruidTask))
+		r.Get("/druid/sql", s.handle(s.getDruidSQL))
 		r.Get("/splits/{token}/rows", s.handle(s.getRows))
 		r.Get("/files/{token}", s.handle(s.getFile))
 		r.Get("/openapi.yaml", func(w http.ResponseWriter, _ *http.Request) {

@@ -72,19 +72,29 @@ type splitResponse struct {
 }
 
 func (s *server) getSplits(w http.ResponseWriter, r *http.Request) error {
-	req, err := parseSplitsQuery(r.URL.Query())
+	req, err := parseSplitsQuery(r.URL.Query(), nil)
 	if err != nil {
 		return err
 	}
 	return s.planAndAnswer(w, r, req, nil)
 }
 
-// planAndAnswer plans req and writes the answer, with warnings first.
+// planAndAnswer plans req and writes the answer.
 func (s *server) planAndAnswer(w http.ResponseWriter, r *http.Request, req splits.Request, warnings []string) error {
+	_, resp, err := s.planResponse(r, req, warnings)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, resp)
+}
+
+// planResponse plans req and renders the answer of /splits, which the Druid
+// spec generators build on.
+func (s *server) planResponse(r *http.Request, req splits.Request, warnings []string) (splits.Plan, splitsResponse, error) {
 	start := time.Now()
 	plan, err := s.Planner.Plan(r.Context(), req)
 	if err != nil {
-		return err
+		return plan, splitsResponse{}, err
 	}
 	if s.Metrics != nil {
 		s.Metrics.PlanDuration.Observe(time.Since(start).Seconds())
@@ -132,18 +142,26 @@ func (s *server) planAndAnswer(w http.ResponseWriter, r *http.Request, req split
 			DeleteFileSizeInBytes: delSize,
 		})
 	}
+	return plan, resp, nil
+}
+
+// writeJSON writes v as indented JSON, without HTML escaping (URIs and SQL
+// are pasted as they are).
+func writeJSON(w http.ResponseWriter, v any) error {
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
 	enc.SetIndent("", "  ")
-	return enc.Encode(resp)
+	return enc.Encode(v)
 }
 
-func parseSplitsQuery(q url.Values) (splits.Request, error) {
+// parseSplitsQuery parses the query of GET /splits; extra names the other
+// parameters a route that builds on it takes.
+func parseSplitsQuery(q url.Values, extra map[string]bool) (splits.Request, error) {
 	var unknown []string
 	for k, v := range q {
-		if !splitsParams[k] {
+		if !splitsParams[k] && !extra[k] {
 			unknown = append(unknown, k)
 		} else if len(v) > 1 {
 			return splits.Request{}, fmt.Errorf("%w: query parameter %s given %d times", splits.ErrBadRequest, k, len(v))

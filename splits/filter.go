@@ -191,7 +191,7 @@ func (f *Filter) Expression(schema *iceberg.Schema, now time.Time) (iceberg.Bool
 		}
 		var any iceberg.BooleanExpression = iceberg.AlwaysFalse{}
 		for _, s := range f.Intervals {
-			start, end, err := parseInterval(s)
+			start, end, err := ParseInterval(s)
 			if err != nil {
 				return nil, bad("%v", err)
 			}
@@ -411,9 +411,9 @@ func parseInstant(s string) (time.Time, error) {
 	return time.Time{}, fmt.Errorf("%q is not an ISO 8601 time", s)
 }
 
-// parseInterval parses Druid's ISO 8601 interval forms: start/end,
+// ParseInterval parses Druid's ISO 8601 interval forms: start/end,
 // start/period and period/end.
-func parseInterval(s string) (start, end time.Time, err error) {
+func ParseInterval(s string) (start, end time.Time, err error) {
 	a, b, ok := strings.Cut(s, "/")
 	if !ok {
 		return start, end, fmt.Errorf("interval %q: want START/END", s)

@@ -124,6 +124,9 @@ type Plan struct {
 	// Warnings are things the client should know, such as a residual
 	// filter under residualFilterMode=warn.
 	Warnings []string
+	// Fields are the top-level fields the plan serves, in order: the
+	// schema's, narrowed by the projection on the row path.
+	Fields []iceberg.NestedField
 }
 
 // Planner plans tables of one configured catalog.
@@ -200,6 +203,7 @@ func (p *Planner) Plan(ctx context.Context, req Request) (Plan, error) {
 	}
 	if snap == nil {
 		// An empty table has no snapshot and no rows.
+		plan.Fields = tbl.Schema().Fields()
 		return plan, nil
 	}
 	plan.SnapshotID = snap.SnapshotID
@@ -222,6 +226,10 @@ func (p *Planner) Plan(ctx context.Context, req Request) (Plan, error) {
 			return Plan{}, fmt.Errorf("%w: columns and timestamps=iso need the row path, not mode=files", ErrBadRequest)
 		}
 		plan.Path = PathRows
+	}
+	plan.Fields = schema.Fields()
+	if len(columns) > 0 {
+		plan.Fields = slices.DeleteFunc(plan.Fields, func(f iceberg.NestedField) bool { return !slices.Contains(columns, f.ID) })
 	}
 	opts := []table.ScanOption{table.WithSnapshotID(snap.SnapshotID)}
 	var filter iceberg.BooleanExpression
