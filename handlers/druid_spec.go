@@ -33,6 +33,7 @@ type icebergSpec struct {
 	Columns        []string `json:"columns"`
 	Timestamps     string   `json:"timestamps"`
 	BinaryAsString bool     `json:"binaryAsString"`
+	ApplyResidual  bool     `json:"applyResidual"`
 }
 
 // postSplits plans the table of a Druid iceberg inputSource and answers
@@ -68,6 +69,8 @@ func (s *server) postSplits(w http.ResponseWriter, r *http.Request) error {
 		Ref:        spec.Ref,
 		Columns:    spec.Columns,
 		Filter:     spec.IcebergFilter,
+
+		ApplyResidual: spec.ApplyResidual,
 	}
 	req.Encoding.BinaryAsString = spec.BinaryAsString
 	var err error

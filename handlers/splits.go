@@ -18,7 +18,7 @@ import (
 var splitsParams = map[string]bool{
 	"table": true, "snapshotId": true, "snapshotTime": true, "ref": true, "mode": true,
 	"columns": true, "timestamps": true, "binaryAsString": true,
-	"icebergFilter": true, "residualFilterMode": true,
+	"icebergFilter": true, "residualFilterMode": true, "applyResidual": true,
 }
 
 // splitsResponse is the answer of GET /splits.
@@ -224,6 +224,11 @@ func parseSplitsQuery(q url.Values, extra map[string]bool) (splits.Request, erro
 	}
 	if req.ResidualMode, err = splits.ParseResidualMode(q.Get("residualFilterMode")); err != nil {
 		return req, err
+	}
+	if v := q.Get("applyResidual"); v != "" {
+		if req.ApplyResidual, err = strconv.ParseBool(v); err != nil {
+			return req, fmt.Errorf("%w: applyResidual %q: want true or false", splits.ErrBadRequest, v)
+		}
 	}
 	return req, nil
 }

@@ -226,3 +226,43 @@ func TestParseISODuration(t *testing.T) {
 		}
 	}
 }
+
+// TestApplyResidualPinsFilter: with applyResidual, each rows split pins the
+// residual its file keeps, in a form iceberg.ParseExpr reads back; a file
+// the partition decides entirely pins nothing.
+func TestApplyResidualPinsFilter(t *testing.T) {
+	p := eventsTable(t)
+	f := parseFilter(t, `{"type":"or","filters":[{"type":"equals","filterColumn":"day","filterValue":"2025-01-01"},`+
+		`{"type":"and","filters":[{"type":"equals","filterColumn":"day","filterValue":"2025-01-02"},{"type":"equals","filterColumn":"kind","filterValue":"buy"}]}]}`)
+	plan, err := p.Plan(context.Background(), Request{Table: "events.daily", Filter: f, ApplyResidual: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if plan.Path != PathRows || len(plan.Splits) != 2 {
+		t.Fatalf("plan %s with %d splits, want the row path over 2 files", plan.Path, len(plan.Splits))
+	}
+	ts, err := p.TableSchema(context.Background(), plan.Splits[0].Split)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pinned := 0
+	for _, s := range plan.Splits {
+		if len(s.Split.Filter) == 0 {
+			continue // the 01-01 file matches as a whole
+		}
+		pinned++
+		e, err := iceberg.ParseExpr(s.Split.Filter, ts.Schema)
+		if err != nil {
+			t.Fatalf("pinned filter %s: %v", s.Split.Filter, err)
+		}
+		if !strings.Contains(e.String(), "kind") {
+			t.Fatalf("residual %s does not test kind", e)
+		}
+	}
+	if pinned != 1 {
+		t.Fatalf("%d splits pin a residual, want 1 (the 01-02 file)", pinned)
+	}
+	if _, err := p.Plan(context.Background(), Request{Table: "events.daily", Filter: f, ApplyResidual: true, Mode: ModeFiles}); !errors.Is(err, ErrBadRequest) {
+		t.Fatalf("applyResidual with mode=files: %v", err)
+	}
+}

@@ -15,6 +15,7 @@ package splits
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -83,6 +84,10 @@ type Request struct {
 	// Now is the base time of a timeWindow filter without one; zero means
 	// the time of planning.
 	Now time.Time
+	// ApplyResidual makes the row path drop the rows that do not match
+	// the filter, so the filter holds row by row and not only file by
+	// file; it takes the row path whenever a residual remains.
+	ApplyResidual bool
 }
 
 // ResidualMode says what to do when the filter cannot be decided from
@@ -268,6 +273,27 @@ func (p *Planner) Plan(ctx context.Context, req Request) (Plan, error) {
 	if err := checkResiduals(req.ResidualMode, filter, tasks, &plan); err != nil {
 		return Plan{}, err
 	}
+	residualOf := func(t table.FileScanTask) iceberg.BooleanExpression {
+		if !req.ApplyResidual || filter == nil {
+			return nil
+		}
+		r := t.Residual
+		if r == nil {
+			// iceberg-go leaves it nil when the partition decided
+			// nothing: the whole filter remains.
+			r = filter
+		}
+		if r.Equals(iceberg.AlwaysTrue{}) {
+			return nil
+		}
+		return r
+	}
+	if req.ApplyResidual && slices.ContainsFunc(tasks, func(t table.FileScanTask) bool { return residualOf(t) != nil }) {
+		if req.Mode == ModeFiles {
+			return Plan{}, fmt.Errorf("%w: applyResidual needs the row path, and the filter leaves a residual; not mode=files", ErrBadRequest)
+		}
+		plan.Path = PathRows
+	}
 	withDeletes := 0
 	for _, t := range tasks {
 		if len(t.DeleteFiles)+len(t.EqualityDeleteFiles)+len(t.DeletionVectorFiles) > 0 {
@@ -293,6 +319,11 @@ func (p *Planner) Plan(ctx context.Context, req Request) (Plan, error) {
 		}
 		if kind == KindRows {
 			sp.Columns, sp.Encoding = columns, req.Encoding
+			if r := residualOf(t); r != nil {
+				if sp.Filter, err = json.Marshal(r); err != nil {
+					return Plan{}, fmt.Errorf("encode residual filter %s: %w", r, err)
+				}
+			}
 		}
 		tok, err := p.signer.Sign(kind, sp)
 		if err != nil {

@@ -38,6 +38,11 @@ type Split struct {
 	// Encoding pins how values are written, so a token always yields the
 	// same bytes.
 	Encoding Encoding `json:"e,omitzero"`
+	// Filter, when set, is the part of the request's icebergFilter that
+	// planning could not decide for this file (its residual), in iceberg's
+	// REST JSON expression form (iceberg.ParseExpr reads it back against the
+	// split's schema); the reader drops the rows that do not match it.
+	Filter json.RawMessage `json:"r,omitempty"`
 }
 
 // Encoding holds the value-encoding choices a client can make.
