@@ -14,14 +14,13 @@ import (
 
 // positionalFixture is a small engine-written table with positional deletes.
 func positionalFixture(t *testing.T) fixture {
-	t.Helper()
-	for _, f := range loadFixtures(t) {
-		if f.Name == "impala__iceberg_v2_delete_positional" {
-			return f
-		}
-	}
-	t.Fatal("fixture impala__iceberg_v2_delete_positional missing")
-	return fixture{}
+	return namedFixture(t, "impala__iceberg_v2_delete_positional")
+}
+
+// partitionedFixture is a partitioned engine-written table (id, user,
+// action, event_time) with positional deletes.
+func partitionedFixture(t *testing.T) fixture {
+	return namedFixture(t, "impala__iceberg_v2_partitioned_position_deletes")
 }
 
 func TestErrors(t *testing.T) {

@@ -44,17 +44,6 @@ func (s *testServer) post(t *testing.T, path, body string) (*http.Response, []by
 	return resp, b
 }
 
-func partitionedFixture(t *testing.T) fixture {
-	t.Helper()
-	for _, f := range loadFixtures(t) {
-		if f.Name == "impala__iceberg_v2_partitioned_position_deletes" {
-			return f
-		}
-	}
-	t.Fatal("fixture impala__iceberg_v2_partitioned_position_deletes missing")
-	return fixture{}
-}
-
 func TestPostDruidSpec(t *testing.T) {
 	srv := partitionedFixture(t).server(t)
 	resp, body := srv.post(t, "/splits", druidDocsSpec)

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"math"
 	"net/http"
 	"path"
 	"path/filepath"
@@ -80,20 +79,20 @@ func TestEvolutionSnapshots(t *testing.T) {
 				got := srv.rows(t, p)
 				assertKeyOrder(t, got, want.Columns)
 				t.Logf("snapshot %d (%s): %d rows", i+1, want.Doc, len(got))
-				assertSameValues(t, got, want.Rows)
+				assertSameRows(t, got, want.Rows)
 				if et.oracleAgrees {
 					oracle, err := tablegen.OracleRows(ctx, built.Table, want.SnapshotID)
 					if err != nil {
 						t.Fatalf("snapshot %d: oracle: %v", i+1, err)
 					}
-					assertSameValues(t, got, oracle)
+					assertSameRows(t, got, oracle)
 				}
 			}
 			// Without snapshotId: the current snapshot in the current schema.
 			cur := built.Current()
 			got := srv.rows(t, srv.plan(t, q("table", "evo.t", "mode", "rows")))
 			assertKeyOrder(t, got, cur.Columns)
-			assertSameValues(t, got, cur.Rows)
+			assertSameRows(t, got, cur.Rows)
 		})
 	}
 }
@@ -152,7 +151,7 @@ func TestEvolutionProjection(t *testing.T) {
 					t.Fatalf("row %s has keys %v, want exactly %v", line, keys, tt.want)
 				}
 			}
-			assertSameValues(t, got, projectRows(t, exp.Rows, tt.want))
+			assertSameRows(t, got, projectRows(t, exp.Rows, tt.want))
 		})
 	}
 }
@@ -227,7 +226,7 @@ func TestIdentityPartitionValues(t *testing.T) {
 	if nullRegion != 2 {
 		t.Errorf("%d rows with a null region, want the 2 of the null partition", nullRegion)
 	}
-	assertSameValues(t, got, built.Current().Rows)
+	assertSameRows(t, got, built.Current().Rows)
 }
 
 // fixtureOracleFailures records the fixtures iceberg-go's own reader cannot
@@ -265,59 +264,10 @@ func TestFixturesAgainstOracle(t *testing.T) {
 					t.Fatalf("snapshot %d: oracle: %v", id, err)
 				}
 				p := srv.plan(t, q("table", "fixtures.t", "mode", "rows", "snapshotId", strconv.FormatInt(id, 10)))
-				assertSameValues(t, srv.rows(t, p), want)
+				assertSameRows(t, srv.rows(t, p), want)
 			}
 		})
 	}
-}
-
-// assertSameValues is assertSameRows with every JSON number compared by
-// value: a double that happens to be integral may be spelled -1e+10 by one
-// encoder and -10000000000 by another, and canonicalNumbers keeps integer
-// spellings apart from float ones.
-func assertSameValues(t *testing.T, got, want []string) {
-	t.Helper()
-	assertSameRows(t, integralNumbers(t, got), integralNumbers(t, want))
-}
-
-// integralNumbers respells every number that is written as a float but
-// holds an integer below 2^53 as that integer.
-func integralNumbers(t *testing.T, rows []string) []string {
-	t.Helper()
-	var respell func(v any) any
-	respell = func(v any) any {
-		switch x := v.(type) {
-		case json.Number:
-			if !strings.ContainsAny(string(x), ".eE") {
-				return x
-			}
-			f, err := x.Float64()
-			if err == nil && f == math.Trunc(f) && math.Abs(f) < 1<<53 {
-				return json.Number(strconv.FormatInt(int64(f), 10))
-			}
-			return x
-		case map[string]any:
-			for k, e := range x {
-				x[k] = respell(e)
-			}
-		case []any:
-			for i, e := range x {
-				x[i] = respell(e)
-			}
-		}
-		return v
-	}
-	out := make([]string, 0, len(rows))
-	for _, r := range rows {
-		dec := json.NewDecoder(strings.NewReader(r))
-		dec.UseNumber()
-		var v any
-		if err := dec.Decode(&v); err != nil {
-			t.Fatalf("row %q: %v", r, err)
-		}
-		out = append(out, mustJSON(respell(v)))
-	}
-	return out
 }
 
 // assertKeyOrder checks that the keys of every row come in the order of

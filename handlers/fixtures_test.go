@@ -60,6 +60,18 @@ func loadFixtures(t *testing.T) []fixture {
 	return out
 }
 
+// namedFixture is one fixture by folder name.
+func namedFixture(t *testing.T, name string) fixture {
+	t.Helper()
+	for _, f := range loadFixtures(t) {
+		if f.Name == name {
+			return f
+		}
+	}
+	t.Fatalf("fixture %s missing from ../shared/fixtures", name)
+	return fixture{}
+}
+
 // server serves the fixture through the static catalog and a location map
 // from every prefix written in its metadata onto its folder.
 func (f fixture) server(t *testing.T) *testServer {

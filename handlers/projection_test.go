@@ -9,13 +9,7 @@ import (
 // TestProjection: columns= narrows the rows to those keys, in schema order,
 // whatever order the request names them in.
 func TestProjection(t *testing.T) {
-	var f fixture
-	for _, fx := range loadFixtures(t) {
-		if fx.Name == "impala__iceberg_v2_partitioned_position_deletes" { // id, user, action, event_time
-			f = fx
-		}
-	}
-	srv := f.server(t)
+	srv := partitionedFixture(t).server(t)
 	all := srv.rows(t, srv.plan(t, q("table", "fixtures.t")))
 	p := srv.plan(t, q("table", "fixtures.t", "columns", "event_time,id"))
 	got := srv.rows(t, p)
