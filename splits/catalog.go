@@ -1,6 +1,7 @@
 package splits
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -55,12 +56,35 @@ func (c CatalogConfig) Validate() error {
 				return err
 			}
 		}
-	case "rest", "hive":
+	case "rest", "hive", "sql":
 		if c.URI == "" {
 			return fmt.Errorf("catalog %s needs --catalog-uri", c.Type)
 		}
 	}
+	if c.Type == "sql" {
+		if _, _, err := sqlDriver(c.URI, c.Props); err != nil {
+			return err
+		}
+	}
 	return nil
+}
+
+// sqlDriver returns the database/sql driver and iceberg-go dialect of a SQL
+// catalog: the sql.driver and sql.dialect properties when given, else what
+// the URI says (postgres:// is PostgreSQL through pgx; file: or a path ending
+// in .db or .sqlite is SQLite).
+func sqlDriver(uri string, props map[string]string) (driver, dialect string, err error) {
+	driver, dialect = props["sql.driver"], props["sql.dialect"]
+	switch {
+	case driver != "" && dialect != "":
+		return driver, dialect, nil
+	case strings.HasPrefix(uri, "postgres://"), strings.HasPrefix(uri, "postgresql://"):
+		return cmp.Or(driver, "pgx"), cmp.Or(dialect, "postgres"), nil
+	case strings.HasPrefix(uri, "file:"), strings.HasSuffix(uri, ".db"), strings.HasSuffix(uri, ".sqlite"):
+		return cmp.Or(driver, "sqlite"), cmp.Or(dialect, "sqlite"), nil
+	}
+	return "", "", fmt.Errorf("catalog sql: cannot tell the database of %q; give --catalog-prop sql.driver=… and sql.dialect=… "+
+		"(pgx/postgres or sqlite/sqlite)", uri)
 }
 
 // ParseIdentifier splits NS.NAME (namespaces may have several levels).
@@ -146,6 +170,13 @@ func (c *catalogConn) connect(ctx context.Context) (tableLoader, error) {
 		warehouse = abs
 	}
 	props["type"] = typ
+	if typ == "sql" {
+		driver, dialect, err := sqlDriver(c.cfg.URI, props)
+		if err != nil {
+			return nil, err
+		}
+		props["sql.driver"], props["sql.dialect"] = driver, dialect
+	}
 	if c.cfg.URI != "" {
 		props["uri"] = c.cfg.URI
 	}
