@@ -19,6 +19,7 @@ var splitsParams = map[string]bool{
 	"table": true, "snapshotId": true, "snapshotTime": true, "ref": true, "mode": true,
 	"columns": true, "timestamps": true, "binaryAsString": true,
 	"icebergFilter": true, "residualFilterMode": true, "applyResidual": true,
+	"fromSnapshot": true, "toSnapshot": true,
 }
 
 // splitsResponse is the answer of GET /splits.
@@ -179,6 +180,24 @@ func parseSplitsQuery(q url.Values, extra map[string]bool) (splits.Request, erro
 		id, err := strconv.ParseInt(v, 10, 64)
 		if err != nil {
 			return req, fmt.Errorf("%w: snapshotId %q is not an integer", splits.ErrBadRequest, v)
+		}
+		req.SnapshotID = &id
+	}
+	for _, name := range []string{"fromSnapshot", "toSnapshot"} {
+		v := q.Get(name)
+		if v == "" {
+			continue
+		}
+		id, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return req, fmt.Errorf("%w: %s %q is not an integer", splits.ErrBadRequest, name, v)
+		}
+		if name == "fromSnapshot" {
+			req.FromSnapshot = &id
+			continue
+		}
+		if req.SnapshotID != nil {
+			return req, fmt.Errorf("%w: toSnapshot and snapshotId name the same thing; give one", splits.ErrBadRequest)
 		}
 		req.SnapshotID = &id
 	}

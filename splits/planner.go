@@ -84,6 +84,10 @@ type Request struct {
 	// Now is the base time of a timeWindow filter without one; zero means
 	// the time of planning.
 	Now time.Time
+	// FromSnapshot, when set, plans only the data appended after that
+	// snapshot up to the selected one (the current one by default), for
+	// incremental ingestion; every snapshot in between must be an append.
+	FromSnapshot *int64
 	// ApplyResidual makes the row path drop the rows that do not match
 	// the filter, so the filter holds row by row and not only file by
 	// file; it takes the row path whenever a residual remains.
@@ -253,8 +257,16 @@ func (p *Planner) Plan(ctx context.Context, req Request) (Plan, error) {
 		filter = expr
 		opts = append(opts, table.WithRowFilter(expr))
 	}
-	scan := tbl.Scan(opts...)
-	tasks, err := scan.PlanFiles(ctx)
+	var tasks []table.FileScanTask
+	if req.FromSnapshot != nil {
+		if err := appendsOnly(tbl, req.Table, *req.FromSnapshot, snap); err != nil {
+			return Plan{}, err
+		}
+		tasks, err = tbl.NewIncrementalAppendScan(opts...).
+			FromSnapshotExclusive(*req.FromSnapshot).ToSnapshot(snap.SnapshotID).PlanFiles(ctx)
+	} else {
+		tasks, err = tbl.Scan(opts...).PlanFiles(ctx)
+	}
 	if err != nil {
 		if storage.IsTransient(err) {
 			return Plan{}, fmt.Errorf("%w: plan %s: %w", ErrUnavailable, req.Table, err)
@@ -370,6 +382,35 @@ func checkResiduals(mode ResidualMode, filter iceberg.BooleanExpression, tasks [
 	}
 	for _, k := range keys {
 		plan.Warnings = append(plan.Warnings, fmt.Sprintf("residual filter on %d file(s), rows that do not match are ingested: %s", residuals[k], k))
+	}
+	return nil
+}
+
+// appendsOnly checks that from is an ancestor of to and that every snapshot
+// after it, up to to, only added data (an append) or rewrote it without
+// changing it (a replace, as compaction does). Anything else deleted or
+// changed rows that an incremental append would never show Druid.
+func appendsOnly(tbl *table.Table, name string, from int64, to *table.Snapshot) error {
+	if tbl.SnapshotByID(from) == nil {
+		return fmt.Errorf("%w: %s has no snapshot %d (fromSnapshot)", ErrSnapshotNotFound, name, from)
+	}
+	for s := to; s.SnapshotID != from; {
+		if s.Summary == nil {
+			return fmt.Errorf("%w: snapshot %d of %s records no operation; plan the whole table", ErrConflict, s.SnapshotID, name)
+		}
+		switch op := s.Summary.Operation; op {
+		case table.OpAppend, table.OpReplace:
+		default:
+			return fmt.Errorf("%w: snapshot %d of %s is a %s, which deleted or changed rows after fromSnapshot %d; "+
+				"appended data alone would leave them wrong in Druid: re-ingest the affected intervals (GET /changes) "+
+				"or plan the whole table", ErrConflict, s.SnapshotID, name, op, from)
+		}
+		if s.ParentSnapshotID == nil {
+			return fmt.Errorf("%w: fromSnapshot %d is not an ancestor of snapshot %d of %s", ErrBadRequest, from, to.SnapshotID, name)
+		}
+		if s = tbl.SnapshotByID(*s.ParentSnapshotID); s == nil {
+			return fmt.Errorf("%w: the ancestry of %s is broken above snapshot %d (expired?)", ErrConflict, name, to.SnapshotID)
+		}
 	}
 	return nil
 }
