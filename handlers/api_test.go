@@ -73,6 +73,10 @@ func TestErrors(t *testing.T) {
 		{"iso on raw files", "/splits?table=fixtures.t&timestamps=iso&mode=files", nil, 400, "bad_request"},
 		{"bad timestamps", "/splits?table=fixtures.t&timestamps=nanos", nil, 400, "bad_request"},
 		{"bad binaryAsString", "/splits?table=fixtures.t&binaryAsString=maybe", nil, 400, "bad_request"},
+		{"toSnapshot and snapshotId", "/splits?table=fixtures.t&toSnapshot=1&snapshotId=1", nil, 400, "bad_request"},
+		{"bad fromSnapshot", "/splits?table=fixtures.t&fromSnapshot=first", nil, 400, "bad_request"},
+		{"unknown fromSnapshot", "/splits?table=fixtures.t&fromSnapshot=42", nil, 404, "snapshot_not_found"},
+		{"bad applyResidual", "/splits?table=fixtures.t&applyResidual=yes", nil, 400, "bad_request"},
 		{"suffix range", rowsPath, []string{"Range", "bytes=-10"}, 416, "bad_range"},
 		{"unknown route", "/nope", nil, 404, "not_found"},
 	}
