@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/druidiceberg/sidecar/handlers"
 	"github.com/druidiceberg/sidecar/splits"
@@ -198,5 +199,31 @@ func TestPublicURL(t *testing.T) {
 		if !strings.HasPrefix(u, own.URL+"/splits/") {
 			t.Fatalf("uri %s does not start with the request's base %s", u, own.URL)
 		}
+	}
+}
+
+// TestExpiredToken: a token past its TTL answers 410 with a message that
+// says to plan again; the expiry is inside the signed payload.
+func TestExpiredToken(t *testing.T) {
+	f := positionalFixture(t)
+	srv := f.server(t)
+	p := srv.plan(t, q("table", "fixtures.t"))
+	good := strings.TrimSuffix(strings.TrimPrefix(strings.TrimPrefix(p.Splits[0].URI, srv.URL), "/splits/"), "/rows")
+	verifier, err := splits.NewSigner(testKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sp, err := verifier.Verify(splits.KindRows, good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	past := func() time.Time { return time.Now().Add(-2 * time.Hour) }
+	expired, err := verifier.WithTTL(time.Hour, past).Sign(splits.KindRows, sp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, body := srv.get(t, "/splits/"+expired+"/rows")
+	if resp.StatusCode != http.StatusGone || errorCode(t, body) != "token_expired" || !strings.Contains(string(body), "plan again") {
+		t.Fatalf("expired token: %d %s", resp.StatusCode, body)
 	}
 }

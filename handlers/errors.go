@@ -49,6 +49,8 @@ func toAPIError(err error) *apiError {
 		status, code = http.StatusBadRequest, "malformed_token"
 	case errors.Is(err, splits.ErrBadSignature):
 		status, code = http.StatusForbidden, "bad_signature"
+	case errors.Is(err, splits.ErrTokenExpired):
+		status, code = http.StatusGone, "token_expired"
 	case errors.Is(err, splits.ErrTableNotFound):
 		status, code = http.StatusNotFound, "table_not_found"
 	case errors.Is(err, splits.ErrSnapshotNotFound):
@@ -71,7 +73,7 @@ func toAPIError(err error) *apiError {
 	if status == http.StatusInternalServerError {
 		msg = "internal error; see the sidecar's log"
 	}
-	if status == http.StatusGone {
+	if code == "file_gone" {
 		msg += "; the table changed since planning: plan again with GET /splits"
 	}
 	return &apiError{Status: status, Code: code, Message: msg, Err: err}

@@ -22,4 +22,6 @@ var (
 	ErrMalformedToken = errors.New("malformed token")
 	// ErrBadSignature: the token is well formed but no configured key signed it.
 	ErrBadSignature = errors.New("bad token signature")
+	// ErrTokenExpired: the token is ours but older than the configured TTL.
+	ErrTokenExpired = errors.New("token expired")
 )

@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 )
 
 // TokenKind says which route a token opens. It is signed with the split, so a
@@ -43,12 +44,28 @@ var b64 = base64.RawURLEncoding.Strict()
 type claims struct {
 	Kind  TokenKind `json:"t"`
 	Split Split     `json:"s"`
+	// Expires is the Unix second after which the token is refused; 0 never.
+	Expires int64 `json:"x,omitempty"`
 }
 
 // Signer signs and verifies split tokens with HMAC-SHA256. The first key
 // signs; every key verifies, so keys can be rotated by prepending a new one.
 type Signer struct {
 	keys [][]byte
+	ttl  time.Duration
+	now  func() time.Time
+}
+
+// WithTTL makes the tokens a Signer signs expire ttl after signing, so a
+// leaked token stops working; 0 (the default) signs tokens that never
+// expire. A token's split is immutable either way.
+func (s *Signer) WithTTL(ttl time.Duration, now func() time.Time) *Signer {
+	out := *s
+	out.ttl, out.now = ttl, now
+	if out.now == nil {
+		out.now = time.Now
+	}
+	return &out
 }
 
 // NewSigner returns a Signer over keys (at least one, each at least 32 bytes).
@@ -67,7 +84,11 @@ func NewSigner(keys ...[]byte) (*Signer, error) {
 // Sign returns the token for a split of the given kind. The same split always
 // gives the same token.
 func (s *Signer) Sign(kind TokenKind, sp Split) (string, error) {
-	body, err := json.Marshal(claims{Kind: kind, Split: sp})
+	c := claims{Kind: kind, Split: sp}
+	if s.ttl > 0 {
+		c.Expires = s.now().Add(s.ttl).Unix()
+	}
+	body, err := json.Marshal(c)
 	if err != nil {
 		return "", fmt.Errorf("encode token: %w", err)
 	}
@@ -118,6 +139,16 @@ func (s *Signer) Verify(kind TokenKind, token string) (Split, error) {
 	}
 	if c.Kind != kind {
 		return Split{}, fmt.Errorf("%w: a %s token cannot open this route", ErrBadSignature, c.Kind)
+	}
+	if c.Expires != 0 {
+		now := time.Now
+		if s.now != nil {
+			now = s.now
+		}
+		if now().Unix() > c.Expires {
+			return Split{}, fmt.Errorf("%w: it expired at %s; plan again with GET /splits",
+				ErrTokenExpired, time.Unix(c.Expires, 0).UTC().Format(time.RFC3339))
+		}
 	}
 	return c.Split, nil
 }

@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 )
 
 func testSplit() Split {
@@ -143,4 +144,35 @@ func FuzzVerify(f *testing.F) {
 			t.Fatalf("unclassified error %v", err)
 		}
 	})
+}
+
+func TestTokenExpiry(t *testing.T) {
+	base, _ := NewSigner(key(1))
+	now := time.Unix(1_700_000_000, 0)
+	clock := func() time.Time { return now }
+	s := base.WithTTL(time.Hour, clock)
+	tok, err := s.Sign(KindRows, testSplit())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Verify(KindRows, tok); err != nil {
+		t.Fatalf("a fresh token: %v", err)
+	}
+	now = now.Add(time.Hour)
+	if _, err := s.Verify(KindRows, tok); err != nil {
+		t.Fatalf("a token at its expiry second: %v", err)
+	}
+	now = now.Add(time.Second)
+	if _, err := s.Verify(KindRows, tok); !errors.Is(err, ErrTokenExpired) {
+		t.Fatalf("an expired token: %v, want ErrTokenExpired", err)
+	}
+	// The expiry is signed: it cannot be stretched without the key, and a
+	// signer without a TTL still honours it.
+	if _, err := base.Verify(KindRows, tok); !errors.Is(err, ErrTokenExpired) {
+		t.Fatalf("a TTL-less signer on an expired token: %v", err)
+	}
+	forever, _ := base.Sign(KindRows, testSplit())
+	if _, err := s.Verify(KindRows, forever); err != nil {
+		t.Fatalf("a token without expiry: %v", err)
+	}
 }
