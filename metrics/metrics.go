@@ -29,6 +29,8 @@ type Metrics struct {
 	RowsRead prometheus.Counter
 	// RowsEmitted counts rows written to clients.
 	RowsEmitted prometheus.Counter
+	// RowsFiltered counts rows dropped by an applied residual filter.
+	RowsFiltered prometheus.Counter
 	// RowsDeleted counts rows dropped by kind (position, equality, deletion_vector).
 	RowsDeleted *prometheus.CounterVec
 	// InvalidUTF8 counts string values whose invalid UTF-8 bytes were
@@ -74,6 +76,10 @@ func New(reg prometheus.Registerer) *Metrics {
 		RowsEmitted: f.NewCounter(prometheus.CounterOpts{
 			Name: "sidecar_rows_emitted_total",
 			Help: "Rows written to clients.",
+		}),
+		RowsFiltered: f.NewCounter(prometheus.CounterOpts{
+			Name: "sidecar_rows_filtered_total",
+			Help: "Rows dropped because they do not match the filter (applyResidual=true).",
 		}),
 		RowsDeleted: f.NewCounterVec(prometheus.CounterOpts{
 			Name: "sidecar_rows_deleted_total",

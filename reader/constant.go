@@ -39,22 +39,11 @@ func (r *resolver) constant(f iceberg.NestedField, unknown bool) (constant, erro
 	if unknown {
 		return nullConstant, nil
 	}
-	if raw, ok := r.identity[f.ID]; ok {
-		v, vt, err := identityValue(f.Type, raw)
+	_, identity := r.identity[f.ID]
+	if _, primitive := f.Type.(iceberg.PrimitiveType); identity || primitive || f.InitialDefault == nil {
+		v, vt, err := r.primitiveValue(f)
 		if err != nil {
-			return constant{}, fmt.Errorf("%w: identity partition value %s of field %d (%s): %w",
-				ErrSchemaMismatch, raw, f.ID, f.Name, err)
-		}
-		return r.primitiveConstant(v, vt)
-	}
-	if f.InitialDefault == nil {
-		return nullConstant, nil
-	}
-	if _, ok := f.Type.(iceberg.PrimitiveType); ok {
-		v, vt, err := defaultValue(f.Type, f.InitialDefault)
-		if err != nil {
-			return constant{}, fmt.Errorf("%w: initial-default %v of field %d (%s): %w",
-				ErrSchemaMismatch, f.InitialDefault, f.ID, f.Name, err)
+			return constant{}, err
 		}
 		return r.primitiveConstant(v, vt)
 	}
@@ -67,6 +56,29 @@ func (r *resolver) constant(f iceberg.NestedField, unknown bool) (constant, erro
 		return constant{}, fmt.Errorf("%w: initial-default of field %d (%s): %w", ErrSchemaMismatch, f.ID, f.Name, err)
 	}
 	return constant{json: b, invalid: s.invalid > 0}, nil
+}
+
+// primitiveValue returns the value of primitive field f for a data file
+// without its column: the identity partition value, the initial-default,
+// or null.
+func (r *resolver) primitiveValue(f iceberg.NestedField) (parquet.Value, valueType, error) {
+	if raw, ok := r.identity[f.ID]; ok {
+		v, vt, err := identityValue(f.Type, raw)
+		if err != nil {
+			return v, vt, fmt.Errorf("%w: identity partition value %s of field %d (%s): %w",
+				ErrSchemaMismatch, raw, f.ID, f.Name, err)
+		}
+		return v, vt, nil
+	}
+	if f.InitialDefault == nil {
+		return parquet.NullValue(), valueType{}, nil
+	}
+	v, vt, err := defaultValue(f.Type, f.InitialDefault)
+	if err != nil {
+		return v, vt, fmt.Errorf("%w: initial-default %v of field %d (%s): %w",
+			ErrSchemaMismatch, f.InitialDefault, f.ID, f.Name, err)
+	}
+	return v, vt, nil
 }
 
 // primitiveConstant encodes one primitive value and its equality key.

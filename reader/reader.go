@@ -8,9 +8,10 @@
 // and loads every delete set (positional
 // deletes and deletion vectors into one position bitmap, equality deletes
 // into one key set per list of equality ids). Run then streams the file row
-// group by row group, skipping deleted rows, and encodes straight from the
-// Parquet values into a reused buffer; memory is bounded by the delete sets
-// and one batch, never by the data file.
+// group by row group, skipping deleted rows and the rows that fail the
+// split's residual filter (evaluated by iceberg-go), and encodes straight
+// from the Parquet values into a reused buffer; memory is bounded by the
+// delete sets and one batch, never by the data file.
 //
 // A typical use, in an HTTP handler:
 //
@@ -107,6 +108,10 @@ type Stats struct {
 	// them; a row deleted by two kinds counts once, under position or
 	// deletion vector before equality.
 	RowsDeleted map[splits.DeleteKind]int64
+	// RowsFiltered counts the rows that no delete removed but the split's
+	// residual filter did (see splits.Split.Filter), so that RowsRead is
+	// the sum of RowsEmitted, RowsFiltered and every RowsDeleted.
+	RowsFiltered int64
 	// InvalidUTF8 counts the values written that held invalid UTF-8, which
 	// was replaced by U+FFFD: strings, and binary or fixed values written
 	// as text with binaryAsString.
@@ -123,6 +128,7 @@ type Stream struct {
 	rows      rowEncoder
 	deletes   *positions
 	eq        []*eqSet
+	filter    *residual // nil without a residual filter
 	batchRows int
 
 	used   bool
@@ -131,12 +137,12 @@ type Stream struct {
 	// local holds Run's running counts; publish copies them into published
 	// for Stats once per batch, so counting costs no atomics per row.
 	local     counts
-	published struct{ read, emitted, position, dv, equality, invalid atomic.Int64 }
+	published struct{ read, emitted, position, dv, equality, filtered, invalid atomic.Int64 }
 }
 
 // counts are the row counts of a stream; the count of invalid UTF-8 values
 // is kept by the encoder (rows.scratch.invalid).
-type counts struct{ read, emitted, position, dv, equality int64 }
+type counts struct{ read, emitted, position, dv, equality, filtered int64 }
 
 // Open prepares the live rows of split s in the top-level fields of t's
 // schema that the split projects (all of them when s.Columns is empty),
@@ -144,7 +150,9 @@ type counts struct{ read, emitted, position, dv, equality int64 }
 // failure that can happen before the first byte happens here: the data
 // file and its footer, the column resolution (by field id, or through t's
 // name mapping for a file without ids), the identity partition values and
-// initial defaults of the fields the file lacks, and every delete file.
+// initial defaults of the fields the file lacks, every delete file, and the
+// split's residual filter (s.Filter), whose columns are read even when they
+// are not emitted.
 func (r *Reader) Open(ctx context.Context, s splits.Split, t splits.TableSchema) (_ *Stream, err error) {
 	schema := t.Schema
 	if schema == nil {
@@ -157,6 +165,10 @@ func (r *Reader) Open(ctx context.Context, s splits.Split, t splits.TableSchema)
 	if s.Data.Format != "" && !strings.EqualFold(s.Data.Format, string(iceberg.ParquetFile)) {
 		return nil, fmt.Errorf("%w: data file %s is %s; only Parquet data files are read",
 			ErrUnsupported, s.Data.Path, s.Data.Format)
+	}
+	filter, filterIDs, err := parseResidual(s.Filter, schema)
+	if err != nil {
+		return nil, fmt.Errorf("open split of %s: %w", s.Data.Path, err)
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -205,6 +217,12 @@ func (r *Reader) Open(ctx context.Context, s splits.Split, t splits.TableSchema)
 	}
 	if st.eq, err = loadEqualitySets(fs, s, t, root, res); err != nil {
 		return nil, err
+	}
+	if filter != nil {
+		if err := res.resolveResidual(filter, schema, root, filterIDs); err != nil {
+			return nil, fmt.Errorf("resolve residual filter of %s: %w", s.Data.Path, err)
+		}
+		st.filter = filter
 	}
 	st.leaves = res.order
 	if err := ctx.Err(); err != nil {
@@ -321,6 +339,16 @@ func (s *Stream) Run(ctx context.Context, w io.Writer, flush func() error) (err 
 				s.local.equality++
 				continue
 			}
+			if s.filter != nil {
+				ok, err := s.filter.match()
+				if err != nil {
+					return fmt.Errorf("apply residual filter to row %d of data file %s: %w", base+i, s.path, err)
+				}
+				if !ok {
+					s.local.filtered++
+					continue
+				}
+			}
 			buf = s.rows.appendRow(buf)
 			if s.rows.scratch.err != nil {
 				return fmt.Errorf("encode row %d of data file %s: %w", base+i, s.path, s.rows.scratch.err)
@@ -377,6 +405,7 @@ func (s *Stream) publish() {
 	p.position.Store(s.local.position)
 	p.dv.Store(s.local.dv)
 	p.equality.Store(s.local.equality)
+	p.filtered.Store(s.local.filtered)
 	p.invalid.Store(s.rows.scratch.invalid)
 }
 
@@ -392,7 +421,8 @@ func (s *Stream) Stats() Stats {
 			splits.DeleteDeletionVector: p.dv.Load(),
 			splits.DeleteEquality:       p.equality.Load(),
 		},
-		InvalidUTF8: p.invalid.Load(),
+		RowsFiltered: p.filtered.Load(),
+		InvalidUTF8:  p.invalid.Load(),
 	}
 }
 

@@ -90,15 +90,23 @@ func BenchmarkRead(b *testing.B) {
 		name        string
 		deleteEvery int
 		columns     []int
+		filter      string // a residual filter, in iceberg's REST JSON form
 	}{
-		{"ndjson", 0, nil},
-		{"ndjson_deletes_10pct", 10, nil},
-		{"ndjson_3_of_10_columns", 0, []int{1, 3, 7}},
+		{"ndjson", 0, nil, ""},
+		{"ndjson_deletes_10pct", 10, nil, ""},
+		{"ndjson_3_of_10_columns", 0, []int{1, 3, 7}, ""},
+		// About half of the rows pass; user_id is emitted too.
+		{"ndjson_filter_long_lt", 0, nil, `{"type":"lt","term":"user_id","value":50000}`},
+		// One row in eight passes; the filter column is projected away.
+		{"ndjson_filter_string_eq_projected_away", 0, []int{1, 4, 7}, `{"type":"eq","term":"name","value":"bravo"}`},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			dir := b.TempDir()
 			s := writeBenchFile(b, dir, bc.deleteEvery)
 			s.Columns = bc.columns
+			if bc.filter != "" {
+				s.Filter = []byte(bc.filter)
+			}
 			r := reader.New(testFS(dir))
 			ctx := context.Background()
 			var bytes int64

@@ -128,7 +128,51 @@ func filterTypes() string {
 // Expression turns the filter into an iceberg-go expression over schema;
 // now is the base time of a timeWindow without one. Errors wrap
 // ErrBadRequest and say which filter and column they are about.
+//
+// A null matches no comparison, as in Druid SQL and SQL generally, also
+// under `not`: negations are pushed down to the comparisons, and each
+// comparison is guarded with not_null. (iceberg-go's row evaluator, like
+// Iceberg Java's, orders nulls first, so a bare `x < 5` would keep a null x.)
+// For and/or trees of comparisons, a row passes exactly when SQL's
+// three-valued result is TRUE.
 func (f *Filter) Expression(schema *iceberg.Schema, now time.Time) (iceberg.BooleanExpression, error) {
+	e, err := f.expr(schema, now)
+	if err != nil {
+		return nil, err
+	}
+	pushed, err := iceberg.RewriteNotExpr(e)
+	if err != nil {
+		return nil, fmt.Errorf("%w: icebergFilter: %w", ErrBadRequest, err)
+	}
+	return iceberg.VisitExpr[iceberg.BooleanExpression](pushed, nullsMatchNothing{})
+}
+
+// nullsMatchNothing guards every comparison with not_null; it runs after
+// RewriteNotExpr, so no `not` is left above a comparison.
+type nullsMatchNothing struct{}
+
+func (nullsMatchNothing) VisitTrue() iceberg.BooleanExpression  { return iceberg.AlwaysTrue{} }
+func (nullsMatchNothing) VisitFalse() iceberg.BooleanExpression { return iceberg.AlwaysFalse{} }
+func (nullsMatchNothing) VisitNot(c iceberg.BooleanExpression) iceberg.BooleanExpression {
+	return iceberg.NewNot(c)
+}
+func (nullsMatchNothing) VisitAnd(l, r iceberg.BooleanExpression) iceberg.BooleanExpression {
+	return iceberg.NewAnd(l, r)
+}
+func (nullsMatchNothing) VisitOr(l, r iceberg.BooleanExpression) iceberg.BooleanExpression {
+	return iceberg.NewOr(l, r)
+}
+func (nullsMatchNothing) VisitBound(p iceberg.BoundPredicate) iceberg.BooleanExpression { return p }
+func (nullsMatchNothing) VisitUnbound(p iceberg.UnboundPredicate) iceberg.BooleanExpression {
+	switch p.Op() {
+	case iceberg.OpIsNull, iceberg.OpNotNull, iceberg.OpIsNan, iceberg.OpNotNan:
+		return p
+	}
+	return iceberg.NewAnd(iceberg.NotNull(p.Term()), p)
+}
+
+// expr builds the expression as Druid's filter reads, before null guards.
+func (f *Filter) expr(schema *iceberg.Schema, now time.Time) (iceberg.BooleanExpression, error) {
 	bad := func(format string, args ...any) error {
 		return fmt.Errorf("%w: icebergFilter %s: %s", ErrBadRequest, f.Type, fmt.Sprintf(format, args...))
 	}
@@ -232,7 +276,7 @@ func (f *Filter) Expression(schema *iceberg.Schema, now time.Time) (iceberg.Bool
 		}
 		var parts []iceberg.BooleanExpression
 		for i := range f.Filters {
-			e, err := f.Filters[i].Expression(schema, now)
+			e, err := f.Filters[i].expr(schema, now)
 			if err != nil {
 				return nil, err
 			}
@@ -251,7 +295,7 @@ func (f *Filter) Expression(schema *iceberg.Schema, now time.Time) (iceberg.Bool
 		if f.Filter == nil {
 			return nil, bad("filter is required")
 		}
-		e, err := f.Filter.Expression(schema, now)
+		e, err := f.Filter.expr(schema, now)
 		if err != nil {
 			return nil, err
 		}

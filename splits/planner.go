@@ -332,6 +332,15 @@ func (p *Planner) Plan(ctx context.Context, req Request) (Plan, error) {
 		if kind == KindRows {
 			sp.Columns, sp.Encoding = columns, req.Encoding
 			if r := residualOf(t); r != nil {
+				if t.Residual == nil {
+					// The whole filter, still unbound: bind it so that its
+					// literals carry their field's type (an unbound
+					// timestamp literal has no JSON form). iceberg-go's
+					// residuals come bound.
+					if r, err = iceberg.BindExpr(schema, r, true); err != nil {
+						return Plan{}, fmt.Errorf("bind residual filter: %w", err)
+					}
+				}
 				if sp.Filter, err = json.Marshal(r); err != nil {
 					return Plan{}, fmt.Errorf("encode residual filter %s: %w", r, err)
 				}

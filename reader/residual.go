@@ -1,0 +1,323 @@
+package reader
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"unsafe"
+
+	"github.com/apache/arrow-go/v18/arrow/decimal128"
+	"github.com/apache/iceberg-go"
+	"github.com/google/uuid"
+	"github.com/parquet-go/parquet-go"
+)
+
+// residual is the row filter of a split: what of the request's filter the
+// planner could not decide for the data file. iceberg-go's own expression
+// evaluator decides each live row; the reader only supplies the row, as an
+// iceberg.StructLike whose slots hold the fields the filter names, converted
+// to the Go types iceberg-go's literals compare (int64 for a long stored as
+// INT32, iceberg.Timestamp in microseconds whatever the stored unit, and so
+// on). The slots are reused from row to row.
+type residual struct {
+	eval func(iceberg.StructLike) (bool, error)
+	row  *structRow
+	cols []filterCol
+}
+
+// structRow is an iceberg.StructLike over reused slots: the top-level row
+// (a slot per top-level field of the schema) or a struct inside it that the
+// filter reaches into. Slots the filter does not name stay nil.
+type structRow struct{ vals []any }
+
+func (r *structRow) Size() int          { return len(r.vals) }
+func (r *structRow) Get(pos int) any    { return r.vals[pos] }
+func (r *structRow) Set(pos int, v any) { r.vals[pos] = v }
+
+// The definition levels of filterCol.defs for a struct the file lacks.
+const (
+	structPresent = -1 // its initial-default is a struct: always present
+	structNull    = -2 // always null
+)
+
+// filterCol fills the slot of one field the filter names.
+type filterCol struct {
+	// rows are the structRows along the field's path: rows[0] is the
+	// top-level row, rows[i+1] the struct in slot pos[i] of rows[i]; the
+	// field's value goes in slot pos[len(pos)-1] of the last one.
+	rows []*structRow
+	pos  []int
+	// defs say when each enclosing struct is present: when the leaf's
+	// definition level is at least defs[i], or structPresent or structNull
+	// for a struct the file lacks.
+	defs []int
+	// leaf is the field's column when value is true; otherwise, when the
+	// file lacks the field but has an enclosing struct, a column of that
+	// struct read only for its definition levels; nil when neither.
+	leaf  *leaf
+	value bool
+	// long is true for an int field promoted to long.
+	long bool
+	// konst is the field's value when the file lacks it.
+	konst any
+	// field names the field in errors.
+	field iceberg.NestedField
+}
+
+// parseResidual reads the filter a split pins against the split's schema.
+// It returns nil for an empty filter or one that binds to always-true.
+func parseResidual(raw json.RawMessage, schema *iceberg.Schema) (_ *residual, _ []int, err error) {
+	if len(raw) == 0 {
+		return nil, nil, nil
+	}
+	defer func() {
+		// iceberg-go panics when binding a reference to a struct, list or
+		// map field; such a filter is one the reader cannot apply.
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%w: residual filter %s: %v", ErrUnsupported, raw, r)
+		}
+	}()
+	expr, err := iceberg.ParseExpr(raw, schema)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%w: residual filter %s: %w", ErrUnsupported, raw, err)
+	}
+	bound, err := iceberg.BindExpr(schema, expr, true)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%w: bind residual filter %s: %w", ErrUnsupported, raw, err)
+	}
+	if bound.Equals(iceberg.AlwaysTrue{}) {
+		return nil, nil, nil
+	}
+	ids, err := iceberg.ExtractFieldIDs(bound)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%w: residual filter %s: %w", ErrUnsupported, raw, err)
+	}
+	slices.Sort(ids)
+	eval, err := iceberg.ExpressionEvaluator(schema, expr, true)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%w: residual filter %s: %w", ErrUnsupported, raw, err)
+	}
+	return &residual{eval: eval, row: &structRow{vals: make([]any, len(schema.Fields()))}}, ids, nil
+}
+
+// resolveResidual resolves the fields ids of the filter against the data
+// file with root, registering with r the columns it reads (read even when
+// they are not emitted). It runs after every other column is resolved, so
+// that a column read here only for its levels is never one that another
+// part of the stream reads for its values.
+func (r *resolver) resolveResidual(f *residual, schema *iceberg.Schema, root *parquet.Column, ids []int) error {
+	structs := map[int]*structRow{}
+	var levelOnly []*parquet.Column
+	for _, id := range ids {
+		fields, pos := fieldPath(schema.AsStruct().FieldList, id)
+		if fields == nil {
+			field, _ := schema.FindFieldByID(id)
+			return fmt.Errorf("%w: residual filter on field %d (%s) inside a list or map", ErrUnsupported, id, field.Name)
+		}
+		last := len(fields) - 1
+		c := filterCol{pos: pos, rows: []*structRow{f.row}, field: fields[last]}
+		for _, sf := range fields[:last] {
+			sr := structs[sf.ID]
+			if sr == nil {
+				sr = &structRow{vals: make([]any, len(sf.Type.(*iceberg.StructType).FieldList))}
+				structs[sf.ID] = sr
+			}
+			c.rows = append(c.rows, sr)
+		}
+		col, deepest := root, (*parquet.Column)(nil)
+		for i, sf := range fields {
+			if col != nil {
+				if col = r.child(col, sf.ID); col != nil {
+					if col.Repeated() || (i < last) == col.Leaf() {
+						return r.mismatch(sf, col)
+					}
+					deepest = col
+				}
+			}
+			if i == last {
+				break
+			}
+			switch {
+			case col != nil:
+				c.defs = append(c.defs, col.MaxDefinitionLevel())
+			case sf.InitialDefault != nil:
+				c.defs = append(c.defs, structPresent)
+			default:
+				c.defs = append(c.defs, structNull)
+			}
+		}
+		field := fields[last]
+		_, c.long = field.Type.(iceberg.Int64Type)
+		if col != nil {
+			vt, err := r.valueTypeOf(field, col)
+			if err != nil {
+				return err
+			}
+			c.leaf, c.value = r.addLeaf(col, vt), true
+		} else {
+			v, vt, err := r.primitiveValue(field)
+			if err != nil {
+				return fmt.Errorf("resolve residual filter column %d: %w", id, err)
+			}
+			if c.konst, err = goValue(&v, &vt, c.long); err != nil {
+				return fmt.Errorf("resolve residual filter column %d: %w", id, err)
+			}
+			if deepest != nil {
+				levelOnly = append(levelOnly, deepest)
+			} else {
+				levelOnly = append(levelOnly, nil)
+			}
+		}
+		f.cols = append(f.cols, c)
+	}
+	// Columns read only for their levels come last, so that a column the
+	// filter also reads for its values is registered with its conversion.
+	k := 0
+	for i := range f.cols {
+		c := &f.cols[i]
+		if c.value {
+			continue
+		}
+		if s := levelOnly[k]; s != nil {
+			c.leaf = r.addLeaf(firstLeafColumn(s), valueType{conv: convNull})
+		}
+		k++
+	}
+	return nil
+}
+
+// fieldPath returns the fields from the top level down to the field with
+// id, through structs only, and the position of each in its struct: the
+// positions iceberg-go's accessors use. It returns nil when the field is
+// not reachable that way.
+func fieldPath(fields []iceberg.NestedField, id int) ([]iceberg.NestedField, []int) {
+	for i, f := range fields {
+		if f.ID == id {
+			return []iceberg.NestedField{f}, []int{i}
+		}
+		if st, ok := f.Type.(*iceberg.StructType); ok {
+			if sub, pos := fieldPath(st.FieldList, id); sub != nil {
+				return append([]iceberg.NestedField{f}, sub...), append([]int{i}, pos...)
+			}
+		}
+	}
+	return nil, nil
+}
+
+// match fills the row from the current values of the leaves and reports
+// whether it passes the filter.
+func (f *residual) match() (bool, error) {
+	for i := range f.cols {
+		if err := f.cols[i].fill(); err != nil {
+			return false, err
+		}
+	}
+	return f.eval(f.row)
+}
+
+// fill sets the field's slot, and the slots of its enclosing structs, for
+// the current row.
+func (c *filterCol) fill() error {
+	var v *parquet.Value
+	if c.leaf != nil {
+		v = &c.leaf.row[0]
+	}
+	for i, d := range c.defs {
+		if d == structNull || d >= 0 && v.DefinitionLevel() < d {
+			c.rows[i].vals[c.pos[i]] = nil
+			return nil
+		}
+		c.rows[i].vals[c.pos[i]] = c.rows[i+1]
+	}
+	slot := &c.rows[len(c.rows)-1].vals[c.pos[len(c.pos)-1]]
+	if !c.value {
+		*slot = c.konst
+		return nil
+	}
+	x, err := goValue(v, &c.leaf.vt, c.long)
+	if err != nil {
+		return fmt.Errorf("column %s (field %d, %s): %w", c.leaf.path, c.field.ID, c.field.Name, err)
+	}
+	*slot = x
+	return nil
+}
+
+// goValue converts v to the Go type iceberg-go compares values of its
+// Iceberg type as: nil for null. A string aliases the page it was read from,
+// which outlives the evaluation of the row (iceberg-go keeps no value).
+func goValue(v *parquet.Value, vt *valueType, long bool) (any, error) {
+	if v.IsNull() {
+		return nil, nil
+	}
+	switch vt.conv {
+	case convBool:
+		return v.Boolean(), nil
+	case convInt32:
+		if long {
+			return int64(v.Int32()), nil
+		}
+		return v.Int32(), nil
+	case convInt64:
+		return v.Int64(), nil
+	case convFloat:
+		return v.Float(), nil
+	case convFloatAsDouble:
+		return float64(v.Float()), nil
+	case convDouble:
+		return v.Double(), nil
+	case convDate:
+		return iceberg.Date(v.Int32()), nil
+	case convTimeInt32:
+		return iceberg.Time(timeMicros(int64(v.Int32()), vt.unit)), nil
+	case convTimeInt64:
+		return iceberg.Time(timeMicros(v.Int64(), vt.unit)), nil
+	case convTimestamp:
+		return timestampValue(timestampIn(v.Int64(), vt.unit, vt.nanos), vt.nanos), nil
+	case convDateTimestamp:
+		perDay := nanosPerDay / 1000
+		if vt.nanos {
+			perDay = nanosPerDay
+		}
+		return timestampValue(int64(v.Int32())*perDay, vt.nanos), nil
+	case convInt96:
+		return timestampValue(timestampIn(int96Nanos(v), 1, vt.nanos), vt.nanos), nil
+	case convDecimalInt32:
+		return iceberg.Decimal{Val: decimal128.FromI64(int64(v.Int32())), Scale: vt.scale}, nil
+	case convDecimalInt64:
+		return iceberg.Decimal{Val: decimal128.FromI64(v.Int64()), Scale: vt.scale}, nil
+	case convDecimalBytes:
+		raw := trimSignExtension(v.ByteArray())
+		if len(raw) > 16 {
+			return nil, fmt.Errorf("%w: decimal value of %d significant bytes is wider than decimal(38)", ErrCorruptFile, len(raw))
+		}
+		var buf [16]byte
+		if len(raw) > 0 && raw[0]&0x80 != 0 {
+			for i := range buf {
+				buf[i] = 0xff
+			}
+		}
+		copy(buf[16-len(raw):], raw)
+		n := decimal128.New(int64(binary.BigEndian.Uint64(buf[:8])), binary.BigEndian.Uint64(buf[8:]))
+		return iceberg.Decimal{Val: n, Scale: vt.scale}, nil
+	case convString:
+		b := v.ByteArray()
+		return unsafe.String(unsafe.SliceData(b), len(b)), nil
+	case convBinary:
+		return v.ByteArray(), nil
+	case convUUID:
+		b := v.ByteArray()
+		if len(b) != 16 {
+			return nil, fmt.Errorf("%w: uuid value of %d bytes", ErrCorruptFile, len(b))
+		}
+		return uuid.UUID(b), nil
+	}
+	return nil, nil
+}
+
+func timestampValue(v int64, nanos bool) any {
+	if nanos {
+		return iceberg.TimestampNano(v)
+	}
+	return iceberg.Timestamp(v)
+}
