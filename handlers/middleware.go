@@ -37,8 +37,9 @@ func (rec *statusRecorder) Write(p []byte) (int, error) {
 func (rec *statusRecorder) Unwrap() http.ResponseWriter { return rec.ResponseWriter }
 
 // instrument records every request in the HTTP metrics and logs one line per
-// request. The route label is chi's route pattern, never the raw path (which
-// holds tokens).
+// request: route, status, bytes, rows (of a row stream) and duration. The
+// route is chi's route pattern, never the raw path (which holds tokens). It
+// runs inside withRequestID, so the line carries the request id.
 func (s *server) instrument(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
@@ -70,9 +71,12 @@ func (s *server) instrument(next http.Handler) http.Handler {
 			if aborted || code >= 500 {
 				level = slog.LevelWarn
 			}
+			// Never the raw path, the query or a header: they may hold a
+			// token, a password or a filter a user considers private.
 			s.Logger.LogAttrs(r.Context(), level, "request",
 				slog.String("method", r.Method), slog.String("route", route), slog.String("status", codeLabel),
-				slog.Int64("bytes", rec.bytes), slog.Duration("duration", elapsed))
+				slog.Int64("bytes", rec.bytes), slog.Int64("rows", requestRows(r.Context())),
+				slog.Duration("duration", elapsed))
 		}()
 		next.ServeHTTP(rec, r)
 		aborted = false

@@ -66,10 +66,14 @@ func New(cfg Config) http.Handler {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
+	// Every line logged with a request's context carries its id.
+	if _, ok := cfg.Logger.Handler().(requestIDHandler); !ok {
+		cfg.Logger = slog.New(LogHandler(cfg.Logger.Handler()))
+	}
 	s := &server{Config: cfg}
 	auth := newBasicAuth(cfg.BasicAuth)
 	r := chi.NewRouter()
-	r.Use(s.instrument)
+	r.Use(withRequestID, s.instrument)
 	r.Group(func(r chi.Router) {
 		r.Use(s.require(auth))
 		r.Get("/splits", s.handle(s.getSplits))

@@ -136,6 +136,7 @@ func (s *server) getRows(w http.ResponseWriter, r *http.Request) error {
 	rc := http.NewResponseController(w)
 	err = stream.Run(ctx, out, rc.Flush)
 	s.recordStream(stream.Stats())
+	addRows(ctx, stream.Stats().RowsEmitted)
 	if errors.Is(err, errRangeDone) {
 		err = nil
 	}
@@ -164,6 +165,7 @@ func (s *server) recordStream(st reader.Stats) {
 	s.Metrics.RowsRead.Add(float64(st.RowsRead))
 	s.Metrics.RowsEmitted.Add(float64(st.RowsEmitted))
 	s.Metrics.InvalidUTF8.Add(float64(st.InvalidUTF8))
+	s.Metrics.RowsFiltered.Add(float64(st.RowsFiltered))
 	for kind, n := range st.RowsDeleted {
 		s.Metrics.RowsDeleted.WithLabelValues(string(kind)).Add(float64(n))
 	}

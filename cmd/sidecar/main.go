@@ -185,9 +185,12 @@ func writeDemo(ctx context.Context, cfg config) error {
 	return nil
 }
 
+// newLogger builds the one logger; every line logged with a request's
+// context carries the request's id (handlers.LogHandler).
 func newLogger(format string, w io.Writer) *slog.Logger {
+	var h slog.Handler = slog.NewTextHandler(w, nil)
 	if format == "json" {
-		return slog.New(slog.NewJSONHandler(w, nil))
+		h = slog.NewJSONHandler(w, nil)
 	}
-	return slog.New(slog.NewTextHandler(w, nil))
+	return slog.New(handlers.LogHandler(h))
 }

@@ -1,0 +1,227 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/apache/iceberg-go/catalog/hadoop"
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/druidiceberg/sidecar/internal/tablegen"
+)
+
+// shutdownRows is the size of the table the shutdown tests stream: large
+// enough (tens of MB of NDJSON) that the stream cannot hide in the socket
+// buffers, so the server is still writing when the shutdown begins.
+const shutdownRows = 300_000
+
+// TestGracefulShutdown is what SIGTERM does to `sidecar serve` (main turns
+// the signal into a cancelled context): the listener closes at once, a
+// stream that is running finishes byte-exact within --shutdown-grace, and a
+// stream still running when the grace period is over is cut, so that the
+// client sees an error and retries instead of taking a clean early end for
+// the end of the data.
+func TestGracefulShutdown(t *testing.T) {
+	if testing.Short() {
+		t.Skip("writes a table of 300,000 rows")
+	}
+	dir := t.TempDir()
+	wh := filepath.Join(dir, "warehouse")
+	cat, err := hadoop.NewCatalog("sidecar", wh, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tablegen.Bench(context.Background(), cat, table.Identifier{"bench", "big"}, shutdownRows, 1, 0.05, 0.01); err != nil {
+		t.Fatalf("write the bench table: %v", err)
+	}
+	cat.Close()
+
+	t.Run("stream finishes within the grace period", func(t *testing.T) {
+		s := startServe(t, dir, "2m")
+		uri := s.rowsURI(t, "bench.big")
+		want := getBody(t, uri)
+
+		t.Logf("the split streams %d bytes", len(want))
+		resp, head := s.beginStream(t, uri)
+		defer resp.Body.Close()
+		s.cancel()
+		s.waitRefused(t)
+		// The client keeps reading slowly after the shutdown began.
+		time.Sleep(300 * time.Millisecond)
+		rest, err := io.ReadAll(resp.Body)
+		if err != nil {
+			t.Fatalf("the stream broke during a graceful shutdown: %v", err)
+		}
+		got := append(head, rest...)
+		if !bytes.Equal(got, want) {
+			t.Fatalf("the stream read during shutdown differs: %d bytes, want %d", len(got), len(want))
+		}
+		if err := s.wait(t, time.Minute); err != nil {
+			t.Fatalf("serve: %v", err)
+		}
+		// The stream's request line comes after "shutting down": it was
+		// still running when the shutdown began.
+		logs := s.logs.String()
+		shut := strings.Index(logs, "shutting down")
+		streamed := strings.LastIndex(logs, `route=/splits/{token}/rows status=200`)
+		if shut < 0 || streamed < shut {
+			t.Fatalf("the stream did not span the shutdown:\n%s", logs)
+		}
+	})
+
+	t.Run("stream past the grace period is cut", func(t *testing.T) {
+		s := startServe(t, dir, "100ms")
+		uri := s.rowsURI(t, "bench.big")
+		want := getBody(t, uri)
+
+		resp, head := s.beginStream(t, uri)
+		defer resp.Body.Close()
+		s.cancel()
+		s.waitRefused(t)
+		// The client stalls past the grace period.
+		time.Sleep(time.Second)
+		rest, err := io.ReadAll(resp.Body)
+		if err == nil {
+			t.Fatalf("the cut stream ended cleanly after %d of %d bytes: Druid would take it for the whole split",
+				len(head)+len(rest), len(want))
+		}
+		if len(head)+len(rest) >= len(want) {
+			t.Fatalf("the whole stream arrived (%d bytes) although the grace period was over", len(want))
+		}
+		if err := s.wait(t, time.Minute); err != nil {
+			t.Fatalf("serve: %v", err)
+		}
+		if !strings.Contains(s.logs.String(), "grace period over") {
+			t.Fatalf("no log line says streams were cut:\n%s", s.logs.String())
+		}
+	})
+}
+
+// served is one `sidecar serve` running in the test.
+type served struct {
+	base   string
+	addr   string
+	cancel context.CancelFunc
+	done   chan error
+	logs   *lockedBuffer
+	client *http.Client
+}
+
+// startServe runs serve with --demo on the warehouse in dir.
+func startServe(t *testing.T, dir, grace string) *served {
+	t.Helper()
+	cfg, err := parseServe([]string{
+		"--addr", "127.0.0.1:0", "--demo",
+		"--warehouse", filepath.Join(dir, "warehouse"),
+		"--token-key-file", filepath.Join(dir, "token.key"),
+		"--shutdown-grace", grace,
+	}, func(string) string { return "" }, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	s := &served{cancel: cancel, done: make(chan error, 1), logs: &lockedBuffer{},
+		client: &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}}
+	ready := make(chan string, 1)
+	go func() { s.done <- serve(ctx, cfg, s.logs, ready) }()
+	t.Cleanup(func() {
+		cancel()
+		_ = s.wait(t, time.Minute)
+	})
+	select {
+	case s.addr = <-ready:
+	case err := <-s.done:
+		t.Fatalf("serve: %v", err)
+	case <-time.After(2 * time.Minute):
+		t.Fatal("server did not start")
+	}
+	s.base = "http://" + s.addr
+	return s
+}
+
+func (s *served) rowsURI(t *testing.T, table string) string {
+	t.Helper()
+	p := getPlan(t, s.base+"/splits?mode=rows&table="+table)
+	if len(p.InputSource.URIs) != 1 {
+		t.Fatalf("%s: %d splits, want 1", table, len(p.InputSource.URIs))
+	}
+	return p.InputSource.URIs[0]
+}
+
+// beginStream starts reading uri and returns after the first 64 KiB.
+func (s *served) beginStream(t *testing.T, uri string) (*http.Response, []byte) {
+	t.Helper()
+	resp, err := s.client.Get(uri)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		resp.Body.Close()
+		t.Fatalf("GET %s: %d", uri, resp.StatusCode)
+	}
+	head := make([]byte, 64<<10)
+	if _, err := io.ReadFull(resp.Body, head); err != nil {
+		resp.Body.Close()
+		t.Fatalf("read the start of the stream: %v", err)
+	}
+	return resp, head
+}
+
+// waitRefused waits until the server no longer accepts connections.
+func (s *served) waitRefused(t *testing.T) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		c, err := net.DialTimeout("tcp", s.addr, time.Second)
+		if err != nil {
+			return
+		}
+		c.Close()
+		if time.Now().After(deadline) {
+			t.Fatal("the server still accepts connections after the shutdown began")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// wait returns serve's result once it returned.
+func (s *served) wait(t *testing.T, d time.Duration) error {
+	t.Helper()
+	select {
+	case err, ok := <-s.done:
+		if !ok {
+			return nil
+		}
+		close(s.done)
+		return err
+	case <-time.After(d):
+		return errors.New("serve did not return")
+	}
+}
+
+// lockedBuffer is a bytes.Buffer the server's goroutines may log into.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}

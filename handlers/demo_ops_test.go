@@ -1,0 +1,29 @@
+package handlers_test
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+
+	"github.com/apache/iceberg-go/catalog/hadoop"
+
+	"github.com/druidiceberg/sidecar/handlers"
+	"github.com/druidiceberg/sidecar/internal/tablegen"
+	"github.com/druidiceberg/sidecar/splits"
+)
+
+// newDemoServer writes the demo tables (demo.orders on the v2 path,
+// demo.customers on the v1 path) into a fresh local warehouse and serves it.
+func newDemoServer(t testing.TB, opts ...func(*handlers.Config)) *testServer {
+	t.Helper()
+	wh := filepath.Join(t.TempDir(), "warehouse")
+	cat, err := hadoop.NewCatalog("sidecar", wh, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cat.Close()
+	if err := tablegen.Demo(context.Background(), cat); err != nil {
+		t.Fatalf("write demo tables: %v", err)
+	}
+	return newServer(t, splits.CatalogConfig{Type: "local", Name: "sidecar", Warehouse: wh}, nil, opts...)
+}

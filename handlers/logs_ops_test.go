@@ -1,0 +1,221 @@
+package handlers_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/druidiceberg/sidecar/handlers"
+)
+
+// logBuffer collects the JSON log lines the server writes from its own
+// goroutines.
+type logBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *logBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *logBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// lines decodes the log lines written so far.
+func (b *logBuffer) lines(t *testing.T) []map[string]any {
+	t.Helper()
+	var out []map[string]any
+	for _, l := range strings.Split(strings.TrimSpace(b.String()), "\n") {
+		if l == "" {
+			continue
+		}
+		var m map[string]any
+		if err := json.Unmarshal([]byte(l), &m); err != nil {
+			t.Fatalf("log line %q: %v", l, err)
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+// requestLine waits for the one-per-request line of the request with id:
+// it is written when the handler returns, which may be just after the
+// client has read the last byte.
+func (b *logBuffer) requestLine(t *testing.T, id string) map[string]any {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		for _, l := range b.lines(t) {
+			if l["msg"] == "request" && l["request_id"] == id {
+				return l
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no request line for %s in\n%s", id, b.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func TestRequestIDHeader(t *testing.T) {
+	srv := newDemoServer(t)
+	tests := []struct {
+		name string
+		in   string
+		keep bool
+	}{
+		{"kept", "druid-task-0042/attempt.1", true},
+		{"absent", "", false},
+		{"too long", strings.Repeat("a", 129), false},
+		{"longest kept", strings.Repeat("a", 128), true},
+		{"space", "a b", false},
+		{"newline", "a\nlevel=ERROR", false},
+		{"non-ascii", "ünïcode", false},
+	}
+	seen := map[string]bool{}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			req, err := http.NewRequest(http.MethodGet, srv.URL+"/healthz", nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.in != "" {
+				// Set the raw header map: net/http refuses a newline
+				// in Header.Set values only when sending, so check
+				// what reaches the server with a valid-on-the-wire id.
+				req.Header[handlers.RequestIDHeader] = []string{tc.in}
+			}
+			resp, err := srv.Client().Do(req)
+			if err != nil {
+				if tc.name == "newline" {
+					return // the client refused to send it; nothing to check
+				}
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			got := resp.Header.Get(handlers.RequestIDHeader)
+			if tc.keep && got != tc.in {
+				t.Fatalf("X-Request-Id %q, want %q kept", got, tc.in)
+			}
+			if !tc.keep {
+				if got == "" || got == tc.in {
+					t.Fatalf("X-Request-Id %q: want a fresh id instead of %q", got, tc.in)
+				}
+				if seen[got] {
+					t.Fatalf("generated id %q twice", got)
+				}
+				seen[got] = true
+			}
+		})
+	}
+}
+
+// TestRequestLogs: every line logged while serving a request carries its id;
+// the request's own line has route, status, bytes, rows and duration; no
+// token, password or raw path reaches the log.
+func TestRequestLogs(t *testing.T) {
+	var logs logBuffer
+	const user, password = "druid", "s3cret-Pa55word"
+	srv := newDemoServer(t, func(c *handlers.Config) {
+		c.Logger = slog.New(slog.NewJSONHandler(&logs, nil))
+		c.BasicAuth = []handlers.Credential{{Username: user, Password: password}}
+	})
+	do := func(path, id string, auth bool) (*http.Response, []byte) {
+		t.Helper()
+		req, err := http.NewRequestWithContext(context.Background(), http.MethodGet, srv.URL+path, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set(handlers.RequestIDHeader, id)
+		if auth {
+			req.SetBasicAuth(user, password)
+		}
+		resp, err := srv.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var body bytes.Buffer
+		if _, err := body.ReadFrom(resp.Body); err != nil {
+			t.Fatal(err)
+		}
+		return resp, body.Bytes()
+	}
+
+	resp, body := do("/splits?table=demo.orders", "plan-1", true)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("plan: %d %s", resp.StatusCode, body)
+	}
+	var p plan
+	if err := json.Unmarshal(body, &p); err != nil {
+		t.Fatal(err)
+	}
+	var rows int64
+	var tokens []string
+	for i, u := range p.InputSource.URIs {
+		path := strings.TrimPrefix(u, srv.URL)
+		tokens = append(tokens, strings.TrimSuffix(strings.TrimPrefix(path, "/splits/"), "/rows"))
+		id := "rows-" + string(rune('a'+i))
+		resp, body := do(path, id, true)
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("rows: %d %s", resp.StatusCode, body)
+		}
+		line := logs.requestLine(t, id)
+		if line["route"] != "/splits/{token}/rows" || line["status"] != "200" || line["method"] != "GET" {
+			t.Fatalf("request line %v", line)
+		}
+		if line["bytes"] != float64(len(body)) {
+			t.Fatalf("request line bytes %v, body has %d", line["bytes"], len(body))
+		}
+		if _, ok := line["duration"]; !ok {
+			t.Fatalf("request line has no duration: %v", line)
+		}
+		rows += int64(line["rows"].(float64))
+	}
+	if rows != 3 {
+		t.Fatalf("request lines count %d rows, demo.orders has 3 live rows", rows)
+	}
+
+	// Failures log a second line ("request failed"); it carries the id too.
+	if resp, _ := do("/splits/"+tokens[0]+"x/rows", "forged-1", true); resp.StatusCode != http.StatusBadRequest {
+		t.Fatalf("forged token: %d", resp.StatusCode)
+	}
+	if resp, _ := do("/splits/"+tokens[0]+"/rows", "noauth-1", false); resp.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("no credentials: %d", resp.StatusCode)
+	}
+	logs.requestLine(t, "forged-1")
+	logs.requestLine(t, "noauth-1")
+
+	failed := map[string]bool{}
+	for _, l := range logs.lines(t) {
+		id, _ := l["request_id"].(string)
+		if id == "" {
+			t.Errorf("log line without request_id: %v", l)
+		}
+		if l["msg"] == "request failed" {
+			failed[id] = true
+		}
+	}
+	if !failed["forged-1"] || !failed["noauth-1"] {
+		t.Errorf("want request failed lines for forged-1 and noauth-1, got %v", failed)
+	}
+	all := logs.String()
+	for _, secret := range append([]string{password, "Authorization", base64.StdEncoding.EncodeToString([]byte(user + ":" + password)), "table=demo"}, tokens...) {
+		if strings.Contains(all, secret) {
+			t.Errorf("the log holds %q:\n%s", secret, all)
+		}
+	}
+}

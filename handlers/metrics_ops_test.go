@@ -1,0 +1,99 @@
+package handlers_test
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
+)
+
+// TestMetricsAfterDemoRead reads demo.orders and holds the counters to the
+// table's exact counts (7 rows in two data files; positions 1 and 3 of A and 0
+// of B deleted by position, order 1005 by equality; 3 live rows), then checks
+// the scrape with promtool.
+func TestMetricsAfterDemoRead(t *testing.T) {
+	srv := newDemoServer(t)
+	lines := srv.rows(t, srv.plan(t, q("table", "demo.orders")))
+	if len(lines) != 3 {
+		t.Fatalf("demo.orders: %d live rows, want 3", len(lines))
+	}
+	srv.plan(t, q("table", "demo.customers"))
+
+	m := metricsOf(t, srv)
+	for name, want := range map[string]float64{
+		`sidecar_rows_read_total`:                     7,
+		`sidecar_rows_emitted_total`:                  3,
+		`sidecar_rows_deleted_total{kind="position"}`: 3,
+		`sidecar_rows_deleted_total{kind="equality"}`: 1,
+		`sidecar_splits_planned_total{path="v2"}`:     2,
+		`sidecar_streams_active`:                      0,
+	} {
+		if got, ok := m[name]; !ok || got != want {
+			t.Errorf("%s = %v (present %v), want %v", name, got, ok, want)
+		}
+	}
+	if m[`sidecar_splits_planned_total{path="v1"}`] < 1 {
+		t.Errorf("demo.customers planned no v1 split")
+	}
+	if got := testutil.CollectAndCount(srv.reg, "sidecar_http_requests_total"); got < 2 {
+		t.Errorf("sidecar_http_requests_total has %d series", got)
+	}
+
+	_, body := srv.get(t, "/metrics")
+	promtoolCheck(t, body)
+}
+
+// metricsOf scrapes /metrics into name{labels} → value, for the sidecar's
+// own counters and gauges.
+func metricsOf(t *testing.T, srv *testServer) map[string]float64 {
+	t.Helper()
+	families, err := srv.reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]float64{}
+	for _, f := range families {
+		if !strings.HasPrefix(f.GetName(), "sidecar_") {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			key := f.GetName()
+			if len(m.GetLabel()) > 0 {
+				var ls []string
+				for _, l := range m.GetLabel() {
+					ls = append(ls, l.GetName()+`="`+l.GetValue()+`"`)
+				}
+				key += "{" + strings.Join(ls, ",") + "}"
+			}
+			out[key] = m.GetCounter().GetValue() + m.GetGauge().GetValue()
+		}
+	}
+	return out
+}
+
+// promtoolCheck runs `promtool check metrics` on a scrape. Without promtool
+// the test is skipped on a workstation but fails in CI, which installs it
+// (.ci/run).
+func promtoolCheck(t *testing.T, scrape []byte) {
+	t.Helper()
+	bin, err := exec.LookPath("promtool")
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("promtool is not on PATH; CI must install Debian's prometheus package")
+		}
+		t.Skip("promtool is not on PATH (apt-get install prometheus)")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, "check", "metrics")
+	cmd.Stdin = bytes.NewReader(scrape)
+	out, err := cmd.CombinedOutput()
+	if err != nil || len(bytes.TrimSpace(out)) > 0 {
+		t.Fatalf("promtool check metrics: %v\n%s", err, out)
+	}
+}

@@ -1,0 +1,82 @@
+package metrics_test
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/druidiceberg/sidecar/metrics"
+)
+
+// TestNamesPassPromtool gives every collector a series, so that every name
+// and help text is in the scrape, and lints the scrape with promtool.
+func TestNamesPassPromtool(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	m := metrics.New(reg)
+	m.HTTPRequests.WithLabelValues("/splits", "GET", "200").Inc()
+	m.HTTPDuration.WithLabelValues("/splits", "GET", "200").Observe(0.01)
+	m.SplitsPlanned.WithLabelValues("v2").Inc()
+	m.PlanDuration.Observe(0.1)
+	m.RowsRead.Add(7)
+	m.RowsEmitted.Add(3)
+	for _, kind := range []string{"position", "equality", "deletion_vector"} {
+		m.RowsDeleted.WithLabelValues(kind).Inc()
+	}
+	m.InvalidUTF8.Inc()
+	m.BytesServed.WithLabelValues("/splits").Add(100)
+	m.ActiveStreams.Inc()
+	m.StreamAborts.WithLabelValues("client_gone").Inc()
+	m.CatalogErrors.Inc()
+
+	srv := httptest.NewServer(promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	defer srv.Close()
+	resp, err := http.Get(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var scrape bytes.Buffer
+	if _, err := scrape.ReadFrom(resp.Body); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{
+		"sidecar_http_requests_total", "sidecar_http_request_duration_seconds", "sidecar_splits_planned_total",
+		"sidecar_plan_duration_seconds", "sidecar_rows_read_total", "sidecar_rows_emitted_total", "sidecar_rows_filtered_total",
+		"sidecar_rows_deleted_total", "sidecar_invalid_utf8_values_total", "sidecar_http_response_bytes_total",
+		"sidecar_streams_active", "sidecar_stream_aborts_total", "sidecar_catalog_errors_total",
+		"go_goroutines", "process_cpu_seconds_total",
+	} {
+		if !strings.Contains(scrape.String(), "\n# TYPE "+name+" ") {
+			t.Errorf("the scrape lacks %s", name)
+		}
+	}
+	if n, err := testutil.GatherAndCount(reg, "sidecar_rows_deleted_total"); err != nil || n != 3 {
+		t.Errorf("sidecar_rows_deleted_total: %d series, %v", n, err)
+	}
+
+	bin, err := exec.LookPath("promtool")
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("promtool is not on PATH; CI must install Debian's prometheus package")
+		}
+		t.Skip("promtool is not on PATH (apt-get install prometheus)")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, "check", "metrics")
+	cmd.Stdin = &scrape
+	out, err := cmd.CombinedOutput()
+	if err != nil || len(bytes.TrimSpace(out)) > 0 {
+		t.Fatalf("promtool check metrics: %v\n%s", err, out)
+	}
+}
