@@ -29,6 +29,7 @@ type config struct {
 	Tables        map[string]string
 	LocationMap   []storage.Mapping
 	TokenKeyFile  string
+	TokenTTL      time.Duration
 	Demo          bool
 	LogFormat     string
 	ShutdownGrace time.Duration
@@ -65,6 +66,7 @@ func parseServe(args []string, getenv func(string) string, help io.Writer) (conf
 	fs.Var(&tables, "table", "NS.NAME=METADATA_LOCATION for the static catalog (repeatable)")
 	fs.Var(&locs, "location-map", "FROM=TO path-prefix rewrite applied when opening files (repeatable)")
 	fs.StringVar(&c.TokenKeyFile, "token-key-file", "./sidecar-token.key", "HMAC key file for split tokens; created with mode 0600 when missing")
+	fs.DurationVar(&c.TokenTTL, "token-ttl", 0, "tokens expire this long after planning (410 after); 0 never")
 	fs.BoolVar(&c.Demo, "demo", false, "write the demo tables into the local warehouse if they are absent")
 	fs.StringVar(&c.LogFormat, "log-format", "text", "log format: text or json")
 	fs.DurationVar(&c.ShutdownGrace, "shutdown-grace", 30*time.Second, "how long running streams may finish after SIGTERM")
@@ -189,6 +191,9 @@ func (c config) validate() error {
 	}
 	if c.LogFormat != "text" && c.LogFormat != "json" {
 		return fmt.Errorf("--log-format %q: want text or json", c.LogFormat)
+	}
+	if c.TokenTTL < 0 {
+		return errors.New("--token-ttl must not be negative")
 	}
 	if c.ShutdownGrace < 0 {
 		return errors.New("--shutdown-grace must not be negative")

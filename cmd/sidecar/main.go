@@ -93,6 +93,9 @@ func serve(ctx context.Context, cfg config, logOut io.Writer, ready chan<- strin
 	if err != nil {
 		return fmt.Errorf("token key file %s: %w", cfg.TokenKeyFile, err)
 	}
+	if cfg.TokenTTL > 0 {
+		signer = signer.WithTTL(cfg.TokenTTL, time.Now)
+	}
 	fsys := storage.New(cfg.CatalogProps, cfg.LocationMap)
 	if cfg.Demo {
 		if err := writeDemo(ctx, cfg); err != nil {

@@ -31,6 +31,7 @@ func TestBadFlags(t *testing.T) {
 		{"demo on rest", []string{"serve", "--demo", "--catalog", "rest", "--catalog-uri", "http://x"}, nil, "--demo"},
 		{"bad env", []string{"serve"}, map[string]string{"SIDECAR_SHUTDOWN_GRACE": "soon"}, "SIDECAR_SHUTDOWN_GRACE"},
 		{"unknown flag", []string{"serve", "--nope"}, nil, "-nope"},
+		{"negative token ttl", []string{"serve", "--token-ttl", "-1s"}, nil, "--token-ttl"},
 		{"unknown command", []string{"srv"}, nil, "unknown command"},
 	}
 	for _, tc := range tests {
@@ -94,7 +95,7 @@ func TestHelp(t *testing.T) {
 		t.Fatalf("serve -h exits %d", code)
 	}
 	for _, flag := range []string{"-addr", "-public-url", "-catalog", "-warehouse", "-catalog-uri", "-catalog-prop",
-		"-table", "-location-map", "-token-key-file", "-demo"} {
+		"-table", "-location-map", "-token-key-file", "-token-ttl", "-demo"} {
 		if !strings.Contains(stdout.String(), flag) {
 			t.Errorf("serve -h does not list %s", flag)
 		}
