@@ -7,35 +7,16 @@ import (
 	"net/http"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/druidiceberg/sidecar/handlers"
 	"github.com/druidiceberg/sidecar/splits"
 )
 
-// syncBuffer is a log sink the server's goroutines may write concurrently.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 func TestBasicAuth(t *testing.T) {
 	const password = "s3cret-Pa55:word"
 	f := positionalFixture(t)
-	var logs syncBuffer
+	var logs logBuffer
 	srv := newServer(t, splits.CatalogConfig{
 		Type:   "static",
 		Tables: map[string]string{"fixtures.t": filepath.Join(f.Dir, f.Metadata)},

@@ -77,6 +77,18 @@ func (t specTarget) timestampFormat() string {
 	return "millis"
 }
 
+// granularity reads a Druid granularity parameter, DAY when absent.
+func granularity(q url.Values, name string) (string, error) {
+	gran := strings.ToUpper(q.Get(name))
+	if gran == "" {
+		return "DAY", nil
+	}
+	if !slices.Contains(granularities, gran) {
+		return "", fmt.Errorf("%w: %s %q: want one of %s", splits.ErrBadRequest, name, gran, strings.Join(granularities, ", "))
+	}
+	return gran, nil
+}
+
 // getDruidTask answers a complete index_parallel task for the table, ready
 // for POST /druid/indexer/v1/task.
 func (s *server) getDruidTask(w http.ResponseWriter, r *http.Request) error {
@@ -84,12 +96,9 @@ func (s *server) getDruidTask(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	gran := strings.ToUpper(q.Get("segmentGranularity"))
-	if gran == "" {
-		gran = "DAY"
-	}
-	if !slices.Contains(granularities, gran) {
-		return fmt.Errorf("%w: segmentGranularity %q: want one of %s", splits.ErrBadRequest, gran, strings.Join(granularities, ", "))
+	gran, err := granularity(q, "segmentGranularity")
+	if err != nil {
+		return err
 	}
 	subTasks := 2
 	if v := q.Get("maxNumConcurrentSubTasks"); v != "" {
@@ -143,12 +152,9 @@ func (s *server) getDruidSQL(w http.ResponseWriter, r *http.Request) error {
 	if stmt != "insert" && stmt != "replace" {
 		return fmt.Errorf("%w: statement %q: want insert or replace", splits.ErrBadRequest, stmt)
 	}
-	gran := strings.ToUpper(q.Get("partitionedBy"))
-	if gran == "" {
-		gran = "DAY"
-	}
-	if !slices.Contains(granularities, gran) {
-		return fmt.Errorf("%w: partitionedBy %q: want one of %s", splits.ErrBadRequest, gran, strings.Join(granularities, ", "))
+	gran, err := granularity(q, "partitionedBy")
+	if err != nil {
+		return err
 	}
 	head := "INSERT INTO " + sqlIdent(t.dataSource)
 	if stmt == "replace" {
