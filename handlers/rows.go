@@ -135,8 +135,9 @@ func (s *server) getRows(w http.ResponseWriter, r *http.Request) error {
 	}
 	rc := http.NewResponseController(w)
 	err = stream.Run(ctx, out, rc.Flush)
-	s.recordStream(stream.Stats())
-	addRows(ctx, stream.Stats().RowsEmitted)
+	st := stream.Stats()
+	s.recordStream(st)
+	addRows(ctx, st.RowsEmitted)
 	if errors.Is(err, errRangeDone) {
 		err = nil
 	}
