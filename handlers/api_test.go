@@ -2,14 +2,19 @@ package handlers_test
 
 import (
 	"bytes"
+	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/apache/iceberg-go/table"
+
 	"github.com/druidiceberg/sidecar/handlers"
+	"github.com/druidiceberg/sidecar/internal/tablegen"
 	"github.com/druidiceberg/sidecar/splits"
 )
 
@@ -225,5 +230,49 @@ func TestExpiredToken(t *testing.T) {
 	resp, body := srv.get(t, "/splits/"+expired+"/rows")
 	if resp.StatusCode != http.StatusGone || errorCode(t, body) != "token_expired" || !strings.Contains(string(body), "plan again") {
 		t.Fatalf("expired token: %d %s", resp.StatusCode, body)
+	}
+}
+
+// TestAdmission: past --max-streams a row stream is refused at once with 503
+// and Retry-After, and the slot is free again when the running stream ends.
+func TestAdmission(t *testing.T) {
+	ctx := context.Background()
+	cat, dir := localWarehouse(t)
+	if _, err := tablegen.Bench(ctx, cat, table.Identifier{"adm", "t"}, 200_000, 1, 0.01, 0); err != nil {
+		t.Fatal(err)
+	}
+	srv := newServer(t, splits.CatalogConfig{Type: "local", Warehouse: dir}, nil, func(c *handlers.Config) { c.MaxStreams = 1 })
+	p := srv.plan(t, q("table", "adm.t"))
+	path := strings.TrimPrefix(p.Splits[0].URI, srv.URL)
+
+	// The first stream holds the only slot while its body is not read.
+	first, err := srv.Client().Get(p.Splits[0].URI)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, body := srv.get(t, path)
+	if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" || errorCode(t, body) != "overloaded" {
+		t.Fatalf("a second stream past --max-streams: %d %s", resp.StatusCode, body)
+	}
+	if n := metricSum(t, srv, "sidecar_admission_rejected_total"); n != 1 {
+		t.Fatalf("sidecar_admission_rejected_total = %v", n)
+	}
+	// Planning has its own bound and is not held up.
+	srv.plan(t, q("table", "adm.t"))
+
+	if _, err := io.Copy(io.Discard, first.Body); err != nil {
+		t.Fatal(err)
+	}
+	first.Body.Close()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		resp, _ := srv.get(t, path, "Range", "bytes=0-99")
+		if resp.StatusCode == http.StatusPartialContent {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the slot was not freed: %d", resp.StatusCode)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }

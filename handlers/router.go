@@ -51,6 +51,11 @@ type Config struct {
 	// /readyz and (unless AuthMetrics) /metrics.
 	BasicAuth   []Credential
 	AuthMetrics bool
+	// MaxStreams and MaxPlans bound the row and file streams and the
+	// planning requests served at once; past them the answer is 503 with
+	// Retry-After. 0 means no bound.
+	MaxStreams int
+	MaxPlans   int
 	// DruidPasswordEnv names the environment variable that Druid's tasks
 	// read the password from; the generated inputSource refers to it and
 	// never holds the password itself.
@@ -76,12 +81,18 @@ func New(cfg Config) http.Handler {
 	r.Use(withRequestID, s.instrument)
 	r.Group(func(r chi.Router) {
 		r.Use(s.require(auth))
-		r.Get("/splits", s.handle(s.getSplits))
-		r.Post("/splits", s.handle(s.postSplits))
-		r.Get("/druid/task", s.handle(s.getDruidTask))
-		r.Get("/druid/sql", s.handle(s.getDruidSQL))
-		r.Get("/splits/{token}/rows", s.handle(s.getRows))
-		r.Get("/files/{token}", s.handle(s.getFile))
+		r.Group(func(r chi.Router) {
+			r.Use(s.admit("plan", cfg.MaxPlans))
+			r.Get("/splits", s.handle(s.getSplits))
+			r.Post("/splits", s.handle(s.postSplits))
+			r.Get("/druid/task", s.handle(s.getDruidTask))
+			r.Get("/druid/sql", s.handle(s.getDruidSQL))
+		})
+		r.Group(func(r chi.Router) {
+			r.Use(s.admit("stream", cfg.MaxStreams))
+			r.Get("/splits/{token}/rows", s.handle(s.getRows))
+			r.Get("/files/{token}", s.handle(s.getFile))
+		})
 		r.Get("/openapi.yaml", func(w http.ResponseWriter, _ *http.Request) {
 			w.Header().Set("Content-Type", "application/yaml")
 			_, _ = w.Write(api.OpenAPI)

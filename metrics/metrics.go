@@ -42,6 +42,9 @@ type Metrics struct {
 	ActiveStreams prometheus.Gauge
 	// StreamAborts counts streams cut after the first byte, by cause.
 	StreamAborts *prometheus.CounterVec
+	// AdmissionRejected counts requests refused with 503 because too many
+	// of their kind (stream, plan) were running.
+	AdmissionRejected *prometheus.CounterVec
 	// CatalogErrors counts failed catalog calls.
 	CatalogErrors prometheus.Counter
 }
@@ -101,6 +104,10 @@ func New(reg prometheus.Registerer) *Metrics {
 			Name: "sidecar_stream_aborts_total",
 			Help: "Streams cut after the first byte, by cause (client_gone, read_error).",
 		}, []string{"cause"}),
+		AdmissionRejected: f.NewCounterVec(prometheus.CounterOpts{
+			Name: "sidecar_admission_rejected_total",
+			Help: "Requests answered 503 because too many of their kind (stream, plan) were running.",
+		}, []string{"kind"}),
 		CatalogErrors: f.NewCounter(prometheus.CounterOpts{
 			Name: "sidecar_catalog_errors_total",
 			Help: "Catalog calls that failed because the catalog or storage did not answer.",

@@ -36,6 +36,7 @@ func TestNamesPassPromtool(t *testing.T) {
 	m.BytesServed.WithLabelValues("/splits").Add(100)
 	m.ActiveStreams.Inc()
 	m.StreamAborts.WithLabelValues("client_gone").Inc()
+	m.AdmissionRejected.WithLabelValues("stream").Inc()
 	m.CatalogErrors.Inc()
 
 	srv := httptest.NewServer(promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))

@@ -34,6 +34,8 @@ type config struct {
 	LogFormat     string
 	ShutdownGrace time.Duration
 	BatchRows     int
+	MaxStreams    int
+	MaxPlans      int
 	// BasicAuthFile holds username:password lines; credentials never come
 	// from a flag value.
 	BasicAuthFile    string
@@ -70,6 +72,8 @@ func parseServe(args []string, getenv func(string) string, help io.Writer) (conf
 	fs.BoolVar(&c.Demo, "demo", false, "write the demo tables into the local warehouse if they are absent")
 	fs.StringVar(&c.LogFormat, "log-format", "text", "log format: text or json")
 	fs.DurationVar(&c.ShutdownGrace, "shutdown-grace", 30*time.Second, "how long running streams may finish after SIGTERM")
+	fs.IntVar(&c.MaxStreams, "max-streams", 64, "row and file streams served at once; past it 503 with Retry-After (0: no bound)")
+	fs.IntVar(&c.MaxPlans, "max-plans", 16, "planning requests served at once; past it 503 with Retry-After (0: no bound)")
 	fs.IntVar(&c.BatchRows, "batch-rows", 0, "rows per flushed batch of a row stream (0: the reader's default)")
 	fs.StringVar(&c.BasicAuthFile, "basic-auth-file", "", "file of username:password lines; when set (or SIDECAR_BASIC_AUTH_USERNAME and _PASSWORD are), HTTP Basic auth is required")
 	fs.BoolVar(&c.AuthMetrics, "auth-metrics", false, "require Basic auth on /metrics too")
@@ -197,6 +201,9 @@ func (c config) validate() error {
 	}
 	if c.ShutdownGrace < 0 {
 		return errors.New("--shutdown-grace must not be negative")
+	}
+	if c.MaxStreams < 0 || c.MaxPlans < 0 {
+		return errors.New("--max-streams and --max-plans must not be negative")
 	}
 	if c.BatchRows < 0 {
 		return errors.New("--batch-rows must not be negative")

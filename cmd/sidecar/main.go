@@ -128,6 +128,8 @@ func serve(ctx context.Context, cfg config, logOut io.Writer, ready chan<- strin
 		Gatherer:  reg,
 		Logger:    log,
 
+		MaxStreams:       cfg.MaxStreams,
+		MaxPlans:         cfg.MaxPlans,
 		BasicAuth:        cfg.BasicAuth,
 		AuthMetrics:      cfg.AuthMetrics,
 		DruidPasswordEnv: cfg.DruidPasswordEnv,
