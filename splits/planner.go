@@ -213,6 +213,7 @@ func (p *Planner) Plan(ctx context.Context, req Request) (Plan, error) {
 	if snap == nil {
 		// An empty table has no snapshot and no rows.
 		plan.Fields = tbl.Schema().Fields()
+		plan.Warnings = append(plan.Warnings, noFilesWarning)
 		return plan, nil
 	}
 	plan.SnapshotID = snap.SnapshotID
@@ -282,6 +283,9 @@ func (p *Planner) Plan(ctx context.Context, req Request) (Plan, error) {
 		}
 		return cmp.Compare(a.Start, b.Start)
 	})
+	if len(tasks) == 0 {
+		plan.Warnings = append(plan.Warnings, noFilesWarning)
+	}
 	if err := checkResiduals(req.ResidualMode, filter, tasks, &plan); err != nil {
 		return Plan{}, err
 	}
@@ -354,6 +358,11 @@ func (p *Planner) Plan(ctx context.Context, req Request) (Plan, error) {
 	}
 	return plan, nil
 }
+
+// noFilesWarning explains an empty plan: Druid's http input source refuses
+// an empty uris list, so there is nothing to submit.
+const noFilesWarning = "no data file to read (empty table, or the filter pruned every file): " +
+	"Druid's http inputSource needs at least one URI, so there is nothing to ingest"
 
 // checkResiduals applies the residual mode: the residual of a task is what
 // of the filter its file's partition values could not decide, so the file
