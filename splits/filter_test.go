@@ -266,3 +266,17 @@ func TestApplyResidualPinsFilter(t *testing.T) {
 		t.Fatalf("applyResidual with mode=files: %v", err)
 	}
 }
+
+// TestEmptyPlanWarns: a plan without files says why there is nothing to
+// ingest, since Druid refuses an http inputSource without URIs.
+func TestEmptyPlanWarns(t *testing.T) {
+	p := eventsTable(t)
+	plan, err := p.Plan(context.Background(), Request{Table: "events.daily",
+		Filter: parseFilter(t, `{"type":"equals","filterColumn":"day","filterValue":"2030-01-01"}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(plan.Splits) != 0 || len(plan.Warnings) != 1 || !strings.Contains(plan.Warnings[0], "nothing to ingest") {
+		t.Fatalf("%d splits, warnings %q", len(plan.Splits), plan.Warnings)
+	}
+}
