@@ -173,3 +173,46 @@ func TestObjectStoreDiesMidStream(t *testing.T) {
 		t.Fatalf("the stream ended cleanly after %d more bytes with the object store gone", len(rest))
 	}
 }
+
+// TestReadyzFollowsTheCatalog: once connected, /readyz reports whether the
+// catalog's storage answered the last table load.
+func TestReadyzFollowsTheCatalog(t *testing.T) {
+	ctx := context.Background()
+	s3, props := inProcessS3(t, "lake")
+	uri := "file:" + filepath.Join(t.TempDir(), "catalog.db")
+	all := maps.Clone(props)
+	all["type"], all["uri"], all["warehouse"] = "sql", uri, "s3://lake/warehouse"
+	all["sql.driver"], all["sql.dialect"] = "sqlite", "sqlite"
+	cat, err := catalog.Load(ctx, "test", all)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, sc := range tablegen.Scenarios() {
+		if sc.Name == "no_deletes" {
+			if _, err := sc.Build(ctx, cat, table.Identifier{"lake", "t"}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	srv := newServer(t, splits.CatalogConfig{Type: "sql", Name: "test", URI: uri, Warehouse: "s3://lake/warehouse", Props: props}, nil)
+	srv.plan(t, q("table", "lake.t"))
+	if resp, body := srv.get(t, "/readyz"); resp.StatusCode != 200 {
+		t.Fatalf("/readyz with the catalog up: %d %s", resp.StatusCode, body)
+	}
+	s3.CloseClientConnections()
+	s3.Close()
+	resp, body := srv.get(t, "/splits?table=lake.t")
+	if resp.StatusCode != 503 || errorCode(t, body) != "unavailable" || resp.Header.Get("Retry-After") == "" {
+		t.Fatalf("/splits with the store down: %d %s", resp.StatusCode, body)
+	}
+	if resp, body := srv.get(t, "/readyz"); resp.StatusCode != 503 {
+		t.Fatalf("/readyz after a failed load: %d %s", resp.StatusCode, body)
+	}
+	// A load that gets an answer, even "no such table", makes it ready.
+	if resp, _ := srv.get(t, "/splits?table=lake.absent"); resp.StatusCode != 404 {
+		t.Fatalf("an absent table: %d", resp.StatusCode)
+	}
+	if resp, body := srv.get(t, "/readyz"); resp.StatusCode != 200 {
+		t.Fatalf("/readyz after the catalog answered: %d %s", resp.StatusCode, body)
+	}
+}

@@ -130,6 +130,28 @@ type catalogConn struct {
 	loader   tableLoader
 	lastErr  error
 	failedAt time.Time
+	// unhealthy is the last ErrUnavailable of a table load, cleared by the
+	// next load that gets an answer.
+	unhealthy error
+}
+
+// observe records whether a table load got an answer from the catalog; any
+// error but ErrUnavailable (a missing table, say) is an answer.
+func (c *catalogConn) observe(err error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if errors.Is(err, ErrUnavailable) {
+		c.unhealthy = err
+	} else {
+		c.unhealthy = nil
+	}
+}
+
+// health is the last table load's verdict on the catalog.
+func (c *catalogConn) health() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.unhealthy
 }
 
 func (c *catalogConn) get(ctx context.Context) (tableLoader, error) {

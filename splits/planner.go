@@ -169,9 +169,15 @@ func NewPlanner(cfg CatalogConfig, fsys icebergio.IO, signer *Signer) (*Planner,
 }
 
 // Ping connects to the catalog if it is not connected yet.
+//
+// Once connected, it reports the catalog's last answer: after a table load
+// failed because the catalog did not answer, Ping fails until a load
+// succeeds again, so /readyz says whether the catalog answered recently.
 func (p *Planner) Ping(ctx context.Context) error {
-	_, err := p.conn.get(ctx)
-	return err
+	if _, err := p.conn.get(ctx); err != nil {
+		return err
+	}
+	return p.conn.health()
 }
 
 // LoadTable loads a table by NS.NAME from the catalog. The returned table
@@ -187,8 +193,11 @@ func (p *Planner) LoadTable(ctx context.Context, name string) (*table.Table, err
 	}
 	tbl, err := loader.LoadTable(ctx, ident)
 	if err != nil {
-		return nil, classifyLoadError(ident, err)
+		err = classifyLoadError(ident, err)
+		p.conn.observe(err)
+		return nil, err
 	}
+	p.conn.observe(nil)
 	fsF := func(context.Context) (icebergio.IO, error) { return p.fsys, nil }
 	return table.New(tbl.Identifier(), tbl.Metadata(), tbl.MetadataLocation(), fsF, nil), nil
 }
