@@ -9,12 +9,15 @@ import (
 // answers 503 with Retry-After at once instead of queueing: Druid retries
 // with backoff, and a queue would only hold connections and memory. A bound
 // of 0 admits everything.
+//
+// The slots are made once, here: chi wraps every route of a group in the
+// middleware separately, and all of them must share one bound.
 func (s *server) admit(kind string, bound int) func(http.Handler) http.Handler {
+	slots := make(chan struct{}, max(bound, 0))
 	return func(next http.Handler) http.Handler {
 		if bound <= 0 {
 			return next
 		}
-		slots := make(chan struct{}, bound)
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			select {
 			case slots <- struct{}{}:
