@@ -12,6 +12,7 @@ import (
 	"net/http"
 
 	icebergio "github.com/apache/iceberg-go/io"
+	"github.com/apache/iceberg-go/table"
 	"github.com/go-chi/chi/v5"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -26,6 +27,9 @@ import (
 type Planner interface {
 	Plan(ctx context.Context, req splits.Request) (splits.Plan, error)
 	TableSchema(ctx context.Context, sp splits.Split) (splits.TableSchema, error)
+	Tables(ctx context.Context) (names []string, truncated bool, err error)
+	LoadTable(ctx context.Context, name string) (*table.Table, error)
+	Catalog() (typ, name string)
 	Ping(ctx context.Context) error
 }
 
@@ -77,12 +81,13 @@ func New(cfg Config) http.Handler {
 	}
 	s := &server{Config: cfg}
 	auth := newBasicAuth(cfg.BasicAuth)
+	planGate := s.admit("plan", cfg.MaxPlans)
 	r := chi.NewRouter()
 	r.Use(withRequestID, s.instrument)
 	r.Group(func(r chi.Router) {
 		r.Use(s.require(auth))
 		r.Group(func(r chi.Router) {
-			r.Use(s.admit("plan", cfg.MaxPlans))
+			r.Use(planGate)
 			r.Get("/splits", s.handle(s.getSplits))
 			r.Post("/splits", s.handle(s.postSplits))
 			r.Get("/druid/task", s.handle(s.getDruidTask))
@@ -93,6 +98,7 @@ func New(cfg Config) http.Handler {
 			r.Get("/splits/{token}/rows", s.handle(s.getRows))
 			r.Get("/files/{token}", s.handle(s.getFile))
 		})
+		r.With(planGate).Get("/", s.handle(s.getStatus))
 		r.Get("/openapi.yaml", func(w http.ResponseWriter, _ *http.Request) {
 			w.Header().Set("Content-Type", "application/yaml")
 			_, _ = w.Write(api.OpenAPI)

@@ -17,6 +17,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"iter"
 	"slices"
 	"strings"
 	"time"
@@ -178,6 +179,72 @@ func (p *Planner) Ping(ctx context.Context) error {
 		return err
 	}
 	return p.conn.health()
+}
+
+// maxListedTables bounds Tables, which serves a status page, not a crawler.
+const maxListedTables = 500
+
+// tableLister is what iceberg-go's catalogs offer to list tables.
+type tableLister interface {
+	ListNamespaces(ctx context.Context, parent table.Identifier) ([]table.Identifier, error)
+	ListTables(ctx context.Context, namespace table.Identifier) iter.Seq2[table.Identifier, error]
+}
+
+// Catalog names the configured catalog's type and name.
+func (p *Planner) Catalog() (typ, name string) { return p.conn.cfg.Type, p.conn.cfg.Name }
+
+// Tables lists the catalog's tables as NS.NAME, sorted, at most
+// maxListedTables of them (truncated reports whether there were more).
+func (p *Planner) Tables(ctx context.Context) (names []string, truncated bool, err error) {
+	loader, err := p.conn.get(ctx)
+	if err != nil {
+		return nil, false, err
+	}
+	switch l := loader.(type) {
+	case staticCatalog:
+		for n := range l.tables {
+			names = append(names, n)
+		}
+	case tableLister:
+		var walk func(parent table.Identifier, depth int) error
+		walk = func(parent table.Identifier, depth int) error {
+			nss, err := l.ListNamespaces(ctx, parent)
+			if err != nil {
+				return err
+			}
+			for _, ns := range nss {
+				for ident, err := range l.ListTables(ctx, ns) {
+					if err != nil {
+						return err
+					}
+					names = append(names, strings.Join(ident, "."))
+					if len(names) > maxListedTables {
+						return nil
+					}
+				}
+				if depth < 3 {
+					if err := walk(ns, depth+1); err != nil {
+						return err
+					}
+				}
+			}
+			return nil
+		}
+		if err := walk(nil, 0); err != nil {
+			if storage.IsTransient(err) {
+				return nil, false, fmt.Errorf("%w: list tables: %w", ErrUnavailable, err)
+			}
+			return nil, false, fmt.Errorf("list tables: %w", err)
+		}
+	default:
+		return nil, false, fmt.Errorf("%w: the %s catalog cannot list its tables", ErrUnsupported, p.conn.cfg.Type)
+	}
+	slices.Sort(names)
+	names = slices.Compact(names)
+	if len(names) > maxListedTables {
+		return names[:maxListedTables], true, nil
+	}
+	return names, false, nil
 }
 
 // LoadTable loads a table by NS.NAME from the catalog. The returned table

@@ -1,0 +1,159 @@
+package handlers
+
+import (
+	"context"
+	"fmt"
+	"html/template"
+	"io"
+	"net/http"
+	"path"
+	"time"
+
+	"github.com/druidiceberg/sidecar/splits"
+)
+
+// statusTables bounds how many tables the status page loads to show their
+// current snapshot; the rest are listed by name.
+const statusTables = 50
+
+// statusPage is what the status page shows.
+type statusPage struct {
+	CatalogType, CatalogName string
+	Tables                   []statusTable
+	Truncated                bool
+	ListError                string
+
+	Table  string
+	Plan   *statusPlan
+	Counts bool
+	Error  string
+}
+
+type statusTable struct {
+	Name     string
+	Snapshot string
+}
+
+type statusPlan struct {
+	SnapshotID int64
+	Path       string
+	Warnings   []string
+	Files      []statusFile
+}
+
+type statusFile struct {
+	Name    string
+	Path    string
+	Records int64
+	Deletes []splits.DeleteFile
+	// Deleted are the exact deleted rows by kind, read when counts=1.
+	Deleted map[splits.DeleteKind]int64
+	Live    int64
+}
+
+var statusTemplate = template.Must(template.New("status").Parse(`<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Iceberg sidecar for Druid</title>
+<style>
+body{font:14px/1.4 system-ui,sans-serif;margin:2em;color:#222}
+h1{font-size:20px}h2{font-size:16px;margin-top:1.5em}
+table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:4px 8px;text-align:left;vertical-align:top}
+th{background:#f3f3f3}.v1{color:#0a6}.v2{color:#c60}.err{color:#b00}code{font-size:12px}
+</style></head><body>
+<h1>Iceberg input-source sidecar for Druid</h1>
+<p>Catalog <b>{{.CatalogName}}</b> ({{.CatalogType}}).</p>
+{{if .ListError}}<p class="err">Cannot list tables: {{.ListError}}</p>{{end}}
+<table><tr><th>table</th><th>current snapshot</th></tr>
+{{range .Tables}}<tr><td><a href="?table={{.Name}}">{{.Name}}</a></td><td>{{.Snapshot}}</td></tr>
+{{end}}</table>
+{{if .Truncated}}<p>More tables than shown.</p>{{end}}
+{{if .Table}}<h2>{{.Table}}</h2>
+{{if .Error}}<p class="err">{{.Error}}</p>{{end}}
+{{with .Plan}}<p>Snapshot {{.SnapshotID}}: <b class="{{.Path}}">{{.Path}}</b>
+{{if eq .Path "v2"}}(delete files apply: rows are served delete-applied){{else}}(no delete file applies: raw Parquet files){{end}}</p>
+{{range .Warnings}}<p class="err">{{.}}</p>{{end}}
+<table><tr><th>data file</th><th>rows</th><th>delete files</th>{{if $.Counts}}<th>deleted rows</th><th>live rows</th>{{end}}</tr>
+{{range .Files}}<tr><td title="{{.Path}}"><code>{{.Name}}</code></td><td>{{.Records}}</td>
+<td>{{range .Deletes}}{{.Kind}} <code>{{.Path}}</code> ({{.Records}} records)<br>{{else}}none{{end}}</td>
+{{if $.Counts}}<td>{{range $k, $v := .Deleted}}{{if $v}}{{$k}}: {{$v}}<br>{{end}}{{end}}</td><td>{{.Live}}</td>{{end}}</tr>
+{{end}}</table>
+{{if not $.Counts}}<p><a href="?table={{$.Table}}&amp;counts=1">Count the deleted rows of each file</a> (reads every file).</p>{{end}}
+{{end}}{{end}}
+</body></html>
+`))
+
+// getStatus renders the status page: the catalog's tables with their current
+// snapshot and, for ?table=, its plan: which files, which delete files, and
+// (with counts=1) how many rows each delete removes.
+func (s *server) getStatus(w http.ResponseWriter, r *http.Request) error {
+	ctx := r.Context()
+	page := statusPage{Table: r.URL.Query().Get("table"), Counts: r.URL.Query().Get("counts") == "1"}
+	page.CatalogType, page.CatalogName = s.Planner.Catalog()
+	names, truncated, err := s.Planner.Tables(ctx)
+	if err != nil {
+		page.ListError = err.Error()
+	}
+	page.Truncated = truncated || len(names) > statusTables
+	for i, n := range names {
+		st := statusTable{Name: n, Snapshot: "…"}
+		if i < statusTables {
+			st.Snapshot = s.currentSnapshot(ctx, n)
+		}
+		page.Tables = append(page.Tables, st)
+	}
+	if page.Table != "" {
+		if page.Plan, err = s.statusPlan(ctx, page.Table, page.Counts); err != nil {
+			page.Error = toAPIError(err).Message
+		}
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	return statusTemplate.Execute(w, page)
+}
+
+// currentSnapshot reads a table's metadata only: planning every listed
+// table would read all their manifests.
+func (s *server) currentSnapshot(ctx context.Context, name string) string {
+	tbl, err := s.Planner.LoadTable(ctx, name)
+	if err != nil {
+		return "error: " + toAPIError(err).Message
+	}
+	snap := tbl.CurrentSnapshot()
+	if snap == nil {
+		return "none (empty)"
+	}
+	return fmt.Sprintf("%d (%s)", snap.SnapshotID, time.UnixMilli(snap.TimestampMs).UTC().Format(time.RFC3339))
+}
+
+// statusPlan plans a table and, when counts is set, reads every split to
+// count the rows its delete files remove.
+func (s *server) statusPlan(ctx context.Context, name string, counts bool) (*statusPlan, error) {
+	p, err := s.Planner.Plan(ctx, splits.Request{Table: name, Mode: splits.ModeAuto})
+	if err != nil {
+		return nil, err
+	}
+	out := &statusPlan{SnapshotID: p.SnapshotID, Path: string(p.Path), Warnings: p.Warnings}
+	for _, ps := range p.Splits {
+		f := statusFile{Name: path.Base(ps.Split.Data.Path), Path: ps.Split.Data.Path, Records: ps.Split.Data.Records, Deletes: ps.Split.Deletes}
+		if counts {
+			ts, err := s.Planner.TableSchema(ctx, ps.Split)
+			if err != nil {
+				return nil, err
+			}
+			st, err := s.Reader.Open(ctx, ps.Split, ts)
+			if err != nil {
+				return nil, err
+			}
+			err = st.Run(ctx, io.Discard, nil)
+			stats := st.Stats()
+			if cerr := st.Close(); err == nil {
+				err = cerr
+			}
+			if err != nil {
+				return nil, fmt.Errorf("count the rows of %s: %w", ps.Split.Data.Path, err)
+			}
+			f.Deleted, f.Live = stats.RowsDeleted, stats.RowsEmitted
+		}
+		out.Files = append(out.Files, f)
+	}
+	return out, nil
+}
