@@ -32,6 +32,10 @@ func TestMetricsAfterDemoRead(t *testing.T) {
 		`sidecar_rows_deleted_total{kind="equality"}`: 1,
 		`sidecar_splits_planned_total{path="v2"}`:     2,
 		`sidecar_streams_active`:                      0,
+		// File A reads the positional and the equality delete file, file B
+		// the positional one again: nothing caches them yet.
+		`sidecar_delete_file_loads_total{kind="position"}`: 2,
+		`sidecar_delete_file_loads_total{kind="equality"}`: 1,
 	} {
 		if got, ok := m[name]; !ok || got != want {
 			t.Errorf("%s = %v (present %v), want %v", name, got, ok, want)

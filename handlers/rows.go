@@ -101,6 +101,12 @@ func (s *server) getRows(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	if s.Metrics != nil {
+		// Open read every delete file of the split; nothing caches them yet.
+		for _, d := range sp.Deletes {
+			s.Metrics.DeleteFileLoads.WithLabelValues(string(d.Kind)).Inc()
+		}
+	}
 	defer func() {
 		if cerr := stream.Close(); cerr != nil {
 			s.Logger.LogAttrs(ctx, slog.LevelWarn, "close split files", slog.String("error", cerr.Error()))

@@ -42,6 +42,8 @@ type Metrics struct {
 	ActiveStreams prometheus.Gauge
 	// StreamAborts counts streams cut after the first byte, by cause.
 	StreamAborts *prometheus.CounterVec
+	// DeleteFileLoads counts delete files read from storage, by kind.
+	DeleteFileLoads *prometheus.CounterVec
 	// AdmissionRejected counts requests refused with 503 because too many
 	// of their kind (stream, plan) were running.
 	AdmissionRejected *prometheus.CounterVec
@@ -104,6 +106,10 @@ func New(reg prometheus.Registerer) *Metrics {
 			Name: "sidecar_stream_aborts_total",
 			Help: "Streams cut after the first byte, by cause (client_gone, read_error).",
 		}, []string{"cause"}),
+		DeleteFileLoads: f.NewCounterVec(prometheus.CounterOpts{
+			Name: "sidecar_delete_file_loads_total",
+			Help: "Delete files read from storage to serve a row stream, by kind (position, equality, deletion_vector).",
+		}, []string{"kind"}),
 		AdmissionRejected: f.NewCounterVec(prometheus.CounterOpts{
 			Name: "sidecar_admission_rejected_total",
 			Help: "Requests answered 503 because too many of their kind (stream, plan) were running.",

@@ -37,6 +37,7 @@ func TestNamesPassPromtool(t *testing.T) {
 	m.ActiveStreams.Inc()
 	m.StreamAborts.WithLabelValues("client_gone").Inc()
 	m.AdmissionRejected.WithLabelValues("stream").Inc()
+	m.DeleteFileLoads.WithLabelValues("position").Inc()
 	m.CatalogErrors.Inc()
 
 	srv := httptest.NewServer(promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
