@@ -267,3 +267,24 @@ func TestInvalidUTF8Counted(t *testing.T) {
 		t.Fatalf("%d rows hold U+FFFD but the metric counts %v", replaced, n)
 	}
 }
+
+// TestMetadataExpiredAfterPlanning: when the metadata file a token pins is
+// gone (the table expired it), the row stream answers 410 before the first
+// byte, saying to plan again.
+func TestMetadataExpiredAfterPlanning(t *testing.T) {
+	ctx := context.Background()
+	cat, dir := localWarehouse(t)
+	srv := localServer(t, dir)
+	tbl, err := tablegen.Bench(ctx, cat, table.Identifier{"expired", "t"}, 1000, 1, 0.01, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := srv.plan(t, q("table", "expired.t"))
+	if err := os.Remove(strings.TrimPrefix(tbl.MetadataLocation(), "file://")); err != nil {
+		t.Fatal(err)
+	}
+	resp, body := srv.get(t, strings.TrimPrefix(p.Splits[0].URI, srv.URL))
+	if resp.StatusCode != http.StatusGone || errorCode(t, body) != "file_gone" || !strings.Contains(string(body), "plan again") {
+		t.Fatalf("pinned metadata gone: %d %s", resp.StatusCode, body)
+	}
+}
