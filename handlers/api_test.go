@@ -293,3 +293,19 @@ func firstSnapshot(t *testing.T, cat *hadoop.Catalog) int64 {
 	}
 	return tbl.Metadata().Snapshots()[0].SnapshotID
 }
+
+// TestMaxSplits: a plan with more splits than --max-splits is refused with a
+// message that says how to narrow it.
+func TestMaxSplits(t *testing.T) {
+	f := partitionedFixture(t) // three data files
+	srv := newServer(t, splits.CatalogConfig{
+		Type:   "static",
+		Tables: map[string]string{"fixtures.t": filepath.Join(f.Dir, f.Metadata)},
+	}, f.mappings(), func(c *handlers.Config) { c.MaxSplits = 2 })
+	resp, body := srv.get(t, "/splits?table=fixtures.t")
+	if resp.StatusCode != http.StatusUnprocessableEntity || errorCode(t, body) != "too_many_splits" || !strings.Contains(string(body), "icebergFilter") {
+		t.Fatalf("3 splits past --max-splits=2: %d %s", resp.StatusCode, body)
+	}
+	// A filter that prunes to one partition fits.
+	srv.plan(t, q("table", "fixtures.t", "icebergFilter", `{"type":"equals","filterColumn":"action","filterValue":"view"}`))
+}

@@ -36,6 +36,7 @@ type config struct {
 	BatchRows     int
 	MaxStreams    int
 	MaxPlans      int
+	MaxSplits     int
 	// BasicAuthFile holds username:password lines; credentials never come
 	// from a flag value.
 	BasicAuthFile    string
@@ -74,6 +75,7 @@ func parseServe(args []string, getenv func(string) string, help io.Writer) (conf
 	fs.DurationVar(&c.ShutdownGrace, "shutdown-grace", 30*time.Second, "how long running streams may finish after SIGTERM")
 	fs.IntVar(&c.MaxStreams, "max-streams", 64, "row and file streams served at once; past it 503 with Retry-After (0: no bound)")
 	fs.IntVar(&c.MaxPlans, "max-plans", 16, "planning requests served at once; past it 503 with Retry-After (0: no bound)")
+	fs.IntVar(&c.MaxSplits, "max-splits", 10000, "splits (URIs) one plan may hand out; more is a 422 that says how to narrow it (0: no bound)")
 	fs.IntVar(&c.BatchRows, "batch-rows", 0, "rows per flushed batch of a row stream (0: the reader's default)")
 	fs.StringVar(&c.BasicAuthFile, "basic-auth-file", "", "file of username:password lines; when set (or SIDECAR_BASIC_AUTH_USERNAME and _PASSWORD are), HTTP Basic auth is required")
 	fs.BoolVar(&c.AuthMetrics, "auth-metrics", false, "require Basic auth on /metrics too")
@@ -202,8 +204,8 @@ func (c config) validate() error {
 	if c.ShutdownGrace < 0 {
 		return errors.New("--shutdown-grace must not be negative")
 	}
-	if c.MaxStreams < 0 || c.MaxPlans < 0 {
-		return errors.New("--max-streams and --max-plans must not be negative")
+	if c.MaxStreams < 0 || c.MaxPlans < 0 || c.MaxSplits < 0 {
+		return errors.New("--max-streams, --max-plans and --max-splits must not be negative")
 	}
 	if c.BatchRows < 0 {
 		return errors.New("--batch-rows must not be negative")

@@ -130,6 +130,7 @@ func serve(ctx context.Context, cfg config, logOut io.Writer, ready chan<- strin
 
 		MaxStreams:       cfg.MaxStreams,
 		MaxPlans:         cfg.MaxPlans,
+		MaxSplits:        cfg.MaxSplits,
 		BasicAuth:        cfg.BasicAuth,
 		AuthMetrics:      cfg.AuthMetrics,
 		DruidPasswordEnv: cfg.DruidPasswordEnv,
