@@ -1,6 +1,7 @@
 package main
 
 import (
+	"crypto/tls"
 	"errors"
 	"flag"
 	"fmt"
@@ -37,6 +38,8 @@ type config struct {
 	MaxStreams    int
 	MaxPlans      int
 	MaxSplits     int
+	TLSCert       string
+	TLSKey        string
 	// BasicAuthFile holds username:password lines; credentials never come
 	// from a flag value.
 	BasicAuthFile    string
@@ -60,6 +63,8 @@ func parseServe(args []string, getenv func(string) string, help io.Writer) (conf
 	var c config
 	var props, tables, locs multiFlag
 	fs.StringVar(&c.Addr, "addr", "127.0.0.1:8080", "listen address")
+	fs.StringVar(&c.TLSCert, "tls-cert", "", "PEM certificate file: serve HTTPS (with --tls-key)")
+	fs.StringVar(&c.TLSKey, "tls-key", "", "PEM private key file of --tls-cert")
 	fs.StringVar(&c.PublicURL, "public-url", "", "base URL of the URIs handed to Druid (default: the base the request came in on)")
 	fs.StringVar(&c.Catalog, "catalog", "local", "catalog type: "+strings.Join(splits.CatalogTypes, ", "))
 	fs.StringVar(&c.CatalogName, "catalog-name", "sidecar", "catalog name handed to iceberg-go")
@@ -193,6 +198,14 @@ func (c config) validate() error {
 		u, err := url.Parse(c.PublicURL)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			return fmt.Errorf("--public-url %q: want an http(s) URL such as http://sidecar:8080", c.PublicURL)
+		}
+	}
+	if (c.TLSCert == "") != (c.TLSKey == "") {
+		return errors.New("--tls-cert and --tls-key go together")
+	}
+	if c.TLSCert != "" {
+		if _, err := tls.LoadX509KeyPair(c.TLSCert, c.TLSKey); err != nil {
+			return fmt.Errorf("--tls-cert/--tls-key: %w", err)
 		}
 	}
 	if c.LogFormat != "text" && c.LogFormat != "json" {

@@ -154,7 +154,13 @@ func serve(ctx context.Context, cfg config, logOut io.Writer, ready chan<- strin
 	}
 
 	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
+	go func() {
+		if cfg.TLSCert != "" {
+			errc <- srv.ServeTLS(ln, cfg.TLSCert, cfg.TLSKey)
+			return
+		}
+		errc <- srv.Serve(ln)
+	}()
 	select {
 	case err := <-errc:
 		return fmt.Errorf("serve: %w", err)
