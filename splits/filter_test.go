@@ -280,3 +280,40 @@ func TestEmptyPlanWarns(t *testing.T) {
 		t.Fatalf("%d splits, warnings %q", len(plan.Splits), plan.Warnings)
 	}
 }
+
+// FuzzFilter: any icebergFilter JSON decodes to an error or to a filter
+// whose expression is built or refused with ErrBadRequest, never a panic.
+func FuzzFilter(f *testing.F) {
+	for _, seed := range []string{
+		`{"type":"equals","filterColumn":"day","filterValue":"2025-01-03"}`,
+		`{"type":"interval","filterColumn":"ts","intervals":["2025-01-01/P1D"]}`,
+		`{"type":"range","filterColumn":"id","lower":1,"upper":"x","lowerOpen":true}`,
+		`{"type":"not","filter":{"type":"or","filters":[{"type":"timeWindow","filterColumn":"ts","lookbackDuration":"PT1H"}]}}`,
+		`{"type":"and","filters":[{"type":"equals","filterColumn":"kind","filterValue":null}]}`,
+	} {
+		f.Add(seed)
+	}
+	schema := iceberg.NewSchema(0,
+		iceberg.NestedField{ID: 1, Name: "id", Type: iceberg.PrimitiveTypes.Int64},
+		iceberg.NestedField{ID: 2, Name: "day", Type: iceberg.PrimitiveTypes.Date},
+		iceberg.NestedField{ID: 3, Name: "ts", Type: iceberg.PrimitiveTypes.TimestampTz},
+		iceberg.NestedField{ID: 4, Name: "kind", Type: iceberg.PrimitiveTypes.String},
+		iceberg.NestedField{ID: 5, Name: "price", Type: iceberg.DecimalTypeOf(10, 2)},
+	)
+	now := time.Date(2025, 1, 4, 0, 0, 0, 0, time.UTC)
+	f.Fuzz(func(t *testing.T, data string) {
+		var flt Filter
+		if err := json.Unmarshal([]byte(data), &flt); err != nil {
+			return
+		}
+		e, err := flt.Expression(schema, now)
+		if err != nil {
+			if !errors.Is(err, ErrBadRequest) {
+				t.Fatalf("%s: error %v does not wrap ErrBadRequest", data, err)
+			}
+			return
+		}
+		// Binding must not panic; Plan answers its error as a 400.
+		_, _ = iceberg.BindExpr(schema, e, true)
+	})
+}
