@@ -1,7 +1,6 @@
 package handlers_test
 
 import (
-	"bytes"
 	"encoding/json"
 	"log/slog"
 	"net/http"
@@ -28,23 +27,10 @@ func TestBasicAuth(t *testing.T) {
 
 	do := func(path, user, pass string) (*http.Response, []byte) {
 		t.Helper()
-		req, err := http.NewRequest(http.MethodGet, srv.URL+path, nil)
-		if err != nil {
-			t.Fatal(err)
+		if user == "" {
+			return srv.get(t, path)
 		}
-		if user != "" {
-			req.SetBasicAuth(user, pass)
-		}
-		resp, err := srv.Client().Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		var body bytes.Buffer
-		if _, err := body.ReadFrom(resp.Body); err != nil {
-			t.Fatal(err)
-		}
-		return resp, body.Bytes()
+		return srv.get(t, path, "Authorization", basicAuth(user, pass))
 	}
 
 	for _, tc := range []struct{ name, user, pass string }{

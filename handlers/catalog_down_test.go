@@ -20,15 +20,7 @@ import (
 // call and 404s the rest: enough to show the sidecar reconnects; the real
 // REST catalog tier is in the integration tests.
 func TestCatalogDown(t *testing.T) {
-	// Reserve a port, then free it: nothing listens there now.
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	if err := ln.Close(); err != nil {
-		t.Fatal(err)
-	}
+	addr := freeLoopbackAddr(t) // nothing listens there now
 	srv := newServer(t, splits.CatalogConfig{Type: "rest", URI: "http://" + addr}, nil)
 
 	for _, path := range []string{"/splits?table=db.t", "/readyz"} {

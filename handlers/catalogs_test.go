@@ -54,31 +54,34 @@ type catalogUnderTest struct {
 	open func(t *testing.T) (catalog.Catalog, splits.CatalogConfig)
 }
 
-func catalogsUnderTest() []catalogUnderTest {
-	sqlite := func(t *testing.T, warehouse string, props map[string]string) (catalog.Catalog, splits.CatalogConfig) {
-		t.Helper()
-		uri := "file:" + filepath.Join(t.TempDir(), "catalog.db")
-		all := maps.Clone(props)
-		all["type"], all["uri"], all["warehouse"] = "sql", uri, warehouse
-		all["sql.driver"], all["sql.dialect"] = "sqlite", "sqlite"
-		cat, err := catalog.Load(context.Background(), "test", all)
-		if err != nil {
-			t.Fatalf("open the SQLite catalog: %v", err)
-		}
-		// The sidecar infers driver and dialect from the URI.
-		return cat, splits.CatalogConfig{Type: "sql", Name: "test", URI: uri, Warehouse: warehouse, Props: props}
+// sqliteCatalog opens iceberg-go's SQL catalog on a fresh SQLite database
+// with the given warehouse and FileIO properties, and says how the sidecar
+// reaches it (it infers driver and dialect from the URI).
+func sqliteCatalog(t *testing.T, warehouse string, props map[string]string) (catalog.Catalog, splits.CatalogConfig) {
+	t.Helper()
+	uri := "file:" + filepath.Join(t.TempDir(), "catalog.db")
+	all := maps.Clone(props)
+	all["type"], all["uri"], all["warehouse"] = "sql", uri, warehouse
+	all["sql.driver"], all["sql.dialect"] = "sqlite", "sqlite"
+	cat, err := catalog.Load(context.Background(), "test", all)
+	if err != nil {
+		t.Fatalf("open the SQLite catalog: %v", err)
 	}
+	return cat, splits.CatalogConfig{Type: "sql", Name: "test", URI: uri, Warehouse: warehouse, Props: props}
+}
+
+func catalogsUnderTest() []catalogUnderTest {
 	return []catalogUnderTest{
 		{"local", func(t *testing.T) (catalog.Catalog, splits.CatalogConfig) {
 			cat, dir := localWarehouse(t)
 			return cat, splits.CatalogConfig{Type: "local", Warehouse: dir}
 		}},
 		{"sql_sqlite_local_files", func(t *testing.T) (catalog.Catalog, splits.CatalogConfig) {
-			return sqlite(t, t.TempDir(), map[string]string{})
+			return sqliteCatalog(t, t.TempDir(), map[string]string{})
 		}},
 		{"sql_sqlite_s3", func(t *testing.T) (catalog.Catalog, splits.CatalogConfig) {
 			_, props := inProcessS3(t, "lake")
-			return sqlite(t, "s3://lake/warehouse", props)
+			return sqliteCatalog(t, "s3://lake/warehouse", props)
 		}},
 	}
 }
@@ -138,18 +141,11 @@ func TestEveryCatalog(t *testing.T) {
 func TestObjectStoreDiesMidStream(t *testing.T) {
 	ctx := context.Background()
 	s3, props := inProcessS3(t, "lake")
-	uri := "file:" + filepath.Join(t.TempDir(), "catalog.db")
-	all := maps.Clone(props)
-	all["type"], all["uri"], all["warehouse"] = "sql", uri, "s3://lake/warehouse"
-	all["sql.driver"], all["sql.dialect"] = "sqlite", "sqlite"
-	cat, err := catalog.Load(ctx, "test", all)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cat, cfg := sqliteCatalog(t, "s3://lake/warehouse", props)
 	if _, err := tablegen.Bench(ctx, cat, table.Identifier{"lake", "big"}, 300_000, 1, 0.01, 0); err != nil {
 		t.Fatal(err)
 	}
-	srv := newServer(t, splits.CatalogConfig{Type: "sql", Name: "test", URI: uri, Warehouse: "s3://lake/warehouse", Props: props}, nil)
+	srv := newServer(t, cfg, nil)
 	p := srv.plan(t, q("table", "lake.big"))
 	if len(p.Splits) != 1 {
 		t.Fatalf("%d splits", len(p.Splits))
@@ -179,14 +175,7 @@ func TestObjectStoreDiesMidStream(t *testing.T) {
 func TestReadyzFollowsTheCatalog(t *testing.T) {
 	ctx := context.Background()
 	s3, props := inProcessS3(t, "lake")
-	uri := "file:" + filepath.Join(t.TempDir(), "catalog.db")
-	all := maps.Clone(props)
-	all["type"], all["uri"], all["warehouse"] = "sql", uri, "s3://lake/warehouse"
-	all["sql.driver"], all["sql.dialect"] = "sqlite", "sqlite"
-	cat, err := catalog.Load(ctx, "test", all)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cat, cfg := sqliteCatalog(t, "s3://lake/warehouse", props)
 	for _, sc := range tablegen.Scenarios() {
 		if sc.Name == "no_deletes" {
 			if _, err := sc.Build(ctx, cat, table.Identifier{"lake", "t"}); err != nil {
@@ -194,7 +183,7 @@ func TestReadyzFollowsTheCatalog(t *testing.T) {
 			}
 		}
 	}
-	srv := newServer(t, splits.CatalogConfig{Type: "sql", Name: "test", URI: uri, Warehouse: "s3://lake/warehouse", Props: props}, nil)
+	srv := newServer(t, cfg, nil)
 	srv.plan(t, q("table", "lake.t"))
 	if resp, body := srv.get(t, "/readyz"); resp.StatusCode != 200 {
 		t.Fatalf("/readyz with the catalog up: %d %s", resp.StatusCode, body)

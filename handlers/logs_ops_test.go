@@ -2,7 +2,6 @@ package handlers_test
 
 import (
 	"bytes"
-	"context"
 	"encoding/base64"
 	"encoding/json"
 	"log/slog"
@@ -135,24 +134,10 @@ func TestRequestLogs(t *testing.T) {
 	})
 	do := func(path, id string, auth bool) (*http.Response, []byte) {
 		t.Helper()
-		req, err := http.NewRequestWithContext(context.Background(), http.MethodGet, srv.URL+path, nil)
-		if err != nil {
-			t.Fatal(err)
+		if !auth {
+			return srv.get(t, path, handlers.RequestIDHeader, id)
 		}
-		req.Header.Set(handlers.RequestIDHeader, id)
-		if auth {
-			req.SetBasicAuth(user, password)
-		}
-		resp, err := srv.Client().Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		var body bytes.Buffer
-		if _, err := body.ReadFrom(resp.Body); err != nil {
-			t.Fatal(err)
-		}
-		return resp, body.Bytes()
+		return srv.get(t, path, handlers.RequestIDHeader, id, "Authorization", basicAuth(user, password))
 	}
 
 	resp, body := do("/splits?table=demo.orders", "plan-1", true)

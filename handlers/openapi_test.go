@@ -7,7 +7,6 @@ import (
 	"io"
 	"maps"
 	"mime"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -116,17 +115,7 @@ func TestLiveAnswersMatchOpenAPI(t *testing.T) {
 	authed := newDemoServer(t, func(c *handlers.Config) {
 		c.BasicAuth = []handlers.Credential{{Username: user, Password: password}}
 	})
-	down := func() *testServer {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		addr := ln.Addr().String()
-		if err := ln.Close(); err != nil {
-			t.Fatal(err)
-		}
-		return newServer(t, splits.CatalogConfig{Type: "rest", URI: "http://" + addr}, nil)
-	}()
+	down := newServer(t, splits.CatalogConfig{Type: "rest", URI: "http://" + freeLoopbackAddr(t)}, nil)
 
 	orders := open.plan(t, q("table", "demo.orders"))
 	customers := open.plan(t, q("table", "demo.customers"))
@@ -188,8 +177,8 @@ func TestLiveAnswersMatchOpenAPI(t *testing.T) {
 		{"metrics", open, "GET", "/metrics", "", nil, 200, false},
 		{"openapi", open, "GET", "/openapi.yaml", "", nil, 200, false},
 		{"auth: no credentials", authed, "GET", "/splits?table=demo.orders", "", nil, 401, false},
-		{"auth: wrong password", authed, "GET", "/druid/sql?table=demo.orders&dataSource=o&timestampColumn=order_ts", "", []string{"Authorization", "Basic ZHJ1aWQ6bm9wZQ=="}, 401, false},
-		{"auth: credentials", authed, "GET", "/splits?table=demo.orders", "", []string{"Authorization", "Basic ZHJ1aWQ6cHc="}, 200, false},
+		{"auth: wrong password", authed, "GET", "/druid/sql?table=demo.orders&dataSource=o&timestampColumn=order_ts", "", []string{"Authorization", basicAuth(user, "nope")}, 401, false},
+		{"auth: credentials", authed, "GET", "/splits?table=demo.orders", "", []string{"Authorization", basicAuth(user, password)}, 200, false},
 		{"auth: healthz is open", authed, "GET", "/healthz", "", nil, 200, false},
 	}
 	// The validator bites: answers that break the spec are refused.

@@ -3,6 +3,7 @@ package handlers_test
 import (
 	"bufio"
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -84,6 +85,11 @@ type plan struct {
 		EqualityDeleteFiles int    `json:"equalityDeleteFiles"`
 		DeletionVectorFiles int    `json:"deletionVectorFiles"`
 	} `json:"splits"`
+}
+
+// basicAuth is the Authorization header value of HTTP Basic credentials.
+func basicAuth(user, pass string) string {
+	return "Basic " + base64.StdEncoding.EncodeToString([]byte(user+":"+pass))
 }
 
 func (s *testServer) get(t testing.TB, path string, header ...string) (*http.Response, []byte) {
