@@ -144,9 +144,9 @@ type Planner struct {
 	conn   *catalogConn
 	fsys   icebergio.IO
 	signer *Signer
-	// schemas caches table metadata by metadata location: a metadata file is
+	// metas caches table metadata by metadata location: a metadata file is
 	// immutable, so an entry never goes stale.
-	schemas *lru.Cache[string, table.Metadata]
+	metas *lru.Cache[string, table.Metadata]
 }
 
 // NewPlanner returns a planner over the configured catalog. It does not
@@ -162,10 +162,10 @@ func NewPlanner(cfg CatalogConfig, fsys icebergio.IO, signer *Signer) (*Planner,
 		return nil, fmt.Errorf("create metadata cache: %w", err)
 	}
 	return &Planner{
-		conn:    &catalogConn{cfg: cfg, fsF: fsF, retryAfter: 2 * time.Second},
-		fsys:    fsys,
-		signer:  signer,
-		schemas: cache,
+		conn:   &catalogConn{cfg: cfg, fsF: fsF, retryAfter: 2 * time.Second},
+		fsys:   fsys,
+		signer: signer,
+		metas:  cache,
 	}, nil
 }
 
@@ -611,7 +611,7 @@ func (p *Planner) TableSchema(ctx context.Context, sp Split) (TableSchema, error
 
 // metadata returns a split's table metadata, from the cache when it can.
 func (p *Planner) metadata(ctx context.Context, sp Split) (table.Metadata, error) {
-	meta, ok := p.schemas.Get(sp.MetadataLocation)
+	meta, ok := p.metas.Get(sp.MetadataLocation)
 	if !ok {
 		fsF := func(context.Context) (icebergio.IO, error) { return p.fsys, nil }
 		tbl, err := table.NewFromLocation(ctx, nil, sp.MetadataLocation, fsF, nil)
@@ -622,7 +622,7 @@ func (p *Planner) metadata(ctx context.Context, sp Split) (table.Metadata, error
 			return nil, fmt.Errorf("read metadata %s: %w", sp.MetadataLocation, err)
 		}
 		meta = tbl.Metadata()
-		p.schemas.Add(sp.MetadataLocation, meta)
+		p.metas.Add(sp.MetadataLocation, meta)
 	}
 	return meta, nil
 }
