@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -56,22 +57,36 @@ type catalogUnderTest struct {
 
 // sqliteCatalog opens iceberg-go's SQL catalog on a fresh SQLite database
 // with the given warehouse and FileIO properties, and says how the sidecar
-// reaches it (it infers driver and dialect from the URI).
+// reaches it.
 func sqliteCatalog(t *testing.T, warehouse string, props map[string]string) (catalog.Catalog, splits.CatalogConfig) {
 	t.Helper()
-	uri := "file:" + filepath.Join(t.TempDir(), "catalog.db")
+	return sqlCatalog(t, "file:"+filepath.Join(t.TempDir(), "catalog.db"), warehouse, props)
+}
+
+// sqlCatalog opens iceberg-go's SQL catalog on the database at uri (SQLite
+// or PostgreSQL), and says how the sidecar reaches it (it infers driver and
+// dialect from the URI).
+func sqlCatalog(t *testing.T, uri, warehouse string, props map[string]string) (catalog.Catalog, splits.CatalogConfig) {
+	t.Helper()
 	all := maps.Clone(props)
 	all["type"], all["uri"], all["warehouse"] = "sql", uri, warehouse
 	all["sql.driver"], all["sql.dialect"] = "sqlite", "sqlite"
+	if strings.HasPrefix(uri, "postgres://") {
+		all["sql.driver"], all["sql.dialect"] = "pgx", "postgres"
+	}
 	cat, err := catalog.Load(context.Background(), "test", all)
 	if err != nil {
-		t.Fatalf("open the SQLite catalog: %v", err)
+		t.Fatalf("open the SQL catalog: %v", err)
 	}
 	return cat, splits.CatalogConfig{Type: "sql", Name: "test", URI: uri, Warehouse: warehouse, Props: props}
 }
 
+// integrationCatalogs are the catalogs on real servers, which the
+// integration tier (-tags integration) adds.
+var integrationCatalogs []catalogUnderTest
+
 func catalogsUnderTest() []catalogUnderTest {
-	return []catalogUnderTest{
+	return append([]catalogUnderTest{
 		{"local", func(t *testing.T) (catalog.Catalog, splits.CatalogConfig) {
 			cat, dir := localWarehouse(t)
 			return cat, splits.CatalogConfig{Type: "local", Warehouse: dir}
@@ -83,7 +98,7 @@ func catalogsUnderTest() []catalogUnderTest {
 			_, props := inProcessS3(t, "lake")
 			return sqliteCatalog(t, "s3://lake/warehouse", props)
 		}},
-	}
+	}, integrationCatalogs...)
 }
 
 // TestEveryCatalog runs one scenario through every catalog: create a v2

@@ -26,7 +26,11 @@ func (s *server) getFile(w http.ResponseWriter, r *http.Request) error {
 		// line of defence of the one thing this service exists for.
 		return fmt.Errorf("%w: split has delete files; read its rows instead", splits.ErrConflict)
 	}
-	f, err := s.Files.Open(sp.Data.Path)
+	cat, err := s.catalogs.forSplit(sp)
+	if err != nil {
+		return err
+	}
+	f, err := cat.Files.Open(sp.Data.Path)
 	if err != nil {
 		return fmt.Errorf("open data file %s: %w", sp.Data.Path, err)
 	}

@@ -2,16 +2,19 @@
 // parse a request, call splits or reader, write the answer and map errors.
 // It holds no Iceberg logic of its own.
 //
-//	r := handlers.New(handlers.Config{Planner: p, Signer: s, Reader: rd, Files: fsys, Metrics: m, Gatherer: reg, Logger: log})
+//	r := handlers.New(handlers.Config{
+//		Catalogs: []handlers.Catalog{{Planner: p, Reader: rd, Files: fsys}},
+//		Signer:   s, Metrics: m, Gatherer: reg, Logger: log,
+//	})
 //	http.ListenAndServe("127.0.0.1:8080", r)
 package handlers
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"net/http"
 
-	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
 	"github.com/go-chi/chi/v5"
 	"github.com/prometheus/client_golang/prometheus"
@@ -19,7 +22,6 @@ import (
 
 	"github.com/druidiceberg/sidecar/api"
 	"github.com/druidiceberg/sidecar/metrics"
-	"github.com/druidiceberg/sidecar/reader"
 	"github.com/druidiceberg/sidecar/splits"
 )
 
@@ -40,11 +42,12 @@ type Verifier interface {
 
 // Config wires the router.
 type Config struct {
-	Planner Planner
-	Signer  Verifier
-	Reader  *reader.Reader
-	// Files opens raw data files for the v1 path; the location map applies.
-	Files icebergio.IO
+	// Catalogs are the catalogs served, each under its planner's name.
+	Catalogs []Catalog
+	// DefaultCatalog is the one a request without ?catalog= plans against;
+	// empty means the only one (with several, such a request is a 400).
+	DefaultCatalog string
+	Signer         Verifier
 	// PublicURL is the base of the URIs handed out; empty means the base
 	// the request came in on.
 	PublicURL string
@@ -71,6 +74,7 @@ type Config struct {
 
 type server struct {
 	Config
+	catalogs catalogs
 }
 
 // New returns the router.
@@ -82,7 +86,7 @@ func New(cfg Config) http.Handler {
 	if _, ok := cfg.Logger.Handler().(requestIDHandler); !ok {
 		cfg.Logger = slog.New(LogHandler(cfg.Logger.Handler()))
 	}
-	s := &server{Config: cfg}
+	s := &server{Config: cfg, catalogs: newCatalogs(cfg.Catalogs, cfg.DefaultCatalog)}
 	auth := newBasicAuth(cfg.BasicAuth)
 	planGate := s.admit("plan", cfg.MaxPlans)
 	r := chi.NewRouter()
@@ -141,8 +145,16 @@ func (s *server) handle(h func(http.ResponseWriter, *http.Request) error) http.H
 	}
 }
 
+// getReady is ready when every catalog answers: a sidecar that cannot plan
+// one of its catalogs should not take the traffic meant for it.
 func (s *server) getReady(w http.ResponseWriter, r *http.Request) error {
-	if err := s.Planner.Ping(r.Context()); err != nil {
+	var errs []error
+	for _, name := range s.catalogs.names {
+		if err := s.catalogs.byName[name].Planner.Ping(r.Context()); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")

@@ -92,12 +92,16 @@ func (s *server) getRows(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	ctx := r.Context()
-	ts, err := s.Planner.TableSchema(ctx, sp)
+	cat, err := s.catalogs.forSplit(sp)
+	if err != nil {
+		return err
+	}
+	ts, err := cat.Planner.TableSchema(ctx, sp)
 	if err != nil {
 		return err
 	}
 	// Everything that can fail early fails here, before the first byte.
-	stream, err := s.Reader.Open(ctx, sp, ts)
+	stream, err := cat.Reader.Open(ctx, sp, ts)
 	if err != nil {
 		return err
 	}

@@ -42,17 +42,10 @@ func newServer(t testing.TB, cfg splits.CatalogConfig, mappings []storage.Mappin
 	if err != nil {
 		t.Fatal(err)
 	}
-	fsys := storage.New(cfg.Props, mappings)
-	planner, err := splits.NewPlanner(cfg, fsys, signer)
-	if err != nil {
-		t.Fatal(err)
-	}
 	reg := prometheus.NewRegistry()
 	hc := handlers.Config{
-		Planner:  planner,
+		Catalogs: []handlers.Catalog{testCatalog(t, cfg, mappings, signer)},
 		Signer:   signer,
-		Reader:   reader.New(fsys),
-		Files:    fsys,
 		Metrics:  metrics.New(reg),
 		Gatherer: reg,
 	}
@@ -62,6 +55,18 @@ func newServer(t testing.TB, cfg splits.CatalogConfig, mappings []storage.Mappin
 	srv := httptest.NewServer(handlers.New(hc))
 	t.Cleanup(srv.Close)
 	return &testServer{Server: srv, reg: reg}
+}
+
+// testCatalog wires one catalog the way the sidecar does: a planner, and a
+// reader and FileIO over the catalog's properties and location map.
+func testCatalog(t testing.TB, cfg splits.CatalogConfig, mappings []storage.Mapping, signer *splits.Signer) handlers.Catalog {
+	t.Helper()
+	fsys := storage.New(cfg.Props, mappings)
+	planner, err := splits.NewPlanner(cfg, fsys, signer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return handlers.Catalog{Planner: planner, Reader: reader.New(fsys), Files: fsys}
 }
 
 // plan is the part of GET /splits' answer the tests read.

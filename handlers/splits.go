@@ -19,7 +19,7 @@ var splitsParams = map[string]bool{
 	"table": true, "snapshotId": true, "snapshotTime": true, "ref": true, "mode": true,
 	"columns": true, "timestamps": true, "binaryAsString": true,
 	"icebergFilter": true, "residualFilterMode": true, "applyResidual": true,
-	"fromSnapshot": true, "toSnapshot": true,
+	"fromSnapshot": true, "toSnapshot": true, "catalog": true,
 }
 
 // splitsResponse is the answer of GET /splits.
@@ -93,7 +93,11 @@ func (s *server) planAndAnswer(w http.ResponseWriter, r *http.Request, req split
 // spec generators build on.
 func (s *server) planResponse(r *http.Request, req splits.Request, warnings []string) (splits.Plan, splitsResponse, error) {
 	start := time.Now()
-	plan, err := s.Planner.Plan(r.Context(), req)
+	cat, err := s.catalogs.forRequest(r)
+	if err != nil {
+		return splits.Plan{}, splitsResponse{}, err
+	}
+	plan, err := cat.Planner.Plan(r.Context(), req)
 	if err != nil {
 		return plan, splitsResponse{}, err
 	}

@@ -18,6 +18,8 @@ const statusTables = 50
 
 // statusPage is what the status page shows.
 type statusPage struct {
+	// Catalogs are every catalog served; the page shows one of them.
+	Catalogs                 []string
 	CatalogType, CatalogName string
 	Tables                   []statusTable
 	Truncated                bool
@@ -60,10 +62,11 @@ table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:4px 8px;text-
 th{background:#f3f3f3}.v1{color:#0a6}.v2{color:#c60}.err{color:#b00}code{font-size:12px}
 </style></head><body>
 <h1>Iceberg input-source sidecar for Druid</h1>
-<p>Catalog <b>{{.CatalogName}}</b> ({{.CatalogType}}).</p>
+<p>Catalog <b>{{.CatalogName}}</b> ({{.CatalogType}}).{{if gt (len .Catalogs) 1}} Catalogs:
+{{range .Catalogs}} <a href="?catalog={{.}}">{{.}}</a>{{end}}{{end}}</p>
 {{if .ListError}}<p class="err">Cannot list tables: {{.ListError}}</p>{{end}}
 <table><tr><th>table</th><th>current snapshot</th></tr>
-{{range .Tables}}<tr><td><a href="?table={{.Name}}">{{.Name}}</a></td><td>{{.Snapshot}}</td></tr>
+{{range .Tables}}<tr><td><a href="?catalog={{$.CatalogName}}&amp;table={{.Name}}">{{.Name}}</a></td><td>{{.Snapshot}}</td></tr>
 {{end}}</table>
 {{if .Truncated}}<p>More tables than shown.</p>{{end}}
 {{if .Table}}<h2>{{.Table}}</h2>
@@ -76,7 +79,7 @@ th{background:#f3f3f3}.v1{color:#0a6}.v2{color:#c60}.err{color:#b00}code{font-si
 <td>{{range .Deletes}}{{.Kind}} <code>{{.Path}}</code> ({{.Records}} records)<br>{{else}}none{{end}}</td>
 {{if $.Counts}}<td>{{range $k, $v := .Deleted}}{{if $v}}{{$k}}: {{$v}}<br>{{end}}{{end}}</td><td>{{.Live}}</td>{{end}}</tr>
 {{end}}</table>
-{{if not $.Counts}}<p><a href="?table={{$.Table}}&amp;counts=1">Count the deleted rows of each file</a> (reads every file).</p>{{end}}
+{{if not $.Counts}}<p><a href="?catalog={{$.CatalogName}}&amp;table={{$.Table}}&amp;counts=1">Count the deleted rows of each file</a> (reads every file).</p>{{end}}
 {{end}}{{end}}
 </body></html>
 `))
@@ -86,9 +89,13 @@ th{background:#f3f3f3}.v1{color:#0a6}.v2{color:#c60}.err{color:#b00}code{font-si
 // (with counts=1) how many rows each delete removes.
 func (s *server) getStatus(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
-	page := statusPage{Table: r.URL.Query().Get("table"), Counts: r.URL.Query().Get("counts") == "1"}
-	page.CatalogType, page.CatalogName = s.Planner.Catalog()
-	names, truncated, err := s.Planner.Tables(ctx)
+	cat, err := s.catalogs.forRequest(r)
+	if err != nil {
+		return err
+	}
+	page := statusPage{Table: r.URL.Query().Get("table"), Counts: r.URL.Query().Get("counts") == "1", Catalogs: s.catalogs.names}
+	page.CatalogType, page.CatalogName = cat.Planner.Catalog()
+	names, truncated, err := cat.Planner.Tables(ctx)
 	if err != nil {
 		page.ListError = err.Error()
 	}
@@ -96,12 +103,12 @@ func (s *server) getStatus(w http.ResponseWriter, r *http.Request) error {
 	for i, n := range names {
 		st := statusTable{Name: n, Snapshot: "…"}
 		if i < statusTables {
-			st.Snapshot = s.currentSnapshot(ctx, n)
+			st.Snapshot = currentSnapshot(ctx, cat.Planner, n)
 		}
 		page.Tables = append(page.Tables, st)
 	}
 	if page.Table != "" {
-		if page.Plan, err = s.statusPlan(ctx, page.Table, page.Counts); err != nil {
+		if page.Plan, err = statusPlanOf(ctx, cat, page.Table, page.Counts); err != nil {
 			page.Error = toAPIError(err).Message
 		}
 	}
@@ -112,8 +119,8 @@ func (s *server) getStatus(w http.ResponseWriter, r *http.Request) error {
 
 // currentSnapshot reads a table's metadata only: planning every listed
 // table would read all their manifests.
-func (s *server) currentSnapshot(ctx context.Context, name string) string {
-	tbl, err := s.Planner.LoadTable(ctx, name)
+func currentSnapshot(ctx context.Context, p Planner, name string) string {
+	tbl, err := p.LoadTable(ctx, name)
 	if err != nil {
 		return "error: " + toAPIError(err).Message
 	}
@@ -124,10 +131,10 @@ func (s *server) currentSnapshot(ctx context.Context, name string) string {
 	return fmt.Sprintf("%d (%s)", snap.SnapshotID, time.UnixMilli(snap.TimestampMs).UTC().Format(time.RFC3339))
 }
 
-// statusPlan plans a table and, when counts is set, reads every split to
+// statusPlanOf plans a table and, when counts is set, reads every split to
 // count the rows its delete files remove.
-func (s *server) statusPlan(ctx context.Context, name string, counts bool) (*statusPlan, error) {
-	p, err := s.Planner.Plan(ctx, splits.Request{Table: name, Mode: splits.ModeAuto})
+func statusPlanOf(ctx context.Context, cat Catalog, name string, counts bool) (*statusPlan, error) {
+	p, err := cat.Planner.Plan(ctx, splits.Request{Table: name, Mode: splits.ModeAuto})
 	if err != nil {
 		return nil, err
 	}
@@ -135,11 +142,11 @@ func (s *server) statusPlan(ctx context.Context, name string, counts bool) (*sta
 	for _, ps := range p.Splits {
 		f := statusFile{Name: path.Base(ps.Split.Data.Path), Path: ps.Split.Data.Path, Records: ps.Split.Data.Records, Deletes: ps.Split.Deletes}
 		if counts {
-			ts, err := s.Planner.TableSchema(ctx, ps.Split)
+			ts, err := cat.Planner.TableSchema(ctx, ps.Split)
 			if err != nil {
 				return nil, err
 			}
-			st, err := s.Reader.Open(ctx, ps.Split, ts)
+			st, err := cat.Reader.Open(ctx, ps.Split, ts)
 			if err != nil {
 				return nil, err
 			}

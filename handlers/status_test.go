@@ -23,7 +23,7 @@ func TestStatusPage(t *testing.T) {
 		t.Fatalf("/: %d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
 	}
 	page := string(body)
-	for _, want := range []string{`href="?table=demo.customers"`, `href="?table=demo.orders"`, "Catalog <b>sidecar</b> (local)"} {
+	for _, want := range []string{`href="?catalog=sidecar&amp;table=demo.customers"`, `href="?catalog=sidecar&amp;table=demo.orders"`, "Catalog <b>sidecar</b> (local)"} {
 		if !strings.Contains(page, want) {
 			t.Errorf("/ lacks %q", want)
 		}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"maps"
+	"net/url"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -27,14 +28,77 @@ var CatalogTypes = []string{"local", "rest", "glue", "hive", "sql", "static"}
 // CatalogConfig says which catalog to plan against. It is fixed at start-up:
 // no request can point the sidecar at another catalog.
 type CatalogConfig struct {
-	Type      string
-	Name      string
-	URI       string
-	Warehouse string
+	Type string
+	// Name is the sidecar's name for the catalog: requests pick it with
+	// ?catalog= and tokens carry it.
+	Name string
+	// IcebergName is the name handed to iceberg-go, when it differs from
+	// Name. The SQL (JDBC) catalog keys its rows by it: it must be the name
+	// the writers use (Spark's spark.sql.catalog.<name>).
+	IcebergName string
+	URI         string
+	Warehouse   string
 	// Props go to iceberg-go's catalog and to its FileIO.
 	Props map[string]string
 	// Tables maps NS.NAME to a metadata file location (static catalog only).
 	Tables map[string]string
+	// Secrets are values that must never reach a log line or a client (the
+	// config file's env and file references); they are scrubbed from every
+	// catalog error, as are secret-looking properties and the URI's password.
+	Secrets []string
+}
+
+// secretKeys are the substrings of a property key whose value is a secret.
+var secretKeys = []string{"secret", "password", "credential", "token", "session"}
+
+// secrets lists the values that redact scrubs.
+func (c CatalogConfig) secrets() []string {
+	out := slices.Clone(c.Secrets)
+	for k, v := range c.Props {
+		lk := strings.ToLower(k)
+		if v != "" && slices.ContainsFunc(secretKeys, func(s string) bool { return strings.Contains(lk, s) }) {
+			out = append(out, v)
+			// A credential is often id:secret; the secret alone may be
+			// quoted too.
+			if _, sec, ok := strings.Cut(v, ":"); ok && sec != "" {
+				out = append(out, sec)
+			}
+		}
+	}
+	if u, err := url.Parse(c.URI); err == nil && u.User != nil {
+		if pw, ok := u.User.Password(); ok && pw != "" {
+			out = append(out, pw, url.QueryEscape(pw))
+		}
+	}
+	// The longest first, so that a secret containing another is scrubbed
+	// whole.
+	slices.SortFunc(out, func(a, b string) int { return cmp.Compare(len(b), len(a)) })
+	return slices.DeleteFunc(out, func(s string) bool { return len(s) < 4 })
+}
+
+// redactedError is an error whose text has the secrets scrubbed; errors.Is
+// and errors.As still see the cause.
+type redactedError struct {
+	msg string
+	err error
+}
+
+func (e *redactedError) Error() string { return e.msg }
+func (e *redactedError) Unwrap() error { return e.err }
+
+// redact scrubs secrets from err's text.
+func redact(err error, secrets []string) error {
+	if err == nil {
+		return nil
+	}
+	msg := err.Error()
+	for _, s := range secrets {
+		msg = strings.ReplaceAll(msg, s, "<redacted>")
+	}
+	if msg == err.Error() {
+		return err
+	}
+	return &redactedError{msg: msg, err: err}
 }
 
 // Validate checks the configuration without contacting anything.
@@ -45,11 +109,11 @@ func (c CatalogConfig) Validate() error {
 	switch c.Type {
 	case "local":
 		if c.Warehouse == "" {
-			return errors.New("catalog local needs --warehouse")
+			return errors.New("catalog local needs a warehouse (--warehouse)")
 		}
 	case "static":
 		if len(c.Tables) == 0 {
-			return errors.New("catalog static needs at least one --table NS.NAME=METADATA_LOCATION")
+			return errors.New("catalog static needs at least one table (--table NS.NAME=METADATA_LOCATION)")
 		}
 		for name := range c.Tables {
 			if _, err := ParseIdentifier(name); err != nil {
@@ -58,7 +122,7 @@ func (c CatalogConfig) Validate() error {
 		}
 	case "rest", "hive", "sql":
 		if c.URI == "" {
-			return fmt.Errorf("catalog %s needs --catalog-uri", c.Type)
+			return fmt.Errorf("catalog %s needs a uri (--catalog-uri)", c.Type)
 		}
 	}
 	if c.Type == "sql" {
@@ -165,7 +229,7 @@ func (c *catalogConn) get(ctx context.Context) (tableLoader, error) {
 	}
 	l, err := c.connect(ctx)
 	if err != nil {
-		c.lastErr = fmt.Errorf("%w: connect to %s catalog: %w", ErrUnavailable, c.cfg.Type, err)
+		c.lastErr = redact(fmt.Errorf("%w: connect to %s catalog %q: %w", ErrUnavailable, c.cfg.Type, c.cfg.Name, err), c.cfg.secrets())
 		c.failedAt = time.Now()
 		return nil, c.lastErr
 	}
@@ -205,23 +269,21 @@ func (c *catalogConn) connect(ctx context.Context) (tableLoader, error) {
 	if warehouse != "" {
 		props["warehouse"] = warehouse
 	}
-	name := c.cfg.Name
-	if name == "" {
-		name = "sidecar"
-	}
-	return catalog.Load(ctx, name, props)
+	return catalog.Load(ctx, cmp.Or(c.cfg.IcebergName, c.cfg.Name), props)
 }
 
-// classifyLoadError maps a catalog's table-load error onto the sentinels.
-func classifyLoadError(ident table.Identifier, err error) error {
+// classifyLoadError maps a catalog's table-load error onto the sentinels;
+// the message names the catalog, so that an operator with several knows
+// which one failed.
+func classifyLoadError(catalogName string, ident table.Identifier, err error) error {
 	name := strings.Join(ident, ".")
 	switch {
 	case errors.Is(err, catalog.ErrNoSuchTable), errors.Is(err, catalog.ErrNoSuchNamespace):
-		return fmt.Errorf("%w: %s", ErrTableNotFound, name)
+		return fmt.Errorf("%w: %s in catalog %q", ErrTableNotFound, name, catalogName)
 	case errors.Is(err, fs.ErrNotExist):
 		return fmt.Errorf("%w: %s: metadata file missing: %w", ErrTableNotFound, name, err)
 	case storage.IsTransient(err):
-		return fmt.Errorf("%w: load table %s: %w", ErrUnavailable, name, err)
+		return fmt.Errorf("%w: load table %s from catalog %q: %w", ErrUnavailable, name, catalogName, err)
 	}
-	return fmt.Errorf("load table %s: %w", name, err)
+	return fmt.Errorf("load table %s from catalog %q: %w", name, catalogName, err)
 }

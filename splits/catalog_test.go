@@ -1,6 +1,11 @@
 package splits
 
-import "testing"
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+)
 
 func TestSQLDriver(t *testing.T) {
 	tests := []struct {
@@ -25,5 +30,37 @@ func TestSQLDriver(t *testing.T) {
 	}
 	if err := (CatalogConfig{Type: "sql"}).Validate(); err == nil {
 		t.Error("catalog sql without a URI must be refused")
+	}
+}
+
+// TestRedact: a catalog error never carries a secret of the configuration,
+// whether a secret-looking property, the URI's password or a value read from
+// the environment or a file; and the cause stays matchable.
+func TestRedact(t *testing.T) {
+	cfg := CatalogConfig{
+		Type: "rest", Name: "lake", URI: "https://sidecar:uri-pass%2Fword@catalog:8181",
+		Props: map[string]string{
+			"credential":           "client-id:client-secret-9",
+			"s3.secret-access-key": "s3-secret-9",
+			"s3.region":            "eu-west-1",
+		},
+		Secrets: []string{"env-secret-9"},
+	}
+	cause := fmt.Errorf("%w: 401 for client-id:client-secret-9 with key s3-secret-9, uri-pass/word, uri-pass%%2Fword, env-secret-9 in eu-west-1",
+		ErrUnavailable)
+	err := redact(cause, cfg.secrets())
+	for _, secret := range []string{"client-secret-9", "s3-secret-9", "uri-pass", "env-secret-9"} {
+		if strings.Contains(err.Error(), secret) {
+			t.Errorf("%q survives redaction: %s", secret, err)
+		}
+	}
+	if !strings.Contains(err.Error(), "eu-west-1") {
+		t.Errorf("a value that is no secret was redacted: %s", err)
+	}
+	if !errors.Is(err, ErrUnavailable) {
+		t.Error("redaction hides the cause")
+	}
+	if plain := errors.New("nothing secret"); redact(plain, cfg.secrets()) != plain {
+		t.Error("an error without secrets must pass through unchanged")
 	}
 }

@@ -156,6 +156,7 @@ func NewPlanner(cfg CatalogConfig, fsys icebergio.IO, signer *Signer) (*Planner,
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	cfg.Name = cmp.Or(cfg.Name, "sidecar")
 	fsF := func(context.Context) (icebergio.IO, error) { return fsys, nil }
 	cache, err := lru.New[string, table.Metadata](256)
 	if err != nil {
@@ -260,7 +261,7 @@ func (p *Planner) LoadTable(ctx context.Context, name string) (*table.Table, err
 	}
 	tbl, err := loader.LoadTable(ctx, ident)
 	if err != nil {
-		err = classifyLoadError(ident, err)
+		err = redact(classifyLoadError(p.conn.cfg.Name, ident, err), p.conn.cfg.secrets())
 		p.conn.observe(err)
 		return nil, err
 	}
@@ -409,6 +410,7 @@ func (p *Planner) Plan(ctx context.Context, req Request) (Plan, error) {
 		if err != nil {
 			return Plan{}, err
 		}
+		sp.Catalog = p.conn.cfg.Name
 		if kind == KindRows {
 			sp.Columns, sp.Encoding = columns, req.Encoding
 			if r := residualOf(t); r != nil {

@@ -24,6 +24,10 @@ const (
 // Iceberg (files are never rewritten in place), so a split always yields the
 // same rows.
 type Split struct {
+	// Catalog names the configured catalog the split was planned in; its
+	// FileIO (credentials, location map) opens the split's files. Empty is
+	// the default catalog.
+	Catalog string `json:"cat,omitempty"`
 	// MetadataLocation is the table metadata file the split was planned from.
 	MetadataLocation string `json:"m"`
 	SnapshotID       int64  `json:"s"`

@@ -20,26 +20,33 @@ import (
 // anything starts. Flags come first; SIDECAR_<NAME> environment variables
 // fill what the flags leave unset.
 type config struct {
-	Addr          string
-	PublicURL     string
-	Catalog       string
-	CatalogName   string
-	Warehouse     string
-	CatalogURI    string
-	CatalogProps  map[string]string
-	Tables        map[string]string
-	LocationMap   []storage.Mapping
-	TokenKeyFile  string
-	TokenTTL      time.Duration
-	Demo          bool
-	LogFormat     string
-	ShutdownGrace time.Duration
-	BatchRows     int
-	MaxStreams    int
-	MaxPlans      int
-	MaxSplits     int
-	TLSCert       string
-	TLSKey        string
+	Addr         string
+	PublicURL    string
+	Catalog      string
+	CatalogName  string
+	Warehouse    string
+	CatalogURI   string
+	CatalogProps map[string]string
+	Tables       map[string]string
+	LocationMap  []storage.Mapping
+	// ConfigFile, when set, holds the catalogs instead of the catalog flags.
+	ConfigFile string
+	// Catalogs are the catalogs served: the one the catalog flags describe,
+	// or those of the config file. DefaultCatalog names the one requests
+	// without ?catalog= plan against.
+	Catalogs       []catalogEntry
+	DefaultCatalog string
+	TokenKeyFile   string
+	TokenTTL       time.Duration
+	Demo           bool
+	LogFormat      string
+	ShutdownGrace  time.Duration
+	BatchRows      int
+	MaxStreams     int
+	MaxPlans       int
+	MaxSplits      int
+	TLSCert        string
+	TLSKey         string
 	// BasicAuthFile holds username:password lines; credentials never come
 	// from a flag value.
 	BasicAuthFile    string
@@ -66,6 +73,7 @@ func parseServe(args []string, getenv func(string) string, help io.Writer) (conf
 	fs.StringVar(&c.TLSCert, "tls-cert", "", "PEM certificate file: serve HTTPS (with --tls-key)")
 	fs.StringVar(&c.TLSKey, "tls-key", "", "PEM private key file of --tls-cert")
 	fs.StringVar(&c.PublicURL, "public-url", "", "base URL of the URIs handed to Druid (default: the base the request came in on)")
+	fs.StringVar(&c.ConfigFile, "config", "", "YAML file of named catalogs (see the README); replaces the catalog flags")
 	fs.StringVar(&c.Catalog, "catalog", "local", "catalog type: "+strings.Join(splits.CatalogTypes, ", "))
 	fs.StringVar(&c.CatalogName, "catalog-name", "sidecar", "catalog name handed to iceberg-go")
 	fs.StringVar(&c.Warehouse, "warehouse", "./warehouse", "warehouse location (the local catalog's directory)")
@@ -118,6 +126,7 @@ func parseServe(args []string, getenv func(string) string, help io.Writer) (conf
 				envErr = errors.Join(envErr, fmt.Errorf("%s: %w", name, err))
 			}
 		}
+		set[f.Name] = true
 	})
 	if envErr != nil {
 		return c, envErr
@@ -139,8 +148,23 @@ func parseServe(args []string, getenv func(string) string, help io.Writer) (conf
 		}
 		c.LocationMap = append(c.LocationMap, m)
 	}
+	if c.ConfigFile == "" {
+		c.Catalogs = []catalogEntry{{CatalogConfig: c.catalogConfig(), LocationMap: c.LocationMap}}
+		return c, c.validate()
+	}
+	for _, name := range catalogFlags {
+		if set[name] {
+			return c, fmt.Errorf("--%s and --config exclude each other: the config file holds the catalogs", name)
+		}
+	}
+	if c.Catalogs, c.DefaultCatalog, err = loadConfigFile(c.ConfigFile, getenv); err != nil {
+		return c, err
+	}
 	return c, c.validate()
 }
+
+// catalogFlags describe the one catalog of a sidecar without --config.
+var catalogFlags = []string{"catalog", "catalog-name", "warehouse", "catalog-uri", "catalog-prop", "table", "location-map"}
 
 // loadCredentials reads username:password lines from path, or one pair from
 // SIDECAR_BASIC_AUTH_USERNAME and SIDECAR_BASIC_AUTH_PASSWORD. The error
@@ -223,13 +247,18 @@ func (c config) validate() error {
 	if c.BatchRows < 0 {
 		return errors.New("--batch-rows must not be negative")
 	}
-	if c.Demo && c.Catalog != "local" {
-		return errors.New("--demo needs --catalog local: the demo tables are written into the local warehouse")
+	if c.Demo && (c.Catalog != "local" || c.ConfigFile != "") {
+		return errors.New("--demo needs --catalog local (and no --config): the demo tables are written into the local warehouse")
 	}
 	if c.TokenKeyFile == "" {
 		return errors.New("--token-key-file must not be empty")
 	}
-	return c.catalogConfig().Validate()
+	for _, cat := range c.Catalogs {
+		if err := cat.Validate(); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (c config) catalogConfig() splits.CatalogConfig {

@@ -16,6 +16,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -96,37 +97,45 @@ func serve(ctx context.Context, cfg config, logOut io.Writer, ready chan<- strin
 	if cfg.TokenTTL > 0 {
 		signer = signer.WithTTL(cfg.TokenTTL, time.Now)
 	}
-	fsys := storage.New(cfg.CatalogProps, cfg.LocationMap)
 	if cfg.Demo {
 		if err := writeDemo(ctx, cfg); err != nil {
 			return err
 		}
 		log.Info("demo tables ready", slog.String("warehouse", cfg.Warehouse))
 	}
-	planner, err := splits.NewPlanner(cfg.catalogConfig(), fsys, signer)
-	if err != nil {
-		return err
-	}
-	if err := planner.Ping(ctx); err != nil {
-		// Not fatal: planning answers 503 until the catalog is back.
-		log.Warn("catalog not reachable yet", slog.String("error", err.Error()))
-	}
-
-	reg := prometheus.NewRegistry()
-	m := metrics.New(reg)
 	var readerOpts []reader.Option
 	if cfg.BatchRows > 0 {
 		readerOpts = append(readerOpts, reader.WithBatchRows(cfg.BatchRows))
 	}
+	var cats []handlers.Catalog
+	var names []string
+	for _, c := range cfg.Catalogs {
+		// Each catalog reads its files with its own properties
+		// (credentials, endpoint) and location map.
+		fsys := storage.New(c.Props, c.LocationMap)
+		planner, err := splits.NewPlanner(c.CatalogConfig, fsys, signer)
+		if err != nil {
+			return err
+		}
+		if err := planner.Ping(ctx); err != nil {
+			// Not fatal: planning answers 503 until the catalog is back.
+			log.Warn("catalog not reachable yet", slog.String("catalog", c.Name), slog.String("error", err.Error()))
+		}
+		cats = append(cats, handlers.Catalog{Planner: planner, Reader: reader.New(fsys, readerOpts...), Files: fsys})
+		_, name := planner.Catalog()
+		names = append(names, name)
+	}
+
+	reg := prometheus.NewRegistry()
+	m := metrics.New(reg)
 	router := handlers.New(handlers.Config{
-		Planner:   planner,
-		Signer:    signer,
-		Reader:    reader.New(fsys, readerOpts...),
-		Files:     fsys,
-		PublicURL: cfg.PublicURL,
-		Metrics:   m,
-		Gatherer:  reg,
-		Logger:    log,
+		Catalogs:       cats,
+		DefaultCatalog: cfg.DefaultCatalog,
+		Signer:         signer,
+		PublicURL:      cfg.PublicURL,
+		Metrics:        m,
+		Gatherer:       reg,
+		Logger:         log,
 
 		MaxStreams:       cfg.MaxStreams,
 		MaxPlans:         cfg.MaxPlans,
@@ -147,7 +156,7 @@ func serve(ctx context.Context, cfg config, logOut io.Writer, ready chan<- strin
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
 	}
-	log.Info("listening", slog.String("addr", ln.Addr().String()), slog.String("catalog", cfg.Catalog),
+	log.Info("listening", slog.String("addr", ln.Addr().String()), slog.String("catalogs", strings.Join(names, ",")),
 		slog.Bool("basic_auth", len(cfg.BasicAuth) > 0))
 	if ready != nil {
 		ready <- ln.Addr().String()

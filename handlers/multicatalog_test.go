@@ -1,0 +1,117 @@
+package handlers_test
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/apache/iceberg-go/table"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/druidiceberg/sidecar/handlers"
+	"github.com/druidiceberg/sidecar/internal/tablegen"
+	"github.com/druidiceberg/sidecar/metrics"
+	"github.com/druidiceberg/sidecar/splits"
+)
+
+// TestNamedCatalogs: one sidecar serves several catalogs, each with its own
+// storage credentials. ?catalog= picks one, the token remembers it, and its
+// rows are read through that catalog's FileIO.
+func TestNamedCatalogs(t *testing.T) {
+	ctx := context.Background()
+	scenario := func(name string) tablegen.Scenario {
+		for _, s := range tablegen.Scenarios() {
+			if s.Name == name {
+				return s
+			}
+		}
+		t.Fatalf("no scenario %s", name)
+		return tablegen.Scenario{}
+	}
+	// "east" is a local warehouse; "lake" a SQLite catalog whose files sit
+	// in an S3 store only its own properties reach.
+	eastCat, eastDir := localWarehouse(t)
+	eastTbl, err := scenario("no_deletes").Build(ctx, eastCat, table.Identifier{"sales", "orders"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, s3props := inProcessS3(t, "lake")
+	lakeCat, lakeCfg := sqliteCatalog(t, "s3://lake/warehouse", s3props)
+	lakeCfg.Name, lakeCfg.IcebergName = "lake", lakeCfg.Name
+	lakeTbl, err := scenario("positional_and_equality").Build(ctx, lakeCat, table.Identifier{"sales", "orders"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	down := splits.CatalogConfig{Type: "rest", Name: "down", URI: "http://" + freeLoopbackAddr(t)}
+
+	signer, err := splits.NewSigner(testKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	east := testCatalog(t, splits.CatalogConfig{Type: "local", Name: "east", Warehouse: eastDir}, nil, signer)
+	lake := testCatalog(t, lakeCfg, nil, signer)
+	start := func(def string, cats ...handlers.Catalog) *testServer {
+		reg := prometheus.NewRegistry()
+		srv := httptest.NewServer(handlers.New(handlers.Config{
+			Catalogs: cats, DefaultCatalog: def, Signer: signer, Metrics: metrics.New(reg), Gatherer: reg,
+		}))
+		t.Cleanup(srv.Close)
+		return &testServer{Server: srv, reg: reg}
+	}
+	srv := start("", east, lake)
+
+	resp, body := srv.get(t, "/splits?table=sales.orders")
+	if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(body), "east, lake") {
+		t.Fatalf("no catalog named with two served: %d %s", resp.StatusCode, body)
+	}
+	resp, body = srv.get(t, "/splits?table=sales.orders&catalog=west")
+	if resp.StatusCode != http.StatusNotFound || errorCode(t, body) != "catalog_not_found" {
+		t.Fatalf("an unknown catalog: %d %s", resp.StatusCode, body)
+	}
+
+	for _, c := range []struct {
+		name string
+		tbl  *table.Table
+		mode string
+	}{{"east", eastTbl, "v1"}, {"lake", lakeTbl, "v2"}} {
+		p := srv.plan(t, q("table", "sales.orders", "catalog", c.name, "mode", "rows"))
+		want, err := tablegen.OracleRows(ctx, c.tbl, c.tbl.CurrentSnapshot().SnapshotID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		assertSameRows(t, srv.rows(t, p), want)
+		if p := srv.plan(t, q("table", "sales.orders", "catalog", c.name)); p.Mode != c.mode {
+			t.Errorf("catalog %s planned %s, want %s", c.name, p.Mode, c.mode)
+		}
+	}
+
+	// With a default, a request without ?catalog= plans against it.
+	if p := start("lake", east, lake).plan(t, q("table", "sales.orders")); p.Mode != "v2" {
+		t.Fatalf("the default catalog lake planned %s", p.Mode)
+	}
+
+	// A token of a catalog the sidecar no longer serves is gone, not
+	// misread through another catalog's storage.
+	p := srv.plan(t, q("table", "sales.orders", "catalog", "lake"))
+	onlyEast := start("", east)
+	resp, body = onlyEast.get(t, strings.TrimPrefix(p.Splits[0].URI, srv.URL))
+	if resp.StatusCode != http.StatusGone || errorCode(t, body) != "catalog_gone" {
+		t.Fatalf("a token of a removed catalog: %d %s", resp.StatusCode, body)
+	}
+
+	// /readyz is ready only when every catalog answers, and names the one
+	// that does not.
+	if resp, body := srv.get(t, "/readyz"); resp.StatusCode != http.StatusOK {
+		t.Fatalf("/readyz with both catalogs up: %d %s", resp.StatusCode, body)
+	}
+	withDown := start("east", east, lake, testCatalog(t, down, nil, signer))
+	resp, body = withDown.get(t, "/readyz")
+	if resp.StatusCode != http.StatusServiceUnavailable || !strings.Contains(string(body), `catalog \"down\"`) {
+		t.Fatalf("/readyz with catalog down unreachable: %d %s", resp.StatusCode, body)
+	}
+	if p := withDown.plan(t, q("table", "sales.orders")); p.Mode != "v1" {
+		t.Fatalf("the reachable default catalog planned %s", p.Mode)
+	}
+}
