@@ -48,6 +48,18 @@ func inProcessS3(t *testing.T, bucket string) (*httptest.Server, map[string]stri
 	}
 }
 
+// scenarioNamed is the tablegen scenario of that name.
+func scenarioNamed(t testing.TB, name string) tablegen.Scenario {
+	t.Helper()
+	for _, s := range tablegen.Scenarios() {
+		if s.Name == name {
+			return s
+		}
+	}
+	t.Fatalf("no scenario %s", name)
+	return tablegen.Scenario{}
+}
+
 // catalogUnderTest opens a catalog to write with and says how the sidecar
 // reaches the same catalog.
 type catalogUnderTest struct {
@@ -106,12 +118,7 @@ func catalogsUnderTest() []catalogUnderTest {
 // the sidecar's rows equal the expected live rows and ReadTasks'; a
 // snapshot-time query returns the earlier state.
 func TestEveryCatalog(t *testing.T) {
-	var sc tablegen.Scenario
-	for _, s := range tablegen.Scenarios() {
-		if s.Name == "positional_and_equality" {
-			sc = s
-		}
-	}
+	sc := scenarioNamed(t, "positional_and_equality")
 	ctx := context.Background()
 	for _, c := range catalogsUnderTest() {
 		t.Run(c.name, func(t *testing.T) {
@@ -191,12 +198,8 @@ func TestReadyzFollowsTheCatalog(t *testing.T) {
 	ctx := context.Background()
 	s3, props := inProcessS3(t, "lake")
 	cat, cfg := sqliteCatalog(t, "s3://lake/warehouse", props)
-	for _, sc := range tablegen.Scenarios() {
-		if sc.Name == "no_deletes" {
-			if _, err := sc.Build(ctx, cat, table.Identifier{"lake", "t"}); err != nil {
-				t.Fatal(err)
-			}
-		}
+	if _, err := scenarioNamed(t, "no_deletes").Build(ctx, cat, table.Identifier{"lake", "t"}); err != nil {
+		t.Fatal(err)
 	}
 	srv := newServer(t, cfg, nil)
 	srv.plan(t, q("table", "lake.t"))

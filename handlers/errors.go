@@ -61,6 +61,10 @@ func toAPIError(err error) *apiError {
 		// A pinned file is gone: the table expired the snapshot or removed
 		// orphan files after planning. Planning again gives valid tokens.
 		status, code = http.StatusGone, "file_gone"
+	case errors.Is(err, splits.ErrDenied), storage.IsDenied(err):
+		// The catalog or object store refused the configured credentials:
+		// an upstream's answer, which no retry changes.
+		status, code = http.StatusBadGateway, "denied"
 	case errors.Is(err, splits.ErrUnavailable), storage.IsTransient(err):
 		status, code = http.StatusServiceUnavailable, "unavailable"
 	case errors.Is(err, splits.ErrUnsupported):
@@ -72,6 +76,9 @@ func toAPIError(err error) *apiError {
 	msg := err.Error()
 	if status == http.StatusInternalServerError {
 		msg = "internal error; see the sidecar's log"
+	}
+	if code == "denied" {
+		msg += "; check the catalog's credentials in the sidecar's configuration"
 	}
 	if code == "file_gone" {
 		msg += "; the table changed since planning: plan again with GET /splits"

@@ -21,26 +21,17 @@ import (
 // rows are read through that catalog's FileIO.
 func TestNamedCatalogs(t *testing.T) {
 	ctx := context.Background()
-	scenario := func(name string) tablegen.Scenario {
-		for _, s := range tablegen.Scenarios() {
-			if s.Name == name {
-				return s
-			}
-		}
-		t.Fatalf("no scenario %s", name)
-		return tablegen.Scenario{}
-	}
 	// "east" is a local warehouse; "lake" a SQLite catalog whose files sit
 	// in an S3 store only its own properties reach.
 	eastCat, eastDir := localWarehouse(t)
-	eastTbl, err := scenario("no_deletes").Build(ctx, eastCat, table.Identifier{"sales", "orders"})
+	eastTbl, err := scenarioNamed(t, "no_deletes").Build(ctx, eastCat, table.Identifier{"sales", "orders"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	_, s3props := inProcessS3(t, "lake")
 	lakeCat, lakeCfg := sqliteCatalog(t, "s3://lake/warehouse", s3props)
 	lakeCfg.Name, lakeCfg.IcebergName = "lake", lakeCfg.Name
-	lakeTbl, err := scenario("positional_and_equality").Build(ctx, lakeCat, table.Identifier{"sales", "orders"})
+	lakeTbl, err := scenarioNamed(t, "positional_and_equality").Build(ctx, lakeCat, table.Identifier{"sales", "orders"})
 	if err != nil {
 		t.Fatal(err)
 	}

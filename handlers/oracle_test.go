@@ -147,12 +147,7 @@ func TestRawFiles(t *testing.T) {
 	ctx := context.Background()
 	cat, dir := localWarehouse(t)
 	srv := localServer(t, dir)
-	var sc tablegen.Scenario
-	for _, s := range tablegen.Scenarios() {
-		if s.Name == "no_deletes" {
-			sc = s
-		}
-	}
+	sc := scenarioNamed(t, "no_deletes")
 	if _, err := sc.Build(ctx, cat, table.Identifier{"raw", "t"}); err != nil {
 		t.Fatal(err)
 	}
@@ -240,13 +235,8 @@ func TestInvalidUTF8Counted(t *testing.T) {
 	ctx := context.Background()
 	cat, dir := localWarehouse(t)
 	srv := localServer(t, dir)
-	for _, sc := range tablegen.Scenarios() {
-		if sc.Name != "no_deletes" {
-			continue
-		}
-		if _, err := sc.Build(ctx, cat, table.Identifier{"utf8", "t"}); err != nil {
-			t.Fatal(err)
-		}
+	if _, err := scenarioNamed(t, "no_deletes").Build(ctx, cat, table.Identifier{"utf8", "t"}); err != nil {
+		t.Fatal(err)
 	}
 	srv.rows(t, srv.plan(t, q("table", "utf8.t", "mode", "rows")))
 	if n := metricSum(t, srv, "sidecar_invalid_utf8_values_total"); n != 0 {

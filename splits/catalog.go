@@ -15,7 +15,9 @@ import (
 	"time"
 
 	"github.com/apache/iceberg-go/catalog"
+	"github.com/apache/iceberg-go/catalog/rest"
 	"github.com/apache/iceberg-go/table"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/druidiceberg/sidecar/internal/storage"
 )
@@ -194,17 +196,17 @@ type catalogConn struct {
 	loader   tableLoader
 	lastErr  error
 	failedAt time.Time
-	// unhealthy is the last ErrUnavailable of a table load, cleared by the
-	// next load that gets an answer.
+	// unhealthy is the last ErrUnavailable or ErrDenied of a table load,
+	// cleared by the next load that gets an answer.
 	unhealthy error
 }
 
 // observe records whether a table load got an answer from the catalog; any
-// error but ErrUnavailable (a missing table, say) is an answer.
+// error but ErrUnavailable and ErrDenied (a missing table, say) is an answer.
 func (c *catalogConn) observe(err error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if errors.Is(err, ErrUnavailable) {
+	if errors.Is(err, ErrUnavailable) || errors.Is(err, ErrDenied) {
 		c.unhealthy = err
 	} else {
 		c.unhealthy = nil
@@ -229,7 +231,11 @@ func (c *catalogConn) get(ctx context.Context) (tableLoader, error) {
 	}
 	l, err := c.connect(ctx)
 	if err != nil {
-		c.lastErr = redact(fmt.Errorf("%w: connect to %s catalog %q: %w", ErrUnavailable, c.cfg.Type, c.cfg.Name, err), c.cfg.secrets())
+		kind := ErrUnavailable
+		if deniedByCatalog(err) {
+			kind = ErrDenied
+		}
+		c.lastErr = redact(fmt.Errorf("%w: connect to %s catalog %q: %w", kind, c.cfg.Type, c.cfg.Name, err), c.cfg.secrets())
 		c.failedAt = time.Now()
 		return nil, c.lastErr
 	}
@@ -282,8 +288,41 @@ func classifyLoadError(catalogName string, ident table.Identifier, err error) er
 		return fmt.Errorf("%w: %s in catalog %q", ErrTableNotFound, name, catalogName)
 	case errors.Is(err, fs.ErrNotExist):
 		return fmt.Errorf("%w: %s: metadata file missing: %w", ErrTableNotFound, name, err)
-	case storage.IsTransient(err):
-		return fmt.Errorf("%w: load table %s from catalog %q: %w", ErrUnavailable, name, catalogName, err)
 	}
-	return fmt.Errorf("load table %s from catalog %q: %w", name, catalogName, err)
+	return storageError(catalogName, "load table "+name, err)
+}
+
+// storageError classifies an error of the catalog or its storage: refused
+// credentials are ErrDenied, a network failure ErrUnavailable.
+func storageError(catalogName, doing string, err error) error {
+	switch {
+	case deniedByCatalog(err) || storage.IsDenied(err):
+		return fmt.Errorf("%w: %s in catalog %q: %w", ErrDenied, doing, catalogName, err)
+	case storage.IsTransient(err):
+		return fmt.Errorf("%w: %s in catalog %q: %w", ErrUnavailable, doing, catalogName, err)
+	}
+	return fmt.Errorf("%s in catalog %q: %w", doing, catalogName, err)
+}
+
+// oauthRefusals are the error codes of an OAuth2 token endpoint that
+// refused the client (RFC 6749 5.2). iceberg-go reports a token request that
+// never reached the endpoint as an OAuth error too, with the network error
+// as text only; these codes tell the two apart.
+var oauthRefusals = []string{"invalid_client", "invalid_grant", "unauthorized_client", "access_denied", "invalid_scope",
+	"invalid_request", "unsupported_grant_type"}
+
+// deniedByCatalog reports a catalog that refused the credentials: a REST
+// catalog's 401, 403 or OAuth refusal, a database's authentication failure
+// (SQLSTATE class 28).
+func deniedByCatalog(err error) bool {
+	if storage.IsNetwork(err) {
+		return false
+	}
+	if errors.Is(err, rest.ErrOAuthError) {
+		msg := err.Error()
+		return slices.ContainsFunc(oauthRefusals, func(code string) bool { return strings.Contains(msg, code) })
+	}
+	var pgErr *pgconn.PgError
+	return errors.Is(err, rest.ErrUnauthorized) || errors.Is(err, rest.ErrForbidden) ||
+		errors.Is(err, rest.ErrAuthorizationExpired) || (errors.As(err, &pgErr) && strings.HasPrefix(pgErr.Code, "28"))
 }

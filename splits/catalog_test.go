@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/apache/iceberg-go/catalog/rest"
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 func TestSQLDriver(t *testing.T) {
@@ -62,5 +65,28 @@ func TestRedact(t *testing.T) {
 	}
 	if plain := errors.New("nothing secret"); redact(plain, cfg.secrets()) != plain {
 		t.Error("an error without secrets must pass through unchanged")
+	}
+}
+
+// TestDeniedByCatalog: a catalog's refusal of the credentials is told apart
+// from a catalog that could not be reached.
+func TestDeniedByCatalog(t *testing.T) {
+	tests := []struct {
+		name string
+		err  error
+		want bool
+	}{
+		{"OAuth refusal", fmt.Errorf("get config: %w", fmt.Errorf("invalid_client: bad secret: %w", rest.ErrOAuthError)), true},
+		{"OAuth endpoint unreachable", fmt.Errorf("%w: Post \"http://c/v1/oauth/tokens\": dial tcp: connection refused", rest.ErrOAuthError), false},
+		{"REST 401", fmt.Errorf("load: %w", rest.ErrUnauthorized), true},
+		{"REST 403", rest.ErrForbidden, true},
+		{"REST 500", rest.ErrServerError, false},
+		{"wrong password", fmt.Errorf("connect: %w", &pgconn.PgError{Code: "28P01"}), true},
+		{"no such database", &pgconn.PgError{Code: "3D000"}, false},
+	}
+	for _, tc := range tests {
+		if got := deniedByCatalog(tc.err); got != tc.want {
+			t.Errorf("%s: denied %v, want %v", tc.name, got, tc.want)
+		}
 	}
 }

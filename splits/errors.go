@@ -16,6 +16,9 @@ var (
 	ErrConflict = errors.New("request conflicts with the table")
 	// ErrUnavailable: the catalog or storage did not answer; try again later.
 	ErrUnavailable = errors.New("catalog or storage unavailable")
+	// ErrDenied: the catalog or the object store refused the sidecar's
+	// credentials; retrying does not help until the configuration changes.
+	ErrDenied = errors.New("credentials refused")
 	// ErrUnsupported: the table uses something this service cannot serve.
 	ErrUnsupported = errors.New("unsupported")
 	// ErrMalformedToken: the token is not a token at all.

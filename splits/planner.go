@@ -26,8 +26,6 @@ import (
 	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
 	lru "github.com/hashicorp/golang-lru/v2"
-
-	"github.com/druidiceberg/sidecar/internal/storage"
 )
 
 // Mode is what a client asks for.
@@ -232,10 +230,7 @@ func (p *Planner) Tables(ctx context.Context) (names []string, truncated bool, e
 			return nil
 		}
 		if err := walk(nil, 0); err != nil {
-			if storage.IsTransient(err) {
-				return nil, false, fmt.Errorf("%w: list tables: %w", ErrUnavailable, err)
-			}
-			return nil, false, fmt.Errorf("list tables: %w", err)
+			return nil, false, redact(storageError(p.conn.cfg.Name, "list tables", err), p.conn.cfg.secrets())
 		}
 	default:
 		return nil, false, fmt.Errorf("%w: the %s catalog cannot list its tables", ErrUnsupported, p.conn.cfg.Type)
@@ -346,10 +341,11 @@ func (p *Planner) Plan(ctx context.Context, req Request) (Plan, error) {
 		tasks, err = tbl.Scan(opts...).PlanFiles(ctx)
 	}
 	if err != nil {
-		if storage.IsTransient(err) {
-			return Plan{}, fmt.Errorf("%w: plan %s: %w", ErrUnavailable, req.Table, err)
-		}
-		return Plan{}, fmt.Errorf("plan %s at snapshot %d: %w", req.Table, snap.SnapshotID, err)
+		err = redact(storageError(p.conn.cfg.Name, fmt.Sprintf("plan %s at snapshot %d", req.Table, snap.SnapshotID), err),
+			p.conn.cfg.secrets())
+		// Manifests are read from storage: /readyz follows it too.
+		p.conn.observe(err)
+		return Plan{}, err
 	}
 
 	// PlanFiles returns tasks in no promised order; a stable order makes
@@ -618,10 +614,7 @@ func (p *Planner) metadata(ctx context.Context, sp Split) (table.Metadata, error
 		fsF := func(context.Context) (icebergio.IO, error) { return p.fsys, nil }
 		tbl, err := table.NewFromLocation(ctx, nil, sp.MetadataLocation, fsF, nil)
 		if err != nil {
-			if storage.IsTransient(err) {
-				return nil, fmt.Errorf("%w: read metadata %s: %w", ErrUnavailable, sp.MetadataLocation, err)
-			}
-			return nil, fmt.Errorf("read metadata %s: %w", sp.MetadataLocation, err)
+			return nil, redact(storageError(p.conn.cfg.Name, "read metadata "+sp.MetadataLocation, err), p.conn.cfg.secrets())
 		}
 		meta = tbl.Metadata()
 		p.metas.Add(sp.MetadataLocation, meta)

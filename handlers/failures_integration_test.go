@@ -1,0 +1,198 @@
+//go:build integration
+
+package handlers_test
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"log/slog"
+	"maps"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/druidiceberg/sidecar/handlers"
+	"github.com/druidiceberg/sidecar/internal/tablegen"
+	"github.com/druidiceberg/sidecar/splits"
+)
+
+// waitStatus polls path until it answers want, for at most 30 s.
+func (s *testServer) waitStatus(t *testing.T, path string, want int) []byte {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		resp, body := s.get(t, path)
+		if resp.StatusCode == want {
+			return body
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s still answers %d %s, want %d", path, resp.StatusCode, body, want)
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+}
+
+// TestRealCatalogDownAndBack: a REST catalog that is down when the sidecar
+// starts is not fatal; planning and /readyz answer 503 with Retry-After
+// until it is up, then the sidecar serves it without a restart. The same
+// holds when it goes down later and comes back.
+func TestRealCatalogDownAndBack(t *testing.T) {
+	ctx := context.Background()
+	w := newSeaweed(t) // configured, not started
+	t.Setenv("AWS_EC2_METADATA_DISABLED", "true")
+	cfg := splits.CatalogConfig{Type: "rest", Name: "seaweed", URI: w.RESTURL, Warehouse: "s3://" + w.Bucket, Props: w.props()}
+	srv := newServer(t, cfg, nil)
+
+	for _, path := range []string{"/splits?table=lake.orders", "/readyz"} {
+		resp, body := srv.get(t, path)
+		if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" ||
+			errorCode(t, body) != "unavailable" || !strings.Contains(string(body), `catalog \"seaweed\"`) {
+			t.Fatalf("%s with the catalog down at start: %d (Retry-After %q) %s", path, resp.StatusCode, resp.Header.Get("Retry-After"), body)
+		}
+	}
+	if resp, _ := srv.get(t, "/healthz"); resp.StatusCode != http.StatusOK {
+		t.Fatalf("/healthz with the catalog down: %d", resp.StatusCode)
+	}
+
+	w.start(t)
+	cat, _ := seaweedREST(t, w)
+	sc := scenarioNamed(t, "positional_and_equality")
+	tbl, err := sc.Build(ctx, cat, table.Identifier{"lake", "orders"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := tablegen.OracleRows(ctx, tbl, tbl.CurrentSnapshot().SnapshotID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.waitStatus(t, "/splits?table=lake.orders", http.StatusOK)
+	assertSameRows(t, srv.rows(t, srv.plan(t, q("table", "lake.orders"))), want)
+	srv.waitStatus(t, "/readyz", http.StatusOK)
+
+	// Down after it was connected: the next load fails and /readyz
+	// follows; back on the same address and data, it serves again.
+	w.stop(t)
+	body := srv.waitStatus(t, "/splits?table=lake.orders", http.StatusServiceUnavailable)
+	if errorCode(t, body) != "unavailable" {
+		t.Fatalf("/splits with the catalog stopped: %s", body)
+	}
+	srv.waitStatus(t, "/readyz", http.StatusServiceUnavailable)
+	w.start(t)
+	srv.waitStatus(t, "/splits?table=lake.orders", http.StatusOK)
+	assertSameRows(t, srv.rows(t, srv.plan(t, q("table", "lake.orders"))), want)
+	srv.waitStatus(t, "/readyz", http.StatusOK)
+}
+
+// TestRealObjectStoreKilledMidStream: SeaweedFS is killed while a row stream
+// reads a data file from it; the client sees an error, never a clean short
+// body.
+func TestRealObjectStoreKilledMidStream(t *testing.T) {
+	ctx := context.Background()
+	w := startSeaweed(t)
+	cat, cfg := seaweedREST(t, w)
+	if _, err := tablegen.Bench(ctx, cat, table.Identifier{"lake", "big"}, 400_000, 1, 0.01, 0); err != nil {
+		t.Fatal(err)
+	}
+	srv := newServer(t, cfg, nil)
+	p := srv.plan(t, q("table", "lake.big"))
+	if p.Mode != "v2" || len(p.Splits) != 1 {
+		t.Fatalf("planned %s with %d splits", p.Mode, len(p.Splits))
+	}
+	resp, err := srv.Client().Get(p.Splits[0].URI)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("status %d", resp.StatusCode)
+	}
+	head := make([]byte, 4096)
+	if _, err := io.ReadFull(resp.Body, head); err != nil {
+		t.Fatal(err)
+	}
+	w.kill(t)
+	rest, err := io.ReadAll(resp.Body)
+	if err == nil {
+		t.Fatalf("the stream ended cleanly after %d more bytes with the object store killed", len(rest))
+	}
+	t.Logf("the client saw %v after %d more bytes", err, len(rest))
+}
+
+// lockedBuffer collects log lines written from several goroutines.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// TestRealWrongCredentials: a catalog or object store that refuses the
+// configured credentials gives a clear error that names the catalog, and
+// neither the answer nor the log holds the secret.
+func TestRealWrongCredentials(t *testing.T) {
+	ctx := context.Background()
+	w := startSeaweed(t)
+	cat, good := seaweedREST(t, w)
+	if _, err := scenarioNamed(t, "positional_and_equality").Build(ctx, cat, table.Identifier{"lake", "t"}); err != nil {
+		t.Fatal(err)
+	}
+	pg := startPostgres(t)
+	pgCat, pgGood := sqlCatalog(t, pg.uri(pg.Password), "s3://"+w.PlainBucket+"/warehouse", w.s3Props())
+	if _, err := scenarioNamed(t, "positional_and_equality").Build(ctx, pgCat, table.Identifier{"lake", "t"}); err != nil {
+		t.Fatal(err)
+	}
+
+	with := func(cfg splits.CatalogConfig, key, value string) splits.CatalogConfig {
+		cfg.Props = maps.Clone(cfg.Props)
+		cfg.Props[key] = value
+		return cfg
+	}
+	pgWrong := pgGood
+	pgWrong.URI = pg.uri("wrong-pg-password-77")
+	tests := []struct {
+		name   string
+		cfg    splits.CatalogConfig
+		secret string
+		says   string
+	}{
+		{"REST credential", with(good, "credential", w.AccessKey+":wrong-rest-secret-77"), "wrong-rest-secret-77", `connect to rest catalog \"seaweed\"`},
+		{"S3 secret key", with(good, "s3.secret-access-key", "wrong-s3-secret-77"), "wrong-s3-secret-77", `in catalog \"seaweed\"`},
+		{"PostgreSQL password", pgWrong, "wrong-pg-password-77", `connect to sql catalog \"test\"`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var logs lockedBuffer
+			srv := newServer(t, tc.cfg, nil, func(c *handlers.Config) {
+				c.Logger = slog.New(slog.NewTextHandler(&logs, nil))
+			})
+			resp, body := srv.get(t, "/splits?table=lake.t")
+			if resp.StatusCode != http.StatusBadGateway || errorCode(t, body) != "denied" || !strings.Contains(string(body), tc.says) {
+				t.Fatalf("/splits: %d %s; want 502 denied naming %s", resp.StatusCode, body, tc.says)
+			}
+			if resp, body := srv.get(t, "/readyz"); resp.StatusCode == http.StatusOK {
+				t.Fatalf("/readyz with refused credentials: %d %s", resp.StatusCode, body)
+			}
+			if strings.Contains(string(body), tc.secret) || strings.Contains(logs.String(), tc.secret) {
+				t.Fatalf("the secret leaks: answer %s\nlog %s", body, logs.String())
+			}
+			if !strings.Contains(logs.String(), "denied") {
+				t.Fatalf("the refusal is not logged: %s", logs.String())
+			}
+		})
+	}
+}

@@ -1,0 +1,364 @@
+//go:build integration
+
+package handlers_test
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// The integration tier: real servers, started by the tests on 127.0.0.1 and
+// stopped by their pid. `go test -tags integration` runs it; .ci/run does.
+// Each start and stop is logged, so the run's log says which servers ran.
+
+// proc is a server process the test started.
+type proc struct {
+	name string
+	args []string
+	env  []string
+	log  string // file the process writes to
+	// ready reports whether the server answers.
+	ready func() error
+	// stopSignal asks the server to stop (SIGTERM when zero); it gets
+	// stopGrace (5 s when zero) before SIGKILL.
+	stopSignal syscall.Signal
+	stopGrace  time.Duration
+
+	cmd  *exec.Cmd
+	done chan struct{}
+}
+
+// start starts the process and waits until it answers.
+func (p *proc) start(t testing.TB) {
+	t.Helper()
+	out, err := os.OpenFile(p.log, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.cmd = exec.Command(p.args[0], p.args[1:]...)
+	p.cmd.Env = append(os.Environ(), p.env...)
+	p.cmd.Stdout, p.cmd.Stderr = out, out
+	// Its own process group, so that a stop reaches any child it spawns.
+	p.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := p.cmd.Start(); err != nil {
+		out.Close()
+		t.Fatalf("start %s: %v", p.name, err)
+	}
+	p.done = make(chan struct{})
+	go func() {
+		_ = p.cmd.Wait()
+		out.Close()
+		close(p.done)
+	}()
+	began := time.Now()
+	deadline := began.Add(90 * time.Second)
+	for {
+		err := p.ready()
+		if err == nil {
+			t.Logf("started %s, pid %d, answering after %s", p.name, p.cmd.Process.Pid, time.Since(began).Round(time.Millisecond))
+			return
+		}
+		select {
+		case <-p.done:
+			t.Fatalf("%s exited before it answered: %v; its log:\n%s", p.name, p.cmd.ProcessState, logTail(p.log))
+		default:
+		}
+		if time.Now().After(deadline) {
+			p.stop(t)
+			t.Fatalf("%s did not answer within 90 s: %v; its log:\n%s", p.name, err, logTail(p.log))
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// stop stops the process by its pid: its stop signal, then SIGKILL after
+// its grace.
+func (p *proc) stop(t testing.TB) {
+	t.Helper()
+	if p.cmd == nil {
+		return
+	}
+	pid := p.cmd.Process.Pid
+	began := time.Now()
+	sig, grace := cmp.Or(p.stopSignal, syscall.SIGTERM), cmp.Or(p.stopGrace, 5*time.Second)
+	_ = syscall.Kill(-pid, sig)
+	how := "stopped"
+	select {
+	case <-p.done:
+	case <-time.After(grace):
+		_ = syscall.Kill(-pid, syscall.SIGKILL)
+		<-p.done
+		how = "killed (it outlived its grace)"
+	}
+	p.cmd = nil
+	t.Logf("%s %s, pid %d, in %s", how, p.name, pid, time.Since(began).Round(time.Millisecond))
+}
+
+// kill kills the process at once, as a crash would.
+func (p *proc) kill(t testing.TB) {
+	t.Helper()
+	pid := p.cmd.Process.Pid
+	_ = syscall.Kill(-pid, syscall.SIGKILL)
+	<-p.done
+	p.cmd = nil
+	t.Logf("killed %s, pid %d", p.name, pid)
+}
+
+func logTail(path string) string {
+	b, _ := os.ReadFile(path)
+	if len(b) > 4000 {
+		b = b[len(b)-4000:]
+	}
+	return string(b)
+}
+
+// portPair returns a free loopback port p whose p+10000 is free too:
+// SeaweedFS serves gRPC on each HTTP port plus 10000.
+func portPair(t testing.TB) int {
+	t.Helper()
+	for range 200 {
+		p := 11000 + rand.IntN(9000)
+		if free(p) && free(p+10000) {
+			return p
+		}
+	}
+	t.Fatal("no free port pair")
+	return 0
+}
+
+func free(port int) bool {
+	ln, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(port))
+	if err != nil {
+		return false
+	}
+	ln.Close()
+	return true
+}
+
+var (
+	weedOnce sync.Once
+	weedBin  string
+	weedErr  error
+)
+
+// weedBinary is SeaweedFS's weed: $SIDECAR_WEED, or what
+// tools/seaweedfs/build.sh builds (and caches) on first use.
+func weedBinary(t testing.TB) string {
+	t.Helper()
+	weedOnce.Do(func() {
+		if weedBin = os.Getenv("SIDECAR_WEED"); weedBin != "" {
+			return
+		}
+		cmd := exec.Command("bash", filepath.Join("..", "tools", "seaweedfs", "build.sh"))
+		cmd.Stderr = os.Stderr
+		out, err := cmd.Output()
+		weedBin, weedErr = strings.TrimSpace(string(out)), err
+	})
+	if weedErr != nil {
+		t.Fatalf("build SeaweedFS: %v", weedErr)
+	}
+	return weedBin
+}
+
+// seaweed is SeaweedFS's `weed mini`: an Iceberg REST catalog over its own
+// S3 store, bound to 127.0.0.1 with telemetry off.
+type seaweed struct {
+	proc
+	RESTURL, S3URL string
+	// Bucket is the table bucket the REST catalog serves; PlainBucket is
+	// an ordinary S3 bucket, for the other catalogs' warehouses.
+	Bucket, PlainBucket string
+	AccessKey           string
+	SecretKey           string
+}
+
+// startSeaweed starts a SeaweedFS with one table bucket, stopped when the
+// test ends.
+func startSeaweed(t testing.TB) *seaweed {
+	t.Helper()
+	w := newSeaweed(t)
+	w.start(t)
+	return w
+}
+
+// newSeaweed configures a SeaweedFS on free ports without starting it; it
+// is stopped when the test ends.
+func newSeaweed(t testing.TB) *seaweed {
+	t.Helper()
+	bin := weedBinary(t)
+	dir := t.TempDir()
+	for _, d := range []string{"data", "logs"} {
+		if err := os.Mkdir(filepath.Join(dir, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	master, volume, filer, s3, rest, admin := portPair(t), portPair(t), portPair(t), portPair(t), portPair(t), portPair(t)
+	w := &seaweed{
+		RESTURL:     fmt.Sprintf("http://127.0.0.1:%d", rest),
+		S3URL:       fmt.Sprintf("http://127.0.0.1:%d", s3),
+		Bucket:      "warehouse",
+		PlainBucket: "lake",
+		AccessKey:   "sidecar-test",
+		SecretKey:   "sidecar-test-secret-" + strconv.Itoa(rand.IntN(1e6)),
+	}
+	w.proc = proc{
+		name: fmt.Sprintf("SeaweedFS (REST catalog %s, S3 %s)", w.RESTURL, w.S3URL),
+		args: []string{bin, "-logdir=" + filepath.Join(dir, "logs"), "mini",
+			"-dir=" + filepath.Join(dir, "data"),
+			"-ip=127.0.0.1", "-ip.bind=127.0.0.1", "-master.telemetry=false",
+			"-master.port=" + strconv.Itoa(master), "-volume.port=" + strconv.Itoa(volume),
+			"-filer.port=" + strconv.Itoa(filer), "-s3.port=" + strconv.Itoa(s3),
+			"-s3.port.iceberg=" + strconv.Itoa(rest), "-s3.port.lance=0",
+			"-admin.port=" + strconv.Itoa(admin), "-admin.port.legacy=0",
+			"-webdav=false", "-admin.ui=false", "-tableBucket=" + w.Bucket, "-bucket=" + w.PlainBucket},
+		env: []string{"AWS_ACCESS_KEY_ID=" + w.AccessKey, "AWS_SECRET_ACCESS_KEY=" + w.SecretKey},
+		log: filepath.Join(dir, "weed.log"),
+	}
+	w.ready = func() error {
+		if err := httpOK(w.RESTURL + "/v1/config"); err != nil {
+			return err
+		}
+		// The buckets are created after the services answer, and the
+		// welcome banner is printed after that.
+		if b, _ := os.ReadFile(w.log); !strings.Contains(string(b), "All enabled components are running") {
+			return errors.New("buckets not created yet")
+		}
+		return nil
+	}
+	t.Cleanup(func() { w.stop(t) })
+	return w
+}
+
+// props are the REST catalog and FileIO properties that reach this
+// SeaweedFS.
+func (w *seaweed) props() map[string]string {
+	p := w.s3Props()
+	p["credential"] = w.AccessKey + ":" + w.SecretKey
+	return p
+}
+
+// s3Props are the FileIO properties that reach its S3 store, with the keys
+// and region always explicit: otherwise the AWS SDK looks for them off this
+// machine.
+func (w *seaweed) s3Props() map[string]string {
+	return map[string]string{
+		"s3.endpoint":                 w.S3URL,
+		"s3.access-key-id":            w.AccessKey,
+		"s3.secret-access-key":        w.SecretKey,
+		"s3.region":                   "us-east-1",
+		"s3.force-virtual-addressing": "false",
+	}
+}
+
+func httpOK(url string) error {
+	c := http.Client{Timeout: 2 * time.Second}
+	resp, err := c.Get(url)
+	if err != nil {
+		return err
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("%s: %s", url, resp.Status)
+	}
+	return nil
+}
+
+// postgres is a PostgreSQL server from Debian's packages on a private port
+// and data directory, with password authentication.
+type postgres struct {
+	proc
+	Port     int
+	Password string
+}
+
+// pgBin finds a PostgreSQL program on PATH or in Debian's versioned folder.
+func pgBin(t testing.TB, name string) string {
+	t.Helper()
+	if p, err := exec.LookPath(name); err == nil {
+		return p
+	}
+	matches, _ := filepath.Glob("/usr/lib/postgresql/*/bin/" + name)
+	if len(matches) == 0 {
+		t.Fatalf("%s not found: install Debian's postgresql package (.ci/run does)", name)
+	}
+	return matches[len(matches)-1]
+}
+
+// startPostgres initialises a cluster and starts it, stopped when the test
+// ends. PostgreSQL refuses to run as root; as root it runs as the postgres
+// user that Debian's package creates.
+func startPostgres(t testing.TB) *postgres {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "sidecar-pg-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	pg := &postgres{Port: portPair(t), Password: "pg-secret-" + strconv.Itoa(rand.IntN(1e6))}
+	pwfile := filepath.Join(dir, "pw")
+	if err := os.WriteFile(pwfile, []byte(pg.Password+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	data := filepath.Join(dir, "data")
+	var asUser []string
+	if os.Geteuid() == 0 {
+		asUser = []string{"runuser", "-u", "postgres", "--"}
+		if err := os.Mkdir(data, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if out, err := exec.Command("chown", "postgres:", data).CombinedOutput(); err != nil {
+			t.Fatalf("chown the data directory to postgres: %v %s", err, out)
+		}
+	}
+	initdb := append(asUser, pgBin(t, "initdb"), "-D", data, "-U", "postgres", "--auth=scram-sha-256",
+		"--pwfile="+pwfile, "--no-sync", "--no-instructions")
+	if out, err := exec.Command(initdb[0], initdb[1:]...).CombinedOutput(); err != nil {
+		t.Fatalf("initdb: %v\n%s", err, out)
+	}
+	pg.proc = proc{
+		name: fmt.Sprintf("PostgreSQL on 127.0.0.1:%d", pg.Port),
+		args: append(asUser, pgBin(t, "postgres"), "-D", data, "-p", strconv.Itoa(pg.Port),
+			"-c", "listen_addresses=127.0.0.1", "-c", "unix_socket_directories="+data, "-c", "fsync=off"),
+		log: filepath.Join(dir, "postgres.log"),
+		// Fast shutdown: the catalog's pooled connections would hold off
+		// the default smart one.
+		stopSignal: syscall.SIGINT,
+	}
+	pg.ready = func() error {
+		conn, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", pg.Port), time.Second)
+		if err != nil {
+			return err
+		}
+		conn.Close()
+		// Accepting connections is not yet accepting queries.
+		out, err := exec.Command(pgBin(t, "pg_isready"), "-h", "127.0.0.1", "-p", strconv.Itoa(pg.Port)).CombinedOutput()
+		if err != nil {
+			return errors.New(strings.TrimSpace(string(out)))
+		}
+		return nil
+	}
+	pg.start(t)
+	t.Cleanup(func() { pg.stop(t) })
+	return pg
+}
+
+// uri is the connection URI with the given password.
+func (pg *postgres) uri(password string) string {
+	return fmt.Sprintf("postgres://postgres:%s@127.0.0.1:%d/postgres?sslmode=disable", password, pg.Port)
+}
