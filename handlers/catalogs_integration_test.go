@@ -32,7 +32,6 @@ func init() {
 // sidecar reaches it.
 func seaweedREST(t *testing.T, w *seaweed) (catalog.Catalog, splits.CatalogConfig) {
 	t.Helper()
-	t.Setenv("AWS_EC2_METADATA_DISABLED", "true")
 	cfg := splits.CatalogConfig{Type: "rest", Name: "seaweed", URI: w.RESTURL, Warehouse: "s3://" + w.Bucket, Props: w.props()}
 	all := maps.Clone(cfg.Props)
 	all["type"], all["uri"], all["warehouse"] = "rest", cfg.URI, cfg.Warehouse

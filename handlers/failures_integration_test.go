@@ -44,7 +44,6 @@ func (s *testServer) waitStatus(t *testing.T, path string, want int) []byte {
 func TestRealCatalogDownAndBack(t *testing.T) {
 	ctx := context.Background()
 	w := newSeaweed(t) // configured, not started
-	t.Setenv("AWS_EC2_METADATA_DISABLED", "true")
 	cfg := splits.CatalogConfig{Type: "rest", Name: "seaweed", URI: w.RESTURL, Warehouse: "s3://" + w.Bucket, Props: w.props()}
 	srv := newServer(t, cfg, nil)
 

@@ -198,6 +198,9 @@ func startSeaweed(t testing.TB) *seaweed {
 // is stopped when the test ends.
 func newSeaweed(t testing.TB) *seaweed {
 	t.Helper()
+	// Its S3 store is reached with explicit keys and region; the AWS SDK
+	// must not probe the instance-metadata address off this machine.
+	t.Setenv("AWS_EC2_METADATA_DISABLED", "true")
 	bin := weedBinary(t)
 	dir := t.TempDir()
 	for _, d := range []string{"data", "logs"} {
