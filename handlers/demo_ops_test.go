@@ -16,6 +16,13 @@ import (
 // demo.customers on the v1 path) into a fresh local warehouse and serves it.
 func newDemoServer(t testing.TB, opts ...func(*handlers.Config)) *testServer {
 	t.Helper()
+	return newDemoServerWithCache(t, testDeleteCacheSize, opts...)
+}
+
+// newDemoServerWithCache is newDemoServer with a delete cache of cacheSize
+// bytes; 0 serves without one.
+func newDemoServerWithCache(t testing.TB, cacheSize int64, opts ...func(*handlers.Config)) *testServer {
+	t.Helper()
 	wh := filepath.Join(t.TempDir(), "warehouse")
 	cat, err := hadoop.NewCatalog("sidecar", wh, nil)
 	if err != nil {
@@ -25,5 +32,5 @@ func newDemoServer(t testing.TB, opts ...func(*handlers.Config)) *testServer {
 	if err := tablegen.Demo(context.Background(), cat); err != nil {
 		t.Fatalf("write demo tables: %v", err)
 	}
-	return newServer(t, splits.CatalogConfig{Type: "local", Name: "sidecar", Warehouse: wh}, nil, opts...)
+	return newServerWithCache(t, splits.CatalogConfig{Type: "local", Name: "sidecar", Warehouse: wh}, nil, cacheSize, opts...)
 }

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/druidiceberg/sidecar/splits"
 )
 
 // TestMetricsAfterDemoRead reads demo.orders and holds the counters to the
@@ -32,14 +34,22 @@ func TestMetricsAfterDemoRead(t *testing.T) {
 		`sidecar_rows_deleted_total{kind="equality"}`: 1,
 		`sidecar_splits_planned_total{path="v2"}`:     2,
 		`sidecar_streams_active`:                      0,
-		// File A reads the positional and the equality delete file, file B
-		// the positional one again: nothing caches them yet.
-		`sidecar_delete_file_loads_total{kind="position"}`: 2,
-		`sidecar_delete_file_loads_total{kind="equality"}`: 1,
+		// File A reads the positional and the equality delete file; file B
+		// finds the positional one in the delete cache.
+		`sidecar_delete_file_loads_total{kind="position"}`:   1,
+		`sidecar_delete_file_loads_total{kind="equality"}`:   1,
+		`sidecar_delete_cache_misses_total{kind="position"}`: 1,
+		`sidecar_delete_cache_misses_total{kind="equality"}`: 1,
+		`sidecar_delete_cache_hits_total{kind="position"}`:   1,
+		`sidecar_delete_cache_evictions_total`:               0,
+		`sidecar_delete_cache_bytes`:                         float64(srv.cache.Stats().Bytes),
 	} {
 		if got, ok := m[name]; !ok || got != want {
 			t.Errorf("%s = %v (present %v), want %v", name, got, ok, want)
 		}
+	}
+	if m[`sidecar_delete_cache_bytes`] <= 0 {
+		t.Errorf("the delete cache holds %v bytes after a read", m[`sidecar_delete_cache_bytes`])
 	}
 	if m[`sidecar_splits_planned_total{path="v1"}`] < 1 {
 		t.Errorf("demo.customers planned no v1 split")
@@ -48,6 +58,93 @@ func TestMetricsAfterDemoRead(t *testing.T) {
 		t.Errorf("sidecar_http_requests_total has %d series", got)
 	}
 
+	// A second read finds every delete file in the cache.
+	srv.rows(t, srv.plan(t, q("table", "demo.orders")))
+	m = metricsOf(t, srv)
+	for name, want := range map[string]float64{
+		`sidecar_rows_emitted_total`:                         6,
+		`sidecar_delete_file_loads_total{kind="position"}`:   1,
+		`sidecar_delete_file_loads_total{kind="equality"}`:   1,
+		`sidecar_delete_cache_misses_total{kind="position"}`: 1,
+		`sidecar_delete_cache_hits_total{kind="position"}`:   3,
+		`sidecar_delete_cache_hits_total{kind="equality"}`:   1,
+	} {
+		if got := m[name]; got != want {
+			t.Errorf("after a second read: %s = %v, want %v", name, got, want)
+		}
+	}
+
+	_, body := srv.get(t, "/metrics")
+	promtoolCheck(t, body)
+}
+
+// TestMetricsWithoutDeleteCache: with --delete-cache-size 0 every split reads
+// each of its delete files, and the cache's metrics stay empty.
+func TestMetricsWithoutDeleteCache(t *testing.T) {
+	srv := newDemoServerWithCache(t, 0)
+	srv.rows(t, srv.plan(t, q("table", "demo.orders")))
+	m := metricsOf(t, srv)
+	for name, want := range map[string]float64{
+		`sidecar_rows_emitted_total`: 3,
+		// File A reads the positional and the equality delete file, file B
+		// the positional one again.
+		`sidecar_delete_file_loads_total{kind="position"}`: 2,
+		`sidecar_delete_file_loads_total{kind="equality"}`: 1,
+		`sidecar_delete_cache_evictions_total`:             0,
+		`sidecar_delete_cache_bytes`:                       0,
+	} {
+		if got, ok := m[name]; !ok || got != want {
+			t.Errorf("%s = %v (present %v), want %v", name, got, ok, want)
+		}
+	}
+	for name := range m {
+		if strings.HasPrefix(name, "sidecar_delete_cache_hits_total") || strings.HasPrefix(name, "sidecar_delete_cache_misses_total") {
+			t.Errorf("no cache, yet %s = %v", name, m[name])
+		}
+	}
+}
+
+// TestDeleteCacheMetricsFollowTheCache serves demo.orders with a delete cache
+// too small for both of its delete files, so that entries are evicted, and
+// holds every delete cache metric to the cache's own counts.
+func TestDeleteCacheMetricsFollowTheCache(t *testing.T) {
+	// What both entries take, from a cache that keeps them.
+	probe := newDemoServer(t)
+	probe.rows(t, probe.plan(t, q("table", "demo.orders")))
+	both := probe.cache.Stats().Bytes
+	if probe.cache.Stats().Entries != 2 {
+		t.Fatalf("the probe cache holds %+v, want the two delete files", probe.cache.Stats())
+	}
+
+	srv := newDemoServerWithCache(t, both-1)
+	for range 2 {
+		srv.rows(t, srv.plan(t, q("table", "demo.orders")))
+	}
+	cs := srv.cache.Stats()
+	if cs.Evictions == 0 || cs.Entries != 1 {
+		t.Fatalf("a cache one byte short of both entries: %+v", cs)
+	}
+	m := metricsOf(t, srv)
+	want := map[string]float64{
+		`sidecar_delete_cache_evictions_total`: float64(cs.Evictions),
+		`sidecar_delete_cache_bytes`:           float64(cs.Bytes),
+	}
+	for _, kind := range []splits.DeleteKind{splits.DeletePosition, splits.DeleteEquality} {
+		want[`sidecar_delete_cache_hits_total{kind="`+string(kind)+`"}`] = float64(cs.Hits[kind])
+		want[`sidecar_delete_cache_misses_total{kind="`+string(kind)+`"}`] = float64(cs.Misses[kind])
+		// Nothing failed: every miss was a load.
+		want[`sidecar_delete_file_loads_total{kind="`+string(kind)+`"}`] = float64(cs.Misses[kind])
+	}
+	for name, w := range want {
+		if got := m[name]; got != w {
+			t.Errorf("%s = %v, the cache says %v", name, got, w)
+		}
+	}
+	// Two reads of two splits: four positional and two equality lookups.
+	if cs.Hits[splits.DeletePosition]+cs.Misses[splits.DeletePosition] != 4 ||
+		cs.Hits[splits.DeleteEquality]+cs.Misses[splits.DeleteEquality] != 2 {
+		t.Errorf("lookups %+v", cs)
+	}
 	_, body := srv.get(t, "/metrics")
 	promtoolCheck(t, body)
 }

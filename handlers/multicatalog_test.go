@@ -13,6 +13,7 @@ import (
 	"github.com/druidiceberg/sidecar/handlers"
 	"github.com/druidiceberg/sidecar/internal/tablegen"
 	"github.com/druidiceberg/sidecar/metrics"
+	"github.com/druidiceberg/sidecar/reader"
 	"github.com/druidiceberg/sidecar/splits"
 )
 
@@ -41,8 +42,10 @@ func TestNamedCatalogs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	east := testCatalog(t, splits.CatalogConfig{Type: "local", Name: "east", Warehouse: eastDir}, nil, signer)
-	lake := testCatalog(t, lakeCfg, nil, signer)
+	// One delete cache for both, as the sidecar has.
+	cache := reader.WithDeleteCache(reader.NewDeleteCache(testDeleteCacheSize, nil))
+	east := testCatalog(t, splits.CatalogConfig{Type: "local", Name: "east", Warehouse: eastDir}, nil, signer, cache)
+	lake := testCatalog(t, lakeCfg, nil, signer, cache)
 	start := func(def string, cats ...handlers.Catalog) *testServer {
 		reg := prometheus.NewRegistry()
 		srv := httptest.NewServer(handlers.New(handlers.Config{

@@ -39,11 +39,13 @@ func localServer(t testing.TB, dir string) *testServer {
 
 // TestOracle serves every table written with iceberg-go's own writers and
 // holds the sidecar's rows against iceberg-go's Scan.ReadTasks rows on the
-// same snapshot.
+// same snapshot, and against the bytes a sidecar without a delete cache
+// serves for the same tokens.
 func TestOracle(t *testing.T) {
 	ctx := context.Background()
 	cat, dir := localWarehouse(t)
 	srv := localServer(t, dir)
+	plain := newServerWithCache(t, splits.CatalogConfig{Type: "local", Warehouse: dir}, nil, 0)
 	for _, sc := range tablegen.Scenarios() {
 		t.Run(sc.Name, func(t *testing.T) {
 			tbl, err := sc.Build(ctx, cat, table.Identifier{"scenarios", sc.Name})
@@ -63,6 +65,7 @@ func TestOracle(t *testing.T) {
 				t.Fatalf("planned snapshot %v, want %d", p.SnapshotID, snap.SnapshotID)
 			}
 			assertSameRows(t, srv.rows(t, p), want)
+			assertSameBodies(t, srv, plain, p)
 
 			auto := srv.plan(t, q("table", "scenarios."+sc.Name))
 			deletes := 0
@@ -81,8 +84,27 @@ func TestOracle(t *testing.T) {
 				}
 				p := srv.plan(t, q("table", "scenarios."+sc.Name, "mode", "rows", "snapshotId", strconv.FormatInt(s.SnapshotID, 10)))
 				assertSameRows(t, srv.rows(t, p), want)
+				assertSameBodies(t, srv, plain, p)
 			}
 		})
+	}
+	if cs := srv.cache.Stats(); cs.Hits[splits.DeletePosition] == 0 || cs.Hits[splits.DeleteEquality] == 0 || cs.Hits[splits.DeleteDeletionVector] == 0 {
+		t.Errorf("the scenarios share delete files between splits and snapshots, yet the cache says %+v", cs)
+	}
+}
+
+// assertSameBodies fetches every split of p, planned by srv, from srv and
+// from other, and holds the two to the same bytes: tokens are
+// self-contained, so any server with the key serves them.
+func assertSameBodies(t *testing.T, srv, other *testServer, p plan) {
+	t.Helper()
+	for _, u := range p.InputSource.URIs {
+		path := strings.TrimPrefix(u, srv.URL)
+		resp, body := srv.get(t, path)
+		oresp, obody := other.get(t, path)
+		if resp.StatusCode != http.StatusOK || oresp.StatusCode != http.StatusOK || !bytes.Equal(body, obody) {
+			t.Fatalf("GET %s: %d, %d bytes; the other server %d, %d bytes", path, resp.StatusCode, len(body), oresp.StatusCode, len(obody))
+		}
 	}
 }
 

@@ -106,9 +106,10 @@ func (s *server) getRows(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if s.Metrics != nil {
-		// Open read every delete file of the split; nothing caches them yet.
-		for _, d := range sp.Deletes {
-			s.Metrics.DeleteFileLoads.WithLabelValues(string(d.Kind)).Inc()
+		// Only the delete files Open read itself: not those the delete
+		// cache held or another stream was loading.
+		for kind, n := range stream.Stats().DeleteFilesLoaded {
+			s.Metrics.DeleteFileLoads.WithLabelValues(string(kind)).Add(float64(n))
 		}
 	}
 	defer func() {

@@ -32,21 +32,40 @@ var testKey = bytes.Repeat([]byte{7}, 32)
 type testServer struct {
 	*httptest.Server
 	reg *prometheus.Registry
+	// cache is the delete cache the server's reader decodes through; nil
+	// when it has none.
+	cache *reader.DeleteCache
 }
 
+// testDeleteCacheSize is the delete cache of the test servers: the
+// sidecar's default.
+const testDeleteCacheSize = 256 << 20
+
 // newServer starts the real router over the given catalog on an httptest
-// server.
+// server, with a delete cache wired to the metrics as the sidecar does.
 func newServer(t testing.TB, cfg splits.CatalogConfig, mappings []storage.Mapping, opts ...func(*handlers.Config)) *testServer {
+	t.Helper()
+	return newServerWithCache(t, cfg, mappings, testDeleteCacheSize, opts...)
+}
+
+// newServerWithCache is newServer with a delete cache of cacheSize bytes;
+// with 0 the reader reads every delete file of every split.
+func newServerWithCache(t testing.TB, cfg splits.CatalogConfig, mappings []storage.Mapping, cacheSize int64, opts ...func(*handlers.Config)) *testServer {
 	t.Helper()
 	signer, err := splits.NewSigner(testKey)
 	if err != nil {
 		t.Fatal(err)
 	}
 	reg := prometheus.NewRegistry()
+	m := metrics.New(reg)
+	var cache *reader.DeleteCache
+	if cacheSize > 0 {
+		cache = reader.NewDeleteCache(cacheSize, handlers.DeleteCacheMetrics(m))
+	}
 	hc := handlers.Config{
-		Catalogs: []handlers.Catalog{testCatalog(t, cfg, mappings, signer)},
+		Catalogs: []handlers.Catalog{testCatalog(t, cfg, mappings, signer, reader.WithDeleteCache(cache))},
 		Signer:   signer,
-		Metrics:  metrics.New(reg),
+		Metrics:  m,
 		Gatherer: reg,
 	}
 	for _, o := range opts {
@@ -54,19 +73,19 @@ func newServer(t testing.TB, cfg splits.CatalogConfig, mappings []storage.Mappin
 	}
 	srv := httptest.NewServer(handlers.New(hc))
 	t.Cleanup(srv.Close)
-	return &testServer{Server: srv, reg: reg}
+	return &testServer{Server: srv, reg: reg, cache: cache}
 }
 
 // testCatalog wires one catalog the way the sidecar does: a planner, and a
 // reader and FileIO over the catalog's properties and location map.
-func testCatalog(t testing.TB, cfg splits.CatalogConfig, mappings []storage.Mapping, signer *splits.Signer) handlers.Catalog {
+func testCatalog(t testing.TB, cfg splits.CatalogConfig, mappings []storage.Mapping, signer *splits.Signer, opts ...reader.Option) handlers.Catalog {
 	t.Helper()
 	fsys := storage.New(cfg.Props, mappings)
 	planner, err := splits.NewPlanner(cfg, fsys, signer)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return handlers.Catalog{Planner: planner, Reader: reader.New(fsys), Files: fsys}
+	return handlers.Catalog{Planner: planner, Reader: reader.New(fsys, opts...), Files: fsys}
 }
 
 // plan is the part of GET /splits' answer the tests read.

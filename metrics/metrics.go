@@ -42,8 +42,18 @@ type Metrics struct {
 	ActiveStreams prometheus.Gauge
 	// StreamAborts counts streams cut after the first byte, by cause.
 	StreamAborts *prometheus.CounterVec
-	// DeleteFileLoads counts delete files read from storage, by kind.
+	// DeleteFileLoads counts delete files read from storage to serve row
+	// streams, by kind; with the delete cache, only those it did not hold.
 	DeleteFileLoads *prometheus.CounterVec
+	// DeleteCacheHits and DeleteCacheMisses count requests for decoded
+	// delete files by kind: hits were answered without reading the file.
+	DeleteCacheHits   *prometheus.CounterVec
+	DeleteCacheMisses *prometheus.CounterVec
+	// DeleteCacheEvictions counts entries the delete cache dropped to stay
+	// within its bound.
+	DeleteCacheEvictions prometheus.Counter
+	// DeleteCacheBytes is the estimated memory the delete cache holds.
+	DeleteCacheBytes prometheus.Gauge
 	// AdmissionRejected counts requests refused with 503 because too many
 	// of their kind (stream, plan) were running.
 	AdmissionRejected *prometheus.CounterVec
@@ -108,8 +118,24 @@ func New(reg prometheus.Registerer) *Metrics {
 		}, []string{"cause"}),
 		DeleteFileLoads: f.NewCounterVec(prometheus.CounterOpts{
 			Name: "sidecar_delete_file_loads_total",
-			Help: "Delete files read from storage to serve a row stream, by kind (position, equality, deletion_vector).",
+			Help: "Delete files read from storage to serve a row stream, by kind (position, equality, deletion_vector); a file the delete cache holds is not read again.",
 		}, []string{"kind"}),
+		DeleteCacheHits: f.NewCounterVec(prometheus.CounterOpts{
+			Name: "sidecar_delete_cache_hits_total",
+			Help: "Delete files a split needed that the delete cache answered without reading the file (held, or being loaded for another split), by kind.",
+		}, []string{"kind"}),
+		DeleteCacheMisses: f.NewCounterVec(prometheus.CounterOpts{
+			Name: "sidecar_delete_cache_misses_total",
+			Help: "Delete files a split needed that the delete cache did not hold, so the file was read and decoded (or its load failed), by kind.",
+		}, []string{"kind"}),
+		DeleteCacheEvictions: f.NewCounter(prometheus.CounterOpts{
+			Name: "sidecar_delete_cache_evictions_total",
+			Help: "Decoded delete files dropped from the delete cache, least recently used first, to stay within --delete-cache-size.",
+		}),
+		DeleteCacheBytes: f.NewGauge(prometheus.GaugeOpts{
+			Name: "sidecar_delete_cache_bytes",
+			Help: "Estimated memory held by the decoded delete files in the delete cache, in bytes.",
+		}),
 		AdmissionRejected: f.NewCounterVec(prometheus.CounterOpts{
 			Name: "sidecar_admission_rejected_total",
 			Help: "Requests answered 503 because too many of their kind (stream, plan) were running.",

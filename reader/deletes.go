@@ -1,6 +1,7 @@
 package reader
 
 import (
+	"bytes"
 	"fmt"
 	"strings"
 
@@ -43,37 +44,61 @@ func (p *positions) kindOf(pos uint64) splits.DeleteKind {
 	return splits.DeleteDeletionVector
 }
 
+// deleteLoader loads the delete files of one Open: through the Reader's
+// DeleteCache when it has one, straight from storage otherwise. It counts
+// the files it read itself.
+type deleteLoader struct {
+	r      *Reader
+	loaded map[splits.DeleteKind]int64
+}
+
+// fs returns a FileIO for one delete file, so that a storage error while
+// loading it is classified on its own, whichever stream the load serves.
+func (l *deleteLoader) fs() *watchedIO { return &watchedIO{IO: l.r.fs} }
+
+// cached returns the value under key, loading it (and counting the load)
+// when this caller has to; without a cache it always loads.
+func (l *deleteLoader) cached(key func() string, kind splits.DeleteKind, load func() (any, int64, error)) (any, error) {
+	if l.r.cache == nil {
+		v, _, err := load()
+		if err == nil {
+			l.loaded[kind]++
+		}
+		return v, err
+	}
+	v, loaded, err := l.r.cache.get(key(), kind, load)
+	if loaded && err == nil {
+		l.loaded[kind]++
+	}
+	return v, err
+}
+
 // loadPositions reads every positional delete file and deletion vector of
-// the split.
-func loadPositions(fs *watchedIO, s splits.Split) (*positions, error) {
-	var byPos, byDV *dv.RoaringPositionBitmap
+// the split. The bitmaps it gets may be shared with other streams through
+// the cache: it never modifies one, and builds a new one for a union.
+func loadPositions(l *deleteLoader, s splits.Split) (*positions, error) {
+	var pos, dvs []*dv.RoaringPositionBitmap
 	for _, d := range s.Deletes {
 		switch d.Kind {
 		case splits.DeletePosition:
-			if byPos == nil {
-				byPos = dv.NewRoaringPositionBitmap()
-			}
-			if err := readPositionDeletes(fs, d, s.Data.Path, byPos); err != nil {
-				return nil, err
-			}
-		case splits.DeleteDeletionVector:
-			bm, err := readDeletionVector(fs, d, s.Data.Path)
+			bm, err := l.positionDeletes(d, s.Data.Path)
 			if err != nil {
 				return nil, err
 			}
-			if byDV == nil {
-				byDV = bm
-			} else {
-				byDV.Or(bm)
+			pos = append(pos, bm)
+		case splits.DeleteDeletionVector:
+			bm, err := l.deletionVector(d, s.Data.Path)
+			if err != nil {
+				return nil, err
 			}
+			dvs = append(dvs, bm)
 		}
 	}
+	byPos, byDV := union(pos), union(dvs)
 	p := &positions{}
 	switch {
 	case byPos != nil && byDV != nil:
-		p.all = dv.NewRoaringPositionBitmap()
-		p.all.Or(byPos)
-		p.all.Or(byDV)
+		p.all = union([]*dv.RoaringPositionBitmap{byPos, byDV})
 		p.byPosition = byPos
 	case byPos != nil:
 		p.all, p.kind = byPos, splits.DeletePosition
@@ -89,44 +114,96 @@ func loadPositions(fs *watchedIO, s splits.Split) (*positions, error) {
 	return p, nil
 }
 
-// readPositionDeletes adds to bm the positions that the positional delete
-// file d names for the data file dataPath. The comparison is on the path
-// exactly as the manifests spell it, never on the location-mapped one.
-func readPositionDeletes(fs *watchedIO, d splits.DeleteFile, dataPath string, bm *dv.RoaringPositionBitmap) (err error) {
+// positionDeletes returns the positions that the positional delete file d
+// names for the data file dataPath; nil when it names none. With a cache the
+// whole file is decoded once, for every data file it names; without one,
+// only dataPath's positions are kept.
+func (l *deleteLoader) positionDeletes(d splits.DeleteFile, dataPath string) (*dv.RoaringPositionBitmap, error) {
 	if !strings.EqualFold(d.Format, string(iceberg.ParquetFile)) {
-		return fmt.Errorf("%w: positional delete file %s is %s; only Parquet delete files are read",
+		return nil, fmt.Errorf("%w: positional delete file %s is %s; only Parquet delete files are read",
 			ErrUnsupported, d.Path, d.Format)
 	}
+	only := dataPath
+	if l.r.cache != nil {
+		only = ""
+	}
+	v, err := l.cached(func() string { return positionKey(l.r.space, d) }, splits.DeletePosition, func() (any, int64, error) {
+		e, err := readPositionDeletes(l.fs(), d, only)
+		if err != nil {
+			return nil, 0, err
+		}
+		return e, e.size(), nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	e := v.(*positionEntry)
+	if bad, ok := e.corrupt[dataPath]; ok {
+		return nil, fmt.Errorf("read positional delete file %s: %w: position %s", d.Path, ErrCorruptFile, bad)
+	}
+	return e.byPath[dataPath], nil
+}
+
+// readPositionDeletes decodes the positional delete file d into one bitmap
+// per data file it names (only that of the data file only, when only is not
+// empty). Data files are told apart by the path exactly as the manifests
+// spell it, never by the location-mapped one.
+func readPositionDeletes(fs *watchedIO, d splits.DeleteFile, only string) (_ *positionEntry, err error) {
 	pf, f, err := openParquet(fs, "positional delete file", d.Path, d.Size)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer closeErr(f, &err, "close positional delete file "+d.Path)
 	root := pf.Root()
 	pathCol := deleteColumn(root, fieldIDDeleteFilePath, nameDeleteFilePath)
 	posCol := deleteColumn(root, fieldIDDeletePos, nameDeletePos)
 	if pathCol == nil || posCol == nil || pathCol.Type().Kind() != parquet.ByteArray || posCol.Type().Kind() != parquet.Int64 {
-		return fmt.Errorf("read positional delete file %s: %w: no file_path and pos columns", d.Path, ErrCorruptFile)
+		return nil, fmt.Errorf("read positional delete file %s: %w: no file_path and pos columns", d.Path, ErrCorruptFile)
 	}
 	r := &resolver{path: d.Path, leaves: map[int]*leaf{}}
 	lp := r.addLeaf(pathCol, valueType{conv: convString})
 	lq := r.addLeaf(posCol, valueType{conv: convInt64})
+	e := &positionEntry{byPath: map[string]*dv.RoaringPositionBitmap{}}
+	// Delete files are sorted by path, so the path of a row is mostly the
+	// one of the row before.
+	var curPath []byte
+	var cur *dv.RoaringPositionBitmap
 	err = scanRows(fs, pf, r.order, func() error {
 		p := &lp.row[0]
-		if p.IsNull() || string(p.ByteArray()) != dataPath {
+		if p.IsNull() {
 			return nil
+		}
+		path := p.ByteArray()
+		if only != "" && string(path) != only {
+			return nil
+		}
+		if cur == nil || !bytes.Equal(path, curPath) {
+			curPath = append(curPath[:0], path...)
+			if cur = e.byPath[string(path)]; cur == nil {
+				cur = dv.NewRoaringPositionBitmap()
+				e.byPath[string(path)] = cur
+			}
 		}
 		q := &lq.row[0]
 		if q.IsNull() || q.Int64() < 0 {
-			return fmt.Errorf("%w: position %v", ErrCorruptFile, *q)
+			if only != "" {
+				return fmt.Errorf("%w: position %v", ErrCorruptFile, *q)
+			}
+			if _, seen := e.corrupt[string(path)]; !seen {
+				if e.corrupt == nil {
+					e.corrupt = map[string]string{}
+				}
+				e.corrupt[string(path)] = fmt.Sprint(*q)
+			}
+			return nil
 		}
-		bm.Set(uint64(q.Int64()))
+		cur.Set(uint64(q.Int64()))
 		return nil
 	})
 	if err != nil {
-		return fmt.Errorf("read positional delete file %s: %w", d.Path, err)
+		return nil, fmt.Errorf("read positional delete file %s: %w", d.Path, err)
 	}
-	return nil
+	return e, nil
 }
 
 // deleteColumn finds a top-level column of a delete file by its reserved
@@ -143,9 +220,9 @@ func deleteColumn(root *parquet.Column, id int, name string) *parquet.Column {
 	return nil
 }
 
-// readDeletionVector reads the deletion vector blob that d locates inside
-// its puffin file, through iceberg-go's own decoder.
-func readDeletionVector(fs *watchedIO, d splits.DeleteFile, dataPath string) (*dv.RoaringPositionBitmap, error) {
+// deletionVector returns the positions of the deletion vector blob that d
+// locates inside its puffin file, read through iceberg-go's own decoder.
+func (l *deleteLoader) deletionVector(d splits.DeleteFile, dataPath string) (*dv.RoaringPositionBitmap, error) {
 	if d.ContentOffset == nil || d.ContentSize == nil {
 		return nil, fmt.Errorf("read deletion vector %s: %w: no content offset and size", d.Path, ErrCorruptFile)
 	}
@@ -157,6 +234,22 @@ func readDeletionVector(fs *watchedIO, d splits.DeleteFile, dataPath string) (*d
 		return nil, fmt.Errorf("read deletion vector %s: %w: it references %s, not %s",
 			d.Path, ErrCorruptFile, ref, dataPath)
 	}
+	v, err := l.cached(func() string { return deletionVectorKey(l.r.space, d, ref) }, splits.DeleteDeletionVector, func() (any, int64, error) {
+		bm, err := readDeletionVector(l.fs(), d, ref)
+		if err != nil {
+			return nil, 0, err
+		}
+		return bm, bitmapSize(bm), nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return v.(*dv.RoaringPositionBitmap), nil
+}
+
+// readDeletionVector reads the deletion vector blob of d, which references
+// the data file ref.
+func readDeletionVector(fs *watchedIO, d splits.DeleteFile, ref string) (*dv.RoaringPositionBitmap, error) {
 	b, err := iceberg.NewDataFileBuilder(iceberg.PartitionSpec{}, iceberg.EntryContentPosDeletes,
 		d.Path, iceberg.PuffinFile, nil, nil, nil, d.Records, d.Size)
 	if err != nil {

@@ -23,7 +23,10 @@ type eqSet struct {
 	// the data file does not have, whose key is then in consts.
 	cols   []*leaf
 	consts [][]byte
-	keys   map[string]struct{}
+	// keys are the key sets of the set's delete files, one per file; they
+	// may be shared with other streams through the cache and are never
+	// modified.
+	keys []map[string]struct{}
 }
 
 // contains reports whether the current row of the data file matches a key
@@ -37,14 +40,18 @@ func (e *eqSet) contains(kb []byte) ([]byte, bool) {
 		}
 		kb = appendKey(kb, &l.row[0], &l.vt)
 	}
-	_, ok := e.keys[string(kb)]
-	return kb, ok
+	for _, keys := range e.keys {
+		if _, ok := keys[string(kb)]; ok {
+			return kb, true
+		}
+	}
+	return kb, false
 }
 
 // loadEqualitySets reads every equality delete file of the split into one
 // set per distinct list of equality ids, and registers with r the data-file
 // columns the sets compare (read even when they are not emitted).
-func loadEqualitySets(fs *watchedIO, s splits.Split, t splits.TableSchema, dataRoot *parquet.Column, r *resolver) ([]*eqSet, error) {
+func loadEqualitySets(l *deleteLoader, s splits.Split, t splits.TableSchema, dataRoot *parquet.Column, r *resolver) ([]*eqSet, error) {
 	var sets []*eqSet
 	for _, d := range s.Deletes {
 		if d.Kind != splits.DeleteEquality {
@@ -64,16 +71,43 @@ func loadEqualitySets(fs *watchedIO, s splits.Split, t splits.TableSchema, dataR
 			}
 			sets = append(sets, set)
 		}
-		if err := readEqualityDeletes(fs, d, t, set); err != nil {
+		keys, err := l.equalityKeys(d, t)
+		if err != nil {
 			return nil, err
+		}
+		if len(keys) > 0 {
+			set.keys = append(set.keys, keys)
 		}
 	}
 	return sets, nil
 }
 
+// equalityKeys returns the keys of the equality delete file d, encoded for
+// the table schema t.
+func (l *deleteLoader) equalityKeys(d splits.DeleteFile, t splits.TableSchema) (map[string]struct{}, error) {
+	key := ""
+	if l.r.cache != nil {
+		var err error
+		if key, err = equalityKey(l.r.space, d, t); err != nil {
+			return nil, err
+		}
+	}
+	v, err := l.cached(func() string { return key }, splits.DeleteEquality, func() (any, int64, error) {
+		keys, err := readEqualityDeletes(l.fs(), d, t)
+		if err != nil {
+			return nil, 0, err
+		}
+		return keys, equalityKeysSize(keys), nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return v.(map[string]struct{}), nil
+}
+
 // newEqSet resolves the equality columns of d in the data file.
 func newEqSet(d splits.DeleteFile, schema *iceberg.Schema, dataRoot *parquet.Column, r *resolver) (*eqSet, error) {
-	set := &eqSet{ids: slices.Clone(d.EqualityIDs), keys: map[string]struct{}{}}
+	set := &eqSet{ids: slices.Clone(d.EqualityIDs)}
 	for _, id := range d.EqualityIDs {
 		f, err := equalityField(schema, id, d.Path)
 		if err != nil {
@@ -135,56 +169,57 @@ func (r *resolver) findColumn(c *parquet.Column, id int) *parquet.Column {
 	return nil
 }
 
-// readEqualityDeletes adds the keys of the equality delete file d to set,
+// readEqualityDeletes reads the keys of the equality delete file d,
 // reading its equality columns by field id, or through the table's name
 // mapping when the file has no ids (the file may hold more columns, such as
 // the whole rows Flink writes). Keys are in the table schema's types, so a
 // key column written under an older, narrower type still matches.
-func readEqualityDeletes(fs *watchedIO, d splits.DeleteFile, t splits.TableSchema, set *eqSet) (err error) {
+func readEqualityDeletes(fs *watchedIO, d splits.DeleteFile, t splits.TableSchema) (_ map[string]struct{}, err error) {
 	if !strings.EqualFold(d.Format, string(iceberg.ParquetFile)) {
-		return fmt.Errorf("%w: equality delete file %s is %s; only Parquet delete files are read",
+		return nil, fmt.Errorf("%w: equality delete file %s is %s; only Parquet delete files are read",
 			ErrUnsupported, d.Path, d.Format)
 	}
 	pf, f, err := openParquet(fs, "equality delete file", d.Path, d.Size)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer closeErr(f, &err, "close equality delete file "+d.Path)
 	r, err := newResolver(d.Path, pf.Root(), t.NameMapping)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	cols := make([]*leaf, len(set.ids))
-	for i, id := range set.ids {
+	cols := make([]*leaf, len(d.EqualityIDs))
+	for i, id := range d.EqualityIDs {
 		field, err := equalityField(t.Schema, id, d.Path)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		c := r.findColumn(pf.Root(), id)
 		if c == nil || !c.Leaf() {
-			return fmt.Errorf("read equality delete file %s: %w: no column with field id %d", d.Path, ErrCorruptFile, id)
+			return nil, fmt.Errorf("read equality delete file %s: %w: no column with field id %d", d.Path, ErrCorruptFile, id)
 		}
 		vt, err := r.valueTypeOf(field, c)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		cols[i] = r.addLeaf(c, vt)
 	}
+	keys := map[string]struct{}{}
 	var kb []byte
 	err = scanRows(fs, pf, r.order, func() error {
 		kb = kb[:0]
 		for _, l := range cols {
 			kb = appendKey(kb, &l.row[0], &l.vt)
 		}
-		if _, ok := set.keys[string(kb)]; !ok {
-			set.keys[string(kb)] = struct{}{}
+		if _, ok := keys[string(kb)]; !ok {
+			keys[string(kb)] = struct{}{}
 		}
 		return nil
 	})
 	if err != nil {
-		return fmt.Errorf("read equality delete file %s: %w", d.Path, err)
+		return nil, fmt.Errorf("read equality delete file %s: %w", d.Path, err)
 	}
-	return nil
+	return keys, nil
 }
 
 // appendKey appends the canonical bytes of v as a value of its Iceberg

@@ -7,7 +7,9 @@
 // file's columns by field id (or by name through the table's name mapping),
 // and loads every delete set (positional
 // deletes and deletion vectors into one position bitmap, equality deletes
-// into one key set per list of equality ids). Run then streams the file row
+// into one key set per list of equality ids), through a DeleteCache when the
+// Reader has one (WithDeleteCache), so that a delete file shared by many
+// splits is decoded once. Run then streams the file row
 // group by row group, skipping deleted rows and the rows that fail the
 // split's residual filter (evaluated by iceberg-go), and encodes straight
 // from the Parquet values into a reused buffer; memory is bounded by the
@@ -34,6 +36,7 @@ import (
 	"fmt"
 	"io"
 	iofs "io/fs"
+	"maps"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -59,6 +62,8 @@ type Reader struct {
 	fs        icebergio.IO
 	batchRows int
 	enc       encoding
+	cache     *DeleteCache // nil: every Open reads its delete files
+	space     uint64       // the Reader's namespace in cache
 }
 
 // Option configures a Reader.
@@ -87,12 +92,23 @@ func WithBinaryAsString(asString bool) Option {
 	return func(r *Reader) { r.enc.binaryAsString = asString }
 }
 
+// WithDeleteCache decodes delete files through c, which any number of
+// Readers may share (they share its bound, never its entries: each Reader's
+// FileIO decides what a path names). Without it, or with a nil c, every
+// Open reads and decodes its split's delete files.
+func WithDeleteCache(c *DeleteCache) Option {
+	return func(r *Reader) { r.cache = c }
+}
+
 // New returns a Reader that opens every file through fs with the paths the
 // manifests spell; fs applies any location map.
 func New(fs icebergio.IO, opts ...Option) *Reader {
 	r := &Reader{fs: fs, batchRows: DefaultBatchRows}
 	for _, o := range opts {
 		o(r)
+	}
+	if r.cache != nil {
+		r.space = r.cache.space()
 	}
 	return r
 }
@@ -116,6 +132,10 @@ type Stats struct {
 	// was replaced by U+FFFD: strings, and binary or fixed values written
 	// as text with binaryAsString.
 	InvalidUTF8 int64
+	// DeleteFilesLoaded counts, by kind, the delete files that Open read
+	// from storage itself: not those the Reader's DeleteCache held, nor
+	// those another stream was loading when this one asked for them.
+	DeleteFilesLoaded map[splits.DeleteKind]int64
 }
 
 // Stream is one opened split, ready to Run once. Close it in every case.
@@ -130,6 +150,7 @@ type Stream struct {
 	eq        []*eqSet
 	filter    *residual // nil without a residual filter
 	batchRows int
+	loaded    map[splits.DeleteKind]int64 // by Open, then read-only
 
 	used   bool
 	closed bool
@@ -209,13 +230,15 @@ func (r *Reader) Open(ctx context.Context, s splits.Split, t splits.TableSchema)
 		st.rows.fields = append(st.rows.fields, n)
 	}
 
-	if st.deletes, err = loadPositions(fs, s); err != nil {
+	loader := &deleteLoader{r: r, loaded: map[splits.DeleteKind]int64{}}
+	st.loaded = loader.loaded
+	if st.deletes, err = loadPositions(loader, s); err != nil {
 		return nil, err
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if st.eq, err = loadEqualitySets(fs, s, t, root, res); err != nil {
+	if st.eq, err = loadEqualitySets(loader, s, t, root, res); err != nil {
 		return nil, err
 	}
 	if filter != nil {
@@ -421,8 +444,9 @@ func (s *Stream) Stats() Stats {
 			splits.DeleteDeletionVector: p.dv.Load(),
 			splits.DeleteEquality:       p.equality.Load(),
 		},
-		RowsFiltered: p.filtered.Load(),
-		InvalidUTF8:  p.invalid.Load(),
+		RowsFiltered:      p.filtered.Load(),
+		InvalidUTF8:       p.invalid.Load(),
+		DeleteFilesLoaded: maps.Clone(s.loaded),
 	}
 }
 

@@ -1,8 +1,10 @@
 package reader_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -176,4 +178,82 @@ type countingWriter struct{ n int64 }
 func (w *countingWriter) Write(p []byte) (int, error) {
 	w.n += int64(len(p))
 	return len(p), nil
+}
+
+// writeSharedPositionalDeletes writes files small data files and one
+// positional delete file that names each of them perFile times (every
+// tenth position), as iceberg-go's planner attaches to every data file when
+// the file's path bounds are truncated. It returns the splits.
+func writeSharedPositionalDeletes(b *testing.B, dir string, files, perFile int) []splits.Split {
+	b.Helper()
+	rows := make([]idRow, perFile*10)
+	for i := range rows {
+		rows[i] = idRow{ID: int64(i), Name: "n"}
+	}
+	var buf bytes.Buffer
+	if err := parquet.Write(&buf, rows); err != nil {
+		b.Fatal(err)
+	}
+	var ss []splits.Split
+	var dels []posDelete
+	for i := range files {
+		name := fmt.Sprintf("data-%03d.parquet", i)
+		if err := writeFile(filepath.Join(dir, name), buf.Bytes()); err != nil {
+			b.Fatal(err)
+		}
+		s := dataSplit(name, int64(buf.Len()), int64(len(rows)))
+		for p := range perFile {
+			dels = append(dels, posDelete{s.Data.Path, int64(p * 10)})
+		}
+		ss = append(ss, s)
+	}
+	_, size := writeParquet(b, dir, "shared-deletes.parquet", dels)
+	for i := range ss {
+		ss[i].Deletes = []splits.DeleteFile{{Kind: splits.DeletePosition, Path: bucket + "/shared-deletes.parquet", Format: "PARQUET", Size: size}}
+	}
+	return ss
+}
+
+// BenchmarkOpenSharedPositionalDeletes opens (and closes, without running)
+// the 100 splits of data files that one positional delete file names, 1000
+// positions each: one op is all 100. Without a cache every Open decodes the
+// whole delete file; with a fresh cache per op (cold) the first Open decodes
+// it and the other 99 find it; a warm cache decodes nothing.
+func BenchmarkOpenSharedPositionalDeletes(b *testing.B) {
+	const files, perFile = 100, 1000
+	dir := b.TempDir()
+	ss := writeSharedPositionalDeletes(b, dir, files, perFile)
+	ctx := context.Background()
+	openAll := func(b *testing.B, r *reader.Reader) {
+		for _, s := range ss {
+			st, err := r.Open(ctx, s, tableOf(idSchema))
+			if err != nil {
+				b.Fatal(err)
+			}
+			if err := st.Close(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	b.Run("uncached", func(b *testing.B) {
+		r := reader.New(testFS(dir))
+		b.ReportAllocs()
+		for b.Loop() {
+			openAll(b, r)
+		}
+	})
+	b.Run("cached_cold", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			openAll(b, reader.New(testFS(dir), reader.WithDeleteCache(reader.NewDeleteCache(256<<20, nil))))
+		}
+	})
+	b.Run("cached_warm", func(b *testing.B) {
+		r := reader.New(testFS(dir), reader.WithDeleteCache(reader.NewDeleteCache(256<<20, nil)))
+		openAll(b, r)
+		b.ReportAllocs()
+		for b.Loop() {
+			openAll(b, r)
+		}
+	})
 }

@@ -6,8 +6,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"net/url"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -42,17 +44,64 @@ type config struct {
 	LogFormat      string
 	ShutdownGrace  time.Duration
 	BatchRows      int
-	MaxStreams     int
-	MaxPlans       int
-	MaxSplits      int
-	TLSCert        string
-	TLSKey         string
+	// DeleteCacheSize bounds, in bytes, the decoded delete files kept for
+	// every catalog's streams; 0 keeps none.
+	DeleteCacheSize int64
+	MaxStreams      int
+	MaxPlans        int
+	MaxSplits       int
+	TLSCert         string
+	TLSKey          string
 	// BasicAuthFile holds username:password lines; credentials never come
 	// from a flag value.
 	BasicAuthFile    string
 	BasicAuth        []handlers.Credential
 	AuthMetrics      bool
 	DruidPasswordEnv string
+}
+
+// defaultDeleteCacheSize is the default of --delete-cache-size.
+const defaultDeleteCacheSize = 256 << 20
+
+// byteSize is a flag of a number of bytes: plain (1048576) or with a unit,
+// binary (KiB, MiB, GiB, TiB) or decimal (kB, MB, GB, TB), in any case,
+// such as 256MiB.
+type byteSize int64
+
+// byteUnits are the units of byteSize, largest first within each kind, and
+// each before the units it ends with (KiB before B).
+var byteUnits = []struct {
+	suffix string
+	n      int64
+}{
+	{"TiB", 1 << 40}, {"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10},
+	{"TB", 1e12}, {"GB", 1e9}, {"MB", 1e6}, {"kB", 1e3}, {"B", 1},
+}
+
+func (b *byteSize) String() string {
+	n := int64(*b)
+	for _, u := range byteUnits[:4] {
+		if n != 0 && n%u.n == 0 {
+			return strconv.FormatInt(n/u.n, 10) + u.suffix
+		}
+	}
+	return strconv.FormatInt(n, 10)
+}
+
+func (b *byteSize) Set(v string) error {
+	num, mult := strings.TrimSpace(v), int64(1)
+	for _, u := range byteUnits {
+		if i := len(num) - len(u.suffix); i >= 0 && strings.EqualFold(num[i:], u.suffix) {
+			num, mult = strings.TrimSpace(num[:i]), u.n
+			break
+		}
+	}
+	n, err := strconv.ParseInt(num, 10, 64)
+	if err != nil || n < 0 || n > math.MaxInt64/mult {
+		return errors.New("want a whole number of bytes, optionally with a unit: 256MiB, 1GiB, 500MB")
+	}
+	*b = byteSize(n * mult)
+	return nil
 }
 
 // multiFlag is a repeatable KEY=VALUE flag.
@@ -90,6 +139,8 @@ func parseServe(args []string, getenv func(string) string, help io.Writer) (conf
 	fs.IntVar(&c.MaxPlans, "max-plans", 16, "planning requests served at once; past it 503 with Retry-After (0: no bound)")
 	fs.IntVar(&c.MaxSplits, "max-splits", 10000, "splits (URIs) one plan may hand out; more is a 422 that says how to narrow it (0: no bound)")
 	fs.IntVar(&c.BatchRows, "batch-rows", 0, "rows per flushed batch of a row stream (0: the reader's default)")
+	deleteCache := byteSize(defaultDeleteCacheSize)
+	fs.Var(&deleteCache, "delete-cache-size", "memory for decoded delete files shared by all streams, such as 256MiB or 1GiB (0: decode them for every split)")
 	fs.StringVar(&c.BasicAuthFile, "basic-auth-file", "", "file of username:password lines; when set (or SIDECAR_BASIC_AUTH_USERNAME and _PASSWORD are), HTTP Basic auth is required")
 	fs.BoolVar(&c.AuthMetrics, "auth-metrics", false, "require Basic auth on /metrics too")
 	fs.StringVar(&c.DruidPasswordEnv, "druid-password-env", "SIDECAR_HTTP_PASSWORD", "environment variable Druid's tasks read the password from; named in the generated inputSource")
@@ -131,6 +182,7 @@ func parseServe(args []string, getenv func(string) string, help io.Writer) (conf
 	if envErr != nil {
 		return c, envErr
 	}
+	c.DeleteCacheSize = int64(deleteCache)
 	var err error
 	if c.CatalogProps, err = keyValues("--catalog-prop", props); err != nil {
 		return c, err

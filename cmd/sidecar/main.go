@@ -103,9 +103,16 @@ func serve(ctx context.Context, cfg config, logOut io.Writer, ready chan<- strin
 		}
 		log.Info("demo tables ready", slog.String("warehouse", cfg.Warehouse))
 	}
+	reg := prometheus.NewRegistry()
+	m := metrics.New(reg)
 	var readerOpts []reader.Option
 	if cfg.BatchRows > 0 {
 		readerOpts = append(readerOpts, reader.WithBatchRows(cfg.BatchRows))
+	}
+	if cfg.DeleteCacheSize > 0 {
+		// One cache and one bound for every catalog's streams.
+		cache := reader.NewDeleteCache(cfg.DeleteCacheSize, handlers.DeleteCacheMetrics(m))
+		readerOpts = append(readerOpts, reader.WithDeleteCache(cache))
 	}
 	var cats []handlers.Catalog
 	var names []string
@@ -126,8 +133,6 @@ func serve(ctx context.Context, cfg config, logOut io.Writer, ready chan<- strin
 		names = append(names, name)
 	}
 
-	reg := prometheus.NewRegistry()
-	m := metrics.New(reg)
 	router := handlers.New(handlers.Config{
 		Catalogs:       cats,
 		DefaultCatalog: cfg.DefaultCatalog,
@@ -157,7 +162,7 @@ func serve(ctx context.Context, cfg config, logOut io.Writer, ready chan<- strin
 		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
 	}
 	log.Info("listening", slog.String("addr", ln.Addr().String()), slog.String("catalogs", strings.Join(names, ",")),
-		slog.Bool("basic_auth", len(cfg.BasicAuth) > 0))
+		slog.Bool("basic_auth", len(cfg.BasicAuth) > 0), slog.Int64("delete_cache_size", cfg.DeleteCacheSize))
 	if ready != nil {
 		ready <- ln.Addr().String()
 	}

@@ -32,6 +32,10 @@ func TestBadFlags(t *testing.T) {
 		{"bad env", []string{"serve"}, map[string]string{"SIDECAR_SHUTDOWN_GRACE": "soon"}, "SIDECAR_SHUTDOWN_GRACE"},
 		{"unknown flag", []string{"serve", "--nope"}, nil, "-nope"},
 		{"negative token ttl", []string{"serve", "--token-ttl", "-1s"}, nil, "--token-ttl"},
+		{"bad delete cache size", []string{"serve", "--delete-cache-size", "lots"}, nil, "-delete-cache-size"},
+		{"fractional delete cache size", []string{"serve", "--delete-cache-size", "1.5GiB"}, nil, "whole number of bytes"},
+		{"negative delete cache size", []string{"serve", "--delete-cache-size", "-1"}, nil, "-delete-cache-size"},
+		{"bad delete cache size env", []string{"serve"}, map[string]string{"SIDECAR_DELETE_CACHE_SIZE": "1PB"}, "SIDECAR_DELETE_CACHE_SIZE"},
 		{"unknown command", []string{"srv"}, nil, "unknown command"},
 	}
 	for _, tc := range tests {
@@ -95,10 +99,46 @@ func TestHelp(t *testing.T) {
 		t.Fatalf("serve -h exits %d", code)
 	}
 	for _, flag := range []string{"-addr", "-public-url", "-catalog", "-warehouse", "-catalog-uri", "-catalog-prop",
-		"-table", "-location-map", "-token-key-file", "-token-ttl", "-demo"} {
+		"-table", "-location-map", "-token-key-file", "-token-ttl", "-demo", "-delete-cache-size"} {
 		if !strings.Contains(stdout.String(), flag) {
 			t.Errorf("serve -h does not list %s", flag)
 		}
+	}
+}
+
+func TestDeleteCacheSize(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		env  string
+		want int64
+	}{
+		{nil, "", 256 << 20},
+		{[]string{"--delete-cache-size", "0"}, "", 0},
+		{[]string{"--delete-cache-size", "1048576"}, "", 1 << 20},
+		{[]string{"--delete-cache-size", "64MiB"}, "", 64 << 20},
+		{[]string{"--delete-cache-size", "1GiB"}, "", 1 << 30},
+		{[]string{"--delete-cache-size", "2gib"}, "", 2 << 30},
+		{[]string{"--delete-cache-size", "500MB"}, "", 500_000_000},
+		{[]string{"--delete-cache-size", "10 KiB"}, "", 10 << 10},
+		{[]string{"--delete-cache-size", "512B"}, "", 512},
+		{nil, "1GiB", 1 << 30},
+		{nil, "0", 0},
+		{[]string{"--delete-cache-size", "16MiB"}, "1GiB", 16 << 20}, // the flag wins
+	} {
+		getenv := func(k string) string {
+			if k == "SIDECAR_DELETE_CACHE_SIZE" {
+				return tc.env
+			}
+			return ""
+		}
+		cfg, err := parseServe(tc.args, getenv, io.Discard)
+		if err != nil || cfg.DeleteCacheSize != tc.want {
+			t.Errorf("%v with SIDECAR_DELETE_CACHE_SIZE=%q: %d, %v; want %d", tc.args, tc.env, cfg.DeleteCacheSize, err, tc.want)
+		}
+	}
+	var help bytes.Buffer
+	if _, err := parseServe([]string{"-h"}, func(string) string { return "" }, &help); err == nil || !strings.Contains(help.String(), "(default 256MiB)") {
+		t.Errorf("serve -h does not give the default as 256MiB:\n%s", help.String())
 	}
 }
 
@@ -175,6 +215,19 @@ func TestServeDemo(t *testing.T) {
 	slices.Sort(ids)
 	if !slices.Equal(ids, []int64{1001, 1003, 1007}) {
 		t.Fatalf("demo.orders live order ids %v, want [1001 1003 1007]", ids)
+	}
+
+	// The default delete cache is wired to the metrics: demo.orders's two
+	// splits share its positional delete file, which was read once.
+	scrape := string(getBody(t, base+"/metrics"))
+	for _, series := range []string{
+		`sidecar_delete_cache_misses_total{kind="position"} 1`,
+		`sidecar_delete_cache_hits_total{kind="position"} 1`,
+		`sidecar_delete_file_loads_total{kind="position"} 1`,
+	} {
+		if !strings.Contains(scrape, "\n"+series+"\n") {
+			t.Errorf("/metrics lacks %s", series)
+		}
 	}
 
 	customers := getPlan(t, base+"/splits?table=demo.customers")

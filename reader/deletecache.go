@@ -1,0 +1,366 @@
+package reader
+
+import (
+	"container/list"
+	"encoding/binary"
+	"fmt"
+	"hash/fnv"
+	"slices"
+	"strconv"
+	"sync"
+
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/table/dv"
+	"golang.org/x/sync/singleflight"
+
+	"github.com/druidiceberg/sidecar/splits"
+)
+
+// DeleteCache holds decoded delete files for the Readers that share it
+// (WithDeleteCache), so that a delete file that applies to many splits is
+// read and decoded once while it stays cached, not once per split. It is
+// bounded by an estimate of the memory its entries hold: past the bound it
+// drops the least recently used ones, and an entry larger than the whole
+// bound is used by the streams that asked for it but not kept.
+//
+// A first request for a delete file loads it; requests for the same file
+// that arrive while it loads wait for that load instead of starting their
+// own. A failed load is not kept: every waiter gets its error, and the next
+// request tries again.
+//
+// What is cached is what does not depend on the split: a positional delete
+// file as one position bitmap per data file it names, a deletion vector as
+// its bitmap, an equality delete file as its set of keys. Entries are never
+// modified once loaded; streams that need a union build a new bitmap.
+//
+// A DeleteCache is safe for concurrent use.
+type DeleteCache struct {
+	max   int64
+	obs   DeleteCacheObserver
+	group singleflight.Group
+
+	mu      sync.Mutex
+	entries map[string]*list.Element // of *cacheEntry
+	lru     list.List                // most recently used first
+	bytes   int64
+	spaces  uint64 // namespaces handed to Readers
+	hits    map[splits.DeleteKind]int64
+	misses  map[splits.DeleteKind]int64
+	evicted int64
+	flying  int // callers between a miss and the end of its load (tests)
+}
+
+// DeleteCacheObserver is told what a DeleteCache does, for example to
+// export it as metrics. Its methods are called concurrently, without the
+// cache's lock held, and must be cheap.
+type DeleteCacheObserver interface {
+	// DeleteCacheLookup reports one request for a delete file of kind:
+	// a hit when it got the decoded file without reading it (from the
+	// cache, or by waiting on a load of the same file already running), a
+	// miss when it read the file itself, or waited on a load that failed.
+	DeleteCacheLookup(kind splits.DeleteKind, hit bool)
+	// DeleteCacheChanged reports a change of the estimated bytes held
+	// (bytesDelta, negative when entries left) and the number of entries
+	// evicted to stay within the bound.
+	DeleteCacheChanged(bytesDelta int64, evicted int)
+}
+
+// DeleteCacheStats are a DeleteCache's counts since it was created.
+type DeleteCacheStats struct {
+	// Hits and Misses count requests for delete files by kind, as
+	// DeleteCacheObserver.DeleteCacheLookup defines them: as long as no
+	// load fails, Misses is the number of delete files read from storage.
+	Hits, Misses map[splits.DeleteKind]int64
+	// Evictions counts entries dropped to stay within the bound.
+	Evictions int64
+	// Entries and Bytes are what the cache holds now; Bytes is an
+	// estimate of the memory of the decoded entries.
+	Entries int
+	Bytes   int64
+}
+
+// NewDeleteCache returns a cache that keeps decoded delete files up to an
+// estimated maxBytes of memory (with maxBytes <= 0 it keeps nothing, yet
+// still lets concurrent first requests share one load). obs, when not nil,
+// is told of every lookup and change.
+func NewDeleteCache(maxBytes int64, obs DeleteCacheObserver) *DeleteCache {
+	return &DeleteCache{
+		max:     maxBytes,
+		obs:     obs,
+		entries: map[string]*list.Element{},
+		hits:    map[splits.DeleteKind]int64{},
+		misses:  map[splits.DeleteKind]int64{},
+	}
+}
+
+// Stats returns the cache's counts.
+func (c *DeleteCache) Stats() DeleteCacheStats {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return DeleteCacheStats{
+		Hits:      cloneCounts(c.hits),
+		Misses:    cloneCounts(c.misses),
+		Evictions: c.evicted,
+		Entries:   len(c.entries),
+		Bytes:     c.bytes,
+	}
+}
+
+func cloneCounts(m map[splits.DeleteKind]int64) map[splits.DeleteKind]int64 {
+	out := make(map[splits.DeleteKind]int64, 3)
+	for _, k := range []splits.DeleteKind{splits.DeletePosition, splits.DeleteEquality, splits.DeleteDeletionVector} {
+		out[k] = m[k]
+	}
+	return out
+}
+
+// space returns a namespace for one Reader's keys. Readers never share
+// entries: each has its own FileIO and location map, which decide what
+// bytes a path names.
+func (c *DeleteCache) space() uint64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.spaces++
+	return c.spaces
+}
+
+type cacheEntry struct {
+	key  string
+	val  any
+	size int64
+}
+
+// get returns the value cached under key, or loads it once for every
+// concurrent caller. load returns the value and its estimated size in
+// bytes. loaded says whether this caller ran the load.
+func (c *DeleteCache) get(key string, kind splits.DeleteKind, load func() (any, int64, error)) (val any, loaded bool, err error) {
+	c.mu.Lock()
+	if e, ok := c.entries[key]; ok {
+		c.lru.MoveToFront(e)
+		c.hits[kind]++
+		c.mu.Unlock()
+		c.observeLookup(kind, true)
+		return e.Value.(*cacheEntry).val, false, nil
+	}
+	c.flying++
+	c.mu.Unlock()
+
+	val, err, _ = c.group.Do(key, func() (v any, err error) {
+		c.mu.Lock()
+		if e, ok := c.entries[key]; ok {
+			// Stored by a load that ended between the lookup above and Do.
+			c.mu.Unlock()
+			return e.Value.(*cacheEntry).val, nil
+		}
+		c.mu.Unlock()
+		loaded = true
+		defer func() {
+			// The decoders recover from parquet-go's panics; this keeps any
+			// other one from reaching every waiter as a panic of its own.
+			if r := recover(); r != nil {
+				v, err = nil, fmt.Errorf("%w: %v", ErrCorruptFile, r)
+			}
+		}()
+		v, size, err := load()
+		if err != nil {
+			return nil, err
+		}
+		c.add(key, v, size)
+		return v, nil
+	})
+
+	hit := err == nil && !loaded
+	c.mu.Lock()
+	c.flying--
+	if hit {
+		c.hits[kind]++
+	} else {
+		c.misses[kind]++
+	}
+	c.mu.Unlock()
+	c.observeLookup(kind, hit)
+	return val, loaded, err
+}
+
+func (c *DeleteCache) observeLookup(kind splits.DeleteKind, hit bool) {
+	if c.obs != nil {
+		c.obs.DeleteCacheLookup(kind, hit)
+	}
+}
+
+// add stores a loaded value, evicting the least recently used entries past
+// the bound; a value larger than the bound is not stored.
+func (c *DeleteCache) add(key string, val any, size int64) {
+	size += int64(len(key)) + entryOverhead
+	if size > c.max {
+		return
+	}
+	c.mu.Lock()
+	if _, ok := c.entries[key]; ok {
+		c.mu.Unlock()
+		return
+	}
+	c.entries[key] = c.lru.PushFront(&cacheEntry{key: key, val: val, size: size})
+	c.bytes += size
+	delta, evicted := size, 0
+	for c.bytes > c.max {
+		e := c.lru.Back()
+		ce := e.Value.(*cacheEntry)
+		c.lru.Remove(e)
+		delete(c.entries, ce.key)
+		c.bytes -= ce.size
+		delta -= ce.size
+		evicted++
+	}
+	c.evicted += int64(evicted)
+	c.mu.Unlock()
+	if c.obs != nil {
+		c.obs.DeleteCacheChanged(delta, evicted)
+	}
+}
+
+// The memory estimates. A string-keyed map entry costs its key's bytes and
+// about 40 more (the string header, the map slot and its control byte at the
+// map's load factor, and the key allocation's rounding); a roaring bitmap
+// costs its serialized size and a few hundred bytes of structs, slices and
+// its map of 32-bit buckets; a cache entry costs its key, a list element
+// and the map entry that finds it.
+const (
+	mapEntryOverhead = 40
+	mapOverhead      = 64
+	bitmapOverhead   = 320
+	entryOverhead    = 160
+)
+
+// bitmapSize estimates the memory of a position bitmap.
+func bitmapSize(bm *dv.RoaringPositionBitmap) int64 {
+	var n countWriter
+	// Serialize only fails when its writer does.
+	_ = bm.Serialize(&n)
+	return int64(n) + bitmapOverhead
+}
+
+type countWriter int64
+
+func (w *countWriter) Write(p []byte) (int, error) {
+	*w += countWriter(len(p))
+	return len(p), nil
+}
+
+// positionEntry is a decoded positional delete file.
+type positionEntry struct {
+	// byPath holds the deleted positions of every data file the file
+	// names, by the path the file spells.
+	byPath map[string]*dv.RoaringPositionBitmap
+	// corrupt holds, for a data file whose rows include an impossible
+	// position (null or negative), that position as the error gives it: a
+	// split of that data file fails, as it does without the cache, and the
+	// other data files are unaffected.
+	corrupt map[string]string
+}
+
+func (e *positionEntry) size() int64 {
+	n := int64(mapOverhead)
+	for p, bm := range e.byPath {
+		n += int64(len(p)) + mapEntryOverhead + bitmapSize(bm)
+	}
+	for p, v := range e.corrupt {
+		n += int64(len(p)+len(v)) + mapEntryOverhead
+	}
+	return n
+}
+
+// equalityKeysSize estimates the memory of a set of equality keys.
+func equalityKeysSize(keys map[string]struct{}) int64 {
+	n := int64(mapOverhead)
+	for k := range keys {
+		n += int64(len(k)) + mapEntryOverhead
+	}
+	return n
+}
+
+// keyBuilder spells a cache key: a kind, the Reader's namespace, then
+// fields that cannot run into each other (strings are length-prefixed).
+type keyBuilder []byte
+
+func newKey(kind byte, space uint64) keyBuilder {
+	return binary.AppendUvarint(keyBuilder{kind}, space)
+}
+
+func (k keyBuilder) str(s string) keyBuilder {
+	return append(binary.AppendUvarint(k, uint64(len(s))), s...)
+}
+
+func (k keyBuilder) int(v int64) keyBuilder { return binary.AppendVarint(k, v) }
+
+// positionKey identifies a decoded positional delete file: its path as the
+// manifest spells it, and its size.
+func positionKey(space uint64, d splits.DeleteFile) string {
+	return string(newKey('p', space).str(d.Path).int(d.Size))
+}
+
+// deletionVectorKey identifies a deletion vector: its puffin file, the
+// blob's offset and length, and what the blob is checked against (the data
+// file it references and its cardinality).
+func deletionVectorKey(space uint64, d splits.DeleteFile, ref string) string {
+	return string(newKey('v', space).str(d.Path).int(*d.ContentOffset).int(*d.ContentSize).
+		str(ref).int(d.Records))
+}
+
+// equalityKey identifies the keys of an equality delete file as they are
+// encoded for a table schema: the file, its equality ids, the Iceberg type
+// of each (which fixes the key encoding, see appendKey), and the table's
+// name mapping (which resolves the columns of a file without field ids).
+func equalityKey(space uint64, d splits.DeleteFile, t splits.TableSchema) (string, error) {
+	k := newKey('e', space).str(d.Path).int(d.Size).int(int64(len(d.EqualityIDs)))
+	for _, id := range d.EqualityIDs {
+		f, err := equalityField(t.Schema, id, d.Path)
+		if err != nil {
+			return "", err
+		}
+		k = k.int(int64(id)).str(f.Type.String())
+	}
+	return string(k.int(int64(nameMappingDigest(t.NameMapping)))), nil
+}
+
+// nameMappingDigest hashes a name mapping; 0 for none.
+func nameMappingDigest(nm iceberg.NameMapping) uint64 {
+	if len(nm) == 0 {
+		return 0
+	}
+	h := fnv.New64a()
+	var walk func(fields []iceberg.MappedField)
+	walk = func(fields []iceberg.MappedField) {
+		var b []byte
+		for _, f := range fields {
+			b = strconv.AppendInt(b[:0], int64(f.ID()), 10)
+			b = append(b, '[')
+			for _, n := range f.Names {
+				b = append(strconv.AppendInt(b, int64(len(n)), 10), ':')
+				b = append(b, n...)
+			}
+			_, _ = h.Write(append(b, '{'))
+			walk(f.Fields)
+			_, _ = h.Write([]byte{'}'})
+		}
+	}
+	walk(nm)
+	return h.Sum64()
+}
+
+// union returns the union of bitmaps without modifying any of them: nil for
+// none, the bitmap itself for one, a new bitmap otherwise.
+func union(bms []*dv.RoaringPositionBitmap) *dv.RoaringPositionBitmap {
+	bms = slices.DeleteFunc(bms, func(bm *dv.RoaringPositionBitmap) bool { return bm == nil })
+	switch len(bms) {
+	case 0:
+		return nil
+	case 1:
+		return bms[0]
+	}
+	out := dv.NewRoaringPositionBitmap()
+	for _, bm := range bms {
+		out.Or(bm)
+	}
+	return out
+}

@@ -1,0 +1,143 @@
+package reader
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/apache/iceberg-go"
+	icebergio "github.com/apache/iceberg-go/io"
+	"github.com/parquet-go/parquet-go"
+
+	"github.com/druidiceberg/sidecar/splits"
+)
+
+// The delete lookups of Run's hot loop, on delete sets loaded through a
+// DeleteCache as a stream gets them: they must not allocate.
+
+func writeBenchParquet[T any](b *testing.B, dir, name string, rows []T) (string, int64) {
+	b.Helper()
+	var buf bytes.Buffer
+	if err := parquet.Write(&buf, rows); err != nil {
+		b.Fatal(err)
+	}
+	path := filepath.Join(dir, name)
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	return path, int64(buf.Len())
+}
+
+// BenchmarkDeleteLookup measures one lookup per op: a position in the
+// bitmap of a positional delete file (5% of 1M positions deleted), and a
+// row's key in the key sets of equality delete files (10,000 longs; two
+// files of 10,000 strings), with a hit on about every other lookup.
+func BenchmarkDeleteLookup(b *testing.B) {
+	dir := b.TempDir()
+	cache := NewDeleteCache(256<<20, nil)
+	r := New(icebergio.LocalFS{}, WithDeleteCache(cache))
+	loader := &deleteLoader{r: r, loaded: map[splits.DeleteKind]int64{}}
+
+	b.Run("bitmap_contains", func(b *testing.B) {
+		const rows = 1_000_000
+		type posDelete struct {
+			FilePath string `parquet:"file_path,id(2147483546)"`
+			Pos      int64  `parquet:"pos,id(2147483545)"`
+		}
+		dataPath := "s3://bucket/data.parquet"
+		var dels []posDelete
+		for p := 0; p < rows; p += 20 {
+			dels = append(dels, posDelete{dataPath, int64(p)})
+		}
+		path, size := writeBenchParquet(b, dir, "pos.parquet", dels)
+		s := splits.Split{Data: splits.DataFile{Path: dataPath}, Deletes: []splits.DeleteFile{
+			{Kind: splits.DeletePosition, Path: path, Format: "PARQUET", Size: size},
+		}}
+		p, err := loadPositions(loader, s)
+		if err != nil || p.all == nil {
+			b.Fatalf("load: %v", err)
+		}
+		hits := 0
+		b.ReportAllocs()
+		i := uint64(0)
+		for b.Loop() {
+			if p.all.Contains(i % rows) {
+				hits++
+			}
+			i += 7
+		}
+		if hits == 0 {
+			b.Fatal("no hit")
+		}
+	})
+
+	b.Run("equality_key_long", func(b *testing.B) {
+		type del struct {
+			ID int64 `parquet:"id,id(1)"`
+		}
+		var dels []del
+		for i := range 10_000 {
+			dels = append(dels, del{int64(i * 2)})
+		}
+		path, size := writeBenchParquet(b, dir, "eq-long.parquet", dels)
+		schema := iceberg.NewSchema(0, iceberg.NestedField{ID: 1, Name: "id", Type: iceberg.PrimitiveTypes.Int64})
+		d := splits.DeleteFile{Kind: splits.DeleteEquality, Path: path, Format: "PARQUET", Size: size, EqualityIDs: []int{1}}
+		keys, err := loader.equalityKeys(d, splits.TableSchema{Schema: schema})
+		if err != nil {
+			b.Fatal(err)
+		}
+		col := &leaf{vt: valueType{conv: convInt64}, row: make([]parquet.Value, 1)}
+		set := &eqSet{ids: []int{1}, cols: []*leaf{col}, consts: [][]byte{nil}, keys: []map[string]struct{}{keys}}
+		benchEqSet(b, set, func(i int) { col.row[0] = parquet.Int64Value(int64(i % 20_000)) })
+	})
+
+	b.Run("equality_key_string_two_files", func(b *testing.B) {
+		type del struct {
+			Name string `parquet:"name,id(2)"`
+		}
+		schema := iceberg.NewSchema(0, iceberg.NestedField{ID: 2, Name: "name", Type: iceberg.PrimitiveTypes.String})
+		set := &eqSet{ids: []int{2}, consts: [][]byte{nil}}
+		for f := range 2 {
+			var dels []del
+			for i := range 10_000 {
+				dels = append(dels, del{fmt.Sprintf("customer-%06d", 4*i+2*f)})
+			}
+			path, size := writeBenchParquet(b, dir, fmt.Sprintf("eq-str-%d.parquet", f), dels)
+			d := splits.DeleteFile{Kind: splits.DeleteEquality, Path: path, Format: "PARQUET", Size: size, EqualityIDs: []int{2}}
+			keys, err := loader.equalityKeys(d, splits.TableSchema{Schema: schema})
+			if err != nil {
+				b.Fatal(err)
+			}
+			set.keys = append(set.keys, keys)
+		}
+		names := make([]parquet.Value, 40_000)
+		for i := range names {
+			names[i] = parquet.ByteArrayValue(fmt.Appendf(nil, "customer-%06d", i))
+		}
+		col := &leaf{vt: valueType{conv: convString}, row: make([]parquet.Value, 1)}
+		set.cols = []*leaf{col}
+		benchEqSet(b, set, func(i int) { col.row[0] = names[i%len(names)] })
+	})
+}
+
+// benchEqSet looks the current row up in set once per op, after set(i)
+// made row i current.
+func benchEqSet(b *testing.B, set *eqSet, row func(i int)) {
+	b.Helper()
+	var kb []byte
+	hits, i := 0, 0
+	b.ReportAllocs()
+	for b.Loop() {
+		row(i)
+		var hit bool
+		if kb, hit = set.contains(kb); hit {
+			hits++
+		}
+		i++
+	}
+	if hits == 0 {
+		b.Fatal("no hit")
+	}
+}
