@@ -26,7 +26,7 @@ type eqSet struct {
 	// keys are the key sets of the set's delete files, one per file; they
 	// may be shared with other streams through the cache and are never
 	// modified.
-	keys []map[string]struct{}
+	keys []*eqKeys
 }
 
 // contains reports whether the current row of the data file matches a key
@@ -41,7 +41,7 @@ func (e *eqSet) contains(kb []byte) ([]byte, bool) {
 		kb = appendKey(kb, &l.row[0], &l.vt)
 	}
 	for _, keys := range e.keys {
-		if _, ok := keys[string(kb)]; ok {
+		if keys.contains(kb) {
 			return kb, true
 		}
 	}
@@ -75,7 +75,7 @@ func loadEqualitySets(l *deleteLoader, s splits.Split, t splits.TableSchema, dat
 		if err != nil {
 			return nil, err
 		}
-		if len(keys) > 0 {
+		if keys.len() > 0 {
 			set.keys = append(set.keys, keys)
 		}
 	}
@@ -84,7 +84,7 @@ func loadEqualitySets(l *deleteLoader, s splits.Split, t splits.TableSchema, dat
 
 // equalityKeys returns the keys of the equality delete file d, encoded for
 // the table schema t.
-func (l *deleteLoader) equalityKeys(d splits.DeleteFile, t splits.TableSchema) (map[string]struct{}, error) {
+func (l *deleteLoader) equalityKeys(d splits.DeleteFile, t splits.TableSchema) (*eqKeys, error) {
 	key := ""
 	if l.r.cache != nil {
 		var err error
@@ -97,12 +97,13 @@ func (l *deleteLoader) equalityKeys(d splits.DeleteFile, t splits.TableSchema) (
 		if err != nil {
 			return nil, 0, err
 		}
-		return keys, equalityKeysSize(keys), nil
+		k := newEqKeys(keys)
+		return k, k.size(), nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	return v.(map[string]struct{}), nil
+	return v.(*eqKeys), nil
 }
 
 // newEqSet resolves the equality columns of d in the data file.
