@@ -348,6 +348,7 @@ func (p *Planner) Plan(ctx context.Context, req Request) (Plan, error) {
 		return Plan{}, err
 	}
 
+	tasks = wholeFiles(tasks)
 	// PlanFiles returns tasks in no promised order; a stable order makes
 	// the answer, and the spec pasted from it, the same on every call.
 	slices.SortStableFunc(tasks, func(a, b table.FileScanTask) int {
@@ -431,6 +432,27 @@ func (p *Planner) Plan(ctx context.Context, req Request) (Plan, error) {
 		plan.Splits = append(plan.Splits, PlannedSplit{Split: sp, Kind: kind, Token: tok})
 	}
 	return plan, nil
+}
+
+// wholeFiles merges the byte-range tasks that iceberg-go plans for one data
+// file back into one task for the whole file, keeping the first-seen order.
+// iceberg-go splits a Parquet file larger than the table's
+// read.split.target-size (default 128 MiB) at its split offsets, and every
+// range carries the same delete files and residual; a split that ignored
+// the range would serve the whole file once per range.
+func wholeFiles(tasks []table.FileScanTask) []table.FileScanTask {
+	seen := make(map[string]bool, len(tasks))
+	out := tasks[:0]
+	for _, t := range tasks {
+		path := t.File.FilePath()
+		if seen[path] {
+			continue
+		}
+		seen[path] = true
+		t.Start, t.Length = 0, t.File.FileSizeBytes()
+		out = append(out, t)
+	}
+	return out
 }
 
 // noFilesWarning explains an empty plan: Druid's http input source refuses
