@@ -6,8 +6,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"net/url"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -53,6 +55,46 @@ type config struct {
 	BasicAuth        []handlers.Credential
 	AuthMetrics      bool
 	DruidPasswordEnv string
+
+	// TargetSplitSize is the size above which the row path splits a data
+	// file by row groups; 0 never splits.
+	TargetSplitSize byteSize
+}
+
+// byteSize is a size flag: plain bytes, or a number with a KiB, MiB, GiB or
+// TiB suffix. Decimal units (MB) are refused rather than guessed.
+type byteSize int64
+
+func (b *byteSize) String() string {
+	n := int64(*b)
+	for _, u := range []struct {
+		suffix string
+		shift  uint
+	}{{"TiB", 40}, {"GiB", 30}, {"MiB", 20}, {"KiB", 10}} {
+		if n != 0 && n%(1<<u.shift) == 0 {
+			return strconv.FormatInt(n>>u.shift, 10) + u.suffix
+		}
+	}
+	return strconv.FormatInt(n, 10)
+}
+
+func (b *byteSize) Set(v string) error {
+	num, shift := strings.TrimSpace(v), uint(0)
+	for _, u := range []struct {
+		suffix string
+		shift  uint
+	}{{"KiB", 10}, {"MiB", 20}, {"GiB", 30}, {"TiB", 40}, {"B", 0}} {
+		if rest, ok := strings.CutSuffix(num, u.suffix); ok {
+			num, shift = strings.TrimSpace(rest), u.shift
+			break
+		}
+	}
+	n, err := strconv.ParseInt(num, 10, 64)
+	if err != nil || n < 0 || n > math.MaxInt64>>shift {
+		return fmt.Errorf("size %q: want bytes or a whole number of KiB, MiB, GiB or TiB, such as 256MiB", v)
+	}
+	*b = byteSize(n << shift)
+	return nil
 }
 
 // multiFlag is a repeatable KEY=VALUE flag.
@@ -89,6 +131,8 @@ func parseServe(args []string, getenv func(string) string, help io.Writer) (conf
 	fs.IntVar(&c.MaxStreams, "max-streams", 64, "row and file streams served at once; past it 503 with Retry-After (0: no bound)")
 	fs.IntVar(&c.MaxPlans, "max-plans", 16, "planning requests served at once; past it 503 with Retry-After (0: no bound)")
 	fs.IntVar(&c.MaxSplits, "max-splits", 10000, "splits (URIs) one plan may hand out; more is a 422 that says how to narrow it (0: no bound)")
+	c.TargetSplitSize = splits.DefaultTargetSplitSize
+	fs.Var(&c.TargetSplitSize, "target-split-size", "on the row path, split a data file larger than this by row groups into splits of about this size (256MiB, 1GiB or bytes; 0: never)")
 	fs.IntVar(&c.BatchRows, "batch-rows", 0, "rows per flushed batch of a row stream (0: the reader's default)")
 	fs.StringVar(&c.BasicAuthFile, "basic-auth-file", "", "file of username:password lines; when set (or SIDECAR_BASIC_AUTH_USERNAME and _PASSWORD are), HTTP Basic auth is required")
 	fs.BoolVar(&c.AuthMetrics, "auth-metrics", false, "require Basic auth on /metrics too")
