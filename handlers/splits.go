@@ -70,6 +70,21 @@ type splitResponse struct {
 	DeletionVectorFiles   int    `json:"deletionVectorFiles"`
 	DataFileSizeInBytes   int64  `json:"dataFileSizeInBytes"`
 	DeleteFileSizeInBytes int64  `json:"deleteFileSizeInBytes"`
+
+	// RecordCountEstimated says that RecordCount, the rows the split reads
+	// before deletes (splits.Split.RecordCount), is an estimate: the split
+	// is a range of a file whose footer the planner did not read.
+	RecordCountEstimated bool `json:"recordCountEstimated,omitempty"`
+	// Range is the part of the data file a split of a large file reads;
+	// absent when the split reads the whole file.
+	Range *splitRange `json:"range,omitempty"`
+}
+
+// splitRange is the byte range of a data file whose row groups one split
+// of it reads: those whose first page lies in [start, start+length).
+type splitRange struct {
+	Start  int64 `json:"start"`
+	Length int64 `json:"length"`
 }
 
 func (s *server) getSplits(w http.ResponseWriter, r *http.Request) error {
@@ -139,12 +154,19 @@ func (s *server) planResponse(r *http.Request, req splits.Request, warnings []st
 		for _, d := range ps.Split.Deletes {
 			delSize += d.Size
 		}
+		records, exact := ps.Split.RecordCount()
+		var rng *splitRange
+		if r := ps.Split.Data.Range; r != nil {
+			rng = &splitRange{Start: r.Start, Length: r.Length}
+		}
 		resp.InputSource.URIs = append(resp.InputSource.URIs, uri)
 		resp.Splits = append(resp.Splits, splitResponse{
 			ID:                    splits.ID(ps.Token),
 			URI:                   uri,
 			DataFile:              ps.Split.Data.Path,
-			RecordCount:           ps.Split.Data.Records,
+			RecordCount:           records,
+			RecordCountEstimated:  !exact,
+			Range:                 rng,
 			PositionDeleteFiles:   ps.Split.Count(splits.DeletePosition),
 			EqualityDeleteFiles:   ps.Split.Count(splits.DeleteEquality),
 			DeletionVectorFiles:   ps.Split.Count(splits.DeleteDeletionVector),

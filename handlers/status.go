@@ -51,6 +51,12 @@ type statusFile struct {
 	// Deleted are the exact deleted rows by kind, read when counts=1.
 	Deleted map[splits.DeleteKind]int64
 	Live    int64
+
+	// Range says which part of a large file the split reads; empty for a
+	// whole file. Records are then the range's rows before deletes, an
+	// estimate when Estimated.
+	Range     string
+	Estimated bool
 }
 
 var statusTemplate = template.Must(template.New("status").Parse(`<!doctype html>
@@ -75,7 +81,7 @@ th{background:#f3f3f3}.v1{color:#0a6}.v2{color:#c60}.err{color:#b00}code{font-si
 {{if eq .Path "v2"}}(delete files apply: rows are served delete-applied){{else}}(no delete file applies: raw Parquet files){{end}}</p>
 {{range .Warnings}}<p class="err">{{.}}</p>{{end}}
 <table><tr><th>data file</th><th>rows</th><th>delete files</th>{{if $.Counts}}<th>deleted rows</th><th>live rows</th>{{end}}</tr>
-{{range .Files}}<tr><td title="{{.Path}}"><code>{{.Name}}</code></td><td>{{.Records}}</td>
+{{range .Files}}<tr><td title="{{.Path}}"><code>{{.Name}}</code>{{with .Range}}<br>{{.}}{{end}}</td><td>{{if .Estimated}}≈{{end}}{{.Records}}</td>
 <td>{{range .Deletes}}{{.Kind}} <code>{{.Path}}</code> ({{.Records}} records)<br>{{else}}none{{end}}</td>
 {{if $.Counts}}<td>{{range $k, $v := .Deleted}}{{if $v}}{{$k}}: {{$v}}<br>{{end}}{{end}}</td><td>{{.Live}}</td>{{end}}</tr>
 {{end}}</table>
@@ -140,7 +146,13 @@ func statusPlanOf(ctx context.Context, cat Catalog, name string, counts bool) (*
 	}
 	out := &statusPlan{SnapshotID: p.SnapshotID, Path: string(p.Path), Warnings: p.Warnings}
 	for _, ps := range p.Splits {
-		f := statusFile{Name: path.Base(ps.Split.Data.Path), Path: ps.Split.Data.Path, Records: ps.Split.Data.Records, Deletes: ps.Split.Deletes}
+		f := statusFile{Name: path.Base(ps.Split.Data.Path), Path: ps.Split.Data.Path, Deletes: ps.Split.Deletes}
+		var exact bool
+		f.Records, exact = ps.Split.RecordCount()
+		f.Estimated = !exact
+		if r := ps.Split.Data.Range; r != nil {
+			f.Range = fmt.Sprintf("row groups in bytes %d–%d", r.Start, r.Start+r.Length)
+		}
 		if counts {
 			ts, err := cat.Planner.TableSchema(ctx, ps.Split)
 			if err != nil {

@@ -3,14 +3,16 @@
 // Druid's Parquet reader would present the same values.
 //
 // Open does everything that can fail before the first byte: it opens the
-// data file, reads its footer, resolves the Iceberg schema against the
+// data file, reads its footer, picks the split's row groups, resolves the Iceberg schema against the
 // file's columns by field id (or by name through the table's name mapping),
 // and loads every delete set (positional
 // deletes and deletion vectors into one position bitmap, equality deletes
 // into one key set per list of equality ids), through a DeleteCache when the
 // Reader has one (WithDeleteCache), so that a delete file shared by many
-// splits is decoded once. Run then streams the file row
-// group by row group, skipping deleted rows and the rows that fail the
+// splits is decoded once. Run then streams the file row group by row group
+// (only the row groups of the split's range when the planner split the file,
+// see splits.RowGroupRange; row positions stay file-absolute), skipping
+// deleted rows and the rows that fail the
 // split's residual filter (evaluated by iceberg-go), and encodes straight
 // from the Parquet values into a reused buffer; memory is bounded by the
 // delete sets and one batch, never by the data file.
@@ -145,6 +147,7 @@ type Stream struct {
 	file      icebergio.File
 	pf        *parquet.File
 	leaves    []*leaf
+	groups    []rowGroup // the row groups the split reads
 	rows      rowEncoder
 	deletes   *positions
 	eq        []*eqSet
@@ -209,6 +212,9 @@ func (r *Reader) Open(ctx context.Context, s splits.Split, t splits.TableSchema)
 			_ = st.Close()
 		}
 	}()
+	if st.groups, err = selectRowGroups(pf, s.Data); err != nil {
+		return nil, err
+	}
 
 	root := pf.Root()
 	res, err := newResolver(s.Data.Path, root, t.NameMapping)
@@ -276,8 +282,8 @@ func projection(schema *iceberg.Schema, columns []int) ([]iceberg.NestedField, e
 	return out, nil
 }
 
-// Run writes the surviving rows to w as NDJSON, one object per line in file
-// order, calling flush (when non-nil) after each batch and checking ctx
+// Run writes the surviving rows of the split's row groups to w as NDJSON,
+// one object per line in file order, calling flush (when non-nil) after each batch and checking ctx
 // between batches. Run can be called once. An error returned after bytes
 // were written leaves w with a partial stream: the caller must abort it
 // rather than end it cleanly.
@@ -315,11 +321,13 @@ func (s *Stream) Run(ctx context.Context, w io.Writer, flush func() error) (err 
 	}
 
 	var kb []byte
-	base := int64(0)
-	for _, rg := range s.pf.RowGroups() {
+	rowGroups := s.pf.RowGroups()
+	for _, g := range s.groups {
+		// base is file-absolute: the rows of every row group before this
+		// one, also those of a range the split does not read.
+		rg, base := rowGroups[g.index], g.base
 		n := rg.NumRows()
 		if s.groupDeleted(base, n) {
-			base += n
 			continue
 		}
 		chunks := rg.ColumnChunks()
@@ -388,7 +396,6 @@ func (s *Stream) Run(ctx context.Context, w io.Writer, flush func() error) (err 
 				return fmt.Errorf("read data file %s: %w", s.path, err)
 			}
 		}
-		base += n
 	}
 	return emit()
 }

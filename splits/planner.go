@@ -1,7 +1,9 @@
 // Package splits plans Iceberg scans for Druid: it loads a table from the
 // configured catalog, selects a snapshot (current, by id, by time or by ref),
 // plans the scan with iceberg-go, decides between the raw-file path (v1: no
-// delete file applies) and the row path (v2), and signs one token per split.
+// delete file applies) and the row path (v2), and signs one token per split:
+// a data file, or on the row path a range of the row groups of a file larger
+// than the target split size (WithTargetSplitSize).
 //
 // A typical use:
 //
@@ -145,12 +147,17 @@ type Planner struct {
 	// metas caches table metadata by metadata location: a metadata file is
 	// immutable, so an entry never goes stale.
 	metas *lru.Cache[string, table.Metadata]
+	// targetSplitSize is the size above which the row path splits a data
+	// file by row groups; 0 never splits. footers caches the row groups of
+	// the data files whose manifests record no split offsets, by path.
+	targetSplitSize int64
+	footers         *lru.Cache[string, footerGroups]
 }
 
 // NewPlanner returns a planner over the configured catalog. It does not
 // contact the catalog: the first plan does, and a catalog that is down gives
 // ErrUnavailable until it answers. fsys reads metadata, manifests and data.
-func NewPlanner(cfg CatalogConfig, fsys icebergio.IO, signer *Signer) (*Planner, error) {
+func NewPlanner(cfg CatalogConfig, fsys icebergio.IO, signer *Signer, opts ...PlannerOption) (*Planner, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -160,12 +167,22 @@ func NewPlanner(cfg CatalogConfig, fsys icebergio.IO, signer *Signer) (*Planner,
 	if err != nil {
 		return nil, fmt.Errorf("create metadata cache: %w", err)
 	}
-	return &Planner{
-		conn:   &catalogConn{cfg: cfg, fsF: fsF, retryAfter: 2 * time.Second},
-		fsys:   fsys,
-		signer: signer,
-		metas:  cache,
-	}, nil
+	footers, err := lru.New[string, footerGroups](4096)
+	if err != nil {
+		return nil, fmt.Errorf("create footer cache: %w", err)
+	}
+	p := &Planner{
+		conn:            &catalogConn{cfg: cfg, fsF: fsF, retryAfter: 2 * time.Second},
+		fsys:            fsys,
+		signer:          signer,
+		metas:           cache,
+		targetSplitSize: DefaultTargetSplitSize,
+		footers:         footers,
+	}
+	for _, o := range opts {
+		o(p)
+	}
+	return p, nil
 }
 
 // Ping connects to the catalog if it is not connected yet.
@@ -348,6 +365,7 @@ func (p *Planner) Plan(ctx context.Context, req Request) (Plan, error) {
 		return Plan{}, err
 	}
 
+	tasks = wholeFiles(tasks)
 	// PlanFiles returns tasks in no promised order; a stable order makes
 	// the answer, and the spec pasted from it, the same on every call.
 	slices.SortStableFunc(tasks, func(a, b table.FileScanTask) int {
@@ -424,13 +442,47 @@ func (p *Planner) Plan(ctx context.Context, req Request) (Plan, error) {
 				}
 			}
 		}
-		tok, err := p.signer.Sign(kind, sp)
-		if err != nil {
-			return Plan{}, err
+		// A large file becomes several splits on the row path, each a
+		// range of its row groups, in file order.
+		ranges := []*RowGroupRange{nil}
+		if kind == KindRows {
+			if ranges, err = p.fileRanges(ctx, t.File); err != nil {
+				return Plan{}, err
+			}
 		}
-		plan.Splits = append(plan.Splits, PlannedSplit{Split: sp, Kind: kind, Token: tok})
+		for _, r := range ranges {
+			part := sp
+			part.Data.Range = r
+			tok, err := p.signer.Sign(kind, part)
+			if err != nil {
+				return Plan{}, err
+			}
+			plan.Splits = append(plan.Splits, PlannedSplit{Split: part, Kind: kind, Token: tok})
+		}
 	}
 	return plan, nil
+}
+
+// wholeFiles merges the byte-range tasks that iceberg-go plans for one data
+// file back into one task for the whole file, keeping the first-seen order.
+// iceberg-go splits a Parquet file larger than the table's
+// read.split.target-size (default 128 MiB) at its split offsets, and every
+// range carries the same delete files and residual. The sidecar plans its
+// own ranges (fileRanges, WithTargetSplitSize), and a token that ignored
+// iceberg-go's range would serve the whole file once per range.
+func wholeFiles(tasks []table.FileScanTask) []table.FileScanTask {
+	seen := make(map[string]bool, len(tasks))
+	out := tasks[:0]
+	for _, t := range tasks {
+		path := t.File.FilePath()
+		if seen[path] {
+			continue
+		}
+		seen[path] = true
+		t.Start, t.Length = 0, t.File.FileSizeBytes()
+		out = append(out, t)
+	}
+	return out
 }
 
 // noFilesWarning explains an empty plan: Druid's http input source refuses

@@ -3,9 +3,11 @@ package splits
 import (
 	"encoding/json"
 	"fmt"
+	"math/bits"
 
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
+	"github.com/parquet-go/parquet-go/format"
 )
 
 // DeleteKind says how a delete file names the rows it deletes.
@@ -19,8 +21,9 @@ const (
 	DeleteDeletionVector DeleteKind = "deletion_vector"
 )
 
-// Split is what a split token pins: one data file of one snapshot and the
-// delete files that the planner matched to it. Every field is immutable in
+// Split is what a split token pins: one data file of one snapshot (or a
+// range of its row groups, see DataFile.Range) and the delete files that the
+// planner matched to it. Every field is immutable in
 // Iceberg (files are never rewritten in place), so a split always yields the
 // same rows.
 type Split struct {
@@ -72,6 +75,97 @@ type DataFile struct {
 	// for every row of the file; the spec requires readers to take them from
 	// here when the file does not store the column.
 	Identity []IdentityValue `json:"i,omitempty"`
+	// Range, when set, narrows the split to the row groups of one part of
+	// the file (see RowGroupRange); nil is the whole file, so the token of
+	// a file that is not split has no such field.
+	Range *RowGroupRange `json:"g,omitempty"`
+}
+
+// RowGroupRange is the part of a data file that one of its splits reads, in
+// Iceberg's convention (Java's and Spark's, iceberg-go's FileScanTask.Start
+// and Length): the byte range [Start, Start+Length) of the file, and in it
+// the row groups whose first page (RowGroupStart) falls in the range. The
+// reader finds the row groups in the file's own footer, never in the
+// manifest.
+//
+// The ranges of one file's splits are contiguous and together cover
+// [0, size), so every row group falls in exactly one of them however the
+// boundaries and the row groups line up: split offsets in a manifest that
+// disagree with the file move a row group to a neighbouring split, never
+// drop or repeat it, and a range that holds no row group's first page reads
+// no rows. The last range (the one that ends at the file's size) also takes
+// any row group that starts at or past its end, so a manifest that states
+// the file smaller than it is cannot drop one either.
+//
+// Positions stay file-absolute: the reader counts the rows of every row
+// group before the range, so positional deletes and deletion vectors, which
+// name rows by their position in the whole file, apply unchanged.
+type RowGroupRange struct {
+	Start  int64 `json:"s"`
+	Length int64 `json:"l"`
+	// Records, when set, is the number of rows of the row groups in the
+	// range as the planner read them from the file's footer; the reader
+	// refuses a file whose footer says otherwise. It is nil when the planner
+	// took the boundaries from the manifest's split offsets and did not read
+	// the footer.
+	Records *int64 `json:"n,omitempty"`
+}
+
+// Valid reports whether the range lies inside a file of fileSize bytes.
+func (r RowGroupRange) Valid(fileSize int64) bool {
+	return r.Start >= 0 && r.Length > 0 && r.Length <= fileSize-r.Start
+}
+
+// Contains reports whether the row group whose first page is at offset
+// start (RowGroupStart) belongs to the range of a file of fileSize bytes.
+func (r RowGroupRange) Contains(start, fileSize int64) bool {
+	end := r.Start + r.Length
+	return start >= r.Start && (start < end || end >= fileSize)
+}
+
+// RowGroupStart is the offset of a Parquet row group's first page: the
+// dictionary page of its first column chunk when it has one, else that
+// chunk's first data page, and the row group's optional file_offset when it
+// has no column. It is what Iceberg's writers record as a data file's split
+// offsets (Java's BlockMetaData.getStartingPos, iceberg-go's writer), and
+// what a RowGroupRange is matched against.
+func RowGroupStart(rg *format.RowGroup) int64 {
+	if len(rg.Columns) == 0 {
+		return rg.FileOffset
+	}
+	md := &rg.Columns[0].MetaData
+	if d := md.DictionaryPageOffset; d > 0 && d < md.DataPageOffset {
+		return d
+	}
+	return md.DataPageOffset
+}
+
+// RecordCount returns the number of rows the split reads before deletes and
+// whether that number is exact: the data file's record count for a whole
+// file, the footer's count of the range's row groups when the planner read
+// it; otherwise an estimate in proportion to the range's bytes. The
+// estimates of one file's ranges add up to the file's record count.
+func (s Split) RecordCount() (n int64, exact bool) {
+	r, d := s.Data.Range, s.Data
+	switch {
+	case r == nil:
+		return d.Records, true
+	case r.Records != nil:
+		return *r.Records, true
+	case d.Size <= 0 || d.Records <= 0:
+		return 0, false
+	}
+	start := min(max(r.Start, 0), d.Size)
+	end := min(max(r.Start+r.Length, start), d.Size)
+	return proportion(d.Records, end, d.Size) - proportion(d.Records, start, d.Size), false
+}
+
+// proportion is floor(n*part/whole) for 0 <= part <= whole, without
+// overflowing.
+func proportion(n, part, whole int64) int64 {
+	hi, lo := bits.Mul64(uint64(n), uint64(part))
+	q, _ := bits.Div64(hi, lo, uint64(whole))
+	return int64(q)
 }
 
 // IdentityValue is the value of one identity-partitioned source column.

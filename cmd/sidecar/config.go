@@ -58,6 +58,10 @@ type config struct {
 	BasicAuth        []handlers.Credential
 	AuthMetrics      bool
 	DruidPasswordEnv string
+
+	// TargetSplitSize is the size above which the row path splits a data
+	// file by row groups; 0 never splits.
+	TargetSplitSize byteSize
 }
 
 // defaultDeleteCacheSize is the default of --delete-cache-size.
@@ -138,6 +142,8 @@ func parseServe(args []string, getenv func(string) string, help io.Writer) (conf
 	fs.IntVar(&c.MaxStreams, "max-streams", 64, "row and file streams served at once; past it 503 with Retry-After (0: no bound)")
 	fs.IntVar(&c.MaxPlans, "max-plans", 16, "planning requests served at once; past it 503 with Retry-After (0: no bound)")
 	fs.IntVar(&c.MaxSplits, "max-splits", 10000, "splits (URIs) one plan may hand out; more is a 422 that says how to narrow it (0: no bound)")
+	c.TargetSplitSize = splits.DefaultTargetSplitSize
+	fs.Var(&c.TargetSplitSize, "target-split-size", "on the row path, split a data file larger than this by row groups into splits of about this size (256MiB, 1GiB or bytes; 0: never)")
 	fs.IntVar(&c.BatchRows, "batch-rows", 0, "rows per flushed batch of a row stream (0: the reader's default)")
 	deleteCache := byteSize(defaultDeleteCacheSize)
 	fs.Var(&deleteCache, "delete-cache-size", "memory for decoded delete files shared by all streams, such as 256MiB or 1GiB (0: decode them for every split)")

@@ -96,12 +96,15 @@ func fileUUID(n int) uuid.UUID {
 
 // writeDataFile writes the batches as exactly one Parquet data file of tbl,
 // named after fileUUID(n), without committing it. It releases the batches.
-func writeDataFile(ctx context.Context, tbl *table.Table, n int, sc *arrow.Schema, batches func(yield func(arrow.RecordBatch, error) bool)) (iceberg.DataFile, error) {
+// opts add to the write's options (a row-group limit, say).
+func writeDataFile(ctx context.Context, tbl *table.Table, n int, sc *arrow.Schema, batches func(yield func(arrow.RecordBatch, error) bool), opts ...table.WriteRecordOption) (iceberg.DataFile, error) {
 	var out []iceberg.DataFile
-	for df, err := range table.WriteRecords(ctx, tbl, sc, batches,
+	opts = append([]table.WriteRecordOption{
 		table.WithWriteUUID(fileUUID(n)),
 		// One file per call, whatever its size: callers decide the file layout.
-		table.WithTargetFileSize(1<<40)) {
+		table.WithTargetFileSize(1 << 40),
+	}, opts...)
+	for df, err := range table.WriteRecords(ctx, tbl, sc, batches, opts...) {
 		if err != nil {
 			return nil, fmt.Errorf("write data file %d of %s: %w", n, identString(tbl.Identifier()), err)
 		}
