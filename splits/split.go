@@ -28,6 +28,10 @@ type Split struct {
 	// FileIO (credentials, location map) opens the split's files. Empty is
 	// the default catalog.
 	Catalog string `json:"cat,omitempty"`
+	// Location is the table location the metadata file records. A token
+	// spells the paths under it relative to it, which is most of what makes
+	// tokens short; the decoded split always carries absolute paths.
+	Location string `json:"loc,omitempty"`
 	// MetadataLocation is the table metadata file the split was planned from.
 	MetadataLocation string `json:"m"`
 	SnapshotID       int64  `json:"s"`
@@ -63,8 +67,10 @@ type Encoding struct {
 type DataFile struct {
 	// Path is the location as written in the manifest; the location map is
 	// applied only when the file is opened.
-	Path    string `json:"p"`
-	Format  string `json:"f"`
+	Path string `json:"p"`
+	// Format is the file format as the manifest names it; a token leaves
+	// out PARQUET, the only format served.
+	Format  string `json:"f,omitempty"`
 	Size    int64  `json:"z"`
 	Records int64  `json:"n"`
 	SpecID  int32  `json:"sp,omitempty"`
@@ -87,9 +93,12 @@ type IdentityValue struct {
 
 // DeleteFile describes one delete file that applies to a split's data file.
 type DeleteFile struct {
-	Kind    DeleteKind `json:"k"`
+	// Kind and Format are spelled short in a token (see compactSplit): the
+	// wire tags are omitempty because a token leaves their common values
+	// out, not because they may be empty.
+	Kind    DeleteKind `json:"k,omitempty"`
 	Path    string     `json:"p"`
-	Format  string     `json:"f"`
+	Format  string     `json:"f,omitempty"`
 	Size    int64      `json:"z"`
 	Records int64      `json:"n"`
 	// EqualityIDs are the field ids an equality delete file matches on.
@@ -121,6 +130,7 @@ func FromTask(meta table.Metadata, metadataLocation string, snapshotID int64, sc
 			ErrUnsupported, f.FilePath(), f.FileFormat())
 	}
 	s := Split{
+		Location:         meta.Location(),
 		MetadataLocation: metadataLocation,
 		SnapshotID:       snapshotID,
 		SchemaID:         schemaID,

@@ -30,9 +30,19 @@ const (
 	KindFile TokenKind = "file"
 )
 
-// tokenVersion is the first byte of every token payload, so the encoding can
-// change without old tokens being misread.
-const tokenVersion = 1
+// The token versions: the first byte of every token payload, so the encoding
+// can change without old tokens being misread.
+//
+// Version 1 held the split's JSON with every path whole. Version 2 holds the
+// same JSON spelled compactly (see compactSplit): paths relative to the table
+// location or the data file's directory, usual formats and kinds left out.
+// Sign writes version 2. Verify still reads version 1, so a sidecar upgraded
+// while Druid ingests keeps serving the URIs that an older one handed out;
+// any other version is refused as malformed, with a message to plan again.
+const (
+	tokenV1      = 1
+	tokenVersion = 2
+)
 
 // MaxTokenLength bounds what Verify will decode; real tokens are far shorter.
 const MaxTokenLength = 64 << 10
@@ -46,6 +56,9 @@ type claims struct {
 	Split Split     `json:"s"`
 	// Expires is the Unix second after which the token is refused; 0 never.
 	Expires int64 `json:"x,omitempty"`
+	// AsIs says that the split's paths are written whole (version 2 only):
+	// one of them is not absolute, so it would read as relative.
+	AsIs bool `json:"a,omitempty"`
 }
 
 // Signer signs and verifies split tokens with HMAC-SHA256. The first key
@@ -84,7 +97,11 @@ func NewSigner(keys ...[]byte) (*Signer, error) {
 // Sign returns the token for a split of the given kind. The same split always
 // gives the same token.
 func (s *Signer) Sign(kind TokenKind, sp Split) (string, error) {
-	c := claims{Kind: kind, Split: sp}
+	short, asIs, err := compactSplit(sp)
+	if err != nil {
+		return "", fmt.Errorf("encode token: %w", err)
+	}
+	c := claims{Kind: kind, Split: short, AsIs: asIs}
 	if s.ttl > 0 {
 		c.Expires = s.now().Add(s.ttl).Unix()
 	}
@@ -116,8 +133,12 @@ func (s *Signer) Verify(kind TokenKind, token string) (Split, error) {
 	if err != nil || len(got) != sha256.Size {
 		return Split{}, fmt.Errorf("%w: signature is not a base64url HMAC-SHA256", ErrMalformedToken)
 	}
-	if len(payload) == 0 || payload[0] != tokenVersion {
-		return Split{}, fmt.Errorf("%w: unknown token version", ErrMalformedToken)
+	if len(payload) == 0 {
+		return Split{}, fmt.Errorf("%w: empty payload", ErrMalformedToken)
+	}
+	if v := payload[0]; v != tokenVersion && v != tokenV1 {
+		return Split{}, fmt.Errorf("%w: token version %d is not one this sidecar reads (%d, %d); plan again with GET /splits",
+			ErrMalformedToken, v, tokenV1, tokenVersion)
 	}
 	signed := false
 	for _, k := range s.keys {
@@ -136,6 +157,12 @@ func (s *Signer) Verify(kind TokenKind, token string) (Split, error) {
 		// Signed by us but unreadable: only a newer release could have
 		// written it, so it is reported as malformed, not forged.
 		return Split{}, fmt.Errorf("%w: decode payload: %w", ErrMalformedToken, err)
+	}
+	// A version 1 payload holds the split as it is.
+	if payload[0] == tokenVersion {
+		if err := expandSplit(&c.Split, c.AsIs); err != nil {
+			return Split{}, fmt.Errorf("%w: decode payload: %w", ErrMalformedToken, err)
+		}
 	}
 	if c.Kind != kind {
 		return Split{}, fmt.Errorf("%w: a %s token cannot open this route", ErrBadSignature, c.Kind)
