@@ -121,6 +121,8 @@ type PlannedSplit struct {
 	Split Split
 	Kind  TokenKind
 	Token string
+	// ID is ID(Token), worked out with the token.
+	ID string
 }
 
 // Plan is the answer to a Request.
@@ -350,7 +352,7 @@ func (p *Planner) Plan(ctx context.Context, req Request) (Plan, error) {
 
 	// PlanFiles returns tasks in no promised order; a stable order makes
 	// the answer, and the spec pasted from it, the same on every call.
-	slices.SortStableFunc(tasks, func(a, b table.FileScanTask) int {
+	slices.SortFunc(tasks, func(a, b table.FileScanTask) int {
 		if c := strings.Compare(a.File.FilePath(), b.File.FilePath()); c != 0 {
 			return c
 		}
@@ -401,8 +403,10 @@ func (p *Planner) Plan(ctx context.Context, req Request) (Plan, error) {
 	if plan.Path == PathRows {
 		kind = KindRows
 	}
+	plan.Splits = make([]PlannedSplit, 0, len(tasks))
+	mk := newSplitMaker(tbl.Metadata(), tbl.MetadataLocation(), snap.SnapshotID, schema.ID)
 	for _, t := range tasks {
-		sp, err := FromTask(tbl.Metadata(), tbl.MetadataLocation(), snap.SnapshotID, schema.ID, t)
+		sp, err := mk.split(t)
 		if err != nil {
 			return Plan{}, err
 		}
@@ -424,11 +428,10 @@ func (p *Planner) Plan(ctx context.Context, req Request) (Plan, error) {
 				}
 			}
 		}
-		tok, err := p.signer.Sign(kind, sp)
-		if err != nil {
-			return Plan{}, err
-		}
-		plan.Splits = append(plan.Splits, PlannedSplit{Split: sp, Kind: kind, Token: tok})
+		plan.Splits = append(plan.Splits, PlannedSplit{Split: sp, Kind: kind})
+	}
+	if err := p.signer.signAll(plan.Splits); err != nil {
+		return Plan{}, err
 	}
 	return plan, nil
 }

@@ -124,16 +124,35 @@ func (s Split) Count(k DeleteKind) int {
 // FromTask describes one planned scan task as a split of the given snapshot,
 // with meta the metadata the task was planned from.
 func FromTask(meta table.Metadata, metadataLocation string, snapshotID int64, schemaID int, task table.FileScanTask) (Split, error) {
+	return newSplitMaker(meta, metadataLocation, snapshotID, schemaID).split(task)
+}
+
+// splitMaker is FromTask for every task of one plan: it looks up each
+// partition spec's identity fields once, not once per task (iceberg-go
+// hands out a copy of a spec on every lookup).
+type splitMaker struct {
+	meta             table.Metadata
+	metadataLocation string
+	snapshotID       int64
+	schemaID         int
+	identity         map[int32][]identityField
+}
+
+func newSplitMaker(meta table.Metadata, metadataLocation string, snapshotID int64, schemaID int) *splitMaker {
+	return &splitMaker{meta: meta, metadataLocation: metadataLocation, snapshotID: snapshotID, schemaID: schemaID,
+		identity: map[int32][]identityField{}}
+}
+
+func (m *splitMaker) split(task table.FileScanTask) (Split, error) {
 	f := task.File
 	if f.FileFormat() != iceberg.ParquetFile {
 		return Split{}, fmt.Errorf("%w: data file %s is %s; only Parquet data files are served",
 			ErrUnsupported, f.FilePath(), f.FileFormat())
 	}
 	s := Split{
-		Location:         meta.Location(),
-		MetadataLocation: metadataLocation,
-		SnapshotID:       snapshotID,
-		SchemaID:         schemaID,
+		MetadataLocation: m.metadataLocation,
+		SnapshotID:       m.snapshotID,
+		SchemaID:         m.schemaID,
 		Data: DataFile{
 			Path:    f.FilePath(),
 			Format:  string(f.FileFormat()),
@@ -142,11 +161,22 @@ func FromTask(meta table.Metadata, metadataLocation string, snapshotID int64, sc
 			SpecID:  f.SpecID(),
 		},
 	}
-	ids, err := identityValues(meta, f)
-	if err != nil {
-		return Split{}, err
+	if m.meta != nil {
+		s.Location = m.meta.Location()
+		fields, ok := m.identity[f.SpecID()]
+		if !ok {
+			var err error
+			if fields, err = identityFields(m.meta, f); err != nil {
+				return Split{}, err
+			}
+			m.identity[f.SpecID()] = fields
+		}
+		ids, err := identityValues(fields, f)
+		if err != nil {
+			return Split{}, err
+		}
+		s.Data.Identity = ids
 	}
-	s.Data.Identity = ids
 	add := func(kind DeleteKind, files []iceberg.DataFile) {
 		for _, d := range files {
 			df := DeleteFile{

@@ -2,6 +2,8 @@ package splits
 
 import (
 	"bytes"
+	"crypto/hmac"
+	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -260,6 +262,13 @@ func FuzzTokenPaths(f *testing.F) {
 
 // v1Token is a token the first release signed with key(1) for testSplit().
 const v1Token = "AXsidCI6InJvd3MiLCJzIjp7Im0iOiJzMzovL2xha2UvZGIvdC9tZXRhZGF0YS92My5tZXRhZGF0YS5qc29uIiwicyI6NDIsInNjIjoxLCJkIjp7InAiOiJzMzovL2xha2UvZGIvdC9kYXRhL2EucGFycXVldCIsImYiOiJQQVJRVUVUIiwieiI6MTIzNCwibiI6MTB9LCJ4IjpbeyJrIjoicG9zaXRpb24iLCJwIjoiczM6Ly9sYWtlL2RiL3QvZGF0YS9kLnBhcnF1ZXQiLCJmIjoiUEFSUVVFVCIsInoiOjk5LCJuIjoyfSx7ImsiOiJlcXVhbGl0eSIsInAiOiJzMzovL2xha2UvZGIvdC9kYXRhL2UucGFycXVldCIsImYiOiJQQVJRVUVUIiwieiI6OTgsIm4iOjEsImUiOlsxLDJdfSx7ImsiOiJkZWxldGlvbl92ZWN0b3IiLCJwIjoiczM6Ly9sYWtlL2RiL3QvZGF0YS92LnB1ZmZpbiIsImYiOiJQVUZGSU4iLCJ6Ijo3NywibiI6MywibyI6NCwibCI6NDAsInIiOiJzMzovL2xha2UvZGIvdC9kYXRhL2EucGFycXVldCJ9XX19.gR9ZN9zJcgRpbhvj_VeoBb6HU8XbeXJAEiPigLUjJm0"
+
+// mac is the HMAC-SHA256 of payload under key, for forging tokens.
+func mac(key, payload []byte) []byte {
+	h := hmac.New(sha256.New, key)
+	h.Write(payload)
+	return h.Sum(nil)
+}
 
 // TestTokenVersions: the tokens an earlier release handed out still
 // verify, so an upgrade does not break a running ingestion; a token of an
