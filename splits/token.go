@@ -71,7 +71,7 @@ type Signer struct {
 	// macs pools a keyed HMAC per key: keying one hashes two blocks and
 	// allocates, which adds up over the thousands of tokens of a wide plan.
 	macs []*sync.Pool
-	// bufs pools the buffers payloads are encoded in.
+	// bufs pools the buffers payloads are encoded in (*[]byte).
 	bufs *sync.Pool
 	ttl  time.Duration
 	now  func() time.Time
@@ -99,7 +99,7 @@ func NewSigner(keys ...[]byte) (*Signer, error) {
 			return nil, fmt.Errorf("token key %d is %d bytes; want at least 32", i, len(k))
 		}
 	}
-	s := &Signer{keys: keys, bufs: &sync.Pool{New: func() any { return new(bytes.Buffer) }}}
+	s := &Signer{keys: keys, bufs: &sync.Pool{New: func() any { return new([]byte) }}}
 	for _, k := range keys {
 		s.macs = append(s.macs, &sync.Pool{New: func() any { return hmac.New(sha256.New, k) }})
 	}
@@ -127,29 +127,31 @@ func (s *Signer) Sign(kind TokenKind, sp Split) (string, error) {
 	if s.ttl > 0 {
 		c.Expires = s.now().Add(s.ttl).Unix()
 	}
-	buf := s.bufs.Get().(*bytes.Buffer)
+	bp := s.bufs.Get().(*[]byte)
 	defer func() {
-		if buf.Cap() <= 64<<10 {
-			s.bufs.Put(buf)
+		if cap(*bp) <= 64<<10 {
+			s.bufs.Put(bp)
 		}
 	}()
-	buf.Reset()
-	buf.WriteByte(tokenVersion)
-	if err := json.NewEncoder(buf).Encode(c); err != nil {
+	// One buffer holds the payload, then the token after it: the token is
+	// the only allocation.
+	buf, err := appendClaims(append((*bp)[:0], tokenVersion), c)
+	if err != nil {
 		return "", fmt.Errorf("encode token: %w", err)
 	}
-	payload := bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
+	n := len(buf)
 	var sum [sha256.Size]byte
-	n := b64.EncodedLen(len(payload))
-	out := make([]byte, n+1+b64.EncodedLen(sha256.Size))
-	b64.Encode(out, payload)
-	out[n] = '.'
-	b64.Encode(out[n+1:], s.appendMAC(sum[:0], 0, payload))
-	return string(out), nil
+	mac := s.appendMAC(sum[:0], 0, buf[:n])
+	buf = b64.AppendEncode(buf, buf[:n])
+	buf = append(buf, '.')
+	buf = b64.AppendEncode(buf, mac)
+	*bp = buf
+	return string(buf[n:]), nil
 }
 
-// signAll signs every split of a plan in place, and gives it its ID. A wide plan has thousands,
-// so the work is spread over the CPUs, in contiguous runs of splits.
+// signAll signs every split of a plan in place and gives it its ID. A wide
+// plan has thousands, so the work is spread over the CPUs, in contiguous
+// runs of splits.
 func (s *Signer) signAll(ps []PlannedSplit) error {
 	const minRun = 256
 	run := func(ps []PlannedSplit) error {
