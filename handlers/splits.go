@@ -101,7 +101,7 @@ func (s *server) planAndAnswer(w http.ResponseWriter, r *http.Request, req split
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, resp)
+	return writeSplits(w, resp)
 }
 
 // planResponse plans req and renders the answer of /splits, which the Druid
@@ -145,11 +145,37 @@ func (s *server) planResponse(r *http.Request, req splits.Request, warnings []st
 	if plan.Path == splits.PathRows {
 		resp.InputFormat = inputFormat{Type: "json"}
 	}
-	for _, ps := range plan.Splits {
-		uri := base + "/files/" + ps.Token
-		if ps.Kind == splits.KindRows {
-			uri = base + "/splits/" + ps.Token + "/rows"
+	// The URIs are cut from one string: a wide plan has thousands, each
+	// mostly its token.
+	routes := func(k splits.TokenKind) (route, suffix string) {
+		if k == splits.KindRows {
+			return "/splits/", "/rows"
 		}
+		return "/files/", ""
+	}
+	size := 0
+	for _, ps := range plan.Splits {
+		route, suffix := routes(ps.Kind)
+		size += len(base) + len(route) + len(ps.Token) + len(suffix)
+	}
+	var uris strings.Builder
+	uris.Grow(size)
+	ends := make([]int, len(plan.Splits))
+	for i, ps := range plan.Splits {
+		route, suffix := routes(ps.Kind)
+		uris.WriteString(base)
+		uris.WriteString(route)
+		uris.WriteString(ps.Token)
+		uris.WriteString(suffix)
+		ends[i] = uris.Len()
+	}
+	all := uris.String()
+	resp.InputSource.URIs = make([]string, 0, len(plan.Splits))
+	resp.Splits = make([]splitResponse, 0, len(plan.Splits))
+	from := 0
+	for i, ps := range plan.Splits {
+		uri := all[from:ends[i]]
+		from = ends[i]
 		var delSize int64
 		for _, d := range ps.Split.Deletes {
 			delSize += d.Size
@@ -161,7 +187,7 @@ func (s *server) planResponse(r *http.Request, req splits.Request, warnings []st
 		}
 		resp.InputSource.URIs = append(resp.InputSource.URIs, uri)
 		resp.Splits = append(resp.Splits, splitResponse{
-			ID:                    splits.ID(ps.Token),
+			ID:                    ps.ID,
 			URI:                   uri,
 			DataFile:              ps.Split.Data.Path,
 			RecordCount:           records,

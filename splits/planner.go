@@ -123,6 +123,8 @@ type PlannedSplit struct {
 	Split Split
 	Kind  TokenKind
 	Token string
+	// ID is ID(Token), worked out with the token.
+	ID string
 }
 
 // Plan is the answer to a Request.
@@ -368,7 +370,7 @@ func (p *Planner) Plan(ctx context.Context, req Request) (Plan, error) {
 	tasks = wholeFiles(tasks)
 	// PlanFiles returns tasks in no promised order; a stable order makes
 	// the answer, and the spec pasted from it, the same on every call.
-	slices.SortStableFunc(tasks, func(a, b table.FileScanTask) int {
+	slices.SortFunc(tasks, func(a, b table.FileScanTask) int {
 		if c := strings.Compare(a.File.FilePath(), b.File.FilePath()); c != 0 {
 			return c
 		}
@@ -419,8 +421,10 @@ func (p *Planner) Plan(ctx context.Context, req Request) (Plan, error) {
 	if plan.Path == PathRows {
 		kind = KindRows
 	}
+	plan.Splits = make([]PlannedSplit, 0, len(tasks))
+	mk := newSplitMaker(tbl.Metadata(), tbl.MetadataLocation(), snap.SnapshotID, schema.ID)
 	for _, t := range tasks {
-		sp, err := FromTask(tbl.Metadata(), tbl.MetadataLocation(), snap.SnapshotID, schema.ID, t)
+		sp, err := mk.split(t)
 		if err != nil {
 			return Plan{}, err
 		}
@@ -453,12 +457,11 @@ func (p *Planner) Plan(ctx context.Context, req Request) (Plan, error) {
 		for _, r := range ranges {
 			part := sp
 			part.Data.Range = r
-			tok, err := p.signer.Sign(kind, part)
-			if err != nil {
-				return Plan{}, err
-			}
-			plan.Splits = append(plan.Splits, PlannedSplit{Split: part, Kind: kind, Token: tok})
+			plan.Splits = append(plan.Splits, PlannedSplit{Split: part, Kind: kind})
 		}
+	}
+	if err := p.signer.signAll(plan.Splits); err != nil {
+		return Plan{}, err
 	}
 	return plan, nil
 }

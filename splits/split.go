@@ -31,6 +31,10 @@ type Split struct {
 	// FileIO (credentials, location map) opens the split's files. Empty is
 	// the default catalog.
 	Catalog string `json:"cat,omitempty"`
+	// Location is the table location the metadata file records. A token
+	// spells the paths under it relative to it, which is most of what makes
+	// tokens short; the decoded split always carries absolute paths.
+	Location string `json:"loc,omitempty"`
 	// MetadataLocation is the table metadata file the split was planned from.
 	MetadataLocation string `json:"m"`
 	SnapshotID       int64  `json:"s"`
@@ -66,8 +70,10 @@ type Encoding struct {
 type DataFile struct {
 	// Path is the location as written in the manifest; the location map is
 	// applied only when the file is opened.
-	Path    string `json:"p"`
-	Format  string `json:"f"`
+	Path string `json:"p"`
+	// Format is the file format as the manifest names it; a token leaves
+	// out PARQUET, the only format served.
+	Format  string `json:"f,omitempty"`
 	Size    int64  `json:"z"`
 	Records int64  `json:"n"`
 	SpecID  int32  `json:"sp,omitempty"`
@@ -181,9 +187,12 @@ type IdentityValue struct {
 
 // DeleteFile describes one delete file that applies to a split's data file.
 type DeleteFile struct {
-	Kind    DeleteKind `json:"k"`
+	// Kind and Format are spelled short in a token (see compactSplit): the
+	// wire tags are omitempty because a token leaves their common values
+	// out, not because they may be empty.
+	Kind    DeleteKind `json:"k,omitempty"`
 	Path    string     `json:"p"`
-	Format  string     `json:"f"`
+	Format  string     `json:"f,omitempty"`
 	Size    int64      `json:"z"`
 	Records int64      `json:"n"`
 	// EqualityIDs are the field ids an equality delete file matches on.
@@ -209,15 +218,35 @@ func (s Split) Count(k DeleteKind) int {
 // FromTask describes one planned scan task as a split of the given snapshot,
 // with meta the metadata the task was planned from.
 func FromTask(meta table.Metadata, metadataLocation string, snapshotID int64, schemaID int, task table.FileScanTask) (Split, error) {
+	return newSplitMaker(meta, metadataLocation, snapshotID, schemaID).split(task)
+}
+
+// splitMaker is FromTask for every task of one plan: it looks up each
+// partition spec's identity fields once, not once per task (iceberg-go
+// hands out a copy of a spec on every lookup).
+type splitMaker struct {
+	meta             table.Metadata
+	metadataLocation string
+	snapshotID       int64
+	schemaID         int
+	identity         map[int32][]identityField
+}
+
+func newSplitMaker(meta table.Metadata, metadataLocation string, snapshotID int64, schemaID int) *splitMaker {
+	return &splitMaker{meta: meta, metadataLocation: metadataLocation, snapshotID: snapshotID, schemaID: schemaID,
+		identity: map[int32][]identityField{}}
+}
+
+func (m *splitMaker) split(task table.FileScanTask) (Split, error) {
 	f := task.File
 	if f.FileFormat() != iceberg.ParquetFile {
 		return Split{}, fmt.Errorf("%w: data file %s is %s; only Parquet data files are served",
 			ErrUnsupported, f.FilePath(), f.FileFormat())
 	}
 	s := Split{
-		MetadataLocation: metadataLocation,
-		SnapshotID:       snapshotID,
-		SchemaID:         schemaID,
+		MetadataLocation: m.metadataLocation,
+		SnapshotID:       m.snapshotID,
+		SchemaID:         m.schemaID,
 		Data: DataFile{
 			Path:    f.FilePath(),
 			Format:  string(f.FileFormat()),
@@ -226,11 +255,22 @@ func FromTask(meta table.Metadata, metadataLocation string, snapshotID int64, sc
 			SpecID:  f.SpecID(),
 		},
 	}
-	ids, err := identityValues(meta, f)
-	if err != nil {
-		return Split{}, err
+	if m.meta != nil {
+		s.Location = m.meta.Location()
+		fields, ok := m.identity[f.SpecID()]
+		if !ok {
+			var err error
+			if fields, err = identityFields(m.meta, f); err != nil {
+				return Split{}, err
+			}
+			m.identity[f.SpecID()] = fields
+		}
+		ids, err := identityValues(fields, f)
+		if err != nil {
+			return Split{}, err
+		}
+		s.Data.Identity = ids
 	}
-	s.Data.Identity = ids
 	add := func(kind DeleteKind, files []iceberg.DataFile) {
 		for _, d := range files {
 			df := DeleteFile{

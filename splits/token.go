@@ -10,9 +10,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -30,9 +33,19 @@ const (
 	KindFile TokenKind = "file"
 )
 
-// tokenVersion is the first byte of every token payload, so the encoding can
-// change without old tokens being misread.
-const tokenVersion = 1
+// The token versions: the first byte of every token payload, so the encoding
+// can change without old tokens being misread.
+//
+// Version 1 held the split's JSON with every path whole. Version 2 holds the
+// same JSON spelled compactly (see compactSplit): paths relative to the table
+// location or the data file's directory, usual formats and kinds left out.
+// Sign writes version 2. Verify still reads version 1, so a sidecar upgraded
+// while Druid ingests keeps serving the URIs that an older one handed out;
+// any other version is refused as malformed, with a message to plan again.
+const (
+	tokenV1      = 1
+	tokenVersion = 2
+)
 
 // MaxTokenLength bounds what Verify will decode; real tokens are far shorter.
 const MaxTokenLength = 64 << 10
@@ -46,12 +59,20 @@ type claims struct {
 	Split Split     `json:"s"`
 	// Expires is the Unix second after which the token is refused; 0 never.
 	Expires int64 `json:"x,omitempty"`
+	// AsIs says that the split's paths are written whole (version 2 only):
+	// one of them is not absolute, so it would read as relative.
+	AsIs bool `json:"a,omitempty"`
 }
 
 // Signer signs and verifies split tokens with HMAC-SHA256. The first key
 // signs; every key verifies, so keys can be rotated by prepending a new one.
 type Signer struct {
 	keys [][]byte
+	// macs pools a keyed HMAC per key: keying one hashes two blocks and
+	// allocates, which adds up over the thousands of tokens of a wide plan.
+	macs []*sync.Pool
+	// bufs pools the buffers payloads are encoded in (*[]byte).
+	bufs *sync.Pool
 	ttl  time.Duration
 	now  func() time.Time
 }
@@ -78,22 +99,82 @@ func NewSigner(keys ...[]byte) (*Signer, error) {
 			return nil, fmt.Errorf("token key %d is %d bytes; want at least 32", i, len(k))
 		}
 	}
-	return &Signer{keys: keys}, nil
+	s := &Signer{keys: keys, bufs: &sync.Pool{New: func() any { return new([]byte) }}}
+	for _, k := range keys {
+		s.macs = append(s.macs, &sync.Pool{New: func() any { return hmac.New(sha256.New, k) }})
+	}
+	return s, nil
+}
+
+// appendMAC appends the HMAC-SHA256 of payload under key i to dst.
+func (s *Signer) appendMAC(dst []byte, i int, payload []byte) []byte {
+	h := s.macs[i].Get().(hash.Hash)
+	h.Reset()
+	h.Write(payload)
+	dst = h.Sum(dst)
+	s.macs[i].Put(h)
+	return dst
 }
 
 // Sign returns the token for a split of the given kind. The same split always
 // gives the same token.
 func (s *Signer) Sign(kind TokenKind, sp Split) (string, error) {
-	c := claims{Kind: kind, Split: sp}
-	if s.ttl > 0 {
-		c.Expires = s.now().Add(s.ttl).Unix()
-	}
-	body, err := json.Marshal(c)
+	short, asIs, err := compactSplit(sp)
 	if err != nil {
 		return "", fmt.Errorf("encode token: %w", err)
 	}
-	payload := append([]byte{tokenVersion}, body...)
-	return b64.EncodeToString(payload) + "." + b64.EncodeToString(mac(s.keys[0], payload)), nil
+	c := claims{Kind: kind, Split: short, AsIs: asIs}
+	if s.ttl > 0 {
+		c.Expires = s.now().Add(s.ttl).Unix()
+	}
+	bp := s.bufs.Get().(*[]byte)
+	defer func() {
+		if cap(*bp) <= 64<<10 {
+			s.bufs.Put(bp)
+		}
+	}()
+	// One buffer holds the payload, then the token after it: the token is
+	// the only allocation.
+	buf, err := appendClaims(append((*bp)[:0], tokenVersion), c)
+	if err != nil {
+		return "", fmt.Errorf("encode token: %w", err)
+	}
+	n := len(buf)
+	var sum [sha256.Size]byte
+	mac := s.appendMAC(sum[:0], 0, buf[:n])
+	buf = b64.AppendEncode(buf, buf[:n])
+	buf = append(buf, '.')
+	buf = b64.AppendEncode(buf, mac)
+	*bp = buf
+	return string(buf[n:]), nil
+}
+
+// signAll signs every split of a plan in place and gives it its ID. A wide
+// plan has thousands, so the work is spread over the CPUs, in contiguous
+// runs of splits.
+func (s *Signer) signAll(ps []PlannedSplit) error {
+	const minRun = 256
+	run := func(ps []PlannedSplit) error {
+		for i := range ps {
+			tok, err := s.Sign(ps[i].Kind, ps[i].Split)
+			if err != nil {
+				return err
+			}
+			ps[i].Token, ps[i].ID = tok, ID(tok)
+		}
+		return nil
+	}
+	workers := min(runtime.GOMAXPROCS(0), (len(ps)+minRun-1)/minRun)
+	if workers <= 1 {
+		return run(ps)
+	}
+	errs := make([]error, workers)
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() { errs[w] = run(ps[w*len(ps)/workers : (w+1)*len(ps)/workers]) })
+	}
+	wg.Wait()
+	return errors.Join(errs...)
 }
 
 // Verify decodes a token and checks that one of the keys signed it for the
@@ -116,12 +197,17 @@ func (s *Signer) Verify(kind TokenKind, token string) (Split, error) {
 	if err != nil || len(got) != sha256.Size {
 		return Split{}, fmt.Errorf("%w: signature is not a base64url HMAC-SHA256", ErrMalformedToken)
 	}
-	if len(payload) == 0 || payload[0] != tokenVersion {
-		return Split{}, fmt.Errorf("%w: unknown token version", ErrMalformedToken)
+	if len(payload) == 0 {
+		return Split{}, fmt.Errorf("%w: empty payload", ErrMalformedToken)
+	}
+	if v := payload[0]; v != tokenVersion && v != tokenV1 {
+		return Split{}, fmt.Errorf("%w: token version %d is not one this sidecar reads (%d, %d); plan again with GET /splits",
+			ErrMalformedToken, v, tokenV1, tokenVersion)
 	}
 	signed := false
-	for _, k := range s.keys {
-		if hmac.Equal(got, mac(k, payload)) {
+	var sum [sha256.Size]byte
+	for i := range s.keys {
+		if hmac.Equal(got, s.appendMAC(sum[:0], i, payload)) {
 			signed = true
 			break
 		}
@@ -136,6 +222,12 @@ func (s *Signer) Verify(kind TokenKind, token string) (Split, error) {
 		// Signed by us but unreadable: only a newer release could have
 		// written it, so it is reported as malformed, not forged.
 		return Split{}, fmt.Errorf("%w: decode payload: %w", ErrMalformedToken, err)
+	}
+	// A version 1 payload holds the split as it is.
+	if payload[0] == tokenVersion {
+		if err := expandSplit(&c.Split, c.AsIs); err != nil {
+			return Split{}, fmt.Errorf("%w: decode payload: %w", ErrMalformedToken, err)
+		}
 	}
 	if c.Kind != kind {
 		return Split{}, fmt.Errorf("%w: a %s token cannot open this route", ErrBadSignature, c.Kind)
@@ -154,16 +246,18 @@ func (s *Signer) Verify(kind TokenKind, token string) (Split, error) {
 }
 
 // ID returns a short stable identifier of a token, for logs and the splits
-// list; it reveals nothing that the token itself does not.
+// list; it reveals nothing that the token itself does not. For a token it is
+// the first 8 bytes of the token's signature (which a plan has at hand),
+// for anything else the first 8 of its SHA-256, in hex.
 func ID(token string) string {
+	if _, sig, ok := strings.Cut(token, "."); ok && len(sig) == b64.EncodedLen(sha256.Size) {
+		var sum [sha256.Size]byte
+		if n, err := b64.Decode(sum[:], []byte(sig)); err == nil && n == sha256.Size {
+			return hex.EncodeToString(sum[:8])
+		}
+	}
 	sum := sha256.Sum256([]byte(token))
 	return hex.EncodeToString(sum[:8])
-}
-
-func mac(key, payload []byte) []byte {
-	h := hmac.New(sha256.New, key)
-	h.Write(payload)
-	return h.Sum(nil)
 }
 
 // LoadOrCreateKey reads the signing key from path, creating the file with a

@@ -1,0 +1,210 @@
+package handlers_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/apache/iceberg-go/catalog/hadoop"
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/druidiceberg/sidecar/internal/storage"
+	"github.com/druidiceberg/sidecar/internal/tablegen"
+	"github.com/druidiceberg/sidecar/splits"
+)
+
+// The planning benchmark table of issue 7: 10,000 data files and 1,000
+// delete files (see tablegen.Wide); SIDECAR_WIDE_FILES=DATA,DELETES makes
+// another. It is written once into the system temp folder and reused; a
+// build that did not finish is built again.
+//
+//	go test -run '^$' -bench PlanWide -benchtime 10x ./handlers/
+var wideTable struct {
+	once sync.Once
+	dir  string
+	tbl  *table.Table
+	n    int
+	err  error
+}
+
+func wideWarehouse(b *testing.B) (string, *table.Table, int) {
+	b.Helper()
+	wideTable.once.Do(func() {
+		data, deletes := 10_000, 1_000
+		if v := os.Getenv("SIDECAR_WIDE_FILES"); v != "" {
+			if _, err := fmt.Sscanf(v, "%d,%d", &data, &deletes); err != nil {
+				wideTable.err = fmt.Errorf("SIDECAR_WIDE_FILES=%s: want DATA,DELETES: %w", v, err)
+				return
+			}
+		}
+		dir := filepath.Join(os.TempDir(), fmt.Sprintf("sidecar-wide-%d-%d", data, deletes))
+		done := filepath.Join(dir, "complete")
+		ident := table.Identifier{"wide", "orders"}
+		ctx := context.Background()
+		if _, err := os.Stat(done); errors.Is(err, os.ErrNotExist) {
+			if err := os.RemoveAll(dir); err != nil {
+				wideTable.err = err
+				return
+			}
+			cat, err := hadoop.NewCatalog("bench", dir, nil)
+			if err != nil {
+				wideTable.err = err
+				return
+			}
+			_, err = tablegen.Wide(ctx, cat, ident, data, deletes)
+			if err == nil {
+				err = os.WriteFile(done, nil, 0o644)
+			}
+			if err = errors.Join(err, cat.Close()); err != nil {
+				wideTable.err = fmt.Errorf("build wide table: %w", err)
+				return
+			}
+		}
+		cat, err := hadoop.NewCatalog("bench", dir, nil)
+		if err != nil {
+			wideTable.err = err
+			return
+		}
+		defer cat.Close()
+		wideTable.dir, wideTable.n = dir, data
+		wideTable.tbl, wideTable.err = cat.LoadTable(ctx, ident)
+	})
+	if wideTable.err != nil {
+		b.Fatalf("wide table: %v", wideTable.err)
+	}
+	return wideTable.dir, wideTable.tbl, wideTable.n
+}
+
+// widePlanners are the three ways of planning the wide table that the
+// benchmarks compare: iceberg-go's PlanFiles on the loaded table (the
+// anchor), the sidecar's planner (load, plan, tokens), and GET /splits over
+// HTTP (all that, plus the answer's JSON, written and read).
+func widePlanners(b *testing.B) map[string]func() int {
+	dir, tbl, n := wideWarehouse(b)
+	ctx := context.Background()
+	signer, err := splits.NewSigner(testKey)
+	if err != nil {
+		b.Fatal(err)
+	}
+	planner, err := splits.NewPlanner(splits.CatalogConfig{Type: "local", Warehouse: dir}, storage.New(nil, nil), signer)
+	if err != nil {
+		b.Fatal(err)
+	}
+	srv := localServer(b, dir)
+	uri := srv.URL + "/splits?" + q("table", "wide.orders").Encode()
+	check := func(what string, got int) int {
+		if got != n {
+			b.Fatalf("%s gave %d files, want %d", what, got, n)
+		}
+		return got
+	}
+	return map[string]func() int{
+		"PlanFiles": func() int {
+			tasks, err := tbl.Scan().PlanFiles(ctx)
+			if err != nil {
+				b.Fatal(err)
+			}
+			return check("PlanFiles", len(tasks))
+		},
+		"LoadPlanFiles": func() int {
+			t, err := planner.LoadTable(ctx, "wide.orders")
+			if err != nil {
+				b.Fatal(err)
+			}
+			tasks, err := t.Scan().PlanFiles(ctx)
+			if err != nil {
+				b.Fatal(err)
+			}
+			return check("LoadTable+PlanFiles", len(tasks))
+		},
+		"Planner": func() int {
+			p, err := planner.Plan(ctx, splits.Request{Table: "wide.orders"})
+			if err != nil {
+				b.Fatal(err)
+			}
+			return check("Plan", len(p.Splits))
+		},
+		"HTTP": func() int {
+			resp, err := srv.Client().Get(uri)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer resp.Body.Close()
+			size, err := io.Copy(io.Discard, resp.Body)
+			if err != nil || resp.StatusCode != http.StatusOK {
+				b.Fatalf("GET /splits: %d, %v", resp.StatusCode, err)
+			}
+			return int(size)
+		},
+	}
+}
+
+// BenchmarkPlanWide plans the wide table each way, one sub-benchmark each
+// (for -cpuprofile of one of them), and reports the CPU time per plan
+// besides the wall-clock time.
+func BenchmarkPlanWide(b *testing.B) {
+	planners := widePlanners(b)
+	for _, name := range []string{"PlanFiles", "LoadPlanFiles", "Planner", "HTTP"} {
+		b.Run(name, func(b *testing.B) {
+			var n int
+			startCPU := cpuTime(b)
+			for b.Loop() {
+				n = planners[name]()
+			}
+			b.ReportMetric((cpuTime(b)-startCPU).Seconds()*1000/float64(b.N), "cpu-ms/op")
+			if name == "HTTP" {
+				b.ReportMetric(float64(n), "answer-bytes")
+			}
+		})
+	}
+}
+
+// BenchmarkPlanWideRatio plans the wide table the three ways in turn, each
+// iteration, and reports each way's milliseconds per plan, wall-clock and
+// CPU (user and system, all threads: PlanFiles reads manifests in parallel,
+// and the planner signs in parallel), and the sidecar's ratios to
+// PlanFiles. Interleaving keeps a busy machine from favouring one way; the
+// CPU figures hold up better than the wall-clock ones on a busy machine.
+func BenchmarkPlanWideRatio(b *testing.B) {
+	planners := widePlanners(b)
+	names := []string{"PlanFiles", "LoadPlanFiles", "Planner", "HTTP"}
+	wall, cpu := map[string]time.Duration{}, map[string]time.Duration{}
+	var answer int
+	for b.Loop() {
+		for _, name := range names {
+			start, startCPU := time.Now(), cpuTime(b)
+			n := planners[name]()
+			wall[name] += time.Since(start)
+			cpu[name] += cpuTime(b) - startCPU
+			if name == "HTTP" {
+				answer = n
+			}
+		}
+	}
+	for _, name := range names {
+		b.ReportMetric(wall[name].Seconds()*1000/float64(b.N), name+"-ms")
+		b.ReportMetric(cpu[name].Seconds()*1000/float64(b.N), name+"-cpu-ms")
+	}
+	for _, name := range names[1:] {
+		b.ReportMetric(float64(wall[name])/float64(wall["PlanFiles"]), name+"/PlanFiles")
+		b.ReportMetric(float64(cpu[name])/float64(cpu["PlanFiles"]), name+"/PlanFiles-cpu")
+	}
+	b.ReportMetric(float64(answer)/(1<<20), "answer-MiB")
+}
+
+// cpuTime is the CPU time this process has used, user and system.
+func cpuTime(b *testing.B) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}

@@ -1,0 +1,231 @@
+package splits
+
+import (
+	"encoding/json"
+	"strconv"
+)
+
+// appendClaims appends c as JSON, the very bytes json.Marshal gives for it,
+// without reflection: a wide plan signs thousands of tokens, and encoding
+// them was most of the signing cost. TestAppendClaimsIsMarshal holds the two
+// to the same bytes for a split with every field set (found by reflection),
+// so a field added to Split, DataFile or DeleteFile and not written here
+// fails it.
+func appendClaims(b []byte, c claims) ([]byte, error) {
+	b = append(b, `{"t":`...)
+	b = appendJSONString(b, string(c.Kind))
+	b = append(b, `,"s":`...)
+	b, err := appendSplit(b, c.Split)
+	if err != nil {
+		return nil, err
+	}
+	if c.Expires != 0 {
+		b = append(b, `,"x":`...)
+		b = strconv.AppendInt(b, c.Expires, 10)
+	}
+	if c.AsIs {
+		b = append(b, `,"a":true`...)
+	}
+	return append(b, '}'), nil
+}
+
+func appendSplit(b []byte, s Split) ([]byte, error) {
+	b = append(b, '{')
+	if s.Catalog != "" {
+		b = append(b, `"cat":`...)
+		b = appendJSONString(b, s.Catalog)
+		b = append(b, ',')
+	}
+	if s.Location != "" {
+		b = append(b, `"loc":`...)
+		b = appendJSONString(b, s.Location)
+		b = append(b, ',')
+	}
+	b = append(b, `"m":`...)
+	b = appendJSONString(b, s.MetadataLocation)
+	b = append(b, `,"s":`...)
+	b = strconv.AppendInt(b, s.SnapshotID, 10)
+	b = append(b, `,"sc":`...)
+	b = strconv.AppendInt(b, int64(s.SchemaID), 10)
+	b = append(b, `,"d":`...)
+	b, err := appendDataFile(b, s.Data)
+	if err != nil {
+		return nil, err
+	}
+	if len(s.Deletes) > 0 {
+		b = append(b, `,"x":[`...)
+		for i, d := range s.Deletes {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendDeleteFile(b, d)
+		}
+		b = append(b, ']')
+	}
+	if len(s.Columns) > 0 {
+		b = append(b, `,"c":`...)
+		b = appendInts(b, s.Columns)
+	}
+	if s.Encoding != (Encoding{}) {
+		b = append(b, `,"e":{`...)
+		comma := false
+		if s.Encoding.ISOTimestamps {
+			b = append(b, `"iso":true`...)
+			comma = true
+		}
+		if s.Encoding.BinaryAsString {
+			if comma {
+				b = append(b, ',')
+			}
+			b = append(b, `"bas":true`...)
+		}
+		b = append(b, '}')
+	}
+	if len(s.Filter) > 0 {
+		b = append(b, `,"r":`...)
+		if b, err = appendRawJSON(b, s.Filter); err != nil {
+			return nil, err
+		}
+	}
+	return append(b, '}'), nil
+}
+
+func appendDataFile(b []byte, d DataFile) ([]byte, error) {
+	b = append(b, `{"p":`...)
+	b = appendJSONString(b, d.Path)
+	if d.Format != "" {
+		b = append(b, `,"f":`...)
+		b = appendJSONString(b, d.Format)
+	}
+	b = append(b, `,"z":`...)
+	b = strconv.AppendInt(b, d.Size, 10)
+	b = append(b, `,"n":`...)
+	b = strconv.AppendInt(b, d.Records, 10)
+	if d.SpecID != 0 {
+		b = append(b, `,"sp":`...)
+		b = strconv.AppendInt(b, int64(d.SpecID), 10)
+	}
+	if len(d.Identity) > 0 {
+		b = append(b, `,"i":[`...)
+		for i, v := range d.Identity {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, `{"f":`...)
+			b = strconv.AppendInt(b, int64(v.FieldID), 10)
+			b = append(b, `,"v":`...)
+			var err error
+			if b, err = appendRawJSON(b, v.Value); err != nil {
+				return nil, err
+			}
+			b = append(b, '}')
+		}
+		b = append(b, ']')
+	}
+	if r := d.Range; r != nil {
+		b = append(b, `,"g":{"s":`...)
+		b = strconv.AppendInt(b, r.Start, 10)
+		b = append(b, `,"l":`...)
+		b = strconv.AppendInt(b, r.Length, 10)
+		if r.Records != nil {
+			b = append(b, `,"n":`...)
+			b = strconv.AppendInt(b, *r.Records, 10)
+		}
+		b = append(b, '}')
+	}
+	return append(b, '}'), nil
+}
+
+func appendDeleteFile(b []byte, d DeleteFile) []byte {
+	b = append(b, '{')
+	if d.Kind != "" {
+		b = append(b, `"k":`...)
+		b = appendJSONString(b, string(d.Kind))
+		b = append(b, ',')
+	}
+	b = append(b, `"p":`...)
+	b = appendJSONString(b, d.Path)
+	if d.Format != "" {
+		b = append(b, `,"f":`...)
+		b = appendJSONString(b, d.Format)
+	}
+	b = append(b, `,"z":`...)
+	b = strconv.AppendInt(b, d.Size, 10)
+	b = append(b, `,"n":`...)
+	b = strconv.AppendInt(b, d.Records, 10)
+	if len(d.EqualityIDs) > 0 {
+		b = append(b, `,"e":`...)
+		b = appendInts(b, d.EqualityIDs)
+	}
+	if d.ContentOffset != nil {
+		b = append(b, `,"o":`...)
+		b = strconv.AppendInt(b, *d.ContentOffset, 10)
+	}
+	if d.ContentSize != nil {
+		b = append(b, `,"l":`...)
+		b = strconv.AppendInt(b, *d.ContentSize, 10)
+	}
+	if d.ReferencedDataFile != "" {
+		b = append(b, `,"r":`...)
+		b = appendJSONString(b, d.ReferencedDataFile)
+	}
+	return append(b, '}')
+}
+
+func appendInts(b []byte, v []int) []byte {
+	b = append(b, '[')
+	for i, x := range v {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = strconv.AppendInt(b, int64(x), 10)
+	}
+	return append(b, ']')
+}
+
+// appendJSONString appends s quoted as json.Marshal quotes it. Paths are
+// plain ASCII almost always; anything else is left to encoding/json.
+func appendJSONString(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			q, _ := json.Marshal(s) // a string always encodes
+			return append(b, q...)
+		}
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
+}
+
+// appendRawJSON appends raw as json.Marshal embeds a json.RawMessage:
+// compacted, "null" when nil, an error when it is not JSON (empty included). An integer,
+// what identity partition values mostly are, is its own compact form.
+func appendRawJSON(b []byte, raw json.RawMessage) ([]byte, error) {
+	switch {
+	case raw == nil:
+		return append(b, "null"...), nil
+	case isJSONInteger(raw):
+		return append(b, raw...), nil
+	}
+	q, err := json.Marshal(raw)
+	if err != nil {
+		return nil, err
+	}
+	return append(b, q...), nil
+}
+
+// isJSONInteger reports whether raw is -?(0|[1-9][0-9]*).
+func isJSONInteger(raw []byte) bool {
+	if len(raw) > 0 && raw[0] == '-' {
+		raw = raw[1:]
+	}
+	if len(raw) == 0 || raw[0] == '0' && len(raw) > 1 {
+		return false
+	}
+	for _, c := range raw {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,344 @@
+package splits
+
+import (
+	"bytes"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+// realisticSplit is a split of a Spark-written table on S3, partitioned by
+// day, with deletes delete files beside its data file (every fifth one an
+// equality delete), named the way Spark names them.
+func realisticSplit(deletes int) Split {
+	const loc = "s3://company-lake/warehouse/sales.db/orders"
+	dir := loc + "/data/event_date=2025-01-31/"
+	sp := Split{
+		Catalog:          "lake",
+		Location:         loc,
+		MetadataLocation: loc + "/metadata/00123-6d1f0c52-81e4-4b5a-9c3e-2a7b8d9e0f11.metadata.json",
+		SnapshotID:       8286390426475512101,
+		SchemaID:         3,
+		Data: DataFile{
+			Path:   dir + "00042-7-3f1c2a9e-8b7d-4c1e-9f0a-1b2c3d4e5f60-00001.parquet",
+			Format: "PARQUET", Size: 134_217_311, Records: 2_480_117, SpecID: 1,
+			Identity: []IdentityValue{{FieldID: 4, Value: json.RawMessage("20119")}},
+		},
+	}
+	for i := range deletes {
+		d := DeleteFile{
+			Kind:   DeletePosition,
+			Path:   fmt.Sprintf("%s%05d-%d-9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c%02d-00001-deletes.parquet", dir, i*3+1, 40+i, i),
+			Format: "PARQUET", Size: 4_812 + int64(i)*37, Records: 120 + int64(i),
+		}
+		if i%5 == 4 {
+			d.Kind, d.EqualityIDs = DeleteEquality, []int{1}
+			d.Path = fmt.Sprintf("%s%05d-%d-1b2c3d4e-5f60-4a3b-8c2d-0e0f9a8b7c%02d-00001-eq-deletes.parquet", dir, i*3+1, 40+i, i)
+		}
+		sp.Deletes = append(sp.Deletes, d)
+	}
+	return sp
+}
+
+// v1TokenLength is how long the version-1 token of sp was: its JSON with
+// every path whole, as the first release wrote it.
+func v1TokenLength(t testing.TB, kind TokenKind, sp Split) int {
+	t.Helper()
+	sp.Location = ""
+	body, err := json.Marshal(claims{Kind: kind, Split: sp})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(b64.EncodeToString(append([]byte{tokenV1}, body...))) + 1 + len(b64.EncodeToString(make([]byte, 32)))
+}
+
+// TestTokenSize: a split with 10 delete files on realistic S3 paths gives a
+// token under 2 KiB, so a Druid spec of a wide table stays small.
+func TestTokenSize(t *testing.T) {
+	s, _ := NewSigner(key(1))
+	for _, n := range []int{0, 1, 10} {
+		sp := realisticSplit(n)
+		tok, err := s.Sign(KindRows, sp)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := s.Verify(KindRows, tok)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got, sp) {
+			t.Fatalf("%d deletes: round trip:\n got %+v\nwant %+v", n, got, sp)
+		}
+		t.Logf("%2d delete files: token %d bytes (version 1: %d)", n, len(tok), v1TokenLength(t, KindRows, sp))
+		if n == 10 && len(tok) >= 2048 {
+			t.Fatalf("token of a split with 10 delete files is %d bytes, want under 2 KiB", len(tok))
+		}
+	}
+}
+
+// payloadOf is the JSON inside a token.
+func payloadOf(t testing.TB, tok string) string {
+	t.Helper()
+	p, _, _ := strings.Cut(tok, ".")
+	b, err := b64.DecodeString(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b[1:])
+}
+
+// TestTokenPaths: every path comes back exactly as the manifests spell it,
+// whether or not it is under the table location, and the paths under it are
+// written relative.
+func TestTokenPaths(t *testing.T) {
+	off, size := int64(4), int64(40)
+	split := func(loc, meta, data string, deletes ...string) Split {
+		sp := Split{Location: loc, MetadataLocation: meta, SnapshotID: 1,
+			Data: DataFile{Path: data, Format: "PARQUET", Size: 10, Records: 1}}
+		for _, d := range deletes {
+			sp.Deletes = append(sp.Deletes, DeleteFile{Kind: DeletePosition, Path: d, Format: "PARQUET", Size: 5, Records: 1})
+		}
+		return sp
+	}
+	for _, tc := range []struct {
+		name string
+		sp   Split
+		// in are strings the payload must hold (as JSON), out strings it
+		// must not; asIs is whether the paths must be written whole.
+		in, out []string
+		asIs    bool
+	}{
+		{name: "under the location",
+			sp: split("s3://b/wh/t", "s3://b/wh/t/metadata/v1.json", "s3://b/wh/t/data/p=1/a.parquet",
+				"s3://b/wh/t/data/p=1/d.parquet"),
+			in:  []string{`"m":"metadata/v1.json"`, `"p":"data/p=1/a.parquet"`, `"p":"./d.parquet"`},
+			out: []string{"s3://b/wh/t/"}},
+		{name: "location with a trailing slash",
+			sp: split("s3://b/wh/t/", "s3://b/wh/t/metadata/v1.json", "s3://b/wh/t/data/a.parquet",
+				"s3://b/wh/t/data/d.parquet"),
+			in: []string{`"m":"metadata/v1.json"`, `"p":"data/a.parquet"`, `"p":"./d.parquet"`}},
+		{name: "a double slash after a trailing slash stays whole",
+			sp: split("s3://b/wh/t/", "s3://b/wh/t//metadata/v1.json", "s3://b/wh/t//data/a.parquet",
+				"s3://b/wh/t//data/d.parquet"),
+			in: []string{`"m":"s3://b/wh/t//metadata/v1.json"`, `"p":"s3://b/wh/t//data/a.parquet"`, `"p":"./d.parquet"`}},
+		{name: "s3a location, s3 files",
+			sp: split("s3a://b/wh/t", "s3a://b/wh/t/metadata/v1.json", "s3://b/wh/t/data/a.parquet",
+				"s3a://b/wh/t/data/d.parquet"),
+			in: []string{`"m":"metadata/v1.json"`, `"p":"s3://b/wh/t/data/a.parquet"`, `"p":"data/d.parquet"`}},
+		{name: "s3 location, s3a files",
+			sp: split("s3://b/wh/t", "s3://b/wh/t/metadata/v1.json", "s3a://b/wh/t/data/a.parquet",
+				"s3a://b/wh/t/data/d.parquet", "s3://b/wh/t/data/d.parquet"),
+			in: []string{`"p":"s3a://b/wh/t/data/a.parquet"`, `"p":"./d.parquet"`, `"p":"data/d.parquet"`}},
+		{name: "a sibling directory that shares the location's prefix",
+			sp: split("s3://b/wh/t", "s3://b/wh/t_archive/metadata/v1.json", "s3://b/wh/t_archive/data/a.parquet",
+				"s3://b/wh/t2/data/d.parquet"),
+			in: []string{`"m":"s3://b/wh/t_archive/metadata/v1.json"`, `"p":"s3://b/wh/t2/data/d.parquet"`}},
+		{name: "metadata and deletes elsewhere",
+			sp: split("gs://lake/t", "gs://catalog-bucket/t/metadata/00001-x.metadata.json", "gs://lake/t/data/a.parquet",
+				"gs://lake/t/data/other/d.parquet", "gs://lake/u/data/e.parquet", "/local/d.parquet"),
+			in: []string{`"m":"gs://catalog-bucket/t/metadata/00001-x.metadata.json"`, `"p":"./other/d.parquet"`,
+				`"p":"gs://lake/u/data/e.parquet"`, `"p":"/local/d.parquet"`}},
+		{name: "local paths",
+			sp: split("/tmp/wh/ns/t", "/tmp/wh/ns/t/metadata/v2.metadata.json", "/tmp/wh/ns/t/data/a.parquet",
+				"/tmp/wh/ns/t/data/d.parquet", "file:/tmp/wh/ns/t/data/d.parquet"),
+			in: []string{`"m":"metadata/v2.metadata.json"`, `"p":"./d.parquet"`, `"p":"file:/tmp/wh/ns/t/data/d.parquet"`}},
+		{name: "file URIs",
+			sp: split("file:///tmp/wh/t", "file:///tmp/wh/t/metadata/v1.json", "file:///tmp/wh/t/data/a.parquet"),
+			in: []string{`"p":"data/a.parquet"`}},
+		{name: "a relative part that would read as a scheme or as directory-relative stays whole",
+			sp: split("s3://b/t", "s3://b/t/c:v1.json", "s3://b/t/./a.parquet", "s3://b/t/./d.parquet", "s3://b/t/x:d.parquet"),
+			in: []string{`"m":"s3://b/t/c:v1.json"`, `"p":"s3://b/t/./a.parquet"`, `"p":"./d.parquet"`, `"p":"s3://b/t/x:d.parquet"`}},
+		{name: "a colon after a slash is no scheme",
+			sp: split("s3://b/t", "s3://b/t/metadata/v1.json", "s3://b/t/data/ts=2025-01-31T00:00:00Z/a.parquet",
+				"s3://b/t/data/ts=2025-01-31T00:00:00Z/d.parquet"),
+			in: []string{`"p":"data/ts=2025-01-31T00:00:00Z/a.parquet"`, `"p":"./d.parquet"`}},
+		{name: "no location",
+			sp: split("", "s3://b/t/metadata/v1.json", "s3://b/t/data/a.parquet", "s3://b/t/data/d.parquet"),
+			in: []string{`"m":"s3://b/t/metadata/v1.json"`, `"p":"./d.parquet"`}},
+		{name: "a path that is not absolute writes every path whole",
+			sp:   split("s3://b/t", "s3://b/t/metadata/v1.json", "s3://b/t/data/a.parquet", "data/d.parquet", "./x.parquet"),
+			in:   []string{`"m":"s3://b/t/metadata/v1.json"`, `"p":"s3://b/t/data/a.parquet"`, `"p":"data/d.parquet"`, `"a":true`},
+			asIs: true},
+		{name: "an empty metadata location writes every path whole",
+			sp:   split("s3://b/t", "", "s3://b/t/data/a.parquet"),
+			in:   []string{`"p":"s3://b/t/data/a.parquet"`},
+			asIs: true},
+		{name: "a data file without a directory",
+			sp: split("s3://b/t", "s3://b/t/m.json", "a.parquet", "a.parquet.deletes"),
+			in: []string{`"p":"a.parquet"`, `"p":"a.parquet.deletes"`}, asIs: true},
+		{name: "deletion vector and its referenced data file",
+			sp: func() Split {
+				sp := split("s3://b/t", "s3://b/t/metadata/v1.json", "s3://b/t/data/a.parquet")
+				sp.Deletes = []DeleteFile{{Kind: DeleteDeletionVector, Path: "s3://b/t/data/dv-1.puffin", Format: "PUFFIN",
+					Size: 77, Records: 3, ContentOffset: &off, ContentSize: &size, ReferencedDataFile: "s3://b/t/data/a.parquet"}}
+				return sp
+			}(),
+			in:  []string{`{"k":"dv","p":"./dv-1.puffin","z":77`, `"r":"./a.parquet"`},
+			out: []string{"PUFFIN", "PARQUET"}},
+		{name: "unusual formats are kept",
+			sp: func() Split {
+				sp := split("s3://b/t", "s3://b/t/metadata/v1.json", "s3://b/t/data/a.parquet", "s3://b/t/data/d.avro")
+				sp.Data.Format = "parquet"
+				sp.Deletes[0].Format = "AVRO"
+				sp.Deletes = append(sp.Deletes, DeleteFile{Kind: DeleteEquality, Path: "s3://b/t/data/e.orc", Format: "ORC", EqualityIDs: []int{1, 2}})
+				return sp
+			}(),
+			in: []string{`"f":"parquet"`, `"f":"AVRO"`, `{"k":"eq","p":"./e.orc","f":"ORC"`}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, _ := NewSigner(key(1))
+			tok, err := s.Sign(KindRows, tc.sp)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := s.Verify(KindRows, tok)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(got, tc.sp) {
+				t.Fatalf("round trip:\n got %+v\nwant %+v", got, tc.sp)
+			}
+			payload := payloadOf(t, tok)
+			for _, s := range tc.in {
+				if !strings.Contains(payload, s) {
+					t.Errorf("payload lacks %s:\n%s", s, payload)
+				}
+			}
+			for _, s := range tc.out {
+				if strings.Contains(payload, s) {
+					t.Errorf("payload holds %s:\n%s", s, payload)
+				}
+			}
+			if asIs := strings.Contains(payload, `"a":true`); asIs != tc.asIs {
+				t.Errorf("paths written whole: %v, want %v:\n%s", asIs, tc.asIs, payload)
+			}
+		})
+	}
+}
+
+// FuzzTokenPaths: whatever the paths, a token gives back exactly the split
+// that was signed.
+func FuzzTokenPaths(f *testing.F) {
+	f.Add("s3://b/t", "s3://b/t/metadata/v1.json", "s3://b/t/data/a.parquet", "s3://b/t/data/d.parquet", "s3a://b/t/data/a.parquet")
+	f.Add("s3://b/t/", "s3://b/t//m.json", "s3://b/t//a", "./x", "/y")
+	f.Add("", "m", "a/b", "a/b/c", "x:y")
+	f.Add("t", "t/m", "t/a/b", "t/a/c", "t/./d")
+	s, _ := NewSigner(key(1))
+	f.Fuzz(func(t *testing.T, loc, meta, data, del, ref string) {
+		sp := Split{Location: loc, MetadataLocation: meta,
+			Data: DataFile{Path: data, Format: "PARQUET"},
+			Deletes: []DeleteFile{
+				{Kind: DeletePosition, Path: del, Format: "PARQUET"},
+				{Kind: DeleteDeletionVector, Path: ref, Format: "PUFFIN", ReferencedDataFile: ref},
+			}}
+		tok, err := s.Sign(KindRows, sp)
+		if !utf8.ValidString(loc) || !utf8.ValidString(meta) || !utf8.ValidString(data) ||
+			!utf8.ValidString(del) || !utf8.ValidString(ref) {
+			// JSON cannot carry it exactly, and Sign says so.
+			if !errors.Is(err, ErrUnsupported) {
+				t.Fatalf("a path that is not UTF-8: %v, want ErrUnsupported", err)
+			}
+			return
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := s.Verify(KindRows, tok)
+		if err != nil {
+			t.Fatalf("verify: %v", err)
+		}
+		if !reflect.DeepEqual(got, sp) {
+			t.Fatalf("round trip:\n got %+v\nwant %+v", got, sp)
+		}
+	})
+}
+
+// v1Token is a token the first release signed with key(1) for testSplit().
+const v1Token = "AXsidCI6InJvd3MiLCJzIjp7Im0iOiJzMzovL2xha2UvZGIvdC9tZXRhZGF0YS92My5tZXRhZGF0YS5qc29uIiwicyI6NDIsInNjIjoxLCJkIjp7InAiOiJzMzovL2xha2UvZGIvdC9kYXRhL2EucGFycXVldCIsImYiOiJQQVJRVUVUIiwieiI6MTIzNCwibiI6MTB9LCJ4IjpbeyJrIjoicG9zaXRpb24iLCJwIjoiczM6Ly9sYWtlL2RiL3QvZGF0YS9kLnBhcnF1ZXQiLCJmIjoiUEFSUVVFVCIsInoiOjk5LCJuIjoyfSx7ImsiOiJlcXVhbGl0eSIsInAiOiJzMzovL2xha2UvZGIvdC9kYXRhL2UucGFycXVldCIsImYiOiJQQVJRVUVUIiwieiI6OTgsIm4iOjEsImUiOlsxLDJdfSx7ImsiOiJkZWxldGlvbl92ZWN0b3IiLCJwIjoiczM6Ly9sYWtlL2RiL3QvZGF0YS92LnB1ZmZpbiIsImYiOiJQVUZGSU4iLCJ6Ijo3NywibiI6MywibyI6NCwibCI6NDAsInIiOiJzMzovL2xha2UvZGIvdC9kYXRhL2EucGFycXVldCJ9XX19.gR9ZN9zJcgRpbhvj_VeoBb6HU8XbeXJAEiPigLUjJm0"
+
+// mac is the HMAC-SHA256 of payload under key, for forging tokens.
+func mac(key, payload []byte) []byte {
+	h := hmac.New(sha256.New, key)
+	h.Write(payload)
+	return h.Sum(nil)
+}
+
+// TestTokenVersions: the tokens an earlier release handed out still
+// verify, so an upgrade does not break a running ingestion; a token of an
+// unknown version is refused as malformed with a message to plan again.
+func TestTokenVersions(t *testing.T) {
+	s, _ := NewSigner(key(1))
+	got, err := s.Verify(KindRows, v1Token)
+	if err != nil {
+		t.Fatalf("version 1 token: %v", err)
+	}
+	if want := testSplit(); !reflect.DeepEqual(got, want) {
+		t.Fatalf("version 1 token:\n got %+v\nwant %+v", got, want)
+	}
+	if _, err := s.Verify(KindFile, v1Token); !errors.Is(err, ErrBadSignature) {
+		t.Fatalf("version 1 rows token on the file route: %v, want ErrBadSignature", err)
+	}
+	tok, _ := s.Sign(KindRows, testSplit())
+	if p, _, _ := strings.Cut(tok, "."); p[:2] != "An" {
+		// base64url of the version byte 2 and '{'.
+		t.Fatalf("new tokens are version 2, this one starts %q", p[:2])
+	}
+
+	for _, v := range []byte{0, 3, 255} {
+		payload := append([]byte{v}, payloadOf(t, tok)...)
+		forged := b64.EncodeToString(payload) + "." + b64.EncodeToString(mac(key(1), payload))
+		_, err := s.Verify(KindRows, forged)
+		if !errors.Is(err, ErrMalformedToken) || !strings.Contains(err.Error(), "plan again") {
+			t.Fatalf("version %d: %v, want ErrMalformedToken saying to plan again", v, err)
+		}
+	}
+	// A version 1 payload is read as it is: a relative path in it is not
+	// expanded.
+	payload := append([]byte{tokenV1}, payloadOf(t, tok)...)
+	got, err = s.Verify(KindRows, b64.EncodeToString(payload)+"."+b64.EncodeToString(mac(key(1), payload)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Deletes[0].Path != "./d.parquet" {
+		t.Fatalf("a version 1 payload was expanded: %q", got.Deletes[0].Path)
+	}
+}
+
+// TestTokenRefusesWhatItCannotSpell: a token leaves out usual formats and
+// spells kinds as codes, so a split without a format or with an unknown
+// kind would not come back as signed, nor would a path that is not UTF-8
+// (JSON replaces the bytes); Sign refuses them.
+func TestTokenRefusesWhatItCannotSpell(t *testing.T) {
+	s, _ := NewSigner(key(1))
+	noFormat := testSplit()
+	noFormat.Data.Format = ""
+	badKind := testSplit()
+	badKind.Deletes[0].Kind = "eq"
+	noDeleteFormat := testSplit()
+	noDeleteFormat.Deletes[1].Format = ""
+	notUTF8 := testSplit()
+	notUTF8.Deletes[0].Path = "s3://lake/db/t/data/\x87.parquet"
+	for name, sp := range map[string]Split{"data format": noFormat, "kind": badKind, "delete format": noDeleteFormat, "not UTF-8": notUTF8} {
+		if _, err := s.Sign(KindRows, sp); err == nil {
+			t.Errorf("%s: signed", name)
+		}
+	}
+}
+
+// TestTokenPayloadIsJSON: a token stays readable, base64url JSON.
+func TestTokenPayloadIsJSON(t *testing.T) {
+	s, _ := NewSigner(key(1))
+	tok, _ := s.Sign(KindRows, realisticSplit(2))
+	p, _, _ := strings.Cut(tok, ".")
+	raw, err := base64.RawURLEncoding.DecodeString(p)
+	if err != nil || !json.Valid(raw[1:]) || !bytes.Contains(raw, []byte(`"p":"./00001-40-`)) {
+		t.Fatalf("payload %q", raw)
+	}
+}
