@@ -223,11 +223,12 @@ func (p *Planner) Changes(ctx context.Context, req ChangesRequest) (Changes, err
 	}
 	c := &collector{gran: gran}
 	for _, in := range req.Include {
-		if in.All {
+		switch {
+		case in.All:
 			c.everything(ReasonRequested, "")
-			continue
+		case in.End.After(in.Start):
+			c.addTime(in.Start, in.End.Add(-time.Millisecond), ReasonRequested)
 		}
-		c.addTime(in.Start, in.End.Add(-time.Millisecond), ReasonRequested)
 	}
 	if req.FromSnapshot == nil {
 		c.everything(ReasonInitialLoad, "")
