@@ -1,6 +1,7 @@
 package druidsim
 
 import (
+	"context"
 	"crypto/subtle"
 	"encoding/json"
 	"fmt"
@@ -175,11 +176,13 @@ func (s *Server) submit(r *http.Request, sub Submission) string {
 	if outcome == Fail {
 		t.state, t.errorMsg = "FAILED", "injected failure"
 	} else {
+		// A task outlives the request that submitted it.
+		ctx := context.WithoutCancel(r.Context())
 		var err error
 		if sub.Task != nil {
-			err = s.ExecTask(r.Context(), sub.Task)
+			err = s.ExecTask(ctx, sub.Task)
 		} else {
-			err = s.ExecSQL(r.Context(), sub.Query, sub.Context)
+			err = s.ExecSQL(ctx, sub.Query, sub.Context)
 		}
 		if err != nil {
 			t.state, t.errorMsg = "FAILED", err.Error()
