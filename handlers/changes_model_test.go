@@ -177,7 +177,7 @@ func (c historyCase) String() string {
 // (or index_parallel task). After each round the datasource holds exactly
 // the table's live rows at the applied snapshot, per iceberg-go's oracle.
 func TestChangesKeepDruidRight(t *testing.T) {
-	n := 160
+	n := 150
 	if testing.Short() {
 		n = 40
 	}
