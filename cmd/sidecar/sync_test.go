@@ -624,3 +624,29 @@ func TestSyncStateFile(t *testing.T) {
 		t.Fatal("wrote a state file into a missing folder")
 	}
 }
+
+// TestSyncExpiredCheckpoint: a checkpoint snapshot the table no longer has
+// (expired) cannot be diffed from: the sync loads the table whole again.
+func TestSyncExpiredCheckpoint(t *testing.T) {
+	e := newSyncEnv(t)
+	h := threeDayTable(t, e, "expired")
+	p := syncPair{Table: "sync.expired", DataSource: "events", TimeColumn: "ts", Granularity: "DAY", Mode: "auto"}
+	gone := int64(42)
+	st := syncState{Version: stateVersion, DataSources: map[string]*checkpoint{"events": {
+		Table: p.Table, TimeColumn: p.TimeColumn, Granularity: p.Granularity, Loaded: true, SnapshotID: &gone,
+		Pending: []string{"2024-03-02T00:00:00.000Z/2024-03-03T00:00:00.000Z"},
+	}}}
+	if err := writeState(e.cfg.StateFile, st); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.sync(p); err != nil {
+		t.Fatal(err)
+	}
+	if got := e.intervals(t, 0); !slices.Equal(got, []string{"ALL"}) {
+		t.Fatalf("submitted %v, want a full load", got)
+	}
+	e.matches(t, h.Table(), p, "after a full load")
+	if !strings.Contains(e.logs.String(), "expired") {
+		t.Fatalf("the log does not say why: %s", e.logs.String())
+	}
+}
