@@ -31,6 +31,9 @@ type specTarget struct {
 	timeField  iceberg.NestedField
 	isoTimes   bool
 	fields     []iceberg.NestedField
+	// source and format, when set, replace the planned inputSource and
+	// inputFormat (an inline source when the plan has no URI).
+	source, format any
 }
 
 func (s *server) specTarget(r *http.Request, extra map[string]bool) (specTarget, url.Values, error) {
@@ -39,31 +42,52 @@ func (s *server) specTarget(r *http.Request, extra map[string]bool) (specTarget,
 	if err != nil {
 		return specTarget{}, nil, err
 	}
-	t := specTarget{dataSource: q.Get("dataSource"), isoTimes: req.Encoding.ISOTimestamps}
+	t, err := s.planTarget(r, req, q.Get("dataSource"), q.Get("timestampColumn"), "timestampColumn")
+	return t, q, err
+}
+
+// planTarget plans req and checks the time column (named by the query
+// parameter param) against what the plan serves.
+func (s *server) planTarget(r *http.Request, req splits.Request, dataSource, col, param string) (specTarget, error) {
+	t := specTarget{dataSource: dataSource, isoTimes: req.Encoding.ISOTimestamps}
 	if t.dataSource == "" {
-		return t, nil, fmt.Errorf("%w: dataSource is required", splits.ErrBadRequest)
+		return t, fmt.Errorf("%w: dataSource is required", splits.ErrBadRequest)
 	}
-	col := q.Get("timestampColumn")
 	if col == "" {
-		return t, nil, fmt.Errorf("%w: timestampColumn is required", splits.ErrBadRequest)
+		return t, fmt.Errorf("%w: %s is required", splits.ErrBadRequest, param)
 	}
 	plan, resp, err := s.planResponse(r, req, nil)
 	if err != nil {
-		return t, nil, err
+		return t, err
 	}
 	i := slices.IndexFunc(plan.Fields, func(f iceberg.NestedField) bool { return f.Name == col })
 	if i < 0 {
-		return t, nil, fmt.Errorf("%w: timestampColumn %q is not a column the plan serves", splits.ErrBadRequest, col)
+		return t, fmt.Errorf("%w: %s %q is not a column the plan serves", splits.ErrBadRequest, param, col)
 	}
 	switch plan.Fields[i].Type.(type) {
 	case iceberg.TimestampType, iceberg.TimestampTzType, iceberg.TimestampNsType, iceberg.TimestampTzNsType,
 		iceberg.DateType, iceberg.Int64Type:
 	default:
-		return t, nil, fmt.Errorf("%w: timestampColumn %q is %s; want a timestamp, date or long (epoch millis) column",
-			splits.ErrBadRequest, col, plan.Fields[i].Type)
+		return t, fmt.Errorf("%w: %s %q is %s; want a timestamp, date or long (epoch millis) column",
+			splits.ErrBadRequest, param, col, plan.Fields[i].Type)
 	}
 	t.resp, t.timeField, t.fields = resp, plan.Fields[i], plan.Fields
-	return t, q, nil
+	return t, nil
+}
+
+// inputSource and inputFormat are what the spec reads.
+func (t specTarget) inputSource() any {
+	if t.source != nil {
+		return t.source
+	}
+	return t.resp.InputSource
+}
+
+func (t specTarget) inputFormat() any {
+	if t.format != nil {
+		return t.format
+	}
+	return t.resp.InputFormat
 }
 
 // timestampFormat is the Druid timestampSpec format of what the plan serves
@@ -100,27 +124,52 @@ func (s *server) getDruidTask(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	subTasks := 2
-	if v := q.Get("maxNumConcurrentSubTasks"); v != "" {
-		if subTasks, err = strconv.Atoi(v); err != nil || subTasks < 1 {
-			return fmt.Errorf("%w: maxNumConcurrentSubTasks %q: want a positive integer", splits.ErrBadRequest, v)
-		}
+	subTasks, err := maxSubTasks(q)
+	if err != nil {
+		return err
 	}
-	task := map[string]any{
+	return writeJSON(w, indexParallelTask(t, gran, subTasks, ""))
+}
+
+// maxSubTasks reads maxNumConcurrentSubTasks, 2 when absent.
+func maxSubTasks(q url.Values) (int, error) {
+	v := q.Get("maxNumConcurrentSubTasks")
+	if v == "" {
+		return 2, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 {
+		return 0, fmt.Errorf("%w: maxNumConcurrentSubTasks %q: want a positive integer", splits.ErrBadRequest, v)
+	}
+	return n, nil
+}
+
+// indexParallelTask is an index_parallel task that reads the target. With
+// an interval (ISO 8601 START/END), it replaces exactly that interval:
+// granularitySpec.intervals names it and dropExisting drops what it held,
+// also when no row is read (Druid then writes tombstones).
+func indexParallelTask(t specTarget, gran string, subTasks int, interval string) map[string]any {
+	granularitySpec := map[string]any{"type": "uniform", "segmentGranularity": gran, "queryGranularity": "NONE", "rollup": false}
+	ioConfig := map[string]any{
+		"type":             "index_parallel",
+		"inputSource":      t.inputSource(),
+		"inputFormat":      t.inputFormat(),
+		"appendToExisting": false,
+	}
+	if interval != "" {
+		granularitySpec["intervals"] = []string{interval}
+		ioConfig["dropExisting"] = true
+	}
+	return map[string]any{
 		"type": "index_parallel",
 		"spec": map[string]any{
 			"dataSchema": map[string]any{
 				"dataSource":      t.dataSource,
 				"timestampSpec":   map[string]any{"column": t.timeField.Name, "format": t.timestampFormat()},
 				"dimensionsSpec":  map[string]any{"useSchemaDiscovery": true, "dimensionExclusions": []string{}},
-				"granularitySpec": map[string]any{"type": "uniform", "segmentGranularity": gran, "queryGranularity": "NONE", "rollup": false},
+				"granularitySpec": granularitySpec,
 			},
-			"ioConfig": map[string]any{
-				"type":             "index_parallel",
-				"inputSource":      t.resp.InputSource,
-				"inputFormat":      t.resp.InputFormat,
-				"appendToExisting": false,
-			},
+			"ioConfig": ioConfig,
 			"tuningConfig": map[string]any{
 				"type":                     "index_parallel",
 				"maxNumConcurrentSubTasks": subTasks,
@@ -128,7 +177,6 @@ func (s *server) getDruidTask(w http.ResponseWriter, r *http.Request) error {
 			},
 		},
 	}
-	return writeJSON(w, task)
 }
 
 // sqlTask is the body of Druid's POST /druid/v2/sql/task.
@@ -192,11 +240,17 @@ func overwriteClause(v string) (string, error) {
 // Every name is a quoted identifier and every JSON argument a string
 // literal, each escaped, so no name can end the statement.
 func msqStatement(head string, t specTarget, gran string) (string, error) {
-	src, err := json.Marshal(t.resp.InputSource)
+	return msqStatementWhere(head, t, gran, "")
+}
+
+// msqStatementWhere is msqStatement with a WHERE clause (where, when not
+// empty, is its condition, built from quoted identifiers and literals).
+func msqStatementWhere(head string, t specTarget, gran, where string) (string, error) {
+	src, err := json.Marshal(t.inputSource())
 	if err != nil {
 		return "", fmt.Errorf("encode inputSource: %w", err)
 	}
-	format, err := json.Marshal(t.resp.InputFormat)
+	format, err := json.Marshal(t.inputFormat())
 	if err != nil {
 		return "", fmt.Errorf("encode inputFormat: %w", err)
 	}
@@ -214,20 +268,27 @@ func msqStatement(head string, t specTarget, gran string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("encode signature: %w", err)
 	}
-	timeExpr := "MILLIS_TO_TIMESTAMP(" + sqlIdent(t.timeField.Name) + ")"
-	if t.timestampFormat() == "iso" {
-		timeExpr = "TIME_PARSE(" + sqlIdent(t.timeField.Name) + ")"
-	}
 	var b strings.Builder
 	b.WriteString(head)
-	b.WriteString("\nSELECT\n  " + timeExpr + ` AS "__time",` + "\n  ")
+	b.WriteString("\nSELECT\n  " + t.timeExpr() + ` AS "__time",` + "\n  ")
 	b.WriteString(strings.Join(cols, ",\n  "))
 	b.WriteString("\nFROM TABLE(\n  EXTERN(\n    ")
 	b.WriteString(sqlString(string(src)) + ",\n    ")
 	b.WriteString(sqlString(string(format)) + ",\n    ")
 	b.WriteString(sqlString(string(signature)) + "\n  )\n)\n")
+	if where != "" {
+		b.WriteString("WHERE " + where + "\n")
+	}
 	b.WriteString("PARTITIONED BY " + partitionedBy(gran))
 	return b.String(), nil
+}
+
+// timeExpr is the Druid SQL expression of __time over the time column.
+func (t specTarget) timeExpr() string {
+	if t.timestampFormat() == "iso" {
+		return "TIME_PARSE(" + sqlIdent(t.timeField.Name) + ")"
+	}
+	return "MILLIS_TO_TIMESTAMP(" + sqlIdent(t.timeField.Name) + ")"
 }
 
 func partitionedBy(gran string) string {

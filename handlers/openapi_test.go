@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"maps"
 	"mime"
@@ -163,6 +164,11 @@ func TestLiveAnswersMatchOpenAPI(t *testing.T) {
 		{"druid task missing dataSource", open, "GET", "/druid/task?table=demo.orders&timestampColumn=order_ts", "", nil, 400, true},
 		{"druid sql insert", open, "GET", sql, "", nil, 200, false},
 		{"druid sql replace", open, "GET", sql + "&statement=replace&overwrite=2024-03-01T00:00:00Z/2024-04-01T00:00:00Z", "", nil, 200, false},
+		{"changes: initial load", open, "GET", "/changes?table=demo.orders&timeColumn=order_ts&dataSource=orders", "", nil, 200, false},
+		{"changes since the current snapshot", open, "GET", fmt.Sprintf("/changes?table=demo.orders&timeColumn=order_ts&fromSnapshot=%d&granularity=MONTH&include=2024-03-01T00:00:00Z/2024-04-01T00:00:00Z", *orders.SnapshotID), "", nil, 200, false},
+		{"changes from an unknown snapshot", open, "GET", "/changes?table=demo.orders&timeColumn=order_ts&fromSnapshot=1", "", nil, 404, false},
+		{"changes without timeColumn", open, "GET", "/changes?table=demo.orders", "", nil, 400, true},
+		{"changes on a missing column", open, "GET", "/changes?table=demo.orders&timeColumn=nope&fromSnapshot=1", "", nil, 400, false},
 		{"rows", open, "GET", rowsPath, "", nil, 200, false},
 		{"rows from byte 10", open, "GET", rowsPath, "", []string{"Range", "bytes=10-"}, 206, false},
 		{"rows bad range", open, "GET", rowsPath, "", []string{"Range", "bytes=-10"}, 416, false},

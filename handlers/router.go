@@ -28,6 +28,7 @@ import (
 // Planner plans tables and resolves a split's schema.
 type Planner interface {
 	Plan(ctx context.Context, req splits.Request) (splits.Plan, error)
+	Changes(ctx context.Context, req splits.ChangesRequest) (splits.Changes, error)
 	TableSchema(ctx context.Context, sp splits.Split) (splits.TableSchema, error)
 	Tables(ctx context.Context) (names []string, truncated bool, err error)
 	LoadTable(ctx context.Context, name string) (*table.Table, error)
@@ -99,6 +100,7 @@ func New(cfg Config) http.Handler {
 			r.Post("/splits", s.handle(s.postSplits))
 			r.Get("/druid/task", s.handle(s.getDruidTask))
 			r.Get("/druid/sql", s.handle(s.getDruidSQL))
+			r.Get("/changes", s.handle(s.getChanges))
 		})
 		r.Group(func(r chi.Router) {
 			r.Use(s.admit("stream", cfg.MaxStreams))

@@ -549,8 +549,9 @@ func appendsOnly(tbl *table.Table, name string, from int64, to *table.Snapshot) 
 		case table.OpAppend, table.OpReplace:
 		default:
 			return fmt.Errorf("%w: snapshot %d of %s is a %s, which deleted or changed rows after fromSnapshot %d; "+
-				"appended data alone would leave them wrong in Druid: re-ingest the affected intervals (GET /changes) "+
-				"or plan the whole table", ErrConflict, s.SnapshotID, name, op, from)
+				"appended data alone would leave them wrong in Druid: re-ingest the affected intervals "+
+				"(GET /changes?table=%s&fromSnapshot=%d&timeColumn=…) or plan the whole table",
+				ErrConflict, s.SnapshotID, name, op, from, name, from)
 		}
 		if s.ParentSnapshotID == nil {
 			return fmt.Errorf("%w: fromSnapshot %d is not an ancestor of snapshot %d of %s", ErrBadRequest, from, to.SnapshotID, name)

@@ -42,6 +42,7 @@ const usage = `usage: sidecar <command> [flags]
 
 commands:
   serve     serve splits and rows over HTTP (sidecar serve -h for flags)
+  sync      keep Druid datasources in step with Iceberg tables (sidecar sync -h for flags)
   version   print the version
 `
 
@@ -66,6 +67,20 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		}
 		if err := serve(ctx, cfg, stderr, nil); err != nil {
 			fmt.Fprintf(stderr, "sidecar serve: %v\n", err)
+			return 1
+		}
+		return 0
+	case "sync":
+		cfg, err := parseSync(args[1:], getenv, stdout)
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "sidecar sync: %v\n", err)
+			return 2
+		}
+		if err := runSync(ctx, cfg, stderr, stdout); err != nil {
+			fmt.Fprintf(stderr, "sidecar sync: %v\n", err)
 			return 1
 		}
 		return 0

@@ -1,0 +1,652 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/apache/iceberg-go/catalog/hadoop"
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/druidiceberg/sidecar/handlers"
+	"github.com/druidiceberg/sidecar/internal/druidsim"
+	"github.com/druidiceberg/sidecar/internal/storage"
+	"github.com/druidiceberg/sidecar/internal/tablegen"
+	"github.com/druidiceberg/sidecar/reader"
+	"github.com/druidiceberg/sidecar/splits"
+)
+
+// syncEnv is a local warehouse served by a real sidecar router (with Basic
+// auth, so Druid's http input source must send the credentials the
+// generated specs name), a Druid stand-in (with Basic auth of its own), and
+// a state file.
+type syncEnv struct {
+	ctx   context.Context
+	cat   *hadoop.Catalog
+	druid *druidsim.Server
+	cfg   syncConfig
+	logs  *bytes.Buffer
+}
+
+const (
+	sidecarUser, sidecarPassword = "sync", "sidecar-pw"
+	druidUser, druidPassword     = "admin", "druid-pw"
+)
+
+func newSyncEnv(t *testing.T) *syncEnv {
+	t.Helper()
+	dir := t.TempDir()
+	wh := filepath.Join(dir, "warehouse")
+	cat, err := hadoop.NewCatalog("test", wh, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cat.Close() })
+	signer, err := splits.NewSigner(bytes.Repeat([]byte{3}, 32))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fsys := storage.New(nil, nil)
+	planner, err := splits.NewPlanner(splits.CatalogConfig{Type: "local", Warehouse: wh}, fsys, signer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sidecar := httptest.NewServer(handlers.New(handlers.Config{
+		Catalogs:         []handlers.Catalog{{Planner: planner, Reader: reader.New(fsys), Files: fsys}},
+		Signer:           signer,
+		BasicAuth:        []handlers.Credential{{Username: sidecarUser, Password: sidecarPassword}},
+		DruidPasswordEnv: "SIDECAR_HTTP_PASSWORD",
+	}))
+	t.Cleanup(sidecar.Close)
+	druid := druidsim.NewServer()
+	druid.Username, druid.Password = druidUser, druidPassword
+	druid.Client = sidecar.Client()
+	druid.Getenv = func(k string) string {
+		if k == "SIDECAR_HTTP_PASSWORD" {
+			return sidecarPassword
+		}
+		return ""
+	}
+	druid.Polls = 1
+	druidSrv := httptest.NewServer(druid)
+	t.Cleanup(druidSrv.Close)
+	return &syncEnv{
+		ctx: context.Background(), cat: cat, druid: druid, logs: &bytes.Buffer{},
+		cfg: syncConfig{
+			SidecarURL: sidecar.URL, DruidURL: druidSrv.URL, StateFile: filepath.Join(dir, "state.json"),
+			Once: true, Interval: time.Minute, PollInterval: time.Millisecond, TaskTimeout: time.Minute,
+			HTTPTimeout: time.Minute, LogFormat: "text",
+			SidecarAuth: &credential{sidecarUser, sidecarPassword}, DruidAuth: &credential{druidUser, druidPassword},
+		},
+	}
+}
+
+// sync runs one sync of the pairs.
+func (e *syncEnv) sync(pairs ...syncPair) error {
+	cfg := e.cfg
+	cfg.Pairs = pairs
+	s := newSyncer(cfg, slog.New(slog.NewTextHandler(e.logs, nil)), &bytes.Buffer{})
+	return s.once(e.ctx)
+}
+
+func (e *syncEnv) state(t *testing.T, ds string) *checkpoint {
+	t.Helper()
+	st, err := readState(e.cfg.StateFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st.DataSources[ds]
+}
+
+// intervals are the OVERWRITE intervals of the statements submitted after
+// the first n, as /changes writes them.
+func (e *syncEnv) intervals(t *testing.T, n int) []string {
+	t.Helper()
+	var out []string
+	for _, s := range e.druid.Submitted()[n:] {
+		q := s.Query
+		switch {
+		case strings.Contains(q, "OVERWRITE ALL"):
+			out = append(out, "ALL")
+		case strings.Contains(q, "OVERWRITE WHERE"):
+			i := strings.Index(q, "TIMESTAMP '")
+			out = append(out, q[i+11:i+34])
+		default:
+			t.Fatalf("not a REPLACE: %s", q)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// covered says whether a statement submitted after the first n replaces
+// the interval iv (START/END or ALL) whole.
+func (e *syncEnv) covered(t *testing.T, n int, iv string) bool {
+	t.Helper()
+	var start, end time.Time
+	if iv != "ALL" {
+		var err error
+		if start, end, err = splits.ParseInterval(iv); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, s := range e.druid.Submitted()[n:] {
+		q := s.Query
+		if strings.Contains(q, "OVERWRITE ALL") {
+			return true
+		}
+		if iv == "ALL" {
+			continue
+		}
+		i := strings.Index(q, "TIMESTAMP '")
+		j := strings.Index(q[i+1:], "TIMESTAMP '") + i + 1
+		a, err1 := time.Parse("2006-01-02 15:04:05.000", q[i+11:i+34])
+		b, err2 := time.Parse("2006-01-02 15:04:05.000", q[j+11:j+34])
+		if err1 != nil || err2 != nil {
+			t.Fatalf("OVERWRITE of %s: %v %v", q, err1, err2)
+		}
+		if !a.After(start) && !b.Before(end) {
+			return true
+		}
+	}
+	return false
+}
+
+// matches holds the model datasource against the table's live rows at the
+// snapshot the checkpoint names.
+func (e *syncEnv) matches(t *testing.T, tbl *table.Table, p syncPair, why string) {
+	t.Helper()
+	cp := e.state(t, p.DataSource)
+	if cp == nil || !cp.Loaded {
+		t.Fatalf("%s: no checkpoint", why)
+	}
+	var want []string
+	if cp.SnapshotID != nil {
+		rows, err := tablegen.OracleRows(e.ctx, tbl, *cp.SnapshotID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, line := range rows {
+			dec := json.NewDecoder(strings.NewReader(line))
+			dec.UseNumber()
+			var obj map[string]any
+			if err := dec.Decode(&obj); err != nil {
+				t.Fatal(err)
+			}
+			if v, ok := obj[p.TimeColumn].(json.Number); ok {
+				ms, _ := v.Int64()
+				want = append(want, druidsim.Row{Time: ms, Columns: obj}.String())
+			}
+		}
+	}
+	var got []string
+	for _, r := range e.druid.Rows(p.DataSource) {
+		got = append(got, r.String())
+	}
+	slices.Sort(want)
+	slices.Sort(got)
+	if !slices.Equal(got, want) {
+		t.Fatalf("%s: Druid holds\n  %s\nthe table has at snapshot %v\n  %s", why, strings.Join(got, "\n  "),
+			ptrValue(cp.SnapshotID), strings.Join(want, "\n  "))
+	}
+	if errs := e.druid.Errors(); len(errs) > 0 {
+		t.Fatalf("%s: Druid refused work: %v", why, errs)
+	}
+}
+
+func micros(day, hour int) *int64 {
+	v := (int64(19_783+day)*24 + int64(hour)) * 3_600_000_000
+	return &v
+}
+
+// threeDayTable is a day-partitioned table with rows 1-6, two on each of
+// 2024-03-01, -02 and -03.
+func threeDayTable(t *testing.T, e *syncEnv, name string) *tablegen.History {
+	t.Helper()
+	h, err := tablegen.NewHistory(e.ctx, e.cat, table.Identifier{"sync", name},
+		tablegen.HistoryOptions{Time: tablegen.TimeTimestamp, Layout: tablegen.LayoutDay})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rows []tablegen.HistoryRow
+	for i := range 6 {
+		rows = append(rows, tablegen.HistoryRow{ID: int64(i + 1), TS: micros(i/2, 1+i%2), Cat: "a", V: int64(i)})
+	}
+	if err := h.Append(e.ctx, rows...); err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+// TestSyncRedoesFailedWork: a sync whose tasks do not all succeed (one
+// fails, one is lost, or the process stops while waiting) keeps the
+// checkpoint where it was and leaves the intervals pending; the next sync
+// submits the same intervals again, and only then moves the checkpoint.
+func TestSyncRedoesFailedWork(t *testing.T) {
+	for _, how := range []string{"failed", "lost", "interrupted"} {
+		t.Run(how, func(t *testing.T) {
+			e := newSyncEnv(t)
+			h := threeDayTable(t, e, "t")
+			p := syncPair{Table: "sync.t", DataSource: "events", TimeColumn: "ts", Granularity: "DAY", Mode: "auto"}
+			if err := e.sync(p); err != nil {
+				t.Fatal(err)
+			}
+			e.matches(t, h.Table(), p, "initial load")
+			loaded := *e.state(t, "events").SnapshotID
+			if got := e.intervals(t, 0); !slices.Equal(got, []string{"ALL"}) {
+				t.Fatalf("initial load submitted %v", got)
+			}
+
+			// Rows deleted on the first and the last day: two intervals.
+			if err := h.Delete(e.ctx, table.WriteModeMergeOnRead, 1, 6); err != nil {
+				t.Fatal(err)
+			}
+			want := []string{"2024-03-01 00:00:00.000", "2024-03-03 00:00:00.000"}
+			n := len(e.druid.Submitted())
+			second := fmt.Sprintf("query-%04d", n+2)
+			ctx, cancel := context.WithCancel(context.Background())
+			e.ctx = ctx
+			e.druid.Decide = func(id string, _ druidsim.Submission) druidsim.Outcome {
+				switch {
+				case how == "failed" && id == second:
+					return druidsim.Fail
+				case how == "lost" && id == second:
+					return druidsim.Lose
+				case how == "interrupted" && id == second:
+					cancel() // the process stops while its tasks run
+				}
+				return druidsim.Succeed
+			}
+			err := e.sync(p)
+			if err == nil {
+				t.Fatal("a sync with a task that did not succeed succeeded")
+			}
+			cancel()
+			e.ctx = context.Background()
+			cp := e.state(t, "events")
+			if *cp.SnapshotID != loaded || len(cp.Pending) != 2 {
+				t.Fatalf("after a %s task: checkpoint %d pending %v, want %d and both intervals", how, *cp.SnapshotID, cp.Pending, loaded)
+			}
+			if got := e.intervals(t, n); !slices.Equal(got, want) {
+				t.Fatalf("submitted %v, want %v", got, want)
+			}
+
+			e.druid.Decide = nil
+			n = len(e.druid.Submitted())
+			if err := e.sync(p); err != nil {
+				t.Fatal(err)
+			}
+			if got := e.intervals(t, n); !slices.Equal(got, want) {
+				t.Fatalf("the next sync submitted %v, want the same %v", got, want)
+			}
+			cp = e.state(t, "events")
+			if *cp.SnapshotID != h.Table().CurrentSnapshot().SnapshotID || len(cp.Pending) != 0 {
+				t.Fatalf("after success: checkpoint %d pending %v", *cp.SnapshotID, cp.Pending)
+			}
+			e.matches(t, h.Table(), p, "after the redone sync")
+
+			// Nothing changed since: nothing is submitted.
+			n = len(e.druid.Submitted())
+			if err := e.sync(p); err != nil || len(e.druid.Submitted()) != n {
+				t.Fatalf("an idle sync: %v, %d submissions", err, len(e.druid.Submitted())-n)
+			}
+		})
+	}
+}
+
+// TestSyncPendingSurvivesRollback: work of an unfinished sync may have
+// reached Druid. When the table is then rolled back to the checkpoint
+// snapshot, the snapshots compare equal, yet the intervals Druid may have
+// changed are re-ingested: pending work is redone, never forgotten.
+func TestSyncPendingSurvivesRollback(t *testing.T) {
+	e := newSyncEnv(t)
+	h := threeDayTable(t, e, "t")
+	p := syncPair{Table: "sync.t", DataSource: "events", TimeColumn: "ts", Granularity: "DAY", Mode: "rows"}
+	if err := e.sync(p); err != nil {
+		t.Fatal(err)
+	}
+	loaded := h.Table().CurrentSnapshot().SnapshotID
+	if err := h.Delete(e.ctx, table.WriteModeMergeOnRead, 1, 6); err != nil {
+		t.Fatal(err)
+	}
+	first := fmt.Sprintf("query-%04d", len(e.druid.Submitted())+1)
+	e.druid.Decide = func(id string, _ druidsim.Submission) druidsim.Outcome {
+		if id == first {
+			return druidsim.Succeed // this day reaches Druid…
+		}
+		return druidsim.Fail // …the other does not
+	}
+	if err := e.sync(p); err == nil {
+		t.Fatal("a half-failed sync succeeded")
+	}
+	tx := h.Table().NewTransaction()
+	if err := tx.RollbackToSnapshot(loaded); err != nil {
+		t.Fatal(err)
+	}
+	tbl, err := tx.Commit(e.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.druid.Decide = nil
+	if err := e.sync(p); err != nil {
+		t.Fatal(err)
+	}
+	e.matches(t, tbl, p, "after the rollback")
+}
+
+// TestSyncKeepsDruidRight: random histories kept in step by sync alone
+// while Druid fails or loses a random share of the tasks. After every
+// successful sync the datasource holds exactly the table's live rows at
+// the checkpoint; a failed sync never moves the checkpoint, and the next
+// one submits at least the intervals it left pending.
+func TestSyncKeepsDruidRight(t *testing.T) {
+	n := 50
+	if testing.Short() {
+		n = 12
+	}
+	kinds := []struct {
+		time   tablegen.TimeKind
+		layout tablegen.Layout
+	}{
+		{tablegen.TimeTimestamp, tablegen.LayoutDay},
+		{tablegen.TimeTimestampTz, tablegen.LayoutUnpartitioned},
+		{tablegen.TimeDate, tablegen.LayoutDay},
+		{tablegen.TimeLongMillis, tablegen.LayoutCategory},
+		{tablegen.TimeTimestamp, tablegen.LayoutCategory},
+	}
+	for i := range n {
+		k := kinds[i%len(kinds)]
+		opts := tablegen.HistoryOptions{Seed: 5000 + uint64(i), Time: k.time, Layout: k.layout}
+		t.Run(fmt.Sprintf("%d_%s_%s", opts.Seed, k.time, k.layout), func(t *testing.T) {
+			t.Parallel()
+			e := newSyncEnv(t)
+			rng := rand.New(rand.NewPCG(opts.Seed, 3))
+			h, err := tablegen.NewHistory(e.ctx, e.cat, table.Identifier{"random", fmt.Sprintf("t%d", i)}, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p := syncPair{Table: fmt.Sprintf("random.t%d", i), DataSource: fmt.Sprintf("ds%d", i), TimeColumn: "ts",
+				Granularity: []string{"DAY", "DAY", "HOUR", "MONTH"}[rng.IntN(4)], Mode: []string{"auto", "rows"}[rng.IntN(2)]}
+			var log []string
+			for round := range 4 {
+				for range 1 + rng.IntN(2) {
+					what, err := h.Step(e.ctx)
+					if err != nil {
+						t.Fatal(err)
+					}
+					log = append(log, what)
+				}
+				// Some syncs fail; each is followed by another until one
+				// succeeds, each submitting at least what was pending.
+				for attempt := 0; ; attempt++ {
+					before := e.state(t, p.DataSource)
+					n := len(e.druid.Submitted())
+					e.druid.Decide = func(string, druidsim.Submission) druidsim.Outcome {
+						if attempt < 3 {
+							switch rng.IntN(6) {
+							case 0:
+								return druidsim.Fail
+							case 1:
+								return druidsim.Lose
+							}
+						}
+						return druidsim.Succeed
+					}
+					err := e.sync(p)
+					after := e.state(t, p.DataSource)
+					if before != nil && len(before.Pending) > 0 {
+						for _, iv := range before.Pending {
+							if !e.covered(t, n, iv) {
+								t.Fatalf("round %d: pending %s was not submitted again", round, iv)
+							}
+						}
+					}
+					if err != nil {
+						if before != nil && after != nil && !equalPtr(before.SnapshotID, after.SnapshotID) {
+							t.Fatalf("round %d: a failed sync moved the checkpoint", round)
+						}
+						continue
+					}
+					if len(after.Pending) != 0 {
+						t.Fatalf("round %d: a successful sync left %v pending", round, after.Pending)
+					}
+					break
+				}
+				e.matches(t, h.Table(), p, fmt.Sprintf("round %d after %v", round, log))
+			}
+		})
+	}
+}
+
+// TestSyncCommand runs `sidecar sync` as main does: flags, the pairs file,
+// credentials from the environment, a dry run that submits nothing and
+// writes no state, then a real run.
+func TestSyncCommand(t *testing.T) {
+	e := newSyncEnv(t)
+	h := threeDayTable(t, e, "cmd")
+	dir := t.TempDir()
+	pairs := filepath.Join(dir, "sync.yaml")
+	if err := os.WriteFile(pairs, []byte(`pairs:
+  - table: sync.cmd
+    dataSource: "events \"x\""
+    timeColumn: ts
+    granularity: day
+    context: {maxNumTasks: 3}
+`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{
+		"SIDECAR_DRUID":               e.cfg.DruidURL,
+		"SIDECAR_BASIC_AUTH_USERNAME": sidecarUser, "SIDECAR_BASIC_AUTH_PASSWORD": sidecarPassword,
+		"SIDECAR_DRUID_USERNAME": druidUser, "SIDECAR_DRUID_PASSWORD": druidPassword,
+		"SIDECAR_POLL_INTERVAL": "1ms",
+	}
+	getenv := func(k string) string { return env[k] }
+	state := filepath.Join(dir, "state.json")
+	args := []string{"sync", "--config", pairs, "--sidecar", e.cfg.SidecarURL, "--state-file", state, "--once"}
+
+	var stdout, stderr bytes.Buffer
+	if code := run(context.Background(), append(args, "--dry-run"), getenv, &stdout, &stderr); code != 0 {
+		t.Fatalf("dry run: exit %d: %s", code, stderr.String())
+	}
+	var printed struct {
+		DataSource string         `json:"dataSource"`
+		Interval   string         `json:"interval"`
+		Query      string         `json:"query"`
+		Context    map[string]any `json:"context"`
+	}
+	if err := json.Unmarshal(stdout.Bytes(), &printed); err != nil {
+		t.Fatalf("dry run printed %q: %v", stdout.String(), err)
+	}
+	if printed.DataSource != `events "x"` || printed.Interval != "ALL" || !strings.Contains(printed.Query, `REPLACE INTO "events ""x""" OVERWRITE ALL`) ||
+		printed.Context["maxNumTasks"] != float64(3) {
+		t.Fatalf("dry run printed %s", stdout.String())
+	}
+	if len(e.druid.Submitted()) != 0 {
+		t.Fatal("a dry run submitted work")
+	}
+	if _, err := os.Stat(state); !os.IsNotExist(err) {
+		t.Fatalf("a dry run wrote the state file: %v", err)
+	}
+
+	stdout.Reset()
+	stderr.Reset()
+	if code := run(context.Background(), args, getenv, &stdout, &stderr); code != 0 {
+		t.Fatalf("sync: exit %d: %s", code, stderr.String())
+	}
+	if subs := e.druid.Submitted(); len(subs) != 1 || subs[0].Context["maxNumTasks"] != float64(3) || subs[0].Context["failOnEmptyInsert"] != false {
+		t.Fatalf("submitted %+v", subs)
+	}
+	e.cfg.StateFile = state
+	e.matches(t, h.Table(), syncPair{DataSource: `events "x"`, TimeColumn: "ts"}, "after sync --once")
+	if strings.Contains(stderr.String(), druidPassword) || strings.Contains(stderr.String(), sidecarPassword) {
+		t.Fatal("a password is in the log")
+	}
+
+	// Wrong Druid credentials: the sync fails, the checkpoint stays.
+	if err := h.Delete(e.ctx, table.WriteModeMergeOnRead, 3); err != nil {
+		t.Fatal(err)
+	}
+	env["SIDECAR_DRUID_PASSWORD"] = "wrong"
+	stderr.Reset()
+	if code := run(context.Background(), args, getenv, &stdout, &stderr); code != 1 || !strings.Contains(stderr.String(), "401") {
+		t.Fatalf("wrong Druid password: exit %d: %s", code, stderr.String())
+	}
+	st, err := readState(state)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cp := st.DataSources[`events "x"`]; *cp.SnapshotID == h.Table().CurrentSnapshot().SnapshotID || len(cp.Pending) != 1 {
+		t.Fatalf("after a refused submission: %+v", cp)
+	}
+}
+
+// TestSyncLoop: without --once, sync runs until its context ends.
+func TestSyncLoop(t *testing.T) {
+	e := newSyncEnv(t)
+	h := threeDayTable(t, e, "loop")
+	cfg := e.cfg
+	cfg.Once = false
+	cfg.Pairs = []syncPair{{Table: "sync.loop", DataSource: "loop", TimeColumn: "ts", Granularity: "DAY", Mode: "auto"}}
+	ctx, cancel := context.WithCancel(context.Background())
+	s := newSyncer(cfg, slog.New(slog.DiscardHandler), &bytes.Buffer{})
+	rounds := 0
+	s.sleep = func(ctx context.Context, d time.Duration) error {
+		if d == cfg.Interval {
+			rounds++
+			if rounds == 1 {
+				// Between two rounds the table changes.
+				if err := h.Delete(ctx, table.WriteModeMergeOnRead, 2); err != nil {
+					t.Error(err)
+				}
+			} else {
+				cancel()
+			}
+		}
+		return sleepCtx(ctx, time.Millisecond)
+	}
+	if err := s.run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if rounds != 2 {
+		t.Fatalf("%d rounds", rounds)
+	}
+	e.matches(t, h.Table(), cfg.Pairs[0], "after two rounds")
+}
+
+func TestSyncConfig(t *testing.T) {
+	dir := t.TempDir()
+	write := func(body string) string {
+		f := filepath.Join(dir, fmt.Sprintf("c%d.yaml", len(body)))
+		if err := os.WriteFile(f, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return f
+	}
+	good := write("pairs:\n  - {table: a.b, dataSource: d, timeColumn: ts}\n")
+	auth := filepath.Join(dir, "druid-auth")
+	if err := os.WriteFile(auth, []byte("# druid\nadmin:s3:cret\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	noenv := func(string) string { return "" }
+	cfg, err := parseSync([]string{"--config", good, "--druid", "http://router:8888", "--druid-auth-file", auth}, noenv, &bytes.Buffer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := cfg.Pairs[0]; p.Granularity != "DAY" || p.Mode != "auto" || cfg.DruidAuth.Password != "s3:cret" || cfg.SidecarAuth != nil {
+		t.Fatalf("config %+v %+v", cfg.Pairs, cfg.DruidAuth)
+	}
+	for _, tc := range []struct {
+		args []string
+		env  map[string]string
+		want string
+	}{
+		{[]string{"--druid", "http://d"}, nil, "--config is required"},
+		{[]string{"--config", good}, nil, "--druid is required"},
+		{[]string{"--config", good, "--druid", "router:8888"}, nil, "--druid"},
+		{[]string{"--config", good, "--druid", "http://d"}, map[string]string{"SIDECAR_DRUID_USERNAME": "u"}, "SIDECAR_DRUID_PASSWORD"},
+		{[]string{"--config", good, "--druid", "http://d", "--druid-auth-file", auth}, map[string]string{"SIDECAR_DRUID_PASSWORD": "p"}, "not both"},
+		{[]string{"--config", good, "--druid", "http://d", "--interval", "0s"}, nil, "--interval"},
+		{[]string{"--config", write("pairs:\n  - {table: a.b, dataSource: d, timeColumn: ts, granularty: DAY}\n"), "--dry-run"}, nil, "granularty"},
+		{[]string{"--config", write("pairs:\n  - {table: a.b, timeColumn: ts}\n"), "--dry-run"}, nil, "dataSource and timeColumn are required"},
+		{[]string{"--config", write("pairs:\n  - {table: ab, dataSource: d, timeColumn: ts}\n"), "--dry-run"}, nil, "table"},
+		{[]string{"--config", write("pairs:\n  - {table: a.b, dataSource: d, timeColumn: ts, granularity: fortnight}\n"), "--dry-run"}, nil, "fortnight"},
+		{[]string{"--config", write("pairs:\n  - {table: a.b, dataSource: d, timeColumn: ts}\n  - {table: a.c, dataSource: d, timeColumn: ts}\n"), "--dry-run"}, nil, "another pair"},
+		{[]string{"--config", write("pairs: []\n"), "--dry-run"}, nil, "no pair"},
+	} {
+		getenv := func(k string) string { return tc.env[k] }
+		if _, err := parseSync(tc.args, getenv, &bytes.Buffer{}); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: %v, want %q", tc.args, err, tc.want)
+		}
+	}
+	if strings.Contains(fmt.Sprint(parseSync([]string{"--config", good, "--druid", "http://d", "--druid-auth-file", write("admin-without-password\n")}, noenv, &bytes.Buffer{})), "admin-without") {
+		t.Error("an error quotes the credentials file")
+	}
+}
+
+func TestSyncStateFile(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "state.json")
+	st, err := readState(path)
+	if err != nil || len(st.DataSources) != 0 {
+		t.Fatalf("a missing state file: %+v %v", st, err)
+	}
+	id := int64(42)
+	st.DataSources["d"] = &checkpoint{Table: "a.b", TimeColumn: "ts", Granularity: "DAY", Loaded: true, SnapshotID: &id, Pending: []string{"ALL"}}
+	if err := writeState(path, st); err != nil {
+		t.Fatal(err)
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil || len(entries) != 1 {
+		t.Fatalf("the folder holds %v: a temporary file stayed behind", entries)
+	}
+	back, err := readState(path)
+	if err != nil || *back.DataSources["d"].SnapshotID != 42 || back.DataSources["d"].Pending[0] != "ALL" {
+		t.Fatalf("read back %+v %v", back.DataSources["d"], err)
+	}
+	if err := os.WriteFile(path, []byte(`{"version":1,"dataSources":{"d":{"snapshot":1}}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := readState(path); err == nil || !strings.Contains(err.Error(), "does not parse") {
+		t.Fatalf("a state file with an unknown field: %v", err)
+	}
+	if err := writeState(filepath.Join(dir, "missing", "state.json"), st); err == nil {
+		t.Fatal("wrote a state file into a missing folder")
+	}
+}
+
+// TestSyncExpiredCheckpoint: a checkpoint snapshot the table no longer has
+// (expired) cannot be diffed from: the sync loads the table whole again.
+func TestSyncExpiredCheckpoint(t *testing.T) {
+	e := newSyncEnv(t)
+	h := threeDayTable(t, e, "expired")
+	p := syncPair{Table: "sync.expired", DataSource: "events", TimeColumn: "ts", Granularity: "DAY", Mode: "auto"}
+	gone := int64(42)
+	st := syncState{Version: stateVersion, DataSources: map[string]*checkpoint{"events": {
+		Table: p.Table, TimeColumn: p.TimeColumn, Granularity: p.Granularity, Loaded: true, SnapshotID: &gone,
+		Pending: []string{"2024-03-02T00:00:00.000Z/2024-03-03T00:00:00.000Z"},
+	}}}
+	if err := writeState(e.cfg.StateFile, st); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.sync(p); err != nil {
+		t.Fatal(err)
+	}
+	if got := e.intervals(t, 0); !slices.Equal(got, []string{"ALL"}) {
+		t.Fatalf("submitted %v, want a full load", got)
+	}
+	e.matches(t, h.Table(), p, "after a full load")
+	if !strings.Contains(e.logs.String(), "expired") {
+		t.Fatalf("the log does not say why: %s", e.logs.String())
+	}
+}

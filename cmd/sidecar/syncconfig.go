@@ -1,0 +1,258 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/druidiceberg/sidecar/splits"
+)
+
+// syncConfig is the one configuration of `sidecar sync`, validated before
+// anything starts. Flags come first; SIDECAR_<NAME> environment variables
+// fill what the flags leave unset. The pairs come from the --config file.
+type syncConfig struct {
+	ConfigFile   string
+	SidecarURL   string
+	DruidURL     string
+	StateFile    string
+	Once         bool
+	DryRun       bool
+	Interval     time.Duration
+	PollInterval time.Duration
+	TaskTimeout  time.Duration
+	HTTPTimeout  time.Duration
+	LogFormat    string
+	// SidecarAuth and DruidAuth are the Basic credentials sync presents;
+	// nil sends none. They come from files or the environment, never from
+	// a flag value.
+	SidecarAuthFile string
+	DruidAuthFile   string
+	SidecarAuth     *credential
+	DruidAuth       *credential
+	Pairs           []syncPair
+}
+
+// credential is one username and password.
+type credential struct{ Username, Password string }
+
+// syncPair is one Iceberg table kept in step with one Druid datasource.
+type syncPair struct {
+	Table      string `yaml:"table"`
+	Catalog    string `yaml:"catalog"`
+	DataSource string `yaml:"dataSource"`
+	TimeColumn string `yaml:"timeColumn"`
+	// Granularity is the datasource's segment granularity; DAY when empty.
+	Granularity string `yaml:"granularity"`
+	// Mode is GET /changes' mode: auto (raw Parquet files where no delete
+	// file applies), rows or files.
+	Mode string `yaml:"mode"`
+	// Context is merged over the MSQ context /changes gives each statement.
+	Context map[string]any `yaml:"context"`
+}
+
+// syncFile is the --config file of sync.
+//
+//	pairs:
+//	  - table: sales.orders        # NAMESPACE.NAME
+//	    catalog: lake              # optional: the sidecar's ?catalog=
+//	    dataSource: orders
+//	    timeColumn: order_ts
+//	    granularity: DAY           # optional; the datasource's segment granularity
+//	    mode: auto                 # optional: auto, rows or files
+//	    context: {maxNumTasks: 4}  # optional: merged over the MSQ context
+type syncFile struct {
+	Pairs []syncPair `yaml:"pairs"`
+}
+
+// parseSync parses the arguments of `sidecar sync`.
+func parseSync(args []string, getenv func(string) string, help io.Writer) (syncConfig, error) {
+	fs := flag.NewFlagSet("sidecar sync", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	var c syncConfig
+	fs.StringVar(&c.ConfigFile, "config", "", "YAML file of the (table → datasource) pairs to keep in step (required)")
+	fs.StringVar(&c.SidecarURL, "sidecar", "http://127.0.0.1:8080", "base URL of the running sidecar that plans the changes (GET /changes)")
+	fs.StringVar(&c.DruidURL, "druid", "", "base URL of Druid's router or overlord, e.g. http://router:8888 (required unless --dry-run)")
+	fs.StringVar(&c.StateFile, "state-file", "./sidecar-sync-state.json", "where the last snapshot applied per datasource is kept")
+	fs.BoolVar(&c.Once, "once", false, "sync every pair once and exit (for cron); otherwise loop every --interval")
+	fs.BoolVar(&c.DryRun, "dry-run", false, "print the statements that would be submitted; submit nothing, write no state")
+	fs.DurationVar(&c.Interval, "interval", 5*time.Minute, "time between two syncs in a loop")
+	fs.DurationVar(&c.PollInterval, "poll-interval", 5*time.Second, "time between two task status requests")
+	fs.DurationVar(&c.TaskTimeout, "task-timeout", 2*time.Hour, "how long a sync waits for its Druid tasks before it gives up (the work is redone next time)")
+	fs.DurationVar(&c.HTTPTimeout, "http-timeout", 5*time.Minute, "timeout of one request to the sidecar or Druid")
+	fs.StringVar(&c.LogFormat, "log-format", "text", "log format: text or json")
+	fs.StringVar(&c.SidecarAuthFile, "basic-auth-file", "", "file whose first username:password line is sent to the sidecar (or SIDECAR_BASIC_AUTH_USERNAME and _PASSWORD)")
+	fs.StringVar(&c.DruidAuthFile, "druid-auth-file", "", "file whose first username:password line is sent to Druid (or SIDECAR_DRUID_USERNAME and _PASSWORD)")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintln(help, "usage: sidecar sync --config sync.yaml [flags]\n\nflags (each also settable as SIDECAR_<NAME>):")
+			fs.SetOutput(help)
+			fs.PrintDefaults()
+		}
+		return c, err
+	}
+	if fs.NArg() > 0 {
+		return c, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	var envErr error
+	fs.VisitAll(func(f *flag.Flag) {
+		if set[f.Name] {
+			return
+		}
+		name := "SIDECAR_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
+		if v := getenv(name); v != "" {
+			if err := f.Value.Set(v); err != nil {
+				envErr = errors.Join(envErr, fmt.Errorf("%s: %w", name, err))
+			}
+		}
+	})
+	if envErr != nil {
+		return c, envErr
+	}
+	var err error
+	if c.SidecarAuth, err = oneCredential("--basic-auth-file", c.SidecarAuthFile,
+		"SIDECAR_BASIC_AUTH_USERNAME", "SIDECAR_BASIC_AUTH_PASSWORD", getenv); err != nil {
+		return c, err
+	}
+	if c.DruidAuth, err = oneCredential("--druid-auth-file", c.DruidAuthFile,
+		"SIDECAR_DRUID_USERNAME", "SIDECAR_DRUID_PASSWORD", getenv); err != nil {
+		return c, err
+	}
+	if err := c.validate(); err != nil {
+		return c, err
+	}
+	c.Pairs, err = loadSyncFile(c.ConfigFile)
+	return c, err
+}
+
+func (c syncConfig) validate() error {
+	if c.ConfigFile == "" {
+		return errors.New("--config is required: the YAML file of the pairs to sync")
+	}
+	for _, u := range []struct{ flag, val string }{{"--sidecar", c.SidecarURL}, {"--druid", c.DruidURL}} {
+		if u.val == "" {
+			continue
+		}
+		p, err := url.Parse(u.val)
+		if err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "" {
+			return fmt.Errorf("%s %q: want an http(s) URL such as http://host:8888", u.flag, u.val)
+		}
+	}
+	if c.SidecarURL == "" {
+		return errors.New("--sidecar is required")
+	}
+	if c.DruidURL == "" && !c.DryRun {
+		return errors.New("--druid is required (or --dry-run)")
+	}
+	if c.StateFile == "" && !c.DryRun {
+		return errors.New("--state-file must not be empty")
+	}
+	if c.Interval <= 0 || c.PollInterval <= 0 || c.TaskTimeout <= 0 || c.HTTPTimeout <= 0 {
+		return errors.New("--interval, --poll-interval, --task-timeout and --http-timeout must be positive")
+	}
+	if c.LogFormat != "text" && c.LogFormat != "json" {
+		return fmt.Errorf("--log-format %q: want text or json", c.LogFormat)
+	}
+	return nil
+}
+
+// oneCredential reads the first username:password line of path, or one
+// pair from two environment variables. The error never quotes the file: it
+// holds a password.
+func oneCredential(flagName, path, userEnv, passEnv string, getenv func(string) string) (*credential, error) {
+	user, pass := getenv(userEnv), getenv(passEnv)
+	if path == "" {
+		if (user == "") != (pass == "") {
+			return nil, fmt.Errorf("set both %s and %s, or neither", userEnv, passEnv)
+		}
+		if user == "" {
+			return nil, nil
+		}
+		return &credential{user, pass}, nil
+	}
+	if user != "" || pass != "" {
+		return nil, fmt.Errorf("give credentials either in %s or in %s/%s, not both", flagName, userEnv, passEnv)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", flagName, err)
+	}
+	for i, line := range strings.Split(string(data), "\n") {
+		line = strings.TrimRight(line, "\r")
+		if strings.TrimSpace(line) == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		u, p, ok := strings.Cut(line, ":")
+		if !ok || u == "" || p == "" {
+			return nil, fmt.Errorf("%s %s line %d: want username:password", flagName, path, i+1)
+		}
+		return &credential{u, p}, nil
+	}
+	return nil, fmt.Errorf("%s %s holds no username:password line", flagName, path)
+}
+
+// loadSyncFile reads and validates the pairs. Parsing is strict: an
+// unknown key is an error that names it and its line.
+func loadSyncFile(path string) ([]syncPair, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("--config: %w", err)
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	var f syncFile
+	if err := dec.Decode(&f); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, fmt.Errorf("--config %s is empty", path)
+		}
+		var te *yaml.TypeError
+		if errors.As(err, &te) {
+			r := strings.NewReplacer(" in type main.syncFile", " at the top level", " in type main.syncPair", " in a pair")
+			return nil, fmt.Errorf("--config %s: %s", path, r.Replace(strings.Join(te.Errors, "; ")))
+		}
+		return nil, fmt.Errorf("--config %s: %w", path, err)
+	}
+	if err := dec.Decode(new(syncFile)); !errors.Is(err, io.EOF) {
+		return nil, fmt.Errorf("--config %s: one YAML document expected", path)
+	}
+	if len(f.Pairs) == 0 {
+		return nil, fmt.Errorf("--config %s: no pair under pairs", path)
+	}
+	var seen []string
+	for i := range f.Pairs {
+		p := &f.Pairs[i]
+		where := fmt.Sprintf("--config %s: pair %d", path, i+1)
+		if p.DataSource == "" || p.TimeColumn == "" {
+			return nil, fmt.Errorf("%s: dataSource and timeColumn are required", where)
+		}
+		if _, err := splits.ParseIdentifier(p.Table); err != nil {
+			return nil, fmt.Errorf("%s: table: %w", where, err)
+		}
+		g, err := splits.ParseGranularity(p.Granularity)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", where, err)
+		}
+		p.Granularity = string(g)
+		m, err := splits.ParseMode(p.Mode)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", where, err)
+		}
+		p.Mode = string(m)
+		if slices.Contains(seen, p.DataSource) {
+			return nil, fmt.Errorf("%s: dataSource %q is the target of another pair: a datasource mirrors one table", where, p.DataSource)
+		}
+		seen = append(seen, p.DataSource)
+	}
+	return f.Pairs, nil
+}

@@ -1,0 +1,129 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+)
+
+// syncState is the state file of sync: per datasource, the snapshot whose
+// rows Druid holds.
+type syncState struct {
+	Version     int                    `json:"version"`
+	DataSources map[string]*checkpoint `json:"dataSources"`
+}
+
+// checkpoint is what Druid holds of one datasource. It is valid for a
+// pair only while table, catalog, time column and granularity are the
+// pair's: another pair starts over with an initial load.
+type checkpoint struct {
+	Table       string `json:"table"`
+	Catalog     string `json:"catalog,omitempty"`
+	TimeColumn  string `json:"timeColumn"`
+	Granularity string `json:"granularity"`
+	// Loaded says the datasource holds the rows of SnapshotID (null for a
+	// table that had no snapshot when it was loaded).
+	Loaded     bool   `json:"loaded"`
+	SnapshotID *int64 `json:"snapshotId"`
+	// Pending are the intervals (or ALL) of work submitted after
+	// SnapshotID was applied and not known to have succeeded everywhere:
+	// written before the tasks are submitted, cleared when all succeeded.
+	// Druid may hold them at any state, so the next sync re-ingests them
+	// whatever the snapshots say.
+	Pending []string `json:"pending,omitempty"`
+	Updated string   `json:"updated"`
+}
+
+const stateVersion = 1
+
+// matches says whether the checkpoint was made for the pair.
+func (c *checkpoint) matches(p syncPair) bool {
+	return c != nil && c.Table == p.Table && c.Catalog == p.Catalog && c.TimeColumn == p.TimeColumn && c.Granularity == p.Granularity
+}
+
+// readState reads the state file; a missing file is an empty state. A file
+// that does not parse is an error, never a silent start over.
+func readState(path string) (syncState, error) {
+	st := syncState{Version: stateVersion, DataSources: map[string]*checkpoint{}}
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return st, nil
+	}
+	if err != nil {
+		return st, fmt.Errorf("read state file: %w", err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&st); err != nil {
+		return st, fmt.Errorf("state file %s does not parse (move it away to start over with a full load): %w", path, err)
+	}
+	if st.Version != stateVersion {
+		return st, fmt.Errorf("state file %s has version %d, want %d", path, st.Version, stateVersion)
+	}
+	if st.DataSources == nil {
+		st.DataSources = map[string]*checkpoint{}
+	}
+	return st, nil
+}
+
+// writeState replaces the state file atomically: a temporary file in the
+// same folder, synced, renamed over the old one, and the folder synced, so
+// a crash leaves the old state or the new one, never a mix.
+func writeState(path string, st syncState) (err error) {
+	data, err := json.MarshalIndent(st, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode state: %w", err)
+	}
+	dir := filepath.Dir(path)
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*.tmp")
+	if err != nil {
+		return fmt.Errorf("write state file: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			_ = os.Remove(tmp.Name())
+		}
+	}()
+	if _, err := tmp.Write(append(data, '\n')); err != nil {
+		_ = tmp.Close()
+		return fmt.Errorf("write state file %s: %w", tmp.Name(), err)
+	}
+	if err := tmp.Sync(); err != nil {
+		_ = tmp.Close()
+		return fmt.Errorf("sync state file %s: %w", tmp.Name(), err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("close state file %s: %w", tmp.Name(), err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("replace state file %s: %w", path, err)
+	}
+	d, err := os.Open(dir)
+	if err != nil {
+		return fmt.Errorf("open state folder %s: %w", dir, err)
+	}
+	if err := d.Sync(); err != nil {
+		_ = d.Close()
+		return fmt.Errorf("sync state folder %s: %w", dir, err)
+	}
+	if err := d.Close(); err != nil {
+		return fmt.Errorf("close state folder %s: %w", dir, err)
+	}
+	return nil
+}
+
+// union adds to a the elements of b it lacks, keeping a's order.
+func union(a, b []string) []string {
+	out := slices.Clone(a)
+	for _, s := range b {
+		if !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	return out
+}

@@ -1,0 +1,431 @@
+package splits
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/catalog/hadoop"
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/druidiceberg/sidecar/internal/storage"
+	"github.com/druidiceberg/sidecar/internal/tablegen"
+)
+
+// changesEnv is a local warehouse with a planner over it.
+type changesEnv struct {
+	ctx context.Context
+	cat *hadoop.Catalog
+	p   *Planner
+	n   int
+}
+
+func newChangesEnv(t *testing.T) *changesEnv {
+	t.Helper()
+	dir := t.TempDir()
+	cat, err := hadoop.NewCatalog("test", dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cat.Close() })
+	signer, err := NewSigner(bytes.Repeat([]byte{9}, 32))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := NewPlanner(CatalogConfig{Type: "local", Warehouse: dir}, storage.New(nil, nil), signer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &changesEnv{ctx: context.Background(), cat: cat, p: p}
+}
+
+// history creates a table to drive step by step.
+func (e *changesEnv) history(t *testing.T, opts tablegen.HistoryOptions) (*tablegen.History, string) {
+	t.Helper()
+	e.n++
+	name := fmt.Sprintf("t%d", e.n)
+	h, err := tablegen.NewHistory(e.ctx, e.cat, table.Identifier{"ch", name}, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h, "ch." + name
+}
+
+func current(h *tablegen.History) int64 { return h.Table().CurrentSnapshot().SnapshotID }
+
+// changes asks for the changes since from, on the time column ts, and
+// renders them as "INTERVAL reason,reason".
+func (e *changesEnv) changes(t *testing.T, table string, from int64, gran Granularity) ([]string, Changes) {
+	t.Helper()
+	ch, err := e.p.Changes(e.ctx, ChangesRequest{Table: table, FromSnapshot: &from, TimeColumn: "ts", Granularity: gran})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, c := range ch.Changes {
+		var rs []string
+		for _, r := range c.Reasons {
+			rs = append(rs, string(r))
+		}
+		out = append(out, c.String()+" "+strings.Join(rs, ","))
+	}
+	return out, ch
+}
+
+func micros(s string) *int64 {
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		panic(err)
+	}
+	v := t.UnixMicro()
+	return &v
+}
+
+// threeDays appends rows 1-6 on 2024-03-01, -02 and -03 (two a day), in
+// one snapshot.
+func threeDays(t *testing.T, e *changesEnv, h *tablegen.History) {
+	t.Helper()
+	var rows []tablegen.HistoryRow
+	for i, ts := range []string{"2024-03-01T01:00:00Z", "2024-03-01T23:00:00Z", "2024-03-02T01:00:00Z",
+		"2024-03-02T23:00:00Z", "2024-03-03T01:00:00Z", "2024-03-03T23:00:00Z"} {
+		rows = append(rows, tablegen.HistoryRow{ID: int64(i + 1), TS: micros(ts), Cat: "a"})
+	}
+	if err := h.Append(e.ctx, rows...); err != nil {
+		t.Fatal(err)
+	}
+}
+
+const day2 = "2024-03-02T00:00:00.000Z/2024-03-03T00:00:00.000Z"
+
+// TestChangesMinimal: on the easy cases the intervals are exactly those
+// whose rows changed, from metadata alone where it suffices.
+func TestChangesMinimal(t *testing.T) {
+	e := newChangesEnv(t)
+	tests := []struct {
+		name   string
+		layout tablegen.Layout
+		change func(t *testing.T, h *tablegen.History)
+		want   []string
+	}{
+		{"one row deleted by position in one day's partition", tablegen.LayoutDay,
+			func(t *testing.T, h *tablegen.History) {
+				if err := h.Delete(e.ctx, table.WriteModeMergeOnRead, 3); err != nil {
+					t.Fatal(err)
+				}
+			}, []string{day2 + " position_deletes"}},
+		{"one row deleted by equality on id in one day's partition", tablegen.LayoutDay,
+			func(t *testing.T, h *tablegen.History) {
+				if err := h.EqualityDelete(e.ctx, false, 4); err != nil {
+					t.Fatal(err)
+				}
+			}, []string{day2 + " equality_deletes"}},
+		{"one row deleted by equality on (id, ts) in a file of three days", tablegen.LayoutUnpartitioned,
+			func(t *testing.T, h *tablegen.History) {
+				if err := h.EqualityDelete(e.ctx, true, 4); err != nil {
+					t.Fatal(err)
+				}
+			}, []string{day2 + " equality_deletes"}},
+		{"rows deleted by equality on (id, ts) on two days of a file of three", tablegen.LayoutUnpartitioned,
+			func(t *testing.T, h *tablegen.History) {
+				// The delete file's ts bounds span three days: its rows
+				// are read, and say 1 and 3.
+				if err := h.EqualityDelete(e.ctx, true, 1, 6); err != nil {
+					t.Fatal(err)
+				}
+			}, []string{"2024-03-01T00:00:00.000Z/2024-03-02T00:00:00.000Z equality_deletes",
+				"2024-03-03T00:00:00.000Z/2024-03-04T00:00:00.000Z equality_deletes"}},
+		{"one day appended", tablegen.LayoutDay,
+			func(t *testing.T, h *tablegen.History) {
+				if err := h.Append(e.ctx, tablegen.HistoryRow{ID: 10, TS: micros("2024-03-02T12:00:00Z")}); err != nil {
+					t.Fatal(err)
+				}
+			}, []string{day2 + " data_added"}},
+		{"a whole day's file deleted", tablegen.LayoutDay,
+			func(t *testing.T, h *tablegen.History) {
+				if err := h.Delete(e.ctx, table.WriteModeCopyOnWrite, 3, 4); err != nil {
+					t.Fatal(err)
+				}
+			}, []string{day2 + " data_removed"}},
+		{"one row deleted by copy on write", tablegen.LayoutDay,
+			func(t *testing.T, h *tablegen.History) {
+				if err := h.Delete(e.ctx, table.WriteModeCopyOnWrite, 3); err != nil {
+					t.Fatal(err)
+				}
+			}, []string{day2 + " data_added,data_removed"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			h, name := e.history(t, tablegen.HistoryOptions{Time: tablegen.TimeTimestamp, Layout: tc.layout})
+			threeDays(t, e, h)
+			from := current(h)
+			tc.change(t, h)
+			got, _ := e.changes(t, name, from, GranularityDay)
+			if !slices.Equal(got, tc.want) {
+				t.Fatalf("changes %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestChangesPositionalDeleteNamesOtherFiles: a positional delete file
+// whose file_path bounds span several data files is attached to all of
+// them by PlanFiles; its rows say which it names, so a file it names no
+// row of is no change.
+func TestChangesPositionalDeleteNamesOtherFiles(t *testing.T) {
+	e := newChangesEnv(t)
+	h, name := e.history(t, tablegen.HistoryOptions{Time: tablegen.TimeTimestamp, Layout: tablegen.LayoutUnpartitioned})
+	// Three appends, three data files of one day each.
+	// Days apart, so that no two changed days merge into one interval.
+	for i, ts := range []string{"2024-03-01T12:00:00Z", "2024-03-03T12:00:00Z", "2024-03-05T12:00:00Z"} {
+		if err := h.Append(e.ctx, tablegen.HistoryRow{ID: int64(i + 1), TS: micros(ts)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	from := current(h)
+	var paths []string
+	day := map[string]string{}
+	tasks, err := h.Table().Scan().PlanFiles(e.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, task := range tasks {
+		paths = append(paths, task.File.FilePath())
+		lo := int64(binary.LittleEndian.Uint64(task.File.LowerBoundValues()[2]))
+		d := time.UnixMicro(lo).UTC().Truncate(24 * time.Hour)
+		day[task.File.FilePath()] = d.Format("2006-01-02T15:04:05.000Z") + "/" + d.AddDate(0, 0, 1).Format("2006-01-02T15:04:05.000Z")
+	}
+	slices.Sort(paths)
+	// Rows of the first and last data files: the bounds span the middle
+	// one too.
+	del, err := tablegen.WritePositionalDeletes(e.ctx, h.Table(), strings.TrimSuffix(h.Table().Location(), "/")+"/data/pos.parquet",
+		[]tablegen.PositionalDelete{{FilePath: paths[0], Pos: 0}, {FilePath: paths[2], Pos: 0}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tx := h.Table().NewTransaction()
+	if err := tx.NewRowDelta(nil).AddDeletes(del).Commit(e.ctx); err != nil {
+		t.Fatal(err)
+	}
+	tbl, err := tx.Commit(e.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tasks, err = tbl.Scan().PlanFiles(e.ctx); err != nil || len(tasks) != 3 {
+		t.Fatal(err)
+	}
+	for _, task := range tasks {
+		if len(task.DeleteFiles) != 1 {
+			t.Fatalf("PlanFiles attaches %d delete files to %s, want the one whose bounds span it", len(task.DeleteFiles), task.File.FilePath())
+		}
+	}
+	ch, err := e.p.Changes(e.ctx, ChangesRequest{Table: name, FromSnapshot: &from, ToSnapshot: &tbl.CurrentSnapshot().SnapshotID, TimeColumn: "ts"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, c := range ch.Changes {
+		got = append(got, c.String())
+	}
+	want := []string{day[paths[0]], day[paths[2]]}
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Fatalf("changes %v, want %v (the middle file's day is not one)", got, want)
+	}
+}
+
+// TestChangesEpochTruncation: a timestamp 1 µs before 1970 is served as
+// 0 ms, so it belongs to 1970-01-01 in Druid although its partition is
+// 1969-12-31; the interval filter keeps it there and only there.
+func TestChangesEpochTruncation(t *testing.T) {
+	e := newChangesEnv(t)
+	h, name := e.history(t, tablegen.HistoryOptions{Time: tablegen.TimeTimestamp, Layout: tablegen.LayoutDay})
+	if err := h.Append(e.ctx, tablegen.HistoryRow{ID: 1, TS: micros("1969-12-30T12:00:00Z")}); err != nil {
+		t.Fatal(err)
+	}
+	from := current(h)
+	minus1 := int64(-1)
+	if err := h.Append(e.ctx, tablegen.HistoryRow{ID: 2, TS: &minus1}); err != nil {
+		t.Fatal(err)
+	}
+	got, ch := e.changes(t, name, from, GranularityDay)
+	if want := []string{"1970-01-01T00:00:00.000Z/1970-01-02T00:00:00.000Z data_added"}; !slices.Equal(got, want) {
+		t.Fatalf("changes %v, want %v", got, want)
+	}
+	field := ch.TimeField
+	schema := h.Table().Schema()
+	for _, tc := range []struct {
+		start, end string
+		keeps      bool
+	}{
+		{"1970-01-01T00:00:00Z", "1970-01-02T00:00:00Z", true},
+		{"1969-12-31T00:00:00Z", "1970-01-01T00:00:00Z", false},
+	} {
+		s, _ := time.Parse(time.RFC3339, tc.start)
+		en, _ := time.Parse(time.RFC3339, tc.end)
+		f, err := IntervalFilter(field, s, en)
+		if err != nil {
+			t.Fatal(err)
+		}
+		expr, err := f.Expression(schema, time.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		eval, err := iceberg.ExpressionEvaluator(schema, expr, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		row := rowOf([]any{int64(2), iceberg.Timestamp(-1), "", int64(0)})
+		if ok, err := eval(row); err != nil || ok != tc.keeps {
+			t.Fatalf("%s/%s keeps -1 µs: %v (%v), want %v", tc.start, tc.end, ok, err, tc.keeps)
+		}
+	}
+}
+
+// rowOf is a row for iceberg-go's expression evaluator.
+type rowOf []any
+
+func (r rowOf) Size() int            { return len(r) }
+func (r rowOf) Get(pos int) any      { return r[pos] }
+func (r rowOf) Set(pos int, val any) { r[pos] = val }
+
+// TestChangesWholeTimeline: what the metadata cannot bound is ALL, with a
+// warning that says why; nothing is guessed.
+func TestChangesWholeTimeline(t *testing.T) {
+	e := newChangesEnv(t)
+
+	h, name := e.history(t, tablegen.HistoryOptions{Time: tablegen.TimeTimestamp, Layout: tablegen.LayoutUnpartitioned,
+		Properties: iceberg.Properties{"write.metadata.metrics.column.ts": "none"}})
+	threeDays(t, e, h)
+	from := current(h)
+	if err := h.Append(e.ctx, tablegen.HistoryRow{ID: 9, TS: micros("2024-03-02T12:00:00Z")}); err != nil {
+		t.Fatal(err)
+	}
+	got, ch := e.changes(t, name, from, GranularityDay)
+	if !slices.Equal(got, []string{"ALL data_added"}) || len(ch.Warnings) != 1 || !strings.Contains(ch.Warnings[0], "no bounds for ts") {
+		t.Fatalf("a file without ts bounds: %v %v", got, ch.Warnings)
+	}
+
+	// The same table partitioned by day: the partition bounds the file.
+	h, name = e.history(t, tablegen.HistoryOptions{Time: tablegen.TimeTimestamp, Layout: tablegen.LayoutDay,
+		Properties: iceberg.Properties{"write.metadata.metrics.column.ts": "none"}})
+	threeDays(t, e, h)
+	from = current(h)
+	if err := h.Append(e.ctx, tablegen.HistoryRow{ID: 9, TS: micros("2024-03-02T12:00:00Z")}); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := e.changes(t, name, from, GranularityDay); !slices.Equal(got, []string{day2 + " data_added"}) {
+		t.Fatalf("a file without ts bounds in a day partition: %v", got)
+	}
+
+	// Only null times: nothing Druid ever held.
+	from = current(h)
+	if err := h.Append(e.ctx, tablegen.HistoryRow{ID: 10}); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := e.changes(t, name, from, GranularityDay); len(got) != 0 {
+		t.Fatalf("a file of null times: %v", got)
+	}
+
+	// A schema change: every row may read differently.
+	from = current(h)
+	tx := h.Table().NewTransaction()
+	if err := tx.UpdateSchema(true, false).AddColumn([]string{"extra"}, iceberg.PrimitiveTypes.String, "", false, nil).Commit(); err != nil {
+		t.Fatal(err)
+	}
+	tbl, err := tx.Commit(e.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := e.changes(t, name, from, GranularityDay); len(got) != 0 {
+		t.Fatalf("a schema change without a snapshot yet: %v", got)
+	}
+	// A snapshot written with the new schema.
+	tx = tbl.NewTransaction()
+	if err := tx.Delete(e.ctx, iceberg.EqualTo(iceberg.Reference("id"), int64(1)), nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Commit(e.ctx); err != nil {
+		t.Fatal(err)
+	}
+	got, ch = e.changes(t, name, from, GranularityDay)
+	if !slices.Equal(got, []string{"ALL schema_changed"}) || len(ch.Warnings) != 1 {
+		t.Fatalf("a snapshot with a new schema: %v %v", got, ch.Warnings)
+	}
+}
+
+// TestChangesRequests: the edges of a request.
+func TestChangesRequests(t *testing.T) {
+	e := newChangesEnv(t)
+	h, name := e.history(t, tablegen.HistoryOptions{Time: tablegen.TimeTimestamp, Layout: tablegen.LayoutDay})
+	threeDays(t, e, h)
+	cur := current(h)
+
+	if got, _ := e.changes(t, name, cur, GranularityDay); len(got) != 0 {
+		t.Fatalf("from the current snapshot: %v", got)
+	}
+	ch, err := e.p.Changes(e.ctx, ChangesRequest{Table: name, TimeColumn: "ts"})
+	if err != nil || len(ch.Changes) != 1 || !ch.Changes[0].All || ch.Changes[0].Reasons[0] != ReasonInitialLoad {
+		t.Fatalf("no fromSnapshot: %+v %v", ch.Changes, err)
+	}
+	ch, err = e.p.Changes(e.ctx, ChangesRequest{Table: name, FromSnapshot: &cur, TimeColumn: "ts",
+		Include: []Change{{Start: time.Date(2024, 3, 2, 0, 0, 0, 0, time.UTC), End: time.Date(2024, 3, 3, 0, 0, 0, 0, time.UTC)}}})
+	if err != nil || len(ch.Changes) != 1 || ch.Changes[0].String() != day2 || ch.Changes[0].Reasons[0] != ReasonRequested {
+		t.Fatalf("include: %+v %v", ch.Changes, err)
+	}
+	missing := int64(42)
+	for _, tc := range []struct {
+		req  ChangesRequest
+		want error
+	}{
+		{ChangesRequest{Table: name, FromSnapshot: &missing, TimeColumn: "ts"}, ErrSnapshotNotFound},
+		{ChangesRequest{Table: name, FromSnapshot: &cur, ToSnapshot: &missing, TimeColumn: "ts"}, ErrSnapshotNotFound},
+		{ChangesRequest{Table: name, FromSnapshot: &cur, TimeColumn: "cat"}, ErrBadRequest},
+		{ChangesRequest{Table: name, FromSnapshot: &cur, TimeColumn: "nope"}, ErrBadRequest},
+		{ChangesRequest{Table: name, FromSnapshot: &cur}, ErrBadRequest},
+		{ChangesRequest{Table: "ch.nope", FromSnapshot: &cur, TimeColumn: "ts"}, ErrTableNotFound},
+	} {
+		if _, err := e.p.Changes(e.ctx, tc.req); !errors.Is(err, tc.want) {
+			t.Errorf("%+v: %v, want %v", tc.req, err, tc.want)
+		}
+	}
+}
+
+func TestGranularity(t *testing.T) {
+	at := time.Date(2024, 5, 16, 13, 45, 1, 0, time.UTC) // a Thursday
+	for _, tc := range []struct {
+		g           Granularity
+		floor, next string
+	}{
+		{GranularityHour, "2024-05-16T13:00:00Z", "2024-05-16T14:00:00Z"},
+		{GranularityDay, "2024-05-16T00:00:00Z", "2024-05-17T00:00:00Z"},
+		{GranularityWeek, "2024-05-13T00:00:00Z", "2024-05-20T00:00:00Z"},
+		{GranularityMonth, "2024-05-01T00:00:00Z", "2024-06-01T00:00:00Z"},
+		{GranularityQuarter, "2024-04-01T00:00:00Z", "2024-07-01T00:00:00Z"},
+		{GranularityYear, "2024-01-01T00:00:00Z", "2025-01-01T00:00:00Z"},
+	} {
+		f := tc.g.Floor(at)
+		if got := f.Format(time.RFC3339); got != tc.floor {
+			t.Errorf("%s floor %s, want %s", tc.g, got, tc.floor)
+		}
+		if got := tc.g.Next(f).Format(time.RFC3339); got != tc.next {
+			t.Errorf("%s next %s, want %s", tc.g, got, tc.next)
+		}
+	}
+	// Before 1970, a Monday too.
+	if got := GranularityWeek.Floor(time.Date(1969, 12, 31, 5, 0, 0, 0, time.UTC)).Format(time.DateOnly); got != "1969-12-29" {
+		t.Errorf("week of 1969-12-31 starts %s", got)
+	}
+	if _, err := ParseGranularity("fortnight"); !errors.Is(err, ErrBadRequest) {
+		t.Errorf("a bad granularity: %v", err)
+	}
+	if g, err := ParseGranularity("day"); err != nil || g != GranularityDay {
+		t.Errorf("day: %v %v", g, err)
+	}
+}
