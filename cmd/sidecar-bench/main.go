@@ -1,0 +1,604 @@
+// Command sidecar-bench measures the sidecar against its anchors in one run
+// and prints each performance target as a ratio with pass or fail:
+//
+//	go run ./cmd/sidecar-bench            # every target
+//	go run ./cmd/sidecar-bench -quick     # smaller tables, no 1 GB file
+//
+// It generates the tables once into the system temp folder (reused by later
+// runs), builds the sidecar binary and runs it as a separate process, so the
+// server's peak RSS (VmHWM) is its own. The anchors run in this process:
+// parquet-go's raw decode of the same data files, and iceberg-go's
+// Scan.ReadTasks with and without encoding/json.
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/catalog"
+	"github.com/apache/iceberg-go/catalog/hadoop"
+	"github.com/apache/iceberg-go/table"
+	"github.com/parquet-go/parquet-go"
+
+	"github.com/druidiceberg/sidecar/internal/tablegen"
+)
+
+func main() {
+	if err := run(context.Background(), os.Args[1:], os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "sidecar-bench:", err)
+		os.Exit(1)
+	}
+}
+
+// result is one measured target.
+type result struct {
+	target   string
+	measured string
+	anchor   string
+	ratio    float64
+	want     string
+	pass     bool
+}
+
+type bench struct {
+	out     io.Writer
+	dir     string // tables and scratch files
+	bin     string // the sidecar binary
+	rows    int
+	quick   bool
+	results []result
+}
+
+func run(ctx context.Context, args []string, out io.Writer) error {
+	fs := flag.NewFlagSet("sidecar-bench", flag.ContinueOnError)
+	rows := fs.Int("rows", 2_000_000, "rows of the main table (8 data files, 5% positional and 1% equality deletes)")
+	quick := fs.Bool("quick", false, "a 200,000-row main table and no 100 MB / 1 GB memory files")
+	noMemory := fs.Bool("no-memory", false, "skip the 100 MB / 1 GB memory files (targets 3 and 5)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	b := &bench{out: out, rows: *rows, quick: *quick || *noMemory}
+	if *quick {
+		b.rows = 200_000
+	}
+	b.dir = filepath.Join(os.TempDir(), "sidecar-bench")
+	if err := os.MkdirAll(b.dir, 0o755); err != nil {
+		return err
+	}
+	if err := b.build(ctx); err != nil {
+		return err
+	}
+	if err := b.throughput(ctx); err != nil {
+		return err
+	}
+	if !b.quick {
+		if err := b.memory(ctx); err != nil {
+			return err
+		}
+	}
+	return b.report()
+}
+
+// build compiles the sidecar binary from this module.
+func (b *bench) build(ctx context.Context) error {
+	b.bin = filepath.Join(b.dir, "sidecar")
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", b.bin, "./cmd/sidecar")
+	cmd.Dir = moduleRoot()
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("build the sidecar: %w", err)
+	}
+	return nil
+}
+
+func moduleRoot() string {
+	out, err := exec.Command("go", "env", "GOMOD").Output()
+	if err != nil {
+		return "."
+	}
+	return filepath.Dir(strings.TrimSpace(string(out)))
+}
+
+// table returns the bench table of that shape from the local warehouse
+// whDir, writing it first when absent.
+func (b *bench) table(ctx context.Context, whDir string, rows, files int, pos, eq float64) (*table.Table, error) {
+	cat, err := hadoop.NewCatalog("bench", whDir, nil)
+	if err != nil {
+		return nil, err
+	}
+	defer cat.Close()
+	ident := table.Identifier{"bench", "orders"}
+	tbl, err := cat.LoadTable(ctx, ident)
+	if errors.Is(err, catalog.ErrNoSuchTable) || errors.Is(err, catalog.ErrNoSuchNamespace) || errors.Is(err, os.ErrNotExist) {
+		fmt.Fprintf(os.Stderr, "writing %d rows in %d files into %s…\n", rows, files, whDir)
+		start := time.Now()
+		tbl, err = tablegen.Bench(ctx, cat, ident, rows, files, pos, eq)
+		fmt.Fprintf(os.Stderr, "written in %s\n", time.Since(start).Round(time.Second))
+	}
+	return tbl, err
+}
+
+// server is a sidecar process.
+type server struct {
+	cmd  *exec.Cmd
+	base string
+}
+
+// serve starts the sidecar over the local warehouse whDir.
+func (b *bench) serve(ctx context.Context, whDir string, extra ...string) (*server, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	args := append([]string{"serve", "--addr", addr, "--catalog", "local", "--warehouse", whDir,
+		"--token-key-file", filepath.Join(b.dir, "token.key"), "--max-streams", "0", "--max-plans", "0"}, extra...)
+	cmd := exec.CommandContext(ctx, b.bin, args...)
+	logs, err := os.Create(filepath.Join(b.dir, "sidecar.log"))
+	if err != nil {
+		return nil, err
+	}
+	cmd.Stdout, cmd.Stderr = logs, logs
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	s := &server{cmd: cmd, base: "http://" + addr}
+	for range 200 {
+		if resp, err := http.Get(s.base + "/readyz"); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return s, nil
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	s.stop()
+	return nil, errors.New("the sidecar did not become ready; see " + logs.Name())
+}
+
+func (s *server) stop() {
+	_ = s.cmd.Process.Signal(syscall.SIGTERM)
+	_ = s.cmd.Wait()
+}
+
+// cpu is the server's user and system CPU time so far.
+func (s *server) cpu() time.Duration {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", s.cmd.Process.Pid))
+	if err != nil {
+		return 0
+	}
+	// The fields after the command name, which is in parentheses.
+	f := strings.Fields(string(data[bytes.LastIndexByte(data, ')')+2:]))
+	utime, _ := strconv.ParseInt(f[11], 10, 64)
+	stime, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(utime+stime) * time.Second / clockTicks
+}
+
+// clockTicks is the kernel's USER_HZ, which /proc counts CPU time in.
+const clockTicks = 100
+
+// ownCPU is this process's user and system CPU time so far.
+func ownCPU() time.Duration {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// resetPeak resets the kernel's high-water mark of the server's RSS.
+func (s *server) resetPeak() error {
+	return os.WriteFile(fmt.Sprintf("/proc/%d/clear_refs", s.cmd.Process.Pid), []byte("5"), 0)
+}
+
+// peakRSS is the server's VmHWM in bytes.
+func (s *server) peakRSS() (int64, error) {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", s.cmd.Process.Pid))
+	if err != nil {
+		return 0, err
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+			return kb << 10, err
+		}
+	}
+	return 0, errors.New("no VmHWM")
+}
+
+// plan asks the server for the URIs of a table on the row path.
+func (s *server) plan(query string) ([]string, error) {
+	resp, err := http.Get(s.base + "/splits?" + query)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("GET /splits?%s: %d %s", query, resp.StatusCode, body)
+	}
+	var p struct {
+		InputSource struct {
+			URIs []string `json:"uris"`
+		} `json:"inputSource"`
+	}
+	return p.InputSource.URIs, json.Unmarshal(body, &p)
+}
+
+// readRows reads a row stream to its end and counts its lines.
+func readRows(c *http.Client, uri string) (int64, error) {
+	resp, err := c.Get(uri)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		body, _ := io.ReadAll(resp.Body)
+		return 0, fmt.Errorf("GET %s: %d %s", uri, resp.StatusCode, body)
+	}
+	var n int64
+	buf := make([]byte, 1<<20)
+	r := bufio.NewReaderSize(resp.Body, 1<<20)
+	for {
+		k, err := r.Read(buf)
+		n += int64(bytes.Count(buf[:k], []byte{'\n'}))
+		if errors.Is(err, io.EOF) {
+			return n, nil
+		}
+		if err != nil {
+			return n, err
+		}
+	}
+}
+
+// readAll reads every URI, with at most conc streams at once, and returns
+// the rows and the elapsed time.
+func readAll(uris []string, conc int) (int64, time.Duration, error) {
+	c := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: conc, DisableCompression: true}}
+	var (
+		mu    sync.Mutex
+		total int64
+		first error
+		wg    sync.WaitGroup
+	)
+	sem := make(chan struct{}, conc)
+	start := time.Now()
+	for _, u := range uris {
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			n, err := readRows(c, u)
+			mu.Lock()
+			defer mu.Unlock()
+			total += n
+			if err != nil && first == nil {
+				first = err
+			}
+		})
+	}
+	wg.Wait()
+	return total, time.Since(start), first
+}
+
+// throughput measures targets 1 and 2 on the main table.
+func (b *bench) throughput(ctx context.Context) error {
+	wh := filepath.Join(b.dir, fmt.Sprintf("main-%d", b.rows))
+	tbl, err := b.table(ctx, wh, b.rows, 8, 0.05, 0.01)
+	if err != nil {
+		return err
+	}
+	raw, err := rawDecodeRate(ctx, tbl)
+	if err != nil {
+		return err
+	}
+	tasksRate, err := rate(func() (int64, error) { return readTasksCount(ctx, tbl) })
+	if err != nil {
+		return err
+	}
+	jsonRate, err := rate(func() (int64, error) { return tablegen.OracleJSONBaseline(ctx, tbl) })
+	if err != nil {
+		return err
+	}
+
+	srv, err := b.serve(ctx, wh)
+	if err != nil {
+		return err
+	}
+	defer srv.stop()
+	uris, err := srv.plan("table=bench.orders&mode=rows")
+	if err != nil {
+		return err
+	}
+	// One warm-up read, then the measured ones.
+	if _, _, err := readAll(uris, 1); err != nil {
+		return err
+	}
+	if err := srv.resetPeak(); err != nil {
+		return err
+	}
+	c0, own0 := srv.cpu(), ownCPU()
+	n1, d1, err := readAll(uris, 1)
+	if err != nil {
+		return err
+	}
+	c1, own1 := srv.cpu(), ownCPU()
+	one := float64(n1) / d1.Seconds()
+	peak1, err := srv.peakRSS()
+	if err != nil {
+		return err
+	}
+	n8, d8, err := readAll(uris, 8)
+	if err != nil {
+		return err
+	}
+	c8, own8 := srv.cpu(), ownCPU()
+	eight := float64(n8) / d8.Seconds()
+	fmt.Fprintf(b.out, "CPU: one stream: server %.2f cores (%.0f ns/row), client %.2f cores; "+
+		"8 streams: server %.2f cores (%.0f ns/row), client %.2f cores\n",
+		(c1-c0).Seconds()/d1.Seconds(), float64((c1-c0).Nanoseconds())/float64(n1), (own1-own0).Seconds()/d1.Seconds(),
+		(c8-c1).Seconds()/d8.Seconds(), float64((c8-c1).Nanoseconds())/float64(n8), (own8-own1).Seconds()/d8.Seconds())
+
+	// Every split was read three times (warm-up, one stream, 8 streams):
+	// without sharing, each read loads each of its delete files.
+	loads, err := srv.counter("sidecar_delete_file_loads_total")
+	if err != nil {
+		return err
+	}
+	pairs, distinct, err := deletePairs(ctx, tbl)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(b.out, "main table: %d rows in %d splits, %d live; server peak RSS during one stream %s\n",
+		b.rows, len(uris), n1, mib(peak1))
+	fmt.Fprintf(b.out, "anchors: parquet-go raw decode %s rows/s; ReadTasks %s rows/s; ReadTasks + encoding/json %s rows/s\n\n",
+		mrows(raw), mrows(tasksRate), mrows(jsonRate))
+	b.add(result{target: "1. one stream vs raw decode", measured: mrows(one) + " rows/s", anchor: mrows(raw) + " rows/s",
+		ratio: one / raw, want: "≥ 0.40", pass: one/raw >= 0.40})
+	b.add(result{target: "1. one stream vs ReadTasks+json", measured: mrows(one) + " rows/s", anchor: mrows(jsonRate) + " rows/s",
+		ratio: one / jsonRate, want: "≥ 8", pass: one/jsonRate >= 8})
+	b.add(result{target: "4. delete file loads per distinct file", measured: fmt.Sprintf("%.0f loads", loads),
+		anchor: fmt.Sprintf("%d files (%d split×file pairs, 3 reads)", distinct, pairs),
+		ratio: loads / float64(distinct), want: "= 1", pass: loads == float64(distinct)})
+	b.add(result{target: "2. 8 streams vs one", measured: mrows(eight) + " rows/s", anchor: mrows(one) + " rows/s",
+		ratio: eight / one, want: "≥ 1.7", pass: eight/one >= 1.7})
+	return nil
+}
+
+// memory measures target 3: one split of a ~100 MB and of a ~1 GB data file.
+func (b *bench) memory(ctx context.Context) error {
+	var peaks, sizes, served [2]int64
+	var bigWarehouse string
+	for i, rows := range []int{3_400_000, 34_000_000} {
+		wh := filepath.Join(b.dir, fmt.Sprintf("mem-%d", rows))
+		bigWarehouse = wh
+		tbl, err := b.table(ctx, wh, rows, 1, 0.001, 0)
+		if err != nil {
+			return err
+		}
+		tasks, err := tbl.Scan().PlanFiles(ctx)
+		if err != nil {
+			return err
+		}
+		sizes[i] = tasks[0].File.FileSizeBytes()
+		srv, err := b.serve(ctx, wh, "--target-split-size", "0")
+		if err != nil {
+			return err
+		}
+		uris, err := srv.plan("table=bench.orders&mode=rows")
+		if err == nil && len(uris) != 1 {
+			err = fmt.Errorf("the memory table has %d splits, want 1", len(uris))
+		}
+		if err == nil {
+			err = srv.resetPeak()
+		}
+		if err == nil {
+			served[i], _, err = readAll(uris, 1)
+		}
+		if err == nil {
+			peaks[i], err = srv.peakRSS()
+		}
+		srv.stop()
+		if err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(b.out, "memory: one split of a %s data file peaks at %s; of a %s one at %s\n\n",
+		mib(sizes[0]), mib(peaks[0]), mib(sizes[1]), mib(peaks[1]))
+	b.add(result{target: "3. peak RSS, 1 GB file", measured: mib(peaks[1]), anchor: "256 MiB",
+		ratio: float64(peaks[1]) / (256 << 20), want: "< 1", pass: peaks[1] < 256<<20})
+	growth := float64(peaks[1]) / float64(peaks[0])
+	b.add(result{target: "3. peak RSS, 1 GB vs 100 MB file", measured: mib(peaks[1]), anchor: mib(peaks[0]),
+		ratio: growth, want: "≤ 1.25", pass: growth <= 1.25})
+
+	// Target 5: the same 1 GB file at the default --target-split-size is
+	// several splits, which together serve exactly its rows.
+	srv, err := b.serve(ctx, bigWarehouse)
+	if err != nil {
+		return err
+	}
+	defer srv.stop()
+	uris, err := srv.plan("table=bench.orders&mode=rows")
+	if err != nil {
+		return err
+	}
+	n, d, err := readAll(uris, 2)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(b.out, "row-group splits: the %s file is %d splits at the default --target-split-size; "+
+		"read 2 at a time at %s rows/s\n\n", mib(sizes[1]), len(uris), mrows(float64(n)/d.Seconds()))
+	b.add(result{target: "5. splits of the 1 GB file", measured: fmt.Sprintf("%d splits, %d rows", len(uris), n),
+		anchor: fmt.Sprintf("1 split, %d rows", served[1]), ratio: float64(len(uris)),
+		want: "≥ 2, same rows", pass: len(uris) >= 2 && n == served[1]})
+	return nil
+}
+
+// counter sums the samples of a counter in the server's /metrics.
+func (s *server) counter(name string) (float64, error) {
+	resp, err := http.Get(s.base + "/metrics")
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return 0, err
+	}
+	var sum float64
+	for _, line := range strings.Split(string(body), "\n") {
+		if !strings.HasPrefix(line, name+"{") && !strings.HasPrefix(line, name+" ") {
+			continue
+		}
+		v, err := strconv.ParseFloat(line[strings.LastIndexByte(line, ' ')+1:], 64)
+		if err != nil {
+			return 0, fmt.Errorf("metric line %q: %w", line, err)
+		}
+		sum += v
+	}
+	return sum, nil
+}
+
+// deletePairs counts the (data file, delete file) pairs of the table's
+// current plan and its distinct delete files.
+func deletePairs(ctx context.Context, tbl *table.Table) (pairs, distinct int, err error) {
+	tasks, err := tbl.Scan().PlanFiles(ctx)
+	if err != nil {
+		return 0, 0, err
+	}
+	seen := map[string]bool{}
+	for _, t := range tasks {
+		for _, group := range [][]iceberg.DataFile{t.DeleteFiles, t.EqualityDeleteFiles, t.DeletionVectorFiles} {
+			for _, d := range group {
+				pairs++
+				seen[d.FilePath()] = true
+			}
+		}
+	}
+	return pairs, len(seen), nil
+}
+
+func (b *bench) add(r result) { b.results = append(b.results, r) }
+
+func (b *bench) report() error {
+	w := tabwriter.NewWriter(b.out, 2, 8, 2, ' ', 0)
+	fmt.Fprintln(w, "target\tmeasured\tanchor\tratio\twant\t")
+	failed := 0
+	for _, r := range b.results {
+		verdict := "PASS"
+		if !r.pass {
+			verdict, failed = "FAIL", failed+1
+		}
+		fmt.Fprintf(w, "%s\t%s\t%s\t%.2f\t%s\t%s\n", r.target, r.measured, r.anchor, r.ratio, r.want, verdict)
+	}
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	if failed > 0 {
+		return fmt.Errorf("%d of %d targets failed", failed, len(b.results))
+	}
+	return nil
+}
+
+// rate runs f three times and returns the best rows per second.
+func rate(f func() (int64, error)) (float64, error) {
+	best := 0.0
+	for range 3 {
+		start := time.Now()
+		n, err := f()
+		if err != nil {
+			return 0, err
+		}
+		best = max(best, float64(n)/time.Since(start).Seconds())
+	}
+	return best, nil
+}
+
+// rawDecodeRate is parquet-go's raw decode of the table's data files: every
+// row read into parquet.Row values, no deletes, no encoding.
+func rawDecodeRate(ctx context.Context, tbl *table.Table) (float64, error) {
+	tasks, err := tbl.Scan().PlanFiles(ctx)
+	if err != nil {
+		return 0, err
+	}
+	return rate(func() (int64, error) {
+		var n int64
+		buf := make([]parquet.Row, 1024)
+		for _, t := range tasks {
+			f, err := os.Open(strings.TrimPrefix(t.File.FilePath(), "file://"))
+			if err != nil {
+				return n, err
+			}
+			st, err := f.Stat()
+			if err != nil {
+				f.Close()
+				return n, err
+			}
+			pf, err := parquet.OpenFile(f, st.Size(), parquet.SkipPageIndex(true), parquet.SkipBloomFilters(true))
+			if err != nil {
+				f.Close()
+				return n, err
+			}
+			for _, rg := range pf.RowGroups() {
+				rows := rg.Rows()
+				for {
+					k, err := rows.ReadRows(buf)
+					n += int64(k)
+					if errors.Is(err, io.EOF) {
+						break
+					}
+					if err != nil {
+						rows.Close()
+						f.Close()
+						return n, err
+					}
+				}
+				rows.Close()
+			}
+			f.Close()
+		}
+		return n, nil
+	})
+}
+
+// readTasksCount reads the table through iceberg-go's Scan (ReadTasks),
+// deletes applied, and counts the rows without encoding them.
+func readTasksCount(ctx context.Context, tbl *table.Table) (int64, error) {
+	scan := tbl.Scan()
+	defer scan.Close()
+	_, records, err := scan.ToArrowRecords(ctx)
+	if err != nil {
+		return 0, err
+	}
+	var n int64
+	for rec, err := range records {
+		if err != nil {
+			return n, err
+		}
+		n += rec.NumRows()
+		rec.Release()
+	}
+	return n, nil
+}
+
+func mrows(r float64) string { return fmt.Sprintf("%.2f M", r/1e6) }
+func mib(n int64) string     { return fmt.Sprintf("%.0f MiB", float64(n)/(1<<20)) }
