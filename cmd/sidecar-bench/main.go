@@ -378,7 +378,7 @@ func (b *bench) throughput(ctx context.Context) error {
 		ratio: one / jsonRate, want: "≥ 8", pass: one/jsonRate >= 8})
 	b.add(result{target: "4. delete file loads per distinct file", measured: fmt.Sprintf("%.0f loads", loads),
 		anchor: fmt.Sprintf("%d files (%d split×file pairs, 3 reads)", distinct, pairs),
-		ratio: loads / float64(distinct), want: "= 1", pass: loads == float64(distinct)})
+		ratio:  loads / float64(distinct), want: "= 1", pass: loads == float64(distinct)})
 	b.add(result{target: "2. 8 streams vs one", measured: mrows(eight) + " rows/s", anchor: mrows(one) + " rows/s",
 		ratio: eight / one, want: "≥ 1.7", pass: eight/one >= 1.7})
 	return nil
