@@ -27,6 +27,7 @@ type corruptRow struct {
 	Score float64 `parquet:"score,id(3)"`
 	Amt   int64   `parquet:"amt,id(4),decimal(2:18)"`
 	Name  string  `parquet:"name,id(5)"`
+	Fx    [4]byte `parquet:"fx,id(6),dict"`
 }
 
 func corruptSchema() *iceberg.Schema {
@@ -36,6 +37,7 @@ func corruptSchema() *iceberg.Schema {
 		field(3, "score", iceberg.PrimitiveTypes.Float64),
 		field(4, "amt", iceberg.DecimalTypeOf(18, 2)),
 		field(5, "name", iceberg.PrimitiveTypes.String),
+		field(6, "fx", iceberg.FixedTypeOf(4)),
 	)
 }
 
@@ -67,7 +69,7 @@ func rewriteFooter(t *testing.T, data []byte, change func(*format.FileMetaData))
 func TestCorruptFiles(t *testing.T) {
 	rows := make([]corruptRow, 8)
 	for i := range rows {
-		rows[i] = corruptRow{ID: int64(i), Qty: int32(10 * i), Score: float64(i) / 4, Amt: int64(100*i + 5), Name: strings.Repeat("n", i+1)}
+		rows[i] = corruptRow{ID: int64(i), Qty: int32(10 * i), Score: float64(i) / 4, Amt: int64(100*i + 5), Name: strings.Repeat("n", i+1), Fx: [4]byte{byte(i % 3)}}
 	}
 	write := func(t *testing.T, opts ...parquet.WriterOption) []byte {
 		var buf bytes.Buffer
@@ -99,42 +101,46 @@ func TestCorruptFiles(t *testing.T) {
 		file    func(t *testing.T) []byte
 		records int64 // what the manifest says; 0: len(rows)
 		want    string
+		err     error // nil: ErrCorruptFile
 	}{
 		{"a logical type narrower than the physical type", footer(func(md *format.FileMetaData) {
 			leaf(md, "id").LogicalType.Value = &format.IntType{BitWidth: 32, IsSigned: true}
-		}), 0, "reads it as INT32"},
+		}), 0, "reads it as INT32", nil},
 		{"a repetition type out of range", footer(func(md *format.FileMetaData) {
 			leaf(md, "name").RepetitionType.V = 5
-		}), 0, "repetition type 5"},
+		}), 0, "repetition type 5", nil},
 		{"a physical type the chunk contradicts", footer(func(md *format.FileMetaData) {
 			leaf(md, "score").Type.V = format.Float
-		}), 0, "is FLOAT in the schema but its chunk is DOUBLE"},
+		}), 0, "is FLOAT in the schema but its chunk is DOUBLE", nil},
 		{"a chunk that starts inside another", footer(func(md *format.FileMetaData) {
 			chunk(md, 1).DataPageOffset = chunk(md, 0).DataPageOffset
 			chunk(md, 1).DictionaryPageOffset = chunk(md, 0).DictionaryPageOffset
-		}), 0, "overlap"},
+		}), 0, "overlap", nil},
 		{"a compressed chunk marked uncompressed", footer(func(md *format.FileMetaData) {
 			chunk(md, 2).Codec = format.Uncompressed
-		}), 0, "is uncompressed, but"},
+		}), 0, "is uncompressed, but", nil},
 		{"a decimal with more digits than its type holds", footer(func(md *format.FileMetaData) {
 			leaf(md, "amt").LogicalType.Value = &format.DecimalType{Scale: 2, Precision: 38}
-		}), 0, "more digits than"},
+		}), 0, "more digits than", nil},
 		{"fewer rows than the manifest counts", func(t *testing.T) []byte { return write(t) }, int64(len(rows)) + 1,
-			"footer counts 8 rows (8 in its row groups), the manifest 9"},
+			"footer counts 8 rows (8 in its row groups), the manifest 9", nil},
 		{"a row group shorter than its columns", footer(func(md *format.FileMetaData) {
 			md.NumRows, md.RowGroups[0].NumRows = 7, 7
-		}), 7, "values past the row group's last row"},
+		}), 7, "values past the row group's last row", nil},
+		{"a fixed(4) column of another length", footer(func(md *format.FileMetaData) {
+			leaf(md, "fx").TypeLength.V = 12
+		}), 0, "cannot be read as fx fixed[4]", reader.ErrSchemaMismatch},
 		{"an LZ4 page that does not decode", func(t *testing.T) []byte {
 			data := write(t, parquet.Compression(&lz4.Codec{}))
 			pages := parquetPages(data)
 			data[pages[0].payload] ^= 0xff
 			return data
-		}, 0, "LZ4"},
+		}, 0, "LZ4", nil},
 		{"a zstd chunk marked LZ4", footer(func(md *format.FileMetaData) {
 			for i := range md.RowGroups[0].Columns {
 				chunk(md, i).Codec = format.Lz4Raw
 			}
-		}), 0, "LZ4"},
+		}), 0, "LZ4", nil},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -152,8 +158,12 @@ func TestCorruptFiles(t *testing.T) {
 			defer cancel()
 			var out bytes.Buffer
 			err := readSplit(ctx, reader.New(testFS(dir)), sp, tableOf(corruptSchema()), &out)
-			if !errors.Is(err, reader.ErrCorruptFile) || !strings.Contains(err.Error(), tc.want) {
-				t.Fatalf("got %v after %d bytes of rows, want ErrCorruptFile saying %q", err, out.Len(), tc.want)
+			want := tc.err
+			if want == nil {
+				want = reader.ErrCorruptFile
+			}
+			if !errors.Is(err, want) || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("got %v after %d bytes of rows, want %v saying %q", err, out.Len(), want, tc.want)
 			}
 		})
 	}
@@ -165,7 +175,7 @@ func TestCorruptFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	got, _ := readAll(t, reader.New(testFS(dir)), dataSplit("data.parquet", int64(len(data)), int64(len(rows))), corruptSchema())
-	if len(got) != len(rows) || got[7] != `{"id":7,"qty":70,"score":1.75,"amt":"7.05","name":"nnnnnnnn"}` {
+	if len(got) != len(rows) || got[7] != `{"id":7,"qty":70,"score":1.75,"amt":"7.05","name":"nnnnnnnn","fx":"AQAAAA=="}` {
 		t.Fatalf("the intact LZ4 file reads as %q", got)
 	}
 }
