@@ -21,13 +21,13 @@ import (
 )
 
 // positionalFixture is a small engine-written table with positional deletes.
-func positionalFixture(t *testing.T) fixture {
+func positionalFixture(t testing.TB) fixture {
 	return namedFixture(t, "impala__iceberg_v2_delete_positional")
 }
 
 // partitionedFixture is a partitioned engine-written table (id, user,
 // action, event_time) with positional deletes.
-func partitionedFixture(t *testing.T) fixture {
+func partitionedFixture(t testing.TB) fixture {
 	return namedFixture(t, "impala__iceberg_v2_partitioned_position_deletes")
 }
 

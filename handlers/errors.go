@@ -57,6 +57,10 @@ func toAPIError(err error) *apiError {
 		status, code = http.StatusNotFound, "snapshot_not_found"
 	case errors.Is(err, splits.ErrConflict):
 		status, code = http.StatusConflict, "conflict"
+	case errors.Is(err, storage.ErrOutsideMapping):
+		// A planned path that climbs out of its location map's target:
+		// refused before anything was opened.
+		status, code = http.StatusForbidden, "forbidden_location"
 	case errors.Is(err, fs.ErrNotExist):
 		// A pinned file is gone: the table expired the snapshot or removed
 		// orphan files after planning. Planning again gives valid tokens.

@@ -32,7 +32,7 @@ type fixture struct {
 	} `json:"extra_checks"`
 }
 
-func loadFixtures(t *testing.T) []fixture {
+func loadFixtures(t testing.TB) []fixture {
 	t.Helper()
 	root := fixturesDir(t)
 	entries, err := os.ReadDir(root)
@@ -61,7 +61,7 @@ func loadFixtures(t *testing.T) []fixture {
 }
 
 // namedFixture is one fixture by folder name.
-func namedFixture(t *testing.T, name string) fixture {
+func namedFixture(t testing.TB, name string) fixture {
 	t.Helper()
 	for _, f := range loadFixtures(t) {
 		if f.Name == name {
@@ -74,7 +74,7 @@ func namedFixture(t *testing.T, name string) fixture {
 
 // server serves the fixture through the static catalog and a location map
 // from every prefix written in its metadata onto its folder.
-func (f fixture) server(t *testing.T) *testServer {
+func (f fixture) server(t testing.TB) *testServer {
 	t.Helper()
 	return newServer(t, splits.CatalogConfig{
 		Type:   "static",

@@ -400,10 +400,14 @@ func (r *resolver) valueTypeOf(f iceberg.NestedField, c *parquet.Column) (valueT
 		vt, ok = timestampType(kind, lt, true)
 	case iceberg.StringType:
 		vt.conv, ok = convString, kind == parquet.ByteArray || kind == parquet.FixedLenByteArray
-	case iceberg.BinaryType, iceberg.FixedType:
+	case iceberg.BinaryType:
 		vt.conv, ok = convBinary, kind == parquet.ByteArray || kind == parquet.FixedLenByteArray
+	case iceberg.FixedType:
+		// A fixed-length column holds fixed(L) only at length L: another
+		// length (a damaged footer) would cut every value elsewhere.
+		vt.conv, ok = convBinary, kind == parquet.ByteArray || (kind == parquet.FixedLenByteArray && c.Type().Length() == t.Len())
 	case iceberg.UUIDType:
-		vt.conv, ok = convUUID, kind == parquet.FixedLenByteArray || kind == parquet.ByteArray
+		vt.conv, ok = convUUID, (kind == parquet.FixedLenByteArray && c.Type().Length() == 16) || kind == parquet.ByteArray
 	case iceberg.DecimalType:
 		vt.scale = t.Scale()
 		if lt != nil {

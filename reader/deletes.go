@@ -296,6 +296,11 @@ func scanRows(fs *watchedIO, pf *parquet.File, leaves []*leaf, row func() error)
 				return err
 			}
 		}
+		for _, l := range leaves {
+			if err := l.end(); err != nil {
+				return fs.classify(err)
+			}
+		}
 	}
 	return nil
 }

@@ -197,7 +197,7 @@ func (r *Reader) Open(ctx context.Context, s splits.Split, t splits.TableSchema)
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	fs := &watchedIO{IO: r.fs}
+	fs := newWatchedIO(r.fs, s)
 	pf, f, err := openParquet(fs, "data file", s.Data.Path, s.Data.Size)
 	if err != nil {
 		return nil, err
@@ -392,8 +392,8 @@ func (s *Stream) Run(ctx context.Context, w io.Writer, flush func() error) (err 
 			}
 		}
 		for _, l := range s.leaves {
-			if err := l.stop(); err != nil {
-				return fmt.Errorf("read data file %s: %w", s.path, err)
+			if err := l.end(); err != nil {
+				return fmt.Errorf("read data file %s: %w", s.path, s.fs.classify(err))
 			}
 		}
 	}

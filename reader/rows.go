@@ -57,6 +57,26 @@ func (l *leaf) stop() error {
 	return err
 }
 
+// end checks that the column chunk holds no value past the row group's
+// last row, then stops the cursor. A page header that claims more values
+// than the page's share of the rows (a damaged num_values) would otherwise
+// shift this column against the others without any error.
+func (l *leaf) end() error {
+	extra := l.next < len(l.vals)
+	if !extra && !l.eof {
+		switch err := l.load(false); {
+		case err == nil:
+			extra = true
+		case !errors.Is(err, io.EOF):
+			return errors.Join(l.unexpected(err), l.stop())
+		}
+	}
+	if extra {
+		return errors.Join(fmt.Errorf("column %s: values past the row group's last row", l.path), l.stop())
+	}
+	return l.stop()
+}
+
 // release drops the pages that were held for a row that straddled pages.
 func (l *leaf) release() {
 	for i, p := range l.held {

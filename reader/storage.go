@@ -8,6 +8,8 @@ import (
 
 	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/parquet-go/parquet-go"
+
+	"github.com/druidiceberg/sidecar/splits"
 )
 
 // watchedIO wraps the FileIO of one Open so that a failing read of the
@@ -15,9 +17,23 @@ import (
 // from bytes that do not decode: only the latter are ErrCorruptFile.
 type watchedIO struct {
 	icebergio.IO
+	// records are the row counts the manifests give the split's Parquet
+	// files, by path; openParquet holds each file's footer to its count.
+	records map[string]int64
 
 	mu  sync.Mutex
 	err error
+}
+
+// newWatchedIO watches the reads of the files of split s through fs.
+func newWatchedIO(fs icebergio.IO, s splits.Split) *watchedIO {
+	w := &watchedIO{IO: fs, records: map[string]int64{s.Data.Path: s.Data.Records}}
+	for _, d := range s.Deletes {
+		if d.Kind != splits.DeleteDeletionVector {
+			w.records[d.Path] = d.Records
+		}
+	}
+	return w
 }
 
 // Open opens name through the wrapped FileIO and watches its reads.
@@ -115,6 +131,12 @@ func openParquet(fs *watchedIO, what, path string, size int64) (_ *parquet.File,
 		parquet.ReadBufferSize(readBufferSize),
 	)
 	if err != nil {
+		return nil, nil, fmt.Errorf("read %s %s: %w", what, path, fs.classify(err))
+	}
+	if err := checkFooter(pf, fs.records[path]); err != nil {
+		return nil, nil, fmt.Errorf("read %s %s: %w: %w", what, path, ErrCorruptFile, err)
+	}
+	if err := checkLZ4Pages(f, pf); err != nil {
 		return nil, nil, fmt.Errorf("read %s %s: %w", what, path, fs.classify(err))
 	}
 	return pf, f, nil

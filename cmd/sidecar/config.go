@@ -62,6 +62,13 @@ type config struct {
 	// TargetSplitSize is the size above which the row path splits a data
 	// file by row groups; 0 never splits.
 	TargetSplitSize byteSize
+	// readHeaderTimeout and idleTimeout are the server's slow-client
+	// bounds: a connection that has not sent a whole request header within
+	// readHeaderTimeout, or sits idle between requests for idleTimeout, is
+	// closed. They are not flags (the defaults suit every deployment seen
+	// so far); tests shorten them.
+	readHeaderTimeout time.Duration
+	idleTimeout       time.Duration
 }
 
 // defaultDeleteCacheSize is the default of --delete-cache-size.
@@ -108,6 +115,12 @@ func (b *byteSize) Set(v string) error {
 	return nil
 }
 
+// The defaults of config.readHeaderTimeout and config.idleTimeout.
+const (
+	defaultReadHeaderTimeout = 10 * time.Second
+	defaultIdleTimeout       = 2 * time.Minute
+)
+
 // multiFlag is a repeatable KEY=VALUE flag.
 type multiFlag []string
 
@@ -120,7 +133,7 @@ func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
 func parseServe(args []string, getenv func(string) string, help io.Writer) (config, error) {
 	fs := flag.NewFlagSet("sidecar serve", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	var c config
+	c := config{readHeaderTimeout: defaultReadHeaderTimeout, idleTimeout: defaultIdleTimeout}
 	var props, tables, locs multiFlag
 	fs.StringVar(&c.Addr, "addr", "127.0.0.1:8080", "listen address")
 	fs.StringVar(&c.TLSCert, "tls-cert", "", "PEM certificate file: serve HTTPS (with --tls-key)")

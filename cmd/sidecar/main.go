@@ -169,10 +169,13 @@ func serve(ctx context.Context, cfg config, logOut io.Writer, ready chan<- strin
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", cfg.Addr, err)
 	}
+	// No ReadTimeout or WriteTimeout: they would cut a long row stream that
+	// a slow but live client is still reading. Slow clients are bounded by
+	// the header and idle timeouts, and stream slots by --max-streams.
 	srv := &http.Server{
 		Handler:           router,
-		ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout:       2 * time.Minute,
+		ReadHeaderTimeout: cfg.readHeaderTimeout,
+		IdleTimeout:       cfg.idleTimeout,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
 	}

@@ -11,7 +11,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net/url"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -54,6 +56,10 @@ func New(props map[string]string, mappings []Mapping) *FS {
 	return &FS{props: props, mappings: m, byRoot: map[string]icebergio.IO{}}
 }
 
+// ErrOutsideMapping is the error of a location under a mapped prefix that
+// climbs out of the mapping's target with a ".." segment.
+var ErrOutsideMapping = errors.New("location climbs out of its location map target")
+
 // Rewrite applies the location map to a location.
 func (f *FS) Rewrite(location string) string {
 	for _, m := range f.mappings {
@@ -64,8 +70,18 @@ func (f *FS) Rewrite(location string) string {
 	return location
 }
 
-// Open opens a location for reading.
+// Open opens a location for reading. A mapping's target is a root: a mapped
+// location with a ".." segment is refused with ErrOutsideMapping, never
+// opened, since it could name any file the sidecar can read.
 func (f *FS) Open(location string) (icebergio.File, error) {
+	for _, m := range f.mappings {
+		if rest, ok := strings.CutPrefix(location, m.From); ok {
+			if slices.Contains(strings.Split(rest, "/"), "..") {
+				return nil, &fs.PathError{Op: "open", Path: location, Err: ErrOutsideMapping}
+			}
+			break
+		}
+	}
 	path := f.Rewrite(location)
 	fsys, err := f.ioFor(path)
 	if err != nil {

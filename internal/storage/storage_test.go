@@ -56,3 +56,35 @@ func TestOpenThroughMapping(t *testing.T) {
 		t.Fatal("ParseMapping accepted a value without =")
 	}
 }
+
+// TestMappingIsARoot: a location under a mapped prefix cannot climb out of
+// the mapping's target, whatever a manifest (and so a signed token) says.
+func TestMappingIsARoot(t *testing.T) {
+	dir := t.TempDir()
+	inside := filepath.Join(dir, "lake")
+	if err := os.MkdirAll(inside, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "secret"), []byte("key"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	fsys := New(nil, []Mapping{{From: "s3a://lake/", To: inside + "/"}})
+	for _, loc := range []string{
+		"s3a://lake/../secret",
+		"s3a://lake/db/t/../../../secret",
+		"s3a://lake/db/t/..",
+	} {
+		f, err := fsys.Open(loc)
+		if err == nil {
+			f.Close()
+			t.Fatalf("Open(%q) opened a file outside the mapping", loc)
+		}
+		if !errors.Is(err, ErrOutsideMapping) {
+			t.Fatalf("Open(%q): %v, want ErrOutsideMapping", loc, err)
+		}
+	}
+	// Dots inside a name are no segment.
+	if _, err := fsys.Open("s3a://lake/a..b/..c.parquet"); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("a name with dots: %v, want os.ErrNotExist", err)
+	}
+}

@@ -1,0 +1,321 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/apache/iceberg-go/catalog/hadoop"
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/druidiceberg/sidecar/internal/tablegen"
+)
+
+// limitsRows is the size of the table the limit tests stream: each stream
+// is tens of MB of NDJSON, far more than a connection's socket buffers hold,
+// so a stream whose client stops reading stays open and holds its slot.
+const limitsRows = 200_000
+
+// TestLimits holds `sidecar serve`, as main wires it (http.Server, router,
+// admission), to the limits the README promises, over real connections:
+// with the default --max-streams the 65th concurrent stream is answered 503
+// with Retry-After while 64 are open; a client that sends no header, or
+// sends it byte by byte, is disconnected, and so is an idle keep-alive
+// connection; a slow but live reader of a row stream is not cut; a POST
+// body over the limit is 413.
+func TestLimits(t *testing.T) {
+	if testing.Short() {
+		t.Skip("writes a table of 200,000 rows")
+	}
+	dir := t.TempDir()
+	cat, err := hadoop.NewCatalog("sidecar", filepath.Join(dir, "warehouse"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tablegen.Bench(context.Background(), cat, table.Identifier{"bench", "big"}, limitsRows, 1, 0.01, 0); err != nil {
+		t.Fatalf("write the bench table: %v", err)
+	}
+	cat.Close()
+	// Short slow-client bounds so that the test waits seconds, not minutes;
+	// everything else is the default configuration.
+	const headerTimeout, idleTimeout = 500 * time.Millisecond, time.Second
+	s, cfg := startServeWith(t, dir, func(c *config) {
+		c.readHeaderTimeout, c.idleTimeout = headerTimeout, idleTimeout
+	})
+	if cfg.MaxStreams != 64 {
+		t.Fatalf("the default --max-streams is %d, want 64", cfg.MaxStreams)
+	}
+	rowsURI := s.rowsURI(t, "bench.big")
+	firstSnapshot := firstSnapshotID(t, filepath.Join(dir, "warehouse"))
+	fileURI := getPlan(t, fmt.Sprintf("%s/splits?mode=files&table=bench.big&snapshotId=%d", s.base, firstSnapshot)).InputSource.URIs[0]
+	want := getBody(t, rowsURI)
+
+	t.Run("65th stream", func(t *testing.T) {
+		// 64 clients that read the answer's head and then stop reading:
+		// each holds its slot until its connection closes.
+		var open []*http.Response
+		defer func() {
+			for _, r := range open {
+				r.Body.Close()
+			}
+		}()
+		client := stalledClient()
+		for i := range 64 {
+			resp, err := client.Get(rowsURI)
+			if err != nil {
+				t.Fatalf("stream %d: %v", i+1, err)
+			}
+			open = append(open, resp)
+			if resp.StatusCode != http.StatusOK {
+				t.Fatalf("stream %d of 64: %d, want 200", i+1, resp.StatusCode)
+			}
+		}
+		// Raw-file streams share the bound.
+		for _, uri := range []string{rowsURI, fileURI} {
+			resp, err := client.Get(uri)
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" || !strings.Contains(string(body), `"overloaded"`) {
+				t.Fatalf("the 65th stream: %d (Retry-After %q) %s, want 503 overloaded with Retry-After",
+					resp.StatusCode, resp.Header.Get("Retry-After"), body)
+			}
+		}
+		// Planning has its own bound and still answers.
+		if p := getPlan(t, s.base+"/splits?table=bench.big"); len(p.InputSource.URIs) != 1 {
+			t.Fatalf("planning while 64 streams are open: %+v", p)
+		}
+		// Closing the streams frees the slots.
+		for _, r := range open {
+			r.Body.Close()
+		}
+		open = nil
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			resp, err := client.Get(rowsURI)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the slots were not freed: %d", resp.StatusCode)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	})
+
+	t.Run("silent connection is closed", func(t *testing.T) {
+		c := dial(t, s.addr)
+		// Sends nothing at all.
+		if err := waitClosed(c, 20*headerTimeout); err != nil {
+			t.Fatal(err)
+		}
+	})
+
+	t.Run("header sent byte by byte is cut", func(t *testing.T) {
+		c := dial(t, s.addr)
+		req := "GET /healthz HTTP/1.1\r\nHost: sidecar\r\nX-Slow: " + strings.Repeat("a", 200) + "\r\n\r\n"
+		start := time.Now()
+		cut := false
+		for i := 0; i < len(req); i++ {
+			if _, err := c.Write([]byte{req[i]}); err != nil {
+				cut = true
+				break
+			}
+			time.Sleep(headerTimeout / 10)
+			if time.Since(start) > 20*headerTimeout {
+				break
+			}
+		}
+		if !cut {
+			if err := waitClosed(c, 20*headerTimeout); err != nil {
+				t.Fatalf("a header sent one byte every %v for %v: %v", headerTimeout/10, time.Since(start).Round(time.Millisecond), err)
+			}
+		}
+	})
+
+	t.Run("idle keep-alive connection is closed", func(t *testing.T) {
+		c := dial(t, s.addr)
+		if _, err := io.WriteString(c, "GET /healthz HTTP/1.1\r\nHost: sidecar\r\n\r\n"); err != nil {
+			t.Fatal(err)
+		}
+		br := bufio.NewReader(c)
+		resp, err := http.ReadResponse(br, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK || resp.Close {
+			t.Fatalf("/healthz: %d, close=%v; want 200 on a kept-alive connection", resp.StatusCode, resp.Close)
+		}
+		if err := waitClosedReader(c, br, 20*idleTimeout); err != nil {
+			t.Fatalf("idle after a request: %v", err)
+		}
+	})
+
+	t.Run("slow live reader is not cut", func(t *testing.T) {
+		// Reads 4 KiB every 20 ms for twice the longest timeout, so that the
+		// server keeps writing into a connection that drains slowly, then
+		// the rest at full speed: the whole body, byte for byte.
+		resp, err := stalledClient().Get(rowsURI)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var got bytes.Buffer
+		buf := make([]byte, 4<<10)
+		for start := time.Now(); time.Since(start) < 2*max(headerTimeout, idleTimeout); {
+			n, err := io.ReadFull(resp.Body, buf)
+			got.Write(buf[:n])
+			if err != nil {
+				t.Fatalf("after %d bytes read slowly: %v", got.Len(), err)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		slow := got.Len()
+		if _, err := io.Copy(&got, resp.Body); err != nil {
+			t.Fatalf("the stream broke after %d bytes read slowly: %v", slow, err)
+		}
+		if !bytes.Equal(got.Bytes(), want) {
+			t.Fatalf("the slowly read stream differs: %d bytes, want %d", got.Len(), len(want))
+		}
+		t.Logf("read %d bytes slowly, then the rest: %d bytes, byte-exact", slow, got.Len())
+	})
+
+	t.Run("oversized POST body", func(t *testing.T) {
+		big := `{"type":"iceberg","namespace":"bench","tableName":"` + strings.Repeat("x", 2<<20) + `"}`
+		for _, chunked := range []bool{false, true} {
+			var body io.Reader = strings.NewReader(big)
+			if chunked {
+				// No Content-Length: the limit holds while reading.
+				body = io.MultiReader(strings.NewReader(big))
+			}
+			req, err := http.NewRequest(http.MethodPost, s.base+"/splits", body)
+			if err != nil {
+				t.Fatal(err)
+			}
+			req.Header.Set("Content-Type", "application/json")
+			resp, err := s.client.Do(req)
+			if err != nil {
+				t.Fatalf("chunked=%v: %v", chunked, err)
+			}
+			answer, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			var e struct {
+				Error struct{ Code string } `json:"error"`
+			}
+			_ = json.Unmarshal(answer, &e)
+			if resp.StatusCode != http.StatusRequestEntityTooLarge || e.Error.Code != "too_large" {
+				t.Fatalf("a %d-byte body (chunked=%v): %d %s, want 413 too_large", len(big), chunked, resp.StatusCode, answer)
+			}
+		}
+	})
+}
+
+// startServeWith runs serve on the warehouse in dir with the default
+// configuration changed by change.
+func startServeWith(t *testing.T, dir string, change func(*config)) (*served, config) {
+	t.Helper()
+	cfg, err := parseServe([]string{
+		"--addr", "127.0.0.1:0",
+		"--warehouse", filepath.Join(dir, "warehouse"),
+		"--token-key-file", filepath.Join(dir, "token.key"),
+		"--shutdown-grace", "1s",
+	}, func(string) string { return "" }, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	change(&cfg)
+	ctx, cancel := context.WithCancel(context.Background())
+	s := &served{cancel: cancel, done: make(chan error, 1), logs: &lockedBuffer{},
+		client: &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}}
+	ready := make(chan string, 1)
+	go func() { s.done <- serve(ctx, cfg, s.logs, ready) }()
+	t.Cleanup(func() {
+		cancel()
+		_ = s.wait(t, time.Minute)
+	})
+	select {
+	case s.addr = <-ready:
+	case err := <-s.done:
+		t.Fatalf("serve: %v", err)
+	case <-time.After(2 * time.Minute):
+		t.Fatal("server did not start")
+	}
+	s.base = "http://" + s.addr
+	return s, cfg
+}
+
+// stalledClient opens a new connection per request with a small receive
+// buffer, so that a response it stops reading fills the connection soon.
+func stalledClient() *http.Client {
+	d := &net.Dialer{Control: func(_, _ string, rc syscall.RawConn) error {
+		var serr error
+		err := rc.Control(func(fd uintptr) {
+			serr = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 64<<10)
+		})
+		return errors.Join(err, serr)
+	}}
+	return &http.Client{Transport: &http.Transport{DialContext: d.DialContext, DisableKeepAlives: true}}
+}
+
+func dial(t *testing.T, addr string) net.Conn {
+	t.Helper()
+	c, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// waitClosed waits until the server closes c, reading (and discarding) what
+// it sends, for at most d.
+func waitClosed(c net.Conn, d time.Duration) error {
+	return waitClosedReader(c, c, d)
+}
+
+func waitClosedReader(c net.Conn, r io.Reader, d time.Duration) error {
+	if err := c.SetReadDeadline(time.Now().Add(d)); err != nil {
+		return err
+	}
+	_, err := io.Copy(io.Discard, r)
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		return fmt.Errorf("the server kept the connection open for %v", d)
+	}
+	return nil // EOF or reset: closed by the server
+}
+
+// firstSnapshotID is the first snapshot of bench.big, before its deletes:
+// a plan of it is on the raw-file path.
+func firstSnapshotID(t *testing.T, warehouse string) int64 {
+	t.Helper()
+	cat, err := hadoop.NewCatalog("sidecar", warehouse, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cat.Close()
+	tbl, err := cat.LoadTable(context.Background(), table.Identifier{"bench", "big"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tbl.Metadata().Snapshots()[0].SnapshotID
+}
