@@ -127,6 +127,48 @@ type multiFlag []string
 func (m *multiFlag) String() string     { return strings.Join(*m, ",") }
 func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
 
+// parseFlags parses args into fs, then fills every flag the arguments left
+// unset from SIDECAR_<NAME> (upper case, '-' as '_'); a repeatable flag
+// takes a comma-separated list from the environment. It returns the flags
+// set either way. -h prints usage and the flags to help.
+func parseFlags(fs *flag.FlagSet, args []string, getenv func(string) string, help io.Writer, usage string) (map[string]bool, error) {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintln(help, usage+"\n\nflags (each also settable as SIDECAR_<NAME>):")
+			fs.SetOutput(help)
+			fs.PrintDefaults()
+		}
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	var envErr error
+	fs.VisitAll(func(f *flag.Flag) {
+		if set[f.Name] {
+			return
+		}
+		name := "SIDECAR_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
+		v := getenv(name)
+		if v == "" {
+			return
+		}
+		vals := []string{v}
+		if _, ok := f.Value.(*multiFlag); ok {
+			vals = strings.Split(v, ",")
+		}
+		for _, one := range vals {
+			if err := f.Value.Set(strings.TrimSpace(one)); err != nil {
+				envErr = errors.Join(envErr, fmt.Errorf("%s: %w", name, err))
+			}
+		}
+		set[f.Name] = true
+	})
+	return set, envErr
+}
+
 // parseServe parses the arguments of `sidecar serve`.
 //
 // A bad flag is one error, not a usage dump; -h prints the flags to help.
@@ -163,46 +205,11 @@ func parseServe(args []string, getenv func(string) string, help io.Writer) (conf
 	fs.StringVar(&c.BasicAuthFile, "basic-auth-file", "", "file of username:password lines; when set (or SIDECAR_BASIC_AUTH_USERNAME and _PASSWORD are), HTTP Basic auth is required")
 	fs.BoolVar(&c.AuthMetrics, "auth-metrics", false, "require Basic auth on /metrics too")
 	fs.StringVar(&c.DruidPasswordEnv, "druid-password-env", "SIDECAR_HTTP_PASSWORD", "environment variable Druid's tasks read the password from; named in the generated inputSource")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintln(help, "usage: sidecar serve [flags]\n\nflags (each also settable as SIDECAR_<NAME>):")
-			fs.SetOutput(help)
-			fs.PrintDefaults()
-		}
+	set, err := parseFlags(fs, args, getenv, help, "usage: sidecar serve [flags]")
+	if err != nil {
 		return c, err
 	}
-	if fs.NArg() > 0 {
-		return c, fmt.Errorf("unexpected argument %q", fs.Arg(0))
-	}
-	set := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	var envErr error
-	fs.VisitAll(func(f *flag.Flag) {
-		if set[f.Name] {
-			return
-		}
-		name := "SIDECAR_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
-		v := getenv(name)
-		if v == "" {
-			return
-		}
-		// Repeatable flags take a comma-separated list from the environment.
-		vals := []string{v}
-		if _, ok := f.Value.(*multiFlag); ok {
-			vals = strings.Split(v, ",")
-		}
-		for _, one := range vals {
-			if err := f.Value.Set(strings.TrimSpace(one)); err != nil {
-				envErr = errors.Join(envErr, fmt.Errorf("%s: %w", name, err))
-			}
-		}
-		set[f.Name] = true
-	})
-	if envErr != nil {
-		return c, envErr
-	}
 	c.DeleteCacheSize = int64(deleteCache)
-	var err error
 	if c.CatalogProps, err = keyValues("--catalog-prop", props); err != nil {
 		return c, err
 	}

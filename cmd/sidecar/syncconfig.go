@@ -92,33 +92,8 @@ func parseSync(args []string, getenv func(string) string, help io.Writer) (syncC
 	fs.StringVar(&c.LogFormat, "log-format", "text", "log format: text or json")
 	fs.StringVar(&c.SidecarAuthFile, "basic-auth-file", "", "file whose first username:password line is sent to the sidecar (or SIDECAR_BASIC_AUTH_USERNAME and _PASSWORD)")
 	fs.StringVar(&c.DruidAuthFile, "druid-auth-file", "", "file whose first username:password line is sent to Druid (or SIDECAR_DRUID_USERNAME and _PASSWORD)")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintln(help, "usage: sidecar sync --config sync.yaml [flags]\n\nflags (each also settable as SIDECAR_<NAME>):")
-			fs.SetOutput(help)
-			fs.PrintDefaults()
-		}
+	if _, err := parseFlags(fs, args, getenv, help, "usage: sidecar sync --config sync.yaml [flags]"); err != nil {
 		return c, err
-	}
-	if fs.NArg() > 0 {
-		return c, fmt.Errorf("unexpected argument %q", fs.Arg(0))
-	}
-	set := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	var envErr error
-	fs.VisitAll(func(f *flag.Flag) {
-		if set[f.Name] {
-			return
-		}
-		name := "SIDECAR_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
-		if v := getenv(name); v != "" {
-			if err := f.Value.Set(v); err != nil {
-				envErr = errors.Join(envErr, fmt.Errorf("%s: %w", name, err))
-			}
-		}
-	})
-	if envErr != nil {
-		return c, envErr
 	}
 	var err error
 	if c.SidecarAuth, err = oneCredential("--basic-auth-file", c.SidecarAuthFile,
