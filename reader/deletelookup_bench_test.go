@@ -73,46 +73,14 @@ func BenchmarkDeleteLookup(b *testing.B) {
 		}
 	})
 
+	// Half of the lookups hit: 10,000 even keys, ids 0 to 19,999.
 	b.Run("equality_key_long", func(b *testing.B) {
-		type del struct {
-			ID int64 `parquet:"id,id(1)"`
-		}
-		var dels []del
-		for i := range 10_000 {
-			dels = append(dels, del{int64(i * 2)})
-		}
-		path, size := writeBenchParquet(b, dir, "eq-long.parquet", dels)
-		schema := iceberg.NewSchema(0, iceberg.NestedField{ID: 1, Name: "id", Type: iceberg.PrimitiveTypes.Int64})
-		d := splits.DeleteFile{Kind: splits.DeleteEquality, Path: path, Format: "PARQUET", Size: size, EqualityIDs: []int{1}}
-		keys, err := loader.equalityKeys(d, splits.TableSchema{Schema: schema})
-		if err != nil {
-			b.Fatal(err)
-		}
-		col := &leaf{vt: valueType{conv: convInt64}, row: make([]parquet.Value, 1)}
-		set := &eqSet{ids: []int{1}, cols: []*leaf{col}, consts: [][]byte{nil}, keys: []*eqKeys{keys}}
-		benchEqSet(b, set, func(i int) { col.row[0] = parquet.Int64Value(int64(i % 20_000)) })
+		benchLongKeys(b, loader, dir, "eq-long.parquet", 10_000, 2, func(i int) int64 { return int64(i % 20_000) })
 	})
-
 	// As in a table where 1% of the rows were deleted by key: 20,000 keys
 	// over 2,000,000 ids, so 99% of the lookups miss.
 	b.Run("equality_key_long_1pct_deleted", func(b *testing.B) {
-		type del struct {
-			ID int64 `parquet:"id,id(1)"`
-		}
-		var dels []del
-		for i := range 20_000 {
-			dels = append(dels, del{int64(i * 100)})
-		}
-		path, size := writeBenchParquet(b, dir, "eq-long-1pct.parquet", dels)
-		schema := iceberg.NewSchema(0, iceberg.NestedField{ID: 1, Name: "id", Type: iceberg.PrimitiveTypes.Int64})
-		d := splits.DeleteFile{Kind: splits.DeleteEquality, Path: path, Format: "PARQUET", Size: size, EqualityIDs: []int{1}}
-		keys, err := loader.equalityKeys(d, splits.TableSchema{Schema: schema})
-		if err != nil {
-			b.Fatal(err)
-		}
-		col := &leaf{vt: valueType{conv: convInt64}, row: make([]parquet.Value, 1)}
-		set := &eqSet{ids: []int{1}, cols: []*leaf{col}, consts: [][]byte{nil}, keys: []*eqKeys{keys}}
-		benchEqSet(b, set, func(i int) { col.row[0] = parquet.Int64Value(int64(i*7) % 2_000_000) })
+		benchLongKeys(b, loader, dir, "eq-long-1pct.parquet", 20_000, 100, func(i int) int64 { return int64(i*7) % 2_000_000 })
 	})
 
 	b.Run("equality_key_string_two_files", func(b *testing.B) {
@@ -162,4 +130,27 @@ func benchEqSet(b *testing.B, set *eqSet, row func(i int)) {
 	if hits == 0 {
 		b.Fatal("no hit")
 	}
+}
+
+// benchLongKeys looks up long ids(i) in the keys of an equality delete file
+// on a long column that deletes n ids, every step-th from 0.
+func benchLongKeys(b *testing.B, loader *deleteLoader, dir, name string, n, step int, ids func(i int) int64) {
+	b.Helper()
+	type del struct {
+		ID int64 `parquet:"id,id(1)"`
+	}
+	dels := make([]del, n)
+	for i := range dels {
+		dels[i] = del{int64(i * step)}
+	}
+	path, size := writeBenchParquet(b, dir, name, dels)
+	schema := iceberg.NewSchema(0, iceberg.NestedField{ID: 1, Name: "id", Type: iceberg.PrimitiveTypes.Int64})
+	d := splits.DeleteFile{Kind: splits.DeleteEquality, Path: path, Format: "PARQUET", Size: size, EqualityIDs: []int{1}}
+	keys, err := loader.equalityKeys(d, splits.TableSchema{Schema: schema})
+	if err != nil {
+		b.Fatal(err)
+	}
+	col := &leaf{vt: valueType{conv: convInt64}, row: make([]parquet.Value, 1)}
+	set := &eqSet{ids: []int{1}, cols: []*leaf{col}, consts: [][]byte{nil}, keys: []*eqKeys{keys}}
+	benchEqSet(b, set, func(i int) { col.row[0] = parquet.Int64Value(ids(i)) })
 }
