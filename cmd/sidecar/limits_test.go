@@ -18,8 +18,6 @@ import (
 
 	"github.com/apache/iceberg-go/catalog/hadoop"
 	"github.com/apache/iceberg-go/table"
-
-	"github.com/druidiceberg/sidecar/internal/tablegen"
 )
 
 // limitsRows is the size of the table the limit tests stream: each stream
@@ -39,14 +37,7 @@ func TestLimits(t *testing.T) {
 		t.Skip("writes a table of 200,000 rows")
 	}
 	dir := t.TempDir()
-	cat, err := hadoop.NewCatalog("sidecar", filepath.Join(dir, "warehouse"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := tablegen.Bench(context.Background(), cat, table.Identifier{"bench", "big"}, limitsRows, 1, 0.01, 0); err != nil {
-		t.Fatalf("write the bench table: %v", err)
-	}
-	cat.Close()
+	writeBigTable(t, dir, limitsRows, 0.01, 0)
 	// Short slow-client bounds so that the test waits seconds, not minutes;
 	// everything else is the default configuration.
 	const headerTimeout, idleTimeout = 500 * time.Millisecond, time.Second

@@ -35,15 +35,7 @@ func TestGracefulShutdown(t *testing.T) {
 		t.Skip("writes a table of 300,000 rows")
 	}
 	dir := t.TempDir()
-	wh := filepath.Join(dir, "warehouse")
-	cat, err := hadoop.NewCatalog("sidecar", wh, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := tablegen.Bench(context.Background(), cat, table.Identifier{"bench", "big"}, shutdownRows, 1, 0.05, 0.01); err != nil {
-		t.Fatalf("write the bench table: %v", err)
-	}
-	cat.Close()
+	writeBigTable(t, dir, shutdownRows, 0.05, 0.01)
 
 	t.Run("stream finishes within the grace period", func(t *testing.T) {
 		s := startServe(t, dir, "2m")
@@ -114,6 +106,21 @@ type served struct {
 	done   chan error
 	logs   *lockedBuffer
 	client *http.Client
+}
+
+// writeBigTable writes bench.big, one data file of rows rows with the given
+// fractions of positional and equality deletes, into the local warehouse
+// in dir.
+func writeBigTable(t *testing.T, dir string, rows int, pos, eq float64) {
+	t.Helper()
+	cat, err := hadoop.NewCatalog("sidecar", filepath.Join(dir, "warehouse"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cat.Close()
+	if _, err := tablegen.Bench(context.Background(), cat, table.Identifier{"bench", "big"}, rows, 1, pos, eq); err != nil {
+		t.Fatalf("write the bench table: %v", err)
+	}
 }
 
 // startServe runs serve with --demo on the warehouse in dir.
