@@ -14,6 +14,7 @@ import (
 	"runtime/debug"
 	"slices"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 
@@ -74,34 +75,77 @@ func FuzzCorruptParquet(f *testing.F) {
 	// instead of letting a worker's heap grow to several of them.
 	defer debug.SetMemoryLimit(debug.SetMemoryLimit(1 << 30))
 	targets := corruptTargets(f)
-	for i := range targets {
-		// Every target with each corruption at a spot that matters: the
-		// footer length, the middle, a page header.
-		size := uint32(len(targets[i].intact))
-		f.Add(uint16(i), uint8(opTruncate), size-4, uint32(0))
-		f.Add(uint16(i), uint8(opFlipBit), size/2, uint32(i))
-		f.Add(uint16(i), uint8(opPageSize), uint32(i), uint32(i))
+	// The seeds are each table's first file with each corruption: the
+	// fuzzer reaches the other files by mutating which, and
+	// TestCorruptParquetEveryFile runs every file's seeds without the
+	// fuzzer's per-input cost (thousands of seeds would not get through
+	// the fuzzer's baseline in the time .ci/run gives it).
+	seeded := map[string]bool{}
+	for i, tg := range targets {
+		if table := tg.tableName(); !seeded[table] {
+			seeded[table] = true
+			for _, s := range corruptSeeds(tg, i) {
+				f.Add(uint16(i), s.op, s.off, s.arg)
+			}
+		}
 	}
 	f.Fuzz(func(t *testing.T, which uint16, op uint8, off, arg uint32) {
-		tg := targets[int(which)%len(targets)]
-		m := tg.corrupt(op%opCount, off, arg)
-		if bomb, n := runBomb(m.data); bomb {
-			t.Skipf("%s, %s: parquet-go would allocate for a run of %d values (a known limit of parquet-go, see runBomb)", tg.name, m.what, n)
-		}
-		out, err := tg.read(t, m)
-		switch {
-		case err != nil:
-			if !clearError(err) {
-				t.Fatalf("%s, %s: an error without a reader sentinel (the handlers would answer 500): %v", tg.name, m.what, err)
-			}
-		case bytes.Equal(out, tg.want):
-		case m.unchecked:
-			checkNDJSON(t, out, tg.table)
-		default:
-			t.Fatalf("%s, %s: %d bytes of rows served, not the intact file's %d:\n%s",
-				tg.name, m.what, len(out), len(tg.want), firstDiff(out, tg.want))
-		}
+		checkCorruption(t, targets[int(which)%len(targets)], op, off, arg)
 	})
+}
+
+// TestCorruptParquetEveryFile makes FuzzCorruptParquet's seed corruptions
+// to every file of every target split.
+func TestCorruptParquetEveryFile(t *testing.T) {
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(1 << 30))
+	targets := corruptTargets(t)
+	for i, tg := range targets {
+		for _, s := range corruptSeeds(tg, i) {
+			checkCorruption(t, tg, s.op, s.off, s.arg)
+		}
+	}
+}
+
+// corruptSeed is one corruption of a target, as FuzzCorruptParquet's
+// arguments.
+type corruptSeed struct {
+	op       uint8
+	off, arg uint32
+}
+
+// corruptSeeds gives each corruption at a spot that matters for the i-th
+// target: the footer length, the middle, a page header.
+func corruptSeeds(tg *corruptTarget, i int) []corruptSeed {
+	size := uint32(len(tg.intact))
+	return []corruptSeed{
+		{opTruncate, size - 4, 0},
+		{opFlipBit, size / 2, uint32(i)},
+		{opPageSize, uint32(i), uint32(i)},
+	}
+}
+
+// checkCorruption reads tg's split with its file corrupted by op and fails
+// t unless the read ends in a clear error or in the intact rows.
+func checkCorruption(t *testing.T, tg *corruptTarget, op uint8, off, arg uint32) {
+	t.Helper()
+	m := tg.corrupt(op%opCount, off, arg)
+	if bomb, n := runBomb(m.data); bomb {
+		t.Logf("%s, %s: skipped, parquet-go would allocate for a run of %d values (a known limit of parquet-go, see runBomb)", tg.name, m.what, n)
+		return
+	}
+	out, err := tg.read(t, m)
+	switch {
+	case err != nil:
+		if !clearError(err) {
+			t.Fatalf("%s, %s: an error without a reader sentinel (the handlers would answer 500): %v", tg.name, m.what, err)
+		}
+	case bytes.Equal(out, tg.want):
+	case m.unchecked:
+		checkNDJSON(t, out, tg.table)
+	default:
+		t.Fatalf("%s, %s: %d bytes of rows served, not the intact file's %d:\n%s",
+			tg.name, m.what, len(out), len(tg.want), firstDiff(out, tg.want))
+	}
 }
 
 // clearError reports whether err carries one of the reader's sentinels (or
@@ -135,6 +179,12 @@ type pageSpan struct {
 	crc     bool
 	// repeated is set for a column under a repeated field (list, map).
 	repeated bool
+}
+
+// tableName is the name of the table the target's split belongs to.
+func (tg *corruptTarget) tableName() string {
+	table, _, _ := strings.Cut(tg.name, ":")
+	return table
 }
 
 // mutation is one corrupted copy of a target's file.
@@ -458,7 +508,7 @@ func firstDiff(got, want []byte) string {
 // corruptTargets collects every Parquet and puffin file of the current
 // snapshot's splits of the fixture tables and of tables written with
 // internal/tablegen, each with the rows its split reads as intact.
-func corruptTargets(f *testing.F) []*corruptTarget {
+func corruptTargets(f testing.TB) []*corruptTarget {
 	f.Helper()
 	ctx := context.Background()
 	var targets []*corruptTarget

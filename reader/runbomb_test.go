@@ -8,7 +8,6 @@ import (
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/encoding/thrift"
 	"github.com/parquet-go/parquet-go/format"
-	"github.com/pierrec/lz4/v4"
 )
 
 // runBombLimit is the largest run of values FuzzCorruptParquet lets
@@ -134,28 +133,24 @@ func runBomb(data []byte) (bool, uint64) {
 	return worst > runBombLimit, worst
 }
 
-// decompress decodes a page with the codec parquet-go would use; false when
-// it does not decode (the reader then fails on it, safely). LZ4 is decoded
-// into a bounded buffer: the reader refuses an LZ4 page that does not
-// decode into the size its header gives before parquet-go sees it.
+// decompress decodes a page as the reader would: with the codec
+// parquet-go looks up (the reader's bounded codecs, see codecs.go) into
+// a buffer of the size the page header gives. false when it does not
+// decode (the reader then fails on it, safely) or when the header asks
+// for more than FuzzCorruptParquet's memory limit lets it allocate.
 func decompress(codec format.CompressionCodec, src []byte, size int) (out []byte, ok bool) {
 	defer func() {
 		if recover() != nil {
 			out, ok = nil, false
 		}
 	}()
-	switch codec {
-	case format.Uncompressed:
+	if codec == format.Uncompressed {
 		return src, true
-	case format.Lz4Raw:
-		if size < 0 || size > 256*len(src)+64 {
-			return nil, false
-		}
-		dst := make([]byte, size)
-		n, err := lz4.UncompressBlock(src, dst)
-		return dst[:n], err == nil
 	}
-	out, err := parquet.LookupCompressionCodec(codec).Decode(nil, src)
+	if size < 0 || size > 256<<20 {
+		return nil, false
+	}
+	out, err := parquet.LookupCompressionCodec(codec).Decode(make([]byte, size), src)
 	return out, err == nil
 }
 

@@ -136,8 +136,5 @@ func openParquet(fs *watchedIO, what, path string, size int64) (_ *parquet.File,
 	if err := checkFooter(pf, fs.records[path]); err != nil {
 		return nil, nil, fmt.Errorf("read %s %s: %w: %w", what, path, ErrCorruptFile, err)
 	}
-	if err := checkLZ4Pages(f, pf); err != nil {
-		return nil, nil, fmt.Errorf("read %s %s: %w", what, path, fs.classify(err))
-	}
 	return pf, f, nil
 }
