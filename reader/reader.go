@@ -301,18 +301,18 @@ func (s *Stream) Run(ctx context.Context, w io.Writer, flush func() error) (err 
 		s.publish()
 	}()
 
+	// Batches are written by a goroutine of their own, so that decoding
+	// the next batch overlaps writing this one (into a socket the client
+	// drains at its own pace); two buffers take turns.
+	out := startBatchWriter(w, flush, s.path)
+	defer func() { err = errors.Join(err, out.close()) }()
 	buf := make([]byte, 0, 64<<10)
 	batch, sinceCheck := 0, 0
 	emit := func() error {
 		if len(buf) > 0 {
-			if _, err := w.Write(buf); err != nil {
-				return fmt.Errorf("write rows of %s: %w", s.path, err)
-			}
-			buf = buf[:0]
-			if flush != nil {
-				if err := flush(); err != nil {
-					return fmt.Errorf("flush rows of %s: %w", s.path, err)
-				}
+			var err error
+			if buf, err = out.write(buf); err != nil {
+				return err
 			}
 		}
 		batch, sinceCheck = 0, 0
