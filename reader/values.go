@@ -92,9 +92,9 @@ func appendValue(b []byte, v *parquet.Value, t *valueType, enc *encoding, s *scr
 		}
 		return append(b, "false"...)
 	case convInt32:
-		return strconv.AppendInt(b, int64(v.Int32()), 10)
+		return appendInt(b, int64(v.Int32()))
 	case convInt64:
-		return strconv.AppendInt(b, v.Int64(), 10)
+		return appendInt(b, v.Int64())
 	case convFloat:
 		return appendFloat(b, float64(v.Float()), 32)
 	case convFloatAsDouble:
@@ -102,17 +102,17 @@ func appendValue(b []byte, v *parquet.Value, t *valueType, enc *encoding, s *scr
 	case convDouble:
 		return appendFloat(b, v.Double(), 64)
 	case convDate:
-		return strconv.AppendInt(b, int64(v.Int32())*millisPerDay, 10)
+		return appendInt(b, int64(v.Int32())*millisPerDay)
 	case convTimeInt32:
-		return strconv.AppendInt(b, timeMicros(int64(v.Int32()), t.unit), 10)
+		return appendInt(b, timeMicros(int64(v.Int32()), t.unit))
 	case convTimeInt64:
-		return strconv.AppendInt(b, timeMicros(v.Int64(), t.unit), 10)
+		return appendInt(b, timeMicros(v.Int64(), t.unit))
 	case convTimestamp:
 		return appendTimestamp(b, v.Int64(), t.unit, t.nanos, enc.isoTimestamps)
 	case convDateTimestamp:
 		days := int64(v.Int32())
 		if !enc.isoTimestamps {
-			return strconv.AppendInt(b, days*millisPerDay, 10)
+			return appendInt(b, days*millisPerDay)
 		}
 		digits := 6
 		if t.nanos {
@@ -171,11 +171,11 @@ func appendTimestamp(b []byte, v, unit int64, nanos, iso bool) []byte {
 	if !iso {
 		switch unit {
 		case nanosPerMilli:
-			return strconv.AppendInt(b, v, 10)
+			return appendInt(b, v)
 		case 1000:
-			return strconv.AppendInt(b, v/1000, 10)
+			return appendInt(b, v/1000)
 		default:
-			return strconv.AppendInt(b, v/nanosPerMilli, 10)
+			return appendInt(b, v/nanosPerMilli)
 		}
 	}
 	perSec := nanosPerSec / unit
@@ -310,7 +310,7 @@ func appendDecimalInt64(b []byte, unscaled int64, scale int, s *scratch) []byte 
 	if neg {
 		mag = -mag
 	}
-	return appendDecimalDigits(b, neg, strconv.AppendUint(s.digits[:0], mag, 10), scale)
+	return appendDecimalDigits(b, neg, appendUint(s.digits[:0], mag), scale)
 }
 
 // appendDecimalBytes appends the decimal whose unscaled value is the
@@ -356,7 +356,7 @@ func int128(raw []byte) (neg bool, hi, lo uint64) {
 // appendUint128 appends the decimal digits of hi·2^64+lo.
 func appendUint128(b []byte, hi, lo uint64) []byte {
 	if hi == 0 {
-		return strconv.AppendUint(b, lo, 10)
+		return appendUint(b, lo)
 	}
 	const e19 = 10_000_000_000_000_000_000
 	// Collect base-1e19 limbs, least significant first; 3 limbs hold any
@@ -371,7 +371,7 @@ func appendUint128(b []byte, hi, lo uint64) []byte {
 		limbs[n] = r
 		n++
 	}
-	b = strconv.AppendUint(b, lo, 10)
+	b = appendUint(b, lo)
 	for n > 0 {
 		n--
 		b = appendPaddedUint(b, limbs[n], 19)
