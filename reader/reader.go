@@ -55,8 +55,12 @@ import (
 const DefaultBatchRows = 4096
 
 // maxBatchBytes ends a batch early when its rows are large, so one batch
-// stays small whatever the row width.
-const maxBatchBytes = 1 << 20
+// stays small whatever the row width. With two buffers a stream (see
+// batchWriter), 256 KiB kept 8 concurrent streams' buffers in cache:
+// cmd/sidecar-bench served 8 streams at 2.23 M rows/s with it against
+// 1.8 M with 1 MiB, and one stream at 1.53-1.58 M against 1.22-1.44 M;
+// smaller batches cost more write calls (64 KiB: 1.2 M for one stream).
+const maxBatchBytes = 256 << 10
 
 // Reader opens splits through one FileIO. It holds no per-split state and
 // is safe for concurrent use.
