@@ -55,7 +55,9 @@ var errPageSize = errors.New("the page decompresses to more than its header give
 // would go on. It cannot demand exactly that size: for a v2 data page the
 // header's size also counts the levels, which are not compressed; a short
 // page is left to parquet-go, which fails on it when its values run out.
-// Encode is parquet-go's own.
+// parquet-go's one other caller, the reading of gzip-compressed bloom
+// filters, passes no buffer and so gets an error: the reader opens files
+// with SkipBloomFilters. Encode is parquet-go's own.
 type bounded struct {
 	compress.Codec
 	decode func(dst, src []byte) (int, error)
