@@ -8,3 +8,10 @@ func (c *DeleteCache) Flying() int {
 	defer c.mu.Unlock()
 	return c.flying
 }
+
+// Busy counts n more streams as running in r, as if other streams were
+// reading: a stream of r then reads its pages without prefetching.
+func Busy(r *Reader, n int64) *Reader {
+	r.running.Add(n)
+	return r
+}

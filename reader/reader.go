@@ -39,6 +39,7 @@ import (
 	"io"
 	iofs "io/fs"
 	"maps"
+	"runtime"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -68,8 +69,9 @@ type Reader struct {
 	fs        icebergio.IO
 	batchRows int
 	enc       encoding
-	cache     *DeleteCache // nil: every Open reads its delete files
-	space     uint64       // the Reader's namespace in cache
+	cache     *DeleteCache  // nil: every Open reads its delete files
+	space     uint64        // the Reader's namespace in cache
+	running   *atomic.Int64 // the streams in Run
 }
 
 // Option configures a Reader.
@@ -109,7 +111,7 @@ func WithDeleteCache(c *DeleteCache) Option {
 // New returns a Reader that opens every file through fs with the paths the
 // manifests spell; fs applies any location map.
 func New(fs icebergio.IO, opts ...Option) *Reader {
-	r := &Reader{fs: fs, batchRows: DefaultBatchRows}
+	r := &Reader{fs: fs, batchRows: DefaultBatchRows, running: new(atomic.Int64)}
 	for _, o := range opts {
 		o(r)
 	}
@@ -158,6 +160,7 @@ type Stream struct {
 	filter    *residual // nil without a residual filter
 	batchRows int
 	loaded    map[splits.DeleteKind]int64 // by Open, then read-only
+	running   *atomic.Int64               // the Reader's streams in Run
 
 	used   bool
 	closed bool
@@ -206,7 +209,7 @@ func (r *Reader) Open(ctx context.Context, s splits.Split, t splits.TableSchema)
 	if err != nil {
 		return nil, err
 	}
-	st := &Stream{path: s.Data.Path, fs: fs, file: f, pf: pf, batchRows: r.batchRows}
+	st := &Stream{path: s.Data.Path, fs: fs, file: f, pf: pf, batchRows: r.batchRows, running: r.running}
 	st.rows.enc = encoding{
 		isoTimestamps:  r.enc.isoTimestamps || s.Encoding.ISOTimestamps,
 		binaryAsString: r.enc.binaryAsString || s.Encoding.BinaryAsString,
@@ -296,6 +299,8 @@ func (s *Stream) Run(ctx context.Context, w io.Writer, flush func() error) (err 
 		return ErrStreamUsed
 	}
 	s.used = true
+	s.running.Add(1)
+	defer s.running.Add(-1)
 	defer func() {
 		// parquet-go panics on some malformed pages; a bad file must fail
 		// its own stream, not the server.
@@ -335,8 +340,17 @@ func (s *Stream) Run(ctx context.Context, w io.Writer, flush func() error) (err 
 			continue
 		}
 		chunks := rg.ColumnChunks()
+		// With fewer streams running than cores, each column reads its
+		// pages one ahead on a goroutine of its own (see prefetchPages);
+		// with more, the cores are busy anyway and the extra page per
+		// column would only cost memory.
+		ahead := s.running.Load() < int64(runtime.GOMAXPROCS(0))
 		for _, l := range s.leaves {
-			if err := l.start(chunks[l.index].Pages()); err != nil {
+			var pages parquet.Pages = chunks[l.index].Pages()
+			if ahead {
+				pages = prefetch(pages)
+			}
+			if err := l.start(pages); err != nil {
 				return fmt.Errorf("read data file %s: %w", s.path, err)
 			}
 		}
