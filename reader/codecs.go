@@ -45,10 +45,6 @@ func init() {
 	}
 }
 
-// errPageSize is the cause of a page whose data decompresses to more than
-// the size its header gives.
-var errPageSize = errors.New("the page decompresses to more than its header gives")
-
 // bounded decompresses a page into at most len(dst) bytes, the page
 // header's uncompressed size (parquet-go hands Decode a buffer of that
 // length), and fails, having allocated nothing beyond it, when the data
@@ -93,7 +89,7 @@ func (b *bounded) Decode(dst, src []byte) ([]byte, error) {
 		return dst[:0], fmt.Errorf("%s: %w", b.Codec, err)
 	}
 	if n > want {
-		return dst[:0], fmt.Errorf("%s: %w: more than %d bytes", b.Codec, errPageSize, want)
+		return dst[:0], fmt.Errorf("%s: the page decompresses to more than the %d bytes its header gives", b.Codec, want)
 	}
 	return dst[:n], nil
 }
