@@ -12,6 +12,7 @@ import (
 	"github.com/klauspost/compress/gzip"
 	"github.com/klauspost/compress/snappy"
 	"github.com/klauspost/compress/zstd"
+	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/compress"
 	"github.com/parquet-go/parquet-go/format"
 	"github.com/pierrec/lz4/v4"
@@ -28,20 +29,32 @@ import (
 // take the process down. bounded replaces each entry at init with a codec
 // that decompresses into the size the page header gives, and no further.
 //
-// TestBoundedCodecsInstalled fails when an upgrade of parquet-go moves or
-// reshapes the table, before this could write past it.
+// init replaces the entries only after checking that each one holds the
+// codec parquet-go exports for it (&parquet.Zstd and so on): should an
+// upgrade of parquet-go move or reshape the table, it leaves the table
+// alone rather than write into memory it does not know, and
+// TestBoundedCodecsInstalled fails.
 //
 //go:linkname parquetCodecs github.com/parquet-go/parquet-go.compressionCodecs
 var parquetCodecs [format.Lz4Raw + 1]compress.Codec
 
+// parquetGoCodecs are the entries of parquetCodecs as parquet-go sets them.
+var parquetGoCodecs = map[format.CompressionCodec]compress.Codec{
+	format.Snappy: &parquet.Snappy,
+	format.Gzip:   &parquet.Gzip,
+	format.Brotli: &parquet.Brotli,
+	format.Zstd:   &parquet.Zstd,
+	format.Lz4Raw: &parquet.Lz4Raw,
+}
+
 func init() {
-	for i, c := range parquetCodecs {
-		if c == nil || i == int(format.Uncompressed) {
-			continue
+	for code, c := range parquetGoCodecs {
+		if parquetCodecs[code] != c {
+			return
 		}
-		if b := newBounded(c); b != nil {
-			parquetCodecs[i] = b
-		}
+	}
+	for code, c := range parquetGoCodecs {
+		parquetCodecs[code] = newBounded(c)
 	}
 }
 
@@ -59,8 +72,7 @@ type bounded struct {
 	decode func(dst, src []byte) (int, error)
 }
 
-// newBounded gives the bounded codec for c, or nil for a codec it does
-// not know.
+// newBounded gives the bounded codec for c, one of parquetGoCodecs.
 func newBounded(c compress.Codec) compress.Codec {
 	var decode func(dst, src []byte) (int, error)
 	switch c.CompressionCodec() {
@@ -75,7 +87,7 @@ func newBounded(c compress.Codec) compress.Codec {
 	case format.Lz4Raw:
 		decode = func(dst, src []byte) (int, error) { return lz4.UncompressBlock(src, dst) }
 	default:
-		return nil
+		panic(fmt.Sprintf("no bounded codec for %s", c))
 	}
 	return &bounded{Codec: c, decode: decode}
 }
