@@ -1,7 +1,5 @@
 package reader
 
-import "math/bits"
-
 // The integers of the row stream are written by appendInt and appendUint,
 // which put the digits straight into the row's buffer: strconv formats
 // into a buffer of its own and copies, and integers are most of the
@@ -19,22 +17,6 @@ const twoDigits = "00010203040506070809" +
 	"80818283848586878889" +
 	"90919293949596979899"
 
-// pow10 holds 10^0 to 10^19.
-var pow10 = [20]uint64{
-	1, 10, 100, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9,
-	1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19,
-}
-
-// digitCount is the number of decimal digits of u (1 for 0).
-func digitCount(u uint64) int {
-	// bits.Len64 gives the digits to within one: 1233/4096 ≈ log10(2).
-	n := (bits.Len64(u) * 1233) >> 12
-	if n < len(pow10) && u >= pow10[n] {
-		n++
-	}
-	return max(n, 1)
-}
-
 // appendInt appends v in decimal, as strconv.AppendInt(b, v, 10).
 func appendInt(b []byte, v int64) []byte {
 	u := uint64(v)
@@ -45,32 +27,55 @@ func appendInt(b []byte, v int64) []byte {
 	return appendUint(b, u)
 }
 
-// appendUint appends u in decimal, as strconv.AppendUint(b, u, 10).
+// appendUint appends u in decimal, as strconv.AppendUint(b, u, 10). It cuts
+// u into runs of 8 digits with one 64-bit division each and writes a run
+// from 32-bit halves, so that the divisions of a run's digit pairs do not
+// wait on each other as they do in a loop that peels two digits at a time.
 func appendUint(b []byte, u uint64) []byte {
-	if u < 10 {
-		return append(b, byte('0'+u))
+	if u < 1e8 {
+		return appendUpTo8(b, uint32(u))
 	}
-	n := digitCount(u)
-	start := len(b)
-	if cap(b)-start < n {
-		b = append(b, make([]byte, n)...)
-	} else {
-		b = b[:start+n]
+	if u < 1e16 {
+		return append8(appendUpTo8(b, uint32(u/1e8)), uint32(u%1e8))
 	}
-	i := start + n
-	for u >= 100 {
-		q := u / 100
-		r := u - q*100
-		i -= 2
-		b[i], b[i+1] = twoDigits[2*r], twoDigits[2*r+1]
-		u = q
+	mid := u % 1e16
+	b = appendUpTo8(b, uint32(u/1e16))
+	return append8(append8(b, uint32(mid/1e8)), uint32(mid%1e8))
+}
+
+// appendUpTo8 appends v < 1e8 in decimal, without leading zeros.
+func appendUpTo8(b []byte, v uint32) []byte {
+	if v < 1e4 {
+		return appendUpTo4(b, v)
 	}
-	if u >= 10 {
-		i -= 2
-		b[i], b[i+1] = twoDigits[2*u], twoDigits[2*u+1]
-	} else {
-		i--
-		b[i] = byte('0' + u)
+	return append4(appendUpTo4(b, v/1e4), v%1e4)
+}
+
+// appendUpTo4 appends v < 1e4 in decimal, without leading zeros.
+func appendUpTo4(b []byte, v uint32) []byte {
+	switch {
+	case v < 10:
+		return append(b, byte('0'+v))
+	case v < 100:
+		return append(b, twoDigits[2*v], twoDigits[2*v+1])
+	case v < 1000:
+		h, l := v/100, v%100
+		return append(b, byte('0'+h), twoDigits[2*l], twoDigits[2*l+1])
 	}
-	return b
+	return append4(b, v)
+}
+
+// append4 appends v < 1e4 as exactly 4 digits.
+func append4(b []byte, v uint32) []byte {
+	h, l := v/100, v%100
+	return append(b, twoDigits[2*h], twoDigits[2*h+1], twoDigits[2*l], twoDigits[2*l+1])
+}
+
+// append8 appends v < 1e8 as exactly 8 digits.
+func append8(b []byte, v uint32) []byte {
+	hi, lo := v/1e4, v%1e4
+	h1, h2, l1, l2 := hi/100, hi%100, lo/100, lo%100
+	return append(b,
+		twoDigits[2*h1], twoDigits[2*h1+1], twoDigits[2*h2], twoDigits[2*h2+1],
+		twoDigits[2*l1], twoDigits[2*l1+1], twoDigits[2*l2], twoDigits[2*l2+1])
 }
