@@ -109,6 +109,7 @@ type plan struct {
 		EqualityDeleteFiles int    `json:"equalityDeleteFiles"`
 		DeletionVectorFiles int    `json:"deletionVectorFiles"`
 	} `json:"splits"`
+	Warnings []string `json:"warnings"`
 }
 
 // basicAuth is the Authorization header value of HTTP Basic credentials.

@@ -417,6 +417,21 @@ func (p *Planner) Plan(ctx context.Context, req Request) (Plan, error) {
 	case withDeletes > 0:
 		plan.Path = PathRows
 	}
+	if plan.Path == PathFiles {
+		why, err := rawHazard(tbl.Metadata(), schema, tasks)
+		switch {
+		case err != nil:
+			return Plan{}, err
+		case why != "" && req.Mode == ModeFiles:
+			return Plan{}, fmt.Errorf("%w: mode=files refused: Druid reads a raw Parquet file's columns by name, "+
+				"and the data files of %s would not read as Iceberg reads them: %s; use mode=auto or mode=rows",
+				ErrConflict, req.Table, why)
+		case why != "":
+			plan.Path = PathRows
+			plan.Warnings = append(plan.Warnings, "served on the row path although no delete file applies, "+
+				"because Druid reads a raw Parquet file's columns by name: "+why)
+		}
+	}
 	kind := KindFile
 	if plan.Path == PathRows {
 		kind = KindRows

@@ -1,0 +1,142 @@
+package splits
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/table"
+)
+
+// The v1 path hands Druid the data files themselves, and Druid's Parquet
+// reader finds a column by its name in the file. That gives the rows that
+// Iceberg says the file holds only when the file's column names are the
+// schema's names and the file stores every column the rows carry. Iceberg
+// itself reads columns by field id, and fills in what a file lacks, so a
+// table can break that without any delete file:
+//
+//   - a column renamed since a file was written is stored under its old
+//     name (Druid: null under the new name, the values under the old one);
+//     a name that once belonged to another field id is worse, the other
+//     column's values under this name;
+//   - Iceberg's writers (Java's and iceberg-go's) store a name that is not
+//     a valid Avro name ("user-id", "1st") sanitized ("user_x2Did", "_1st");
+//   - a table with a name mapping (schema.name-mapping.default) has files
+//     written without field ids, which Iceberg reads through the mapping's
+//     names and aliases;
+//   - a column added with an initial default (v3) reads as that default in
+//     files written before it, where Druid sees null;
+//   - an identity partition's source column may be absent from a file
+//     (Hive-style imports): Iceberg takes its value from the partition.
+//
+// Auto mode serves such a plan on the row path, which reads by field id, and
+// says why in a warning; mode=files is refused, as it is with delete files.
+// The checks are conservative: a hazard that may not hit any file of the
+// plan still picks the row path, which is always right.
+
+// rawSchemaHazard returns why a data file read raw could show other columns
+// than the emitted schema says, judged from the table metadata alone; ""
+// when nothing in it does.
+func rawSchemaHazard(meta table.Metadata, schema *iceberg.Schema) string {
+	if meta.Properties()[table.DefaultNameMappingKey] != "" {
+		return "the table has a name mapping (schema.name-mapping.default): its data files may be written " +
+			"without field ids, under names the mapping resolves"
+	}
+	names, err := iceberg.IndexNameByID(schema)
+	if err != nil {
+		return fmt.Sprintf("its schema's column names cannot be indexed: %v", err)
+	}
+	ids := slices.Sorted(maps.Keys(names))
+
+	sanitized, err := iceberg.SanitizeColumnNames(schema)
+	if err != nil {
+		return fmt.Sprintf("its column names are not valid Parquet names as Iceberg writes them (%v)", err)
+	}
+	stored, err := iceberg.IndexNameByID(sanitized)
+	if err != nil {
+		return fmt.Sprintf("its schema's column names cannot be indexed: %v", err)
+	}
+	for _, id := range ids {
+		if stored[id] != names[id] {
+			return fmt.Sprintf("Iceberg's writers store column %q under the name %q", names[id], stored[id])
+		}
+	}
+
+	for _, id := range ids {
+		if f, ok := schema.FindFieldByID(id); ok && f.InitialDefault != nil {
+			return fmt.Sprintf("column %q has an initial default, which data files written before it was added "+
+				"do not store", names[id])
+		}
+	}
+
+	byName, err := iceberg.IndexByName(schema)
+	if err != nil {
+		return fmt.Sprintf("its schema's column names cannot be indexed: %v", err)
+	}
+	for _, other := range meta.Schemas() {
+		if other.ID == schema.ID {
+			continue
+		}
+		old, err := iceberg.IndexNameByID(other)
+		if err != nil {
+			return fmt.Sprintf("schema %d's column names cannot be indexed: %v", other.ID, err)
+		}
+		for _, id := range slices.Sorted(maps.Keys(old)) {
+			if now, ok := names[id]; ok && now != old[id] {
+				return fmt.Sprintf("column %q was named %q in schema %d", now, old[id], other.ID)
+			}
+			if now, ok := byName[old[id]]; ok && now != id {
+				return fmt.Sprintf("the name %q belonged to another column (field id %d) in schema %d",
+					old[id], id, other.ID)
+			}
+		}
+	}
+	return ""
+}
+
+// rawHazard returns why the plan's data files, read raw, could show other
+// columns than Iceberg reads from them (see above); "" when none could.
+func rawHazard(meta table.Metadata, schema *iceberg.Schema, tasks []table.FileScanTask) (string, error) {
+	if len(tasks) == 0 {
+		return "", nil
+	}
+	if why := rawSchemaHazard(meta, schema); why != "" {
+		return why, nil
+	}
+	specs := map[int32][]identityField{}
+	for _, t := range tasks {
+		fields, ok := specs[t.File.SpecID()]
+		if !ok {
+			var err error
+			if fields, err = identityFields(meta, t.File); err != nil {
+				return "", err
+			}
+			// A partition source the schema no longer has is not emitted.
+			fields = slices.DeleteFunc(fields, func(f identityField) bool {
+				_, ok := schema.FindFieldByID(f.sourceID)
+				return !ok
+			})
+			specs[t.File.SpecID()] = fields
+		}
+		for _, field := range fields {
+			if !stores(t.File, field.sourceID) {
+				return fmt.Sprintf("data file %s may not store the source column of identity partition %q "+
+					"(its column metrics do not name it), whose value Iceberg takes from the partition",
+					t.File.FilePath(), field.name), nil
+			}
+		}
+	}
+	return "", nil
+}
+
+// stores reports whether a data file's column metrics show that it stores
+// the column with field id id.
+func stores(f iceberg.DataFile, id int) bool {
+	for _, m := range []map[int]int64{f.ValueCounts(), f.ColumnSizes(), f.NullValueCounts()} {
+		if _, ok := m[id]; ok {
+			return true
+		}
+	}
+	return false
+}
