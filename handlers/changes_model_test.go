@@ -70,8 +70,16 @@ func liveRows(t testing.TB, tbl *table.Table, snapshot *int64, timeColumn string
 	if err != nil {
 		t.Fatal(err)
 	}
+	return druidRows(t, rows, timeColumn)
+}
+
+// druidRows are the rows of NDJSON lines as a Druid datasource holds them,
+// the time column as __time, sorted; a line without a time is left out, as
+// Druid never ingests one.
+func druidRows(t testing.TB, lines []string, timeColumn string) []string {
+	t.Helper()
 	var out []string
-	for _, line := range rows {
+	for _, line := range lines {
 		dec := json.NewDecoder(strings.NewReader(line))
 		dec.UseNumber()
 		var obj map[string]any

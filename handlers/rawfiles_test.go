@@ -129,21 +129,7 @@ func assertDruidIngests(t *testing.T, srv *testServer, table string, rows []stri
 	if err := druid.ExecSQL(context.Background(), task.Query, task.Context); err != nil {
 		t.Fatalf("Druid refuses the statement: %v\n%s", err, task.Query)
 	}
-	var want []string
-	for _, line := range rows {
-		dec := json.NewDecoder(strings.NewReader(line))
-		dec.UseNumber()
-		var obj map[string]any
-		if err := dec.Decode(&obj); err != nil {
-			t.Fatal(err)
-		}
-		ms, err := obj["id"].(json.Number).Int64()
-		if err != nil {
-			t.Fatal(err)
-		}
-		want = append(want, druidsim.Row{Time: ms, Columns: obj}.String())
-	}
-	slices.Sort(want)
+	want := druidRows(t, rows, "id")
 	if got := modelRows(druid, "ds"); !slices.Equal(got, want) {
 		t.Fatalf("Druid holds\n%v\nwant\n%v", got, want)
 	}
