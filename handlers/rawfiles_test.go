@@ -54,12 +54,18 @@ func TestAutoModeRawFileHazards(t *testing.T) {
 			// What Druid would find in the first file under the name.
 			cur := built.Table.Schema()
 			name := built.Current().Columns[1]
-			want, _ := cur.FindFieldByName(name)
+			want, ok := cur.FindFieldByName(name)
+			if !ok {
+				t.Fatalf("the schema has no column %q", name)
+			}
 			first := ""
 			for _, s := range p.Splits {
 				if path.Base(s.DataFile) == tablegen.DataFileName(1) {
 					first = s.DataFile
 				}
+			}
+			if first == "" {
+				t.Fatalf("the plan has no split of %s", tablegen.DataFileName(1))
 			}
 			if col := parquetColumn(t, first, name); col != nil && col.ID() == want.ID {
 				t.Fatalf("%s stores column %q as field %d, as the schema does: no hazard to show", first, name, want.ID)
