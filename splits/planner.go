@@ -417,8 +417,9 @@ func (p *Planner) Plan(ctx context.Context, req Request) (Plan, error) {
 	case withDeletes > 0:
 		plan.Path = PathRows
 	}
+	mk := newSplitMaker(tbl.Metadata(), tbl.MetadataLocation(), snap.SnapshotID, schema.ID)
 	if plan.Path == PathFiles {
-		why, err := rawHazard(tbl.Metadata(), schema, tasks)
+		why, err := rawHazard(tbl.Metadata(), schema, tasks, mk)
 		switch {
 		case err != nil:
 			return Plan{}, err
@@ -437,7 +438,6 @@ func (p *Planner) Plan(ctx context.Context, req Request) (Plan, error) {
 		kind = KindRows
 	}
 	plan.Splits = make([]PlannedSplit, 0, len(tasks))
-	mk := newSplitMaker(tbl.Metadata(), tbl.MetadataLocation(), snap.SnapshotID, schema.ID)
 	for _, t := range tasks {
 		sp, err := mk.split(t)
 		if err != nil {

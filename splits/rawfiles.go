@@ -96,35 +96,29 @@ func rawSchemaHazard(meta table.Metadata, schema *iceberg.Schema) string {
 }
 
 // rawHazard returns why the plan's data files, read raw, could show other
-// columns than Iceberg reads from them (see above); "" when none could.
-func rawHazard(meta table.Metadata, schema *iceberg.Schema, tasks []table.FileScanTask) (string, error) {
+// columns than Iceberg reads from them (see above); "" when none could. mk
+// gives the identity fields of a file's partition spec.
+func rawHazard(meta table.Metadata, schema *iceberg.Schema, tasks []table.FileScanTask, mk *splitMaker) (string, error) {
 	if len(tasks) == 0 {
 		return "", nil
 	}
 	if why := rawSchemaHazard(meta, schema); why != "" {
 		return why, nil
 	}
-	specs := map[int32][]identityField{}
 	for _, t := range tasks {
-		fields, ok := specs[t.File.SpecID()]
-		if !ok {
-			var err error
-			if fields, err = identityFields(meta, t.File); err != nil {
-				return "", err
-			}
-			// A partition source the schema no longer has is not emitted.
-			fields = slices.DeleteFunc(fields, func(f identityField) bool {
-				_, ok := schema.FindFieldByID(f.sourceID)
-				return !ok
-			})
-			specs[t.File.SpecID()] = fields
+		fields, err := mk.identityOf(t.File)
+		if err != nil {
+			return "", err
 		}
 		for _, field := range fields {
-			if !stores(t.File, field.sourceID) {
-				return fmt.Sprintf("data file %s may not store the source column of identity partition %q "+
-					"(its column metrics do not name it), whose value Iceberg takes from the partition",
-					t.File.FilePath(), field.name), nil
+			if _, emitted := schema.FindFieldByID(field.sourceID); !emitted || stores(t.File, field.sourceID) {
+				// A partition source the schema no longer has is not
+				// emitted; one the file stores reads right.
+				continue
 			}
+			return fmt.Sprintf("data file %s may not store the source column of identity partition %q "+
+				"(its column metrics do not name it), whose value Iceberg takes from the partition",
+				t.File.FilePath(), field.name), nil
 		}
 	}
 	return "", nil

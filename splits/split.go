@@ -237,6 +237,20 @@ func newSplitMaker(meta table.Metadata, metadataLocation string, snapshotID int6
 		identity: map[int32][]identityField{}}
 }
 
+// identityOf returns the identity fields of data file f's partition spec,
+// worked out once per spec.
+func (m *splitMaker) identityOf(f iceberg.DataFile) ([]identityField, error) {
+	fields, ok := m.identity[f.SpecID()]
+	if !ok {
+		var err error
+		if fields, err = identityFields(m.meta, f); err != nil {
+			return nil, err
+		}
+		m.identity[f.SpecID()] = fields
+	}
+	return fields, nil
+}
+
 func (m *splitMaker) split(task table.FileScanTask) (Split, error) {
 	f := task.File
 	if f.FileFormat() != iceberg.ParquetFile {
@@ -257,13 +271,9 @@ func (m *splitMaker) split(task table.FileScanTask) (Split, error) {
 	}
 	if m.meta != nil {
 		s.Location = m.meta.Location()
-		fields, ok := m.identity[f.SpecID()]
-		if !ok {
-			var err error
-			if fields, err = identityFields(m.meta, f); err != nil {
-				return Split{}, err
-			}
-			m.identity[f.SpecID()] = fields
+		fields, err := m.identityOf(f)
+		if err != nil {
+			return Split{}, err
 		}
 		ids, err := identityValues(fields, f)
 		if err != nil {
