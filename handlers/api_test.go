@@ -18,6 +18,7 @@ import (
 	"github.com/druidiceberg/sidecar/handlers"
 	"github.com/druidiceberg/sidecar/internal/tablegen"
 	"github.com/druidiceberg/sidecar/splits"
+	"github.com/druidiceberg/sidecar/splits/split"
 )
 
 // positionalFixture is a small engine-written table with positional deletes.
@@ -216,16 +217,16 @@ func TestExpiredToken(t *testing.T) {
 	srv := f.server(t)
 	p := srv.plan(t, q("table", "fixtures.t"))
 	good := strings.TrimSuffix(strings.TrimPrefix(strings.TrimPrefix(p.Splits[0].URI, srv.URL), "/splits/"), "/rows")
-	verifier, err := splits.NewSigner(testKey)
+	verifier, err := split.NewSigner(testKey)
 	if err != nil {
 		t.Fatal(err)
 	}
-	sp, err := verifier.Verify(splits.KindRows, good)
+	sp, err := verifier.Verify(split.KindRows, good)
 	if err != nil {
 		t.Fatal(err)
 	}
 	past := func() time.Time { return time.Now().Add(-2 * time.Hour) }
-	expired, err := verifier.WithTTL(time.Hour, past).Sign(splits.KindRows, sp)
+	expired, err := verifier.WithTTL(time.Hour, past).Sign(split.KindRows, sp)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/druidiceberg/sidecar/reader"
 	"github.com/druidiceberg/sidecar/splits"
+	"github.com/druidiceberg/sidecar/splits/split"
 )
 
 // Catalog is one configured catalog as the router serves it: the planner
@@ -67,7 +68,7 @@ func (cs catalogs) forRequest(r *http.Request) (Catalog, error) {
 
 // forSplit is the catalog a token was planned in. A token names its catalog;
 // one that names none is the default catalog's.
-func (cs catalogs) forSplit(sp splits.Split) (Catalog, error) {
+func (cs catalogs) forSplit(sp split.Split) (Catalog, error) {
 	name := sp.Catalog
 	if name == "" {
 		name = cs.def

@@ -3,7 +3,7 @@ package handlers
 import (
 	"github.com/druidiceberg/sidecar/metrics"
 	"github.com/druidiceberg/sidecar/reader"
-	"github.com/druidiceberg/sidecar/splits"
+	"github.com/druidiceberg/sidecar/splits/split"
 )
 
 // DeleteCacheMetrics returns the observer to give reader.NewDeleteCache so
@@ -16,7 +16,7 @@ func DeleteCacheMetrics(m *metrics.Metrics) reader.DeleteCacheObserver {
 
 type deleteCacheMetrics struct{ m *metrics.Metrics }
 
-func (o deleteCacheMetrics) DeleteCacheLookup(kind splits.DeleteKind, hit bool) {
+func (o deleteCacheMetrics) DeleteCacheLookup(kind split.DeleteKind, hit bool) {
 	if hit {
 		o.m.DeleteCacheHits.WithLabelValues(string(kind)).Inc()
 	} else {

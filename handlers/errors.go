@@ -11,6 +11,7 @@ import (
 	"github.com/druidiceberg/sidecar/internal/storage"
 	"github.com/druidiceberg/sidecar/reader"
 	"github.com/druidiceberg/sidecar/splits"
+	"github.com/druidiceberg/sidecar/splits/split"
 )
 
 // retryAfterSeconds is what a 503 asks clients to wait. Druid retries every
@@ -45,11 +46,11 @@ func toAPIError(err error) *apiError {
 	switch {
 	case errors.Is(err, splits.ErrBadRequest):
 		status, code = http.StatusBadRequest, "bad_request"
-	case errors.Is(err, splits.ErrMalformedToken):
+	case errors.Is(err, split.ErrMalformedToken):
 		status, code = http.StatusBadRequest, "malformed_token"
-	case errors.Is(err, splits.ErrBadSignature):
+	case errors.Is(err, split.ErrBadSignature):
 		status, code = http.StatusForbidden, "bad_signature"
-	case errors.Is(err, splits.ErrTokenExpired):
+	case errors.Is(err, split.ErrTokenExpired):
 		status, code = http.StatusGone, "token_expired"
 	case errors.Is(err, splits.ErrTableNotFound):
 		status, code = http.StatusNotFound, "table_not_found"

@@ -10,6 +10,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/druidiceberg/sidecar/splits"
+	"github.com/druidiceberg/sidecar/splits/split"
 )
 
 // getFile serves a data file's raw bytes for the v1 path, with Range support
@@ -17,7 +18,7 @@ import (
 // open this route, and the planner signs those only for data files that no
 // delete file applies to.
 func (s *server) getFile(w http.ResponseWriter, r *http.Request) error {
-	sp, err := s.Signer.Verify(splits.KindFile, chi.URLParam(r, "token"))
+	sp, err := s.Signer.Verify(split.KindFile, chi.URLParam(r, "token"))
 	if err != nil {
 		return err
 	}
@@ -46,7 +47,7 @@ func (s *server) getFile(w http.ResponseWriter, r *http.Request) error {
 	w.Header().Set("Content-Type", "application/vnd.apache.parquet")
 	w.Header().Set("Cache-Control", "no-store")
 	// Data files are immutable, so the path identifies the content.
-	w.Header().Set("ETag", `"`+splits.ID(sp.Data.Path)+`"`)
+	w.Header().Set("ETag", `"`+split.ID(sp.Data.Path)+`"`)
 	http.ServeContent(w, r, path.Base(sp.Data.Path), time.Time{}, f)
 	return nil
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/druidiceberg/sidecar/handlers"
 	"github.com/druidiceberg/sidecar/metrics"
 	"github.com/druidiceberg/sidecar/splits"
+	"github.com/druidiceberg/sidecar/splits/split"
 )
 
 // fuzzRouter is the real router over the partitioned fixture (id, user,
@@ -21,7 +22,7 @@ import (
 func fuzzRouter(tb testing.TB) http.Handler {
 	tb.Helper()
 	fx := partitionedFixture(tb)
-	signer, err := splits.NewSigner(testKey)
+	signer, err := split.NewSigner(testKey)
 	if err != nil {
 		tb.Fatal(err)
 	}

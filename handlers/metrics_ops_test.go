@@ -11,7 +11,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
-	"github.com/druidiceberg/sidecar/splits"
+	"github.com/druidiceberg/sidecar/splits/split"
 )
 
 // TestMetricsAfterDemoRead reads demo.orders and holds the counters to the
@@ -129,7 +129,7 @@ func TestDeleteCacheMetricsFollowTheCache(t *testing.T) {
 		`sidecar_delete_cache_evictions_total`: float64(cs.Evictions),
 		`sidecar_delete_cache_bytes`:           float64(cs.Bytes),
 	}
-	for _, kind := range []splits.DeleteKind{splits.DeletePosition, splits.DeleteEquality} {
+	for _, kind := range []split.DeleteKind{split.DeletePosition, split.DeleteEquality} {
 		want[`sidecar_delete_cache_hits_total{kind="`+string(kind)+`"}`] = float64(cs.Hits[kind])
 		want[`sidecar_delete_cache_misses_total{kind="`+string(kind)+`"}`] = float64(cs.Misses[kind])
 		// Nothing failed: every miss was a load.
@@ -141,8 +141,8 @@ func TestDeleteCacheMetricsFollowTheCache(t *testing.T) {
 		}
 	}
 	// Two reads of two splits: four positional and two equality lookups.
-	if cs.Hits[splits.DeletePosition]+cs.Misses[splits.DeletePosition] != 4 ||
-		cs.Hits[splits.DeleteEquality]+cs.Misses[splits.DeleteEquality] != 2 {
+	if cs.Hits[split.DeletePosition]+cs.Misses[split.DeletePosition] != 4 ||
+		cs.Hits[split.DeleteEquality]+cs.Misses[split.DeleteEquality] != 2 {
 		t.Errorf("lookups %+v", cs)
 	}
 	_, body := srv.get(t, "/metrics")

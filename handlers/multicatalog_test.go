@@ -15,6 +15,7 @@ import (
 	"github.com/druidiceberg/sidecar/metrics"
 	"github.com/druidiceberg/sidecar/reader"
 	"github.com/druidiceberg/sidecar/splits"
+	"github.com/druidiceberg/sidecar/splits/split"
 )
 
 // TestNamedCatalogs: one sidecar serves several catalogs, each with its own
@@ -38,7 +39,7 @@ func TestNamedCatalogs(t *testing.T) {
 	}
 	down := splits.CatalogConfig{Type: "rest", Name: "down", URI: "http://" + freeLoopbackAddr(t)}
 
-	signer, err := splits.NewSigner(testKey)
+	signer, err := split.NewSigner(testKey)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/druidiceberg/sidecar/internal/tablegen"
 	"github.com/druidiceberg/sidecar/splits"
+	"github.com/druidiceberg/sidecar/splits/split"
 )
 
 // localWarehouse is an iceberg-go filesystem catalog in a temporary folder.
@@ -88,7 +89,7 @@ func TestOracle(t *testing.T) {
 			}
 		})
 	}
-	if cs := srv.cache.Stats(); cs.Hits[splits.DeletePosition] == 0 || cs.Hits[splits.DeleteEquality] == 0 || cs.Hits[splits.DeleteDeletionVector] == 0 {
+	if cs := srv.cache.Stats(); cs.Hits[split.DeletePosition] == 0 || cs.Hits[split.DeleteEquality] == 0 || cs.Hits[split.DeleteDeletionVector] == 0 {
 		t.Errorf("the scenarios share delete files between splits and snapshots, yet the cache says %+v", cs)
 	}
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/druidiceberg/sidecar/internal/storage"
 	"github.com/druidiceberg/sidecar/internal/tablegen"
 	"github.com/druidiceberg/sidecar/splits"
+	"github.com/druidiceberg/sidecar/splits/split"
 )
 
 // The planning benchmark table of issue 7: 10,000 data files and 1,000
@@ -90,7 +91,7 @@ func wideWarehouse(b *testing.B) (string, *table.Table, int) {
 func widePlanners(b *testing.B) map[string]func() int {
 	dir, tbl, n := wideWarehouse(b)
 	ctx := context.Background()
-	signer, err := splits.NewSigner(testKey)
+	signer, err := split.NewSigner(testKey)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/druidiceberg/sidecar/metrics"
 	"github.com/druidiceberg/sidecar/reader"
 	"github.com/druidiceberg/sidecar/splits"
+	"github.com/druidiceberg/sidecar/splits/split"
 )
 
 // recordingIO records every location the sidecar asks its FileIO to open.
@@ -54,7 +55,7 @@ func (r *recordingIO) take() []string {
 // else.
 func TestTokensOpenOnlyPlannedPaths(t *testing.T) {
 	fx := positionalFixture(t)
-	signer, err := splits.NewSigner(testKey)
+	signer, err := split.NewSigner(testKey)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +76,7 @@ func TestTokensOpenOnlyPlannedPaths(t *testing.T) {
 	// A genuine rows token, and the split it pins.
 	p := ts.plan(t, q("table", "fixtures.t"))
 	genuine := strings.TrimSuffix(strings.TrimPrefix(strings.TrimPrefix(p.Splits[0].URI, srv.URL), "/splits/"), "/rows")
-	sp, err := signer.Verify(splits.KindRows, genuine)
+	sp, err := signer.Verify(split.KindRows, genuine)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,20 +86,20 @@ func TestTokensOpenOnlyPlannedPaths(t *testing.T) {
 	}
 	rec.take()
 
-	other, err := splits.NewSigner(bytes.Repeat([]byte{9}, 32))
+	other, err := split.NewSigner(bytes.Repeat([]byte{9}, 32))
 	if err != nil {
 		t.Fatal(err)
 	}
-	passwd := splits.Split{MetadataLocation: sp.MetadataLocation, SnapshotID: sp.SnapshotID,
-		Data: splits.DataFile{Path: "/etc/passwd", Format: "PARQUET", Size: 1, Records: 1}}
-	forgedFile, _ := other.Sign(splits.KindFile, passwd)
-	forgedRows, _ := other.Sign(splits.KindRows, passwd)
+	passwd := split.Split{MetadataLocation: sp.MetadataLocation, SnapshotID: sp.SnapshotID,
+		Data: split.DataFile{Path: "/etc/passwd", Format: "PARQUET", Size: 1, Records: 1}}
+	forgedFile, _ := other.Sign(split.KindFile, passwd)
+	forgedRows, _ := other.Sign(split.KindRows, passwd)
 	edited := editPayload(t, genuine, "/etc/passwd")
 	climb := sp
 	climb.Data.Path = fx.LocationPrefixes[0] + "/data/../../../../../../../../etc/passwd"
-	climbRows, _ := signer.Sign(splits.KindRows, climb)
+	climbRows, _ := signer.Sign(split.KindRows, climb)
 	climb.Deletes = nil
-	climbFile, _ := signer.Sign(splits.KindFile, climb)
+	climbFile, _ := signer.Sign(split.KindFile, climb)
 
 	for _, tc := range []struct {
 		name, path string

@@ -23,13 +23,14 @@ import (
 	"github.com/druidiceberg/sidecar/api"
 	"github.com/druidiceberg/sidecar/metrics"
 	"github.com/druidiceberg/sidecar/splits"
+	"github.com/druidiceberg/sidecar/splits/split"
 )
 
 // Planner plans tables and resolves a split's schema.
 type Planner interface {
 	Plan(ctx context.Context, req splits.Request) (splits.Plan, error)
 	Changes(ctx context.Context, req splits.ChangesRequest) (splits.Changes, error)
-	TableSchema(ctx context.Context, sp splits.Split) (splits.TableSchema, error)
+	TableSchema(ctx context.Context, sp split.Split) (split.TableSchema, error)
 	Tables(ctx context.Context) (names []string, truncated bool, err error)
 	LoadTable(ctx context.Context, name string) (*table.Table, error)
 	Catalog() (typ, name string)
@@ -38,7 +39,7 @@ type Planner interface {
 
 // Verifier checks split tokens.
 type Verifier interface {
-	Verify(kind splits.TokenKind, token string) (splits.Split, error)
+	Verify(kind split.TokenKind, token string) (split.Split, error)
 }
 
 // Config wires the router.

@@ -21,6 +21,7 @@ import (
 	"github.com/druidiceberg/sidecar/internal/tablegen"
 	"github.com/druidiceberg/sidecar/reader"
 	"github.com/druidiceberg/sidecar/splits"
+	"github.com/druidiceberg/sidecar/splits/split"
 )
 
 // splittingServer serves the local warehouse dir with a planner that splits
@@ -28,7 +29,7 @@ import (
 func splittingServer(t *testing.T, dir string, target int64) *testServer {
 	t.Helper()
 	cfg := splits.CatalogConfig{Type: "local", Warehouse: dir}
-	signer, err := splits.NewSigner(testKey)
+	signer, err := split.NewSigner(testKey)
 	if err != nil {
 		t.Fatal(err)
 	}

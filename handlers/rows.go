@@ -13,7 +13,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/druidiceberg/sidecar/reader"
-	"github.com/druidiceberg/sidecar/splits"
+	"github.com/druidiceberg/sidecar/splits/split"
 )
 
 // byteRange is a parsed `Range: bytes=N-` or `bytes=N-M` header.
@@ -83,7 +83,7 @@ func (rw *rangeWriter) Write(p []byte) (int, error) {
 }
 
 func (s *server) getRows(w http.ResponseWriter, r *http.Request) error {
-	sp, err := s.Signer.Verify(splits.KindRows, chi.URLParam(r, "token"))
+	sp, err := s.Signer.Verify(split.KindRows, chi.URLParam(r, "token"))
 	if err != nil {
 		return err
 	}
@@ -163,7 +163,7 @@ func (s *server) getRows(w http.ResponseWriter, r *http.Request) error {
 			s.Metrics.StreamAborts.WithLabelValues(cause).Inc()
 		}
 		s.Logger.LogAttrs(ctx, slog.LevelWarn, "row stream aborted",
-			slog.String("cause", cause), slog.String("split", splits.ID(chi.URLParam(r, "token"))), slog.String("error", err.Error()))
+			slog.String("cause", cause), slog.String("split", split.ID(chi.URLParam(r, "token"))), slog.String("error", err.Error()))
 		panic(http.ErrAbortHandler)
 	}
 	return nil

@@ -21,6 +21,7 @@ import (
 	"github.com/druidiceberg/sidecar/metrics"
 	"github.com/druidiceberg/sidecar/reader"
 	"github.com/druidiceberg/sidecar/splits"
+	"github.com/druidiceberg/sidecar/splits/split"
 
 	// The local catalog is iceberg-go's hadoop catalog, registered on import.
 	_ "github.com/apache/iceberg-go/catalog/hadoop"
@@ -52,7 +53,7 @@ func newServer(t testing.TB, cfg splits.CatalogConfig, mappings []storage.Mappin
 // with 0 the reader reads every delete file of every split.
 func newServerWithCache(t testing.TB, cfg splits.CatalogConfig, mappings []storage.Mapping, cacheSize int64, opts ...func(*handlers.Config)) *testServer {
 	t.Helper()
-	signer, err := splits.NewSigner(testKey)
+	signer, err := split.NewSigner(testKey)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,7 +79,7 @@ func newServerWithCache(t testing.TB, cfg splits.CatalogConfig, mappings []stora
 
 // testCatalog wires one catalog the way the sidecar does: a planner, and a
 // reader and FileIO over the catalog's properties and location map.
-func testCatalog(t testing.TB, cfg splits.CatalogConfig, mappings []storage.Mapping, signer *splits.Signer, opts ...reader.Option) handlers.Catalog {
+func testCatalog(t testing.TB, cfg splits.CatalogConfig, mappings []storage.Mapping, signer *split.Signer, opts ...reader.Option) handlers.Catalog {
 	t.Helper()
 	fsys := storage.New(cfg.Props, mappings)
 	planner, err := splits.NewPlanner(cfg, fsys, signer)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/druidiceberg/sidecar/splits"
+	"github.com/druidiceberg/sidecar/splits/split"
 )
 
 // splitsParams are the query parameters GET /splits accepts; any other is a
@@ -72,7 +73,7 @@ type splitResponse struct {
 	DeleteFileSizeInBytes int64  `json:"deleteFileSizeInBytes"`
 
 	// RecordCountEstimated says that RecordCount, the rows the split reads
-	// before deletes (splits.Split.RecordCount), is an estimate: the split
+	// before deletes (split.Split.RecordCount), is an estimate: the split
 	// is a range of a file whose footer the planner did not read.
 	RecordCountEstimated bool `json:"recordCountEstimated,omitempty"`
 	// Range is the part of the data file a split of a large file reads;
@@ -147,8 +148,8 @@ func (s *server) planResponse(r *http.Request, req splits.Request, warnings []st
 	}
 	// The URIs are cut from one string: a wide plan has thousands, each
 	// mostly its token.
-	routes := func(k splits.TokenKind) (route, suffix string) {
-		if k == splits.KindRows {
+	routes := func(k split.TokenKind) (route, suffix string) {
+		if k == split.KindRows {
 			return "/splits/", "/rows"
 		}
 		return "/files/", ""
@@ -193,9 +194,9 @@ func (s *server) planResponse(r *http.Request, req splits.Request, warnings []st
 			RecordCount:           records,
 			RecordCountEstimated:  !exact,
 			Range:                 rng,
-			PositionDeleteFiles:   ps.Split.Count(splits.DeletePosition),
-			EqualityDeleteFiles:   ps.Split.Count(splits.DeleteEquality),
-			DeletionVectorFiles:   ps.Split.Count(splits.DeleteDeletionVector),
+			PositionDeleteFiles:   ps.Split.Count(split.DeletePosition),
+			EqualityDeleteFiles:   ps.Split.Count(split.DeleteEquality),
+			DeletionVectorFiles:   ps.Split.Count(split.DeleteDeletionVector),
 			DataFileSizeInBytes:   ps.Split.Data.Size,
 			DeleteFileSizeInBytes: delSize,
 		})

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/druidiceberg/sidecar/splits"
+	"github.com/druidiceberg/sidecar/splits/split"
 )
 
 // statusTables bounds how many tables the status page loads to show their
@@ -47,9 +48,9 @@ type statusFile struct {
 	Name    string
 	Path    string
 	Records int64
-	Deletes []splits.DeleteFile
+	Deletes []split.DeleteFile
 	// Deleted are the exact deleted rows by kind, read when counts=1.
-	Deleted map[splits.DeleteKind]int64
+	Deleted map[split.DeleteKind]int64
 	Live    int64
 
 	// Range says which part of a large file the split reads; empty for a

@@ -30,6 +30,7 @@ import (
 	"github.com/druidiceberg/sidecar/internal/tablegen"
 	"github.com/druidiceberg/sidecar/reader"
 	"github.com/druidiceberg/sidecar/splits"
+	"github.com/druidiceberg/sidecar/splits/split"
 )
 
 // The corruptions FuzzCorruptParquet makes (op modulo opCount).
@@ -162,8 +163,8 @@ func clearError(err error) bool {
 // corruptTarget is one file of one split to corrupt.
 type corruptTarget struct {
 	name   string
-	split  splits.Split
-	table  splits.TableSchema
+	split  split.Split
+	table  split.TableSchema
 	fs     icebergio.IO
 	path   string // the file to corrupt, as the split spells it
 	intact []byte
@@ -451,7 +452,7 @@ func (tg *corruptTarget) read(t *testing.T, m mutation) ([]byte, error) {
 }
 
 // readSplit opens and runs a split into w.
-func readSplit(ctx context.Context, r *reader.Reader, sp splits.Split, ts splits.TableSchema, w *bytes.Buffer) (err error) {
+func readSplit(ctx context.Context, r *reader.Reader, sp split.Split, ts split.TableSchema, w *bytes.Buffer) (err error) {
 	st, err := r.Open(ctx, sp, ts)
 	if err != nil {
 		return err
@@ -463,7 +464,7 @@ func readSplit(ctx context.Context, r *reader.Reader, sp splits.Split, ts splits
 // checkNDJSON holds out to the row stream's framing (one JSON object per
 // line, every line ended) and each object to the schema's top-level names,
 // in order.
-func checkNDJSON(t *testing.T, out []byte, ts splits.TableSchema) {
+func checkNDJSON(t *testing.T, out []byte, ts split.TableSchema) {
 	t.Helper()
 	var names []string
 	for _, f := range ts.Schema.Fields() {
@@ -518,7 +519,7 @@ func corruptTargets(f testing.TB) []*corruptTarget {
 		if snap.SchemaID != nil {
 			schema = tbl.Schemas()[*snap.SchemaID]
 		}
-		ts := splits.TableSchema{Schema: schema, NameMapping: tbl.Metadata().NameMapping()}
+		ts := split.TableSchema{Schema: schema, NameMapping: tbl.Metadata().NameMapping()}
 		tasks, err := tbl.Scan(table.WithSnapshotID(snap.SnapshotID)).PlanFiles(ctx)
 		if err != nil {
 			f.Fatalf("plan %s: %v", name, err)

@@ -13,7 +13,7 @@ import (
 	"github.com/apache/iceberg-go/table/dv"
 	"golang.org/x/sync/singleflight"
 
-	"github.com/druidiceberg/sidecar/splits"
+	"github.com/druidiceberg/sidecar/splits/split"
 )
 
 // DeleteCache holds decoded delete files for the Readers that share it
@@ -44,8 +44,8 @@ type DeleteCache struct {
 	lru     list.List                // most recently used first
 	bytes   int64
 	spaces  uint64 // namespaces handed to Readers
-	hits    map[splits.DeleteKind]int64
-	misses  map[splits.DeleteKind]int64
+	hits    map[split.DeleteKind]int64
+	misses  map[split.DeleteKind]int64
 	evicted int64
 	flying  int // callers between a miss and the end of its load (tests)
 }
@@ -58,7 +58,7 @@ type DeleteCacheObserver interface {
 	// a hit when it got the decoded file without reading it (from the
 	// cache, or by waiting on a load of the same file already running), a
 	// miss when it read the file itself, or waited on a load that failed.
-	DeleteCacheLookup(kind splits.DeleteKind, hit bool)
+	DeleteCacheLookup(kind split.DeleteKind, hit bool)
 	// DeleteCacheChanged reports a change of the estimated bytes held
 	// (bytesDelta, negative when entries left) and the number of entries
 	// evicted to stay within the bound.
@@ -70,7 +70,7 @@ type DeleteCacheStats struct {
 	// Hits and Misses count requests for delete files by kind, as
 	// DeleteCacheObserver.DeleteCacheLookup defines them: as long as no
 	// load fails, Misses is the number of delete files read from storage.
-	Hits, Misses map[splits.DeleteKind]int64
+	Hits, Misses map[split.DeleteKind]int64
 	// Evictions counts entries dropped to stay within the bound.
 	Evictions int64
 	// Entries and Bytes are what the cache holds now; Bytes is an
@@ -88,8 +88,8 @@ func NewDeleteCache(maxBytes int64, obs DeleteCacheObserver) *DeleteCache {
 		max:     maxBytes,
 		obs:     obs,
 		entries: map[string]*list.Element{},
-		hits:    map[splits.DeleteKind]int64{},
-		misses:  map[splits.DeleteKind]int64{},
+		hits:    map[split.DeleteKind]int64{},
+		misses:  map[split.DeleteKind]int64{},
 	}
 }
 
@@ -106,9 +106,9 @@ func (c *DeleteCache) Stats() DeleteCacheStats {
 	}
 }
 
-func cloneCounts(m map[splits.DeleteKind]int64) map[splits.DeleteKind]int64 {
-	out := make(map[splits.DeleteKind]int64, 3)
-	for _, k := range []splits.DeleteKind{splits.DeletePosition, splits.DeleteEquality, splits.DeleteDeletionVector} {
+func cloneCounts(m map[split.DeleteKind]int64) map[split.DeleteKind]int64 {
+	out := make(map[split.DeleteKind]int64, 3)
+	for _, k := range []split.DeleteKind{split.DeletePosition, split.DeleteEquality, split.DeleteDeletionVector} {
 		out[k] = m[k]
 	}
 	return out
@@ -133,7 +133,7 @@ type cacheEntry struct {
 // get returns the value cached under key, or loads it once for every
 // concurrent caller. load returns the value and its estimated size in
 // bytes. loaded says whether this caller ran the load.
-func (c *DeleteCache) get(key string, kind splits.DeleteKind, load func() (any, int64, error)) (val any, loaded bool, err error) {
+func (c *DeleteCache) get(key string, kind split.DeleteKind, load func() (any, int64, error)) (val any, loaded bool, err error) {
 	c.mu.Lock()
 	if e, ok := c.entries[key]; ok {
 		c.lru.MoveToFront(e)
@@ -182,7 +182,7 @@ func (c *DeleteCache) get(key string, kind splits.DeleteKind, load func() (any, 
 	return val, loaded, err
 }
 
-func (c *DeleteCache) observeLookup(kind splits.DeleteKind, hit bool) {
+func (c *DeleteCache) observeLookup(kind split.DeleteKind, hit bool) {
 	if c.obs != nil {
 		c.obs.DeleteCacheLookup(kind, hit)
 	}
@@ -295,14 +295,14 @@ func (k keyBuilder) int(v int64) keyBuilder { return binary.AppendVarint(k, v) }
 
 // positionKey identifies a decoded positional delete file: its path as the
 // manifest spells it, and its size.
-func positionKey(space uint64, d splits.DeleteFile) string {
+func positionKey(space uint64, d split.DeleteFile) string {
 	return string(newKey('p', space).str(d.Path).int(d.Size))
 }
 
 // deletionVectorKey identifies a deletion vector: its puffin file, the
 // blob's offset and length, and what the blob is checked against (the data
 // file it references and its cardinality).
-func deletionVectorKey(space uint64, d splits.DeleteFile, ref string) string {
+func deletionVectorKey(space uint64, d split.DeleteFile, ref string) string {
 	return string(newKey('v', space).str(d.Path).int(*d.ContentOffset).int(*d.ContentSize).
 		str(ref).int(d.Records))
 }
@@ -311,7 +311,7 @@ func deletionVectorKey(space uint64, d splits.DeleteFile, ref string) string {
 // encoded for a table schema: the file, its equality ids, the Iceberg type
 // of each (which fixes the key encoding, see appendKey), and the table's
 // name mapping (which resolves the columns of a file without field ids).
-func equalityKey(space uint64, d splits.DeleteFile, t splits.TableSchema) (string, error) {
+func equalityKey(space uint64, d split.DeleteFile, t split.TableSchema) (string, error) {
 	k := newKey('e', space).str(d.Path).int(d.Size).int(int64(len(d.EqualityIDs)))
 	for _, id := range d.EqualityIDs {
 		f, err := equalityField(t.Schema, id, d.Path)

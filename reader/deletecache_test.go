@@ -24,6 +24,7 @@ import (
 	"github.com/druidiceberg/sidecar/internal/tablegen"
 	"github.com/druidiceberg/sidecar/reader"
 	"github.com/druidiceberg/sidecar/splits"
+	"github.com/druidiceberg/sidecar/splits/split"
 )
 
 // openCounter counts the files opened through it, by path; it can hold the
@@ -72,7 +73,7 @@ func (c *openCounter) count(name string) int {
 // when the file's path bounds are truncated: it deletes positions i%10 and
 // (i+3)%10 of data file i, and rows of a path that is no data file. It
 // returns the splits and the expected lines of each.
-func sharedDeletes(t testing.TB, dir string, n int) ([]splits.Split, [][]string) {
+func sharedDeletes(t testing.TB, dir string, n int) ([]split.Split, [][]string) {
 	t.Helper()
 	rows := make([]idRow, 10)
 	for i := range rows {
@@ -84,7 +85,7 @@ func sharedDeletes(t testing.TB, dir string, n int) ([]splits.Split, [][]string)
 		t.Fatal(err)
 	}
 	var dels []posDelete
-	var ss []splits.Split
+	var ss []split.Split
 	var want [][]string
 	for i := range n {
 		name := fmt.Sprintf("data-%03d.parquet", i)
@@ -100,7 +101,7 @@ func sharedDeletes(t testing.TB, dir string, n int) ([]splits.Split, [][]string)
 	dels = append(dels, posDelete{bucket + "/gone.parquet", 1})
 	_, size := writeParquet(t, dir, "shared-deletes.parquet", dels, parquet.MaxRowsPerRowGroup(64))
 	for i := range ss {
-		ss[i].Deletes = []splits.DeleteFile{{Kind: splits.DeletePosition, Path: bucket + "/shared-deletes.parquet", Format: "PARQUET", Size: size}}
+		ss[i].Deletes = []split.DeleteFile{{Kind: split.DeletePosition, Path: bucket + "/shared-deletes.parquet", Format: "PARQUET", Size: size}}
 	}
 	return ss, want
 }
@@ -128,17 +129,17 @@ func TestDeleteCacheSharedPositionalFile(t *testing.T) {
 		if !slices.Equal(got, plainGot) {
 			t.Fatalf("split %d: cached %q, uncached %q", i, got, plainGot)
 		}
-		if st.RowsDeleted[splits.DeletePosition] != 2 || st.RowsRead != plainSt.RowsRead || st.RowsEmitted != plainSt.RowsEmitted {
+		if st.RowsDeleted[split.DeletePosition] != 2 || st.RowsRead != plainSt.RowsRead || st.RowsEmitted != plainSt.RowsEmitted {
 			t.Errorf("split %d: stats %+v, uncached %+v", i, st, plainSt)
 		}
 		wantLoads := int64(0)
 		if i == 0 {
 			wantLoads = 1
 		}
-		if n := st.DeleteFilesLoaded[splits.DeletePosition]; n != wantLoads {
+		if n := st.DeleteFilesLoaded[split.DeletePosition]; n != wantLoads {
 			t.Errorf("split %d: loaded %d positional delete files, want %d", i, n, wantLoads)
 		}
-		if n := plainSt.DeleteFilesLoaded[splits.DeletePosition]; n != 1 {
+		if n := plainSt.DeleteFilesLoaded[split.DeletePosition]; n != 1 {
 			t.Errorf("split %d uncached: loaded %d positional delete files, want 1", i, n)
 		}
 	}
@@ -149,7 +150,7 @@ func TestDeleteCacheSharedPositionalFile(t *testing.T) {
 		t.Errorf("without the cache the delete file was opened %d times, want 100", n)
 	}
 	cs := cache.Stats()
-	if cs.Misses[splits.DeletePosition] != 1 || cs.Hits[splits.DeletePosition] != 99 || cs.Entries != 1 || cs.Bytes <= 0 || cs.Evictions != 0 {
+	if cs.Misses[split.DeletePosition] != 1 || cs.Hits[split.DeletePosition] != 99 || cs.Entries != 1 || cs.Bytes <= 0 || cs.Evictions != 0 {
 		t.Errorf("cache stats %+v", cs)
 	}
 }
@@ -170,8 +171,8 @@ func TestDeleteCacheBitmapsStayUnchanged(t *testing.T) {
 		t.Fatalf("write DV: %v (%d files)", err, len(files))
 	}
 	f := files[0]
-	dvFile := splits.DeleteFile{
-		Kind: splits.DeleteDeletionVector, Path: f.FilePath(), Format: "PUFFIN", Size: f.FileSizeBytes(),
+	dvFile := split.DeleteFile{
+		Kind: split.DeleteDeletionVector, Path: f.FilePath(), Format: "PUFFIN", Size: f.FileSizeBytes(),
 		Records: f.Count(), ContentOffset: f.ContentOffset(), ContentSize: f.ContentSizeInBytes(),
 		ReferencedDataFile: *f.ReferencedDataFile(),
 	}
@@ -183,7 +184,7 @@ func TestDeleteCacheBitmapsStayUnchanged(t *testing.T) {
 	r := reader.New(testFS(dir), reader.WithDeleteCache(cache))
 	both, dvOnly := s, s
 	both.Deletes = append(slices.Clone(s.Deletes), dvFile)
-	dvOnly.Deletes = []splits.DeleteFile{dvFile}
+	dvOnly.Deletes = []split.DeleteFile{dvFile}
 
 	for round := range 2 {
 		got, st := readAll(t, r, both, idSchema)
@@ -191,7 +192,7 @@ func TestDeleteCacheBitmapsStayUnchanged(t *testing.T) {
 			t.Fatalf("round %d, both kinds: got %q, want %q", round, got, w)
 		}
 		// Position 4 is named by both: it counts as positional.
-		if st.RowsDeleted[splits.DeletePosition] != 2 || st.RowsDeleted[splits.DeleteDeletionVector] != 1 {
+		if st.RowsDeleted[split.DeletePosition] != 2 || st.RowsDeleted[split.DeleteDeletionVector] != 1 {
 			t.Errorf("round %d, both kinds: stats %+v", round, st)
 		}
 		if got, _ := readAll(t, r, s, idSchema); !slices.Equal(got, keep(all, 1, 4)) {
@@ -202,8 +203,8 @@ func TestDeleteCacheBitmapsStayUnchanged(t *testing.T) {
 		}
 	}
 	cs := cache.Stats()
-	if cs.Misses[splits.DeletePosition] != 1 || cs.Misses[splits.DeleteDeletionVector] != 1 ||
-		cs.Hits[splits.DeletePosition] != 3 || cs.Hits[splits.DeleteDeletionVector] != 3 || cs.Entries != 2 {
+	if cs.Misses[split.DeletePosition] != 1 || cs.Misses[split.DeleteDeletionVector] != 1 ||
+		cs.Hits[split.DeletePosition] != 3 || cs.Hits[split.DeleteDeletionVector] != 3 || cs.Entries != 2 {
 		t.Errorf("cache stats %+v", cs)
 	}
 }
@@ -269,7 +270,7 @@ func TestDeleteCacheSingleFlight(t *testing.T) {
 					var buf bytes.Buffer
 					results[i].err = st.Run(ctx, &buf, nil)
 					results[i].lines = ndjson(buf.String())
-					results[i].loads = st.Stats().DeleteFilesLoaded[splits.DeletePosition]
+					results[i].loads = st.Stats().DeleteFilesLoaded[split.DeletePosition]
 				})
 			}
 			// Every caller has missed and waits: one holds the gate, the
@@ -288,18 +289,18 @@ func TestDeleteCacheSingleFlight(t *testing.T) {
 						t.Errorf("split %d: got %v, want the storage error", i, res.err)
 					}
 				}
-				if cs.Misses[splits.DeletePosition] != n || cs.Hits[splits.DeletePosition] != 0 || cs.Entries != 0 || cs.Bytes != 0 {
+				if cs.Misses[split.DeletePosition] != n || cs.Hits[split.DeletePosition] != 0 || cs.Entries != 0 || cs.Bytes != 0 {
 					t.Errorf("after the failed load: cache stats %+v", cs)
 				}
 				// The failure was not kept: the next request loads again.
 				got, st := readAll(t, r, ss[3], idSchema)
-				if !slices.Equal(got, want[3]) || st.DeleteFilesLoaded[splits.DeletePosition] != 1 {
+				if !slices.Equal(got, want[3]) || st.DeleteFilesLoaded[split.DeletePosition] != 1 {
 					t.Errorf("after the failure: got %q, loads %v", got, st.DeleteFilesLoaded)
 				}
 				if got := fs.count(delPath); got != 2 {
 					t.Errorf("the delete file was opened %d times, want 2", got)
 				}
-				if cs := cache.Stats(); cs.Entries != 1 || cs.Misses[splits.DeletePosition] != n+1 {
+				if cs := cache.Stats(); cs.Entries != 1 || cs.Misses[split.DeletePosition] != n+1 {
 					t.Errorf("after the retry: cache stats %+v", cs)
 				}
 				return
@@ -317,7 +318,7 @@ func TestDeleteCacheSingleFlight(t *testing.T) {
 			if loads != 1 {
 				t.Errorf("the streams say they loaded %d delete files, want 1", loads)
 			}
-			if cs.Misses[splits.DeletePosition] != 1 || cs.Hits[splits.DeletePosition] != n-1 || cs.Entries != 1 {
+			if cs.Misses[split.DeletePosition] != 1 || cs.Hits[split.DeletePosition] != n-1 || cs.Entries != 1 {
 				t.Errorf("cache stats %+v", cs)
 			}
 		})
@@ -338,18 +339,18 @@ func ndjson(s string) []string {
 func TestDeleteCacheEviction(t *testing.T) {
 	dir := t.TempDir()
 	s, lines := writeIDs(t, dir, 10)
-	var dels [3]splits.DeleteFile
+	var dels [3]split.DeleteFile
 	for i := range dels {
 		// The same positions, so the entries have the same size.
 		p, z := writeParquet(t, dir, fmt.Sprintf("del%d.parquet", i), []posDelete{{s.Data.Path, 2}, {s.Data.Path, 5}})
-		dels[i] = splits.DeleteFile{Kind: splits.DeletePosition, Path: p, Format: "PARQUET", Size: z}
+		dels[i] = split.DeleteFile{Kind: split.DeletePosition, Path: p, Format: "PARQUET", Size: z}
 	}
-	with := func(d splits.DeleteFile) splits.Split {
+	with := func(d split.DeleteFile) split.Split {
 		s := s
-		s.Deletes = []splits.DeleteFile{d}
+		s.Deletes = []split.DeleteFile{d}
 		return s
 	}
-	read := func(t *testing.T, r *reader.Reader, d splits.DeleteFile) {
+	read := func(t *testing.T, r *reader.Reader, d split.DeleteFile) {
 		t.Helper()
 		if got, _ := readAll(t, r, with(d), idSchema); !slices.Equal(got, keep(lines, 2, 5)) {
 			t.Fatalf("got %q", got)
@@ -383,7 +384,7 @@ func TestDeleteCacheEviction(t *testing.T) {
 		}
 		cs := cache.Stats()
 		if cs.Entries != 2 || cs.Bytes != 2*size || cs.Evictions != 2 ||
-			cs.Misses[splits.DeletePosition] != 4 || cs.Hits[splits.DeletePosition] != 2 {
+			cs.Misses[split.DeletePosition] != 4 || cs.Hits[split.DeletePosition] != 2 {
 			t.Errorf("stats %+v", cs)
 		}
 		read(t, r, dels[2]) // evicted above
@@ -401,7 +402,7 @@ func TestDeleteCacheEviction(t *testing.T) {
 		if n := fs.count(dels[0].Path); n != 2 {
 			t.Errorf("opened %d times, want 2", n)
 		}
-		if cs := cache.Stats(); cs.Entries != 0 || cs.Bytes != 0 || cs.Evictions != 0 || cs.Misses[splits.DeletePosition] != 2 {
+		if cs := cache.Stats(); cs.Entries != 0 || cs.Bytes != 0 || cs.Evictions != 0 || cs.Misses[split.DeletePosition] != 2 {
 			t.Errorf("stats %+v", cs)
 		}
 	})
@@ -427,7 +428,7 @@ func TestDeleteCacheEqualityKeysFollowTheSchema(t *testing.T) {
 	_, z1 := writeParquet(t, dir, "float.parquet", []dataRow{{1, 0.5}, {2, 1.5}, {3, 2.5}})
 	_, z2 := writeParquet(t, dir, "double.parquet", []dataRowDouble{{4, 1.5}, {5, 3.5}})
 	pd, zd := writeParquet(t, dir, "eq.parquet", []delRow{{1.5}, {3.5}})
-	eq := splits.DeleteFile{Kind: splits.DeleteEquality, Path: pd, Format: "PARQUET", Size: zd, EqualityIDs: []int{2}}
+	eq := split.DeleteFile{Kind: split.DeleteEquality, Path: pd, Format: "PARQUET", Size: zd, EqualityIDs: []int{2}}
 	floats := dataSplit("float.parquet", z1, 3, eq)
 	doubles := dataSplit("double.parquet", z2, 2, eq)
 	v1 := iceberg.NewSchema(1, field(1, "id", iceberg.PrimitiveTypes.Int64), field(2, "score", iceberg.PrimitiveTypes.Float32))
@@ -438,7 +439,7 @@ func TestDeleteCacheEqualityKeysFollowTheSchema(t *testing.T) {
 	plain := reader.New(testFS(dir))
 	for _, tc := range []struct {
 		name   string
-		split  splits.Split
+		split  split.Split
 		schema *iceberg.Schema
 		want   []string
 	}{
@@ -455,7 +456,7 @@ func TestDeleteCacheEqualityKeysFollowTheSchema(t *testing.T) {
 			t.Errorf("%s: cached %q, uncached %q", tc.name, got, plainGot)
 		}
 	}
-	if cs := cache.Stats(); cs.Misses[splits.DeleteEquality] != 2 || cs.Hits[splits.DeleteEquality] != 2 || cs.Entries != 2 {
+	if cs := cache.Stats(); cs.Misses[split.DeleteEquality] != 2 || cs.Hits[split.DeleteEquality] != 2 || cs.Entries != 2 {
 		t.Errorf("cache stats %+v", cs)
 	}
 }
@@ -465,13 +466,13 @@ func TestDeleteCacheEqualityKeysFollowTheSchema(t *testing.T) {
 // different files.
 func TestDeleteCacheReadersDoNotShareEntries(t *testing.T) {
 	dirA, dirB := t.TempDir(), t.TempDir()
-	var splitOf [2]splits.Split
+	var splitOf [2]split.Split
 	var lines []string
 	for i, dir := range []string{dirA, dirB} {
 		s, l := writeIDs(t, dir, 10)
 		// The same path in both, naming another position in each.
 		_, z := writeParquet(t, dir, "del.parquet", []posDelete{{s.Data.Path, int64(i)}})
-		s.Deletes = []splits.DeleteFile{{Kind: splits.DeletePosition, Path: bucket + "/del.parquet", Format: "PARQUET", Size: z}}
+		s.Deletes = []split.DeleteFile{{Kind: split.DeletePosition, Path: bucket + "/del.parquet", Format: "PARQUET", Size: z}}
 		splitOf[i], lines = s, l
 	}
 	cache := reader.NewDeleteCache(64<<20, nil)
@@ -483,7 +484,7 @@ func TestDeleteCacheReadersDoNotShareEntries(t *testing.T) {
 	if got, _ := readAll(t, b, splitOf[1], idSchema); !slices.Equal(got, keep(lines, 1)) {
 		t.Errorf("reader B: got %q", got)
 	}
-	if cs := cache.Stats(); cs.Entries != 2 || cs.Misses[splits.DeletePosition] != 2 {
+	if cs := cache.Stats(); cs.Entries != 2 || cs.Misses[split.DeletePosition] != 2 {
 		t.Errorf("cache stats %+v", cs)
 	}
 }
@@ -501,7 +502,7 @@ func TestDeleteCacheScenarios(t *testing.T) {
 	fs := storage.New(nil, nil)
 	cache := reader.NewDeleteCache(64<<20, nil)
 	plain, cached := reader.New(fs), reader.New(fs, reader.WithDeleteCache(cache))
-	kinds := map[splits.DeleteKind]bool{}
+	kinds := map[split.DeleteKind]bool{}
 	for _, sc := range tablegen.Scenarios() {
 		t.Run(sc.Name, func(t *testing.T) {
 			tbl, err := sc.Build(ctx, cat, table.Identifier{"scenarios", sc.Name})
@@ -510,7 +511,7 @@ func TestDeleteCacheScenarios(t *testing.T) {
 			}
 			for _, snap := range tbl.Metadata().Snapshots() {
 				schema := snapshotSchema(t, tbl, snap.SnapshotID)
-				ts := splits.TableSchema{Schema: schema, NameMapping: tbl.Metadata().NameMapping()}
+				ts := split.TableSchema{Schema: schema, NameMapping: tbl.Metadata().NameMapping()}
 				tasks, err := tbl.Scan(table.WithSnapshotID(snap.SnapshotID)).PlanFiles(ctx)
 				if err != nil {
 					t.Fatal(err)

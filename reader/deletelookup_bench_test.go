@@ -11,7 +11,7 @@ import (
 	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/parquet-go/parquet-go"
 
-	"github.com/druidiceberg/sidecar/splits"
+	"github.com/druidiceberg/sidecar/splits/split"
 )
 
 // The delete lookups of Run's hot loop, on delete sets loaded through a
@@ -38,7 +38,7 @@ func BenchmarkDeleteLookup(b *testing.B) {
 	dir := b.TempDir()
 	cache := NewDeleteCache(256<<20, nil)
 	r := New(icebergio.LocalFS{}, WithDeleteCache(cache))
-	loader := &deleteLoader{r: r, loaded: map[splits.DeleteKind]int64{}}
+	loader := &deleteLoader{r: r, loaded: map[split.DeleteKind]int64{}}
 
 	b.Run("bitmap_contains", func(b *testing.B) {
 		const rows = 1_000_000
@@ -52,8 +52,8 @@ func BenchmarkDeleteLookup(b *testing.B) {
 			dels = append(dels, posDelete{dataPath, int64(p)})
 		}
 		path, size := writeBenchParquet(b, dir, "pos.parquet", dels)
-		s := splits.Split{Data: splits.DataFile{Path: dataPath}, Deletes: []splits.DeleteFile{
-			{Kind: splits.DeletePosition, Path: path, Format: "PARQUET", Size: size},
+		s := split.Split{Data: split.DataFile{Path: dataPath}, Deletes: []split.DeleteFile{
+			{Kind: split.DeletePosition, Path: path, Format: "PARQUET", Size: size},
 		}}
 		p, err := loadPositions(loader, s)
 		if err != nil || p.all == nil {
@@ -95,8 +95,8 @@ func BenchmarkDeleteLookup(b *testing.B) {
 				dels = append(dels, del{fmt.Sprintf("customer-%06d", 4*i+2*f)})
 			}
 			path, size := writeBenchParquet(b, dir, fmt.Sprintf("eq-str-%d.parquet", f), dels)
-			d := splits.DeleteFile{Kind: splits.DeleteEquality, Path: path, Format: "PARQUET", Size: size, EqualityIDs: []int{2}}
-			keys, err := loader.equalityKeys(d, splits.TableSchema{Schema: schema})
+			d := split.DeleteFile{Kind: split.DeleteEquality, Path: path, Format: "PARQUET", Size: size, EqualityIDs: []int{2}}
+			keys, err := loader.equalityKeys(d, split.TableSchema{Schema: schema})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -145,8 +145,8 @@ func benchLongKeys(b *testing.B, loader *deleteLoader, dir, name string, n, step
 	}
 	path, size := writeBenchParquet(b, dir, name, dels)
 	schema := iceberg.NewSchema(0, iceberg.NestedField{ID: 1, Name: "id", Type: iceberg.PrimitiveTypes.Int64})
-	d := splits.DeleteFile{Kind: splits.DeleteEquality, Path: path, Format: "PARQUET", Size: size, EqualityIDs: []int{1}}
-	keys, err := loader.equalityKeys(d, splits.TableSchema{Schema: schema})
+	d := split.DeleteFile{Kind: split.DeleteEquality, Path: path, Format: "PARQUET", Size: size, EqualityIDs: []int{1}}
+	keys, err := loader.equalityKeys(d, split.TableSchema{Schema: schema})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -9,7 +9,7 @@ import (
 	"github.com/apache/iceberg-go/table/dv"
 	"github.com/parquet-go/parquet-go"
 
-	"github.com/druidiceberg/sidecar/splits"
+	"github.com/druidiceberg/sidecar/splits/split"
 )
 
 // The reserved field ids and names of a positional delete file's columns.
@@ -29,19 +29,19 @@ type positions struct {
 	// the split also has a deletion vector, to count each row under the kind
 	// that matched first; nil otherwise, and kind says which kind all is.
 	byPosition *dv.RoaringPositionBitmap
-	kind       splits.DeleteKind
+	kind       split.DeleteKind
 	count      int64
 }
 
 // kindOf returns the delete kind a deleted position is counted under.
-func (p *positions) kindOf(pos uint64) splits.DeleteKind {
+func (p *positions) kindOf(pos uint64) split.DeleteKind {
 	if p.byPosition == nil {
 		return p.kind
 	}
 	if p.byPosition.Contains(pos) {
-		return splits.DeletePosition
+		return split.DeletePosition
 	}
-	return splits.DeleteDeletionVector
+	return split.DeleteDeletionVector
 }
 
 // deleteLoader loads the delete files of one Open: through the Reader's
@@ -49,7 +49,7 @@ func (p *positions) kindOf(pos uint64) splits.DeleteKind {
 // the files it read itself.
 type deleteLoader struct {
 	r      *Reader
-	loaded map[splits.DeleteKind]int64
+	loaded map[split.DeleteKind]int64
 }
 
 // fs returns a FileIO for one delete file, so that a storage error while
@@ -58,7 +58,7 @@ func (l *deleteLoader) fs() *watchedIO { return &watchedIO{IO: l.r.fs} }
 
 // cached returns the value under key, loading it (and counting the load)
 // when this caller has to; without a cache it always loads.
-func (l *deleteLoader) cached(key func() string, kind splits.DeleteKind, load func() (any, int64, error)) (any, error) {
+func (l *deleteLoader) cached(key func() string, kind split.DeleteKind, load func() (any, int64, error)) (any, error) {
 	if l.r.cache == nil {
 		v, _, err := load()
 		if err == nil {
@@ -76,17 +76,17 @@ func (l *deleteLoader) cached(key func() string, kind splits.DeleteKind, load fu
 // loadPositions reads every positional delete file and deletion vector of
 // the split. The bitmaps it gets may be shared with other streams through
 // the cache: it never modifies one, and builds a new one for a union.
-func loadPositions(l *deleteLoader, s splits.Split) (*positions, error) {
+func loadPositions(l *deleteLoader, s split.Split) (*positions, error) {
 	var pos, dvs []*dv.RoaringPositionBitmap
 	for _, d := range s.Deletes {
 		switch d.Kind {
-		case splits.DeletePosition:
+		case split.DeletePosition:
 			bm, err := l.positionDeletes(d, s.Data.Path)
 			if err != nil {
 				return nil, err
 			}
 			pos = append(pos, bm)
-		case splits.DeleteDeletionVector:
+		case split.DeleteDeletionVector:
 			bm, err := l.deletionVector(d, s.Data.Path)
 			if err != nil {
 				return nil, err
@@ -101,9 +101,9 @@ func loadPositions(l *deleteLoader, s splits.Split) (*positions, error) {
 		p.all = union([]*dv.RoaringPositionBitmap{byPos, byDV})
 		p.byPosition = byPos
 	case byPos != nil:
-		p.all, p.kind = byPos, splits.DeletePosition
+		p.all, p.kind = byPos, split.DeletePosition
 	case byDV != nil:
-		p.all, p.kind = byDV, splits.DeleteDeletionVector
+		p.all, p.kind = byDV, split.DeleteDeletionVector
 	default:
 		return p, nil
 	}
@@ -118,7 +118,7 @@ func loadPositions(l *deleteLoader, s splits.Split) (*positions, error) {
 // names for the data file dataPath; nil when it names none. With a cache the
 // whole file is decoded once, for every data file it names; without one,
 // only dataPath's positions are kept.
-func (l *deleteLoader) positionDeletes(d splits.DeleteFile, dataPath string) (*dv.RoaringPositionBitmap, error) {
+func (l *deleteLoader) positionDeletes(d split.DeleteFile, dataPath string) (*dv.RoaringPositionBitmap, error) {
 	if !strings.EqualFold(d.Format, string(iceberg.ParquetFile)) {
 		return nil, fmt.Errorf("%w: positional delete file %s is %s; only Parquet delete files are read",
 			ErrUnsupported, d.Path, d.Format)
@@ -127,7 +127,7 @@ func (l *deleteLoader) positionDeletes(d splits.DeleteFile, dataPath string) (*d
 	if l.r.cache != nil {
 		only = ""
 	}
-	v, err := l.cached(func() string { return positionKey(l.r.space, d) }, splits.DeletePosition, func() (any, int64, error) {
+	v, err := l.cached(func() string { return positionKey(l.r.space, d) }, split.DeletePosition, func() (any, int64, error) {
 		e, err := readPositionDeletes(l.fs(), d, only)
 		if err != nil {
 			return nil, 0, err
@@ -148,7 +148,7 @@ func (l *deleteLoader) positionDeletes(d splits.DeleteFile, dataPath string) (*d
 // per data file it names (only that of the data file only, when only is not
 // empty). Data files are told apart by the path exactly as the manifests
 // spell it, never by the location-mapped one.
-func readPositionDeletes(fs *watchedIO, d splits.DeleteFile, only string) (_ *positionEntry, err error) {
+func readPositionDeletes(fs *watchedIO, d split.DeleteFile, only string) (_ *positionEntry, err error) {
 	pf, f, err := openParquet(fs, "positional delete file", d.Path, d.Size)
 	if err != nil {
 		return nil, err
@@ -222,7 +222,7 @@ func deleteColumn(root *parquet.Column, id int, name string) *parquet.Column {
 
 // deletionVector returns the positions of the deletion vector blob that d
 // locates inside its puffin file, read through iceberg-go's own decoder.
-func (l *deleteLoader) deletionVector(d splits.DeleteFile, dataPath string) (*dv.RoaringPositionBitmap, error) {
+func (l *deleteLoader) deletionVector(d split.DeleteFile, dataPath string) (*dv.RoaringPositionBitmap, error) {
 	if d.ContentOffset == nil || d.ContentSize == nil {
 		return nil, fmt.Errorf("read deletion vector %s: %w: no content offset and size", d.Path, ErrCorruptFile)
 	}
@@ -234,7 +234,7 @@ func (l *deleteLoader) deletionVector(d splits.DeleteFile, dataPath string) (*dv
 		return nil, fmt.Errorf("read deletion vector %s: %w: it references %s, not %s",
 			d.Path, ErrCorruptFile, ref, dataPath)
 	}
-	v, err := l.cached(func() string { return deletionVectorKey(l.r.space, d, ref) }, splits.DeleteDeletionVector, func() (any, int64, error) {
+	v, err := l.cached(func() string { return deletionVectorKey(l.r.space, d, ref) }, split.DeleteDeletionVector, func() (any, int64, error) {
 		bm, err := readDeletionVector(l.fs(), d, ref)
 		if err != nil {
 			return nil, 0, err
@@ -249,7 +249,7 @@ func (l *deleteLoader) deletionVector(d splits.DeleteFile, dataPath string) (*dv
 
 // readDeletionVector reads the deletion vector blob of d, which references
 // the data file ref.
-func readDeletionVector(fs *watchedIO, d splits.DeleteFile, ref string) (*dv.RoaringPositionBitmap, error) {
+func readDeletionVector(fs *watchedIO, d split.DeleteFile, ref string) (*dv.RoaringPositionBitmap, error) {
 	b, err := iceberg.NewDataFileBuilder(iceberg.PartitionSpec{}, iceberg.EntryContentPosDeletes,
 		d.Path, iceberg.PuffinFile, nil, nil, nil, d.Records, d.Size)
 	if err != nil {

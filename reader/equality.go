@@ -10,7 +10,7 @@ import (
 	"github.com/apache/iceberg-go"
 	"github.com/parquet-go/parquet-go"
 
-	"github.com/druidiceberg/sidecar/splits"
+	"github.com/druidiceberg/sidecar/splits/split"
 )
 
 // eqSet holds the deleted keys of the equality delete files that share one
@@ -51,10 +51,10 @@ func (e *eqSet) contains(kb []byte) ([]byte, bool) {
 // loadEqualitySets reads every equality delete file of the split into one
 // set per distinct list of equality ids, and registers with r the data-file
 // columns the sets compare (read even when they are not emitted).
-func loadEqualitySets(l *deleteLoader, s splits.Split, t splits.TableSchema, dataRoot *parquet.Column, r *resolver) ([]*eqSet, error) {
+func loadEqualitySets(l *deleteLoader, s split.Split, t split.TableSchema, dataRoot *parquet.Column, r *resolver) ([]*eqSet, error) {
 	var sets []*eqSet
 	for _, d := range s.Deletes {
-		if d.Kind != splits.DeleteEquality {
+		if d.Kind != split.DeleteEquality {
 			continue
 		}
 		if len(d.EqualityIDs) == 0 {
@@ -84,7 +84,7 @@ func loadEqualitySets(l *deleteLoader, s splits.Split, t splits.TableSchema, dat
 
 // equalityKeys returns the keys of the equality delete file d, encoded for
 // the table schema t.
-func (l *deleteLoader) equalityKeys(d splits.DeleteFile, t splits.TableSchema) (*eqKeys, error) {
+func (l *deleteLoader) equalityKeys(d split.DeleteFile, t split.TableSchema) (*eqKeys, error) {
 	key := ""
 	if l.r.cache != nil {
 		var err error
@@ -92,7 +92,7 @@ func (l *deleteLoader) equalityKeys(d splits.DeleteFile, t splits.TableSchema) (
 			return nil, err
 		}
 	}
-	v, err := l.cached(func() string { return key }, splits.DeleteEquality, func() (any, int64, error) {
+	v, err := l.cached(func() string { return key }, split.DeleteEquality, func() (any, int64, error) {
 		keys, err := readEqualityDeletes(l.fs(), d, t)
 		if err != nil {
 			return nil, 0, err
@@ -107,7 +107,7 @@ func (l *deleteLoader) equalityKeys(d splits.DeleteFile, t splits.TableSchema) (
 }
 
 // newEqSet resolves the equality columns of d in the data file.
-func newEqSet(d splits.DeleteFile, schema *iceberg.Schema, dataRoot *parquet.Column, r *resolver) (*eqSet, error) {
+func newEqSet(d split.DeleteFile, schema *iceberg.Schema, dataRoot *parquet.Column, r *resolver) (*eqSet, error) {
 	set := &eqSet{ids: slices.Clone(d.EqualityIDs)}
 	for _, id := range d.EqualityIDs {
 		f, err := equalityField(schema, id, d.Path)
@@ -175,7 +175,7 @@ func (r *resolver) findColumn(c *parquet.Column, id int) *parquet.Column {
 // mapping when the file has no ids (the file may hold more columns, such as
 // the whole rows Flink writes). Keys are in the table schema's types, so a
 // key column written under an older, narrower type still matches.
-func readEqualityDeletes(fs *watchedIO, d splits.DeleteFile, t splits.TableSchema) (_ map[string]struct{}, err error) {
+func readEqualityDeletes(fs *watchedIO, d split.DeleteFile, t split.TableSchema) (_ map[string]struct{}, err error) {
 	if !strings.EqualFold(d.Format, string(iceberg.ParquetFile)) {
 		return nil, fmt.Errorf("%w: equality delete file %s is %s; only Parquet delete files are read",
 			ErrUnsupported, d.Path, d.Format)

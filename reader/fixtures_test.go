@@ -20,6 +20,7 @@ import (
 	"github.com/druidiceberg/sidecar/internal/storage"
 	"github.com/druidiceberg/sidecar/reader"
 	"github.com/druidiceberg/sidecar/splits"
+	"github.com/druidiceberg/sidecar/splits/split"
 )
 
 const fixturesDir = "../../shared/fixtures"
@@ -156,13 +157,13 @@ func readSnapshot(t *testing.T, ctx context.Context, tbl *table.Table, fs iceber
 		t.Fatalf("plan snapshot %d: %v", snapshotID, err)
 	}
 	var rows []map[string]any
-	total := reader.Stats{RowsDeleted: map[splits.DeleteKind]int64{}}
+	total := reader.Stats{RowsDeleted: map[split.DeleteKind]int64{}}
 	for _, task := range tasks {
 		s, err := splits.FromTask(tbl.Metadata(), tbl.MetadataLocation(), snapshotID, schema.ID, task)
 		if err != nil {
 			t.Fatal(err)
 		}
-		out, st := runSplit(t, ctx, r, s, splits.TableSchema{Schema: schema, NameMapping: tbl.Metadata().NameMapping()})
+		out, st := runSplit(t, ctx, r, s, split.TableSchema{Schema: schema, NameMapping: tbl.Metadata().NameMapping()})
 		rows = append(rows, decodeLines(t, out)...)
 		total.RowsRead += st.RowsRead
 		total.RowsEmitted += st.RowsEmitted
@@ -174,7 +175,7 @@ func readSnapshot(t *testing.T, ctx context.Context, tbl *table.Table, fs iceber
 }
 
 // runSplit opens and runs one split, checking the NDJSON framing.
-func runSplit(t *testing.T, ctx context.Context, r *reader.Reader, s splits.Split, ts splits.TableSchema) ([]byte, reader.Stats) {
+func runSplit(t *testing.T, ctx context.Context, r *reader.Reader, s split.Split, ts split.TableSchema) ([]byte, reader.Stats) {
 	t.Helper()
 	st, err := r.Open(ctx, s, ts)
 	if err != nil {

@@ -15,7 +15,7 @@ import (
 	"github.com/apache/iceberg-go"
 
 	"github.com/druidiceberg/sidecar/reader"
-	"github.com/druidiceberg/sidecar/splits"
+	"github.com/druidiceberg/sidecar/splits/split"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
@@ -218,7 +218,7 @@ func TestGolden(t *testing.T) {
 	iso.Encoding.ISOTimestamps = true // pinned by the token
 	cases := []struct {
 		file  string
-		split splits.Split
+		split split.Split
 		opts  []reader.Option
 	}{
 		{"all_types.ndjson", s, nil},

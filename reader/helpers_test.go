@@ -13,7 +13,7 @@ import (
 
 	"github.com/druidiceberg/sidecar/internal/storage"
 	"github.com/druidiceberg/sidecar/reader"
-	"github.com/druidiceberg/sidecar/splits"
+	"github.com/druidiceberg/sidecar/splits/split"
 )
 
 // writeParquet writes rows as a Parquet file named name in dir and returns
@@ -42,9 +42,9 @@ func testFS(dir string) *storage.FS {
 
 // dataSplit describes a data file written under dir, named by its bucket
 // location.
-func dataSplit(name string, size, records int64, deletes ...splits.DeleteFile) splits.Split {
-	return splits.Split{
-		Data: splits.DataFile{
+func dataSplit(name string, size, records int64, deletes ...split.DeleteFile) split.Split {
+	return split.Split{
+		Data: split.DataFile{
 			Path: bucket + "/" + name, Format: "PARQUET", Size: size, Records: records,
 		},
 		Deletes: deletes,
@@ -53,13 +53,13 @@ func dataSplit(name string, size, records int64, deletes ...splits.DeleteFile) s
 
 // readAll opens and runs a split of a table without a name mapping and
 // returns its output lines.
-func readAll(t testing.TB, r *reader.Reader, s splits.Split, schema *iceberg.Schema) ([]string, reader.Stats) {
+func readAll(t testing.TB, r *reader.Reader, s split.Split, schema *iceberg.Schema) ([]string, reader.Stats) {
 	t.Helper()
-	return readTable(t, r, s, splits.TableSchema{Schema: schema})
+	return readTable(t, r, s, split.TableSchema{Schema: schema})
 }
 
 // readTable opens and runs a split and returns its output lines.
-func readTable(t testing.TB, r *reader.Reader, s splits.Split, ts splits.TableSchema) ([]string, reader.Stats) {
+func readTable(t testing.TB, r *reader.Reader, s split.Split, ts split.TableSchema) ([]string, reader.Stats) {
 	t.Helper()
 	ctx := context.Background()
 	st, err := r.Open(ctx, s, ts)
@@ -84,7 +84,7 @@ func field(id int, name string, typ iceberg.Type) iceberg.NestedField {
 }
 
 // tableOf wraps a schema without a name mapping.
-func tableOf(schema *iceberg.Schema) splits.TableSchema { return splits.TableSchema{Schema: schema} }
+func tableOf(schema *iceberg.Schema) split.TableSchema { return split.TableSchema{Schema: schema} }
 
 func ptr[T any](v T) *T { return &v }
 

@@ -11,7 +11,7 @@
 // Reader has one (WithDeleteCache), so that a delete file shared by many
 // splits is decoded once. Run then streams the file row group by row group
 // (only the row groups of the split's range when the planner split the file,
-// see splits.RowGroupRange; row positions stay file-absolute), skipping
+// see split.RowGroupRange; row positions stay file-absolute), skipping
 // deleted rows and the rows that fail the
 // split's residual filter (evaluated by iceberg-go), and encodes straight
 // from the Parquet values into a reused buffer; memory is bounded by the
@@ -48,7 +48,7 @@ import (
 	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/parquet-go/parquet-go"
 
-	"github.com/druidiceberg/sidecar/splits"
+	"github.com/druidiceberg/sidecar/splits/split"
 )
 
 // DefaultBatchRows is the number of rows per flush when WithBatchRows is
@@ -131,9 +131,9 @@ type Stats struct {
 	// RowsDeleted counts deleted rows by the kind of delete that removed
 	// them; a row deleted by two kinds counts once, under position or
 	// deletion vector before equality.
-	RowsDeleted map[splits.DeleteKind]int64
+	RowsDeleted map[split.DeleteKind]int64
 	// RowsFiltered counts the rows that no delete removed but the split's
-	// residual filter did (see splits.Split.Filter), so that RowsRead is
+	// residual filter did (see split.Split.Filter), so that RowsRead is
 	// the sum of RowsEmitted, RowsFiltered and every RowsDeleted.
 	RowsFiltered int64
 	// InvalidUTF8 counts the values written that held invalid UTF-8, which
@@ -143,7 +143,7 @@ type Stats struct {
 	// DeleteFilesLoaded counts, by kind, the delete files that Open read
 	// from storage itself: not those the Reader's DeleteCache held, nor
 	// those another stream was loading when this one asked for them.
-	DeleteFilesLoaded map[splits.DeleteKind]int64
+	DeleteFilesLoaded map[split.DeleteKind]int64
 }
 
 // Stream is one opened split, ready to Run once. Close it in every case.
@@ -159,8 +159,8 @@ type Stream struct {
 	eq        []*eqSet
 	filter    *residual // nil without a residual filter
 	batchRows int
-	loaded    map[splits.DeleteKind]int64 // by Open, then read-only
-	running   *atomic.Int64               // the Reader's streams in Run
+	loaded    map[split.DeleteKind]int64 // by Open, then read-only
+	running   *atomic.Int64              // the Reader's streams in Run
 
 	used   bool
 	closed bool
@@ -184,7 +184,7 @@ type counts struct{ read, emitted, position, dv, equality, filtered int64 }
 // initial defaults of the fields the file lacks, every delete file, and the
 // split's residual filter (s.Filter), whose columns are read even when they
 // are not emitted.
-func (r *Reader) Open(ctx context.Context, s splits.Split, t splits.TableSchema) (_ *Stream, err error) {
+func (r *Reader) Open(ctx context.Context, s split.Split, t split.TableSchema) (_ *Stream, err error) {
 	schema := t.Schema
 	if schema == nil {
 		return nil, fmt.Errorf("open split of %s: %w: no schema", s.Data.Path, ErrUnsupported)
@@ -243,7 +243,7 @@ func (r *Reader) Open(ctx context.Context, s splits.Split, t splits.TableSchema)
 		st.rows.fields = append(st.rows.fields, n)
 	}
 
-	loader := &deleteLoader{r: r, loaded: map[splits.DeleteKind]int64{}}
+	loader := &deleteLoader{r: r, loaded: map[split.DeleteKind]int64{}}
 	st.loaded = loader.loaded
 	if st.deletes, err = loadPositions(loader, s); err != nil {
 		return nil, err
@@ -437,8 +437,8 @@ func (s *Stream) groupDeleted(base, n int64) bool {
 	return true
 }
 
-func (s *Stream) countPositional(k splits.DeleteKind) {
-	if k == splits.DeletePosition {
+func (s *Stream) countPositional(k split.DeleteKind) {
+	if k == split.DeletePosition {
 		s.local.position++
 	} else {
 		s.local.dv++
@@ -464,10 +464,10 @@ func (s *Stream) Stats() Stats {
 	return Stats{
 		RowsRead:    p.read.Load(),
 		RowsEmitted: p.emitted.Load(),
-		RowsDeleted: map[splits.DeleteKind]int64{
-			splits.DeletePosition:       p.position.Load(),
-			splits.DeleteDeletionVector: p.dv.Load(),
-			splits.DeleteEquality:       p.equality.Load(),
+		RowsDeleted: map[split.DeleteKind]int64{
+			split.DeletePosition:       p.position.Load(),
+			split.DeleteDeletionVector: p.dv.Load(),
+			split.DeleteEquality:       p.equality.Load(),
 		},
 		RowsFiltered:      p.filtered.Load(),
 		InvalidUTF8:       p.invalid.Load(),

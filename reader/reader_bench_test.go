@@ -15,7 +15,7 @@ import (
 	"github.com/parquet-go/parquet-go"
 
 	"github.com/druidiceberg/sidecar/reader"
-	"github.com/druidiceberg/sidecar/splits"
+	"github.com/druidiceberg/sidecar/splits/split"
 )
 
 const benchRows = 200_000
@@ -50,7 +50,7 @@ var benchSchema = iceberg.NewSchema(0,
 // writeBenchFile writes the benchmark table's data file (and, with
 // deleteEvery > 0, a positional delete file removing every deleteEvery-th
 // row) and returns its split.
-func writeBenchFile(b *testing.B, dir string, deleteEvery int) splits.Split {
+func writeBenchFile(b *testing.B, dir string, deleteEvery int) split.Split {
 	b.Helper()
 	names := []string{"alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel"}
 	notes := []string{"ok", "late delivery", "gift \"wrapped\"", "naïve café"}
@@ -79,7 +79,7 @@ func writeBenchFile(b *testing.B, dir string, deleteEvery int) splits.Split {
 			dels = append(dels, posDelete{s.Data.Path, int64(i)})
 		}
 		p, z := writeParquet(b, dir, "deletes.parquet", dels)
-		s.Deletes = []splits.DeleteFile{{Kind: splits.DeletePosition, Path: p, Format: "PARQUET", Size: z}}
+		s.Deletes = []split.DeleteFile{{Kind: split.DeletePosition, Path: p, Format: "PARQUET", Size: z}}
 	}
 	return s
 }
@@ -184,7 +184,7 @@ func (w *countingWriter) Write(p []byte) (int, error) {
 // positional delete file that names each of them perFile times (every
 // tenth position), as iceberg-go's planner attaches to every data file when
 // the file's path bounds are truncated. It returns the splits.
-func writeSharedPositionalDeletes(b *testing.B, dir string, files, perFile int) []splits.Split {
+func writeSharedPositionalDeletes(b *testing.B, dir string, files, perFile int) []split.Split {
 	b.Helper()
 	rows := make([]idRow, perFile*10)
 	for i := range rows {
@@ -194,7 +194,7 @@ func writeSharedPositionalDeletes(b *testing.B, dir string, files, perFile int) 
 	if err := parquet.Write(&buf, rows); err != nil {
 		b.Fatal(err)
 	}
-	var ss []splits.Split
+	var ss []split.Split
 	var dels []posDelete
 	for i := range files {
 		name := fmt.Sprintf("data-%03d.parquet", i)
@@ -209,7 +209,7 @@ func writeSharedPositionalDeletes(b *testing.B, dir string, files, perFile int) 
 	}
 	_, size := writeParquet(b, dir, "shared-deletes.parquet", dels)
 	for i := range ss {
-		ss[i].Deletes = []splits.DeleteFile{{Kind: splits.DeletePosition, Path: bucket + "/shared-deletes.parquet", Format: "PARQUET", Size: size}}
+		ss[i].Deletes = []split.DeleteFile{{Kind: split.DeletePosition, Path: bucket + "/shared-deletes.parquet", Format: "PARQUET", Size: size}}
 	}
 	return ss
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/druidiceberg/sidecar/internal/storage"
 	"github.com/druidiceberg/sidecar/internal/tablegen"
+	"github.com/druidiceberg/sidecar/splits/split"
 )
 
 // changesEnv is a local warehouse with a planner over it.
@@ -35,7 +36,7 @@ func newChangesEnv(t *testing.T) *changesEnv {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = cat.Close() })
-	signer, err := NewSigner(bytes.Repeat([]byte{9}, 32))
+	signer, err := split.NewSigner(bytes.Repeat([]byte{9}, 32))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,8 +1,13 @@
 package splits
 
-import "errors"
+import (
+	"errors"
 
-// The sentinel errors of planning and token handling; handlers map them to
+	"github.com/druidiceberg/sidecar/splits/split"
+)
+
+// The sentinel errors of planning (the token errors are the split
+// package's); handlers map them to
 // HTTP statuses with errors.Is.
 var (
 	// ErrTableNotFound: the catalog has no such table.
@@ -20,11 +25,7 @@ var (
 	// credentials; retrying does not help until the configuration changes.
 	ErrDenied = errors.New("credentials refused")
 	// ErrUnsupported: the table uses something this service cannot serve.
-	ErrUnsupported = errors.New("unsupported")
-	// ErrMalformedToken: the token is not a token at all.
-	ErrMalformedToken = errors.New("malformed token")
-	// ErrBadSignature: the token is well formed but no configured key signed it.
-	ErrBadSignature = errors.New("bad token signature")
-	// ErrTokenExpired: the token is ours but older than the configured TTL.
-	ErrTokenExpired = errors.New("token expired")
+	// It is the split package's, so a split a token cannot spell is the same
+	// error as a table that cannot be served.
+	ErrUnsupported = split.ErrUnsupported
 )

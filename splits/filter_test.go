@@ -18,6 +18,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/druidiceberg/sidecar/internal/storage"
+	"github.com/druidiceberg/sidecar/splits/split"
 )
 
 // eventsTable writes events.daily: partitioned by identity(day), one data
@@ -69,7 +70,7 @@ func eventsTable(t *testing.T) *Planner {
 	if _, err := tbl.AppendTable(ctx, at, 1024, nil); err != nil {
 		t.Fatal(err)
 	}
-	signer, err := NewSigner(key(3))
+	signer, err := split.NewSigner(key(3))
 	if err != nil {
 		t.Fatal(err)
 	}

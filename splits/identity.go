@@ -9,6 +9,7 @@ import (
 
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
+	"github.com/druidiceberg/sidecar/splits/split"
 	"github.com/google/uuid"
 )
 
@@ -40,18 +41,18 @@ func identityFields(meta table.Metadata, f iceberg.DataFile) ([]identityField, e
 // identityValues returns, for every identity transform of the data file's
 // partition spec (fields), the source field id and the file's partition
 // value.
-func identityValues(fields []identityField, f iceberg.DataFile) ([]IdentityValue, error) {
+func identityValues(fields []identityField, f iceberg.DataFile) ([]split.IdentityValue, error) {
 	if len(fields) == 0 {
 		return nil, nil
 	}
 	part := f.Partition()
-	out := make([]IdentityValue, 0, len(fields))
+	out := make([]split.IdentityValue, 0, len(fields))
 	for _, field := range fields {
 		raw, err := identityJSON(part[field.fieldID])
 		if err != nil {
 			return nil, fmt.Errorf("data file %s: partition field %s: %w", f.FilePath(), field.name, err)
 		}
-		out = append(out, IdentityValue{FieldID: field.sourceID, Value: raw})
+		out = append(out, split.IdentityValue{FieldID: field.sourceID, Value: raw})
 	}
 	return out, nil
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/druidiceberg/sidecar/internal/storage"
 	"github.com/druidiceberg/sidecar/internal/tablegen"
+	"github.com/druidiceberg/sidecar/splits/split"
 )
 
 // TestIncrementalAppends: fromSnapshot plans the data files appended after
@@ -39,7 +40,7 @@ func TestIncrementalAppends(t *testing.T) {
 	if len(snaps) != 4 {
 		t.Fatalf("%d snapshots, want 3 appends and a delete", len(snaps))
 	}
-	signer, _ := NewSigner(key(4))
+	signer, _ := split.NewSigner(key(4))
 	p, err := NewPlanner(CatalogConfig{Type: "local", Warehouse: dir}, storage.New(nil, nil), signer)
 	if err != nil {
 		t.Fatal(err)

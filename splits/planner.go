@@ -7,6 +7,7 @@
 //
 // A typical use:
 //
+//	signer, _ := split.NewSigner(key)
 //	p, _ := splits.NewPlanner(cfg, fsys, signer)
 //	plan, err := p.Plan(ctx, splits.Request{Table: "demo.orders"})
 //	for _, s := range plan.Splits {
@@ -27,6 +28,7 @@ import (
 	"github.com/apache/iceberg-go"
 	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
+	"github.com/druidiceberg/sidecar/splits/split"
 	lru "github.com/hashicorp/golang-lru/v2"
 )
 
@@ -76,7 +78,7 @@ type Request struct {
 	// order); empty means all. It applies to the row path only: raw files
 	// hold what they hold.
 	Columns  []string
-	Encoding Encoding
+	Encoding split.Encoding
 	// Filter is Druid's icebergFilter; nil plans every file.
 	Filter *Filter
 	// ResidualMode is Druid's residualFilterMode: ignore (default), warn
@@ -120,8 +122,8 @@ func ParseResidualMode(s string) (ResidualMode, error) {
 
 // PlannedSplit is one split of a plan with its signed token.
 type PlannedSplit struct {
-	Split Split
-	Kind  TokenKind
+	Split split.Split
+	Kind  split.TokenKind
 	Token string
 	// ID is ID(Token), worked out with the token.
 	ID string
@@ -145,7 +147,7 @@ type Plan struct {
 type Planner struct {
 	conn   *catalogConn
 	fsys   icebergio.IO
-	signer *Signer
+	signer *split.Signer
 	// metas caches table metadata by metadata location: a metadata file is
 	// immutable, so an entry never goes stale.
 	metas *lru.Cache[string, table.Metadata]
@@ -159,7 +161,7 @@ type Planner struct {
 // NewPlanner returns a planner over the configured catalog. It does not
 // contact the catalog: the first plan does, and a catalog that is down gives
 // ErrUnavailable until it answers. fsys reads metadata, manifests and data.
-func NewPlanner(cfg CatalogConfig, fsys icebergio.IO, signer *Signer, opts ...PlannerOption) (*Planner, error) {
+func NewPlanner(cfg CatalogConfig, fsys icebergio.IO, signer *split.Signer, opts ...PlannerOption) (*Planner, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -433,9 +435,9 @@ func (p *Planner) Plan(ctx context.Context, req Request) (Plan, error) {
 				"because Druid reads a raw Parquet file's columns by name: "+why)
 		}
 	}
-	kind := KindFile
+	kind := split.KindFile
 	if plan.Path == PathRows {
-		kind = KindRows
+		kind = split.KindRows
 	}
 	plan.Splits = make([]PlannedSplit, 0, len(tasks))
 	for _, t := range tasks {
@@ -444,7 +446,7 @@ func (p *Planner) Plan(ctx context.Context, req Request) (Plan, error) {
 			return Plan{}, err
 		}
 		sp.Catalog = p.conn.cfg.Name
-		if kind == KindRows {
+		if kind == split.KindRows {
 			sp.Columns, sp.Encoding = columns, req.Encoding
 			if r := residualOf(t); r != nil {
 				if t.Residual == nil {
@@ -463,8 +465,8 @@ func (p *Planner) Plan(ctx context.Context, req Request) (Plan, error) {
 		}
 		// A large file becomes several splits on the row path, each a
 		// range of its row groups, in file order.
-		ranges := []*RowGroupRange{nil}
-		if kind == KindRows {
+		ranges := []*split.RowGroupRange{nil}
+		if kind == split.KindRows {
 			if ranges, err = p.fileRanges(ctx, t.File); err != nil {
 				return Plan{}, err
 			}
@@ -475,7 +477,7 @@ func (p *Planner) Plan(ctx context.Context, req Request) (Plan, error) {
 			plan.Splits = append(plan.Splits, PlannedSplit{Split: part, Kind: kind})
 		}
 	}
-	if err := p.signer.signAll(plan.Splits); err != nil {
+	if err := signAll(p.signer, plan.Splits); err != nil {
 		return Plan{}, err
 	}
 	return plan, nil
@@ -653,33 +655,23 @@ func projectColumns(schema *iceberg.Schema, names []string) ([]int, error) {
 	return ids, nil
 }
 
-// TableSchema is what a reader needs of a table besides the split: the
-// schema rows are emitted in, and the name mapping for data files written
-// without field ids.
-type TableSchema struct {
-	Schema *iceberg.Schema
-	// NameMapping is the table's schema.name-mapping.default; nil when the
-	// table has none.
-	NameMapping iceberg.NameMapping
-}
-
 // TableSchema returns the schema and name mapping of a split's table,
 // reading the split's metadata file once per process while it stays cached.
-func (p *Planner) TableSchema(ctx context.Context, sp Split) (TableSchema, error) {
+func (p *Planner) TableSchema(ctx context.Context, sp split.Split) (split.TableSchema, error) {
 	meta, err := p.metadata(ctx, sp)
 	if err != nil {
-		return TableSchema{}, err
+		return split.TableSchema{}, err
 	}
 	for _, s := range meta.Schemas() {
 		if s.ID == sp.SchemaID {
-			return TableSchema{Schema: s, NameMapping: meta.NameMapping()}, nil
+			return split.TableSchema{Schema: s, NameMapping: meta.NameMapping()}, nil
 		}
 	}
-	return TableSchema{}, fmt.Errorf("metadata %s has no schema %d", sp.MetadataLocation, sp.SchemaID)
+	return split.TableSchema{}, fmt.Errorf("metadata %s has no schema %d", sp.MetadataLocation, sp.SchemaID)
 }
 
 // metadata returns a split's table metadata, from the cache when it can.
-func (p *Planner) metadata(ctx context.Context, sp Split) (table.Metadata, error) {
+func (p *Planner) metadata(ctx context.Context, sp split.Split) (table.Metadata, error) {
 	meta, ok := p.metas.Get(sp.MetadataLocation)
 	if !ok {
 		fsF := func(context.Context) (icebergio.IO, error) { return p.fsys, nil }

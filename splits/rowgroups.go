@@ -8,6 +8,7 @@ import (
 	"github.com/parquet-go/parquet-go"
 
 	"github.com/druidiceberg/sidecar/internal/storage"
+	"github.com/druidiceberg/sidecar/splits/split"
 )
 
 // DefaultTargetSplitSize is the size above which the row path splits a data
@@ -44,9 +45,9 @@ type footerGroups struct {
 // refused the credentials fails the plan; a missing or undecodable one
 // leaves the file whole, and reading its rows reports the same problem for
 // that split alone.
-func (p *Planner) fileRanges(ctx context.Context, f iceberg.DataFile) ([]*RowGroupRange, error) {
+func (p *Planner) fileRanges(ctx context.Context, f iceberg.DataFile) ([]*split.RowGroupRange, error) {
 	size := f.FileSizeBytes()
-	whole := []*RowGroupRange{nil}
+	whole := []*split.RowGroupRange{nil}
 	if p.targetSplitSize <= 0 || size <= p.targetSplitSize || f.FileFormat() != iceberg.ParquetFile {
 		return whole, nil
 	}
@@ -92,11 +93,11 @@ func usableStarts(starts []int64, size int64) bool {
 // every row group falls in exactly one of them. When g has the rows of
 // every row group, each range records its row count. A file that makes a
 // single range gives one nil range: the whole file, as when it is not split.
-func rowGroupRanges(g footerGroups, size, target int64) []*RowGroupRange {
+func rowGroupRanges(g footerGroups, size, target int64) []*split.RowGroupRange {
 	counted := len(g.rows) == len(g.starts)
-	var out []*RowGroupRange
+	var out []*split.RowGroupRange
 	add := func(start, end, rows int64) {
-		r := &RowGroupRange{Start: start, Length: end - start}
+		r := &split.RowGroupRange{Start: start, Length: end - start}
 		if counted {
 			r.Records = &rows
 		}
@@ -121,7 +122,7 @@ func rowGroupRanges(g footerGroups, size, target int64) []*RowGroupRange {
 	}
 	add(start, size, rows)
 	if len(out) == 1 {
-		return []*RowGroupRange{nil}
+		return []*split.RowGroupRange{nil}
 	}
 	return out
 }
@@ -155,7 +156,7 @@ func (p *Planner) footer(path string, size int64) (g footerGroups, err error) {
 	}
 	rgs := pf.Metadata().RowGroups
 	for i := range rgs {
-		g.starts = append(g.starts, RowGroupStart(&rgs[i]))
+		g.starts = append(g.starts, split.RowGroupStart(&rgs[i]))
 		g.rows = append(g.rows, rgs[i].NumRows)
 	}
 	p.footers.Add(path, g)

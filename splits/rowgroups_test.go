@@ -15,6 +15,7 @@ import (
 
 	"github.com/druidiceberg/sidecar/internal/storage"
 	"github.com/druidiceberg/sidecar/internal/tablegen"
+	"github.com/druidiceberg/sidecar/splits/split"
 )
 
 // rowGroupsTable writes tablegen.RowGroups as rg.t into a fresh warehouse
@@ -37,7 +38,7 @@ func rowGroupsTable(t *testing.T, formatVersion int, offsets tablegen.SplitOffse
 // localPlanner is a planner over the local warehouse dir.
 func localPlanner(t *testing.T, dir string, opts ...PlannerOption) *Planner {
 	t.Helper()
-	signer, _ := NewSigner(key(5))
+	signer, _ := split.NewSigner(key(5))
 	p, err := NewPlanner(CatalogConfig{Type: "local", Warehouse: dir}, storage.New(nil, nil), signer, opts...)
 	if err != nil {
 		t.Fatal(err)
@@ -124,10 +125,10 @@ func TestPlanSplitsLargeFiles(t *testing.T) {
 			if plan.Path != PathRows {
 				t.Fatalf("path %s, want the row path", plan.Path)
 			}
-			perFile := map[string][]Split{}
+			perFile := map[string][]split.Split{}
 			var order []string
 			for _, ps := range plan.Splits {
-				if ps.Kind != KindRows {
+				if ps.Kind != split.KindRows {
 					t.Fatalf("a %s split on the row path", ps.Kind)
 				}
 				sp := ps.Split
@@ -244,7 +245,7 @@ func TestRawFilesNeverSplit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if plan.Path != PathFiles || len(plan.Splits) != 1 || plan.Splits[0].Split.Data.Range != nil || plan.Splits[0].Kind != KindFile {
+	if plan.Path != PathFiles || len(plan.Splits) != 1 || plan.Splits[0].Split.Data.Range != nil || plan.Splits[0].Kind != split.KindFile {
 		t.Fatalf("raw-file plan: %s with %d splits", plan.Path, len(plan.Splits))
 	}
 	rows, err := p.Plan(ctx, Request{Table: "rg.t", SnapshotID: &first, Mode: ModeRows})
@@ -257,8 +258,8 @@ func TestRawFilesNeverSplit(t *testing.T) {
 }
 
 func TestRowGroupRangesCuts(t *testing.T) {
-	rng := func(start, end int64, rows ...int64) *RowGroupRange {
-		r := &RowGroupRange{Start: start, Length: end - start}
+	rng := func(start, end int64, rows ...int64) *split.RowGroupRange {
+		r := &split.RowGroupRange{Start: start, Length: end - start}
 		if len(rows) == 1 {
 			r.Records = &rows[0]
 		}
@@ -269,16 +270,16 @@ func TestRowGroupRangesCuts(t *testing.T) {
 		g      footerGroups
 		size   int64
 		target int64
-		want   []*RowGroupRange
+		want   []*split.RowGroupRange
 	}{
-		{"one row group", footerGroups{starts: []int64{4}}, 1000, 100, []*RowGroupRange{nil}},
-		{"all within the target", footerGroups{starts: []int64{4, 40, 80}}, 100, 100, []*RowGroupRange{nil}},
+		{"one row group", footerGroups{starts: []int64{4}}, 1000, 100, []*split.RowGroupRange{nil}},
+		{"all within the target", footerGroups{starts: []int64{4, 40, 80}}, 100, 100, []*split.RowGroupRange{nil}},
 		{"one per group", footerGroups{starts: []int64{4, 100, 200}}, 300, 100,
-			[]*RowGroupRange{rng(0, 100), rng(100, 200), rng(200, 300)}},
+			[]*split.RowGroupRange{rng(0, 100), rng(100, 200), rng(200, 300)}},
 		{"two per range, counted", footerGroups{starts: []int64{4, 50, 100, 150, 200}, rows: []int64{1, 2, 3, 4, 5}}, 260, 100,
-			[]*RowGroupRange{rng(0, 100, 3), rng(100, 200, 7), rng(200, 260, 5)}},
+			[]*split.RowGroupRange{rng(0, 100, 3), rng(100, 200, 7), rng(200, 260, 5)}},
 		{"a group larger than the target", footerGroups{starts: []int64{4, 10, 500, 520}}, 600, 100,
-			[]*RowGroupRange{rng(0, 10), rng(10, 500), rng(500, 600)}},
+			[]*split.RowGroupRange{rng(0, 10), rng(10, 500), rng(500, 600)}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -29,6 +29,7 @@ import (
 	"github.com/druidiceberg/sidecar/metrics"
 	"github.com/druidiceberg/sidecar/reader"
 	"github.com/druidiceberg/sidecar/splits"
+	"github.com/druidiceberg/sidecar/splits/split"
 )
 
 func main() {
@@ -101,11 +102,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 func serve(ctx context.Context, cfg config, logOut io.Writer, ready chan<- string) error {
 	log := newLogger(cfg.LogFormat, logOut)
 
-	keys, err := splits.LoadOrCreateKey(cfg.TokenKeyFile)
+	keys, err := split.LoadOrCreateKey(cfg.TokenKeyFile)
 	if err != nil {
 		return err
 	}
-	signer, err := splits.NewSigner(keys...)
+	signer, err := split.NewSigner(keys...)
 	if err != nil {
 		return fmt.Errorf("token key file %s: %w", cfg.TokenKeyFile, err)
 	}

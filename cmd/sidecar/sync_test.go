@@ -24,6 +24,7 @@ import (
 	"github.com/druidiceberg/sidecar/internal/tablegen"
 	"github.com/druidiceberg/sidecar/reader"
 	"github.com/druidiceberg/sidecar/splits"
+	"github.com/druidiceberg/sidecar/splits/split"
 )
 
 // syncEnv is a local warehouse served by a real sidecar router (with Basic
@@ -52,7 +53,7 @@ func newSyncEnv(t *testing.T) *syncEnv {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = cat.Close() })
-	signer, err := splits.NewSigner(bytes.Repeat([]byte{3}, 32))
+	signer, err := split.NewSigner(bytes.Repeat([]byte{3}, 32))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package splits
+package split
 
 import (
 	"bytes"
@@ -174,45 +174,5 @@ func TestTokenExpiry(t *testing.T) {
 	forever, _ := base.Sign(KindRows, testSplit())
 	if _, err := s.Verify(KindRows, forever); err != nil {
 		t.Fatalf("a token without expiry: %v", err)
-	}
-}
-
-// TestSignAll: the tokens and IDs that signAll gives a plan's splits, in
-// parallel runs, are those that Sign and ID give each split on its own,
-// and each verifies back to its split; a split that cannot be encoded
-// fails the whole plan.
-func TestSignAll(t *testing.T) {
-	s, err := NewSigner(key(1))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ps := make([]PlannedSplit, 1500)
-	for i := range ps {
-		sp := realisticSplit(i % 11)
-		sp.Data.Records = int64(i)
-		ps[i] = PlannedSplit{Split: sp, Kind: []TokenKind{KindRows, KindFile}[i%2]}
-	}
-	if err := s.signAll(ps); err != nil {
-		t.Fatal(err)
-	}
-	for i, p := range ps {
-		want, err := s.Sign(p.Kind, p.Split)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if p.Token != want || p.ID != ID(want) {
-			t.Fatalf("split %d: token %q id %q, want %q and %q", i, p.Token, p.ID, want, ID(want))
-		}
-		got, err := s.Verify(p.Kind, p.Token)
-		if err != nil || !reflect.DeepEqual(got, p.Split) {
-			t.Fatalf("split %d: Verify gives %+v, %v; want %+v", i, got, err, p.Split)
-		}
-	}
-
-	bad := realisticSplit(1)
-	bad.Data.Path = "s3://company-lake/\xff.parquet"
-	ps[700].Split = bad
-	if err := s.signAll(ps); !errors.Is(err, ErrUnsupported) {
-		t.Fatalf("signAll with a non-UTF-8 path: %v, want ErrUnsupported", err)
 	}
 }

@@ -1,12 +1,16 @@
-package splits
+// Package split holds what a split token pins and its encoding: the Split
+// type (a data file of one snapshot, or a range of its row groups, with the
+// delete files the planner matched to it), and the Signer that turns a split
+// into a short signed token and back. It knows no catalog: the reader and
+// the HTTP layer use it without linking a catalog SDK, and package splits
+// plans the splits it signs.
+package split
 
 import (
 	"encoding/json"
-	"fmt"
 	"math/bits"
 
 	"github.com/apache/iceberg-go"
-	"github.com/apache/iceberg-go/table"
 	"github.com/parquet-go/parquet-go/format"
 )
 
@@ -215,94 +219,12 @@ func (s Split) Count(k DeleteKind) int {
 	return n
 }
 
-// FromTask describes one planned scan task as a split of the given snapshot,
-// with meta the metadata the task was planned from.
-func FromTask(meta table.Metadata, metadataLocation string, snapshotID int64, schemaID int, task table.FileScanTask) (Split, error) {
-	return newSplitMaker(meta, metadataLocation, snapshotID, schemaID).split(task)
-}
-
-// splitMaker is FromTask for every task of one plan: it looks up each
-// partition spec's identity fields once, not once per task (iceberg-go
-// hands out a copy of a spec on every lookup).
-type splitMaker struct {
-	meta             table.Metadata
-	metadataLocation string
-	snapshotID       int64
-	schemaID         int
-	identity         map[int32][]identityField
-}
-
-func newSplitMaker(meta table.Metadata, metadataLocation string, snapshotID int64, schemaID int) *splitMaker {
-	return &splitMaker{meta: meta, metadataLocation: metadataLocation, snapshotID: snapshotID, schemaID: schemaID,
-		identity: map[int32][]identityField{}}
-}
-
-// identityOf returns the identity fields of data file f's partition spec,
-// worked out once per spec.
-func (m *splitMaker) identityOf(f iceberg.DataFile) ([]identityField, error) {
-	fields, ok := m.identity[f.SpecID()]
-	if !ok {
-		var err error
-		if fields, err = identityFields(m.meta, f); err != nil {
-			return nil, err
-		}
-		m.identity[f.SpecID()] = fields
-	}
-	return fields, nil
-}
-
-func (m *splitMaker) split(task table.FileScanTask) (Split, error) {
-	f := task.File
-	if f.FileFormat() != iceberg.ParquetFile {
-		return Split{}, fmt.Errorf("%w: data file %s is %s; only Parquet data files are served",
-			ErrUnsupported, f.FilePath(), f.FileFormat())
-	}
-	s := Split{
-		MetadataLocation: m.metadataLocation,
-		SnapshotID:       m.snapshotID,
-		SchemaID:         m.schemaID,
-		Data: DataFile{
-			Path:    f.FilePath(),
-			Format:  string(f.FileFormat()),
-			Size:    f.FileSizeBytes(),
-			Records: f.Count(),
-			SpecID:  f.SpecID(),
-		},
-	}
-	if m.meta != nil {
-		s.Location = m.meta.Location()
-		fields, err := m.identityOf(f)
-		if err != nil {
-			return Split{}, err
-		}
-		ids, err := identityValues(fields, f)
-		if err != nil {
-			return Split{}, err
-		}
-		s.Data.Identity = ids
-	}
-	add := func(kind DeleteKind, files []iceberg.DataFile) {
-		for _, d := range files {
-			df := DeleteFile{
-				Kind:          kind,
-				Path:          d.FilePath(),
-				Format:        string(d.FileFormat()),
-				Size:          d.FileSizeBytes(),
-				Records:       d.Count(),
-				ContentOffset: d.ContentOffset(),
-				ContentSize:   d.ContentSizeInBytes(),
-			}
-			if kind == DeleteEquality {
-				df.EqualityIDs = append([]int(nil), d.EqualityFieldIDs()...)
-			}
-			if r := d.ReferencedDataFile(); r != nil {
-				df.ReferencedDataFile = *r
-			}
-			s.Deletes = append(s.Deletes, df)
-		}
-	}
-	add(DeletePosition, task.DeleteFiles)
-	add(DeleteEquality, task.EqualityDeleteFiles)
-	add(DeleteDeletionVector, task.DeletionVectorFiles)
-	return s, nil
+// TableSchema is what a reader needs of a table besides the split: the
+// schema rows are emitted in, and the name mapping for data files written
+// without field ids.
+type TableSchema struct {
+	Schema *iceberg.Schema
+	// NameMapping is the table's schema.name-mapping.default; nil when the
+	// table has none.
+	NameMapping iceberg.NameMapping
 }

@@ -1,4 +1,4 @@
-package splits
+package split
 
 import (
 	"bytes"
@@ -13,7 +13,6 @@ import (
 	"hash"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 	"time"
@@ -147,34 +146,6 @@ func (s *Signer) Sign(kind TokenKind, sp Split) (string, error) {
 	buf = b64.AppendEncode(buf, mac)
 	*bp = buf
 	return string(buf[n:]), nil
-}
-
-// signAll signs every split of a plan in place and gives it its ID. A wide
-// plan has thousands, so the work is spread over the CPUs, in contiguous
-// runs of splits.
-func (s *Signer) signAll(ps []PlannedSplit) error {
-	const minRun = 256
-	run := func(ps []PlannedSplit) error {
-		for i := range ps {
-			tok, err := s.Sign(ps[i].Kind, ps[i].Split)
-			if err != nil {
-				return err
-			}
-			ps[i].Token, ps[i].ID = tok, ID(tok)
-		}
-		return nil
-	}
-	workers := min(runtime.GOMAXPROCS(0), (len(ps)+minRun-1)/minRun)
-	if workers <= 1 {
-		return run(ps)
-	}
-	errs := make([]error, workers)
-	var wg sync.WaitGroup
-	for w := range workers {
-		wg.Go(func() { errs[w] = run(ps[w*len(ps)/workers : (w+1)*len(ps)/workers]) })
-	}
-	wg.Wait()
-	return errors.Join(errs...)
 }
 
 // Verify decodes a token and checks that one of the keys signed it for the

@@ -1,0 +1,74 @@
+package splits
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"reflect"
+	"testing"
+
+	"github.com/druidiceberg/sidecar/splits/split"
+)
+
+// signSplit is a split of a table on S3 with deletes delete files beside
+// its data file, every fifth one an equality delete.
+func signSplit(deletes int) split.Split {
+	const dir = "s3://company-lake/warehouse/sales.db/orders/data/event_date=2025-01-31/"
+	sp := split.Split{
+		Location:         "s3://company-lake/warehouse/sales.db/orders",
+		MetadataLocation: "s3://company-lake/warehouse/sales.db/orders/metadata/00123.metadata.json",
+		SnapshotID:       8286390426475512101,
+		SchemaID:         3,
+		Data:             split.DataFile{Path: dir + "00042-7-data.parquet", Format: "PARQUET", Size: 134_217_311, Records: 2_480_117},
+	}
+	for i := range deletes {
+		d := split.DeleteFile{Kind: split.DeletePosition, Path: fmt.Sprintf("%s%05d-deletes.parquet", dir, i), Format: "PARQUET", Size: 4_812, Records: 120}
+		if i%5 == 4 {
+			d.Kind, d.EqualityIDs = split.DeleteEquality, []int{1}
+		}
+		sp.Deletes = append(sp.Deletes, d)
+	}
+	return sp
+}
+
+// TestSignAll: the tokens and IDs that signAll gives a plan's splits, in
+// parallel runs, are those that Sign and ID give each split on its own,
+// and each verifies back to its split; a split that cannot be encoded
+// fails the whole plan.
+func TestSignAll(t *testing.T) {
+	s, err := split.NewSigner(key(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ps := make([]PlannedSplit, 1500)
+	for i := range ps {
+		sp := signSplit(i % 11)
+		sp.Data.Records = int64(i)
+		ps[i] = PlannedSplit{Split: sp, Kind: []split.TokenKind{split.KindRows, split.KindFile}[i%2]}
+	}
+	if err := signAll(s, ps); err != nil {
+		t.Fatal(err)
+	}
+	for i, p := range ps {
+		want, err := s.Sign(p.Kind, p.Split)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.Token != want || p.ID != split.ID(want) {
+			t.Fatalf("split %d: token %q id %q, want %q and %q", i, p.Token, p.ID, want, split.ID(want))
+		}
+		got, err := s.Verify(p.Kind, p.Token)
+		if err != nil || !reflect.DeepEqual(got, p.Split) {
+			t.Fatalf("split %d: Verify gives %+v, %v; want %+v", i, got, err, p.Split)
+		}
+	}
+
+	bad := signSplit(1)
+	bad.Data.Path = "s3://company-lake/\xff.parquet"
+	ps[700].Split = bad
+	if err := signAll(s, ps); !errors.Is(err, split.ErrUnsupported) {
+		t.Fatalf("signAll with a non-UTF-8 path: %v, want ErrUnsupported", err)
+	}
+}
+
+func key(b byte) []byte { return bytes.Repeat([]byte{b}, 32) }

@@ -1,0 +1,101 @@
+package splits
+
+import (
+	"fmt"
+
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/table"
+	"github.com/druidiceberg/sidecar/splits/split"
+)
+
+// FromTask describes one planned scan task as a split of the given snapshot,
+// with meta the metadata the task was planned from.
+func FromTask(meta table.Metadata, metadataLocation string, snapshotID int64, schemaID int, task table.FileScanTask) (split.Split, error) {
+	return newSplitMaker(meta, metadataLocation, snapshotID, schemaID).split(task)
+}
+
+// splitMaker is FromTask for every task of one plan: it looks up each
+// partition spec's identity fields once, not once per task (iceberg-go
+// hands out a copy of a spec on every lookup).
+type splitMaker struct {
+	meta             table.Metadata
+	metadataLocation string
+	snapshotID       int64
+	schemaID         int
+	identity         map[int32][]identityField
+}
+
+func newSplitMaker(meta table.Metadata, metadataLocation string, snapshotID int64, schemaID int) *splitMaker {
+	return &splitMaker{meta: meta, metadataLocation: metadataLocation, snapshotID: snapshotID, schemaID: schemaID,
+		identity: map[int32][]identityField{}}
+}
+
+// identityOf returns the identity fields of data file f's partition spec,
+// worked out once per spec.
+func (m *splitMaker) identityOf(f iceberg.DataFile) ([]identityField, error) {
+	fields, ok := m.identity[f.SpecID()]
+	if !ok {
+		var err error
+		if fields, err = identityFields(m.meta, f); err != nil {
+			return nil, err
+		}
+		m.identity[f.SpecID()] = fields
+	}
+	return fields, nil
+}
+
+func (m *splitMaker) split(task table.FileScanTask) (split.Split, error) {
+	f := task.File
+	if f.FileFormat() != iceberg.ParquetFile {
+		return split.Split{}, fmt.Errorf("%w: data file %s is %s; only Parquet data files are served",
+			ErrUnsupported, f.FilePath(), f.FileFormat())
+	}
+	s := split.Split{
+		MetadataLocation: m.metadataLocation,
+		SnapshotID:       m.snapshotID,
+		SchemaID:         m.schemaID,
+		Data: split.DataFile{
+			Path:    f.FilePath(),
+			Format:  string(f.FileFormat()),
+			Size:    f.FileSizeBytes(),
+			Records: f.Count(),
+			SpecID:  f.SpecID(),
+		},
+	}
+	if m.meta != nil {
+		s.Location = m.meta.Location()
+		fields, err := m.identityOf(f)
+		if err != nil {
+			return split.Split{}, err
+		}
+		ids, err := identityValues(fields, f)
+		if err != nil {
+			return split.Split{}, err
+		}
+		s.Data.Identity = ids
+	}
+	add := func(kind split.DeleteKind, files []iceberg.DataFile) {
+		for _, d := range files {
+			df := split.DeleteFile{
+				Kind:          kind,
+				Path:          d.FilePath(),
+				Format:        string(d.FileFormat()),
+				Size:          d.FileSizeBytes(),
+				Records:       d.Count(),
+				ContentOffset: d.ContentOffset(),
+				ContentSize:   d.ContentSizeInBytes(),
+			}
+			if kind == split.DeleteEquality {
+				df.EqualityIDs = append([]int(nil), d.EqualityFieldIDs()...)
+			}
+			if r := d.ReferencedDataFile(); r != nil {
+				df.ReferencedDataFile = *r
+			}
+			s.Deletes = append(s.Deletes, df)
+		}
+	}
+	add(split.DeletePosition, task.DeleteFiles)
+	add(split.DeleteEquality, task.EqualityDeleteFiles)
+	add(split.DeleteDeletionVector, task.DeletionVectorFiles)
+	return s, nil
+}
