@@ -7,6 +7,7 @@ import (
 
 	icebergio "github.com/apache/iceberg-go/io"
 
+	"github.com/druidiceberg/sidecar/changes"
 	"github.com/druidiceberg/sidecar/reader"
 	"github.com/druidiceberg/sidecar/splits"
 	"github.com/druidiceberg/sidecar/splits/split"
@@ -20,6 +21,9 @@ type Catalog struct {
 	Reader  *reader.Reader
 	// Files opens raw data files for the v1 path; the location map applies.
 	Files icebergio.IO
+	// changes finds the changed intervals of /changes with Planner and
+	// Files; newCatalogs makes it.
+	changes *changes.Differ
 }
 
 // name is the catalog's configured name, which tokens carry.
@@ -38,6 +42,7 @@ type catalogs struct {
 func newCatalogs(list []Catalog, def string) catalogs {
 	cs := catalogs{byName: map[string]Catalog{}, def: def}
 	for _, c := range list {
+		c.changes = changes.New(c.Planner, c.Files)
 		cs.byName[c.name()] = c
 		cs.names = append(cs.names, c.name())
 	}

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/druidiceberg/sidecar/changes"
+	"github.com/druidiceberg/sidecar/druid"
 	"github.com/druidiceberg/sidecar/splits"
 )
 
@@ -87,7 +89,7 @@ func (s *server) getChanges(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	req := splits.ChangesRequest{Table: base.Table, TimeColumn: q.Get("timeColumn")}
+	req := changes.Request{Table: base.Table, TimeColumn: q.Get("timeColumn")}
 	for name, dst := range map[string]**int64{"fromSnapshot": &req.FromSnapshot, "toSnapshot": &req.ToSnapshot} {
 		if v := q.Get(name); v != "" {
 			id, err := strconv.ParseInt(v, 10, 64)
@@ -97,12 +99,12 @@ func (s *server) getChanges(w http.ResponseWriter, r *http.Request) error {
 			*dst = &id
 		}
 	}
-	if req.Granularity, err = splits.ParseGranularity(q.Get("granularity")); err != nil {
+	if req.Granularity, err = druid.ParseGranularity(q.Get("granularity")); err != nil {
 		return err
 	}
 	if v := q.Get("include"); v != "" {
 		for _, one := range strings.Split(v, ",") {
-			c, err := splits.ParseChangeInterval(strings.TrimSpace(one))
+			c, err := changes.ParseChangeInterval(strings.TrimSpace(one))
 			if err != nil {
 				return fmt.Errorf("include: %w", err)
 			}
@@ -122,7 +124,7 @@ func (s *server) getChanges(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	ch, err := cat.Planner.Changes(r.Context(), req)
+	ch, err := cat.changes.Changes(r.Context(), req)
 	if err != nil {
 		return err
 	}
@@ -150,11 +152,11 @@ func (s *server) getChanges(w http.ResponseWriter, r *http.Request) error {
 // (the filter holds row by row, since Druid rejects rows outside an
 // OVERWRITE range) and renders the statement and task that replace the
 // interval with those rows.
-func (s *server) changeWork(r *http.Request, base splits.Request, ch splits.Changes, c splits.Change, dataSource string, subTasks int) (changeResponse, []string, error) {
+func (s *server) changeWork(r *http.Request, base splits.Request, ch changes.Result, c changes.Change, dataSource string, subTasks int) (changeResponse, []string, error) {
 	req := base
 	req.SnapshotID = ch.ToSnapshot
 	if !c.All {
-		f, err := splits.IntervalFilter(ch.TimeField, c.Start, c.End)
+		f, err := changes.IntervalFilter(ch.TimeField, c.Start, c.End)
 		if err != nil {
 			return changeResponse{}, nil, err
 		}
@@ -204,7 +206,7 @@ func (s *server) changeWork(r *http.Request, base splits.Request, ch splits.Chan
 // interval (or ALL) with the target's rows, with a WHERE that keeps only
 // rows inside the interval (or with a time) as a second guard behind the
 // sidecar's own row filter.
-func changeStatement(t specTarget, c splits.Change, gran string) (string, error) {
+func changeStatement(t specTarget, c changes.Change, gran string) (string, error) {
 	if c.All {
 		return msqStatementWhere("REPLACE INTO "+sqlIdent(t.dataSource)+" OVERWRITE ALL", t, gran,
 			sqlIdent(t.timeField.Name)+" IS NOT NULL")
@@ -225,7 +227,7 @@ func sqlTime(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05.00
 // just before the interval (thrown away by index_parallel, filtered out by
 // the statement's WHERE), or is absent for ALL (a null __time, which the
 // WHERE drops and index_parallel counts as unparseable).
-func (t specTarget) emptyRow(c splits.Change) (string, error) {
+func (t specTarget) emptyRow(c changes.Change) (string, error) {
 	row := map[string]any{}
 	if !c.All {
 		before := c.Start.Add(-time.Millisecond)

@@ -9,8 +9,8 @@ import (
 
 	"github.com/apache/iceberg-go"
 
+	"github.com/druidiceberg/sidecar/changes"
 	"github.com/druidiceberg/sidecar/internal/druidsim"
-	"github.com/druidiceberg/sidecar/splits"
 )
 
 // TestChangeStatementHostileNames: the REPLACE of a change keeps every
@@ -25,7 +25,7 @@ func TestChangeStatementHostileNames(t *testing.T) {
 	}
 	timeField := iceberg.NestedField{ID: 99, Name: `ts"') --`, Type: iceberg.PrimitiveTypes.TimestampTz}
 	fields = append(fields, timeField)
-	day := splits.Change{Start: time.Date(2024, 3, 2, 0, 0, 0, 0, time.UTC), End: time.Date(2024, 3, 3, 0, 0, 0, 0, time.UTC)}
+	day := changes.Change{Start: time.Date(2024, 3, 2, 0, 0, 0, 0, time.UTC), End: time.Date(2024, 3, 3, 0, 0, 0, 0, time.UTC)}
 	base := specTarget{
 		dataSource: `ds"; DELETE FROM x; '`,
 		timeField:  timeField,
@@ -36,13 +36,13 @@ func TestChangeStatementHostileNames(t *testing.T) {
 		},
 	}
 	for _, tc := range []struct {
-		change   splits.Change
+		change   changes.Change
 		skeleton string
 	}{
 		{day, "REPLACE INTO I OVERWRITE WHERE I >= TIMESTAMP S AND I < TIMESTAMP S\nSELECT\n  MILLIS_TO_TIMESTAMP(I) AS I,\n  " +
 			strings.Repeat("I,\n  ", len(fields)-1) + "I\nFROM TABLE(\n  EXTERN(\n    S,\n    S,\n    S\n  )\n)\n" +
 			"WHERE MILLIS_TO_TIMESTAMP(I) >= TIMESTAMP S AND MILLIS_TO_TIMESTAMP(I) < TIMESTAMP S\nPARTITIONED BY DAY"},
-		{splits.Change{All: true}, "REPLACE INTO I OVERWRITE ALL\nSELECT\n  MILLIS_TO_TIMESTAMP(I) AS I,\n  " +
+		{changes.Change{All: true}, "REPLACE INTO I OVERWRITE ALL\nSELECT\n  MILLIS_TO_TIMESTAMP(I) AS I,\n  " +
 			strings.Repeat("I,\n  ", len(fields)-1) + "I\nFROM TABLE(\n  EXTERN(\n    S,\n    S,\n    S\n  )\n)\n" +
 			"WHERE I IS NOT NULL\nPARTITIONED BY DAY"},
 	} {

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strconv"
 
+	"github.com/druidiceberg/sidecar/druid"
 	"github.com/druidiceberg/sidecar/internal/storage"
 	"github.com/druidiceberg/sidecar/reader"
 	"github.com/druidiceberg/sidecar/splits"
@@ -44,7 +45,7 @@ func toAPIError(err error) *apiError {
 	}
 	status, code := http.StatusInternalServerError, "internal"
 	switch {
-	case errors.Is(err, splits.ErrBadRequest):
+	case errors.Is(err, splits.ErrBadRequest), errors.Is(err, druid.ErrInvalid):
 		status, code = http.StatusBadRequest, "bad_request"
 	case errors.Is(err, split.ErrMalformedToken):
 		status, code = http.StatusBadRequest, "malformed_token"

@@ -26,10 +26,11 @@ import (
 	"github.com/druidiceberg/sidecar/splits/split"
 )
 
-// Planner plans tables and resolves a split's schema.
+// Planner plans tables and resolves a split's schema; it is also what
+// /changes plans the snapshots it compares with.
 type Planner interface {
 	Plan(ctx context.Context, req splits.Request) (splits.Plan, error)
-	Changes(ctx context.Context, req splits.ChangesRequest) (splits.Changes, error)
+	PlanFiles(ctx context.Context, tbl *table.Table, name string, snapshotID int64) ([]table.FileScanTask, error)
 	TableSchema(ctx context.Context, sp split.Split) (split.TableSchema, error)
 	Tables(ctx context.Context) (names []string, truncated bool, err error)
 	LoadTable(ctx context.Context, name string) (*table.Table, error)

@@ -685,6 +685,24 @@ func (p *Planner) metadata(ctx context.Context, sp split.Split) (table.Metadata,
 	return meta, nil
 }
 
+// PlanFiles plans a table's snapshot with iceberg-go: every data file with
+// the delete files that apply to it. Its errors are classified as Plan's.
+func (p *Planner) PlanFiles(ctx context.Context, tbl *table.Table, name string, snapshotID int64) (_ []table.FileScanTask, err error) {
+	scan := tbl.Scan(table.WithSnapshotID(snapshotID))
+	defer func() {
+		if cerr := scan.Close(); cerr != nil && err == nil {
+			err = fmt.Errorf("close scan of %s: %w", name, cerr)
+		}
+	}()
+	tasks, err := scan.PlanFiles(ctx)
+	if err != nil {
+		err = redact(storageError(p.conn.cfg.Name, fmt.Sprintf("plan %s at snapshot %d", name, snapshotID), err), p.conn.cfg.secrets())
+		p.conn.observe(err)
+		return nil, err
+	}
+	return tasks, nil
+}
+
 // String names a plan for logs.
 func (p Plan) String() string {
 	return fmt.Sprintf("%s@%d %s (%d splits)", p.Table, p.SnapshotID, p.Path, len(p.Splits))

@@ -14,6 +14,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/druidiceberg/sidecar/druid"
 	"github.com/druidiceberg/sidecar/splits"
 )
 
@@ -214,7 +215,7 @@ func loadSyncFile(path string) ([]syncPair, error) {
 		if _, err := splits.ParseIdentifier(p.Table); err != nil {
 			return nil, fmt.Errorf("%s: table: %w", where, err)
 		}
-		g, err := splits.ParseGranularity(p.Granularity)
+		g, err := druid.ParseGranularity(p.Granularity)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", where, err)
 		}

@@ -34,6 +34,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/druidiceberg/sidecar/druid"
 	"github.com/druidiceberg/sidecar/internal/tablegen"
 	"github.com/druidiceberg/sidecar/splits"
 )
@@ -107,7 +108,7 @@ func (d *Druid) ExecSQL(ctx context.Context, query string, queryContext map[stri
 	if err != nil {
 		return fmt.Errorf("parse statement: %w", err)
 	}
-	if st.replace && !st.overwriteAll && st.partitioned != splits.GranularityAll {
+	if st.replace && !st.overwriteAll && st.partitioned != druid.GranularityAll {
 		g := st.partitioned
 		if !g.Floor(st.start).Equal(st.start) || !g.Floor(st.end).Equal(st.end) {
 			return fmt.Errorf("OVERWRITE WHERE %s/%s is not aligned to PARTITIONED BY %s", st.start, st.end, g)
@@ -216,7 +217,7 @@ func (d *Druid) ExecTask(ctx context.Context, spec []byte) error {
 		return fmt.Errorf("task type %q, ioConfig type %q: want index_parallel", t.Type, t.Spec.IOConfig.Type)
 	}
 	ds := t.Spec.DataSchema
-	gran, err := splits.ParseGranularity(ds.GranularitySpec.SegmentGranularity)
+	gran, err := druid.ParseGranularity(ds.GranularitySpec.SegmentGranularity)
 	if err != nil {
 		return err
 	}
@@ -227,7 +228,7 @@ func (d *Druid) ExecTask(ctx context.Context, spec []byte) error {
 		if err != nil {
 			return err
 		}
-		if gran != splits.GranularityAll && (!gran.Floor(a).Equal(a) || !gran.Floor(b).Equal(b)) {
+		if gran != druid.GranularityAll && (!gran.Floor(a).Equal(a) || !gran.Floor(b).Equal(b)) {
 			return fmt.Errorf("interval %s is not aligned to segmentGranularity %s", s, gran)
 		}
 		intervals = append(intervals, iv{a.UnixMilli(), b.UnixMilli()})
@@ -267,7 +268,7 @@ func (d *Druid) ExecTask(ctx context.Context, spec []byte) error {
 		cur = slices.DeleteFunc(slices.Clone(cur), func(r Row) bool {
 			return slices.ContainsFunc(intervals, func(i iv) bool { return r.Time >= i.start && r.Time < i.end })
 		})
-	case gran == splits.GranularityAll:
+	case gran == druid.GranularityAll:
 		if len(rows) > 0 {
 			cur = nil
 		}

@@ -7,7 +7,7 @@ import (
 	"time"
 	"unicode"
 
-	"github.com/druidiceberg/sidecar/splits"
+	"github.com/druidiceberg/sidecar/druid"
 )
 
 // tokenKind is the kind of a Druid SQL token.
@@ -101,7 +101,7 @@ type statement struct {
 	inputFormat  json.RawMessage
 	signature    []struct{ Name, Type string }
 	where        *condition
-	partitioned  splits.Granularity
+	partitioned  druid.Granularity
 }
 
 // condition is the WHERE of a statement: the time within [start, end), or
@@ -342,8 +342,8 @@ func parseStatement(sql string) (*statement, error) {
 		if err := p.words("TIME"); err != nil {
 			return nil, err
 		}
-		st.partitioned = splits.GranularityAll
-	} else if st.partitioned, err = splits.ParseGranularity(g.text); err != nil {
+		st.partitioned = druid.GranularityAll
+	} else if st.partitioned, err = druid.ParseGranularity(g.text); err != nil {
 		return nil, err
 	}
 	if p.pos != len(p.toks) {

@@ -1,4 +1,7 @@
-package splits
+// Package changes finds the Druid time intervals whose rows differ between
+// two snapshots of an Iceberg table, from metadata first: what /changes and
+// sidecar sync re-ingest.
+package changes
 
 import (
 	"cmp"
@@ -11,77 +14,30 @@ import (
 	"time"
 
 	"github.com/apache/iceberg-go"
+	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
+	"github.com/druidiceberg/sidecar/druid"
+	"github.com/druidiceberg/sidecar/splits"
 )
 
-// Granularity is a Druid segment granularity: the unit that changed time
-// intervals are aligned to, in UTC.
-type Granularity string
-
-// The granularities Druid names, as /changes takes them.
-const (
-	GranularityHour    Granularity = "HOUR"
-	GranularityDay     Granularity = "DAY"
-	GranularityWeek    Granularity = "WEEK"
-	GranularityMonth   Granularity = "MONTH"
-	GranularityQuarter Granularity = "QUARTER"
-	GranularityYear    Granularity = "YEAR"
-	// GranularityAll is one bucket for all time: any change replaces it all.
-	GranularityAll Granularity = "ALL"
-)
-
-// ParseGranularity parses a granularity, "" being DAY, in any case.
-func ParseGranularity(s string) (Granularity, error) {
-	g := Granularity(strings.ToUpper(s))
-	switch g {
-	case "":
-		return GranularityDay, nil
-	case GranularityHour, GranularityDay, GranularityWeek, GranularityMonth, GranularityQuarter, GranularityYear, GranularityAll:
-		return g, nil
-	}
-	return "", fmt.Errorf("%w: granularity %q: want HOUR, DAY, WEEK, MONTH, QUARTER, YEAR or ALL", ErrBadRequest, s)
+// Planner is what a Differ needs of the planner: the table, and a
+// snapshot's scan tasks planned by iceberg-go.
+type Planner interface {
+	LoadTable(ctx context.Context, name string) (*table.Table, error)
+	PlanFiles(ctx context.Context, tbl *table.Table, name string, snapshotID int64) ([]table.FileScanTask, error)
 }
 
-// Floor is the start of the bucket that holds t, in UTC. Weeks start on
-// Mondays, as Druid's (Joda's) do. ALL has no buckets: Floor returns t.
-func (g Granularity) Floor(t time.Time) time.Time {
-	t = t.UTC()
-	y, m, d := t.Date()
-	switch g {
-	case GranularityHour:
-		return t.Truncate(time.Hour)
-	case GranularityDay:
-		return time.Date(y, m, d, 0, 0, 0, 0, time.UTC)
-	case GranularityWeek:
-		back := (int(t.Weekday()) + 6) % 7
-		return time.Date(y, m, d-back, 0, 0, 0, 0, time.UTC)
-	case GranularityMonth:
-		return time.Date(y, m, 1, 0, 0, 0, 0, time.UTC)
-	case GranularityQuarter:
-		return time.Date(y, m-(m-1)%3, 1, 0, 0, 0, 0, time.UTC)
-	case GranularityYear:
-		return time.Date(y, 1, 1, 0, 0, 0, 0, time.UTC)
-	}
-	return t
+// Differ finds changed intervals in the tables of one catalog.
+type Differ struct {
+	planner Planner
+	// fsys reads delete files when their metadata does not tell where
+	// their rows lie.
+	fsys icebergio.IO
 }
 
-// Next is the start of the bucket after the one that starts at start.
-func (g Granularity) Next(start time.Time) time.Time {
-	switch g {
-	case GranularityHour:
-		return start.Add(time.Hour)
-	case GranularityDay:
-		return start.AddDate(0, 0, 1)
-	case GranularityWeek:
-		return start.AddDate(0, 0, 7)
-	case GranularityMonth:
-		return start.AddDate(0, 1, 0)
-	case GranularityQuarter:
-		return start.AddDate(0, 3, 0)
-	case GranularityYear:
-		return start.AddDate(1, 0, 0)
-	}
-	return start
+// New returns a Differ that plans with planner and reads files with fsys.
+func New(planner Planner, fsys icebergio.IO) *Differ {
+	return &Differ{planner: planner, fsys: fsys}
 }
 
 // Reason says why an interval's content differs between two snapshots.
@@ -102,7 +58,7 @@ const (
 var reasonOrder = []Reason{ReasonInitialLoad, ReasonSchemaChanged, ReasonDataAdded, ReasonDataRemoved,
 	ReasonPositionDeletes, ReasonEqualityDeletes, ReasonRequested}
 
-// Change is one time interval whose rows differ between two snapshots, or,
+// Change is one time interval whose rows fileDiff between two snapshots, or,
 // with All, the whole time line.
 type Change struct {
 	// All means every interval: nothing in the metadata bounds the change,
@@ -129,16 +85,16 @@ func ParseChangeInterval(s string) (Change, error) {
 	if strings.EqualFold(s, "ALL") {
 		return Change{All: true}, nil
 	}
-	start, end, err := ParseInterval(s)
+	start, end, err := splits.ParseInterval(s)
 	if err != nil {
-		return Change{}, fmt.Errorf("%w: %w", ErrBadRequest, err)
+		return Change{}, fmt.Errorf("%w: %w", splits.ErrBadRequest, err)
 	}
 	return Change{Start: start.UTC(), End: end.UTC()}, nil
 }
 
-// ChangesRequest asks which time intervals of a table differ between two
+// Request asks which time intervals of a table fileDiff between two
 // snapshots.
-type ChangesRequest struct {
+type Request struct {
 	Table string
 	// FromSnapshot is the snapshot already applied; nil means none: every
 	// row is new (an initial load, which is the change ALL).
@@ -149,35 +105,35 @@ type ChangesRequest struct {
 	// timestamp (micro- or nanoseconds, with or without zone), a date, or a
 	// long of epoch milliseconds.
 	TimeColumn  string
-	Granularity Granularity
+	Granularity druid.Granularity
 	// Include are intervals to report as changed whatever the snapshots
 	// say, such as those of a sync run that did not finish.
 	Include []Change
 }
 
-// Changes is the answer to a ChangesRequest.
-type Changes struct {
+// Result is the answer to a Request.
+type Result struct {
 	Table        string
 	FromSnapshot *int64
 	// ToSnapshot is the target snapshot; nil for a table without one.
 	ToSnapshot  *int64
 	TimeField   iceberg.NestedField
-	Granularity Granularity
+	Granularity druid.Granularity
 	// Changes are sorted, disjoint and not adjacent; an All change is
 	// alone.
 	Changes  []Change
 	Warnings []string
 }
 
-// Changes finds the time intervals whose rows differ between two snapshots,
+// Changes finds the time intervals whose rows fileDiff between two snapshots,
 // from metadata first.
 //
 // Both snapshots are planned with iceberg-go (PlanFiles, whose
 // sequence-number rules decide which delete files apply to which data
 // file), and compared data file by data file. A data file's rows at a
 // snapshot are its rows minus what the delete files attached to it delete,
-// so its rows differ only when it was added or removed, or when the set of
-// delete files attached to it changed. The rows that may differ lie within:
+// so its rows fileDiff only when it was added or removed, or when the set of
+// delete files attached to it changed. The rows that may fileDiff lie within:
 //
 //   - an added or removed data file: the file's time range;
 //   - a positional delete file or deletion vector attached to one snapshot
@@ -197,26 +153,26 @@ type Changes struct {
 // any time: the change is then ALL, never a guess. So is a change of schema
 // between the snapshots (every row may read differently) and a time range
 // outside the years 1 to 9999.
-func (p *Planner) Changes(ctx context.Context, req ChangesRequest) (Changes, error) {
+func (df *Differ) Changes(ctx context.Context, req Request) (Result, error) {
 	gran := req.Granularity
 	if gran == "" {
-		gran = GranularityDay
+		gran = druid.GranularityDay
 	}
-	tbl, err := p.LoadTable(ctx, req.Table)
+	tbl, err := df.planner.LoadTable(ctx, req.Table)
 	if err != nil {
-		return Changes{}, err
+		return Result{}, err
 	}
 	to := tbl.CurrentSnapshot()
 	if req.ToSnapshot != nil {
 		if to = tbl.SnapshotByID(*req.ToSnapshot); to == nil {
-			return Changes{}, fmt.Errorf("%w: %s has no snapshot %d (toSnapshot)", ErrSnapshotNotFound, req.Table, *req.ToSnapshot)
+			return Result{}, fmt.Errorf("%w: %s has no snapshot %d (toSnapshot)", splits.ErrSnapshotNotFound, req.Table, *req.ToSnapshot)
 		}
 	}
 	field, err := TimeField(snapshotSchema(tbl, to), req.TimeColumn)
 	if err != nil {
-		return Changes{}, err
+		return Result{}, err
 	}
-	out := Changes{Table: req.Table, FromSnapshot: req.FromSnapshot, TimeField: field, Granularity: gran}
+	out := Result{Table: req.Table, FromSnapshot: req.FromSnapshot, TimeField: field, Granularity: gran}
 	if to != nil {
 		id := to.SnapshotID
 		out.ToSnapshot = &id
@@ -236,8 +192,8 @@ func (p *Planner) Changes(ctx context.Context, req ChangesRequest) (Changes, err
 	}
 	from := tbl.SnapshotByID(*req.FromSnapshot)
 	if from == nil {
-		return Changes{}, fmt.Errorf("%w: %s has no snapshot %d (fromSnapshot; expired?): re-ingest the whole table",
-			ErrSnapshotNotFound, req.Table, *req.FromSnapshot)
+		return Result{}, fmt.Errorf("%w: %s has no snapshot %d (fromSnapshot; expired?): re-ingest the whole table",
+			splits.ErrSnapshotNotFound, req.Table, *req.FromSnapshot)
 	}
 	switch {
 	case to == nil:
@@ -251,15 +207,15 @@ func (p *Planner) Changes(ctx context.Context, req ChangesRequest) (Changes, err
 			from.SnapshotID, to.SnapshotID))
 		return c.finish(out), nil
 	}
-	before, err := p.plannedFiles(ctx, tbl, req.Table, from.SnapshotID)
+	before, err := df.plannedFiles(ctx, tbl, req.Table, from.SnapshotID)
 	if err != nil {
-		return Changes{}, err
+		return Result{}, err
 	}
-	after, err := p.plannedFiles(ctx, tbl, req.Table, to.SnapshotID)
+	after, err := df.plannedFiles(ctx, tbl, req.Table, to.SnapshotID)
 	if err != nil {
-		return Changes{}, err
+		return Result{}, err
 	}
-	d := &differ{meta: tbl.Metadata(), field: field, c: c, deletes: newDeleteReader(p.fsys)}
+	d := &fileDiff{meta: tbl.Metadata(), field: field, c: c, deletes: newDeleteReader(df.fsys)}
 	for _, path := range sortedKeys(after) {
 		a := after[path]
 		b, ok := before[path]
@@ -290,16 +246,16 @@ func (p *Planner) Changes(ctx context.Context, req ChangesRequest) (Changes, err
 // its type: a timestamp, a date or a long (epoch milliseconds).
 func TimeField(schema *iceberg.Schema, name string) (iceberg.NestedField, error) {
 	if name == "" {
-		return iceberg.NestedField{}, fmt.Errorf("%w: timeColumn is required", ErrBadRequest)
+		return iceberg.NestedField{}, fmt.Errorf("%w: timeColumn is required", splits.ErrBadRequest)
 	}
 	i := slices.IndexFunc(schema.Fields(), func(f iceberg.NestedField) bool { return f.Name == name })
 	if i < 0 {
-		return iceberg.NestedField{}, fmt.Errorf("%w: timeColumn %q is not a top-level column of the table", ErrBadRequest, name)
+		return iceberg.NestedField{}, fmt.Errorf("%w: timeColumn %q is not a top-level column of the table", splits.ErrBadRequest, name)
 	}
 	f := schema.Fields()[i]
 	if _, ok := timeUnit(f.Type); !ok {
 		return f, fmt.Errorf("%w: timeColumn %q is %s; want a timestamp, date or long (epoch millis) column",
-			ErrBadRequest, name, f.Type)
+			splits.ErrBadRequest, name, f.Type)
 	}
 	return f, nil
 }
@@ -348,17 +304,9 @@ func deleteKey(f iceberg.DataFile) string {
 
 // plannedFiles plans a snapshot with iceberg-go and returns its data files
 // by path.
-func (p *Planner) plannedFiles(ctx context.Context, tbl *table.Table, name string, snapshotID int64) (_ map[string]plannedFile, err error) {
-	scan := tbl.Scan(table.WithSnapshotID(snapshotID))
-	defer func() {
-		if cerr := scan.Close(); cerr != nil && err == nil {
-			err = fmt.Errorf("close scan of %s: %w", name, cerr)
-		}
-	}()
-	tasks, err := scan.PlanFiles(ctx)
+func (df *Differ) plannedFiles(ctx context.Context, tbl *table.Table, name string, snapshotID int64) (map[string]plannedFile, error) {
+	tasks, err := df.planner.PlanFiles(ctx, tbl, name, snapshotID)
 	if err != nil {
-		err = redact(storageError(p.conn.cfg.Name, fmt.Sprintf("plan %s at snapshot %d", name, snapshotID), err), p.conn.cfg.secrets())
-		p.conn.observe(err)
 		return nil, err
 	}
 	out := map[string]plannedFile{}
@@ -441,7 +389,7 @@ const (
 
 // collector gathers changed time ranges as aligned intervals.
 type collector struct {
-	gran     Granularity
+	gran     druid.Granularity
 	all      []Reason
 	changes  []Change
 	warnings []string
@@ -457,7 +405,7 @@ func (c *collector) everything(r Reason, warning string) {
 
 // addTime records that rows with times in [lo, hi] (inclusive) changed.
 func (c *collector) addTime(lo, hi time.Time, r Reason) {
-	if c.gran == GranularityAll {
+	if c.gran == druid.GranularityAll {
 		c.everything(r, "")
 		return
 	}
@@ -477,7 +425,7 @@ func (c *collector) addMillis(lo, hi int64, r Reason) {
 
 // finish merges the intervals: sorted, overlapping and adjacent ones joined
 // with their reasons, or one ALL change holding every reason.
-func (c *collector) finish(out Changes) Changes {
+func (c *collector) finish(out Result) Result {
 	out.Warnings = c.warnings
 	if len(c.all) > 0 {
 		reasons := slices.Clone(c.all)
@@ -516,8 +464,8 @@ func sortReasons(rs []Reason) []Reason {
 	return slices.Compact(rs)
 }
 
-// differ turns changed data and delete files into changed time ranges.
-type differ struct {
+// fileDiff turns changed data and delete files into changed time ranges.
+type fileDiff struct {
 	meta    table.Metadata
 	field   iceberg.NestedField
 	c       *collector
@@ -525,13 +473,13 @@ type differ struct {
 }
 
 // unit is the time column's unit; TimeField checked it has one.
-func (d *differ) unit() unit {
+func (d *fileDiff) unit() unit {
 	u, _ := timeUnit(d.field.Type)
 	return u
 }
 
 // addSpan records a changed span of the time column's values.
-func (d *differ) addSpan(s span, r Reason) {
+func (d *fileDiff) addSpan(s span, r Reason) {
 	lo, ok1 := d.unit().millis(s.lo)
 	hi, ok2 := d.unit().millis(s.hi)
 	if !ok1 || !ok2 {
@@ -542,7 +490,7 @@ func (d *differ) addSpan(s span, r Reason) {
 }
 
 // dataFile records an added or removed data file.
-func (d *differ) dataFile(f iceberg.DataFile, r Reason) {
+func (d *fileDiff) dataFile(f iceberg.DataFile, r Reason) {
 	s, ext := d.fileSpan(f)
 	switch ext {
 	case extentKnown:
@@ -552,14 +500,14 @@ func (d *differ) dataFile(f iceberg.DataFile, r Reason) {
 	}
 }
 
-func (d *differ) unknown(f iceberg.DataFile, r Reason) {
+func (d *fileDiff) unknown(f iceberg.DataFile, r Reason) {
 	d.c.everything(r, fmt.Sprintf("data file %s has no bounds for %s and is not partitioned by it: it may hold any time, "+
 		"so every interval is re-ingested", f.FilePath(), d.field.Name))
 }
 
 // deleteFile records a delete file that applies to data file f at one of
 // the two snapshots only.
-func (d *differ) deleteFile(f, del iceberg.DataFile) {
+func (d *fileDiff) deleteFile(f, del iceberg.DataFile) {
 	switch del.ContentType() {
 	case iceberg.EntryContentEqDeletes:
 		d.equalityDeletes(f, del)
@@ -573,7 +521,7 @@ func (d *differ) deleteFile(f, del iceberg.DataFile) {
 }
 
 // equalityDeletes records an equality delete file that applies to f.
-func (d *differ) equalityDeletes(f, del iceberg.DataFile) {
+func (d *fileDiff) equalityDeletes(f, del iceberg.DataFile) {
 	const r = ReasonEqualityDeletes
 	fid := d.field.ID
 	if !slices.Contains(del.EqualityFieldIDs(), fid) {
@@ -611,7 +559,7 @@ func (d *differ) equalityDeletes(f, del iceberg.DataFile) {
 
 // deleteTimes are the spans of the time values an equality delete file
 // holds: its bounds when they fall into one bucket, else its values.
-func (d *differ) deleteTimes(del iceberg.DataFile) ([]span, extent) {
+func (d *fileDiff) deleteTimes(del iceberg.DataFile) ([]span, extent) {
 	fid := d.field.ID
 	s, ok := d.bounds(del, fid)
 	if !ok && allNull(del, fid) {
@@ -640,19 +588,19 @@ func (d *differ) deleteTimes(del iceberg.DataFile) ([]span, extent) {
 }
 
 // oneBucket says whether a span's times fall into one granularity bucket.
-func (d *differ) oneBucket(s span) bool {
+func (d *fileDiff) oneBucket(s span) bool {
 	lo, ok1 := d.unit().millis(s.lo)
 	hi, ok2 := d.unit().millis(s.hi)
 	if !ok1 || !ok2 {
 		return false
 	}
 	g := d.c.gran
-	return g == GranularityAll || g.Floor(time.UnixMilli(lo)).Equal(g.Floor(time.UnixMilli(hi)))
+	return g == druid.GranularityAll || g.Floor(time.UnixMilli(lo)).Equal(g.Floor(time.UnixMilli(hi)))
 }
 
 // fileSpan is what a data file's partition and column metrics say of its
 // time values.
-func (d *differ) fileSpan(f iceberg.DataFile) (span, extent) {
+func (d *fileDiff) fileSpan(f iceberg.DataFile) (span, extent) {
 	fid := d.field.ID
 	if f.Count() == 0 || allNull(f, fid) {
 		return span{}, extentNone
@@ -691,7 +639,7 @@ func allNull(f iceberg.DataFile, fid int) bool {
 }
 
 // bounds decodes a file's lower and upper bounds of a time column.
-func (d *differ) bounds(f iceberg.DataFile, fid int) (span, bool) {
+func (d *fileDiff) bounds(f iceberg.DataFile, fid int) (span, bool) {
 	lo, ok1 := f.LowerBoundValues()[fid]
 	hi, ok2 := f.UpperBoundValues()[fid]
 	if !ok1 || !ok2 {
@@ -721,7 +669,7 @@ func decodeTime(u unit, b []byte) (int64, bool) {
 // partitionSpan is what the partition of a data file says of its time
 // values: the identity, hour, day, month or year transform of the time
 // column pins them to a range (a null partition value to null times).
-func (d *differ) partitionSpan(f iceberg.DataFile) (span, extent) {
+func (d *fileDiff) partitionSpan(f iceberg.DataFile) (span, extent) {
 	spec := d.meta.PartitionSpecByID(int(f.SpecID()))
 	if spec == nil {
 		return span{}, extentUnknown
@@ -831,17 +779,17 @@ func asInt64(v any) (int64, bool) {
 // before 1970 the bounds move by up to a millisecond less one unit
 // (-0.5 ms is served as 0, on 1970-01-01); a long is compared as epoch
 // milliseconds.
-func IntervalFilter(field iceberg.NestedField, start, end time.Time) (*Filter, error) {
+func IntervalFilter(field iceberg.NestedField, start, end time.Time) (*splits.Filter, error) {
 	u, ok := timeUnit(field.Type)
 	if !ok {
-		return nil, fmt.Errorf("%w: column %q is %s, not a time column", ErrBadRequest, field.Name, field.Type)
+		return nil, fmt.Errorf("%w: column %q is %s, not a time column", splits.ErrBadRequest, field.Name, field.Type)
 	}
 	startMs, endMs := start.UnixMilli(), end.UnixMilli()
 	raw := func(v any) json.RawMessage {
 		b, _ := json.Marshal(v)
 		return b
 	}
-	f := &Filter{FilterColumn: field.Name}
+	f := &splits.Filter{FilterColumn: field.Name}
 	switch u {
 	case unitMillis:
 		f.Type, f.Lower, f.Upper, f.UpperOpen = "range", raw(startMs), raw(endMs), true

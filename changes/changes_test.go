@@ -1,4 +1,4 @@
-package splits
+package changes
 
 import (
 	"bytes"
@@ -15,8 +15,10 @@ import (
 	"github.com/apache/iceberg-go/catalog/hadoop"
 	"github.com/apache/iceberg-go/table"
 
+	"github.com/druidiceberg/sidecar/druid"
 	"github.com/druidiceberg/sidecar/internal/storage"
 	"github.com/druidiceberg/sidecar/internal/tablegen"
+	"github.com/druidiceberg/sidecar/splits"
 	"github.com/druidiceberg/sidecar/splits/split"
 )
 
@@ -24,7 +26,7 @@ import (
 type changesEnv struct {
 	ctx context.Context
 	cat *hadoop.Catalog
-	p   *Planner
+	d   *Differ
 	n   int
 }
 
@@ -40,11 +42,12 @@ func newChangesEnv(t *testing.T) *changesEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := NewPlanner(CatalogConfig{Type: "local", Warehouse: dir}, storage.New(nil, nil), signer)
+	fsys := storage.New(nil, nil)
+	p, err := splits.NewPlanner(splits.CatalogConfig{Type: "local", Warehouse: dir}, fsys, signer)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &changesEnv{ctx: context.Background(), cat: cat, p: p}
+	return &changesEnv{ctx: context.Background(), cat: cat, d: New(p, fsys)}
 }
 
 // history creates a table to drive step by step.
@@ -63,9 +66,9 @@ func current(h *tablegen.History) int64 { return h.Table().CurrentSnapshot().Sna
 
 // changes asks for the changes since from, on the time column ts, and
 // renders them as "INTERVAL reason,reason".
-func (e *changesEnv) changes(t *testing.T, table string, from int64, gran Granularity) ([]string, Changes) {
+func (e *changesEnv) changes(t *testing.T, table string, from int64, gran druid.Granularity) ([]string, Result) {
 	t.Helper()
-	ch, err := e.p.Changes(e.ctx, ChangesRequest{Table: table, FromSnapshot: &from, TimeColumn: "ts", Granularity: gran})
+	ch, err := e.d.Changes(e.ctx, Request{Table: table, FromSnapshot: &from, TimeColumn: "ts", Granularity: gran})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -167,7 +170,7 @@ func TestChangesMinimal(t *testing.T) {
 			threeDays(t, e, h)
 			from := current(h)
 			tc.change(t, h)
-			got, _ := e.changes(t, name, from, GranularityDay)
+			got, _ := e.changes(t, name, from, druid.GranularityDay)
 			if !slices.Equal(got, tc.want) {
 				t.Fatalf("changes %v, want %v", got, tc.want)
 			}
@@ -226,7 +229,7 @@ func TestChangesPositionalDeleteNamesOtherFiles(t *testing.T) {
 			t.Fatalf("PlanFiles attaches %d delete files to %s, want the one whose bounds span it", len(task.DeleteFiles), task.File.FilePath())
 		}
 	}
-	ch, err := e.p.Changes(e.ctx, ChangesRequest{Table: name, FromSnapshot: &from, ToSnapshot: &tbl.CurrentSnapshot().SnapshotID, TimeColumn: "ts"})
+	ch, err := e.d.Changes(e.ctx, Request{Table: name, FromSnapshot: &from, ToSnapshot: &tbl.CurrentSnapshot().SnapshotID, TimeColumn: "ts"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -255,7 +258,7 @@ func TestChangesEpochTruncation(t *testing.T) {
 	if err := h.Append(e.ctx, tablegen.HistoryRow{ID: 2, TS: &minus1}); err != nil {
 		t.Fatal(err)
 	}
-	got, ch := e.changes(t, name, from, GranularityDay)
+	got, ch := e.changes(t, name, from, druid.GranularityDay)
 	if want := []string{"1970-01-01T00:00:00.000Z/1970-01-02T00:00:00.000Z data_added"}; !slices.Equal(got, want) {
 		t.Fatalf("changes %v, want %v", got, want)
 	}
@@ -308,7 +311,7 @@ func TestChangesWholeTimeline(t *testing.T) {
 	if err := h.Append(e.ctx, tablegen.HistoryRow{ID: 9, TS: micros("2024-03-02T12:00:00Z")}); err != nil {
 		t.Fatal(err)
 	}
-	got, ch := e.changes(t, name, from, GranularityDay)
+	got, ch := e.changes(t, name, from, druid.GranularityDay)
 	if !slices.Equal(got, []string{"ALL data_added"}) || len(ch.Warnings) != 1 || !strings.Contains(ch.Warnings[0], "no bounds for ts") {
 		t.Fatalf("a file without ts bounds: %v %v", got, ch.Warnings)
 	}
@@ -321,7 +324,7 @@ func TestChangesWholeTimeline(t *testing.T) {
 	if err := h.Append(e.ctx, tablegen.HistoryRow{ID: 9, TS: micros("2024-03-02T12:00:00Z")}); err != nil {
 		t.Fatal(err)
 	}
-	if got, _ := e.changes(t, name, from, GranularityDay); !slices.Equal(got, []string{day2 + " data_added"}) {
+	if got, _ := e.changes(t, name, from, druid.GranularityDay); !slices.Equal(got, []string{day2 + " data_added"}) {
 		t.Fatalf("a file without ts bounds in a day partition: %v", got)
 	}
 
@@ -330,7 +333,7 @@ func TestChangesWholeTimeline(t *testing.T) {
 	if err := h.Append(e.ctx, tablegen.HistoryRow{ID: 10}); err != nil {
 		t.Fatal(err)
 	}
-	if got, _ := e.changes(t, name, from, GranularityDay); len(got) != 0 {
+	if got, _ := e.changes(t, name, from, druid.GranularityDay); len(got) != 0 {
 		t.Fatalf("a file of null times: %v", got)
 	}
 
@@ -344,7 +347,7 @@ func TestChangesWholeTimeline(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, _ := e.changes(t, name, from, GranularityDay); len(got) != 0 {
+	if got, _ := e.changes(t, name, from, druid.GranularityDay); len(got) != 0 {
 		t.Fatalf("a schema change without a snapshot yet: %v", got)
 	}
 	// A snapshot written with the new schema.
@@ -355,78 +358,45 @@ func TestChangesWholeTimeline(t *testing.T) {
 	if _, err := tx.Commit(e.ctx); err != nil {
 		t.Fatal(err)
 	}
-	got, ch = e.changes(t, name, from, GranularityDay)
+	got, ch = e.changes(t, name, from, druid.GranularityDay)
 	if !slices.Equal(got, []string{"ALL schema_changed"}) || len(ch.Warnings) != 1 {
 		t.Fatalf("a snapshot with a new schema: %v %v", got, ch.Warnings)
 	}
 }
 
-// TestChangesRequests: the edges of a request.
-func TestChangesRequests(t *testing.T) {
+// TestRequests: the edges of a request.
+func TestRequests(t *testing.T) {
 	e := newChangesEnv(t)
 	h, name := e.history(t, tablegen.HistoryOptions{Time: tablegen.TimeTimestamp, Layout: tablegen.LayoutDay})
 	threeDays(t, e, h)
 	cur := current(h)
 
-	if got, _ := e.changes(t, name, cur, GranularityDay); len(got) != 0 {
+	if got, _ := e.changes(t, name, cur, druid.GranularityDay); len(got) != 0 {
 		t.Fatalf("from the current snapshot: %v", got)
 	}
-	ch, err := e.p.Changes(e.ctx, ChangesRequest{Table: name, TimeColumn: "ts"})
+	ch, err := e.d.Changes(e.ctx, Request{Table: name, TimeColumn: "ts"})
 	if err != nil || len(ch.Changes) != 1 || !ch.Changes[0].All || ch.Changes[0].Reasons[0] != ReasonInitialLoad {
 		t.Fatalf("no fromSnapshot: %+v %v", ch.Changes, err)
 	}
-	ch, err = e.p.Changes(e.ctx, ChangesRequest{Table: name, FromSnapshot: &cur, TimeColumn: "ts",
+	ch, err = e.d.Changes(e.ctx, Request{Table: name, FromSnapshot: &cur, TimeColumn: "ts",
 		Include: []Change{{Start: time.Date(2024, 3, 2, 0, 0, 0, 0, time.UTC), End: time.Date(2024, 3, 3, 0, 0, 0, 0, time.UTC)}}})
 	if err != nil || len(ch.Changes) != 1 || ch.Changes[0].String() != day2 || ch.Changes[0].Reasons[0] != ReasonRequested {
 		t.Fatalf("include: %+v %v", ch.Changes, err)
 	}
 	missing := int64(42)
 	for _, tc := range []struct {
-		req  ChangesRequest
+		req  Request
 		want error
 	}{
-		{ChangesRequest{Table: name, FromSnapshot: &missing, TimeColumn: "ts"}, ErrSnapshotNotFound},
-		{ChangesRequest{Table: name, FromSnapshot: &cur, ToSnapshot: &missing, TimeColumn: "ts"}, ErrSnapshotNotFound},
-		{ChangesRequest{Table: name, FromSnapshot: &cur, TimeColumn: "cat"}, ErrBadRequest},
-		{ChangesRequest{Table: name, FromSnapshot: &cur, TimeColumn: "nope"}, ErrBadRequest},
-		{ChangesRequest{Table: name, FromSnapshot: &cur}, ErrBadRequest},
-		{ChangesRequest{Table: "ch.nope", FromSnapshot: &cur, TimeColumn: "ts"}, ErrTableNotFound},
+		{Request{Table: name, FromSnapshot: &missing, TimeColumn: "ts"}, splits.ErrSnapshotNotFound},
+		{Request{Table: name, FromSnapshot: &cur, ToSnapshot: &missing, TimeColumn: "ts"}, splits.ErrSnapshotNotFound},
+		{Request{Table: name, FromSnapshot: &cur, TimeColumn: "cat"}, splits.ErrBadRequest},
+		{Request{Table: name, FromSnapshot: &cur, TimeColumn: "nope"}, splits.ErrBadRequest},
+		{Request{Table: name, FromSnapshot: &cur}, splits.ErrBadRequest},
+		{Request{Table: "ch.nope", FromSnapshot: &cur, TimeColumn: "ts"}, splits.ErrTableNotFound},
 	} {
-		if _, err := e.p.Changes(e.ctx, tc.req); !errors.Is(err, tc.want) {
+		if _, err := e.d.Changes(e.ctx, tc.req); !errors.Is(err, tc.want) {
 			t.Errorf("%+v: %v, want %v", tc.req, err, tc.want)
 		}
-	}
-}
-
-func TestGranularity(t *testing.T) {
-	at := time.Date(2024, 5, 16, 13, 45, 1, 0, time.UTC) // a Thursday
-	for _, tc := range []struct {
-		g           Granularity
-		floor, next string
-	}{
-		{GranularityHour, "2024-05-16T13:00:00Z", "2024-05-16T14:00:00Z"},
-		{GranularityDay, "2024-05-16T00:00:00Z", "2024-05-17T00:00:00Z"},
-		{GranularityWeek, "2024-05-13T00:00:00Z", "2024-05-20T00:00:00Z"},
-		{GranularityMonth, "2024-05-01T00:00:00Z", "2024-06-01T00:00:00Z"},
-		{GranularityQuarter, "2024-04-01T00:00:00Z", "2024-07-01T00:00:00Z"},
-		{GranularityYear, "2024-01-01T00:00:00Z", "2025-01-01T00:00:00Z"},
-	} {
-		f := tc.g.Floor(at)
-		if got := f.Format(time.RFC3339); got != tc.floor {
-			t.Errorf("%s floor %s, want %s", tc.g, got, tc.floor)
-		}
-		if got := tc.g.Next(f).Format(time.RFC3339); got != tc.next {
-			t.Errorf("%s next %s, want %s", tc.g, got, tc.next)
-		}
-	}
-	// Before 1970, a Monday too.
-	if got := GranularityWeek.Floor(time.Date(1969, 12, 31, 5, 0, 0, 0, time.UTC)).Format(time.DateOnly); got != "1969-12-29" {
-		t.Errorf("week of 1969-12-31 starts %s", got)
-	}
-	if _, err := ParseGranularity("fortnight"); !errors.Is(err, ErrBadRequest) {
-		t.Errorf("a bad granularity: %v", err)
-	}
-	if g, err := ParseGranularity("day"); err != nil || g != GranularityDay {
-		t.Errorf("day: %v %v", g, err)
 	}
 }
