@@ -7,7 +7,6 @@ import (
 	"cmp"
 	"context"
 	"encoding/binary"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -168,7 +167,7 @@ func (df *Differ) Changes(ctx context.Context, req Request) (Result, error) {
 			return Result{}, fmt.Errorf("%w: %s has no snapshot %d (toSnapshot)", splits.ErrSnapshotNotFound, req.Table, *req.ToSnapshot)
 		}
 	}
-	field, err := TimeField(snapshotSchema(tbl, to), req.TimeColumn)
+	field, err := splits.TimeColumn(snapshotSchema(tbl, to), req.TimeColumn)
 	if err != nil {
 		return Result{}, err
 	}
@@ -242,24 +241,6 @@ func (df *Differ) Changes(ctx context.Context, req Request) (Result, error) {
 	return c.finish(out), nil
 }
 
-// TimeField finds the top-level column Druid's __time comes from and checks
-// its type: a timestamp, a date or a long (epoch milliseconds).
-func TimeField(schema *iceberg.Schema, name string) (iceberg.NestedField, error) {
-	if name == "" {
-		return iceberg.NestedField{}, fmt.Errorf("%w: timeColumn is required", splits.ErrBadRequest)
-	}
-	i := slices.IndexFunc(schema.Fields(), func(f iceberg.NestedField) bool { return f.Name == name })
-	if i < 0 {
-		return iceberg.NestedField{}, fmt.Errorf("%w: timeColumn %q is not a top-level column of the table", splits.ErrBadRequest, name)
-	}
-	f := schema.Fields()[i]
-	if _, ok := timeUnit(f.Type); !ok {
-		return f, fmt.Errorf("%w: timeColumn %q is %s; want a timestamp, date or long (epoch millis) column",
-			splits.ErrBadRequest, name, f.Type)
-	}
-	return f, nil
-}
-
 // snapshotSchema is the schema a snapshot was written with, or the table's.
 func snapshotSchema(tbl *table.Table, s *table.Snapshot) *iceberg.Schema {
 	if s != nil && s.SchemaID != nil {
@@ -323,51 +304,6 @@ func (df *Differ) plannedFiles(ctx context.Context, tbl *table.Table, name strin
 		}
 	}
 	return out, nil
-}
-
-// unit is how a time column's values become Druid milliseconds.
-type unit int
-
-const (
-	unitMicros unit = iota
-	unitNanos
-	unitDays
-	unitMillis
-)
-
-func timeUnit(t iceberg.Type) (unit, bool) {
-	switch t.(type) {
-	case iceberg.TimestampType, iceberg.TimestampTzType:
-		return unitMicros, true
-	case iceberg.TimestampNsType, iceberg.TimestampTzNsType:
-		return unitNanos, true
-	case iceberg.DateType:
-		return unitDays, true
-	case iceberg.Int64Type:
-		return unitMillis, true
-	}
-	return 0, false
-}
-
-// millis converts a value of the column's unit to what the sidecar serves
-// Druid: epoch milliseconds, truncated toward zero (so 1 µs before the epoch
-// is 0 ms, on 1970-01-01). Truncation is monotonic, so a range of values
-// maps to the range of their milliseconds. ok is false when the result
-// overflows.
-func (u unit) millis(v int64) (ms int64, ok bool) {
-	switch u {
-	case unitMicros:
-		return v / 1000, true
-	case unitNanos:
-		return v / 1_000_000, true
-	case unitDays:
-		const perDay = 86_400_000
-		if v > (1<<63-1)/perDay || v < -(1<<63-1)/perDay {
-			return 0, false
-		}
-		return v * perDay, true
-	}
-	return v, true
 }
 
 // span is an inclusive range of a time column's values, in its unit.
@@ -472,16 +408,16 @@ type fileDiff struct {
 	deletes *deleteReader
 }
 
-// unit is the time column's unit; TimeField checked it has one.
-func (d *fileDiff) unit() unit {
-	u, _ := timeUnit(d.field.Type)
+// unit is the time column's unit; splits.TimeColumn checked it has one.
+func (d *fileDiff) unit() splits.TimeUnit {
+	u, _ := splits.TimeUnitOf(d.field.Type)
 	return u
 }
 
 // addSpan records a changed span of the time column's values.
 func (d *fileDiff) addSpan(s span, r Reason) {
-	lo, ok1 := d.unit().millis(s.lo)
-	hi, ok2 := d.unit().millis(s.hi)
+	lo, ok1 := d.unit().Millis(s.lo)
+	hi, ok2 := d.unit().Millis(s.hi)
 	if !ok1 || !ok2 {
 		d.c.everything(r, fmt.Sprintf("a %s value is out of range of epoch milliseconds: every interval is re-ingested", d.field.Name))
 		return
@@ -589,8 +525,8 @@ func (d *fileDiff) deleteTimes(del iceberg.DataFile) ([]span, extent) {
 
 // oneBucket says whether a span's times fall into one granularity bucket.
 func (d *fileDiff) oneBucket(s span) bool {
-	lo, ok1 := d.unit().millis(s.lo)
-	hi, ok2 := d.unit().millis(s.hi)
+	lo, ok1 := d.unit().Millis(s.lo)
+	hi, ok2 := d.unit().Millis(s.hi)
 	if !ok1 || !ok2 {
 		return false
 	}
@@ -656,11 +592,11 @@ func (d *fileDiff) bounds(f iceberg.DataFile, fid int) (span, bool) {
 // decodeTime decodes an Iceberg single-value binary of a time column: a
 // long (8 bytes, little endian) for timestamps and longs, an int (4 bytes)
 // for dates and for longs promoted from int.
-func decodeTime(u unit, b []byte) (int64, bool) {
+func decodeTime(u splits.TimeUnit, b []byte) (int64, bool) {
 	switch {
-	case len(b) == 8 && u != unitDays:
+	case len(b) == 8 && u != splits.UnitDays:
 		return int64(binary.LittleEndian.Uint64(b)), true
-	case len(b) == 4 && (u == unitDays || u == unitMillis):
+	case len(b) == 4 && (u == splits.UnitDays || u == splits.UnitMillis):
 		return int64(int32(binary.LittleEndian.Uint32(b))), true
 	}
 	return 0, false
@@ -710,14 +646,14 @@ func (d *fileDiff) partitionSpan(f iceberg.DataFile) (span, extent) {
 
 // transformSpan is the range of source values (in the time column's unit)
 // that a partition value v of transform t stands for.
-func transformSpan(t iceberg.Transform, u unit, v int64) (span, bool) {
+func transformSpan(t iceberg.Transform, u splits.TimeUnit, v int64) (span, bool) {
 	if _, ok := t.(iceberg.IdentityTransform); ok {
 		return span{v, v}, true
 	}
 	var start, end time.Time // [start, end)
 	switch t.(type) {
 	case iceberg.HourTransform:
-		if u == unitDays || u == unitMillis {
+		if u == splits.UnitDays || u == splits.UnitMillis {
 			return span{}, false
 		}
 		start = time.Unix(v*3600, 0)
@@ -734,7 +670,7 @@ func transformSpan(t iceberg.Transform, u unit, v int64) (span, bool) {
 	default:
 		return span{}, false
 	}
-	if u == unitMillis {
+	if u == splits.UnitMillis {
 		// Time transforms do not apply to a long column.
 		return span{}, false
 	}
@@ -742,9 +678,9 @@ func transformSpan(t iceberg.Transform, u unit, v int64) (span, bool) {
 		return span{}, false
 	}
 	switch u {
-	case unitMicros:
+	case splits.UnitMicros:
 		return span{start.UnixMicro(), end.UnixMicro() - 1}, true
-	case unitNanos:
+	case splits.UnitNanos:
 		if start.Year() < 1678 || end.Year() > 2261 {
 			return span{}, false
 		}
@@ -771,50 +707,6 @@ func asInt64(v any) (int64, bool) {
 		return int64(x), true
 	}
 	return 0, false
-}
-
-// IntervalFilter is the icebergFilter that keeps exactly the rows whose
-// time column the sidecar serves as a Druid time in [start, end): a
-// timestamp is served as epoch milliseconds truncated toward zero, so
-// before 1970 the bounds move by up to a millisecond less one unit
-// (-0.5 ms is served as 0, on 1970-01-01); a long is compared as epoch
-// milliseconds.
-func IntervalFilter(field iceberg.NestedField, start, end time.Time) (*splits.Filter, error) {
-	u, ok := timeUnit(field.Type)
-	if !ok {
-		return nil, fmt.Errorf("%w: column %q is %s, not a time column", splits.ErrBadRequest, field.Name, field.Type)
-	}
-	startMs, endMs := start.UnixMilli(), end.UnixMilli()
-	raw := func(v any) json.RawMessage {
-		b, _ := json.Marshal(v)
-		return b
-	}
-	f := &splits.Filter{FilterColumn: field.Name}
-	switch u {
-	case unitMillis:
-		f.Type, f.Lower, f.Upper, f.UpperOpen = "range", raw(startMs), raw(endMs), true
-		return f, nil
-	case unitDays:
-		// A date is served as the milliseconds of its midnight, exactly.
-		f.Type, f.Intervals = "interval", []string{iso(time.UnixMilli(startMs)) + "/" + iso(time.UnixMilli(endMs))}
-		return f, nil
-	}
-	// The first value served as ms: ms×k from 1970 on, ms×k-(k-1) before
-	// (truncation toward zero), with k units in a millisecond.
-	first := func(ms int64) time.Time {
-		if u == unitMicros {
-			if ms > 0 {
-				return time.UnixMicro(ms * 1000)
-			}
-			return time.UnixMicro(ms*1000 - 999)
-		}
-		if ms > 0 {
-			return time.Unix(0, ms*1_000_000)
-		}
-		return time.Unix(0, ms*1_000_000-999_999)
-	}
-	f.Type, f.Intervals = "interval", []string{iso(first(startMs)) + "/" + iso(first(endMs))}
-	return f, nil
 }
 
 func iso(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }

@@ -1,23 +1,20 @@
-// Package druid holds what the sidecar generates for Druid and what it must
-// know of Druid to do so: granularities, ingestion specs and MSQ statements,
-// and the Iceberg to Druid type mapping.
 package druid
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 	"time"
 )
 
-// ErrInvalid: a parameter of a spec or statement is not one Druid takes.
-var ErrInvalid = errors.New("invalid Druid parameter")
-
-// Granularity is a Druid segment granularity: the unit that changed time
-// intervals are aligned to, in UTC.
+// Granularity is a Druid segment granularity: the time chunk a segment
+// covers, which REPLACE intervals must align to, in UTC. One type serves
+// every generator: /druid/task's segmentGranularity, /druid/sql's
+// PARTITIONED BY, /changes and sync.
 type Granularity string
 
-// The granularities Druid names, as /changes takes them.
+// The granularities the sidecar generates for. Each is a standard Druid
+// granularity (GranularityType), so MSQ's PARTITIONED BY takes it
+// (DruidSqlParserUtils.validateSupportedGranularityForPartitionedBy).
 const (
 	GranularityHour    Granularity = "HOUR"
 	GranularityDay     Granularity = "DAY"
@@ -25,24 +22,65 @@ const (
 	GranularityMonth   Granularity = "MONTH"
 	GranularityQuarter Granularity = "QUARTER"
 	GranularityYear    Granularity = "YEAR"
-	// GranularityAll is one bucket for all time: any change replaces it all.
+	// GranularityAll is one chunk for all time: any change replaces it all.
 	GranularityAll Granularity = "ALL"
 )
 
-// ParseGranularity parses a granularity, "" being DAY, in any case.
+// periods are the ISO 8601 periods of the granularities, as Druid's
+// PeriodGranularity spells them.
+var periods = map[Granularity]string{
+	GranularityHour: "PT1H", GranularityDay: "P1D", GranularityWeek: "P1W",
+	GranularityMonth: "P1M", GranularityQuarter: "P3M", GranularityYear: "P1Y",
+}
+
+// ParseGranularity parses a granularity as an operator writes it: a name
+// in any case (HOUR, DAY, WEEK, MONTH, QUARTER, YEAR, ALL or ALL TIME, as
+// Druid's GranularityType names them), or its ISO 8601 period (PT1H, P1D,
+// P1W, P1M, P3M, P1Y, as PARTITIONED BY takes them). "" is DAY.
 func ParseGranularity(s string) (Granularity, error) {
-	g := Granularity(strings.ToUpper(s))
-	switch g {
+	u := strings.ToUpper(strings.TrimSpace(s))
+	switch Granularity(u) {
 	case "":
 		return GranularityDay, nil
 	case GranularityHour, GranularityDay, GranularityWeek, GranularityMonth, GranularityQuarter, GranularityYear, GranularityAll:
-		return g, nil
+		return Granularity(u), nil
 	}
-	return "", fmt.Errorf("%w: granularity %q: want HOUR, DAY, WEEK, MONTH, QUARTER, YEAR or ALL", ErrInvalid, s)
+	if strings.Join(strings.Fields(u), " ") == "ALL TIME" {
+		return GranularityAll, nil
+	}
+	for g, p := range periods {
+		if u == p {
+			return g, nil
+		}
+	}
+	return "", fmt.Errorf("%w: granularity %q: want HOUR, DAY, WEEK, MONTH, QUARTER, YEAR or ALL (or the period PT1H, P1D, P1W, P1M, P3M, P1Y)",
+		ErrInvalid, s)
 }
 
-// Floor is the start of the bucket that holds t, in UTC. Weeks start on
-// Mondays, as Druid's (Joda's) do. ALL has no buckets: Floor returns t.
+// PartitionedBy is the granularity as an MSQ PARTITIONED BY clause's
+// argument. Druid's grammar has keywords for HOUR, DAY, MONTH, YEAR and
+// ALL TIME only (sql/src/main/codegen/includes/common.ftl,
+// PartitionGranularity); WEEK and QUARTER are written TIME_FLOOR("__time",
+// 'P1W') and TIME_FLOOR("__time", 'P3M'), which every Druid with MSQ takes
+// (DruidSqlParserUtils.convertSqlNodeToGranularity), where the bare period
+// literal 'P1W' needs Druid 30.
+func (g Granularity) PartitionedBy() string {
+	switch g {
+	case GranularityAll:
+		return "ALL TIME"
+	case GranularityWeek, GranularityQuarter:
+		return `TIME_FLOOR("__time", ` + String(periods[g]) + ")"
+	}
+	return string(g)
+}
+
+// Segment is the granularity as a native task's segmentGranularity: a
+// GranularityType name, which Druid's Granularity.fromString reads in any
+// case.
+func (g Granularity) Segment() string { return string(g) }
+
+// Floor is the start of the chunk that holds t, in UTC. Weeks start on
+// Mondays, as Druid's (Joda's) do. ALL has no chunks: Floor returns t.
 func (g Granularity) Floor(t time.Time) time.Time {
 	t = t.UTC()
 	y, m, d := t.Date()
@@ -64,7 +102,7 @@ func (g Granularity) Floor(t time.Time) time.Time {
 	return t
 }
 
-// Next is the start of the bucket after the one that starts at start.
+// Next is the start of the chunk after the one that starts at start.
 func (g Granularity) Next(start time.Time) time.Time {
 	switch g {
 	case GranularityHour:
@@ -81,4 +119,12 @@ func (g Granularity) Next(start time.Time) time.Time {
 		return start.AddDate(1, 0, 0)
 	}
 	return start
+}
+
+// Aligned says whether t starts a chunk. Nothing is aligned to ALL: its
+// one chunk starts before any time (Druid's AllGranularity.bucketStart is
+// DateTimes.MIN), which is why Druid refuses a bounded OVERWRITE with
+// PARTITIONED BY ALL TIME.
+func (g Granularity) Aligned(t time.Time) bool {
+	return g != GranularityAll && g.Floor(t).Equal(t)
 }

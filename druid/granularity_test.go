@@ -38,3 +38,40 @@ func TestGranularity(t *testing.T) {
 		t.Errorf("day: %v %v", g, err)
 	}
 }
+
+// TestGranularityForms: what an operator writes parses to one
+// granularity, and each renders in the form Druid's grammar takes.
+func TestGranularityForms(t *testing.T) {
+	for _, tc := range []struct {
+		in, partitionedBy, segment string
+	}{
+		{"", "DAY", "DAY"},
+		{"hour", "HOUR", "HOUR"},
+		{"PT1H", "HOUR", "HOUR"},
+		{"p1d", "DAY", "DAY"},
+		{"week", `TIME_FLOOR("__time", 'P1W')`, "WEEK"},
+		{"P1W", `TIME_FLOOR("__time", 'P1W')`, "WEEK"},
+		{"Quarter", `TIME_FLOOR("__time", 'P3M')`, "QUARTER"},
+		{"P3M", `TIME_FLOOR("__time", 'P3M')`, "QUARTER"},
+		{"month", "MONTH", "MONTH"},
+		{"P1Y", "YEAR", "YEAR"},
+		{"all", "ALL TIME", "ALL"},
+		{"ALL  TIME", "ALL TIME", "ALL"},
+	} {
+		g, err := ParseGranularity(tc.in)
+		if err != nil {
+			t.Fatalf("%q: %v", tc.in, err)
+		}
+		if g.PartitionedBy() != tc.partitionedBy || g.Segment() != tc.segment {
+			t.Errorf("%q: PARTITIONED BY %s, segmentGranularity %s; want %s and %s", tc.in, g.PartitionedBy(), g.Segment(), tc.partitionedBy, tc.segment)
+		}
+	}
+	for _, bad := range []string{"P2D", "PT15M", "fortnight", "ALL TIMES", "1 day"} {
+		if _, err := ParseGranularity(bad); !errors.Is(err, ErrInvalid) {
+			t.Errorf("%q: %v, want ErrInvalid", bad, err)
+		}
+	}
+	if GranularityAll.Aligned(time.Unix(0, 0)) || !GranularityDay.Aligned(time.Unix(0, 0)) {
+		t.Error("ALL aligns nothing; DAY aligns midnight UTC")
+	}
+}

@@ -121,12 +121,17 @@ func TestRowsRange(t *testing.T) {
 	if !bytes.Equal(full, again) {
 		t.Fatal("two reads of one token differ")
 	}
-	for n := 0; n <= len(full); n++ {
+	// Druid's first request, bytes=0-, is the whole body: a plain 200.
+	resp, first := srv.get(t, path, "Range", "bytes=0-")
+	if resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Range") != "" || !bytes.Equal(first, full) {
+		t.Fatalf("bytes=0-: %d, Content-Range %q", resp.StatusCode, resp.Header.Get("Content-Range"))
+	}
+	for n := 1; n <= len(full); n++ {
 		resp, rest := srv.get(t, path, "Range", fmt.Sprintf("bytes=%d-", n))
 		if resp.StatusCode != http.StatusPartialContent {
 			t.Fatalf("bytes=%d-: status %d", n, resp.StatusCode)
 		}
-		if cr := resp.Header.Get("Content-Range"); !strings.HasPrefix(cr, fmt.Sprintf("bytes %d-", n)) {
+		if cr := resp.Header.Get("Content-Range"); cr != fmt.Sprintf("bytes %d-*/*", n) {
 			t.Fatalf("bytes=%d-: Content-Range %q", n, cr)
 		}
 		if got := append(append([]byte{}, full[:n]...), rest...); !bytes.Equal(got, full) {
@@ -134,8 +139,8 @@ func TestRowsRange(t *testing.T) {
 		}
 	}
 	resp, mid := srv.get(t, path, "Range", "bytes=2-5")
-	if resp.StatusCode != http.StatusPartialContent || !bytes.Equal(mid, full[2:6]) {
-		t.Fatalf("bytes=2-5: %d %q, want %q", resp.StatusCode, mid, full[2:6])
+	if resp.StatusCode != http.StatusPartialContent || !bytes.Equal(mid, full[2:6]) || resp.Header.Get("Content-Range") != "bytes 2-5/*" {
+		t.Fatalf("bytes=2-5: %d %q %q, want %q", resp.StatusCode, resp.Header.Get("Content-Range"), mid, full[2:6])
 	}
 }
 
@@ -309,4 +314,72 @@ func TestMaxSplits(t *testing.T) {
 	}
 	// A filter that prunes to one partition fits.
 	srv.plan(t, q("table", "fixtures.t", "icebergFilter", `{"type":"equals","filterColumn":"action","filterValue":"view"}`))
+}
+
+// TestHTTPDetails: what proxies and Druid meet at the HTTP level: every
+// GET route answers HEAD, a 405 says which methods a route takes, and a
+// raw file's range error is JSON like every error before the first byte.
+func TestHTTPDetails(t *testing.T) {
+	cat, dir := localWarehouse(t)
+	if err := tablegen.Demo(context.Background(), cat); err != nil {
+		t.Fatal(err)
+	}
+	srv := localServer(t, dir)
+	rowsPath := strings.TrimPrefix(srv.plan(t, q("table", "demo.orders")).Splits[0].URI, srv.URL)
+	files := srv.plan(t, q("table", "demo.customers"))
+	if files.Mode != "v1" {
+		t.Fatalf("demo.customers plans %s", files.Mode)
+	}
+	filePath := strings.TrimPrefix(files.Splits[0].URI, srv.URL)
+	for _, path := range []string{"/splits?table=demo.orders", rowsPath, filePath, "/healthz", "/openapi.yaml", "/?table=demo.orders",
+		"/druid/sql?table=demo.orders&dataSource=o&timestampColumn=order_ts"} {
+		get, _ := srv.do(t, http.MethodGet, path)
+		head, body := srv.do(t, http.MethodHead, path)
+		if head.StatusCode != get.StatusCode || head.Header.Get("Content-Type") != get.Header.Get("Content-Type") || len(body) != 0 {
+			t.Errorf("HEAD %s: %d %q (%d bytes), GET: %d %q", path, head.StatusCode, head.Header.Get("Content-Type"), len(body),
+				get.StatusCode, get.Header.Get("Content-Type"))
+		}
+	}
+	if resp, _ := srv.do(t, http.MethodHead, "/splits/AAAA.BBBB/rows"); resp.StatusCode != http.StatusBadRequest {
+		t.Errorf("HEAD of a malformed token: %d", resp.StatusCode)
+	}
+	for _, tc := range []struct{ method, path, allow string }{
+		{http.MethodDelete, "/splits?table=demo.orders", "GET, HEAD, POST"},
+		{http.MethodPost, rowsPath, "GET, HEAD"},
+		{http.MethodPut, "/healthz", "GET, HEAD"},
+	} {
+		resp, body := srv.do(t, tc.method, tc.path)
+		if resp.StatusCode != http.StatusMethodNotAllowed || resp.Header.Get("Allow") != tc.allow || errorCode(t, body) != "method_not_allowed" {
+			t.Errorf("%s %s: %d Allow %q %s; want 405 Allow %q", tc.method, tc.path, resp.StatusCode, resp.Header.Get("Allow"), body, tc.allow)
+		}
+	}
+	// A range past a raw file's end is a JSON 416 that gives its size.
+	size := files.Splits[0].DataFileSizeInBytes
+	resp, body := srv.get(t, filePath, "Range", fmt.Sprintf("bytes=%d-", size))
+	if resp.StatusCode != http.StatusRequestedRangeNotSatisfiable || errorCode(t, body) != "bad_range" ||
+		resp.Header.Get("Content-Range") != fmt.Sprintf("bytes */%d", size) {
+		t.Errorf("bytes=%d- of a %d-byte file: %d %q %s", size, size, resp.StatusCode, resp.Header.Get("Content-Range"), body)
+	}
+	if resp, body := srv.get(t, filePath, "Range", "bytes=2-5"); resp.StatusCode != http.StatusPartialContent || len(body) != 4 {
+		t.Errorf("bytes=2-5: %d, %d bytes", resp.StatusCode, len(body))
+	}
+}
+
+// do sends a request without a body and reads the answer.
+func (s *testServer) do(t testing.TB, method, path string) (*http.Response, []byte) {
+	t.Helper()
+	req, err := http.NewRequest(method, s.URL+path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := s.Client().Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp, body
 }

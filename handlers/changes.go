@@ -1,7 +1,7 @@
 package handlers
 
 import (
-	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -9,7 +9,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/druidiceberg/sidecar/changes"
 	"github.com/druidiceberg/sidecar/druid"
@@ -50,15 +49,9 @@ type changeResponse struct {
 	// SQL is the body of POST /druid/v2/sql/task.
 	SQL sqlTask `json:"sql"`
 	// Task is the equivalent index_parallel task, for POST
-	// /druid/indexer/v1/task.
-	Task map[string]any `json:"task"`
-}
-
-// changesContext is the MSQ query context of every /changes statement:
-// an empty REPLACE deletes the interval instead of failing, and TIMESTAMP
-// literals are UTC.
-func changesContext() map[string]any {
-	return map[string]any{"maxNumTasks": 2, "failOnEmptyInsert": false, "sqlTimeZone": "UTC"}
+	// /druid/indexer/v1/task; absent for an ALL change with no row to
+	// read, which only the statement can apply.
+	Task map[string]any `json:"task,omitempty"`
 }
 
 // getChanges answers the time intervals whose rows differ between two
@@ -155,91 +148,44 @@ func (s *server) getChanges(w http.ResponseWriter, r *http.Request) error {
 func (s *server) changeWork(r *http.Request, base splits.Request, ch changes.Result, c changes.Change, dataSource string, subTasks int) (changeResponse, []string, error) {
 	req := base
 	req.SnapshotID = ch.ToSnapshot
+	iv := druid.Interval{Start: c.Start, End: c.End}
 	if !c.All {
-		f, err := changes.IntervalFilter(ch.TimeField, c.Start, c.End)
-		if err != nil {
-			return changeResponse{}, nil, err
-		}
-		req.Filter, req.ApplyResidual = f, true
+		req.TimeInterval = &splits.TimeInterval{Column: ch.TimeField.Name, Start: c.Start, End: c.End}
 	}
 	// Without a target snapshot the plan is empty: nothing to read.
-	t, err := s.planTarget(r, req, dataSource, ch.TimeField.Name, "timeColumn")
+	src, resp, err := s.druidSource(r, req, ch.TimeField.Name, "timeColumn")
 	if err != nil {
 		return changeResponse{}, nil, err
 	}
-	cr := changeResponse{Interval: c.String(), Splits: len(t.resp.Splits)}
+	cr := changeResponse{Interval: c.String(), Splits: src.URIs}
 	for _, reason := range c.Reasons {
 		cr.Reasons = append(cr.Reasons, string(reason))
 	}
 	var warnings []string
-	for _, w := range t.resp.Warnings {
+	for _, w := range resp.Warnings {
 		if !strings.HasPrefix(w, "no data file to read") {
 			warnings = append(warnings, w)
 		}
 	}
-	if len(t.resp.Splits) == 0 {
-		// Druid's http inputSource refuses an empty uris list: read one
-		// inline row that no interval keeps instead, so that the
-		// interval is replaced with nothing.
-		row, err := t.emptyRow(c)
-		if err != nil {
-			return changeResponse{}, nil, err
-		}
-		t.source = map[string]any{"type": "inline", "data": row}
-		t.format = inputFormat{Type: "json"}
+	if src.URIs == 0 {
+		// The interval is replaced with nothing.
+		src = src.EmptySource(iv.Start)
 	}
-	gran := string(ch.Granularity)
-	query, err := changeStatement(t, c, gran)
+	st := druid.Statement{Replace: true, DataSource: dataSource, Overwrite: iv, PartitionedBy: ch.Granularity, AllowEmpty: true}
+	query, err := st.SQL(src)
 	if err != nil {
 		return changeResponse{}, nil, err
 	}
-	interval := ""
-	if !c.All {
-		interval = c.String()
+	task, err := druid.Task{DataSource: dataSource, SegmentGranularity: ch.Granularity, SubTasks: subTasks, Interval: iv}.Spec(src)
+	switch {
+	case errors.Is(err, druid.ErrNothingToRead):
+		// A native task without an interval replaces only the time
+		// chunks its rows fall into: with no row, nothing.
+		warnings = append(warnings, "the table has no row to ingest: only the statement can replace ALL with nothing (the change has no task)")
+	case err != nil:
+		return changeResponse{}, nil, err
 	}
-	cr.SQL = sqlTask{Query: query, Context: changesContext()}
-	cr.Task = indexParallelTask(t, gran, subTasks, interval)
+	cr.SQL = sqlTask{Query: query, Context: st.Context(src)}
+	cr.Task = task
 	return cr, warnings, nil
-}
-
-// changeStatement is the MSQ REPLACE of one change: OVERWRITE the
-// interval (or ALL) with the target's rows, with a WHERE that keeps only
-// rows inside the interval (or with a time) as a second guard behind the
-// sidecar's own row filter.
-func changeStatement(t specTarget, c changes.Change, gran string) (string, error) {
-	if c.All {
-		return msqStatementWhere("REPLACE INTO "+sqlIdent(t.dataSource)+" OVERWRITE ALL", t, gran,
-			sqlIdent(t.timeField.Name)+" IS NOT NULL")
-	}
-	over, err := overwriteClause(c.String())
-	if err != nil {
-		return "", err
-	}
-	where := t.timeExpr() + " >= TIMESTAMP " + sqlString(sqlTime(c.Start)) +
-		" AND " + t.timeExpr() + " < TIMESTAMP " + sqlString(sqlTime(c.End))
-	return msqStatementWhere("REPLACE INTO "+sqlIdent(t.dataSource)+" "+over, t, gran, where)
-}
-
-// sqlTime is a Druid SQL TIMESTAMP literal's text.
-func sqlTime(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05.000") }
-
-// emptyRow is one JSON row that the statements for c drop: its time lies
-// just before the interval (thrown away by index_parallel, filtered out by
-// the statement's WHERE), or is absent for ALL (a null __time, which the
-// WHERE drops and index_parallel counts as unparseable).
-func (t specTarget) emptyRow(c changes.Change) (string, error) {
-	row := map[string]any{}
-	if !c.All {
-		before := c.Start.Add(-time.Millisecond)
-		if t.timestampFormat() == "iso" {
-			row[t.timeField.Name] = before.UTC().Format(time.RFC3339Nano)
-		} else {
-			row[t.timeField.Name] = before.UnixMilli()
-		}
-	}
-	b, err := json.Marshal(row)
-	if err != nil {
-		return "", fmt.Errorf("encode inline row: %w", err)
-	}
-	return string(b) + "\n", nil
 }

@@ -310,7 +310,7 @@ func TestChangesAPI(t *testing.T) {
 	if err := druid.ExecSQL(ctx, ch.SQL.Query, ch.SQL.Context); err != nil {
 		t.Fatal(err)
 	}
-	if rows := druid.Rows("events"); len(rows) != 1 || rows[0].Columns["id"] != json.Number("3") || druid.Dropped() != 0 {
+	if rows := druid.Rows("events"); len(rows) != 1 || rows[0].Columns["id"] != int64(3) || druid.Dropped() != 0 {
 		t.Fatalf("the day re-ingested: %v", rows)
 	}
 

@@ -5,8 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
+	"slices"
 	"strings"
+	"time"
 
 	"github.com/druidiceberg/sidecar/splits"
 )
@@ -22,7 +25,7 @@ type icebergSpec struct {
 	Namespace          string          `json:"namespace"`
 	TableName          string          `json:"tableName"`
 	IcebergFilter      *splits.Filter  `json:"icebergFilter"`
-	SnapshotTime       string          `json:"snapshotTime"`
+	SnapshotTime       json.RawMessage `json:"snapshotTime"`
 	ResidualFilterMode string          `json:"residualFilterMode"`
 	IcebergCatalog     json.RawMessage `json:"icebergCatalog"`
 	WarehouseSource    json.RawMessage `json:"warehouseSource"`
@@ -36,6 +39,51 @@ type icebergSpec struct {
 	ApplyResidual  bool     `json:"applyResidual"`
 }
 
+// specFields are the properties icebergSpec reads. Druid's mapper ignores
+// any other (processing/src/main/java/org/apache/druid/jackson/
+// DefaultObjectMapper.java: FAIL_ON_UNKNOWN_PROPERTIES false), so a spec
+// written for a newer Druid still plans here; the answer's warnings name
+// what was ignored.
+var specFields = map[string]bool{
+	"type": true, "namespace": true, "tableName": true, "icebergFilter": true, "snapshotTime": true,
+	"residualFilterMode": true, "icebergCatalog": true, "warehouseSource": true,
+	"snapshotId": true, "ref": true, "mode": true, "columns": true, "timestamps": true, "binaryAsString": true, "applyResidual": true,
+}
+
+// ignoredWarning says what an ignored property of the spec means.
+func ignoredWarning(name string) string {
+	if name == "v2DeleteHandling" {
+		return "v2DeleteHandling is ignored: the sidecar always applies the table's delete files"
+	}
+	return fmt.Sprintf("%s is ignored: the sidecar does not know it (Druid too ignores properties it does not know)", name)
+}
+
+// snapshotTime reads a Druid DateTime property (JodaStuff's deserializer):
+// an integer is epoch milliseconds, a string an ISO 8601 date-time, null
+// or "" no time at all.
+func snapshotTime(raw json.RawMessage) (*time.Time, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, nil
+	}
+	var ms int64
+	if err := json.Unmarshal(raw, &ms); err == nil {
+		t := time.UnixMilli(ms).UTC()
+		return &t, nil
+	}
+	var s string
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return nil, fmt.Errorf("%w: snapshotTime %s: want epoch milliseconds or an ISO 8601 date-time", splits.ErrBadRequest, raw)
+	}
+	if strings.TrimSpace(s) == "" {
+		return nil, nil
+	}
+	t, err := parseTime(s)
+	if err != nil {
+		return nil, err
+	}
+	return &t, nil
+}
+
 // postSplits plans the table of a Druid iceberg inputSource and answers
 // like GET /splits: paste the answer's inputSource and inputFormat in
 // place of the iceberg ones.
@@ -44,18 +92,30 @@ func (s *server) postSplits(w http.ResponseWriter, r *http.Request) error {
 		return errorf(http.StatusUnsupportedMediaType, "unsupported_media_type", "send the Druid inputSource as application/json")
 	}
 	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxSpecBytes))
-	dec.DisallowUnknownFields()
-	var spec icebergSpec
-	if err := dec.Decode(&spec); err != nil {
+	var body map[string]json.RawMessage
+	if err := dec.Decode(&body); err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
 			return errorf(http.StatusRequestEntityTooLarge, "too_large", fmt.Sprintf("the body is larger than %d bytes", maxSpecBytes))
 		}
-		// encoding/json names the unknown field: `json: unknown field "x"`.
 		return fmt.Errorf("%w: body: %w", splits.ErrBadRequest, err)
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		return fmt.Errorf("%w: body: one JSON object expected", splits.ErrBadRequest)
+	}
+	var warnings []string
+	for _, k := range slices.Sorted(maps.Keys(body)) {
+		if !specFields[k] {
+			warnings = append(warnings, ignoredWarning(k))
+			delete(body, k)
+		}
+	}
+	// The known properties, decoded once more into their types (a map of
+	// raw JSON always encodes).
+	known, _ := json.Marshal(body)
+	var spec icebergSpec
+	if err := json.Unmarshal(known, &spec); err != nil {
+		return fmt.Errorf("%w: body: %w", splits.ErrBadRequest, err)
 	}
 	if spec.Type != "" && spec.Type != "iceberg" {
 		return fmt.Errorf("%w: inputSource type %q: want iceberg", splits.ErrBadRequest, spec.Type)
@@ -74,12 +134,8 @@ func (s *server) postSplits(w http.ResponseWriter, r *http.Request) error {
 	}
 	req.Encoding.BinaryAsString = spec.BinaryAsString
 	var err error
-	if spec.SnapshotTime != "" {
-		t, err := parseTime(spec.SnapshotTime)
-		if err != nil {
-			return err
-		}
-		req.SnapshotTime = &t
+	if req.SnapshotTime, err = snapshotTime(spec.SnapshotTime); err != nil {
+		return err
 	}
 	if req.Mode, err = splits.ParseMode(spec.Mode); err != nil {
 		return err
@@ -94,7 +150,6 @@ func (s *server) postSplits(w http.ResponseWriter, r *http.Request) error {
 	default:
 		return fmt.Errorf("%w: timestamps %q: want millis or iso", splits.ErrBadRequest, spec.Timestamps)
 	}
-	var warnings []string
 	if len(spec.IcebergCatalog) > 0 {
 		warnings = append(warnings, "icebergCatalog is ignored: the sidecar plans against the catalog it was started with")
 	}

@@ -74,11 +74,33 @@ func TestPostDruidSpec(t *testing.T) {
 		t.Fatal("POST and GET planned different splits")
 	}
 
+	// What Druid's mapper ignores is ignored here too, and named; Druid's
+	// DateTime forms all plan (epoch millis, Joda's ISO forms, null).
+	for _, tc := range []struct{ name, body, warning string }{
+		{"unknown field", `{"type":"iceberg","namespace":"fixtures","tableName":"t","tableNmae":"x"}`, "tableNmae is ignored"},
+		{"a newer Druid's property", `{"type":"iceberg","namespace":"fixtures","tableName":"t","v2DeleteHandling":"apply"}`,
+			"v2DeleteHandling is ignored: the sidecar always applies the table's delete files"},
+		{"an unknown filter field", `{"type":"iceberg","namespace":"fixtures","tableName":"t","icebergFilter":{"type":"equals","filterColumn":"id","filterValue":6,"extra":1}}`,
+			"icebergFilter.extra is ignored"},
+		{"epoch millis", `{"type":"iceberg","namespace":"fixtures","tableName":"t","snapshotTime":4070908800000}`, ""},
+		{"a Joda offset", `{"type":"iceberg","namespace":"fixtures","tableName":"t","snapshotTime":"2099-01-01T00:00+0000"}`, ""},
+		{"a month", `{"type":"iceberg","namespace":"fixtures","tableName":"t","snapshotTime":"2099-01"}`, ""},
+		{"null", `{"type":"iceberg","namespace":"fixtures","tableName":"t","snapshotTime":null}`, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			resp, body := srv.post(t, "/splits", tc.body)
+			if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), tc.warning) {
+				t.Fatalf("%d %s; want 200 warning %q", resp.StatusCode, body, tc.warning)
+			}
+		})
+	}
+
 	for _, tc := range []struct {
 		name, body, want string
 		status           int
 	}{
-		{"unknown field", `{"type":"iceberg","namespace":"fixtures","tableName":"t","tableNmae":"x"}`, `unknown field \"tableNmae\"`, 400},
+		{"wrong type", `{"type":"iceberg","namespace":"fixtures","tableName":7}`, "tableName", 400},
+		{"snapshotTime neither millis nor ISO", `{"type":"iceberg","namespace":"fixtures","tableName":"t","snapshotTime":"yesterday"}`, "snapshotTime", 400},
 		{"missing table", `{"type":"iceberg","namespace":"fixtures"}`, "tableName are required", 400},
 		{"other input source", `{"type":"s3","namespace":"fixtures","tableName":"t"}`, "want iceberg", 400},
 		{"bad filter", `{"type":"iceberg","namespace":"fixtures","tableName":"t","icebergFilter":{"type":"equals","filterColumn":"nope","filterValue":1}}`, `no column \"nope\"`, 400},

@@ -1,21 +1,15 @@
 package handlers
 
 import (
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/url"
-	"slices"
 	"strconv"
 	"strings"
 
-	"github.com/apache/iceberg-go"
-
+	"github.com/druidiceberg/sidecar/druid"
 	"github.com/druidiceberg/sidecar/splits"
 )
-
-// granularities are the segment and PARTITIONED BY granularities Druid names.
-var granularities = []string{"HOUR", "DAY", "WEEK", "MONTH", "QUARTER", "YEAR", "ALL"}
 
 // specParams are what the spec generators take besides the /splits ones.
 var (
@@ -23,112 +17,63 @@ var (
 	sqlParams  = map[string]bool{"dataSource": true, "timestampColumn": true, "statement": true, "partitionedBy": true, "overwrite": true}
 )
 
-// specTarget is what every generated spec needs: the planned answer, the
-// datasource and the timestamp column.
-type specTarget struct {
-	resp       splitsResponse
-	dataSource string
-	timeField  iceberg.NestedField
-	isoTimes   bool
-	fields     []iceberg.NestedField
-	// source and format, when set, replace the planned inputSource and
-	// inputFormat (an inline source when the plan has no URI).
-	source, format any
-}
-
-func (s *server) specTarget(r *http.Request, extra map[string]bool) (specTarget, url.Values, error) {
-	q := r.URL.Query()
-	req, err := parseSplitsQuery(q, extra)
-	if err != nil {
-		return specTarget{}, nil, err
-	}
-	t, err := s.planTarget(r, req, q.Get("dataSource"), q.Get("timestampColumn"), "timestampColumn")
-	return t, q, err
-}
-
-// planTarget plans req and checks the time column (named by the query
-// parameter param) against what the plan serves.
-func (s *server) planTarget(r *http.Request, req splits.Request, dataSource, col, param string) (specTarget, error) {
-	t := specTarget{dataSource: dataSource, isoTimes: req.Encoding.ISOTimestamps}
-	if t.dataSource == "" {
-		return t, fmt.Errorf("%w: dataSource is required", splits.ErrBadRequest)
-	}
-	if col == "" {
-		return t, fmt.Errorf("%w: %s is required", splits.ErrBadRequest, param)
-	}
+// druidSource plans req and describes the answer for the druid package:
+// the planned inputSource and format, the served columns and the time
+// column (named by the query parameter param), checked against what the
+// plan serves.
+func (s *server) druidSource(r *http.Request, req splits.Request, timeColumn, param string) (druid.Source, splitsResponse, error) {
 	plan, resp, err := s.planResponse(r, req, nil)
 	if err != nil {
-		return t, err
+		return druid.Source{}, resp, err
 	}
-	i := slices.IndexFunc(plan.Fields, func(f iceberg.NestedField) bool { return f.Name == col })
-	if i < 0 {
-		return t, fmt.Errorf("%w: %s %q is not a column the plan serves", splits.ErrBadRequest, param, col)
+	tf, err := druid.TimeField(plan.Fields, timeColumn, param)
+	if err != nil {
+		return druid.Source{}, resp, err
 	}
-	switch plan.Fields[i].Type.(type) {
-	case iceberg.TimestampType, iceberg.TimestampTzType, iceberg.TimestampNsType, iceberg.TimestampTzNsType,
-		iceberg.DateType, iceberg.Int64Type:
-	default:
-		return t, fmt.Errorf("%w: %s %q is %s; want a timestamp, date or long (epoch millis) column",
-			splits.ErrBadRequest, param, col, plan.Fields[i].Type)
-	}
-	t.resp, t.timeField, t.fields = resp, plan.Fields[i], plan.Fields
-	return t, nil
+	return druid.Source{
+		InputSource: resp.InputSource, InputFormat: resp.InputFormat,
+		Fields: plan.Fields, TimeField: tf, Encoding: req.Encoding, URIs: len(resp.InputSource.URIs),
+	}, resp, nil
 }
 
-// inputSource and inputFormat are what the spec reads.
-func (t specTarget) inputSource() any {
-	if t.source != nil {
-		return t.source
-	}
-	return t.resp.InputSource
-}
-
-func (t specTarget) inputFormat() any {
-	if t.format != nil {
-		return t.format
-	}
-	return t.resp.InputFormat
-}
-
-// timestampFormat is the Druid timestampSpec format of what the plan serves
-// in the time column.
-func (t specTarget) timestampFormat() string {
-	if t.isoTimes {
-		if _, isDate := t.timeField.Type.(iceberg.DateType); !isDate {
-			return "iso"
+// required checks the parameters a spec cannot be written without before
+// anything is planned.
+func required(q url.Values, names ...string) error {
+	for _, n := range names {
+		if q.Get(n) == "" {
+			return fmt.Errorf("%w: %s is required", splits.ErrBadRequest, n)
 		}
 	}
-	return "millis"
-}
-
-// granularity reads a Druid granularity parameter, DAY when absent.
-func granularity(q url.Values, name string) (string, error) {
-	gran := strings.ToUpper(q.Get(name))
-	if gran == "" {
-		return "DAY", nil
-	}
-	if !slices.Contains(granularities, gran) {
-		return "", fmt.Errorf("%w: %s %q: want one of %s", splits.ErrBadRequest, name, gran, strings.Join(granularities, ", "))
-	}
-	return gran, nil
+	return nil
 }
 
 // getDruidTask answers a complete index_parallel task for the table, ready
 // for POST /druid/indexer/v1/task.
 func (s *server) getDruidTask(w http.ResponseWriter, r *http.Request) error {
-	t, q, err := s.specTarget(r, taskParams)
+	q := r.URL.Query()
+	req, err := parseSplitsQuery(q, taskParams)
 	if err != nil {
 		return err
 	}
-	gran, err := granularity(q, "segmentGranularity")
+	if err := required(q, "dataSource", "timestampColumn"); err != nil {
+		return err
+	}
+	task := druid.Task{DataSource: q.Get("dataSource")}
+	if task.SegmentGranularity, err = druid.ParseGranularity(q.Get("segmentGranularity")); err != nil {
+		return fmt.Errorf("segmentGranularity: %w", err)
+	}
+	if task.SubTasks, err = maxSubTasks(q); err != nil {
+		return err
+	}
+	src, _, err := s.druidSource(r, req, q.Get("timestampColumn"), "timestampColumn")
 	if err != nil {
 		return err
 	}
-	subTasks, err := maxSubTasks(q)
+	spec, err := task.Spec(src)
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, indexParallelTask(t, gran, subTasks, ""))
+	return writeJSON(w, spec)
 }
 
 // maxSubTasks reads maxNumConcurrentSubTasks, 2 when absent.
@@ -144,41 +89,6 @@ func maxSubTasks(q url.Values) (int, error) {
 	return n, nil
 }
 
-// indexParallelTask is an index_parallel task that reads the target. With
-// an interval (ISO 8601 START/END), it replaces exactly that interval:
-// granularitySpec.intervals names it and dropExisting drops what it held,
-// also when no row is read (Druid then writes tombstones).
-func indexParallelTask(t specTarget, gran string, subTasks int, interval string) map[string]any {
-	granularitySpec := map[string]any{"type": "uniform", "segmentGranularity": gran, "queryGranularity": "NONE", "rollup": false}
-	ioConfig := map[string]any{
-		"type":             "index_parallel",
-		"inputSource":      t.inputSource(),
-		"inputFormat":      t.inputFormat(),
-		"appendToExisting": false,
-	}
-	if interval != "" {
-		granularitySpec["intervals"] = []string{interval}
-		ioConfig["dropExisting"] = true
-	}
-	return map[string]any{
-		"type": "index_parallel",
-		"spec": map[string]any{
-			"dataSchema": map[string]any{
-				"dataSource":      t.dataSource,
-				"timestampSpec":   map[string]any{"column": t.timeField.Name, "format": t.timestampFormat()},
-				"dimensionsSpec":  map[string]any{"useSchemaDiscovery": true, "dimensionExclusions": []string{}},
-				"granularitySpec": granularitySpec,
-			},
-			"ioConfig": ioConfig,
-			"tuningConfig": map[string]any{
-				"type":                     "index_parallel",
-				"maxNumConcurrentSubTasks": subTasks,
-				"partitionsSpec":           map[string]any{"type": "dynamic"},
-			},
-		},
-	}
-}
-
 // sqlTask is the body of Druid's POST /druid/v2/sql/task.
 type sqlTask struct {
 	Query    string         `json:"query"`
@@ -187,138 +97,59 @@ type sqlTask struct {
 }
 
 // getDruidSQL answers an MSQ INSERT or REPLACE statement that reads the
-// table through EXTERN, ready for POST /druid/v2/sql/task.
+// table through EXTERN, ready for POST /druid/v2/sql/task. A bounded
+// OVERWRITE reads only the rows of its interval: the sidecar filters them
+// row by row, and the statement's WHERE is a second guard. A REPLACE with
+// nothing to read replaces its interval with nothing.
 func (s *server) getDruidSQL(w http.ResponseWriter, r *http.Request) error {
-	t, q, err := s.specTarget(r, sqlParams)
+	q := r.URL.Query()
+	req, err := parseSplitsQuery(q, sqlParams)
 	if err != nil {
 		return err
 	}
-	stmt := strings.ToLower(q.Get("statement"))
-	if stmt == "" {
-		stmt = "insert"
-	}
-	if stmt != "insert" && stmt != "replace" {
-		return fmt.Errorf("%w: statement %q: want insert or replace", splits.ErrBadRequest, stmt)
-	}
-	gran, err := granularity(q, "partitionedBy")
-	if err != nil {
+	if err := required(q, "dataSource", "timestampColumn"); err != nil {
 		return err
 	}
-	head := "INSERT INTO " + sqlIdent(t.dataSource)
-	if stmt == "replace" {
-		over, err := overwriteClause(q.Get("overwrite"))
+	st := druid.Statement{DataSource: q.Get("dataSource")}
+	switch verb := strings.ToLower(q.Get("statement")); verb {
+	case "", "insert":
+	case "replace":
+		// A REPLACE may read no row although the plan has files (every
+		// row deleted or filtered): it then empties its interval.
+		st.Replace, st.AllowEmpty = true, true
+	default:
+		return fmt.Errorf("%w: statement %q: want insert or replace", splits.ErrBadRequest, verb)
+	}
+	if st.PartitionedBy, err = druid.ParseGranularity(q.Get("partitionedBy")); err != nil {
+		return fmt.Errorf("partitionedBy: %w", err)
+	}
+	if v := q.Get("overwrite"); v != "" && !strings.EqualFold(v, "all") {
+		start, end, err := splits.ParseInterval(v)
 		if err != nil {
-			return err
+			return fmt.Errorf("%w: overwrite: %w", splits.ErrBadRequest, err)
 		}
-		head = "REPLACE INTO " + sqlIdent(t.dataSource) + " " + over
-	} else if q.Get("overwrite") != "" {
+		st.Overwrite = druid.Interval{Start: start.UTC(), End: end.UTC()}
+	} else if v != "" && !st.Replace {
 		return fmt.Errorf("%w: overwrite goes with statement=replace", splits.ErrBadRequest)
 	}
-	query, err := msqStatement(head, t, gran)
+	if err := st.Check(); err != nil {
+		return err
+	}
+	if !st.Overwrite.All() {
+		req.TimeInterval = &splits.TimeInterval{Column: q.Get("timestampColumn"), Start: st.Overwrite.Start, End: st.Overwrite.End}
+	}
+	src, resp, err := s.druidSource(r, req, q.Get("timestampColumn"), "timestampColumn")
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, sqlTask{Query: query, Context: map[string]any{"maxNumTasks": 2}, Warnings: t.resp.Warnings})
-}
-
-// overwriteClause renders OVERWRITE ALL or OVERWRITE WHERE for an ISO 8601
-// interval START/END.
-func overwriteClause(v string) (string, error) {
-	if v == "" || strings.EqualFold(v, "all") {
-		return "OVERWRITE ALL", nil
+	warnings := resp.Warnings
+	if src.URIs == 0 && st.Replace {
+		src = src.EmptySource(st.Overwrite.Start)
+		warnings = append(warnings, st.Warnings(src)...)
 	}
-	start, end, err := splits.ParseInterval(v)
+	query, err := st.SQL(src)
 	if err != nil {
-		return "", fmt.Errorf("%w: overwrite: %w", splits.ErrBadRequest, err)
+		return err
 	}
-	const layout = "2006-01-02 15:04:05.000"
-	return fmt.Sprintf(`OVERWRITE WHERE "__time" >= TIMESTAMP %s AND "__time" < TIMESTAMP %s`,
-		sqlString(start.UTC().Format(layout)), sqlString(end.UTC().Format(layout))), nil
-}
-
-// msqStatement renders head SELECT … FROM TABLE(EXTERN(…)) PARTITIONED BY.
-// Every name is a quoted identifier and every JSON argument a string
-// literal, each escaped, so no name can end the statement.
-func msqStatement(head string, t specTarget, gran string) (string, error) {
-	return msqStatementWhere(head, t, gran, "")
-}
-
-// msqStatementWhere is msqStatement with a WHERE clause (where, when not
-// empty, is its condition, built from quoted identifiers and literals).
-func msqStatementWhere(head string, t specTarget, gran, where string) (string, error) {
-	src, err := json.Marshal(t.inputSource())
-	if err != nil {
-		return "", fmt.Errorf("encode inputSource: %w", err)
-	}
-	format, err := json.Marshal(t.inputFormat())
-	if err != nil {
-		return "", fmt.Errorf("encode inputFormat: %w", err)
-	}
-	type column struct {
-		Name string `json:"name"`
-		Type string `json:"type"`
-	}
-	var sig []column
-	var cols []string
-	for _, f := range t.fields {
-		sig = append(sig, column{Name: f.Name, Type: druidType(f.Type)})
-		cols = append(cols, sqlIdent(f.Name))
-	}
-	signature, err := json.Marshal(sig)
-	if err != nil {
-		return "", fmt.Errorf("encode signature: %w", err)
-	}
-	var b strings.Builder
-	b.WriteString(head)
-	b.WriteString("\nSELECT\n  " + t.timeExpr() + ` AS "__time",` + "\n  ")
-	b.WriteString(strings.Join(cols, ",\n  "))
-	b.WriteString("\nFROM TABLE(\n  EXTERN(\n    ")
-	b.WriteString(sqlString(string(src)) + ",\n    ")
-	b.WriteString(sqlString(string(format)) + ",\n    ")
-	b.WriteString(sqlString(string(signature)) + "\n  )\n)\n")
-	if where != "" {
-		b.WriteString("WHERE " + where + "\n")
-	}
-	b.WriteString("PARTITIONED BY " + partitionedBy(gran))
-	return b.String(), nil
-}
-
-// timeExpr is the Druid SQL expression of __time over the time column.
-func (t specTarget) timeExpr() string {
-	if t.timestampFormat() == "iso" {
-		return "TIME_PARSE(" + sqlIdent(t.timeField.Name) + ")"
-	}
-	return "MILLIS_TO_TIMESTAMP(" + sqlIdent(t.timeField.Name) + ")"
-}
-
-func partitionedBy(gran string) string {
-	if gran == "ALL" {
-		return "ALL TIME"
-	}
-	return gran
-}
-
-// sqlIdent quotes a Druid SQL identifier; a double quote inside is doubled.
-func sqlIdent(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }
-
-// sqlString quotes a Druid SQL string literal; a single quote inside is
-// doubled (Druid SQL has no backslash escapes in plain literals).
-func sqlString(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
-
-// druidType is the EXTERN signature type of what the sidecar serves for an
-// Iceberg type: times are epoch millis (longs), decimals are read as
-// doubles, nested values as JSON.
-func druidType(t iceberg.Type) string {
-	switch t.(type) {
-	case iceberg.BooleanType, iceberg.Int32Type, iceberg.Int64Type, iceberg.DateType, iceberg.TimeType,
-		iceberg.TimestampType, iceberg.TimestampTzType, iceberg.TimestampNsType, iceberg.TimestampTzNsType:
-		return "long"
-	case iceberg.Float32Type:
-		return "float"
-	case iceberg.Float64Type, iceberg.DecimalType:
-		return "double"
-	case iceberg.StringType, iceberg.UUIDType, iceberg.BinaryType, iceberg.FixedType:
-		return "string"
-	}
-	return "COMPLEX<json>"
+	return writeJSON(w, sqlTask{Query: query, Context: st.Context(src), Warnings: warnings})
 }

@@ -44,6 +44,15 @@ func (s *server) getFile(w http.ResponseWriter, r *http.Request) error {
 		s.Metrics.ActiveStreams.Inc()
 		defer s.Metrics.ActiveStreams.Dec()
 	}
+	// A range outside the file is answered as every error before the
+	// first byte is, in JSON, where ServeContent would write plain text.
+	if br, ranged, err := parseRange(r.Header.Get("Range")); err != nil {
+		return err
+	} else if ranged && br.start >= sp.Data.Size {
+		w.Header().Set("Content-Range", fmt.Sprintf("bytes */%d", sp.Data.Size))
+		return errorf(http.StatusRequestedRangeNotSatisfiable, "bad_range",
+			fmt.Sprintf("Range starts at byte %d of a %d-byte file", br.start, sp.Data.Size))
+	}
 	w.Header().Set("Content-Type", "application/vnd.apache.parquet")
 	w.Header().Set("Cache-Control", "no-store")
 	// Data files are immutable, so the path identifies the content.

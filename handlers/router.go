@@ -12,11 +12,14 @@ package handlers
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
+	"strings"
 
 	"github.com/apache/iceberg-go/table"
 	"github.com/go-chi/chi/v5"
+	"github.com/go-chi/chi/v5/middleware"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
@@ -93,7 +96,8 @@ func New(cfg Config) http.Handler {
 	auth := newBasicAuth(cfg.BasicAuth)
 	planGate := s.admit("plan", cfg.MaxPlans)
 	r := chi.NewRouter()
-	r.Use(withRequestID, s.instrument)
+	// Every GET route answers HEAD too, as HTTP asks (RFC 9110, 9.3.2).
+	r.Use(withRequestID, s.instrument, middleware.GetHead)
 	r.Group(func(r chi.Router) {
 		r.Use(s.require(auth))
 		r.Group(func(r chi.Router) {
@@ -130,10 +134,34 @@ func New(cfg Config) http.Handler {
 	r.NotFound(s.handle(func(http.ResponseWriter, *http.Request) error {
 		return errorf(http.StatusNotFound, "not_found", "no such route; see /openapi.yaml")
 	}))
-	r.MethodNotAllowed(s.handle(func(http.ResponseWriter, *http.Request) error {
-		return errorf(http.StatusMethodNotAllowed, "method_not_allowed", "method not allowed on this route")
+	r.MethodNotAllowed(s.handle(func(w http.ResponseWriter, r *http.Request) error {
+		allow := allowed(r)
+		w.Header().Set("Allow", strings.Join(allow, ", "))
+		return errorf(http.StatusMethodNotAllowed, "method_not_allowed",
+			fmt.Sprintf("%s is not allowed on this route; use %s", r.Method, strings.Join(allow, " or ")))
 	}))
 	return r
+}
+
+// allowed lists the methods the request's path answers, for the Allow
+// header of a 405 (RFC 9110, 15.5.6); a GET route answers HEAD too.
+func allowed(r *http.Request) []string {
+	rctx := chi.RouteContext(r.Context())
+	path := r.URL.RawPath
+	if path == "" {
+		path = r.URL.Path
+	}
+	var out []string
+	for _, m := range []string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete} {
+		probe := m
+		if m == http.MethodHead {
+			probe = http.MethodGet
+		}
+		if rctx != nil && rctx.Routes.Match(chi.NewRouteContext(), probe, path) {
+			out = append(out, m)
+		}
+	}
+	return out
 }
 
 // handle adapts a handler that returns an error; the error is written by

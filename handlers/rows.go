@@ -125,9 +125,14 @@ func (s *server) getRows(w http.ResponseWriter, r *http.Request) error {
 	h.Set("X-Content-Type-Options", "nosniff")
 	out := io.Writer(w)
 	status := http.StatusOK
-	if ranged {
-		// The total length is unknown until the stream ends; Druid only
-		// checks that Content-Range starts with "bytes N-".
+	if ranged && (br.start > 0 || br.end >= 0) {
+		// Druid asks for bytes=0- on every first read, which is the whole
+		// body: a plain 200. A resumption at N > 0 is a 206 whose
+		// Content-Range Druid's HttpEntity only checks to start with
+		// "bytes " (else it reads from the first byte and skips N). The
+		// stream's length is unknown until its end, so an open range is
+		// answered "bytes N-*/*", which RFC 9110 does not allow (it wants
+		// the last position); the docs say so.
 		last := "*"
 		to := int64(-1)
 		if br.end >= 0 {
@@ -139,6 +144,10 @@ func (s *server) getRows(w http.ResponseWriter, r *http.Request) error {
 		out = &rangeWriter{w: w, from: br.start, to: to}
 	}
 	w.WriteHeader(status)
+	if r.Method == http.MethodHead {
+		// The split opened: that is what a HEAD can tell.
+		return nil
+	}
 
 	if s.Metrics != nil {
 		s.Metrics.ActiveStreams.Inc()

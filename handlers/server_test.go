@@ -109,6 +109,7 @@ type plan struct {
 		PositionDeleteFiles int    `json:"positionDeleteFiles"`
 		EqualityDeleteFiles int    `json:"equalityDeleteFiles"`
 		DeletionVectorFiles int    `json:"deletionVectorFiles"`
+		DataFileSizeInBytes int64  `json:"dataFileSizeInBytes"`
 	} `json:"splits"`
 	Warnings []string `json:"warnings"`
 }

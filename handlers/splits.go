@@ -134,6 +134,9 @@ func (s *server) planResponse(r *http.Request, req splits.Request, warnings []st
 		Splits:      []splitResponse{},
 		Warnings:    append(append([]string{}, warnings...), plan.Warnings...),
 	}
+	if req.Filter != nil {
+		resp.Warnings = append(resp.Warnings, req.Filter.Ignored("icebergFilter")...)
+	}
 	if len(s.BasicAuth) > 0 {
 		resp.InputSource.Username = s.BasicAuth[0].Username
 		resp.InputSource.Password = &passwordProvider{Type: "environment", Variable: s.DruidPasswordEnv}
@@ -310,15 +313,14 @@ func parseSplitsQuery(q url.Values, extra map[string]bool) (splits.Request, erro
 	return req, nil
 }
 
-// parseTime accepts the ISO 8601 forms Druid users write: a full RFC 3339
-// instant, or a date-time without zone (taken as UTC, as Druid does), or a date.
+// parseTime reads snapshotTime as Druid reads a DateTime: the ISO 8601
+// forms Joda takes (splits.ParseInstant).
 func parseTime(v string) (time.Time, error) {
-	for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04:05.999999999", "2006-01-02T15:04", "2006-01-02"} {
-		if t, err := time.Parse(layout, v); err == nil {
-			return t, nil
-		}
+	t, err := splits.ParseInstant(v)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("%w: snapshotTime: %w", splits.ErrBadRequest, err)
 	}
-	return time.Time{}, fmt.Errorf("%w: snapshotTime %q is not an ISO 8601 time (e.g. 2025-01-31T12:00:00Z)", splits.ErrBadRequest, v)
+	return t, nil
 }
 
 // baseURL is the configured public URL, or the scheme and host the request

@@ -30,10 +30,14 @@ type Filter struct {
 	LookbackDuration  json.RawMessage
 	LookaheadDuration json.RawMessage
 	BaseTime          string
+	// ignored are the fields of the JSON this filter does not take.
+	ignored []string
 }
 
-// filterFields are the JSON fields each filter type takes; any other field
-// is refused by name, so a typo never silently widens a filter.
+// filterFields are the JSON fields each filter type takes. Druid's mapper
+// ignores any other (DefaultObjectMapper: FAIL_ON_UNKNOWN_PROPERTIES
+// false), so the sidecar plans such a filter too, and names each ignored
+// field in the answer's warnings (Ignored): a typo shows there.
 var filterFields = map[string][]string{
 	"equals":     {"type", "filterColumn", "filterValue"},
 	"interval":   {"type", "filterColumn", "intervals"},
@@ -44,8 +48,9 @@ var filterFields = map[string][]string{
 	"timeWindow": {"type", "filterColumn", "lookbackDuration", "lookaheadDuration", "baseTime"},
 }
 
-// UnmarshalJSON decodes a filter strictly: an unknown type or a field the
-// type does not take is an error that names it.
+// UnmarshalJSON decodes a filter: an unknown type is an error that names
+// it (Druid refuses an unknown type id too); a field the type does not
+// take is ignored and kept for Ignored.
 func (f *Filter) UnmarshalJSON(data []byte) error {
 	var raw map[string]json.RawMessage
 	dec := json.NewDecoder(bytes.NewReader(data))
@@ -61,12 +66,13 @@ func (f *Filter) UnmarshalJSON(data []byte) error {
 	if !ok {
 		return fmt.Errorf("icebergFilter: unknown filter type %q (want one of %s)", typ, filterTypes())
 	}
+	*f = Filter{Type: typ}
 	for k := range raw {
 		if !slices.Contains(allowed, k) {
-			return fmt.Errorf("icebergFilter: a %s filter has no field %q", typ, k)
+			f.ignored = append(f.ignored, k)
 		}
 	}
-	*f = Filter{Type: typ}
+	sort.Strings(f.ignored)
 	str := func(key string, dst *string) error {
 		if v, ok := raw[key]; ok {
 			if err := json.Unmarshal(v, dst); err != nil {
@@ -114,6 +120,22 @@ func (f *Filter) UnmarshalJSON(data []byte) error {
 		}
 	}
 	return nil
+}
+
+// Ignored names the fields of the filter's JSON, and of the filters in
+// it, that were ignored, as warnings; path names the filter itself.
+func (f *Filter) Ignored(path string) []string {
+	var out []string
+	for _, k := range f.ignored {
+		out = append(out, fmt.Sprintf("%s.%s is ignored: a %s filter has no such field (Druid ignores it too)", path, k, f.Type))
+	}
+	for i := range f.Filters {
+		out = append(out, f.Filters[i].Ignored(fmt.Sprintf("%s.filters[%d]", path, i))...)
+	}
+	if f.Filter != nil {
+		out = append(out, f.Filter.Ignored(path+".filter")...)
+	}
+	return out
 }
 
 func filterTypes() string {
@@ -202,8 +224,11 @@ func (f *Filter) expr(schema *iceberg.Schema, now time.Time) (iceberg.BooleanExp
 		return iceberg.LiteralPredicate(iceberg.OpEQ, ref, lit), nil
 
 	case "range":
-		if len(f.Lower) == 0 && len(f.Upper) == 0 {
-			return nil, bad("give lower, upper or both")
+		// A null bound is an absent bound (IcebergRangeFilter's
+		// @Nullable lower and upper).
+		absent := func(raw json.RawMessage) bool { return len(raw) == 0 || string(bytes.TrimSpace(raw)) == "null" }
+		if absent(f.Lower) && absent(f.Upper) {
+			return nil, bad("Both lower and upper bounds cannot be empty: give lower, upper or both")
 		}
 		var parts []iceberg.BooleanExpression
 		for _, b := range []struct {
@@ -211,15 +236,12 @@ func (f *Filter) expr(schema *iceberg.Schema, now time.Time) (iceberg.BooleanExp
 			open       bool
 			opOpen, op iceberg.Operation
 		}{{f.Lower, f.LowerOpen, iceberg.OpGT, iceberg.OpGTEQ}, {f.Upper, f.UpperOpen, iceberg.OpLT, iceberg.OpLTEQ}} {
-			if len(b.raw) == 0 {
+			if absent(b.raw) {
 				continue
 			}
 			lit, err := literalFor(field, b.raw)
 			if err != nil {
 				return nil, bad("%v", err)
-			}
-			if lit == nil {
-				return nil, bad("a range bound cannot be null")
 			}
 			op := b.op
 			if b.open {
@@ -259,7 +281,7 @@ func (f *Filter) expr(schema *iceberg.Schema, now time.Time) (iceberg.BooleanExp
 		}
 		base := now
 		if f.BaseTime != "" {
-			if base, err = parseInstant(f.BaseTime); err != nil {
+			if base, err = ParseInstant(f.BaseTime); err != nil {
 				return nil, bad("baseTime: %v", err)
 			}
 		}
@@ -335,7 +357,7 @@ func literalFor(field iceberg.NestedField, raw json.RawMessage) (iceberg.Literal
 		switch x := v.(type) {
 		case string:
 			var err error
-			if t, err = parseInstant(x); err != nil {
+			if t, err = ParseInstant(x); err != nil {
 				return nil, fail()
 			}
 		case json.Number:
@@ -442,57 +464,6 @@ func timeBounds(field iceberg.NestedField, start, end time.Time, endInclusive bo
 		return nil, err
 	}
 	return iceberg.NewAnd(iceberg.LiteralPredicate(iceberg.OpGTEQ, ref, lo), iceberg.LiteralPredicate(hiOp, ref, hi)), nil
-}
-
-// parseInstant parses an ISO 8601 instant: RFC 3339, or a date-time or date
-// without zone, taken as UTC as Druid does.
-func parseInstant(s string) (time.Time, error) {
-	for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04:05.999999999", "2006-01-02T15:04", "2006-01-02T15", "2006-01-02"} {
-		if t, err := time.Parse(layout, s); err == nil {
-			return t, nil
-		}
-	}
-	return time.Time{}, fmt.Errorf("%q is not an ISO 8601 time", s)
-}
-
-// ParseInterval parses Druid's ISO 8601 interval forms: start/end,
-// start/period and period/end.
-func ParseInterval(s string) (start, end time.Time, err error) {
-	a, b, ok := strings.Cut(s, "/")
-	if !ok {
-		return start, end, fmt.Errorf("interval %q: want START/END", s)
-	}
-	switch {
-	case strings.HasPrefix(a, "P"):
-		d, err := parseISODuration(a)
-		if err != nil {
-			return start, end, fmt.Errorf("interval %q: %w", s, err)
-		}
-		if end, err = parseInstant(b); err != nil {
-			return start, end, fmt.Errorf("interval %q: %w", s, err)
-		}
-		start = end.Add(-d)
-	case strings.HasPrefix(b, "P"):
-		if start, err = parseInstant(a); err != nil {
-			return start, end, fmt.Errorf("interval %q: %w", s, err)
-		}
-		d, err := parseISODuration(b)
-		if err != nil {
-			return start, end, fmt.Errorf("interval %q: %w", s, err)
-		}
-		end = start.Add(d)
-	default:
-		if start, err = parseInstant(a); err != nil {
-			return start, end, fmt.Errorf("interval %q: %w", s, err)
-		}
-		if end, err = parseInstant(b); err != nil {
-			return start, end, fmt.Errorf("interval %q: %w", s, err)
-		}
-	}
-	if end.Before(start) {
-		return start, end, fmt.Errorf("interval %q ends before it starts", s)
-	}
-	return start, end, nil
 }
 
 // durationOf reads a Joda Duration as Druid's JSON carries it: an ISO 8601

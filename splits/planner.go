@@ -95,6 +95,18 @@ type Request struct {
 	// the filter, so the filter holds row by row and not only file by
 	// file; it takes the row path whenever a residual remains.
 	ApplyResidual bool
+	// TimeInterval, when set, keeps only the rows whose time column the
+	// sidecar serves as a Druid time within it, row by row: its
+	// IntervalFilter is joined to Filter and ApplyResidual holds. A Druid
+	// REPLACE of an interval needs exactly that (MSQ fails the task when a
+	// row falls outside the OVERWRITE range).
+	TimeInterval *TimeInterval
+}
+
+// TimeInterval is a Druid time interval [Start, End) over a time column.
+type TimeInterval struct {
+	Column     string
+	Start, End time.Time
 }
 
 // ResidualMode says what to do when the filter cannot be decided from
@@ -335,6 +347,20 @@ func (p *Planner) Plan(ctx context.Context, req Request) (Plan, error) {
 		plan.Fields = slices.DeleteFunc(plan.Fields, func(f iceberg.NestedField) bool { return !slices.Contains(columns, f.ID) })
 	}
 	opts := []table.ScanOption{table.WithSnapshotID(snap.SnapshotID)}
+	if iv := req.TimeInterval; iv != nil {
+		field, err := TimeColumn(schema, iv.Column)
+		if err != nil {
+			return Plan{}, err
+		}
+		f, err := IntervalFilter(field, iv.Start, iv.End)
+		if err != nil {
+			return Plan{}, err
+		}
+		if req.Filter != nil {
+			f = &Filter{Type: "and", Filters: []Filter{*req.Filter, *f}}
+		}
+		req.Filter, req.ApplyResidual = f, true
+	}
 	var filter iceberg.BooleanExpression
 	if req.Filter != nil {
 		now := req.Now
@@ -426,13 +452,14 @@ func (p *Planner) Plan(ctx context.Context, req Request) (Plan, error) {
 		case err != nil:
 			return Plan{}, err
 		case why != "" && req.Mode == ModeFiles:
-			return Plan{}, fmt.Errorf("%w: mode=files refused: Druid reads a raw Parquet file's columns by name, "+
-				"and the data files of %s would not read as Iceberg reads them: %s; use mode=auto or mode=rows",
-				ErrConflict, req.Table, why)
+			return Plan{}, fmt.Errorf("%w: mode=files refused: Druid's Parquet reader would not read the data files of %s "+
+				"as Iceberg reads them: %s; use mode=auto or mode=rows", ErrConflict, req.Table, why)
 		case why != "":
 			plan.Path = PathRows
 			plan.Warnings = append(plan.Warnings, "served on the row path although no delete file applies, "+
-				"because Druid reads a raw Parquet file's columns by name: "+why)
+				"because Druid's Parquet reader would not read the raw files as Iceberg reads them: "+why)
+		default:
+			plan.Warnings = append(plan.Warnings, rawVersionWarnings(schema)...)
 		}
 	}
 	kind := split.KindFile

@@ -28,7 +28,9 @@ import (
 //   - a column added with an initial default (v3) reads as that default in
 //     files written before it, where Druid sees null;
 //   - an identity partition's source column may be absent from a file
-//     (Hive-style imports): Iceberg takes its value from the partition.
+//     (Hive-style imports): Iceberg takes its value from the partition;
+//   - Druid's Parquet reader reads some types other than the row stream
+//     serves them (see rawTypeHazard).
 //
 // Auto mode serves such a plan on the row path, which reads by field id, and
 // says why in a warning; mode=files is refused, as it is with delete files.
@@ -105,6 +107,11 @@ func rawHazard(meta table.Metadata, schema *iceberg.Schema, tasks []table.FileSc
 	if why := rawSchemaHazard(meta, schema); why != "" {
 		return why, nil
 	}
+	for _, f := range schema.Fields() {
+		if why := rawTypeHazard(f.Name, f.Type, false); why != "" {
+			return why, nil
+		}
+	}
 	for _, t := range tasks {
 		fields, err := mk.identityOf(t.File)
 		if err != nil {
@@ -133,4 +140,75 @@ func stores(f iceberg.DataFile, id int) bool {
 		}
 	}
 	return false
+}
+
+// rawTypeHazard returns why Druid's Parquet reader reads a column of type t
+// other than the row stream serves it, "" when it reads the same. The
+// reader goes by each column's legacy OriginalType
+// (extensions-core/parquet-extensions/src/main/java/org/apache/druid/data/
+// input/parquet/simple/ParquetGroupConverter.java, convertPrimitiveField):
+//
+//   - timestamp_ns has no OriginalType: its raw nanoseconds, where the row
+//     stream serves milliseconds;
+//   - a uuid has none either: its 16 bytes, not its canonical text;
+//   - a map whose keys are not strings is a map keyed by the keys' text,
+//     where the row stream serves a list of key/value objects;
+//   - inside a struct, list or map, a decimal is a number where the row
+//     stream serves an exact string, and binary values are bytes where it
+//     serves base64.
+//
+// Other types read alike: booleans, integers, decimals from Druid 29 on
+// (see rawVersionWarnings), floats and doubles (but NaN and the
+// infinities, which the raw files keep as Iceberg holds them and the row
+// stream, in JSON, can only serve as null: the raw files are the truer),
+// dates (epoch milliseconds), times (microseconds), timestamps in microseconds (epoch
+// milliseconds: parquet-java's TimestampLogicalTypeAnnotation gives
+// TIMESTAMP_MICROS with or without UTC adjustment), strings, and binary
+// and fixed values at the top level (Druid's string conversion writes
+// bytes as base64, as the row stream does).
+func rawTypeHazard(name string, t iceberg.Type, nested bool) string {
+	switch t := t.(type) {
+	case iceberg.TimestampNsType, iceberg.TimestampTzNsType:
+		return fmt.Sprintf("column %q is %s, which Druid's Parquet reader reads as raw nanoseconds", name, t)
+	case iceberg.UUIDType:
+		return fmt.Sprintf("column %q is a uuid, which Druid's Parquet reader reads as 16 bytes", name)
+	case iceberg.DecimalType:
+		if nested {
+			return fmt.Sprintf("column %q holds a %s, which Druid's Parquet reader reads as a number, not exactly", name, t)
+		}
+	case iceberg.BinaryType, iceberg.FixedType:
+		if nested {
+			return fmt.Sprintf("column %q holds %s values, which Druid's Parquet reader keeps as bytes in nested data", name, t)
+		}
+	case *iceberg.StructType:
+		for _, f := range t.FieldList {
+			if why := rawTypeHazard(name+"."+f.Name, f.Type, true); why != "" {
+				return why
+			}
+		}
+	case *iceberg.ListType:
+		return rawTypeHazard(name+".element", t.Element, true)
+	case *iceberg.MapType:
+		if _, ok := t.KeyType.(iceberg.StringType); !ok {
+			return fmt.Sprintf("column %q is a map with %s keys, which Druid's Parquet reader keys by their text", name, t.KeyType)
+		}
+		return rawTypeHazard(name+".value", t.ValueType, true)
+	}
+	return ""
+}
+
+// rawVersionWarnings warn of the columns of a raw-file plan that Druid
+// reads right only from some version on: a decimal of precision up to 18,
+// which Iceberg's writers store as INT32 or INT64, reads as its unscaled
+// integer before Druid 29 (apache/druid#15715; ParquetGroupConverter). The
+// plan keeps the raw files, which read right on a current Druid.
+func rawVersionWarnings(schema *iceberg.Schema) []string {
+	var out []string
+	for _, f := range schema.Fields() {
+		if d, ok := f.Type.(iceberg.DecimalType); ok && d.Precision() <= 18 {
+			out = append(out, fmt.Sprintf("column %q is %s: Druid before 29 reads it from the raw files unscaled "+
+				"(100 times 1.00); with an older Druid use mode=rows", f.Name, d))
+		}
+	}
+	return out
 }

@@ -1,20 +1,35 @@
 package druidsim
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
+
+	"github.com/klauspost/compress/gzip"
 )
 
-// stmt writes a statement of the sidecar's shape over inline rows.
+// stmt writes a statement over inline rows with the columns t (long) and
+// v (string).
 func stmt(head, where, gran string, rows ...string) string {
+	return stmtOver(inline(rows...), `[{"name":"t","type":"long"},{"name":"v","type":"string"}]`, head,
+		`MILLIS_TO_TIMESTAMP("t") AS "__time", "v"`, where, gran)
+}
+
+func inline(rows ...string) string {
 	src, _ := json.Marshal(map[string]any{"type": "inline", "data": strings.Join(rows, "\n")})
-	q := head + "\nSELECT\n  MILLIS_TO_TIMESTAMP(\"t\") AS \"__time\",\n  \"v\"\nFROM TABLE(\n  EXTERN(\n    '" +
-		strings.ReplaceAll(string(src), "'", "''") + "',\n    '{\"type\":\"json\"}',\n    '[{\"name\":\"t\",\"type\":\"long\"},{\"name\":\"v\",\"type\":\"string\"}]'\n  )\n)\n"
+	return string(src)
+}
+
+func stmtOver(src, signature, head, selects, where, gran string) string {
+	q := head + "\nSELECT " + selects + "\nFROM TABLE(EXTERN('" + strings.ReplaceAll(src, "'", "''") + "', '{\"type\":\"json\"}', '" +
+		strings.ReplaceAll(signature, "'", "''") + "'))\n"
 	if where != "" {
 		q += "WHERE " + where + "\n"
 	}
@@ -26,6 +41,10 @@ const (
 	day2 = day1 + 86_400_000
 	day3 = day2 + 86_400_000
 )
+
+const replaceDay2 = `REPLACE INTO "ds" OVERWRITE WHERE "__time" >= TIMESTAMP '2024-03-02 00:00:00.000' AND "__time" < TIMESTAMP '2024-03-03 00:00:00.000'`
+
+var utc = map[string]any{"sqlTimeZone": "UTC"}
 
 func row(t int64, v string) string { return fmt.Sprintf(`{"t":%d,"v":%q}`, t, v) }
 
@@ -41,7 +60,6 @@ func values(d *Druid, ds string) string {
 func TestModel(t *testing.T) {
 	ctx := context.Background()
 	d := New()
-	replaceDay2 := `REPLACE INTO "ds" OVERWRITE WHERE "__time" >= TIMESTAMP '2024-03-02 00:00:00.000' AND "__time" < TIMESTAMP '2024-03-03 00:00:00.000'`
 	steps := []struct {
 		sql, want, err string
 	}{
@@ -51,17 +69,16 @@ func TestModel(t *testing.T) {
 		{stmt(replaceDay2, "", "DAY", row(day2+5, "B")), "a,B,c", ""},
 		// Rows outside the OVERWRITE range are refused, the datasource kept.
 		{stmt(replaceDay2, "", "DAY", row(day3, "x")), "a,B,c", "InsertTimeOutOfBounds"},
-		// unless the statement's WHERE drops them first.
+		// unless the statement's WHERE drops them first; nothing left
+		// empties the interval.
 		{stmt(replaceDay2, `MILLIS_TO_TIMESTAMP("t") >= TIMESTAMP '2024-03-02 00:00:00.000' AND MILLIS_TO_TIMESTAMP("t") < TIMESTAMP '2024-03-03 00:00:00.000'`,
 			"DAY", row(day3, "x")), "a,c", ""},
-		{stmt(replaceDay2, "", "MONTH", row(day2, "x")), "a,c", "not aligned"},
 		{stmt(`INSERT INTO "ds"`, "", "DAY", `{"v":"no time"}`), "a,c", "InsertTimeNull"},
 		{stmt(`REPLACE INTO "ds" OVERWRITE ALL`, `"t" IS NOT NULL`, "ALL TIME", `{"v":"no time"}`, row(day1, "z")), "z", ""},
-		{stmt(`REPLACE INTO "ds" OVERWRITE ALL`, "", "DAY") + " --", "z", "unexpected"},
-		{`REPLACE INTO "ds" OVERWRITE ALL SELECT "v" FROM "other" PARTITIONED BY DAY`, "z", "MILLIS_TO_TIMESTAMP"},
+		{`REPLACE INTO "ds" OVERWRITE ALL SELECT "v" FROM "other" PARTITIONED BY DAY`, "z", "want \"TABLE\""},
 	}
 	for i, s := range steps {
-		err := d.ExecSQL(ctx, s.sql, map[string]any{"failOnEmptyInsert": false})
+		err := d.ExecSQL(ctx, s.sql, map[string]any{"failOnEmptyInsert": false, "sqlTimeZone": "UTC"})
 		if (err == nil) != (s.err == "") || (err != nil && !strings.Contains(err.Error(), s.err)) {
 			t.Fatalf("step %d: error %v, want %q", i, err, s.err)
 		}
@@ -72,23 +89,327 @@ func TestModel(t *testing.T) {
 
 	// index_parallel: dropExisting replaces its intervals; without
 	// intervals, the time chunks its rows fall into.
-	task := func(intervals []string, drop bool, rows ...string) []byte {
-		gs := map[string]any{"segmentGranularity": "DAY"}
-		if intervals != nil {
-			gs["intervals"] = intervals
-		}
-		b, _ := json.Marshal(map[string]any{"type": "index_parallel", "spec": map[string]any{
-			"dataSchema": map[string]any{"dataSource": "ds", "timestampSpec": map[string]any{"column": "t", "format": "millis"}, "granularitySpec": gs},
-			"ioConfig": map[string]any{"type": "index_parallel", "inputSource": map[string]any{"type": "inline", "data": strings.Join(rows, "\n")},
-				"inputFormat": map[string]any{"type": "json"}, "appendToExisting": false, "dropExisting": drop},
-		}})
-		return b
-	}
-	if err := d.ExecTask(ctx, task(nil, false, row(day2, "y"))); err != nil || values(d, "ds") != "z,y" {
+	if err := d.ExecTask(ctx, taskSpec(nil, false, `"DAY"`, nil, row(day2, "y"))); err != nil || values(d, "ds") != "z,y" {
 		t.Fatalf("by time chunk: %v %s", err, values(d, "ds"))
 	}
-	if err := d.ExecTask(ctx, task([]string{"2024-03-01/2024-03-02"}, true, row(day1-1, "thrown away"))); err != nil || values(d, "ds") != "y" {
+	if err := d.ExecTask(ctx, taskSpec([]string{"2024-03-01/2024-03-02"}, true, `"DAY"`, nil, row(day1-1, "thrown away"))); err != nil || values(d, "ds") != "y" {
 		t.Fatalf("an interval emptied: %v %s", err, values(d, "ds"))
+	}
+	if len(d.Nulled()) != 0 || d.Unparseable() != 0 {
+		t.Fatalf("nulled %q, unparseable %d", d.Nulled(), d.Unparseable())
+	}
+}
+
+// taskSpec writes an index_parallel task over inline rows with the time
+// column t.
+func taskSpec(intervals []string, drop bool, gran string, dims []any, rows ...string) []byte {
+	gs := map[string]any{"segmentGranularity": json.RawMessage(gran)}
+	if intervals != nil {
+		gs["intervals"] = intervals
+	}
+	dimsSpec := map[string]any{"useSchemaDiscovery": dims == nil}
+	if dims != nil {
+		dimsSpec["dimensions"] = dims
+	}
+	b, _ := json.Marshal(map[string]any{"type": "index_parallel", "spec": map[string]any{
+		"dataSchema": map[string]any{"dataSource": "ds", "timestampSpec": map[string]any{"column": "t", "format": "millis"},
+			"dimensionsSpec": dimsSpec, "granularitySpec": gs},
+		"ioConfig": map[string]any{"type": "index_parallel", "inputSource": map[string]any{"type": "inline", "data": strings.Join(rows, "\n")},
+			"inputFormat": map[string]any{"type": "json"}, "appendToExisting": false, "dropExisting": drop},
+	}})
+	return b
+}
+
+// TestRules: each rule of the model refuses (or types) what the Druid
+// class it names refuses, fed the input Druid would reject.
+func TestRules(t *testing.T) {
+	ctx := context.Background()
+	sig := `[{"name":"t","type":"long"},{"name":"v","type":"string"}]`
+	for _, tc := range []struct {
+		rule    string // the Druid source the rule follows
+		version int
+		zone    string
+		run     func(d *Druid) error
+		err     string // the refusal, or "" for a check on the result
+		check   func(t *testing.T, d *Druid)
+	}{
+		{rule: "DruidSqlParserUtils.validateQueryAndConvertToIntervals: OVERWRITE not aligned to PARTITIONED BY",
+			run: func(d *Druid) error { return d.ExecSQL(ctx, stmt(replaceDay2, "", "MONTH", row(day2, "x")), utc) },
+			err: "not aligned with PARTITIONED BY granularity [MONTH]"},
+		{rule: "AllGranularity.bucketStart is DateTimes.MIN: a bounded OVERWRITE with ALL TIME",
+			run: func(d *Druid) error { return d.ExecSQL(ctx, stmt(replaceDay2, "", "ALL TIME", row(day2, "x")), utc) },
+			err: "not aligned with PARTITIONED BY granularity [AllGranularity]"},
+		{rule: "DruidSqlParserUtils.convertQueryToDimFilter: = is not an OVERWRITE operator",
+			run: func(d *Druid) error {
+				return d.ExecSQL(ctx, stmt(`REPLACE INTO "ds" OVERWRITE WHERE "__time" = TIMESTAMP '2024-03-02 00:00:00'`, "", "DAY", row(day2, "x")), utc)
+			},
+			err: "Unsupported operation [=] in OVERWRITE WHERE clause."},
+		{rule: "DruidSqlParserUtils.convertQueryToDimFilter: OVERWRITE filters __time only",
+			run: func(d *Druid) error {
+				return d.ExecSQL(ctx, stmt(`REPLACE INTO "ds" OVERWRITE WHERE "t" >= TIMESTAMP '2024-03-02 00:00:00'`, "", "DAY", row(day2, "x")), utc)
+			},
+			err: "only supports filtering on the __time column"},
+		{rule: "DruidSqlParserUtils.convertQueryToDimFilter: BETWEEN includes both ends, so its end is not aligned",
+			run: func(d *Druid) error {
+				return d.ExecSQL(ctx, stmt(`REPLACE INTO "ds" OVERWRITE WHERE "__time" BETWEEN TIMESTAMP '2024-03-02 00:00:00' AND TIMESTAMP '2024-03-03 00:00:00'`, "", "DAY", row(day2, "x")), utc)
+			},
+			err: "not aligned"},
+		{rule: "PlannerContext: OVERWRITE literals are read in the cluster's sqlTimeZone without the context parameter",
+			zone: "America/Los_Angeles",
+			run:  func(d *Druid) error { return d.ExecSQL(ctx, stmt(replaceDay2, "", "DAY", row(day2, "x")), nil) },
+			err:  "not aligned"},
+		{rule: "PlannerContext: sqlTimeZone UTC reads them in UTC on any cluster", zone: "America/Los_Angeles",
+			run: func(d *Druid) error { return d.ExecSQL(ctx, stmt(replaceDay2, "", "DAY", row(day2, "x")), utc) },
+			check: func(t *testing.T, d *Druid) {
+				if values(d, "ds") != "x" {
+					t.Fatalf("rows %s", values(d, "ds"))
+				}
+			}},
+		{rule: "common.ftl PartitionGranularity: WEEK is no keyword",
+			run: func(d *Druid) error { return d.ExecSQL(ctx, stmt(`INSERT INTO "ds"`, "", "WEEK", row(day2, "x")), utc) },
+			err: `Encountered "WEEK" after PARTITIONED BY`},
+		{rule: "DruidSqlParserUtils.convertSqlNodeToGranularity: a period literal needs Druid 30 (apache/druid#15836)",
+			run: func(d *Druid) error {
+				return d.ExecSQL(ctx, stmt(`INSERT INTO "ds"`, "", "'P1W'", row(day2, "x")), utc)
+			},
+			err: "needs Druid 30"},
+		{rule: "DruidSqlParserUtils.validateSupportedGranularityForPartitionedBy: only standard granularities", version: 30,
+			run: func(d *Druid) error {
+				return d.ExecSQL(ctx, stmt(`INSERT INTO "ds"`, "", "'P2D'", row(day2, "x")), utc)
+			},
+			err: "Invalid granularity[P2D]"},
+		{rule: "DruidSqlParserUtils.convertSqlNodeToGranularity: TIME_FLOOR(__time, 'P1W') on every version",
+			run: func(d *Druid) error {
+				return d.ExecSQL(ctx, stmt(`REPLACE INTO "ds" OVERWRITE WHERE "__time" >= TIMESTAMP '2024-03-04 00:00:00' AND "__time" < TIMESTAMP '2024-03-11 00:00:00'`,
+					"", `TIME_FLOOR("__time", 'P1W')`, row(day3+86_400_000, "monday")), utc)
+			},
+			check: func(t *testing.T, d *Druid) {
+				if values(d, "ds") != "monday" {
+					t.Fatalf("rows %s", values(d, "ds"))
+				}
+			}},
+		{rule: "DruidSqlInsert: PARTITIONED BY is required",
+			run: func(d *Druid) error {
+				return d.ExecSQL(ctx, strings.TrimSuffix(stmt(`INSERT INTO "ds"`, "", "DAY", row(day2, "x")), "PARTITIONED BY DAY"), utc)
+			},
+			err: "must specify a PARTITIONED BY clause"},
+		{rule: "ReplaceHandler: REPLACE needs OVERWRITE",
+			run: func(d *Druid) error { return d.ExecSQL(ctx, stmt(`REPLACE INTO "ds"`, "", "DAY", row(day2, "x")), utc) },
+			err: "Missing time chunk information in OVERWRITE clause"},
+		{rule: "HttpInputSource: Empty URIs",
+			run: func(d *Druid) error {
+				return d.ExecSQL(ctx, stmtOver(`{"type":"http","uris":[]}`, sig, `INSERT INTO "ds"`, `MILLIS_TO_TIMESTAMP("t") AS "__time", "v"`, "", "DAY"), utc)
+			},
+			err: "Empty URIs"},
+		{rule: "RowBasedColumnSelectorFactory / Rows.objectToNumber: a boolean in a long column is NULL",
+			run: func(d *Druid) error {
+				return d.ExecSQL(ctx, stmtOver(inline(`{"t":1,"b":true}`), `[{"name":"t","type":"long"},{"name":"b","type":"long"}]`,
+					`INSERT INTO "ds"`, `MILLIS_TO_TIMESTAMP("t") AS "__time", "b"`, "", "DAY"), utc)
+			},
+			check: func(t *testing.T, d *Druid) {
+				if n := d.Nulled(); len(n) != 1 || !strings.Contains(n[0], "b long true") {
+					t.Fatalf("nulled %q", n)
+				}
+			}},
+		{rule: "MSQTasks.primaryTimestampFromObjectForInsert: an ISO string in a long __time column is NULL, so InsertTimeNull",
+			run: func(d *Druid) error {
+				return d.ExecSQL(ctx, stmtOver(inline(`{"t":"2024-03-01T00:00:00.000Z"}`), `[{"name":"t","type":"long"}]`,
+					`INSERT INTO "ds"`, `MILLIS_TO_TIMESTAMP("t") AS "__time"`, "", "DAY"), utc)
+			},
+			err: "InsertTimeNull"},
+		{rule: "TimeParseOperatorConversion: TIME_PARSE takes a character string",
+			run: func(d *Druid) error {
+				return d.ExecSQL(ctx, stmtOver(inline(row(day1, "a")), sig, `INSERT INTO "ds"`, `TIME_PARSE("t") AS "__time"`, "", "DAY"), utc)
+			},
+			err: "Cannot apply 'TIME_PARSE'"},
+		{rule: "ControllerImpl: a row in a chunk outside OVERWRITE is InsertTimeOutOfBounds",
+			run: func(d *Druid) error { return d.ExecSQL(ctx, stmt(replaceDay2, "", "DAY", row(day3, "x")), utc) },
+			err: "InsertTimeOutOfBounds"},
+		{rule: "MultiStageQueryContext: failOnEmptyInsert true fails an empty REPLACE",
+			run: func(d *Druid) error {
+				return d.ExecSQL(ctx, stmt(replaceDay2, `"t" IS NULL`, "DAY", row(day2, "x")), map[string]any{"sqlTimeZone": "UTC", "failOnEmptyInsert": true})
+			},
+			err: "InsertCannotBeEmpty"},
+		{rule: "MultiStageQueryContext: before Druid 29 every empty insert fails (no failOnEmptyInsert)", version: 28,
+			run: func(d *Druid) error {
+				return d.ExecSQL(ctx, stmt(replaceDay2, `"t" IS NULL`, "DAY", row(day2, "x")), map[string]any{"sqlTimeZone": "UTC", "failOnEmptyInsert": false})
+			},
+			err: "InsertCannotBeEmpty"},
+		{rule: "MSQMode strict (maxParseExceptions 0): a line that is not JSON is CannotParseExternalData",
+			run: func(d *Druid) error {
+				return d.ExecSQL(ctx, stmt(`INSERT INTO "ds"`, "", "DAY", row(day1, "a"), `{"t":`), utc)
+			},
+			err: "CannotParseExternalData"},
+		{rule: "JSONFlattenerMaker.convertJsonNode: a decimal is a double, 12.30 is 12.3",
+			run: func(d *Druid) error {
+				return d.ExecSQL(ctx, stmtOver(inline(`{"t":1,"x":12.30,"big":123456789012345678901}`),
+					`[{"name":"t","type":"long"},{"name":"x","type":"COMPLEX<json>"},{"name":"big","type":"string"}]`,
+					`INSERT INTO "ds"`, `MILLIS_TO_TIMESTAMP("t") AS "__time", "x", "big"`, "", "DAY"), utc)
+			},
+			check: func(t *testing.T, d *Druid) {
+				if got := d.Rows("ds")[0].String(); got != `1 {"big":"1.2345678901234568E20","x":12.3}` {
+					t.Fatalf("row %s", got)
+				}
+			}},
+		{rule: "Granularity.fromString: a period string is not a segmentGranularity",
+			run: func(d *Druid) error { return d.ExecTask(ctx, taskSpec(nil, false, `"P1W"`, nil, row(day1, "a"))) },
+			err: "no GranularityType named"},
+		{rule: "GranularityModule: a period object is",
+			run: func(d *Druid) error {
+				return d.ExecTask(ctx, taskSpec(nil, false, `{"type":"period","period":"P1W"}`, nil, row(day1, "a")))
+			}},
+		{rule: "DimensionHandlerUtils.convertObjectToLong: \"12.34\" is no long (processedWithError, NULL)",
+			run: func(d *Druid) error {
+				return d.ExecTask(ctx, taskSpec(nil, false, `"DAY"`, []any{map[string]any{"type": "long", "name": "v"}}, row(day1, "12.34")))
+			},
+			check: func(t *testing.T, d *Druid) {
+				if n := d.Nulled(); len(n) != 1 || d.Rows("ds")[0].Columns["v"] != nil {
+					t.Fatalf("nulled %q, rows %v", n, d.Rows("ds"))
+				}
+			}},
+		{rule: "DimensionHandlerUtils.convertObjectToDouble: \"12.34\" is a double",
+			run: func(d *Druid) error {
+				return d.ExecTask(ctx, taskSpec(nil, false, `"DAY"`, []any{map[string]any{"type": "double", "name": "v"}}, row(day1, "12.34")))
+			},
+			check: func(t *testing.T, d *Druid) {
+				if got := d.Rows("ds")[0].Columns["v"]; got != 12.34 || d.Types("ds")["v"] != "DOUBLE" {
+					t.Fatalf("v %#v, types %v", got, d.Types("ds"))
+				}
+			}},
+		{rule: "ExprEval.bestEffortOf: discovery makes a decimal string a STRING and a boolean LONG 1/0",
+			run: func(d *Druid) error {
+				return d.ExecTask(ctx, taskSpec(nil, false, `"DAY"`, nil, fmt.Sprintf(`{"t":%d,"v":"12.34","b":true}`, day1)))
+			},
+			check: func(t *testing.T, d *Druid) {
+				if ty := d.Types("ds"); ty["v"] != "STRING" || ty["b"] != "LONG" || d.Rows("ds")[0].Columns["b"] != int64(1) {
+					t.Fatalf("types %v rows %v", ty, d.Rows("ds"))
+				}
+			}},
+		{rule: "MapInputRowParser.findDimensions: discovery leaves out the timestamp column",
+			run: func(d *Druid) error { return d.ExecTask(ctx, taskSpec(nil, false, `"DAY"`, nil, row(day1, "a"))) },
+			check: func(t *testing.T, d *Druid) {
+				if _, ok := d.Types("ds")["t"]; ok {
+					t.Fatalf("types %v", d.Types("ds"))
+				}
+			}},
+		{rule: "DataSchema.computeDimensionsSpec: a listed timestamp column is a dimension",
+			run: func(d *Druid) error {
+				return d.ExecTask(ctx, taskSpec(nil, false, `"DAY"`, []any{map[string]any{"type": "long", "name": "t"}}, row(day1, "a")))
+			},
+			check: func(t *testing.T, d *Druid) {
+				if ty := d.Types("ds"); ty["t"] != "LONG" || len(ty) != 1 {
+					t.Fatalf("types %v", ty)
+				}
+			}},
+		{rule: "HttpInputSource in a task: Empty URIs",
+			run: func(d *Druid) error {
+				b := bytes.Replace(taskSpec(nil, false, `"DAY"`, nil, row(day1, "a")), []byte(`"inputSource":{"data"`), []byte(`"inputSource":{"uris":[],"type":"http","data"`), 1)
+				b = bytes.Replace(b, []byte(`"type":"inline"`), []byte(`"x":"inline"`), 1)
+				return d.ExecTask(ctx, b)
+			},
+			err: "Empty URIs"},
+	} {
+		t.Run(tc.rule, func(t *testing.T) {
+			d := New()
+			d.Version, d.SQLTimeZone = tc.version, tc.zone
+			err := tc.run(d)
+			switch {
+			case tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)):
+				t.Fatalf("error %v, want %q", err, tc.err)
+			case tc.err == "" && err != nil:
+				t.Fatal(err)
+			}
+			if tc.check != nil {
+				tc.check(t, d)
+			}
+		})
+	}
+}
+
+// TestHTTPEntity: the model reads a URI as Druid's HttpEntity does.
+func TestHTTPEntity(t *testing.T) {
+	body := []byte(strings.Join([]string{row(day1, "a"), row(day2, "b"), row(day3, "c")}, "\n") + "\n")
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	_, _ = zw.Write(body)
+	_ = zw.Close()
+	var requests atomic.Int32
+	var ranges []string
+	fail := map[int32]string{}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n := requests.Add(1)
+		ranges = append(ranges, r.Header.Get("Range"))
+		data := body
+		if strings.HasSuffix(r.URL.Path, ".gz") {
+			data = gz.Bytes()
+		}
+		var from int
+		if _, err := fmt.Sscanf(r.Header.Get("Range"), "bytes=%d-", &from); err != nil {
+			http.Error(w, "no range", 400)
+			return
+		}
+		switch fail[n] {
+		case "500":
+			http.Error(w, "try again", 500)
+			return
+		case "cut":
+			// Send part of the body and break the connection.
+			w.Header().Set("Content-Range", "bytes "+strconv.Itoa(from)+"-*/*")
+			w.WriteHeader(http.StatusPartialContent)
+			_, _ = w.Write(data[from : from+7])
+			_ = http.NewResponseController(w).Flush()
+			panic(http.ErrAbortHandler)
+		case "200":
+			_, _ = w.Write(data)
+			return
+		}
+		w.Header().Set("Content-Range", "bytes "+strconv.Itoa(from)+"-*/*")
+		w.WriteHeader(http.StatusPartialContent)
+		_, _ = w.Write(data[from:])
+	}))
+	defer srv.Close()
+	sql := func(uri string) string {
+		src, _ := json.Marshal(map[string]any{"type": "http", "uris": []string{uri}})
+		return stmtOver(string(src), `[{"name":"t","type":"long"},{"name":"v","type":"string"}]`, `REPLACE INTO "ds" OVERWRITE ALL`,
+			`MILLIS_TO_TIMESTAMP("t") AS "__time", "v"`, "", "DAY")
+	}
+	for _, tc := range []struct {
+		name   string
+		path   string
+		fail   map[int32]string
+		ranges string
+		err    string
+	}{
+		{"Range on the first request", "/rows", nil, "bytes=0-", ""},
+		{"a 500 is retried", "/rows", map[int32]string{1: "500", 2: "500"}, "bytes=0- bytes=0- bytes=0-", ""},
+		{"a broken connection resumes at the bytes read", "/rows", map[int32]string{1: "cut", 2: "cut"}, "bytes=0- bytes=7- bytes=14-", ""},
+		{"a 200 after a break is skipped into", "/rows", map[int32]string{1: "cut", 2: "200"}, "bytes=0- bytes=7-", ""},
+		{"ten failures fail the read", "/rows", map[int32]string{1: "500", 2: "500", 3: "500", 4: "500", 5: "500", 6: "500", 7: "500", 8: "500", 9: "500", 10: "500"},
+			"", "10 tries failed"},
+		{"gzip by extension, Range on the compressed bytes", "/rows.ndjson.gz", map[int32]string{1: "cut"}, "bytes=0- bytes=7-", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			requests.Store(0)
+			ranges, fail = nil, tc.fail
+			d := New()
+			d.Client = srv.Client()
+			err := d.ExecSQL(context.Background(), sql(srv.URL+tc.path), utc)
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Fatalf("error %v, want %q", err, tc.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := strings.Join(ranges, " "); got != tc.ranges {
+				t.Fatalf("ranges %q, want %q", got, tc.ranges)
+			}
+			if values(d, "ds") != "a,b,c" {
+				t.Fatalf("rows %s", values(d, "ds"))
+			}
+		})
 	}
 }
 
@@ -118,13 +439,12 @@ func TestServer(t *testing.T) {
 		_, _ = fmt.Fprint(&b, json.NewDecoder(resp.Body).Decode(new(any)))
 		return resp.StatusCode, b.String()
 	}
-	good, _ := json.Marshal(map[string]any{"query": stmt(`INSERT INTO "ds"`, "", "DAY", row(day1, "a")), "context": map[string]any{}})
+	good, _ := json.Marshal(map[string]any{"query": stmt(`INSERT INTO "ds"`, "", "DAY", row(day1, "a")), "context": utc})
 	for _, tc := range []struct {
 		body, user string
 		status     int
 	}{
 		{string(good), "nobody", 401},
-		{`{"query":"x","context":{},"extra":1}`, "u", 400},
 		{`{"context":{}}`, "u", 400},
 		{string(good), "u", 200},
 		{string(good), "u", 200},

@@ -124,8 +124,9 @@ func (s *Server) postSQLTask(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
+	// Druid's mapper ignores properties it does not know
+	// (DefaultObjectMapper: FAIL_ON_UNKNOWN_PROPERTIES false).
 	dec := json.NewDecoder(strings.NewReader(string(body)))
-	dec.DisallowUnknownFields()
 	var req struct {
 		Query   *string        `json:"query"`
 		Context map[string]any `json:"context"`

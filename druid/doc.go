@@ -1,0 +1,14 @@
+// Package druid holds what the sidecar generates for Druid and what it must
+// know of Druid to do so: granularities, the Iceberg to Druid type mapping,
+// index_parallel tasks and MSQ statements, and the Druid version each
+// generated feature needs. It plans nothing: handlers and sync give it the
+// planned input source and the served columns.
+//
+// Every rule here follows a Druid class, named where the rule is; the test
+// model of Druid (internal/druidsim) enforces the same rules independently.
+package druid
+
+import "errors"
+
+// ErrInvalid: a parameter of a spec or statement is not one Druid takes.
+var ErrInvalid = errors.New("invalid Druid parameter")

@@ -1,0 +1,170 @@
+package druid
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Interval is a Druid time interval [Start, End) in UTC; the zero Interval
+// is all time.
+type Interval struct{ Start, End time.Time }
+
+// All says whether the interval is all time.
+func (iv Interval) All() bool { return iv.Start.IsZero() && iv.End.IsZero() }
+
+// String is the interval in Druid's ISO 8601 form, or ALL.
+func (iv Interval) String() string {
+	if iv.All() {
+		return "ALL"
+	}
+	const layout = "2006-01-02T15:04:05.000Z"
+	return iv.Start.UTC().Format(layout) + "/" + iv.End.UTC().Format(layout)
+}
+
+// Statement is an MSQ INSERT or REPLACE that reads a Source through EXTERN,
+// the body of Druid's POST /druid/v2/sql/task.
+type Statement struct {
+	Replace    bool
+	DataSource string
+	// Overwrite bounds a REPLACE: OVERWRITE WHERE over the interval, or
+	// OVERWRITE ALL for the zero Interval.
+	Overwrite     Interval
+	PartitionedBy Granularity
+	// AllowEmpty lets the statement write no row: a REPLACE that reads
+	// nothing then deletes what its interval held (failOnEmptyInsert
+	// false). Statements of an EmptySource always allow it.
+	AllowEmpty bool
+}
+
+// Check refuses what Druid's SQL layer refuses before any task runs.
+//
+// A bounded OVERWRITE must start and end on PARTITIONED BY chunk
+// boundaries, in UTC (DruidSqlParserUtils.validateQueryAndConvertToIntervals:
+// "OVERWRITE WHERE clause identified interval … which is not aligned with
+// PARTITIONED BY granularity"); with ALL TIME no bound is aligned
+// (AllGranularity.bucketStart is DateTimes.MIN), so a bounded OVERWRITE
+// needs a finer granularity.
+func (st Statement) Check() error {
+	if st.DataSource == "" {
+		return fmt.Errorf("%w: dataSource is required", ErrInvalid)
+	}
+	if !st.Replace {
+		if !st.Overwrite.All() {
+			return fmt.Errorf("%w: overwrite goes with statement=replace", ErrInvalid)
+		}
+		return nil
+	}
+	iv := st.Overwrite
+	if iv.All() {
+		return nil
+	}
+	if !iv.End.After(iv.Start) {
+		return fmt.Errorf("%w: overwrite %s ends before it starts", ErrInvalid, iv)
+	}
+	if st.PartitionedBy == GranularityAll {
+		return fmt.Errorf("%w: overwrite %s with partitionedBy ALL: Druid refuses a bounded OVERWRITE with PARTITIONED BY ALL TIME "+
+			"(no interval is aligned to it); partition by DAY or another granularity, or overwrite ALL", ErrInvalid, iv)
+	}
+	for _, end := range []time.Time{iv.Start, iv.End} {
+		if !st.PartitionedBy.Aligned(end) {
+			floor := st.PartitionedBy.Floor(end)
+			return fmt.Errorf("%w: overwrite %s is not aligned to partitionedBy %s (in UTC): Druid refuses it; %s falls in the chunk %s",
+				ErrInvalid, iv, st.PartitionedBy, end.UTC().Format(time.RFC3339Nano),
+				Interval{floor, st.PartitionedBy.Next(floor)})
+		}
+	}
+	return nil
+}
+
+// SQL renders the statement over src. Every name is a quoted identifier
+// and every JSON argument a string literal, each escaped, so no name can
+// end the statement.
+//
+// Beside OVERWRITE, the statement's own WHERE keeps only rows inside the
+// interval (MSQ fails a whole REPLACE with InsertTimeOutOfBounds when a row
+// falls outside it: ControllerImpl), or, unbounded, only rows with a time
+// (MSQ fails on a null __time with InsertTimeNull: MSQTasks).
+func (st Statement) SQL(src Source) (string, error) {
+	if err := st.Check(); err != nil {
+		return "", err
+	}
+	if src.URIs == 0 && !src.empty {
+		return "", fmt.Errorf("%w: the plan has no URI to read, and Druid's http inputSource refuses an empty uris list", ErrNothingToRead)
+	}
+	if src.empty && !st.Replace {
+		return "", fmt.Errorf("%w: an INSERT of nothing", ErrNothingToRead)
+	}
+	srcJSON, err := json.Marshal(src.InputSource)
+	if err != nil {
+		return "", fmt.Errorf("encode inputSource: %w", err)
+	}
+	formatJSON, err := json.Marshal(src.InputFormat)
+	if err != nil {
+		return "", fmt.Errorf("encode inputFormat: %w", err)
+	}
+	type sigColumn struct {
+		Name string `json:"name"`
+		Type string `json:"type"`
+	}
+	var sig []sigColumn
+	var selects []string
+	for _, c := range src.Columns() {
+		sig = append(sig, sigColumn{Name: c.Name, Type: c.Extern})
+		selects = append(selects, c.Select())
+	}
+	signature, err := json.Marshal(sig)
+	if err != nil {
+		return "", fmt.Errorf("encode signature: %w", err)
+	}
+	var b strings.Builder
+	if st.Replace {
+		b.WriteString("REPLACE INTO " + Ident(st.DataSource) + " OVERWRITE ")
+		if st.Overwrite.All() {
+			b.WriteString("ALL")
+		} else {
+			b.WriteString(`WHERE "__time" >= ` + Timestamp(st.Overwrite.Start) + ` AND "__time" < ` + Timestamp(st.Overwrite.End))
+		}
+	} else {
+		b.WriteString("INSERT INTO " + Ident(st.DataSource))
+	}
+	b.WriteString("\nSELECT\n  " + src.timeExpr() + ` AS "__time",` + "\n  ")
+	b.WriteString(strings.Join(selects, ",\n  "))
+	b.WriteString("\nFROM TABLE(\n  EXTERN(\n    ")
+	b.WriteString(String(string(srcJSON)) + ",\n    ")
+	b.WriteString(String(string(formatJSON)) + ",\n    ")
+	b.WriteString(String(string(signature)) + "\n  )\n)\n")
+	if st.Overwrite.All() {
+		b.WriteString("WHERE " + Ident(src.TimeField.Name) + " IS NOT NULL\n")
+	} else {
+		b.WriteString("WHERE " + src.timeExpr() + " >= " + Timestamp(st.Overwrite.Start) +
+			" AND " + src.timeExpr() + " < " + Timestamp(st.Overwrite.End) + "\n")
+	}
+	b.WriteString("PARTITIONED BY " + st.PartitionedBy.PartitionedBy())
+	return b.String(), nil
+}
+
+// Context is the statement's MSQ query context. sqlTimeZone is UTC, so
+// that Druid reads the TIMESTAMP literals as the sidecar writes them
+// (without it the cluster's druid.sql.planner.sqlTimeZone applies).
+// failOnEmptyInsert false lets a REPLACE that reads no row delete its
+// interval (MultiStageQueryContext, Druid 29 and later); earlier versions
+// ignore the key and fail such a statement with InsertCannotBeEmpty.
+func (st Statement) Context(src Source) map[string]any {
+	ctx := map[string]any{"maxNumTasks": 2, "sqlTimeZone": "UTC"}
+	if st.AllowEmpty || src.empty {
+		ctx["failOnEmptyInsert"] = false
+	}
+	return ctx
+}
+
+// Warnings are what an operator should know before submitting the
+// statement over src.
+func (st Statement) Warnings(src Source) []string {
+	if !src.empty {
+		return nil
+	}
+	return []string{fmt.Sprintf("nothing to read: this REPLACE deletes what %s holds in %s; it needs Druid %s or later "+
+		"(failOnEmptyInsert), earlier versions fail it with InsertCannotBeEmpty", Ident(st.DataSource), st.Overwrite, VersionEmptyReplace)}
+}

@@ -1,0 +1,117 @@
+package druid
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/apache/iceberg-go"
+
+	"github.com/druidiceberg/sidecar/splits/split"
+)
+
+// Source is what a generated spec reads: the planned Druid inputSource and
+// inputFormat, and the columns they serve.
+type Source struct {
+	// InputSource and InputFormat are the planned http inputSource and its
+	// format, encoded as JSON by the generators.
+	InputSource, InputFormat any
+	// Fields are the served top-level columns, in order.
+	Fields []iceberg.NestedField
+	// TimeField is the column __time comes from: a timestamp, a date or a
+	// long of epoch milliseconds.
+	TimeField iceberg.NestedField
+	// Encoding is how the values are served.
+	Encoding split.Encoding
+	// URIs counts the inputSource's URIs. Druid's HttpInputSource refuses
+	// an empty list when it is constructed ("Empty URIs"), so a Source
+	// without one cannot be generated; see EmptySource.
+	URIs int
+	// empty marks EmptySource's stand-in, which reads no row.
+	empty bool
+}
+
+// TimeField checks that a served column can be __time: a timestamp, a
+// date or a long (epoch milliseconds); param names it in the error.
+func TimeField(fields []iceberg.NestedField, name, param string) (iceberg.NestedField, error) {
+	if name == "" {
+		return iceberg.NestedField{}, fmt.Errorf("%w: %s is required", ErrInvalid, param)
+	}
+	for _, f := range fields {
+		if f.Name != name {
+			continue
+		}
+		switch f.Type.(type) {
+		case iceberg.TimestampType, iceberg.TimestampTzType, iceberg.TimestampNsType, iceberg.TimestampTzNsType,
+			iceberg.DateType, iceberg.Int64Type:
+			return f, nil
+		}
+		return f, fmt.Errorf("%w: %s %q is %s; want a timestamp, date or long (epoch millis) column", ErrInvalid, param, name, f.Type)
+	}
+	return iceberg.NestedField{}, fmt.Errorf("%w: %s %q is not a column the plan serves", ErrInvalid, param, name)
+}
+
+// isoTime says whether the time column is served as an ISO 8601 string:
+// a timestamp under timestamps=iso (dates stay epoch milliseconds).
+func (s Source) isoTime() bool {
+	if !s.Encoding.ISOTimestamps {
+		return false
+	}
+	switch s.TimeField.Type.(type) {
+	case iceberg.TimestampType, iceberg.TimestampTzType, iceberg.TimestampNsType, iceberg.TimestampTzNsType:
+		return true
+	}
+	return false
+}
+
+// TimestampFormat is the native timestampSpec format of the time column.
+func (s Source) TimestampFormat() string {
+	if s.isoTime() {
+		return "iso"
+	}
+	return "millis"
+}
+
+// timeExpr is the Druid SQL expression of __time over the time column:
+// TIME_PARSE of its ISO text, or MILLIS_TO_TIMESTAMP of its epoch
+// milliseconds.
+func (s Source) timeExpr() string {
+	if s.isoTime() {
+		return "TIME_PARSE(" + Ident(s.TimeField.Name) + ")"
+	}
+	return "MILLIS_TO_TIMESTAMP(" + Ident(s.TimeField.Name) + ")"
+}
+
+// Columns maps every served column.
+func (s Source) Columns() []Column {
+	cols := make([]Column, len(s.Fields))
+	for i, f := range s.Fields {
+		cols[i] = ColumnOf(f, s.Encoding)
+	}
+	return cols
+}
+
+// EmptySource is the stand-in for a plan without a URI, for a statement
+// or task that must replace an interval with nothing: an inline source of
+// one row that the statement's WHERE (and a task's intervals) drop. Its
+// time lies just before start, or is absent when start is zero (a null
+// __time, which a statement's IS NOT NULL drops and a task counts as
+// unparseable).
+func (s Source) EmptySource(start time.Time) Source {
+	row := "{}"
+	if !start.IsZero() {
+		before := start.Add(-time.Millisecond)
+		// A string always encodes.
+		name, _ := json.Marshal(s.TimeField.Name)
+		if s.isoTime() {
+			row = fmt.Sprintf(`{%s:"%s"}`, name, before.UTC().Format(time.RFC3339Nano))
+		} else {
+			row = fmt.Sprintf(`{%s:%d}`, name, before.UnixMilli())
+		}
+	}
+	out := s
+	out.InputSource = map[string]any{"type": "inline", "data": row + "\n"}
+	out.InputFormat = map[string]any{"type": "json"}
+	out.URIs, out.empty = 0, true
+	return out
+}

@@ -1,0 +1,73 @@
+package druid
+
+import (
+	"fmt"
+)
+
+// Task is a native index_parallel task that reads a Source, the body of
+// Druid's POST /druid/indexer/v1/task.
+type Task struct {
+	DataSource         string
+	SegmentGranularity Granularity
+	// SubTasks is tuningConfig.maxNumConcurrentSubTasks.
+	SubTasks int
+	// Interval, when bounded, is replaced exactly: granularitySpec.intervals
+	// names it (rows outside it are thrown away) and dropExisting drops
+	// what it held, also when no row is read (Druid then writes
+	// tombstones). The zero Interval replaces the time chunks the rows
+	// fall into.
+	Interval Interval
+}
+
+// Spec renders the task over src. Its dimensionsSpec lists every served
+// column, the time column too, with the dimension type of the one type
+// mapping (ColumnOf), so the datasource has the columns, and the types, an
+// MSQ statement over the same source writes. (A listed timestamp column
+// is ingested as a dimension too: DataSchema.computeDimensionsSpec leaves
+// it out only when it is not listed.)
+func (t Task) Spec(src Source) (map[string]any, error) {
+	if t.DataSource == "" {
+		return nil, fmt.Errorf("%w: dataSource is required", ErrInvalid)
+	}
+	if t.SubTasks < 1 {
+		return nil, fmt.Errorf("%w: maxNumConcurrentSubTasks %d: want a positive integer", ErrInvalid, t.SubTasks)
+	}
+	if src.URIs == 0 && !src.empty {
+		return nil, fmt.Errorf("%w: the plan has no URI to read, and Druid's http inputSource refuses an empty uris list", ErrNothingToRead)
+	}
+	if src.empty && t.Interval.All() {
+		return nil, fmt.Errorf("%w: a task of nothing without an interval", ErrNothingToRead)
+	}
+	granularitySpec := map[string]any{"type": "uniform", "segmentGranularity": t.SegmentGranularity.Segment(), "queryGranularity": "NONE", "rollup": false}
+	ioConfig := map[string]any{
+		"type":             "index_parallel",
+		"inputSource":      src.InputSource,
+		"inputFormat":      src.InputFormat,
+		"appendToExisting": false,
+	}
+	if !t.Interval.All() {
+		granularitySpec["intervals"] = []string{t.Interval.String()}
+		ioConfig["dropExisting"] = true
+	}
+	var dims []map[string]any
+	for _, c := range src.Columns() {
+		dims = append(dims, map[string]any{"type": c.Dimension, "name": c.Name})
+	}
+	return map[string]any{
+		"type": "index_parallel",
+		"spec": map[string]any{
+			"dataSchema": map[string]any{
+				"dataSource":      t.DataSource,
+				"timestampSpec":   map[string]any{"column": src.TimeField.Name, "format": src.TimestampFormat()},
+				"dimensionsSpec":  map[string]any{"dimensions": dims},
+				"granularitySpec": granularitySpec,
+			},
+			"ioConfig": ioConfig,
+			"tuningConfig": map[string]any{
+				"type":                     "index_parallel",
+				"maxNumConcurrentSubTasks": t.SubTasks,
+				"partitionsSpec":           map[string]any{"type": "dynamic"},
+			},
+		},
+	}, nil
+}

@@ -1,0 +1,26 @@
+package druid
+
+import "errors"
+
+// ErrNothingToRead: the plan has nothing to read, and the spec asked for
+// cannot be written without a row (Druid's http inputSource refuses an
+// empty uris list, and an INSERT of nothing does nothing).
+var ErrNothingToRead = errors.New("nothing to read")
+
+// The Druid versions that the generated features need, from the Druid
+// change that brought each; the docs' table lists them.
+const (
+	// VersionMSQ: SQL-based ingestion (INSERT and REPLACE with EXTERN).
+	VersionMSQ = "24.0"
+	// VersionSchemaDiscovery: type-aware schema discovery
+	// (dimensionsSpec.useSchemaDiscovery), which the raw files' nested
+	// columns rely on.
+	VersionSchemaDiscovery = "26.0"
+	// VersionEmptyReplace: failOnEmptyInsert (apache/druid#15495), which
+	// lets a REPLACE that reads no row delete its interval.
+	VersionEmptyReplace = "29.0"
+	// VersionScaledDecimals: Druid's Parquet reader scales decimals stored
+	// as INT32 or INT64 (apache/druid#15715); before, it reads their
+	// unscaled integers.
+	VersionScaledDecimals = "29.0"
+)

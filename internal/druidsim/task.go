@@ -1,0 +1,323 @@
+package druidsim
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strconv"
+)
+
+// indexTask is the part of an index_parallel task the model reads; like
+// Druid's mapper it ignores properties it does not know.
+type indexTask struct {
+	Type string `json:"type"`
+	Spec struct {
+		DataSchema struct {
+			DataSource    string `json:"dataSource"`
+			TimestampSpec struct {
+				Column string `json:"column"`
+				Format string `json:"format"`
+			} `json:"timestampSpec"`
+			DimensionsSpec struct {
+				Dimensions          []json.RawMessage `json:"dimensions"`
+				DimensionExclusions []string          `json:"dimensionExclusions"`
+				UseSchemaDiscovery  bool              `json:"useSchemaDiscovery"`
+				IncludeAllDims      bool              `json:"includeAllDimensions"`
+			} `json:"dimensionsSpec"`
+			GranularitySpec struct {
+				SegmentGranularity json.RawMessage `json:"segmentGranularity"`
+				Intervals          []string        `json:"intervals"`
+			} `json:"granularitySpec"`
+		} `json:"dataSchema"`
+		IOConfig struct {
+			Type             string          `json:"type"`
+			InputSource      json.RawMessage `json:"inputSource"`
+			InputFormat      json.RawMessage `json:"inputFormat"`
+			AppendToExisting bool            `json:"appendToExisting"`
+			DropExisting     bool            `json:"dropExisting"`
+		} `json:"ioConfig"`
+		TuningConfig struct {
+			MaxNumConcurrentSubTasks *int `json:"maxNumConcurrentSubTasks"`
+		} `json:"tuningConfig"`
+	} `json:"spec"`
+}
+
+// dimension is one entry of dimensionsSpec.dimensions: a name (a string
+// dimension) or {"type","name"} (DimensionSchema; no type is "string").
+type dimension struct{ name, typ string }
+
+func parseDimension(raw json.RawMessage) (dimension, error) {
+	var name string
+	if json.Unmarshal(raw, &name) == nil {
+		return dimension{name: name, typ: "string"}, nil
+	}
+	var d struct{ Type, Name string }
+	if err := json.Unmarshal(raw, &d); err != nil {
+		return dimension{}, fmt.Errorf("dimension %s: %w", raw, err)
+	}
+	switch d.Type {
+	case "":
+		d.Type = "string"
+	case "string", "long", "float", "double", "auto", "json":
+	default:
+		return dimension{}, fmt.Errorf("dimension %q: type %q is not modelled", d.Name, d.Type)
+	}
+	if d.Name == "" {
+		return dimension{}, fmt.Errorf("dimension %s has no name", raw)
+	}
+	return dimension{name: d.Name, typ: d.Type}, nil
+}
+
+// segmentGranularity reads granularitySpec.segmentGranularity: a
+// GranularityType name in any case (Granularity.fromString), or an object
+// (GranularityModule: "period", "all"). A period string such as "P1W" is
+// not a name, and Druid refuses it. Absent is DAY (UniformGranularitySpec).
+func segmentGranularity(raw json.RawMessage) (granularity, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return granularityType("DAY")
+	}
+	var name string
+	if json.Unmarshal(raw, &name) == nil {
+		g, err := granularityType(name)
+		if err != nil {
+			return g, fmt.Errorf("segmentGranularity %q: %w", name, err)
+		}
+		return g, nil
+	}
+	var obj struct{ Type, Period, TimeZone string }
+	if err := json.Unmarshal(raw, &obj); err != nil {
+		return granularity{}, fmt.Errorf("segmentGranularity: %w", err)
+	}
+	switch obj.Type {
+	case "all":
+		return allGranularity, nil
+	case "period":
+		if obj.TimeZone != "" && obj.TimeZone != "UTC" {
+			return granularity{}, fmt.Errorf("segmentGranularity time zone %q is not modelled", obj.TimeZone)
+		}
+		return periodGranularity(obj.Period)
+	}
+	return granularity{}, fmt.Errorf("segmentGranularity type %q is not modelled", obj.Type)
+}
+
+// ExecTask runs an index_parallel task as Druid's native batch ingestion
+// would: rows without a parseable time are unparseable (skipped and
+// counted; the default maxParseExceptions has no bound), rows outside
+// granularitySpec.intervals are thrown away; each dimension is typed by
+// its DimensionSchema (or discovered); with appendToExisting false, the
+// intervals (with dropExisting) or else the time chunks the rows fall into
+// are replaced.
+func (d *Druid) ExecTask(ctx context.Context, spec []byte) error {
+	var t indexTask
+	if err := json.Unmarshal(spec, &t); err != nil {
+		return fmt.Errorf("task: %w", err)
+	}
+	if t.Type != "index_parallel" || t.Spec.IOConfig.Type != "index_parallel" {
+		return fmt.Errorf("task type %q, ioConfig type %q: want index_parallel", t.Type, t.Spec.IOConfig.Type)
+	}
+	if n := t.Spec.TuningConfig.MaxNumConcurrentSubTasks; n != nil && *n < 1 {
+		return fmt.Errorf("maxNumConcurrentSubTasks %d: want at least 1", *n)
+	}
+	ds := t.Spec.DataSchema
+	if ds.DataSource == "" {
+		return fmt.Errorf("dataSchema.dataSource is required")
+	}
+	if ds.TimestampSpec.Column == "" {
+		return fmt.Errorf("timestampSpec.column is required")
+	}
+	gran, err := segmentGranularity(ds.GranularitySpec.SegmentGranularity)
+	if err != nil {
+		return err
+	}
+	var intervals []span
+	for _, s := range ds.GranularitySpec.Intervals {
+		a, b, err := jodaInterval(s)
+		if err != nil {
+			return fmt.Errorf("granularitySpec.intervals: Invalid interval[%s]: %w", s, err)
+		}
+		intervals = append(intervals, span{a.UnixMilli(), b.UnixMilli()})
+	}
+	var dims []dimension
+	listed := map[string]bool{}
+	for _, raw := range ds.DimensionsSpec.Dimensions {
+		dim, err := parseDimension(raw)
+		if err != nil {
+			return err
+		}
+		if listed[dim.name] {
+			return fmt.Errorf("dimension %q listed twice", dim.name)
+		}
+		if slices.Contains(ds.DimensionsSpec.DimensionExclusions, dim.name) {
+			// DimensionsSpec.verify.
+			return fmt.Errorf("dimensions and dimensions exclusions cannot overlap: %q", dim.name)
+		}
+		listed[dim.name] = true
+		dims = append(dims, dim)
+	}
+	// MapInputRowParser.findDimensions: with discovery the listed
+	// dimensions and then every other field but the timestamp column and
+	// the exclusions; with a list and no discovery, the list; with
+	// neither, every field as a string (schemaless).
+	discover := ds.DimensionsSpec.UseSchemaDiscovery || ds.DimensionsSpec.IncludeAllDims || len(dims) == 0
+	discoveredType := "string"
+	if ds.DimensionsSpec.UseSchemaDiscovery {
+		discoveredType = "auto"
+	}
+	src, err := parseSource(t.Spec.IOConfig.InputSource, t.Spec.IOConfig.InputFormat)
+	if err != nil {
+		return err
+	}
+	raw, err := d.rows(ctx, src)
+	if err != nil {
+		return err
+	}
+	var rows []Row
+	dropped, unparseable := 0, 0
+	var withError []string
+	chunks := map[int64]bool{}
+	types := map[string]string{}
+	for _, obj := range raw {
+		ms, ok := parseTimestamp(obj[ds.TimestampSpec.Column], ds.TimestampSpec.Format)
+		if !ok {
+			unparseable++
+			continue
+		}
+		if len(intervals) > 0 && !slices.ContainsFunc(intervals, func(s span) bool { return ms >= s.lo && ms < s.hi }) {
+			dropped++
+			continue // thrown away
+		}
+		cols := map[string]any{}
+		rowDims := slices.Clone(dims)
+		if discover {
+			for name := range obj {
+				if !listed[name] && name != ds.TimestampSpec.Column && !slices.Contains(ds.DimensionsSpec.DimensionExclusions, name) {
+					rowDims = append(rowDims, dimension{name: name, typ: discoveredType})
+				}
+			}
+		}
+		for _, dim := range rowDims {
+			v, ok := dimensionValue(obj[dim.name], dim.typ)
+			if !ok {
+				withError = append(withError, fmt.Sprintf("%s (%s) %s", dim.name, dim.typ, canonical(obj[dim.name])))
+			}
+			cols[dim.name] = v
+			types[dim.name] = mergeType(types[dim.name], dimensionType(dim.typ, v))
+		}
+		rows = append(rows, Row{Time: ms, Columns: cols})
+		if start, ok := gran.bucketStart(msTime(ms)); ok {
+			chunks[start.UnixMilli()] = true
+		}
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if src.in.Type == "http" {
+		d.dropped += dropped
+	}
+	d.unparseable += unparseable
+	d.nulled = append(d.nulled, withError...)
+	cur := d.datasources[ds.DataSource]
+	switch {
+	case t.Spec.IOConfig.AppendToExisting:
+	case len(intervals) > 0 && t.Spec.IOConfig.DropExisting:
+		// The intervals' chunks are replaced, also when no row is read
+		// (tombstones).
+		cur = slices.DeleteFunc(slices.Clone(cur), func(r Row) bool {
+			start, ok := gran.bucketStart(msTime(r.Time))
+			if !ok {
+				return true
+			}
+			return slices.ContainsFunc(intervals, func(s span) bool {
+				return start.UnixMilli() < s.hi && gran.next(start).UnixMilli() > s.lo
+			})
+		})
+	case gran.all:
+		if len(rows) > 0 {
+			cur = nil
+		}
+	default:
+		// Overwrite by time chunk: only the chunks that get rows.
+		cur = slices.DeleteFunc(slices.Clone(cur), func(r Row) bool {
+			start, _ := gran.bucketStart(msTime(r.Time))
+			return chunks[start.UnixMilli()]
+		})
+	}
+	d.datasources[ds.DataSource] = append(cur, rows...)
+	if len(rows) > 0 {
+		d.setTypes(ds.DataSource, types)
+	}
+	return nil
+}
+
+// dimensionType is the column type a dimension's value gives.
+func dimensionType(typ string, v any) string {
+	switch typ {
+	case "long":
+		return "LONG"
+	case "float":
+		return "FLOAT"
+	case "double":
+		return "DOUBLE"
+	case "string":
+		return "STRING"
+	}
+	return bestEffortType(v)
+}
+
+// mergeType is the type of a column over rows: the logical type of an
+// auto column is the least restrictive of its values' (AutoTypeColumnIndexer).
+func mergeType(a, b string) string {
+	switch {
+	case a == "":
+		return b
+	case b == "" || a == b:
+		return a
+	case a == "COMPLEX<json>" || b == "COMPLEX<json>":
+		return "COMPLEX<json>"
+	}
+	return leastRestrictive(a, b)
+}
+
+// parseTimestamp reads a timestampSpec value (TimestampSpec with
+// TimestampParser): millis takes a number or a numeric string, iso and
+// auto an ISO 8601 string (auto also a number), posix seconds.
+func parseTimestamp(v any, format string) (int64, bool) {
+	if v == nil {
+		return 0, false
+	}
+	num := func() (int64, bool) {
+		switch x := v.(type) {
+		case int64:
+			return x, true
+		case float64:
+			return int64(x), true
+		case string:
+			n, err := strconv.ParseInt(x, 10, 64)
+			return n, err == nil
+		}
+		return 0, false
+	}
+	switch format {
+	case "", "auto":
+		if n, ok := num(); ok {
+			return n, true
+		}
+		fallthrough
+	case "iso":
+		s, ok := v.(string)
+		if !ok {
+			return 0, false
+		}
+		t, err := jodaInstant(s)
+		if err != nil {
+			return 0, false
+		}
+		return t.UnixMilli(), true
+	case "millis":
+		return num()
+	case "posix":
+		n, ok := num()
+		return n * 1000, ok
+	}
+	return 0, false
+}

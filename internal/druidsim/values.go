@@ -1,0 +1,480 @@
+package druidsim
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"math"
+	"math/big"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// The model holds values as Druid's Java code sees them: nil, bool
+// (Boolean), int64 (Long, and Integer widened), float32 (Float), float64
+// (Double), Decimal (BigDecimal, from Parquet decimals), string, []byte
+// (byte[], from Parquet binaries), []any (List) and map[string]any (Map).
+
+// Decimal is a Java BigDecimal: unscaled × 10^-scale.
+type Decimal struct {
+	Unscaled *big.Int
+	Scale    int
+}
+
+// rat is the decimal's exact value.
+func (d Decimal) rat() *big.Rat {
+	r := new(big.Rat).SetInt(d.Unscaled)
+	if d.Scale > 0 {
+		return r.Quo(r, new(big.Rat).SetInt(new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(d.Scale)), nil)))
+	}
+	return r.Mul(r, new(big.Rat).SetInt(new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(-d.Scale)), nil)))
+}
+
+// Float64 is BigDecimal.doubleValue: the nearest double.
+func (d Decimal) Float64() float64 {
+	f, _ := d.rat().Float64()
+	return f
+}
+
+// Int64 is BigDecimal.longValue: the integer part, truncated toward zero
+// (and wrapped past 64 bits, as Java's narrowing does).
+func (d Decimal) Int64() int64 {
+	r := d.rat()
+	q := new(big.Int).Quo(r.Num(), r.Denom())
+	return q.Int64()
+}
+
+// String is BigDecimal.toString for the scales Parquet decimals have:
+// plain digits with the scale's fraction.
+func (d Decimal) String() string {
+	s := new(big.Int).Abs(d.Unscaled).String()
+	neg := d.Unscaled.Sign() < 0
+	if d.Scale > 0 {
+		if len(s) <= d.Scale {
+			s = strings.Repeat("0", d.Scale-len(s)+1) + s
+		}
+		s = s[:len(s)-d.Scale] + "." + s[len(s)-d.Scale:]
+	}
+	if neg {
+		s = "-" + s
+	}
+	return s
+}
+
+// MarshalJSON writes a decimal inside nested data as a JSON number.
+func (d Decimal) MarshalJSON() ([]byte, error) { return []byte(d.String()), nil }
+
+// isNumber says whether v is a java.lang.Number.
+func isNumber(v any) bool {
+	switch v.(type) {
+	case int64, float32, float64, Decimal:
+		return true
+	}
+	return false
+}
+
+// longValue is Number.longValue.
+func longValue(v any) int64 {
+	switch x := v.(type) {
+	case int64:
+		return x
+	case float32:
+		return javaDoubleToLong(float64(x))
+	case float64:
+		return javaDoubleToLong(x)
+	case Decimal:
+		return x.Int64()
+	}
+	return 0
+}
+
+// javaDoubleToLong is Java's (long) cast: truncation, NaN is 0, and
+// out-of-range values saturate.
+func javaDoubleToLong(f float64) int64 {
+	switch {
+	case math.IsNaN(f):
+		return 0
+	case f >= math.MaxInt64:
+		return math.MaxInt64
+	case f <= math.MinInt64:
+		return math.MinInt64
+	}
+	return int64(f)
+}
+
+// doubleValue is Number.doubleValue.
+func doubleValue(v any) float64 {
+	switch x := v.(type) {
+	case int64:
+		return float64(x)
+	case float32:
+		return float64(x)
+	case float64:
+		return x
+	case Decimal:
+		return x.Float64()
+	}
+	return 0
+}
+
+// javaString is String.valueOf(v) for the values the model holds.
+func javaString(v any) string {
+	switch x := v.(type) {
+	case string:
+		return x
+	case bool:
+		return strconv.FormatBool(x)
+	case int64:
+		return strconv.FormatInt(x, 10)
+	case float64:
+		return javaDouble(x, 64)
+	case float32:
+		return javaDouble(float64(x), 32)
+	case Decimal:
+		return x.String()
+	case []byte:
+		return fmt.Sprintf("[B@%p", x)
+	case []any:
+		parts := make([]string, len(x))
+		for i, e := range x {
+			parts[i] = javaString(e)
+		}
+		return "[" + strings.Join(parts, ", ") + "]"
+	case map[string]any:
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		parts := make([]string, len(keys))
+		for i, k := range keys {
+			parts[i] = k + "=" + javaString(x[k])
+		}
+		return "{" + strings.Join(parts, ", ") + "}"
+	}
+	return "null"
+}
+
+// javaDouble is Double.toString (Float.toString for bits 32): the
+// shortest digits that read back, in plain notation from 10^-3 up to
+// 10^7, in computerized scientific notation (1.0E10) outside it, and
+// always with a fraction.
+func javaDouble(f float64, bits int) string {
+	switch {
+	case math.IsNaN(f):
+		return "NaN"
+	case math.IsInf(f, 1):
+		return "Infinity"
+	case math.IsInf(f, -1):
+		return "-Infinity"
+	case f == 0:
+		if math.Signbit(f) {
+			return "-0.0"
+		}
+		return "0.0"
+	}
+	abs := math.Abs(f)
+	if abs >= 1e-3 && abs < 1e7 {
+		s := strconv.FormatFloat(f, 'f', -1, bits)
+		if !strings.Contains(s, ".") {
+			s += ".0"
+		}
+		return s
+	}
+	s := strconv.FormatFloat(f, 'e', -1, bits)
+	mant, exp, _ := strings.Cut(s, "e")
+	if !strings.Contains(mant, ".") {
+		mant += ".0"
+	}
+	n, _ := strconv.Atoi(exp)
+	return mant + "E" + strconv.Itoa(n)
+}
+
+// jacksonLine reads one JSON line as Druid's JsonInputFormat does
+// (Jackson, then JSONFlattenerMaker.convertJsonNode): integers that fit
+// a long are longs, every other number a double (a decimal or an integer
+// past 64 bits loses precision here, in Druid), strings, booleans, lists
+// and maps as they are.
+func jacksonLine(line string) (map[string]any, error) {
+	dec := json.NewDecoder(strings.NewReader(line))
+	dec.UseNumber()
+	var raw any
+	if err := dec.Decode(&raw); err != nil {
+		return nil, err
+	}
+	if dec.More() {
+		return nil, fmt.Errorf("more than one JSON value on the line")
+	}
+	obj, ok := raw.(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("a row is %T, not an object", raw)
+	}
+	return jacksonValue(obj).(map[string]any), nil
+}
+
+func jacksonValue(v any) any {
+	switch x := v.(type) {
+	case json.Number:
+		if n, err := strconv.ParseInt(string(x), 10, 64); err == nil {
+			return n
+		}
+		f, _ := strconv.ParseFloat(string(x), 64)
+		return f
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = jacksonValue(e)
+		}
+		return out
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[k] = jacksonValue(e)
+		}
+		return out
+	}
+	return v
+}
+
+// MSQ's EXTERN conversion (processing/src/main/java/org/apache/druid/
+// segment/RowBasedColumnSelectorFactory.java, which RowBasedCursor builds
+// with throwParseExceptions false): a value is converted to the column's
+// declared type, and a value it cannot convert becomes NULL without an
+// error. ok is false for such a loss.
+
+// externValue converts a value read from an input source to an EXTERN
+// column of type typ.
+func externValue(v any, typ string) (out any, ok bool) {
+	if v == nil {
+		return nil, true
+	}
+	switch typ {
+	case "long":
+		// Rows.objectToNumber: a Number as it is (read as a long, so
+		// truncated), a String parsed as a long, anything else NULL.
+		if isNumber(v) {
+			return longValue(v), true
+		}
+		if s, isStr := v.(string); isStr {
+			if n, err := strconv.ParseInt(strings.ReplaceAll(strings.TrimSpace(s), ",", ""), 10, 64); err == nil {
+				return n, true
+			}
+		}
+		return nil, false
+	case "double", "float":
+		var f float64
+		switch {
+		case isNumber(v):
+			f = doubleValue(v)
+		default:
+			s, isStr := v.(string)
+			if !isStr {
+				return nil, false
+			}
+			var err error
+			if f, err = strconv.ParseFloat(strings.ReplaceAll(strings.TrimSpace(s), ",", ""), 64); err != nil {
+				return nil, false
+			}
+		}
+		if typ == "float" {
+			return float32(f), true
+		}
+		return f, true
+	case "string":
+		// Rows.objectToStrings: a byte[] as base64, a List as a
+		// multi-value row, anything else String.valueOf.
+		switch x := v.(type) {
+		case []byte:
+			return base64.StdEncoding.EncodeToString(x), true
+		case []any:
+			out := make([]any, len(x))
+			for i, e := range x {
+				if e != nil {
+					out[i] = javaString(e)
+				}
+			}
+			return out, true
+		}
+		return javaString(v), true
+	case "COMPLEX<json>":
+		return v, true
+	}
+	return nil, false
+}
+
+// Native batch's typed dimensions (processing/src/main/java/org/apache/
+// druid/segment/DimensionHandlerUtils.java convertObjectToLong/Double/
+// Float, StringDimensionIndexer, AutoTypeColumnIndexer): a value a typed
+// dimension cannot take is a ParseException, which IncrementalIndex
+// catches: the cell is NULL and the row counts as processedWithError.
+
+// dimensionValue converts a value to a dimension of type typ ("string",
+// "long", "float", "double", "auto" or "json"); ok is false for a
+// ParseException.
+func dimensionValue(v any, typ string) (out any, ok bool) {
+	if v == nil {
+		return nil, true
+	}
+	switch typ {
+	case "long":
+		switch x := v.(type) {
+		case bool:
+			// Evals.asLong in Druid's current DimensionHandlerUtils;
+			// older versions refuse a Boolean.
+			if x {
+				return int64(1), true
+			}
+			return int64(0), true
+		case string:
+			if n, err := strconv.ParseInt(x, 10, 64); err == nil {
+				return n, true
+			}
+			// getExactLongFromDecimalString: "12.0" is 12, "12.34" fails.
+			r, okRat := new(big.Rat).SetString(x)
+			if okRat && r.IsInt() && r.Num().IsInt64() {
+				return r.Num().Int64(), true
+			}
+			return nil, false
+		}
+		if isNumber(v) {
+			return longValue(v), true
+		}
+		return nil, false
+	case "double", "float":
+		var f float64
+		switch x := v.(type) {
+		case string:
+			var err error
+			if f, err = strconv.ParseFloat(x, 64); err != nil {
+				return nil, false
+			}
+		default:
+			if !isNumber(v) {
+				// No Boolean branch: a ParseException.
+				return nil, false
+			}
+			f = doubleValue(v)
+		}
+		if typ == "float" {
+			return float32(f), true
+		}
+		return f, true
+	case "string":
+		switch x := v.(type) {
+		case []byte:
+			return base64.StdEncoding.EncodeToString(x), true
+		case []any:
+			out := make([]any, len(x))
+			for i, e := range x {
+				if e != nil {
+					out[i] = javaString(e)
+				}
+			}
+			return out, true
+		}
+		return javaString(v), true
+	case "auto", "json":
+		return bestEffort(v), true
+	}
+	return nil, false
+}
+
+// bestEffort types a value as ExprEval.bestEffortOf does for the "auto"
+// indexer (processing/src/main/java/org/apache/druid/math/expr/
+// ExprEval.java): a Boolean is LONG 1/0 (useStrictBooleans, the default
+// since Druid 28), a Float or Double a DOUBLE, any other Number a LONG
+// (a BigDecimal truncated), a byte[] a base64 STRING, lists and maps kept
+// with their leaves typed the same way.
+func bestEffort(v any) any {
+	switch x := v.(type) {
+	case bool:
+		if x {
+			return int64(1)
+		}
+		return int64(0)
+	case float32:
+		return float64(x)
+	case Decimal:
+		return x.Int64()
+	case []byte:
+		return base64.StdEncoding.EncodeToString(x)
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = bestEffort(e)
+		}
+		return out
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[k] = bestEffort(e)
+		}
+		return out
+	}
+	return v
+}
+
+// bestEffortType is the Druid type of a value bestEffort typed.
+func bestEffortType(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return ""
+	case int64:
+		return "LONG"
+	case float64:
+		return "DOUBLE"
+	case string:
+		return "STRING"
+	case map[string]any:
+		return "COMPLEX<json>"
+	case []any:
+		elem := ""
+		for _, e := range x {
+			switch t := bestEffortType(e); {
+			case t == "":
+			case t == "COMPLEX<json>" || strings.HasPrefix(t, "ARRAY"):
+				return "COMPLEX<json>"
+			default:
+				elem = leastRestrictive(elem, t)
+			}
+		}
+		return "ARRAY<" + cmpOr(elem, "STRING") + ">"
+	}
+	return "COMPLEX<json>"
+}
+
+// leastRestrictive is ColumnType.leastRestrictiveType for the scalar
+// types: LONG and DOUBLE make DOUBLE, anything with STRING is STRING.
+func leastRestrictive(a, b string) string {
+	switch {
+	case a == "" || a == b:
+		return b
+	case b == "":
+		return a
+	case a == "STRING" || b == "STRING":
+		return "STRING"
+	case (a == "LONG" && b == "DOUBLE") || (a == "DOUBLE" && b == "LONG"):
+		return "DOUBLE"
+	}
+	return "COMPLEX<json>"
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// canonical writes a value as JSON the way a datasource row is compared.
+func canonical(v any) string {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return fmt.Sprintf("%v", v)
+	}
+	return strings.TrimSuffix(b.String(), "\n")
+}

@@ -1,0 +1,149 @@
+package splits
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Druid reads the times and intervals of a spec with Joda: a DateTime
+// property through its Jackson deserializer (processing/src/main/java/org/
+// apache/druid/jackson/JodaStuff.java: an integer is epoch milliseconds, a
+// string goes through ISODateTimeFormat.dateTimeParser with its offset
+// kept) and an interval through Intervals.of (Joda's Interval, in UTC:
+// START/END, START/PERIOD or PERIOD/END, with calendar periods). The
+// sidecar takes the same forms, so a spec Druid accepts plans here.
+
+// jodaDateTime is what ISODateTimeFormat.dateTimeParser takes, in
+// extended format: a calendar date (yyyy, yyyy-MM or yyyy-MM-dd), an
+// ordinal date (yyyy-DDD) or a week date (xxxx-Www or xxxx-Www-e), then
+// optionally T and a time (HH, HH:mm, HH:mm:ss, with a fraction of up to
+// nine digits after . or ,), then optionally an offset (Z, ±HH, ±HHmm,
+// ±HH:mm).
+var jodaDateTime = regexp.MustCompile(`^([+-]?\d{4,9})(?:-(\d{2})(?:-(\d{2}))?|-(\d{3})|-W(\d{2})(?:-(\d))?)?` +
+	`(?:T(\d{2})(?::(\d{2})(?::(\d{2})(?:[.,](\d{1,9}))?)?)?)?` +
+	`(Z|[+-]\d{2}(?::?\d{2})?)?$`)
+
+// ParseInstant reads an ISO 8601 date-time as Druid's Joda parser does;
+// without an offset it is UTC, as Druid's chronology is.
+func ParseInstant(s string) (time.Time, error) {
+	m := jodaDateTime.FindStringSubmatch(strings.TrimSpace(s))
+	if m == nil {
+		return time.Time{}, fmt.Errorf("%q is not an ISO 8601 date-time (such as 2024-03-01, 2024-03-01T12:00Z or 2024-03-01T12:00:00+01:00)", s)
+	}
+	num := func(i, def int) int {
+		if m[i] == "" {
+			return def
+		}
+		v, _ := strconv.Atoi(m[i])
+		return v
+	}
+	year := num(1, 0)
+	var t time.Time
+	switch {
+	case m[4] != "": // ordinal date
+		day := num(4, 1)
+		t = time.Date(year, 1, day, 0, 0, 0, 0, time.UTC)
+		if day < 1 || t.Year() != year {
+			return time.Time{}, fmt.Errorf("%q: day %d is not in %d", s, day, year)
+		}
+	case m[5] != "": // week date: ISO weeks start on Monday; week 1 holds January 4th
+		week, weekday := num(5, 1), num(6, 1)
+		if week < 1 || week > 53 || weekday < 1 || weekday > 7 {
+			return time.Time{}, fmt.Errorf("%q is not a week date", s)
+		}
+		jan4 := time.Date(year, 1, 4, 0, 0, 0, 0, time.UTC)
+		monday := jan4.AddDate(0, 0, -((int(jan4.Weekday()) + 6) % 7))
+		t = monday.AddDate(0, 0, 7*(week-1)+weekday-1)
+		if y, w := t.ISOWeek(); y != year || w != week {
+			return time.Time{}, fmt.Errorf("%q: %d has no week %d", s, year, week)
+		}
+	default:
+		month, day := num(2, 1), num(3, 1)
+		t = time.Date(year, time.Month(month), day, 0, 0, 0, 0, time.UTC)
+		if int(t.Month()) != month || t.Day() != day {
+			return time.Time{}, fmt.Errorf("%q is not a calendar date", s)
+		}
+	}
+	hour, minute, second := num(7, 0), num(8, 0), num(9, 0)
+	if hour > 23 || minute > 59 || second > 59 {
+		return time.Time{}, fmt.Errorf("%q is not a time of day", s)
+	}
+	nanos := 0
+	if f := m[10]; f != "" {
+		nanos, _ = strconv.Atoi((f + "000000000")[:9])
+	}
+	offset := 0
+	if z := m[11]; z != "" && z != "Z" {
+		digits := strings.ReplaceAll(z[1:], ":", "")
+		h, _ := strconv.Atoi(digits[:2])
+		mi := 0
+		if len(digits) == 4 {
+			mi, _ = strconv.Atoi(digits[2:])
+		}
+		if h > 23 || mi > 59 {
+			return time.Time{}, fmt.Errorf("%q: offset %s is out of range", s, z)
+		}
+		offset = h*3600 + mi*60
+		if z[0] == '-' {
+			offset = -offset
+		}
+	}
+	wall := t.Add(time.Duration(hour)*time.Hour + time.Duration(minute)*time.Minute + time.Duration(second)*time.Second + time.Duration(nanos))
+	return wall.Add(-time.Duration(offset) * time.Second).UTC(), nil
+}
+
+// ParseInterval reads a Druid interval as Intervals.of does: START/END,
+// START/PERIOD or PERIOD/END, a period being ISO 8601 with calendar
+// fields (P1M from March 1st ends on April 1st).
+func ParseInterval(s string) (start, end time.Time, err error) {
+	a, b, ok := strings.Cut(s, "/")
+	if !ok {
+		return start, end, fmt.Errorf("interval %q: want START/END, START/PERIOD or PERIOD/END", s)
+	}
+	switch {
+	case strings.HasPrefix(a, "P") && strings.HasPrefix(b, "P"):
+		return start, end, fmt.Errorf("interval %q: two periods bound nothing", s)
+	case strings.HasPrefix(a, "P"):
+		if end, err = ParseInstant(b); err == nil {
+			start, err = addPeriod(end, a, -1)
+		}
+	case strings.HasPrefix(b, "P"):
+		if start, err = ParseInstant(a); err == nil {
+			end, err = addPeriod(start, b, 1)
+		}
+	default:
+		if start, err = ParseInstant(a); err == nil {
+			end, err = ParseInstant(b)
+		}
+	}
+	if err != nil {
+		return start, end, fmt.Errorf("interval %q: %w", s, err)
+	}
+	if end.Before(start) {
+		return start, end, fmt.Errorf("interval %q ends before it starts", s)
+	}
+	return start, end, nil
+}
+
+var isoPeriod = regexp.MustCompile(`^P(?:(\d+)Y)?(?:(\d+)M)?(?:(\d+)W)?(?:(\d+)D)?(?:T(?:(\d+)H)?(?:(\d+)M)?(?:(\d+)(?:[.,](\d{1,3}))?S)?)?$`)
+
+// addPeriod adds an ISO 8601 period sign times, field by field as Joda's
+// Period does: years, months, weeks and days by the calendar, then the
+// time fields.
+func addPeriod(t time.Time, p string, sign int) (time.Time, error) {
+	m := isoPeriod.FindStringSubmatch(p)
+	if m == nil || p == "P" || strings.HasSuffix(p, "T") {
+		return t, fmt.Errorf("period %q is not ISO 8601 (such as P1D, P1M or PT6H)", p)
+	}
+	n := func(i int) int { v, _ := strconv.Atoi(m[i]); return sign * v }
+	t = t.AddDate(n(1), n(2), 7*n(3)+n(4))
+	ms := 0
+	if m[8] != "" {
+		ms, _ = strconv.Atoi((m[8] + "00")[:3])
+	}
+	return t.Add(time.Duration(n(5))*time.Hour + time.Duration(n(6))*time.Minute + time.Duration(n(7))*time.Second +
+		time.Duration(sign*ms)*time.Millisecond), nil
+}
