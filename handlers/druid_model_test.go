@@ -74,39 +74,25 @@ func cleanModel(t testing.TB, d *druidsim.Druid, nullTimes ...int) {
 	}
 }
 
-// allTypesWant are AllTypes' rows as a Druid datasource with time column
-// id holds them: booleans LONG 1/0, decimals DOUBLE, everything else as
-// served (the docs' type table).
-func allTypesWant(t *testing.T, lines []string) []string {
+// druidExpect is what a Druid datasource holds of the sidecar's NDJSON
+// rows, the columns in the Druid types of the docs' table, as modelRows
+// lists them.
+func druidExpect(t testing.TB, lines []string, timeColumn string, fields []iceberg.NestedField) []string {
 	t.Helper()
-	var rows []string
-	for _, line := range lines {
-		dec := json.NewDecoder(strings.NewReader(line))
-		dec.UseNumber()
-		var obj map[string]any
-		if err := dec.Decode(&obj); err != nil {
-			t.Fatal(err)
-		}
-		switch obj["b"] {
-		case true:
-			obj["b"] = json.Number("1")
-		case false:
-			obj["b"] = json.Number("0")
-		}
-		for _, c := range []string{"dec_small", "dec_big"} {
-			if s, ok := obj[c].(string); ok {
-				f, err := strconv.ParseFloat(s, 64)
-				if err != nil {
-					t.Fatal(err)
-				}
-				obj[c] = f
-			}
-		}
-		id, _ := obj["id"].(json.Number).Int64()
-		rows = append(rows, druidsim.Row{Time: id, Columns: obj}.String())
+	types := map[string]string{}
+	for _, f := range fields {
+		types[f.Name] = druid.ColumnOf(f, split.Encoding{}).Druid
 	}
-	slices.Sort(rows)
-	return rows
+	rows, err := druidsim.Expect(lines, timeColumn, types)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := make([]string, len(rows))
+	for i, r := range rows {
+		out[i] = r.String()
+	}
+	slices.Sort(out)
+	return out
 }
 
 // TestDruidIngestsEveryType: the all-types table through /druid/sql
@@ -122,7 +108,7 @@ func TestDruidIngestsEveryType(t *testing.T) {
 		t.Fatal(err)
 	}
 	srv := localServer(t, dir)
-	want := allTypesWant(t, b.Current().Rows)
+	want := druidExpect(t, b.Current().Rows, "id", b.Table.Schema().Fields())
 	base := q("table", "db.all", "dataSource", "ds", "timestampColumn", "id")
 	with := func(kv ...string) url.Values {
 		v := maps.Clone(base)
@@ -455,8 +441,11 @@ func TestDemoTablesInDruid(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			snap := tbl.CurrentSnapshot().SnapshotID
-			want := liveRows(t, tbl, &snap, tc.timeColumn)
+			lines, err := tablegen.OracleRows(ctx, tbl, tbl.CurrentSnapshot().SnapshotID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := druidExpect(t, lines, tc.timeColumn, tbl.Schema().Fields())
 			v := q("table", tc.table, "dataSource", "ds", "timestampColumn", tc.timeColumn)
 			task := srv.druidSQL(t, v)
 			spec := srv.druidTask(t, v)
@@ -473,37 +462,10 @@ func TestDemoTablesInDruid(t *testing.T) {
 					t.Fatalf("%s: Druid refuses it: %v", name, err)
 				}
 				cleanModel(t, d)
-				// Decimals are DOUBLE columns: compare the amounts as numbers.
-				if got := modelRows(d, "ds"); !slices.Equal(numbered(t, got), numbered(t, want)) {
+				if got := modelRows(d, "ds"); !slices.Equal(got, want) {
 					t.Fatalf("%s: Druid holds\n  %s\nwant\n  %s", name, strings.Join(got, "\n  "), strings.Join(want, "\n  "))
 				}
 			}
 		})
 	}
-}
-
-// numbered rewrites rows' decimal strings ("12.50") as the numbers Druid
-// holds, so that rows compare as Druid stores them.
-func numbered(t *testing.T, rows []string) []string {
-	t.Helper()
-	out := make([]string, len(rows))
-	for i, r := range rows {
-		ts, obj, _ := strings.Cut(r, " ")
-		var m map[string]any
-		dec := json.NewDecoder(strings.NewReader(obj))
-		dec.UseNumber()
-		if err := dec.Decode(&m); err != nil {
-			t.Fatal(err)
-		}
-		if s, ok := m["amount"].(string); ok {
-			f, err := strconv.ParseFloat(s, 64)
-			if err != nil {
-				t.Fatal(err)
-			}
-			m["amount"] = f
-		}
-		b, _ := json.Marshal(m)
-		out[i] = ts + " " + string(b)
-	}
-	return out
 }

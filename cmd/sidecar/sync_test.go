@@ -18,6 +18,7 @@ import (
 	"github.com/apache/iceberg-go/catalog/hadoop"
 	"github.com/apache/iceberg-go/table"
 
+	"github.com/druidiceberg/sidecar/druid"
 	"github.com/druidiceberg/sidecar/handlers"
 	"github.com/druidiceberg/sidecar/internal/druidsim"
 	"github.com/druidiceberg/sidecar/internal/storage"
@@ -649,5 +650,57 @@ func TestSyncExpiredCheckpoint(t *testing.T) {
 	e.matches(t, h.Table(), p, "after a full load")
 	if !strings.Contains(e.logs.String(), "expired") {
 		t.Fatalf("the log does not say why: %s", e.logs.String())
+	}
+}
+
+// TestSyncEveryType: sync loads the demo tables and the all-types table
+// into the Druid model through the statements of /changes: Druid refuses
+// none, loses no value, and holds every live row in the Druid types of the
+// docs' table.
+func TestSyncEveryType(t *testing.T) {
+	e := newSyncEnv(t)
+	if err := tablegen.Demo(e.ctx, e.cat); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tablegen.AllTypes(e.ctx, e.cat, table.Identifier{"db", "all"}); err != nil {
+		t.Fatal(err)
+	}
+	pairs := []syncPair{
+		{Table: "demo.orders", DataSource: "orders", TimeColumn: "order_ts", Granularity: "WEEK"},
+		{Table: "demo.customers", DataSource: "customers", TimeColumn: "signup_date", Granularity: "MONTH"},
+		{Table: "db.all", DataSource: "all", TimeColumn: "id", Granularity: "YEAR"},
+	}
+	if err := e.sync(pairs...); err != nil {
+		t.Fatalf("%v\n%s", err, e.logs)
+	}
+	if errs := e.druid.Errors(); len(errs) > 0 || len(e.druid.Nulled()) > 0 {
+		t.Fatalf("Druid refused %v, nulled %q", errs, e.druid.Nulled())
+	}
+	for _, p := range pairs {
+		tbl, err := e.cat.LoadTable(e.ctx, table.Identifier(strings.Split(p.Table, ".")))
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines, err := tablegen.OracleRows(e.ctx, tbl, tbl.CurrentSnapshot().SnapshotID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		types := map[string]string{}
+		for _, f := range tbl.Schema().Fields() {
+			types[f.Name] = druid.ColumnOf(f, split.Encoding{}).Druid
+		}
+		want, err := druidsim.Expect(lines, p.TimeColumn, types)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := e.druid.Rows(p.DataSource)
+		if len(got) != len(want) || len(got) == 0 {
+			t.Fatalf("%s: %d rows, want %d", p.Table, len(got), len(want))
+		}
+		for i := range got {
+			if got[i].String() != want[i].String() {
+				t.Fatalf("%s row %d: Druid holds %s, want %s", p.Table, i, got[i], want[i])
+			}
+		}
 	}
 }

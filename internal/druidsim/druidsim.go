@@ -161,3 +161,38 @@ func (d *Druid) Retries() int {
 	defer d.mu.Unlock()
 	return d.retries
 }
+
+// Expect is what a datasource holds after ingesting NDJSON lines (the
+// sidecar's row stream) whose columns have the given Druid column types
+// (LONG, FLOAT, DOUBLE, STRING, COMPLEX<json>; a column without a type is
+// kept as read): each value converted as a typed dimension of that type
+// converts it, the time column as __time, rows without a time left out.
+// It is the expectation a test holds Rows against, sorted as Rows is.
+func Expect(lines []string, timeColumn string, types map[string]string) ([]Row, error) {
+	var out []Row
+	for _, line := range lines {
+		obj, err := jacksonLine(line)
+		if err != nil {
+			return nil, fmt.Errorf("line %q: %w", line, err)
+		}
+		ms, ok := obj[timeColumn].(int64)
+		if !ok {
+			continue
+		}
+		for col, v := range obj {
+			dim := map[string]string{"LONG": "long", "FLOAT": "float", "DOUBLE": "double", "STRING": "string"}[types[col]]
+			if dim == "" {
+				obj[col] = bestEffort(v)
+				continue
+			}
+			if obj[col], ok = dimensionValue(v, dim); !ok {
+				return nil, fmt.Errorf("column %s: %s cannot be %s", col, canonical(v), types[col])
+			}
+		}
+		out = append(out, Row{Time: ms, Columns: obj})
+	}
+	slices.SortFunc(out, func(a, b Row) int {
+		return cmp.Or(cmp.Compare(a.Time, b.Time), strings.Compare(a.String(), b.String()))
+	})
+	return out, nil
+}
