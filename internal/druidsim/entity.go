@@ -88,6 +88,16 @@ func parseSource(src, format json.RawMessage) (source, error) {
 	return s, nil
 }
 
+// read checks an input source and reads every row it serves.
+func (d *Druid) read(ctx context.Context, src, format json.RawMessage) (source, []map[string]any, error) {
+	s, err := parseSource(src, format)
+	if err != nil {
+		return s, nil, err
+	}
+	rows, err := d.rows(ctx, s)
+	return s, rows, err
+}
+
 // rows reads every row of the source, as Druid's readers present them.
 // A line the JSON reader cannot parse is an error: MSQ's default
 // maxParseExceptions is 0 (MSQMode strict), native batch counts it.

@@ -94,11 +94,7 @@ func (d *Druid) ExecSQL(ctx context.Context, query string, queryContext map[stri
 			return fmt.Errorf("WHERE: %w", err)
 		}
 	}
-	src, err := parseSource(st.inputSource, st.inputFormat)
-	if err != nil {
-		return err
-	}
-	raw, err := d.rows(ctx, src)
+	src, raw, err := d.read(ctx, st.inputSource, st.inputFormat)
 	if err != nil {
 		return err
 	}

@@ -164,11 +164,7 @@ func (d *Druid) ExecTask(ctx context.Context, spec []byte) error {
 	if ds.DimensionsSpec.UseSchemaDiscovery {
 		discoveredType = "auto"
 	}
-	src, err := parseSource(t.Spec.IOConfig.InputSource, t.Spec.IOConfig.InputFormat)
-	if err != nil {
-		return err
-	}
-	raw, err := d.rows(ctx, src)
+	src, raw, err := d.read(ctx, t.Spec.IOConfig.InputSource, t.Spec.IOConfig.InputFormat)
 	if err != nil {
 		return err
 	}

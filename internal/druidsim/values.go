@@ -283,21 +283,8 @@ func externValue(v any, typ string) (out any, ok bool) {
 		}
 		return f, true
 	case "string":
-		// Rows.objectToStrings: a byte[] as base64, a List as a
-		// multi-value row, anything else String.valueOf.
-		switch x := v.(type) {
-		case []byte:
-			return base64.StdEncoding.EncodeToString(x), true
-		case []any:
-			out := make([]any, len(x))
-			for i, e := range x {
-				if e != nil {
-					out[i] = javaString(e)
-				}
-			}
-			return out, true
-		}
-		return javaString(v), true
+		// Rows.objectToStrings.
+		return stringValue(v), true
 	case "COMPLEX<json>":
 		return v, true
 	}
@@ -362,23 +349,32 @@ func dimensionValue(v any, typ string) (out any, ok bool) {
 		}
 		return f, true
 	case "string":
-		switch x := v.(type) {
-		case []byte:
-			return base64.StdEncoding.EncodeToString(x), true
-		case []any:
-			out := make([]any, len(x))
-			for i, e := range x {
-				if e != nil {
-					out[i] = javaString(e)
-				}
-			}
-			return out, true
-		}
-		return javaString(v), true
+		// StringDimensionIndexer.
+		return stringValue(v), true
 	case "auto", "json":
 		return bestEffort(v), true
 	}
 	return nil, false
+}
+
+// stringValue is a value as a string column takes it, in MSQ
+// (Rows.objectToStrings) and native ingestion (StringDimensionIndexer)
+// alike: a byte[] as base64, a List as a multi-value row of strings,
+// anything else String.valueOf.
+func stringValue(v any) any {
+	switch x := v.(type) {
+	case []byte:
+		return base64.StdEncoding.EncodeToString(x)
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			if e != nil {
+				out[i] = javaString(e)
+			}
+		}
+		return out
+	}
+	return javaString(v)
 }
 
 // bestEffort types a value as ExprEval.bestEffortOf does for the "auto"
