@@ -15,7 +15,7 @@ import (
 	"github.com/druidiceberg/sidecar/splits"
 )
 
-// fixture is a table of ../shared/fixtures with the rows a correct reader
+// fixture is a table of testdata/fixtures with the rows a correct reader
 // returns (see that folder's README).
 type fixture struct {
 	Name             string
@@ -56,7 +56,7 @@ func loadFixtures(t testing.TB) []fixture {
 		out = append(out, f)
 	}
 	if len(out) < 9 {
-		t.Fatalf("found %d fixtures, want all 9 of ../shared/fixtures", len(out))
+		t.Fatalf("found %d fixtures, want all 9 of testdata/fixtures", len(out))
 	}
 	return out
 }
@@ -69,7 +69,7 @@ func namedFixture(t testing.TB, name string) fixture {
 			return f
 		}
 	}
-	t.Fatalf("fixture %s missing from ../shared/fixtures", name)
+	t.Fatalf("fixture %s missing from testdata/fixtures", name)
 	return fixture{}
 }
 

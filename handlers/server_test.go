@@ -225,10 +225,11 @@ func errorCode(t testing.TB, body []byte) string {
 	return e.Error.Code
 }
 
-// fixturesDir is the shared, read-only fixture tables.
+// fixturesDir is the engine-written fixture tables (testdata/fixtures,
+// read-only: see its README).
 func fixturesDir(t testing.TB) string {
 	t.Helper()
-	dir, err := filepath.Abs(filepath.Join("..", "..", "shared", "fixtures"))
+	dir, err := filepath.Abs(filepath.Join("..", "testdata", "fixtures"))
 	if err != nil {
 		t.Fatal(err)
 	}

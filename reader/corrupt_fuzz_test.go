@@ -54,7 +54,7 @@ const (
 )
 
 // FuzzCorruptParquet corrupts one file of a real split (a data file or one
-// of its delete files, from the engine-written fixtures in ../shared/fixtures
+// of its delete files, from the engine-written fixtures in testdata/fixtures
 // and the tables internal/tablegen writes) and reads the split. The read
 // must end in an error the handlers map to a status (ErrCorruptFile and the
 // reader's other sentinels) or in exactly the rows of the intact file —

@@ -23,7 +23,7 @@ import (
 	"github.com/druidiceberg/sidecar/splits/split"
 )
 
-const fixturesDir = "../../shared/fixtures"
+const fixturesDir = "../testdata/fixtures"
 
 // fixture is a fixture's expected.json.
 type fixture struct {
