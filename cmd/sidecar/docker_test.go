@@ -21,7 +21,7 @@ import (
 	"testing"
 	"time"
 
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 )
 
 var updateExamples = flag.Bool("update-examples", false, "rewrite docker/examples/ from what the container generates")
