@@ -274,9 +274,12 @@ func mergeType(a, b string) string {
 	return leastRestrictive(a, b)
 }
 
-// parseTimestamp reads a timestampSpec value (TimestampSpec with
-// TimestampParser): millis takes a number or a numeric string, iso and
-// auto an ISO 8601 string (auto also a number), posix seconds.
+// parseTimestamp reads a timestampSpec value as
+// TimestampParser.createObjectTimestampParser does
+// (processing/src/main/java/org/apache/druid/java/util/common/parsers/
+// TimestampParser.java): millis and posix take a number (its longValue) or
+// a numeric string; iso an ISO 8601 string (DateTimes.of); auto a number,
+// a string of digits (epoch milliseconds) or an ISO 8601 string.
 func parseTimestamp(v any, format string) (int64, bool) {
 	if v == nil {
 		return 0, false
