@@ -103,6 +103,9 @@ func (s *server) getChanges(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if v := q.Get("include"); v != "" {
+		if n := strings.Count(v, ",") + 1; n > maxIncludeIntervals {
+			return fmt.Errorf("%w: include names %d intervals, more than the %d allowed", splits.ErrBadRequest, n, maxIncludeIntervals)
+		}
 		for _, one := range strings.Split(v, ",") {
 			c, err := changes.ParseChangeInterval(strings.TrimSpace(one))
 			if err != nil {

@@ -43,6 +43,9 @@ func (s *server) postSplits(w http.ResponseWriter, r *http.Request) error {
 	if ct := r.Header.Get("Content-Type"); ct != "" && !strings.HasPrefix(ct, "application/json") {
 		return errorf(http.StatusUnsupportedMediaType, "unsupported_media_type", "send the Druid inputSource as application/json")
 	}
+	if err := checkSpecFilter(r); err != nil {
+		return err
+	}
 	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxSpecBytes))
 	dec.DisallowUnknownFields()
 	var spec icebergSpec

@@ -109,6 +109,9 @@ func (s *server) planAndAnswer(w http.ResponseWriter, r *http.Request, req split
 // spec generators build on.
 func (s *server) planResponse(r *http.Request, req splits.Request, warnings []string) (splits.Plan, splitsResponse, error) {
 	start := time.Now()
+	if err := checkRequestBounds(req); err != nil {
+		return splits.Plan{}, splitsResponse{}, err
+	}
 	cat, err := s.catalogs.forRequest(r)
 	if err != nil {
 		return splits.Plan{}, splitsResponse{}, err
@@ -121,6 +124,15 @@ func (s *server) planResponse(r *http.Request, req splits.Request, warnings []st
 		return plan, splitsResponse{}, errorf(http.StatusUnprocessableEntity, "too_many_splits", fmt.Sprintf(
 			"%s plans %d splits, more than the %d one answer may hold (--max-splits): narrow it with icebergFilter "+
 				"or fromSnapshot, or raise the limit", plan.Table, len(plan.Splits), s.MaxSplits))
+	}
+	for _, ps := range plan.Splits {
+		// The server would refuse such a URI (400 malformed_token): a plan
+		// never hands one out.
+		if len(ps.Token) > split.MaxTokenLength {
+			return plan, splitsResponse{}, fmt.Errorf("%w: a split of %s needs a token of %d bytes, longer than the %d this "+
+				"server accepts back; narrow icebergFilter, or plan without applyResidual", splits.ErrBadRequest,
+				ps.Split.Data.Path, len(ps.Token), split.MaxTokenLength)
+		}
 	}
 	if s.Metrics != nil {
 		s.Metrics.PlanDuration.Observe(time.Since(start).Seconds())
@@ -294,6 +306,9 @@ func parseSplitsQuery(q url.Values, extra map[string]bool) (splits.Request, erro
 		req.Encoding.BinaryAsString = b
 	}
 	if v := q.Get("icebergFilter"); v != "" {
+		if err := splits.CheckFilterBounds([]byte(v)); err != nil {
+			return req, err
+		}
 		req.Filter = &splits.Filter{}
 		if err := json.Unmarshal([]byte(v), req.Filter); err != nil {
 			return req, fmt.Errorf("%w: %w", splits.ErrBadRequest, err)

@@ -233,7 +233,7 @@ func (f *Filter) expr(schema *iceberg.Schema, now time.Time) (iceberg.BooleanExp
 		if len(f.Intervals) == 0 {
 			return nil, bad("intervals is required")
 		}
-		var any iceberg.BooleanExpression = iceberg.AlwaysFalse{}
+		parts := make([]iceberg.BooleanExpression, 0, len(f.Intervals))
 		for _, s := range f.Intervals {
 			start, end, err := ParseInterval(s)
 			if err != nil {
@@ -244,9 +244,9 @@ func (f *Filter) expr(schema *iceberg.Schema, now time.Time) (iceberg.BooleanExp
 			if err != nil {
 				return nil, bad("%v", err)
 			}
-			any = iceberg.NewOr(any, e)
+			parts = append(parts, e)
 		}
-		return any, nil
+		return orAll(parts), nil
 
 	case "timeWindow":
 		back, err := durationOf(f.LookbackDuration, 24*time.Hour)
@@ -285,11 +285,7 @@ func (f *Filter) expr(schema *iceberg.Schema, now time.Time) (iceberg.BooleanExp
 		if f.Type == "and" {
 			return andAll(parts), nil
 		}
-		var or iceberg.BooleanExpression = iceberg.AlwaysFalse{}
-		for _, p := range parts {
-			or = iceberg.NewOr(or, p)
-		}
-		return or, nil
+		return orAll(parts), nil
 
 	case "not":
 		if f.Filter == nil {
@@ -304,12 +300,33 @@ func (f *Filter) expr(schema *iceberg.Schema, now time.Time) (iceberg.BooleanExp
 	return nil, bad("unknown filter type")
 }
 
+// andAll and orAll join parts into a balanced tree, true and false when
+// there are none. A chain would be as deep as the list is long, and
+// iceberg-go's String, JSON encoding and parsing of an expression cost the
+// square of its depth: a 2,000-way or took seconds, and its residual rode
+// in every row URI.
 func andAll(parts []iceberg.BooleanExpression) iceberg.BooleanExpression {
-	var and iceberg.BooleanExpression = iceberg.AlwaysTrue{}
-	for _, p := range parts {
-		and = iceberg.NewAnd(and, p)
+	return balanced(parts, iceberg.AlwaysTrue{}, func(l, r iceberg.BooleanExpression) iceberg.BooleanExpression {
+		return iceberg.NewAnd(l, r)
+	})
+}
+
+func orAll(parts []iceberg.BooleanExpression) iceberg.BooleanExpression {
+	return balanced(parts, iceberg.AlwaysFalse{}, func(l, r iceberg.BooleanExpression) iceberg.BooleanExpression {
+		return iceberg.NewOr(l, r)
+	})
+}
+
+func balanced(parts []iceberg.BooleanExpression, none iceberg.BooleanExpression,
+	join func(l, r iceberg.BooleanExpression) iceberg.BooleanExpression) iceberg.BooleanExpression {
+	switch len(parts) {
+	case 0:
+		return none
+	case 1:
+		return parts[0]
 	}
-	return and
+	mid := len(parts) / 2
+	return join(balanced(parts[:mid], none, join), balanced(parts[mid:], none, join))
 }
 
 // literalFor converts a JSON filter value to a literal of the field's type;

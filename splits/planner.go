@@ -440,6 +440,9 @@ func (p *Planner) Plan(ctx context.Context, req Request) (Plan, error) {
 		kind = split.KindRows
 	}
 	plan.Splits = make([]PlannedSplit, 0, len(tasks))
+	// wholeFilter is the JSON of the whole filter, the residual of every
+	// task whose partition decided nothing: encoded once, not per split.
+	var wholeFilter json.RawMessage
 	for _, t := range tasks {
 		sp, err := mk.split(t)
 		if err != nil {
@@ -449,7 +452,10 @@ func (p *Planner) Plan(ctx context.Context, req Request) (Plan, error) {
 		if kind == split.KindRows {
 			sp.Columns, sp.Encoding = columns, req.Encoding
 			if r := residualOf(t); r != nil {
-				if t.Residual == nil {
+				switch {
+				case t.Residual == nil && wholeFilter != nil:
+					sp.Filter = wholeFilter
+				case t.Residual == nil:
 					// The whole filter, still unbound: bind it so that its
 					// literals carry their field's type (an unbound
 					// timestamp literal has no JSON form). iceberg-go's
@@ -457,9 +463,20 @@ func (p *Planner) Plan(ctx context.Context, req Request) (Plan, error) {
 					if r, err = iceberg.BindExpr(schema, r, true); err != nil {
 						return Plan{}, fmt.Errorf("bind residual filter: %w", err)
 					}
+					fallthrough
+				default:
+					if sp.Filter, err = json.Marshal(r); err != nil {
+						return Plan{}, fmt.Errorf("encode residual filter %s: %w", r, err)
+					}
+					if t.Residual == nil {
+						wholeFilter = sp.Filter
+					}
 				}
-				if sp.Filter, err = json.Marshal(r); err != nil {
-					return Plan{}, fmt.Errorf("encode residual filter %s: %w", r, err)
+				// The residual rides in every row URI of the file.
+				if len(sp.Filter) > MaxResidualBytes {
+					return Plan{}, fmt.Errorf("%w: applyResidual: the filter left on %s is %d bytes, more than the %d a row URI "+
+						"carries; narrow icebergFilter, or plan without applyResidual", ErrBadRequest, t.File.FilePath(),
+						len(sp.Filter), MaxResidualBytes)
 				}
 			}
 		}

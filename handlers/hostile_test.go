@@ -1,0 +1,222 @@
+package handlers_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/druidiceberg/sidecar/internal/tablegen"
+	"github.com/druidiceberg/sidecar/splits"
+	"github.com/druidiceberg/sidecar/splits/split"
+)
+
+// The tests of this file replay what a hostile client on the network
+// tried, each against the real router over a real listener: every attack
+// ends in a quick 4xx that names what it crossed, or in a correct answer.
+
+// apiError is an error body's code and message.
+func apiError(t testing.TB, body []byte) (code, message string) {
+	t.Helper()
+	var e struct {
+		Error struct{ Code, Message string } `json:"error"`
+	}
+	if err := json.Unmarshal(body, &e); err != nil || e.Error.Code == "" || e.Error.Message == "" {
+		t.Fatalf("not an error body: %.300s", body)
+	}
+	return e.Error.Code, e.Error.Message
+}
+
+// nestedNot is a filter of depth `not`s around one equals on demo.orders.
+func nestedNot(depth int) string {
+	return strings.Repeat(`{"type":"not","filter":`, depth) +
+		`{"type":"equals","filterColumn":"status","filterValue":"x"}` + strings.Repeat("}", depth)
+}
+
+// wideOr is an or of width equals filters on demo.orders.
+func wideOr(width int) string {
+	parts := make([]string, width)
+	for i := range parts {
+		parts[i] = fmt.Sprintf(`{"type":"equals","filterColumn":"status","filterValue":"s%d"}`, i)
+	}
+	return `{"type":"or","filters":[` + strings.Join(parts, ",") + `]}`
+}
+
+// TestHostileFilters: a filter nested thousands deep cost the square of its
+// depth in CPU and memory (30 s and 2.7 GB for a 460 KB URL), and so did a
+// wide one; each bound is now a 400 that names it, whichever route and
+// spelling carries the filter.
+func TestHostileFilters(t *testing.T) {
+	srv := newDemoServer(t)
+	spec := func(member, filter string) string {
+		return `{"type":"iceberg","namespace":"demo","tableName":"orders","` + member + `":` + filter + `}`
+	}
+	for _, tc := range []struct {
+		name, method, path, body string
+		bound                    string
+	}{
+		{"GET nested 2000 deep", "GET", "/splits?" + q("table", "demo.orders", "icebergFilter", nestedNot(2000)).Encode(), "",
+			fmt.Sprintf("more than %d levels deep", splits.MaxFilterDepth)},
+		{"GET nested 9990 deep, 460 KB", "GET", "/splits?" + q("table", "demo.orders", "icebergFilter", nestedNot(9990)).Encode(), "",
+			fmt.Sprintf("more than the %d allowed", splits.MaxFilterBytes)},
+		{"GET /druid/task nested", "GET", "/druid/task?" + q("table", "demo.orders", "dataSource", "o",
+			"timestampColumn", "order_ts", "icebergFilter", nestedNot(500)).Encode(), "", "levels deep"},
+		{"GET /druid/sql nested", "GET", "/druid/sql?" + q("table", "demo.orders", "dataSource", "o",
+			"timestampColumn", "order_ts", "icebergFilter", nestedNot(500)).Encode(), "", "levels deep"},
+		{"GET wide", "GET", "/splits?" + q("table", "demo.orders", "icebergFilter", wideOr(splits.MaxFilterNodes)).Encode(), "",
+			fmt.Sprintf("more than %d filters", splits.MaxFilterNodes)},
+		{"POST nested", "POST", "/splits", spec("icebergFilter", nestedNot(5000)), "levels deep"},
+		{"POST nested, another case", "POST", "/splits", spec("ICEBERGfilter", nestedNot(5000)), "levels deep"},
+		{"POST nested, then a duplicate", "POST", "/splits",
+			strings.TrimSuffix(spec("icebergFilter", nestedNot(5000)), "}") + `,"icebergFilter":{"type":"equals","filterColumn":"status","filterValue":"x"}}`,
+			"levels deep"},
+		{"POST wide", "POST", "/splits", spec("icebergFilter", wideOr(splits.MaxFilterNodes)), "filters and intervals"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var resp *http.Response
+			var body []byte
+			if tc.method == "GET" {
+				resp, body = srv.get(t, tc.path)
+			} else {
+				resp, body = srv.post(t, tc.path, tc.body)
+			}
+			code, msg := apiError(t, body)
+			if resp.StatusCode != http.StatusBadRequest || code != "bad_request" || !strings.Contains(msg, tc.bound) {
+				t.Fatalf("%d %s %q, want 400 bad_request naming %q", resp.StatusCode, code, msg, tc.bound)
+			}
+		})
+	}
+	// Within the bounds the answer is a plan.
+	for _, f := range []string{nestedNot(splits.MaxFilterDepth - 1), wideOr(splits.MaxFilterNodes - 1)} {
+		srv.plan(t, q("table", "demo.orders", "icebergFilter", f))
+	}
+}
+
+// TestPlanNeverHandsOutARefusedURI: a 2,000-way or with applyResidual
+// planned URIs of 375 KB, which the server itself refuses (400
+// malformed_token). A residual that a URI cannot carry, and a token longer
+// than the server reads back however it got long, are now a 400 at
+// planning; a residual within the bound plans URIs that read.
+func TestPlanNeverHandsOutARefusedURI(t *testing.T) {
+	ctx := context.Background()
+	cat, dir := localWarehouse(t)
+	if err := tablegen.Demo(ctx, cat); err != nil {
+		t.Fatal(err)
+	}
+	srv := localServer(t, dir)
+
+	t.Run("wide residual", func(t *testing.T) {
+		resp, body := srv.get(t, "/splits?"+q("table", "demo.orders", "applyResidual", "true",
+			"icebergFilter", wideOr(splits.MaxFilterNodes-1)).Encode())
+		code, msg := apiError(t, body)
+		if resp.StatusCode != http.StatusBadRequest || code != "bad_request" ||
+			!strings.Contains(msg, fmt.Sprintf("more than the %d a row URI carries", splits.MaxResidualBytes)) {
+			t.Fatalf("%d %s %q, want 400 naming the residual bound", resp.StatusCode, code, msg)
+		}
+	})
+
+	t.Run("residual within the bound", func(t *testing.T) {
+		// 149 statuses no order has, and shipped: orders 1001 and 1007.
+		f := strings.Replace(wideOr(150), `"s149"`, `"shipped"`, 1)
+		p := srv.plan(t, q("table", "demo.orders", "applyResidual", "true", "icebergFilter", f))
+		var ids []string
+		for _, line := range srv.rows(t, p) {
+			var row struct {
+				OrderID int64  `json:"order_id"`
+				Status  string `json:"status"`
+			}
+			if err := json.Unmarshal([]byte(line), &row); err != nil {
+				t.Fatal(err)
+			}
+			ids = append(ids, fmt.Sprintf("%d %s", row.OrderID, row.Status))
+		}
+		slices.Sort(ids)
+		if want := []string{"1001 shipped", "1007 shipped"}; !slices.Equal(ids, want) {
+			t.Fatalf("rows %v, want %v", ids, want)
+		}
+	})
+
+	t.Run("a split too long for a token", func(t *testing.T) {
+		// 300 positional delete files with long names on demo.customers'
+		// one data file: every one of them rides in the split's token.
+		tbl, err := cat.LoadTable(ctx, table.Identifier{"demo", "customers"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		tasks, err := tbl.Scan().PlanFiles(ctx)
+		if err != nil || len(tasks) != 1 {
+			t.Fatalf("%d tasks, %v", len(tasks), err)
+		}
+		var dels []iceberg.DataFile
+		for i := range 300 {
+			loc := fmt.Sprintf("%s/data/%03d-%s.parquet", strings.TrimSuffix(tbl.Location(), "/"), i, strings.Repeat("d", 200))
+			del, err := tablegen.WritePositionalDeletes(ctx, tbl, loc,
+				[]tablegen.PositionalDelete{{FilePath: tasks[0].File.FilePath(), Pos: 0}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			dels = append(dels, del)
+		}
+		tx := tbl.NewTransaction()
+		if err := tx.NewRowDelta(nil).AddDeletes(dels...).Commit(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tx.Commit(ctx); err != nil {
+			t.Fatal(err)
+		}
+		resp, body := srv.get(t, "/splits?table=demo.customers")
+		code, msg := apiError(t, body)
+		if resp.StatusCode != http.StatusBadRequest || code != "bad_request" ||
+			!strings.Contains(msg, fmt.Sprintf("longer than the %d this server accepts back", split.MaxTokenLength)) {
+			t.Fatalf("%d %s %q, want 400 naming the token bound", resp.StatusCode, code, msg)
+		}
+	})
+}
+
+// TestHostileCounts: GET /changes planned once per include interval, and
+// took any number of them (5,000 took 27 s); a request's columns are
+// resolved one by one against the table's. Past their bounds both are a
+// 400 that names the bound.
+func TestHostileCounts(t *testing.T) {
+	srv := newDemoServer(t)
+	days := func(n int) string {
+		parts := make([]string, n)
+		d := time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
+		for i := range parts {
+			parts[i] = d.AddDate(0, 0, 2*i).Format("2006-01-02") + "/" + d.AddDate(0, 0, 2*i+1).Format("2006-01-02")
+		}
+		return strings.Join(parts, ",")
+	}
+	cur := srv.plan(t, q("table", "demo.orders"))
+	from := fmt.Sprint(*cur.SnapshotID)
+	for _, tc := range []struct{ name, path, bound string }{
+		{"include", "/changes?" + q("table", "demo.orders", "timeColumn", "order_ts", "fromSnapshot", from,
+			"include", days(1001)).Encode(), "include names 1001 intervals, more than the 1000 allowed"},
+		{"columns", "/splits?" + q("table", "demo.orders", "columns", strings.Repeat("order_id,", 10_000)+"status").Encode(),
+			"columns names 10001 columns, more than the 10000 allowed"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			resp, body := srv.get(t, tc.path)
+			code, msg := apiError(t, body)
+			if resp.StatusCode != http.StatusBadRequest || code != "bad_request" || !strings.Contains(msg, tc.bound) {
+				t.Fatalf("%d %s %q, want 400 naming %q", resp.StatusCode, code, msg, tc.bound)
+			}
+		})
+	}
+	// Within the bound the intervals are answered, each as a change.
+	resp, body := srv.get(t, "/changes?"+q("table", "demo.orders", "timeColumn", "order_ts", "fromSnapshot", from,
+		"include", days(3)).Encode())
+	var ch struct {
+		Changes []struct{ Interval string } `json:"changes"`
+	}
+	if err := json.Unmarshal(body, &ch); resp.StatusCode != http.StatusOK || err != nil || len(ch.Changes) != 3 {
+		t.Fatalf("%d, %d changes (%v): %.300s", resp.StatusCode, len(ch.Changes), err, body)
+	}
+}
