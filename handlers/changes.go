@@ -94,7 +94,7 @@ func (s *server) getChanges(w http.ResponseWriter, r *http.Request) error {
 		if v := q.Get(name); v != "" {
 			id, err := strconv.ParseInt(v, 10, 64)
 			if err != nil {
-				return fmt.Errorf("%w: %s %q is not an integer", splits.ErrBadRequest, name, v)
+				return fmt.Errorf("%w: %s %s is not an integer", splits.ErrBadRequest, name, splits.Quote(v))
 			}
 			*dst = &id
 		}

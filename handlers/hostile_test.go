@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"slices"
 	"strings"
@@ -13,6 +14,7 @@ import (
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 
+	"github.com/druidiceberg/sidecar/handlers"
 	"github.com/druidiceberg/sidecar/internal/tablegen"
 	"github.com/druidiceberg/sidecar/splits"
 	"github.com/druidiceberg/sidecar/splits/split"
@@ -218,5 +220,90 @@ func TestHostileCounts(t *testing.T) {
 	}
 	if err := json.Unmarshal(body, &ch); resp.StatusCode != http.StatusOK || err != nil || len(ch.Changes) != 3 {
 		t.Fatalf("%d, %d changes (%v): %.300s", resp.StatusCode, len(ch.Changes), err, body)
+	}
+}
+
+// TestHostileNames: a table name with a NUL, a / or thousands of bytes
+// reached the filesystem and answered 500. Names are checked before any
+// catalog sees them, on every route that takes one.
+func TestHostileNames(t *testing.T) {
+	srv := newDemoServer(t)
+	for _, name := range []string{
+		"demo.ord\x00ers", "demo.a/b", `demo.a\b`, "demo/x.orders", "demo." + strings.Repeat("x", 5000),
+		"demo.\xff", "demo.a\nb", strings.Repeat("a.", 16) + "t", ".orders", "demo.", "orders",
+	} {
+		for _, path := range []string{
+			"/splits?" + q("table", name).Encode(),
+			"/druid/task?" + q("table", name, "dataSource", "o", "timestampColumn", "order_ts").Encode(),
+			"/changes?" + q("table", name, "timeColumn", "order_ts").Encode(),
+			"/?" + q("table", name).Encode(),
+		} {
+			resp, body := srv.get(t, path)
+			if path[1] == '?' {
+				// The status page shows the error on the page.
+				if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), "bad request: table") {
+					t.Errorf("status page for %.40q: %d %.300s", name, resp.StatusCode, body)
+				}
+				continue
+			}
+			code, msg := apiError(t, body)
+			if resp.StatusCode != http.StatusBadRequest || code != "bad_request" || !strings.HasPrefix(msg, "bad request: table ") {
+				t.Errorf("%.60s: %d %s %q, want 400 bad_request about the table", path, resp.StatusCode, code, msg)
+			}
+		}
+	}
+	resp, body := srv.post(t, "/splits", `{"namespace":"de/mo","tableName":"orders"}`)
+	if code, _ := apiError(t, body); resp.StatusCode != http.StatusBadRequest || code != "bad_request" {
+		t.Errorf("POST namespace de/mo: %d %s", resp.StatusCode, body)
+	}
+	// A name that is a name, but not the catalog's: 404.
+	resp, body = srv.get(t, "/splits?"+q("table", "demo.ordérs").Encode())
+	if code, _ := apiError(t, body); resp.StatusCode != http.StatusNotFound || code != "table_not_found" {
+		t.Errorf("demo.ordérs: %d %s", resp.StatusCode, body)
+	}
+}
+
+// TestHostileEcho: a 900 KB name or Range value came back whole in the
+// error body and in a 900 KB log line. Error bodies and log lines now
+// quote client input shortened, whichever parameter carries it.
+func TestHostileEcho(t *testing.T) {
+	var logs logBuffer
+	srv := newDemoServer(t, func(c *handlers.Config) { c.Logger = slog.New(slog.NewJSONHandler(&logs, nil)) })
+	p := srv.plan(t, q("table", "demo.orders"))
+	rowsPath := strings.TrimPrefix(p.InputSource.URIs[0], srv.URL)
+	big := strings.Repeat("x", 900_000)
+	for _, tc := range []struct {
+		name, path string
+		header     []string
+		status     int
+	}{
+		{"table", "/splits?table=demo." + big, nil, http.StatusBadRequest},
+		{"mode", "/splits?table=demo.orders&mode=" + big, nil, http.StatusBadRequest},
+		{"columns", "/splits?table=demo.orders&columns=" + big, nil, http.StatusBadRequest},
+		{"catalog", "/splits?table=demo.orders&catalog=" + big, nil, http.StatusNotFound},
+		{"snapshotId", "/splits?table=demo.orders&snapshotId=" + big, nil, http.StatusBadRequest},
+		{"timestamps", "/splits?table=demo.orders&timestamps=" + big, nil, http.StatusBadRequest},
+		{"ref", "/splits?table=demo.orders&ref=" + big, nil, http.StatusNotFound},
+		{"filter column", "/splits?" + q("table", "demo.orders", "icebergFilter",
+			`{"type":"equals","filterColumn":"`+big[:4000]+`","filterValue":1}`).Encode(), nil, http.StatusBadRequest},
+		{"unknown parameter", "/splits?table=demo.orders&" + big + "=1", nil, http.StatusBadRequest},
+		{"Range", rowsPath, []string{"Range", "bytes=" + big}, http.StatusRequestedRangeNotSatisfiable},
+		{"token", "/splits/" + big + "/rows", nil, http.StatusBadRequest},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			before := len(logs.String())
+			resp, body := srv.get(t, tc.path, tc.header...)
+			if resp.StatusCode != tc.status {
+				t.Fatalf("%d %.300s, want %d", resp.StatusCode, body, tc.status)
+			}
+			if len(body) > 2<<10 {
+				t.Errorf("a %d-byte error body: %.300s", len(body), body)
+			}
+			for _, line := range strings.Split(logs.String()[before:], "\n") {
+				if len(line) > 8<<10 {
+					t.Errorf("a %d-byte log line: %.300s", len(line), line)
+				}
+			}
+		})
 	}
 }

@@ -249,7 +249,7 @@ func parseSplitsQuery(q url.Values, extra map[string]bool) (splits.Request, erro
 	if v := q.Get("snapshotId"); v != "" {
 		id, err := strconv.ParseInt(v, 10, 64)
 		if err != nil {
-			return req, fmt.Errorf("%w: snapshotId %q is not an integer", splits.ErrBadRequest, v)
+			return req, fmt.Errorf("%w: snapshotId %s is not an integer", splits.ErrBadRequest, splits.Quote(v))
 		}
 		req.SnapshotID = &id
 	}
@@ -260,7 +260,7 @@ func parseSplitsQuery(q url.Values, extra map[string]bool) (splits.Request, erro
 		}
 		id, err := strconv.ParseInt(v, 10, 64)
 		if err != nil {
-			return req, fmt.Errorf("%w: %s %q is not an integer", splits.ErrBadRequest, name, v)
+			return req, fmt.Errorf("%w: %s %s is not an integer", splits.ErrBadRequest, name, splits.Quote(v))
 		}
 		if name == "fromSnapshot" {
 			req.FromSnapshot = &id
@@ -286,7 +286,7 @@ func parseSplitsQuery(q url.Values, extra map[string]bool) (splits.Request, erro
 	if v := q.Get("columns"); v != "" {
 		for _, c := range strings.Split(v, ",") {
 			if c = strings.TrimSpace(c); c == "" {
-				return req, fmt.Errorf("%w: columns %q has an empty name", splits.ErrBadRequest, v)
+				return req, fmt.Errorf("%w: columns %s has an empty name", splits.ErrBadRequest, splits.Quote(v))
 			}
 			req.Columns = append(req.Columns, c)
 		}
@@ -296,12 +296,12 @@ func parseSplitsQuery(q url.Values, extra map[string]bool) (splits.Request, erro
 	case "iso":
 		req.Encoding.ISOTimestamps = true
 	default:
-		return req, fmt.Errorf("%w: timestamps %q: want millis or iso", splits.ErrBadRequest, v)
+		return req, fmt.Errorf("%w: timestamps %s: want millis or iso", splits.ErrBadRequest, splits.Quote(v))
 	}
 	if v := q.Get("binaryAsString"); v != "" {
 		b, err := strconv.ParseBool(v)
 		if err != nil {
-			return req, fmt.Errorf("%w: binaryAsString %q: want true or false", splits.ErrBadRequest, v)
+			return req, fmt.Errorf("%w: binaryAsString %s: want true or false", splits.ErrBadRequest, splits.Quote(v))
 		}
 		req.Encoding.BinaryAsString = b
 	}
@@ -319,7 +319,7 @@ func parseSplitsQuery(q url.Values, extra map[string]bool) (splits.Request, erro
 	}
 	if v := q.Get("applyResidual"); v != "" {
 		if req.ApplyResidual, err = strconv.ParseBool(v); err != nil {
-			return req, fmt.Errorf("%w: applyResidual %q: want true or false", splits.ErrBadRequest, v)
+			return req, fmt.Errorf("%w: applyResidual %s: want true or false", splits.ErrBadRequest, splits.Quote(v))
 		}
 	}
 	return req, nil
@@ -333,7 +333,7 @@ func parseTime(v string) (time.Time, error) {
 			return t, nil
 		}
 	}
-	return time.Time{}, fmt.Errorf("%w: snapshotTime %q is not an ISO 8601 time (e.g. 2025-01-31T12:00:00Z)", splits.ErrBadRequest, v)
+	return time.Time{}, fmt.Errorf("%w: snapshotTime %s is not an ISO 8601 time (e.g. 2025-01-31T12:00:00Z)", splits.ErrBadRequest, splits.Quote(v))
 }
 
 // baseURL is the configured public URL, or the scheme and host the request
