@@ -1,8 +1,15 @@
 package handlers
 
 import (
+	"bytes"
+	"errors"
 	"fmt"
+	"io"
+	"net"
 	"net/http"
+	"time"
+
+	"github.com/druidiceberg/sidecar/splits"
 )
 
 // admit bounds how many requests of one kind run at once. Past the bound it
@@ -32,4 +39,39 @@ func (s *server) admit(kind string, bound int) func(http.Handler) http.Handler {
 			}
 		})
 	}
+}
+
+// readBody reads a planning request's body whole, within maxSpecBytes,
+// before the request is admitted: a plan slot is taken only by a request
+// whose body is in, so a client that trickles its body holds a connection
+// (until bodyDeadline cuts it), never a slot. The handler reads the body
+// from memory.
+func (s *server) readBody(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Body == nil || r.Body == http.NoBody {
+			next.ServeHTTP(w, r)
+			return
+		}
+		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxSpecBytes))
+		if err != nil {
+			writeError(w, r, s.Logger, bodyError(err, s.BodyTimeout))
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		next.ServeHTTP(w, r)
+	})
+}
+
+// bodyError is the answer to a request whose body could not be read.
+func bodyError(err error, timeout time.Duration) error {
+	var tooBig *http.MaxBytesError
+	var ne net.Error
+	switch {
+	case errors.As(err, &tooBig):
+		return errorf(http.StatusRequestEntityTooLarge, "too_large", fmt.Sprintf("the body is larger than %d bytes", maxSpecBytes))
+	case errors.As(err, &ne) && ne.Timeout():
+		return errorf(http.StatusRequestTimeout, "body_timeout", fmt.Sprintf(
+			"the request body did not arrive within %s; send it whole", timeout))
+	}
+	return fmt.Errorf("%w: read the request body: %w", splits.ErrBadRequest, err)
 }

@@ -132,6 +132,11 @@ func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err er
 	if ae.Status == http.StatusServiceUnavailable {
 		w.Header().Set("Retry-After", strconv.Itoa(retryAfterSeconds))
 	}
+	if ae.Status == http.StatusRequestTimeout {
+		// What is left of the body is still on the way: the connection
+		// cannot carry another request.
+		w.Header().Set("Connection", "close")
+	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(ae.Status)

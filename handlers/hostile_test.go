@@ -1,10 +1,12 @@
 package handlers_test
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"slices"
 	"strings"
@@ -305,5 +307,79 @@ func TestHostileEcho(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// trickle opens a connection that sends a POST /splits header and then its
+// body one byte every interval, until the server answers or closes; it
+// returns the connection and a channel that gets the status line (or the
+// read error) of the server's answer.
+func trickle(t *testing.T, addr string, interval time.Duration) (net.Conn, <-chan string) {
+	t.Helper()
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	body := `{"type":"iceberg","namespace":"demo","tableName":"orders"}`
+	if _, err := fmt.Fprintf(c, "POST /splits HTTP/1.1\r\nHost: sidecar\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n", len(body)); err != nil {
+		t.Fatal(err)
+	}
+	answer := make(chan string, 1)
+	go func() {
+		for i := 0; i < len(body)-1; i++ {
+			if _, err := c.Write([]byte{body[i]}); err != nil {
+				return
+			}
+			time.Sleep(interval)
+		}
+	}()
+	go func() {
+		line, err := bufio.NewReader(c).ReadString('\n')
+		if err != nil {
+			answer <- err.Error()
+			return
+		}
+		answer <- strings.TrimSpace(line)
+	}()
+	return c, answer
+}
+
+// TestHostileTrickle: sixteen connections that sent a POST /splits body a
+// byte at a time held every planning slot for as long as they liked
+// (/splits, /druid/*, /changes and the status page answered 503). A body
+// now has a deadline (408, and the connection is closed), and a plan is
+// admitted only once its body is in: tricklers, more of them than there
+// are slots, take none.
+func TestHostileTrickle(t *testing.T) {
+	const bodyTimeout = time.Second
+	srv := newDemoServer(t, func(c *handlers.Config) { c.MaxPlans, c.BodyTimeout = 2, bodyTimeout })
+	addr := strings.TrimPrefix(srv.URL, "http://")
+	var answers []<-chan string
+	for range 6 {
+		_, a := trickle(t, addr, bodyTimeout/20)
+		answers = append(answers, a)
+	}
+	// While they trickle, every planning route answers.
+	time.Sleep(bodyTimeout / 5)
+	for _, path := range []string{"/splits?table=demo.orders", "/?table=demo.orders", "/healthz",
+		"/druid/task?table=demo.orders&dataSource=o&timestampColumn=order_ts"} {
+		if resp, body := srv.get(t, path); resp.StatusCode != http.StatusOK {
+			t.Errorf("%s while 6 bodies trickle into 2 slots: %d %.200s", path, resp.StatusCode, body)
+		}
+	}
+	resp, body := srv.post(t, "/splits", `{"type":"iceberg","namespace":"demo","tableName":"orders"}`)
+	if resp.StatusCode != http.StatusOK {
+		t.Errorf("POST /splits while bodies trickle: %d %.200s", resp.StatusCode, body)
+	}
+	for i, a := range answers {
+		select {
+		case line := <-a:
+			if line != "HTTP/1.1 408 Request Timeout" {
+				t.Errorf("trickler %d got %q, want 408", i, line)
+			}
+		case <-time.After(30 * bodyTimeout):
+			t.Fatalf("trickler %d got no answer", i)
+		}
 	}
 }

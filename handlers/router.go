@@ -14,6 +14,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"time"
 
 	"github.com/apache/iceberg-go/table"
 	"github.com/go-chi/chi/v5"
@@ -69,6 +70,11 @@ type Config struct {
 	// MaxSplits bounds the URIs of one plan, and so the size of the Druid
 	// spec pasted from it; 0 means no bound.
 	MaxSplits int
+	// BodyTimeout is how long a request's body may take to arrive after
+	// its header; past it the answer is 408 and the connection is closed.
+	// A planning request is admitted (MaxPlans) only once its body is in.
+	// 0 means no deadline.
+	BodyTimeout time.Duration
 	// DruidPasswordEnv names the environment variable that Druid's tasks
 	// read the password from; the generated inputSource refers to it and
 	// never holds the password itself.
@@ -93,11 +99,11 @@ func New(cfg Config) http.Handler {
 	auth := newBasicAuth(cfg.BasicAuth)
 	planGate := s.admit("plan", cfg.MaxPlans)
 	r := chi.NewRouter()
-	r.Use(withRequestID, s.instrument)
+	r.Use(withRequestID, s.instrument, s.bodyDeadline)
 	r.Group(func(r chi.Router) {
 		r.Use(s.require(auth))
 		r.Group(func(r chi.Router) {
-			r.Use(planGate)
+			r.Use(s.readBody, planGate)
 			r.Get("/splits", s.handle(s.getSplits))
 			r.Post("/splits", s.handle(s.postSplits))
 			r.Get("/druid/task", s.handle(s.getDruidTask))
@@ -109,7 +115,7 @@ func New(cfg Config) http.Handler {
 			r.Get("/splits/{token}/rows", s.handle(s.getRows))
 			r.Get("/files/{token}", s.handle(s.getFile))
 		})
-		r.With(planGate).Get("/", s.handle(s.getStatus))
+		r.With(s.readBody, planGate).Get("/", s.handle(s.getStatus))
 		r.Get("/openapi.yaml", func(w http.ResponseWriter, _ *http.Request) {
 			w.Header().Set("Content-Type", "application/yaml")
 			_, _ = w.Write(api.OpenAPI)

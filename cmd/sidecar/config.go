@@ -62,12 +62,14 @@ type config struct {
 	// TargetSplitSize is the size above which the row path splits a data
 	// file by row groups; 0 never splits.
 	TargetSplitSize byteSize
-	// readHeaderTimeout and idleTimeout are the server's slow-client
-	// bounds: a connection that has not sent a whole request header within
-	// readHeaderTimeout, or sits idle between requests for idleTimeout, is
-	// closed. They are not flags (the defaults suit every deployment seen
-	// so far); tests shorten them.
+	// readHeaderTimeout, bodyTimeout and idleTimeout are the server's
+	// slow-client bounds: a connection that has not sent a whole request
+	// header within readHeaderTimeout, or its body within bodyTimeout after
+	// that (408), or sits idle between requests for idleTimeout, is closed.
+	// They are not flags (the defaults suit every deployment seen so far);
+	// tests shorten them.
 	readHeaderTimeout time.Duration
+	bodyTimeout       time.Duration
 	idleTimeout       time.Duration
 }
 
@@ -115,9 +117,10 @@ func (b *byteSize) Set(v string) error {
 	return nil
 }
 
-// The defaults of config.readHeaderTimeout and config.idleTimeout.
+// The defaults of config.readHeaderTimeout, bodyTimeout and idleTimeout.
 const (
 	defaultReadHeaderTimeout = 10 * time.Second
+	defaultBodyTimeout       = 10 * time.Second
 	defaultIdleTimeout       = 2 * time.Minute
 )
 
@@ -175,7 +178,7 @@ func parseFlags(fs *flag.FlagSet, args []string, getenv func(string) string, hel
 func parseServe(args []string, getenv func(string) string, help io.Writer) (config, error) {
 	fs := flag.NewFlagSet("sidecar serve", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	c := config{readHeaderTimeout: defaultReadHeaderTimeout, idleTimeout: defaultIdleTimeout}
+	c := config{readHeaderTimeout: defaultReadHeaderTimeout, bodyTimeout: defaultBodyTimeout, idleTimeout: defaultIdleTimeout}
 	var props, tables, locs multiFlag
 	fs.StringVar(&c.Addr, "addr", "127.0.0.1:8080", "listen address")
 	fs.StringVar(&c.TLSCert, "tls-cert", "", "PEM certificate file: serve HTTPS (with --tls-key)")

@@ -30,7 +30,8 @@ const limitsRows = 200_000
 // with the default --max-streams the 65th concurrent stream is answered 503
 // with Retry-After while 64 are open; a client that sends no header, or
 // sends it byte by byte, is disconnected, and so is an idle keep-alive
-// connection; a slow but live reader of a row stream is not cut; a POST
+// connection; POST bodies sent byte by byte take no planning slot and end
+// in 408; a slow but live reader of a row stream is not cut; a POST
 // body over the limit is 413.
 func TestLimits(t *testing.T) {
 	if testing.Short() {
@@ -40,9 +41,9 @@ func TestLimits(t *testing.T) {
 	writeBigTable(t, dir, limitsRows, 0.01, 0)
 	// Short slow-client bounds so that the test waits seconds, not minutes;
 	// everything else is the default configuration.
-	const headerTimeout, idleTimeout = 500 * time.Millisecond, time.Second
+	const headerTimeout, bodyTimeout, idleTimeout = 500 * time.Millisecond, time.Second, time.Second
 	s, cfg := startServeWith(t, dir, func(c *config) {
-		c.readHeaderTimeout, c.idleTimeout = headerTimeout, idleTimeout
+		c.readHeaderTimeout, c.bodyTimeout, c.idleTimeout = headerTimeout, bodyTimeout, idleTimeout
 	})
 	if cfg.MaxStreams != 64 {
 		t.Fatalf("the default --max-streams is %d, want 64", cfg.MaxStreams)
@@ -137,6 +138,49 @@ func TestLimits(t *testing.T) {
 		if !cut {
 			if err := waitClosed(c, 20*headerTimeout); err != nil {
 				t.Fatalf("a header sent one byte every %v for %v: %v", headerTimeout/10, time.Since(start).Round(time.Millisecond), err)
+			}
+		}
+	})
+
+	t.Run("trickled bodies take no planning slot", func(t *testing.T) {
+		// More connections than --max-plans, each sending a POST /splits
+		// body a byte every 50 ms: planning still answers, and each gets
+		// a 408 once its body is overdue, and its connection closed.
+		if cfg.MaxPlans != 16 {
+			t.Fatalf("the default --max-plans is %d, want 16", cfg.MaxPlans)
+		}
+		body := `{"type":"iceberg","namespace":"bench","tableName":"big"}`
+		var conns []net.Conn
+		for range cfg.MaxPlans + 1 {
+			c := dial(t, s.addr)
+			conns = append(conns, c)
+			fmt.Fprintf(c, "POST /splits HTTP/1.1\r\nHost: sidecar\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%c", len(body), body[0])
+			go func() {
+				for i := 1; i < len(body)-1; i++ {
+					time.Sleep(50 * time.Millisecond)
+					if _, err := c.Write([]byte{body[i]}); err != nil {
+						return
+					}
+				}
+			}()
+		}
+		time.Sleep(bodyTimeout / 5)
+		if p := getPlan(t, s.base+"/splits?table=bench.big"); len(p.InputSource.URIs) != 1 {
+			t.Fatalf("planning while bodies trickle: %+v", p)
+		}
+		for i, c := range conns {
+			br := bufio.NewReader(c)
+			_ = c.SetReadDeadline(time.Now().Add(20 * bodyTimeout))
+			resp, err := http.ReadResponse(br, nil)
+			if err != nil {
+				t.Fatalf("trickler %d: %v", i, err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusRequestTimeout {
+				t.Fatalf("trickler %d: %d, want 408", i, resp.StatusCode)
+			}
+			if err := waitClosedReader(c, br, 20*bodyTimeout); err != nil {
+				t.Fatalf("trickler %d after its 408: %v", i, err)
 			}
 		}
 	})

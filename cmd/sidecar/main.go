@@ -161,6 +161,7 @@ func serve(ctx context.Context, cfg config, logOut io.Writer, ready chan<- strin
 		MaxStreams:       cfg.MaxStreams,
 		MaxPlans:         cfg.MaxPlans,
 		MaxSplits:        cfg.MaxSplits,
+		BodyTimeout:      cfg.bodyTimeout,
 		BasicAuth:        cfg.BasicAuth,
 		AuthMetrics:      cfg.AuthMetrics,
 		DruidPasswordEnv: cfg.DruidPasswordEnv,
@@ -172,7 +173,8 @@ func serve(ctx context.Context, cfg config, logOut io.Writer, ready chan<- strin
 	}
 	// No ReadTimeout or WriteTimeout: they would cut a long row stream that
 	// a slow but live client is still reading. Slow clients are bounded by
-	// the header and idle timeouts, and stream slots by --max-streams.
+	// the header and idle timeouts and the router's body deadline, and
+	// stream slots by --max-streams.
 	srv := &http.Server{
 		Handler:           router,
 		ReadHeaderTimeout: cfg.readHeaderTimeout,
