@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -74,4 +75,23 @@ func bodyError(err error, timeout time.Duration) error {
 			"the request body did not arrive within %s; send it whole", timeout))
 	}
 	return fmt.Errorf("%w: read the request body: %w", splits.ErrBadRequest, err)
+}
+
+// errPlanTimeout is the cause of a planning request's context past
+// PlanTimeout; handle answers its error as 503 plan_timeout.
+var errPlanTimeout = errors.New("the planning deadline passed")
+
+// planDeadline bounds an admitted planning request to PlanTimeout: the
+// catalog's and storage's calls take the request's context, so a catalog
+// that never answers costs a slot for PlanTimeout, not for as long as the
+// client waits.
+func (s *server) planDeadline(next http.Handler) http.Handler {
+	if s.PlanTimeout <= 0 {
+		return next
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ctx, cancel := context.WithTimeoutCause(r.Context(), s.PlanTimeout, errPlanTimeout)
+		defer cancel()
+		next.ServeHTTP(w, r.WithContext(ctx))
+	})
 }

@@ -383,3 +383,67 @@ func TestHostileTrickle(t *testing.T) {
 		}
 	}
 }
+
+// silentListener accepts connections and never answers: a catalog that
+// hangs. (No real catalog can be made to hang on cue; the sidecar's side
+// of it, the deadline, is what is under test.)
+func silentListener(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var conns []net.Conn
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			conns = append(conns, c)
+		}
+	}()
+	t.Cleanup(func() {
+		ln.Close()
+		<-done
+		for _, c := range conns {
+			c.Close()
+		}
+	})
+	return ln.Addr().String()
+}
+
+// TestHostilePlanDeadline: planning and catalog calls had no deadline but
+// the client's, so a catalog that hangs held a planning slot for as long
+// as the client waited. A planning request now has PlanTimeout; past it the
+// answer is 503 plan_timeout with Retry-After, and the slot is free.
+func TestHostilePlanDeadline(t *testing.T) {
+	catalog := splits.CatalogConfig{Type: "rest", URI: "http://" + silentListener(t)}
+	for _, path := range []string{"/splits?table=demo.orders", "/druid/sql?table=demo.orders&dataSource=o&timestampColumn=t",
+		"/changes?table=demo.orders&timeColumn=t", "/?table=demo.orders", "/readyz"} {
+		// A server each: a catalog's connection failure is remembered
+		// for a moment, and the next request told at once.
+		srv := newServer(t, catalog, nil, func(c *handlers.Config) { c.PlanTimeout, c.MaxPlans = 300*time.Millisecond, 1 })
+		srv.Client().Timeout = time.Minute
+		resp, body := srv.get(t, path)
+		if path[1] == '?' {
+			// The status page shows the catalog's error on the page.
+			if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), "the planning deadline passed") {
+				t.Errorf("%s: %d %s, want the page with the deadline's error", path, resp.StatusCode, body[strings.Index(string(body), "<p>C"):])
+			}
+			continue
+		}
+		code, _ := apiError(t, body)
+		if resp.StatusCode != http.StatusServiceUnavailable || code != "plan_timeout" || resp.Header.Get("Retry-After") == "" {
+			t.Errorf("%s: %d %s (Retry-After %q), want 503 plan_timeout with Retry-After", path, resp.StatusCode, body,
+				resp.Header.Get("Retry-After"))
+		}
+		// The one slot is free again.
+		resp, body = srv.get(t, "/splits?table=demo.orders")
+		if code, _ := apiError(t, body); resp.StatusCode != http.StatusServiceUnavailable || code == "overloaded" {
+			t.Errorf("after %s: %d %s, want the slot free", path, resp.StatusCode, body)
+		}
+	}
+}

@@ -12,6 +12,7 @@ package handlers
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"time"
@@ -75,6 +76,11 @@ type Config struct {
 	// A planning request is admitted (MaxPlans) only once its body is in.
 	// 0 means no deadline.
 	BodyTimeout time.Duration
+	// PlanTimeout bounds a planning request (the catalog's and storage's
+	// calls included) once admitted; past it the answer is 503
+	// plan_timeout. It also bounds /readyz's calls to the catalogs. 0
+	// means no deadline but the client's.
+	PlanTimeout time.Duration
 	// DruidPasswordEnv names the environment variable that Druid's tasks
 	// read the password from; the generated inputSource refers to it and
 	// never holds the password itself.
@@ -103,7 +109,7 @@ func New(cfg Config) http.Handler {
 	r.Group(func(r chi.Router) {
 		r.Use(s.require(auth))
 		r.Group(func(r chi.Router) {
-			r.Use(s.readBody, planGate)
+			r.Use(s.readBody, planGate, s.planDeadline)
 			r.Get("/splits", s.handle(s.getSplits))
 			r.Post("/splits", s.handle(s.postSplits))
 			r.Get("/druid/task", s.handle(s.getDruidTask))
@@ -115,7 +121,7 @@ func New(cfg Config) http.Handler {
 			r.Get("/splits/{token}/rows", s.handle(s.getRows))
 			r.Get("/files/{token}", s.handle(s.getFile))
 		})
-		r.With(s.readBody, planGate).Get("/", s.handle(s.getStatus))
+		r.With(s.readBody, planGate, s.planDeadline).Get("/", s.handle(s.getStatus))
 		r.Get("/openapi.yaml", func(w http.ResponseWriter, _ *http.Request) {
 			w.Header().Set("Content-Type", "application/yaml")
 			_, _ = w.Write(api.OpenAPI)
@@ -125,7 +131,7 @@ func New(cfg Config) http.Handler {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		_, _ = w.Write([]byte("ok\n"))
 	})
-	r.Get("/readyz", s.handle(s.getReady))
+	r.With(s.planDeadline).Get("/readyz", s.handle(s.getReady))
 	if cfg.Gatherer != nil {
 		h := promhttp.HandlerFor(cfg.Gatherer, promhttp.HandlerOpts{})
 		if cfg.AuthMetrics {
@@ -147,6 +153,11 @@ func New(cfg Config) http.Handler {
 func (s *server) handle(h func(http.ResponseWriter, *http.Request) error) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		if err := h(w, r); err != nil {
+			if errors.Is(context.Cause(r.Context()), errPlanTimeout) {
+				err = &apiError{Status: http.StatusServiceUnavailable, Code: "plan_timeout", Err: err, Message: fmt.Sprintf(
+					"planning took longer than %s (--plan-timeout): the catalog or storage is slow, or the plan is larger "+
+						"than the deadline allows", s.PlanTimeout)}
+			}
 			if toAPIError(err).Status == http.StatusServiceUnavailable && s.Metrics != nil {
 				s.Metrics.CatalogErrors.Inc()
 			}

@@ -50,6 +50,7 @@ type config struct {
 	MaxStreams      int
 	MaxPlans        int
 	MaxSplits       int
+	PlanTimeout     time.Duration
 	TLSCert         string
 	TLSKey          string
 	// BasicAuthFile holds username:password lines; credentials never come
@@ -199,6 +200,7 @@ func parseServe(args []string, getenv func(string) string, help io.Writer) (conf
 	fs.DurationVar(&c.ShutdownGrace, "shutdown-grace", 30*time.Second, "how long running streams may finish after SIGTERM")
 	fs.IntVar(&c.MaxStreams, "max-streams", 64, "row and file streams served at once; past it 503 with Retry-After (0: no bound)")
 	fs.IntVar(&c.MaxPlans, "max-plans", 16, "planning requests served at once; past it 503 with Retry-After (0: no bound)")
+	fs.DurationVar(&c.PlanTimeout, "plan-timeout", 2*time.Minute, "deadline of one planning request, catalog and storage calls included; past it 503 with Retry-After (0: none but the client's)")
 	fs.IntVar(&c.MaxSplits, "max-splits", 10000, "splits (URIs) one plan may hand out; more is a 422 that says how to narrow it (0: no bound)")
 	c.TargetSplitSize = splits.DefaultTargetSplitSize
 	fs.Var(&c.TargetSplitSize, "target-split-size", "on the row path, split a data file larger than this by row groups into splits of about this size (256MiB, 1GiB or bytes; 0: never)")
@@ -321,6 +323,9 @@ func (c config) validate() error {
 	}
 	if c.ShutdownGrace < 0 {
 		return errors.New("--shutdown-grace must not be negative")
+	}
+	if c.PlanTimeout < 0 {
+		return errors.New("--plan-timeout must not be negative")
 	}
 	if c.MaxStreams < 0 || c.MaxPlans < 0 || c.MaxSplits < 0 {
 		return errors.New("--max-streams, --max-plans and --max-splits must not be negative")

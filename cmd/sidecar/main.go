@@ -162,6 +162,7 @@ func serve(ctx context.Context, cfg config, logOut io.Writer, ready chan<- strin
 		MaxPlans:         cfg.MaxPlans,
 		MaxSplits:        cfg.MaxSplits,
 		BodyTimeout:      cfg.bodyTimeout,
+		PlanTimeout:      cfg.PlanTimeout,
 		BasicAuth:        cfg.BasicAuth,
 		AuthMetrics:      cfg.AuthMetrics,
 		DruidPasswordEnv: cfg.DruidPasswordEnv,

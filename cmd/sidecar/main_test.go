@@ -32,6 +32,7 @@ func TestBadFlags(t *testing.T) {
 		{"bad env", []string{"serve"}, map[string]string{"SIDECAR_SHUTDOWN_GRACE": "soon"}, "SIDECAR_SHUTDOWN_GRACE"},
 		{"unknown flag", []string{"serve", "--nope"}, nil, "-nope"},
 		{"negative token ttl", []string{"serve", "--token-ttl", "-1s"}, nil, "--token-ttl"},
+		{"negative plan timeout", []string{"serve", "--plan-timeout", "-1s"}, nil, "--plan-timeout"},
 		{"bad delete cache size", []string{"serve", "--delete-cache-size", "lots"}, nil, "-delete-cache-size"},
 		{"fractional delete cache size", []string{"serve", "--delete-cache-size", "1.5GiB"}, nil, "whole number of bytes"},
 		{"negative delete cache size", []string{"serve", "--delete-cache-size", "-1"}, nil, "-delete-cache-size"},
