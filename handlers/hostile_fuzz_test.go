@@ -22,13 +22,19 @@ import (
 // called in process: a fuzz input costs a plan, not a connection.
 func fuzzRouter(tb testing.TB) http.Handler {
 	tb.Helper()
+	return fuzzRouterWith(tb, func(*handlers.Config) {})
+}
+
+// fuzzRouterWith is fuzzRouter with its configuration changed by change.
+func fuzzRouterWith(tb testing.TB, change func(*handlers.Config)) http.Handler {
+	tb.Helper()
 	fx := partitionedFixture(tb)
 	signer, err := split.NewSigner(testKey)
 	if err != nil {
 		tb.Fatal(err)
 	}
 	reg := prometheus.NewRegistry()
-	return handlers.New(handlers.Config{
+	cfg := handlers.Config{
 		Catalogs: []handlers.Catalog{testCatalog(tb, splits.CatalogConfig{
 			Type:   "static",
 			Tables: map[string]string{"fixtures.t": filepath.Join(fx.Dir, fx.Metadata)},
@@ -37,7 +43,9 @@ func fuzzRouter(tb testing.TB) http.Handler {
 		Metrics:   metrics.New(reg),
 		Gatherer:  reg,
 		MaxSplits: 2, // so that 422 too_many_splits is reachable too
-	})
+	}
+	change(&cfg)
+	return handlers.New(cfg)
 }
 
 // checkAnswer holds an answer to the contract for hostile input: never a

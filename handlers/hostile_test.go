@@ -5,9 +5,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
@@ -445,5 +447,108 @@ func TestHostilePlanDeadline(t *testing.T) {
 		if code, _ := apiError(t, body); resp.StatusCode != http.StatusServiceUnavailable || code == "overloaded" {
 			t.Errorf("after %s: %d %s, want the slot free", path, resp.StatusCode, body)
 		}
+	}
+}
+
+// TestHostileHost: without a public URL, the URIs handed to Druid were
+// built from the request's Host, and with Basic auth on, the spec also told
+// Druid to send its credentials to whatever host the request named. With
+// Basic auth the URIs name the configured public URL only, and a router
+// without one refuses to plan rather than trust a Host.
+func TestHostileHost(t *testing.T) {
+	const user, password = "druid", "pw"
+	spoofed := func(t *testing.T, h http.Handler, base, path string) *httptest.ResponseRecorder {
+		t.Helper()
+		req := httptest.NewRequest(http.MethodGet, base+path, nil)
+		req.Host = "evil.example:1"
+		req.Header.Set("X-Forwarded-Proto", "http")
+		req.SetBasicAuth(user, password)
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		return rec
+	}
+	paths := []string{"/splits?table=fixtures.t", "/druid/task?table=fixtures.t&dataSource=o&timestampColumn=event_time"}
+	withAuth := func(public string) http.Handler {
+		return fuzzRouterWith(t, func(c *handlers.Config) {
+			c.BasicAuth = []handlers.Credential{{Username: user, Password: password}}
+			c.PublicURL, c.MaxSplits = public, 0
+		})
+	}
+
+	t.Run("auth and a public URL", func(t *testing.T) {
+		h := withAuth("https://sidecar.example:8443/")
+		for _, path := range paths {
+			rec := spoofed(t, h, "http://evil.example:1", path)
+			body := rec.Body.String()
+			if rec.Code != http.StatusOK || strings.Contains(body, "evil.example") ||
+				!strings.Contains(body, `"https://sidecar.example:8443/splits/`) {
+				t.Fatalf("%s: %d %.400s, want URIs under the public URL only", path, rec.Code, body)
+			}
+		}
+	})
+	t.Run("auth without a public URL", func(t *testing.T) {
+		h := withAuth("")
+		for _, path := range paths {
+			rec := spoofed(t, h, "http://evil.example:1", path)
+			code, msg := apiError(t, rec.Body.Bytes())
+			if rec.Code != http.StatusInternalServerError || !strings.Contains(msg, "--public-url") ||
+				strings.Contains(rec.Body.String(), "evil.example") {
+				t.Fatalf("%s: %d %s %q, want a 500 that names --public-url", path, rec.Code, code, msg)
+			}
+		}
+	})
+}
+
+// TestHostileAuthGuessing: Basic auth failures were not limited (about
+// 3,000 guesses a second on one connection). An address whose credentials
+// fail more than a burst is answered 429 with Retry-After, its guesses no
+// longer checked, while a request without credentials still gets the 401
+// challenge and other addresses are not held back.
+func TestHostileAuthGuessing(t *testing.T) {
+	const user, password = "druid", "s3cret"
+	srv := newDemoServer(t, func(c *handlers.Config) {
+		c.BasicAuth = []handlers.Credential{{Username: user, Password: password}}
+	})
+	from := func(ip string) *http.Client {
+		d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(ip)}}
+		return &http.Client{Transport: &http.Transport{DialContext: d.DialContext}}
+	}
+	get := func(c *http.Client, user, pass string) *http.Response {
+		t.Helper()
+		req, err := http.NewRequest(http.MethodGet, srv.URL+"/splits?table=demo.orders", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if user != "" {
+			req.SetBasicAuth(user, pass)
+		}
+		resp, err := c.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp
+	}
+	attacker, neighbour := from("127.0.0.1"), from("127.0.0.2")
+	statuses := map[int]int{}
+	for i := range 50 {
+		statuses[get(attacker, user, fmt.Sprint("guess-", i)).StatusCode]++
+	}
+	// The burst (10) is checked; the rest are held back, but a guess or two
+	// may be checked as the allowance refills one a second.
+	if statuses[http.StatusUnauthorized] < 10 || statuses[http.StatusUnauthorized] > 15 || statuses[http.StatusTooManyRequests] < 35 {
+		t.Fatalf("50 wrong guesses from one address: %v, want 10 (or a few more) 401 and the rest 429", statuses)
+	}
+	resp := get(attacker, user, password)
+	if resp.StatusCode != http.StatusTooManyRequests || resp.Header.Get("Retry-After") == "" {
+		t.Fatalf("the right password from the held-back address: %d (Retry-After %q), want 429 with Retry-After",
+			resp.StatusCode, resp.Header.Get("Retry-After"))
+	}
+	if resp := get(attacker, "", ""); resp.StatusCode != http.StatusUnauthorized || resp.Header.Get("WWW-Authenticate") == "" {
+		t.Fatalf("no credentials from the held-back address: %d, want the 401 challenge", resp.StatusCode)
+	}
+	if resp := get(neighbour, user, password); resp.StatusCode != http.StatusOK {
+		t.Fatalf("the right password from another address: %d", resp.StatusCode)
 	}
 }

@@ -54,7 +54,8 @@ type Config struct {
 	DefaultCatalog string
 	Signer         Verifier
 	// PublicURL is the base of the URIs handed out; empty means the base
-	// the request came in on.
+	// the request came in on, which a client names in its Host header, so
+	// with BasicAuth it is required (a plan without it is a 500).
 	PublicURL string
 	Metrics   *metrics.Metrics
 	Gatherer  prometheus.Gatherer
@@ -103,11 +104,12 @@ func New(cfg Config) http.Handler {
 	}
 	s := &server{Config: cfg, catalogs: newCatalogs(cfg.Catalogs, cfg.DefaultCatalog)}
 	auth := newBasicAuth(cfg.BasicAuth)
+	failures := newFailureLimiter(time.Now)
 	planGate := s.admit("plan", cfg.MaxPlans)
 	r := chi.NewRouter()
 	r.Use(withRequestID, s.instrument, s.bodyDeadline)
 	r.Group(func(r chi.Router) {
-		r.Use(s.require(auth))
+		r.Use(s.require(auth, failures))
 		r.Group(func(r chi.Router) {
 			r.Use(s.readBody, planGate, s.planDeadline)
 			r.Get("/splits", s.handle(s.getSplits))
@@ -135,7 +137,7 @@ func New(cfg Config) http.Handler {
 	if cfg.Gatherer != nil {
 		h := promhttp.HandlerFor(cfg.Gatherer, promhttp.HandlerOpts{})
 		if cfg.AuthMetrics {
-			h = s.require(auth)(h)
+			h = s.require(auth, failures)(h)
 		}
 		r.Method(http.MethodGet, "/metrics", h)
 	}

@@ -112,6 +112,10 @@ func (s *server) planResponse(r *http.Request, req splits.Request, warnings []st
 	if err := checkRequestBounds(req); err != nil {
 		return splits.Plan{}, splitsResponse{}, err
 	}
+	base, err := s.baseURL(r)
+	if err != nil {
+		return splits.Plan{}, splitsResponse{}, err
+	}
 	cat, err := s.catalogs.forRequest(r)
 	if err != nil {
 		return splits.Plan{}, splitsResponse{}, err
@@ -138,7 +142,6 @@ func (s *server) planResponse(r *http.Request, req splits.Request, warnings []st
 		s.Metrics.PlanDuration.Observe(time.Since(start).Seconds())
 		s.Metrics.SplitsPlanned.WithLabelValues(string(plan.Path)).Add(float64(len(plan.Splits)))
 	}
-	base := s.baseURL(r)
 	resp := splitsResponse{
 		Table:       plan.Table,
 		Mode:        plan.Path,
@@ -337,10 +340,15 @@ func parseTime(v string) (time.Time, error) {
 }
 
 // baseURL is the configured public URL, or the scheme and host the request
-// came in on.
-func (s *server) baseURL(r *http.Request) string {
+// came in on. With Basic auth it is the configured one only: Druid sends
+// the credentials to the URIs' host, and a request names any host it likes.
+func (s *server) baseURL(r *http.Request) (string, error) {
 	if s.PublicURL != "" {
-		return strings.TrimRight(s.PublicURL, "/")
+		return strings.TrimRight(s.PublicURL, "/"), nil
+	}
+	if len(s.BasicAuth) > 0 {
+		return "", errorf(http.StatusInternalServerError, "internal",
+			"this sidecar has Basic auth on and no public URL: it builds no URI from a request's Host (set --public-url)")
 	}
 	scheme := "http"
 	if r.TLS != nil {
@@ -349,5 +357,5 @@ func (s *server) baseURL(r *http.Request) string {
 	if p := r.Header.Get("X-Forwarded-Proto"); p == "http" || p == "https" {
 		scheme = p
 	}
-	return scheme + "://" + r.Host
+	return scheme + "://" + r.Host, nil
 }

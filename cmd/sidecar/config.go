@@ -184,7 +184,7 @@ func parseServe(args []string, getenv func(string) string, help io.Writer) (conf
 	fs.StringVar(&c.Addr, "addr", "127.0.0.1:8080", "listen address")
 	fs.StringVar(&c.TLSCert, "tls-cert", "", "PEM certificate file: serve HTTPS (with --tls-key)")
 	fs.StringVar(&c.TLSKey, "tls-key", "", "PEM private key file of --tls-cert")
-	fs.StringVar(&c.PublicURL, "public-url", "", "base URL of the URIs handed to Druid (default: the base the request came in on)")
+	fs.StringVar(&c.PublicURL, "public-url", "", "base URL of the URIs handed to Druid (default: the base the request came in on; required with Basic auth)")
 	fs.StringVar(&c.ConfigFile, "config", "", "YAML file of named catalogs (see the README); replaces the catalog flags")
 	fs.StringVar(&c.Catalog, "catalog", "local", "catalog type: "+strings.Join(splits.CatalogTypes, ", "))
 	fs.StringVar(&c.CatalogName, "catalog-name", "sidecar", "catalog name handed to iceberg-go")
@@ -306,6 +306,12 @@ func (c config) validate() error {
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			return fmt.Errorf("--public-url %q: want an http(s) URL such as http://sidecar:8080", c.PublicURL)
 		}
+	}
+	if len(c.BasicAuth) > 0 && c.PublicURL == "" {
+		// The URIs handed out tell Druid where to send the credentials:
+		// never a host a request names in its Host header.
+		return errors.New("Basic auth needs --public-url: Druid sends the credentials to the URIs' host, " +
+			"which must be one you configured, not the one a request names")
 	}
 	if (c.TLSCert == "") != (c.TLSKey == "") {
 		return errors.New("--tls-cert and --tls-key go together")

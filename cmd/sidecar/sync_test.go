@@ -62,12 +62,15 @@ func newSyncEnv(t *testing.T) *syncEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sidecar := httptest.NewServer(handlers.New(handlers.Config{
+	sidecar := httptest.NewUnstartedServer(nil)
+	sidecar.Config.Handler = handlers.New(handlers.Config{
 		Catalogs:         []handlers.Catalog{{Planner: planner, Reader: reader.New(fsys), Files: fsys}},
 		Signer:           signer,
 		BasicAuth:        []handlers.Credential{{Username: sidecarUser, Password: sidecarPassword}},
+		PublicURL:        "http://" + sidecar.Listener.Addr().String(),
 		DruidPasswordEnv: "SIDECAR_HTTP_PASSWORD",
-	}))
+	})
+	sidecar.Start()
 	t.Cleanup(sidecar.Close)
 	druid := druidsim.NewServer()
 	druid.Username, druid.Password = druidUser, druidPassword
