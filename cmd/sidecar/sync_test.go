@@ -654,3 +654,45 @@ func TestSyncExpiredCheckpoint(t *testing.T) {
 		t.Fatalf("the log does not say why: %s", e.logs.String())
 	}
 }
+
+// TestCoalesce: pending work can be more intervals than GET /changes
+// takes; sync asks for fewer, wider ones that cover every one of them.
+func TestCoalesce(t *testing.T) {
+	day := func(d int) time.Time { return time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC).AddDate(0, 0, d) }
+	const layout = "2006-01-02T15:04:05.000Z"
+	var many []string
+	for i := range 2500 {
+		// Every other day, in reverse order.
+		d := 2 * (2500 - i)
+		many = append(many, day(d).Format(layout)+"/"+day(d+1).Format(layout))
+	}
+	got := coalesce(many, maxInclude)
+	if len(got) > maxInclude {
+		t.Fatalf("%d intervals, want at most %d", len(got), maxInclude)
+	}
+	covered := func(start, end time.Time) bool {
+		for _, iv := range got {
+			a, b, _ := strings.Cut(iv, "/")
+			s, err1 := time.Parse(time.RFC3339, a)
+			e, err2 := time.Parse(time.RFC3339, b)
+			if err1 != nil || err2 != nil {
+				t.Fatalf("interval %q", iv)
+			}
+			if !start.Before(s) && !end.After(e) {
+				return true
+			}
+		}
+		return false
+	}
+	for i := range 2500 {
+		if d := 2 * (2500 - i); !covered(day(d), day(d+1)) {
+			t.Fatalf("day %d is in no interval of %v", d, got[:5])
+		}
+	}
+	if few := many[:3]; !slices.Equal(coalesce(few, maxInclude), few) {
+		t.Fatalf("few intervals changed: %v", coalesce(few, maxInclude))
+	}
+	if all := coalesce(append(many, "ALL"), maxInclude); !slices.Equal(all, []string{"ALL"}) {
+		t.Fatalf("with ALL: %v", all)
+	}
+}
