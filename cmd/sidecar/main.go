@@ -140,7 +140,7 @@ func serve(ctx context.Context, cfg config, logOut io.Writer, ready chan<- strin
 		if err != nil {
 			return err
 		}
-		if err := planner.Ping(ctx); err != nil {
+		if err := pingOnce(ctx, planner); err != nil {
 			// Not fatal: planning answers 503 until the catalog is back.
 			log.Warn("catalog not reachable yet", slog.String("catalog", c.Name), slog.String("error", err.Error()))
 		}
@@ -216,6 +216,18 @@ func serve(ctx context.Context, cfg config, logOut io.Writer, ready chan<- strin
 		return fmt.Errorf("serve: %w", err)
 	}
 	return nil
+}
+
+// startupPing bounds the catalog check at start-up: a catalog that accepts
+// connections and never answers must not keep the server from listening
+// (and its /healthz from answering).
+const startupPing = 10 * time.Second
+
+// pingOnce connects to a catalog at start-up, for at most startupPing.
+func pingOnce(ctx context.Context, p *splits.Planner) error {
+	ctx, cancel := context.WithTimeout(ctx, startupPing)
+	defer cancel()
+	return p.Ping(ctx)
 }
 
 func writeDemo(ctx context.Context, cfg config) error {
