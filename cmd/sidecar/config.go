@@ -72,6 +72,9 @@ type config struct {
 	readHeaderTimeout time.Duration
 	bodyTimeout       time.Duration
 	idleTimeout       time.Duration
+	// startupPing is how long start-up waits for each catalog before it
+	// listens anyway; not a flag either.
+	startupPing time.Duration
 }
 
 // defaultDeleteCacheSize is the default of --delete-cache-size.
@@ -118,11 +121,13 @@ func (b *byteSize) Set(v string) error {
 	return nil
 }
 
-// The defaults of config.readHeaderTimeout, bodyTimeout and idleTimeout.
+// The defaults of config.readHeaderTimeout, bodyTimeout, idleTimeout and
+// startupPing.
 const (
 	defaultReadHeaderTimeout = 10 * time.Second
 	defaultBodyTimeout       = 10 * time.Second
 	defaultIdleTimeout       = 2 * time.Minute
+	defaultStartupPing       = 10 * time.Second
 )
 
 // multiFlag is a repeatable KEY=VALUE flag.
@@ -179,7 +184,8 @@ func parseFlags(fs *flag.FlagSet, args []string, getenv func(string) string, hel
 func parseServe(args []string, getenv func(string) string, help io.Writer) (config, error) {
 	fs := flag.NewFlagSet("sidecar serve", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	c := config{readHeaderTimeout: defaultReadHeaderTimeout, bodyTimeout: defaultBodyTimeout, idleTimeout: defaultIdleTimeout}
+	c := config{readHeaderTimeout: defaultReadHeaderTimeout, bodyTimeout: defaultBodyTimeout, idleTimeout: defaultIdleTimeout,
+		startupPing: defaultStartupPing}
 	var props, tables, locs multiFlag
 	fs.StringVar(&c.Addr, "addr", "127.0.0.1:8080", "listen address")
 	fs.StringVar(&c.TLSCert, "tls-cert", "", "PEM certificate file: serve HTTPS (with --tls-key)")

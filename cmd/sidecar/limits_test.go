@@ -18,6 +18,8 @@ import (
 
 	"github.com/apache/iceberg-go/catalog/hadoop"
 	"github.com/apache/iceberg-go/table"
+
+	"github.com/druidiceberg/sidecar/splits"
 )
 
 // limitsRows is the size of the table the limit tests stream: each stream
@@ -353,4 +355,54 @@ func firstSnapshotID(t *testing.T, warehouse string) int64 {
 		t.Fatal(err)
 	}
 	return tbl.Metadata().Snapshots()[0].SnapshotID
+}
+
+// TestServeBesideAHangingCatalog: a REST catalog that accepts connections
+// and never answers kept serve from ever listening, and would have held a
+// planning slot for as long as a client waited. serve listens once its
+// start-up check gives up, /healthz answers, and a plan ends in 503
+// plan_timeout.
+func TestServeBesideAHangingCatalog(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var held []net.Conn
+	accepted := make(chan struct{})
+	go func() {
+		defer close(accepted)
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			held = append(held, c)
+		}
+	}()
+	t.Cleanup(func() {
+		ln.Close()
+		<-accepted
+		for _, c := range held {
+			c.Close()
+		}
+	})
+	s, _ := startServeWith(t, t.TempDir(), func(c *config) {
+		c.Catalogs = []catalogEntry{{CatalogConfig: splits.CatalogConfig{Type: "rest", Name: "lake", URI: "http://" + ln.Addr().String()}}}
+		c.startupPing, c.PlanTimeout = 200*time.Millisecond, 300*time.Millisecond
+	})
+	if body := getBody(t, s.base+"/healthz"); string(body) != "ok\n" {
+		t.Fatalf("/healthz: %q", body)
+	}
+	// Past the start-up check's remembered failure, a plan waits for the
+	// catalog until its deadline.
+	time.Sleep(2500 * time.Millisecond)
+	resp, err := s.client.Get(s.base + "/splits?table=demo.orders")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusServiceUnavailable || !strings.Contains(string(body), `"plan_timeout"`) {
+		t.Fatalf("a plan against the hanging catalog: %d %s, want 503 plan_timeout", resp.StatusCode, body)
+	}
 }

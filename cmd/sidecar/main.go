@@ -140,7 +140,7 @@ func serve(ctx context.Context, cfg config, logOut io.Writer, ready chan<- strin
 		if err != nil {
 			return err
 		}
-		if err := pingOnce(ctx, planner); err != nil {
+		if err := pingOnce(ctx, planner, cfg.startupPing); err != nil {
 			// Not fatal: planning answers 503 until the catalog is back.
 			log.Warn("catalog not reachable yet", slog.String("catalog", c.Name), slog.String("error", err.Error()))
 		}
@@ -218,14 +218,11 @@ func serve(ctx context.Context, cfg config, logOut io.Writer, ready chan<- strin
 	return nil
 }
 
-// startupPing bounds the catalog check at start-up: a catalog that accepts
-// connections and never answers must not keep the server from listening
-// (and its /healthz from answering).
-const startupPing = 10 * time.Second
-
-// pingOnce connects to a catalog at start-up, for at most startupPing.
-func pingOnce(ctx context.Context, p *splits.Planner) error {
-	ctx, cancel := context.WithTimeout(ctx, startupPing)
+// pingOnce connects to a catalog at start-up, for at most timeout: a
+// catalog that accepts connections and never answers must not keep the
+// server from listening (and its /healthz from answering).
+func pingOnce(ctx context.Context, p *splits.Planner, timeout time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	return p.Ping(ctx)
 }
