@@ -1,8 +1,6 @@
 package handlers_test
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -14,12 +12,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/apache/iceberg-go/catalog"
-	"github.com/apache/iceberg-go/catalog/hadoop"
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/druidiceberg/sidecar/handlers"
-	"github.com/druidiceberg/sidecar/internal/tablegen"
 	"github.com/druidiceberg/sidecar/splits"
 )
 
@@ -46,18 +41,7 @@ var hostileBenchTable struct {
 func BenchmarkStreamsBesideAttackers(b *testing.B) {
 	hostileBenchTable.once.Do(func() {
 		dir := filepath.Join(os.TempDir(), "sidecar-hostile-bench-100000-4")
-		cat, err := hadoop.NewCatalog("bench", dir, nil)
-		if err != nil {
-			hostileBenchTable.err = err
-			return
-		}
-		defer cat.Close()
-		ident := table.Identifier{"load", "t"}
-		ctx := context.Background()
-		_, err = cat.LoadTable(ctx, ident)
-		if errors.Is(err, catalog.ErrNoSuchTable) || errors.Is(err, catalog.ErrNoSuchNamespace) || errors.Is(err, os.ErrNotExist) {
-			_, err = tablegen.Bench(ctx, cat, ident, 100_000, 4, 0.05, 0.01)
-		}
+		_, err := cachedBenchTable(dir, table.Identifier{"load", "t"}, 100_000, 4)
 		hostileBenchTable.dir, hostileBenchTable.err = dir, err
 	})
 	if hostileBenchTable.err != nil {
