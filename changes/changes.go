@@ -250,7 +250,7 @@ func TimeField(schema *iceberg.Schema, name string) (iceberg.NestedField, error)
 	}
 	i := slices.IndexFunc(schema.Fields(), func(f iceberg.NestedField) bool { return f.Name == name })
 	if i < 0 {
-		return iceberg.NestedField{}, fmt.Errorf("%w: timeColumn %q is not a top-level column of the table", splits.ErrBadRequest, name)
+		return iceberg.NestedField{}, fmt.Errorf("%w: timeColumn %s is not a top-level column of the table", splits.ErrBadRequest, splits.Quote(name))
 	}
 	f := schema.Fields()[i]
 	if _, ok := timeUnit(f.Type); !ok {

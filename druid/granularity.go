@@ -38,6 +38,10 @@ func ParseGranularity(s string) (Granularity, error) {
 	case GranularityHour, GranularityDay, GranularityWeek, GranularityMonth, GranularityQuarter, GranularityYear, GranularityAll:
 		return g, nil
 	}
+	if len(s) > 16 {
+		// No granularity is this long: not worth quoting back.
+		return "", fmt.Errorf("%w: a granularity of %d bytes: want HOUR, DAY, WEEK, MONTH, QUARTER, YEAR or ALL", ErrInvalid, len(s))
+	}
 	return "", fmt.Errorf("%w: granularity %q: want HOUR, DAY, WEEK, MONTH, QUARTER, YEAR or ALL", ErrInvalid, s)
 }
 

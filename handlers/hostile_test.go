@@ -291,6 +291,9 @@ func TestHostileEcho(t *testing.T) {
 		{"filter column", "/splits?" + q("table", "demo.orders", "icebergFilter",
 			`{"type":"equals","filterColumn":"`+big[:4000]+`","filterValue":1}`).Encode(), nil, http.StatusBadRequest},
 		{"unknown parameter", "/splits?table=demo.orders&" + big + "=1", nil, http.StatusBadRequest},
+		{"granularity", "/changes?table=demo.orders&timeColumn=order_ts&granularity=" + big, nil, http.StatusBadRequest},
+		{"timeColumn", "/changes?table=demo.orders&timeColumn=" + big, nil, http.StatusBadRequest},
+		{"residualFilterMode", "/splits?table=demo.orders&residualFilterMode=" + big, nil, http.StatusBadRequest},
 		{"Range", rowsPath, []string{"Range", "bytes=" + big}, http.StatusRequestedRangeNotSatisfiable},
 		{"token", "/splits/" + big + "/rows", nil, http.StatusBadRequest},
 	} {

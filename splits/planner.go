@@ -54,7 +54,7 @@ func ParseMode(s string) (Mode, error) {
 	case ModeAuto, ModeRows, ModeFiles:
 		return m, nil
 	}
-	return "", fmt.Errorf("%w: mode %q: want auto, rows or files", ErrBadRequest, s)
+	return "", fmt.Errorf("%w: mode %s: want auto, rows or files", ErrBadRequest, Quote(s))
 }
 
 // Path is the path a plan takes: PathFiles (v1) or PathRows (v2).
@@ -117,7 +117,7 @@ func ParseResidualMode(s string) (ResidualMode, error) {
 	case ResidualIgnore, ResidualWarn, ResidualFail:
 		return m, nil
 	}
-	return "", fmt.Errorf("%w: residualFilterMode %q: want ignore, warn or fail", ErrBadRequest, s)
+	return "", fmt.Errorf("%w: residualFilterMode %s: want ignore, warn or fail", ErrBadRequest, Quote(s))
 }
 
 // PlannedSplit is one split of a plan with its signed token.
@@ -637,7 +637,7 @@ func selectSnapshot(tbl *table.Table, req Request) (snap *table.Snapshot, explic
 			}
 		}
 		if !ok {
-			return nil, false, fmt.Errorf("%w: %s has no branch or tag %q", ErrSnapshotNotFound, req.Table, req.Ref)
+			return nil, false, fmt.Errorf("%w: %s has no branch or tag %s", ErrSnapshotNotFound, req.Table, Quote(req.Ref))
 		}
 		if snap = tbl.SnapshotByID(ref.SnapshotID); snap == nil {
 			return nil, false, fmt.Errorf("%w: ref %q of %s points at missing snapshot %d",
@@ -659,7 +659,7 @@ func projectColumns(schema *iceberg.Schema, names []string) ([]int, error) {
 	for _, n := range names {
 		f, ok := schema.FindFieldByName(n)
 		if !ok || !slices.ContainsFunc(schema.Fields(), func(top iceberg.NestedField) bool { return top.ID == f.ID }) {
-			return nil, fmt.Errorf("%w: column %q is not a top-level column of the table", ErrBadRequest, n)
+			return nil, fmt.Errorf("%w: column %s is not a top-level column of the table", ErrBadRequest, Quote(n))
 		}
 		want[f.ID] = true
 	}
