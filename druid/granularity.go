@@ -53,6 +53,10 @@ func ParseGranularity(s string) (Granularity, error) {
 			return g, nil
 		}
 	}
+	if len(s) > 16 {
+		// No granularity is this long: not worth quoting back.
+		return "", fmt.Errorf("%w: a granularity of %d bytes: want HOUR, DAY, WEEK, MONTH, QUARTER, YEAR or ALL", ErrInvalid, len(s))
+	}
 	return "", fmt.Errorf("%w: granularity %q: want HOUR, DAY, WEEK, MONTH, QUARTER, YEAR or ALL (or the period PT1H, P1D, P1W, P1M, P3M, P1Y)",
 		ErrInvalid, s)
 }

@@ -1,8 +1,16 @@
 package handlers
 
 import (
+	"bytes"
+	"context"
+	"errors"
 	"fmt"
+	"io"
+	"net"
 	"net/http"
+	"time"
+
+	"github.com/druidiceberg/sidecar/splits"
 )
 
 // admit bounds how many requests of one kind run at once. Past the bound it
@@ -32,4 +40,58 @@ func (s *server) admit(kind string, bound int) func(http.Handler) http.Handler {
 			}
 		})
 	}
+}
+
+// readBody reads a planning request's body whole, within maxSpecBytes,
+// before the request is admitted: a plan slot is taken only by a request
+// whose body is in, so a client that trickles its body holds a connection
+// (until bodyDeadline cuts it), never a slot. The handler reads the body
+// from memory.
+func (s *server) readBody(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Body == nil || r.Body == http.NoBody {
+			next.ServeHTTP(w, r)
+			return
+		}
+		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxSpecBytes))
+		if err != nil {
+			writeError(w, r, s.Logger, bodyError(err, s.BodyTimeout))
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		next.ServeHTTP(w, r)
+	})
+}
+
+// bodyError is the answer to a request whose body could not be read.
+func bodyError(err error, timeout time.Duration) error {
+	var tooBig *http.MaxBytesError
+	var ne net.Error
+	switch {
+	case errors.As(err, &tooBig):
+		return errorf(http.StatusRequestEntityTooLarge, "too_large", fmt.Sprintf("the body is larger than %d bytes", maxSpecBytes))
+	case errors.As(err, &ne) && ne.Timeout():
+		return errorf(http.StatusRequestTimeout, "body_timeout", fmt.Sprintf(
+			"the request body did not arrive within %s; send it whole", timeout))
+	}
+	return fmt.Errorf("%w: read the request body: %w", splits.ErrBadRequest, err)
+}
+
+// errPlanTimeout is the cause of a planning request's context past
+// PlanTimeout; handle answers its error as 503 plan_timeout.
+var errPlanTimeout = errors.New("the planning deadline passed")
+
+// planDeadline bounds an admitted planning request to PlanTimeout: the
+// catalog's and storage's calls take the request's context, so a catalog
+// that never answers costs a slot for PlanTimeout, not for as long as the
+// client waits.
+func (s *server) planDeadline(next http.Handler) http.Handler {
+	if s.PlanTimeout <= 0 {
+		return next
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ctx, cancel := context.WithTimeoutCause(r.Context(), s.PlanTimeout, errPlanTimeout)
+		defer cancel()
+		next.ServeHTTP(w, r.WithContext(ctx))
+	})
 }

@@ -66,7 +66,7 @@ func (cs catalogs) forRequest(r *http.Request) (Catalog, error) {
 	c, ok := cs.byName[name]
 	if !ok {
 		return Catalog{}, errorf(http.StatusNotFound, "catalog_not_found", fmt.Sprintf(
-			"no catalog named %q; this sidecar serves %s", name, strings.Join(cs.names, ", ")))
+			"no catalog named %s; this sidecar serves %s", splits.Quote(name), strings.Join(cs.names, ", ")))
 	}
 	return c, nil
 }

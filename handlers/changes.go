@@ -87,7 +87,7 @@ func (s *server) getChanges(w http.ResponseWriter, r *http.Request) error {
 		if v := q.Get(name); v != "" {
 			id, err := strconv.ParseInt(v, 10, 64)
 			if err != nil {
-				return fmt.Errorf("%w: %s %q is not an integer", splits.ErrBadRequest, name, v)
+				return fmt.Errorf("%w: %s %s is not an integer", splits.ErrBadRequest, name, splits.Quote(v))
 			}
 			*dst = &id
 		}
@@ -96,6 +96,9 @@ func (s *server) getChanges(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if v := q.Get("include"); v != "" {
+		if n := strings.Count(v, ",") + 1; n > maxIncludeIntervals {
+			return fmt.Errorf("%w: include names %d intervals, more than the %d allowed", splits.ErrBadRequest, n, maxIncludeIntervals)
+		}
 		for _, one := range strings.Split(v, ",") {
 			c, err := changes.ParseChangeInterval(strings.TrimSpace(one))
 			if err != nil {

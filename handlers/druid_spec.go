@@ -55,7 +55,7 @@ func ignoredWarning(name string) string {
 	if name == "v2DeleteHandling" {
 		return "v2DeleteHandling is ignored: the sidecar always applies the table's delete files"
 	}
-	return fmt.Sprintf("%s is ignored: the sidecar does not know it (Druid too ignores properties it does not know)", name)
+	return fmt.Sprintf("%s is ignored: the sidecar does not know it (Druid too ignores properties it does not know)", splits.Short(name))
 }
 
 // snapshotTime reads a Druid DateTime property (JodaStuff's deserializer):
@@ -91,6 +91,9 @@ func (s *server) postSplits(w http.ResponseWriter, r *http.Request) error {
 	if ct := r.Header.Get("Content-Type"); ct != "" && !strings.HasPrefix(ct, "application/json") {
 		return errorf(http.StatusUnsupportedMediaType, "unsupported_media_type", "send the Druid inputSource as application/json")
 	}
+	if err := checkSpecFilter(r); err != nil {
+		return err
+	}
 	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxSpecBytes))
 	var body map[string]json.RawMessage
 	if err := dec.Decode(&body); err != nil {
@@ -104,11 +107,17 @@ func (s *server) postSplits(w http.ResponseWriter, r *http.Request) error {
 		return fmt.Errorf("%w: body: one JSON object expected", splits.ErrBadRequest)
 	}
 	var warnings []string
+	ignored := 0
 	for _, k := range slices.Sorted(maps.Keys(body)) {
 		if !specFields[k] {
-			warnings = append(warnings, ignoredWarning(k))
+			if ignored++; ignored <= splits.MaxIgnoredWarnings {
+				warnings = append(warnings, ignoredWarning(k))
+			}
 			delete(body, k)
 		}
+	}
+	if ignored > splits.MaxIgnoredWarnings {
+		warnings = append(warnings, fmt.Sprintf("%d more ignored fields", ignored-splits.MaxIgnoredWarnings))
 	}
 	// The known properties, decoded once more into their types (a map of
 	// raw JSON always encodes).
@@ -118,7 +127,7 @@ func (s *server) postSplits(w http.ResponseWriter, r *http.Request) error {
 		return fmt.Errorf("%w: body: %w", splits.ErrBadRequest, err)
 	}
 	if spec.Type != "" && spec.Type != "iceberg" {
-		return fmt.Errorf("%w: inputSource type %q: want iceberg", splits.ErrBadRequest, spec.Type)
+		return fmt.Errorf("%w: inputSource type %s: want iceberg", splits.ErrBadRequest, splits.Quote(spec.Type))
 	}
 	if spec.Namespace == "" || spec.TableName == "" {
 		return fmt.Errorf("%w: namespace and tableName are required", splits.ErrBadRequest)

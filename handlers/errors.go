@@ -3,10 +3,12 @@ package handlers
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io/fs"
 	"log/slog"
 	"net/http"
 	"strconv"
+	"unicode/utf8"
 
 	"github.com/druidiceberg/sidecar/druid"
 	"github.com/druidiceberg/sidecar/internal/storage"
@@ -18,6 +20,27 @@ import (
 // retryAfterSeconds is what a 503 asks clients to wait. Druid retries every
 // failed request with its own backoff, so this is a hint, not a contract.
 const retryAfterSeconds = 5
+
+// Errors quote client input, which can be a megabyte: an error's message
+// is cut to maxMessageBytes and the error a log line carries to
+// maxLoggedErrorBytes, and the handlers quote a value with splits.Quote.
+const (
+	maxMessageBytes     = 1 << 10
+	maxLoggedErrorBytes = 4 << 10
+)
+
+// clip cuts s to at most n bytes, at a character boundary, and says how
+// long it was.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return fmt.Sprintf("%s… (%d bytes)", s[:cut], len(s))
+}
 
 // apiError is an error with its HTTP rendering: Message goes to the client,
 // Err to the log.
@@ -81,7 +104,7 @@ func toAPIError(err error) *apiError {
 		errors.Is(err, reader.ErrSchemaMismatch), errors.Is(err, reader.ErrUnsupported):
 		status, code = http.StatusUnprocessableEntity, "unreadable_file"
 	}
-	msg := err.Error()
+	msg := clip(err.Error(), maxMessageBytes)
 	if status == http.StatusInternalServerError {
 		msg = "internal error; see the sidecar's log"
 	}
@@ -107,9 +130,14 @@ func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err er
 		cause = ae
 	}
 	log.LogAttrs(r.Context(), level, "request failed",
-		slog.Int("status", ae.Status), slog.String("code", ae.Code), slog.String("error", cause.Error()))
+		slog.Int("status", ae.Status), slog.String("code", ae.Code), slog.String("error", clip(cause.Error(), maxLoggedErrorBytes)))
 	if ae.Status == http.StatusServiceUnavailable {
 		w.Header().Set("Retry-After", strconv.Itoa(retryAfterSeconds))
+	}
+	if ae.Status == http.StatusRequestTimeout {
+		// What is left of the body is still on the way: the connection
+		// cannot carry another request.
+		w.Header().Set("Connection", "close")
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
@@ -120,6 +148,6 @@ func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err er
 			Message string `json:"message"`
 		} `json:"error"`
 	}{}
-	body.Error.Code, body.Error.Message = ae.Code, ae.Message
+	body.Error.Code, body.Error.Message = ae.Code, clip(ae.Message, maxMessageBytes)
 	_ = json.NewEncoder(w).Encode(body)
 }

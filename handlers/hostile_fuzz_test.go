@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -21,13 +22,19 @@ import (
 // called in process: a fuzz input costs a plan, not a connection.
 func fuzzRouter(tb testing.TB) http.Handler {
 	tb.Helper()
+	return fuzzRouterWith(tb, func(*handlers.Config) {})
+}
+
+// fuzzRouterWith is fuzzRouter with its configuration changed by change.
+func fuzzRouterWith(tb testing.TB, change func(*handlers.Config)) http.Handler {
+	tb.Helper()
 	fx := partitionedFixture(tb)
 	signer, err := split.NewSigner(testKey)
 	if err != nil {
 		tb.Fatal(err)
 	}
 	reg := prometheus.NewRegistry()
-	return handlers.New(handlers.Config{
+	cfg := handlers.Config{
 		Catalogs: []handlers.Catalog{testCatalog(tb, splits.CatalogConfig{
 			Type:   "static",
 			Tables: map[string]string{"fixtures.t": filepath.Join(fx.Dir, fx.Metadata)},
@@ -36,7 +43,9 @@ func fuzzRouter(tb testing.TB) http.Handler {
 		Metrics:   metrics.New(reg),
 		Gatherer:  reg,
 		MaxSplits: 2, // so that 422 too_many_splits is reachable too
-	})
+	}
+	change(&cfg)
+	return handlers.New(cfg)
 }
 
 // checkAnswer holds an answer to the contract for hostile input: never a
@@ -72,6 +81,10 @@ func checkAnswer(t *testing.T, what string, rec *httptest.ResponseRecorder) {
 	}
 }
 
+// fixtureFilter turns a filter on demo.orders' status into one on the
+// fuzz fixture's action column.
+func fixtureFilter(f string) string { return strings.ReplaceAll(f, `"status"`, `"action"`) }
+
 // FuzzPostSplits posts arbitrary bodies as a Druid iceberg inputSource:
 // every answer is a 200 plan or a 4xx JSON error, never a 5xx or a panic.
 //
@@ -93,6 +106,12 @@ func FuzzPostSplits(f *testing.F) {
 		`{"namespace":"fixtures","tableName":"t"}{}`,
 		`{"namespace":"fixtures","tableName":"t","unknown":1}`,
 		`[]`, `null`, `{`, "",
+		// Nesting and width at and past the filter's bounds, and a
+		// duplicate member that hides a deep filter from a lookup by name.
+		`{"namespace":"fixtures","tableName":"t","icebergFilter":` + fixtureFilter(nestedNot(63)) + `}`,
+		`{"namespace":"fixtures","tableName":"t","icebergFilter":` + fixtureFilter(nestedNot(64)) + `}`,
+		`{"namespace":"fixtures","tableName":"t","applyResidual":true,"icebergFilter":` + fixtureFilter(wideOr(40)) + `}`,
+		`{"namespace":"fixtures","tableName":"t","icebergFilter":` + fixtureFilter(nestedNot(80)) + `,"IcebergFilter":null}`,
 	} {
 		f.Add([]byte(seed))
 	}
@@ -126,6 +145,8 @@ func FuzzSplitsQuery(f *testing.F) {
 		"table=fixtures.t&catalog=other",
 		"table=%ZZ&;&&=",
 		"",
+		"table=fixtures.t&" + q("icebergFilter", fixtureFilter(nestedNot(64))).Encode(),
+		"table=fixtures.t&applyResidual=true&" + q("icebergFilter", fixtureFilter(wideOr(40))).Encode(),
 	} {
 		for route := range uint8(3) {
 			f.Add(route, seed)

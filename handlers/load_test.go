@@ -1,16 +1,19 @@
 package handlers_test
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"net"
 	"net/http"
 	"os"
 	"runtime"
 	"runtime/debug"
 	"runtime/pprof"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -29,13 +32,18 @@ import (
 // listener for a few seconds: each reads row streams and raw-file streams
 // of a generated table (300,000 rows, 4 data files, positional and equality
 // deletes), whole, from a Range offset, or cut at a random byte (the client
-// closes the connection, or its context is cancelled). Every read that
-// completes must be byte-exact against a reference read. Afterwards the
-// process must be back where it started: no more goroutines, no more open
-// file descriptors, and a resident set near its start (with -race, whose
-// shadow memory is never released, the Go heap in use). The figures are
-// logged (go test -run TestLoadAndLeaks -v ./handlers/); speed is not
-// asserted.
+// closes the connection, or its context is cancelled). It runs twice: quiet,
+// then beside hostile clients that replay every attack of
+// TestHostile* in a loop (filters nested and wide, trickled bodies, 900 KB
+// values, names that are not names, too many include intervals) while
+// another checks that /healthz answers. Every read that
+// completes must be byte-exact against a reference read, and every hostile
+// request must get its 4xx. Afterwards the process must be back where it
+// started: no more goroutines, no more open file descriptors, and a
+// resident set near its start (with -race, whose shadow memory is never
+// released, the Go heap in use). The figures, the legitimate clients'
+// throughput in each run among them, are logged
+// (go test -run TestLoadAndLeaks -v ./handlers/); speed is not asserted.
 func TestLoadAndLeaks(t *testing.T) {
 	rows, files, duration := 300_000, 4, 5*time.Second
 	if testing.Short() {
@@ -51,8 +59,9 @@ func TestLoadAndLeaks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	const bodyTimeout = time.Second
 	srv := newServer(t, splits.CatalogConfig{Type: "local", Warehouse: dir}, nil,
-		func(c *handlers.Config) { c.MaxStreams = clients })
+		func(c *handlers.Config) { c.MaxStreams, c.BodyTimeout = clients, bodyTimeout })
 
 	// The URIs: every split of the current snapshot (row streams) and every
 	// data file of the first, before its deletes (raw files).
@@ -62,18 +71,14 @@ func TestLoadAndLeaks(t *testing.T) {
 	if rowsPlan.Mode != "v2" || filesPlan.Mode != "v1" {
 		t.Fatalf("plans are %s and %s, want v2 and v1", rowsPlan.Mode, filesPlan.Mode)
 	}
-	type target struct {
-		path string
-		want []byte
-	}
-	var targets []target
+	var targets []loadTarget
 	for _, u := range append(rowsPlan.InputSource.URIs, filesPlan.InputSource.URIs...) {
 		path := strings.TrimPrefix(u, srv.URL)
 		resp, body := srv.get(t, path)
 		if resp.StatusCode != http.StatusOK {
 			t.Fatalf("reference read of %s: %d", path, resp.StatusCode)
 		}
-		targets = append(targets, target{path, body})
+		targets = append(targets, loadTarget{path, body})
 	}
 
 	transport := &http.Transport{MaxIdleConnsPerHost: clients}
@@ -81,18 +86,107 @@ func TestLoadAndLeaks(t *testing.T) {
 	before := settle(t, nil)
 	t.Logf("before: %d goroutines, %d fds, RSS %.1f MiB, heap %.1f MiB", before.goroutines, before.fds, mib(before.rss), mib(before.heap))
 
-	var (
-		requests, completed, aborts, cancels, rejected, bytesRead atomic.Int64
-		peakGoroutines                                            atomic.Int64
-	)
+	// Quiet and hostile runs alternate, half the duration each, so that
+	// the machine's drift (other work on it, the heap's growth) falls on
+	// both alike.
+	var runs []*loadRun
+	for i := range 4 {
+		runs = append(runs, runLoad(t, srv, client, targets, clients, duration/2, i%2 == 1))
+	}
+	rate := map[bool]float64{}
+	for i, r := range runs {
+		t.Logf("%s: %d clients for %v: %d requests, %d completed byte-exact, %d cut by closing, %d cut by cancelling, %d answered 503 (retried), %.1f MiB read, %.1f MiB/s before the deadline; /healthz at most %v",
+			r.name, clients, duration/2, r.requests.Load(), r.completed.Load(), r.aborts.Load(), r.cancels.Load(), r.rejected.Load(),
+			mib(r.bytesRead.Load()), mib(r.bytesInWindow.Load())/r.window.Seconds(), r.slowestHealth.Round(time.Millisecond))
+		t.Logf("%s peak: %d goroutines, RSS %.1f MiB (%.1f MiB before the run)", r.name, r.peakGoroutines.Load(), mib(r.peakRSS), mib(r.rssBefore))
+		if r.completed.Load() == 0 || r.aborts.Load()+r.cancels.Load() == 0 {
+			t.Errorf("%s: the load read nothing to the end or cut nothing: %d completed, %d cut", r.name, r.completed.Load(), r.aborts.Load()+r.cancels.Load())
+		}
+		if i%2 == 1 {
+			t.Logf("hostile clients beside the load: %s", r.hostileSummary())
+		}
+	}
+	for _, hostile := range []bool{false, true} {
+		var bytes int64
+		var window time.Duration
+		for i, r := range runs {
+			if (i%2 == 1) == hostile {
+				bytes, window = bytes+r.bytesInWindow.Load(), window+r.window
+			}
+		}
+		rate[hostile] = float64(bytes) / window.Seconds()
+	}
+	t.Logf("legitimate throughput beside the hostile clients: %.2f of the quiet runs'", rate[true]/rate[false])
+
+	transport.CloseIdleConnections()
+	after := settle(t, &before)
+	t.Logf("after: %d goroutines, %d fds, RSS %.1f MiB, heap %.1f MiB", after.goroutines, after.fds, mib(after.rss), mib(after.heap))
+	if got := metricSum(t, srv, "sidecar_streams_active"); got != 0 {
+		t.Errorf("sidecar_streams_active = %v after the load, want 0", got)
+	}
+}
+
+// loadTarget is a URI the load reads, with its reference bytes.
+type loadTarget struct {
+	path string
+	want []byte
+}
+
+// loadRun is what one run of the load counted.
+type loadRun struct {
+	name                                                      string
+	requests, completed, aborts, cancels, rejected, bytesRead atomic.Int64
+	peakGoroutines                                            atomic.Int64
+	// bytesInWindow are the bytes read before the run's deadline, over
+	// window: the run's throughput without the tail of the streams
+	// still open at the deadline.
+	bytesInWindow      atomic.Int64
+	window             time.Duration
+	rssBefore, peakRSS int64
+	// slowestHealth is the longest a /healthz took to answer.
+	slowestHealth time.Duration
+
+	mu      sync.Mutex
+	hostile map[string]map[int]int // attack -> status -> count
+}
+
+func (r *loadRun) sawHostile(attack string, status int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.hostile[attack] == nil {
+		r.hostile[attack] = map[int]int{}
+	}
+	r.hostile[attack][status]++
+}
+
+func (r *loadRun) hostileSummary() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var parts []string
+	for attack, statuses := range r.hostile {
+		parts = append(parts, fmt.Sprintf("%s %v", attack, statuses))
+	}
+	slices.Sort(parts)
+	return strings.Join(parts, "; ")
+}
+
+// runLoad runs clients Druid-like readers of targets for duration, and
+// with hostile the attackers beside them, and fails the test on any read
+// that is not byte-exact and any attack not answered as it should be.
+func runLoad(t *testing.T, srv *testServer, client *http.Client, targets []loadTarget, clients int, duration time.Duration, hostile bool) *loadRun {
+	t.Helper()
+	r := &loadRun{name: "quiet", hostile: map[string]map[int]int{}}
+	if hostile {
+		r.name = "hostile"
+	}
 	stop := make(chan struct{})
 	var sampler sync.WaitGroup
 	sampler.Go(func() {
 		tick := time.NewTicker(5 * time.Millisecond)
 		defer tick.Stop()
 		for {
-			if n := int64(runtime.NumGoroutine()); n > peakGoroutines.Load() {
-				peakGoroutines.Store(n)
+			if n := int64(runtime.NumGoroutine()); n > r.peakGoroutines.Load() {
+				r.peakGoroutines.Store(n)
 			}
 			select {
 			case <-stop:
@@ -101,76 +195,64 @@ func TestLoadAndLeaks(t *testing.T) {
 			}
 		}
 	})
-	peakRSSBefore := resetPeak()
+	r.rssBefore = resetPeak()
 
-	deadline := time.Now().Add(duration)
-	errs := make(chan error, clients)
+	start := time.Now()
+	deadline := start.Add(duration)
+	r.window = duration
+	errs := make(chan error, clients+16)
 	var wg sync.WaitGroup
 	for c := range clients {
 		wg.Go(func() {
 			rng := rand.New(rand.NewPCG(uint64(c), 0x10ad))
 			for time.Now().Before(deadline) {
-				tg := targets[rng.IntN(len(targets))]
-				from := 0
-				if rng.IntN(4) == 0 {
-					from = rng.IntN(len(tg.want))
-				}
-				rctx, cancel := context.WithCancel(ctx)
-				req, err := http.NewRequestWithContext(rctx, http.MethodGet, srv.URL+tg.path, nil)
-				if err != nil {
-					cancel()
+				if err := druidRead(r, client, srv.URL, targets[rng.IntN(len(targets))], rng, deadline); err != nil {
 					errs <- err
 					return
 				}
-				if from > 0 {
-					req.Header.Set("Range", fmt.Sprintf("bytes=%d-", from))
-				}
-				requests.Add(1)
-				resp, err := client.Do(req)
-				if err != nil {
-					cancel()
-					errs <- fmt.Errorf("GET %s: %w", tg.path, err)
-					return
-				}
-				switch {
-				case resp.StatusCode == http.StatusServiceUnavailable:
-					// A slot is not free yet: a cut stream's handler has not
-					// noticed. Druid retries; so does this client.
-					rejected.Add(1)
-					_, _ = io.Copy(io.Discard, resp.Body)
-				case resp.StatusCode != http.StatusOK && resp.StatusCode != http.StatusPartialContent:
-					body, _ := io.ReadAll(resp.Body)
-					errs <- fmt.Errorf("GET %s from %d: %d %s", tg.path, from, resp.StatusCode, body)
-				default:
-					want := tg.want[from:]
-					switch rng.IntN(3) {
-					case 0: // cut by closing the connection mid-stream
-						n, _ := io.CopyN(io.Discard, resp.Body, int64(rng.IntN(len(want)+1)))
-						bytesRead.Add(n)
-						aborts.Add(1)
-					case 1: // cut by cancelling the request's context
-						n, _ := io.CopyN(io.Discard, resp.Body, int64(rng.IntN(len(want)+1)))
-						bytesRead.Add(n)
-						cancel()
-						cancels.Add(1)
-					default: // read to the end, byte-exact
-						// Compared as it arrives: 64 clients holding whole
-						// bodies would measure the clients, not the server.
-						cmp := &comparer{want: want}
-						n, err := io.Copy(cmp, resp.Body)
-						bytesRead.Add(n)
-						if err != nil {
-							errs <- fmt.Errorf("GET %s from %d: read: %w", tg.path, from, err)
-						} else if cmp.differ || cmp.off != len(want) {
-							errs <- fmt.Errorf("GET %s from %d: %d bytes that differ from the reference's %d", tg.path, from, cmp.off, len(want))
-						}
-						completed.Add(1)
-					}
-				}
-				resp.Body.Close()
-				cancel()
 			}
 		})
+	}
+	// /healthz answers throughout, quiet or not.
+	wg.Go(func() {
+		hc := &http.Client{Transport: &http.Transport{}}
+		defer hc.CloseIdleConnections()
+		for time.Now().Before(deadline) {
+			began := time.Now()
+			resp, err := hc.Get(srv.URL + "/healthz")
+			if err != nil {
+				errs <- fmt.Errorf("/healthz: %w", err)
+				return
+			}
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusOK {
+				errs <- fmt.Errorf("/healthz: %d", resp.StatusCode)
+				return
+			}
+			r.slowestHealth = max(r.slowestHealth, time.Since(began))
+			time.Sleep(20 * time.Millisecond)
+		}
+	})
+	if hostile {
+		list, done := attacks(srv)
+		defer done()
+		for _, a := range list {
+			wg.Go(func() {
+				for time.Now().Before(deadline) {
+					status, err := a.run()
+					if err != nil {
+						errs <- fmt.Errorf("%s: %w", a.name, err)
+						return
+					}
+					r.sawHostile(a.name, status)
+					if !slices.Contains(a.want, status) {
+						errs <- fmt.Errorf("%s: %d, want one of %v", a.name, status, a.want)
+						return
+					}
+				}
+			})
+		}
 	}
 	wg.Wait()
 	close(stop)
@@ -179,30 +261,191 @@ func TestLoadAndLeaks(t *testing.T) {
 	for err := range errs {
 		t.Error(err)
 	}
-	peak := peakRSS()
-
-	transport.CloseIdleConnections()
-	after := settle(t, &before)
-	t.Logf("load: %d clients for %v: %d requests, %d completed byte-exact, %d cut by closing, %d cut by cancelling, %d answered 503 (retried), %.1f MiB read",
-		clients, duration, requests.Load(), completed.Load(), aborts.Load(), cancels.Load(), rejected.Load(), mib(bytesRead.Load()))
-	t.Logf("peak: %d goroutines, RSS %.1f MiB (%.1f MiB before the load)", peakGoroutines.Load(), mib(peak), mib(peakRSSBefore))
-	t.Logf("after: %d goroutines, %d fds, RSS %.1f MiB, heap %.1f MiB", after.goroutines, after.fds, mib(after.rss), mib(after.heap))
-	if completed.Load() == 0 || aborts.Load()+cancels.Load() == 0 {
-		t.Fatalf("the load read nothing to the end or cut nothing: %d completed, %d cut", completed.Load(), aborts.Load()+cancels.Load())
-	}
-	if got := metricSum(t, srv, "sidecar_streams_active"); got != 0 {
-		t.Errorf("sidecar_streams_active = %v after the load, want 0", got)
-	}
+	r.peakRSS = peakRSS()
+	return r
 }
 
-// comparer checks what is written to it against want, in order.
+// druidRead reads one target as Druid does, whole, from a Range offset, or
+// cut at a random byte, and checks what it read to the end byte for byte.
+// The bytes that arrive before deadline count towards the run's throughput.
+func druidRead(r *loadRun, client *http.Client, base string, tg loadTarget, rng *rand.Rand, deadline time.Time) error {
+	inWindow := func(n int) {
+		if time.Now().Before(deadline) {
+			r.bytesInWindow.Add(int64(n))
+		}
+	}
+	from := 0
+	if rng.IntN(4) == 0 {
+		from = rng.IntN(len(tg.want))
+	}
+	rctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	req, err := http.NewRequestWithContext(rctx, http.MethodGet, base+tg.path, nil)
+	if err != nil {
+		return err
+	}
+	if from > 0 {
+		req.Header.Set("Range", fmt.Sprintf("bytes=%d-", from))
+	}
+	r.requests.Add(1)
+	resp, err := client.Do(req)
+	if err != nil {
+		return fmt.Errorf("GET %s: %w", tg.path, err)
+	}
+	defer resp.Body.Close()
+	switch {
+	case resp.StatusCode == http.StatusServiceUnavailable:
+		// A slot is not free yet: a cut stream's handler has not
+		// noticed. Druid retries; so does this client.
+		r.rejected.Add(1)
+		_, _ = io.Copy(io.Discard, resp.Body)
+	case resp.StatusCode != http.StatusOK && resp.StatusCode != http.StatusPartialContent:
+		body, _ := io.ReadAll(resp.Body)
+		return fmt.Errorf("GET %s from %d: %d %s", tg.path, from, resp.StatusCode, body)
+	default:
+		want := tg.want[from:]
+		switch rng.IntN(3) {
+		case 0: // cut by closing the connection mid-stream
+			n, _ := io.CopyN(countingWriter(inWindow), resp.Body, int64(rng.IntN(len(want)+1)))
+			r.bytesRead.Add(n)
+			r.aborts.Add(1)
+		case 1: // cut by cancelling the request's context
+			n, _ := io.CopyN(countingWriter(inWindow), resp.Body, int64(rng.IntN(len(want)+1)))
+			r.bytesRead.Add(n)
+			cancel()
+			r.cancels.Add(1)
+		default: // read to the end, byte-exact
+			// Compared as it arrives: 64 clients holding whole
+			// bodies would measure the clients, not the server.
+			cmp := &comparer{want: want, counted: inWindow}
+			n, err := io.Copy(cmp, resp.Body)
+			r.bytesRead.Add(n)
+			if err != nil {
+				return fmt.Errorf("GET %s from %d: read: %w", tg.path, from, err)
+			} else if cmp.differ || cmp.off != len(want) {
+				return fmt.Errorf("GET %s from %d: %d bytes that differ from the reference's %d", tg.path, from, cmp.off, len(want))
+			}
+			r.completed.Add(1)
+		}
+	}
+	return nil
+}
+
+// attack is one hostile client's request, repeated for the whole run: run
+// sends it once and returns the status, which must be one of want.
+type attack struct {
+	name string
+	want []int
+	run  func() (int, error)
+}
+
+// attacks are the hostile clients of TestLoadAndLeaks, each a replay of a
+// TestHostile* attack with its payload built once; done closes their idle
+// connections.
+func attacks(srv *testServer) (_ []attack, done func()) {
+	// Their own connections, so that the Druid-like clients' pool is not
+	// taken, nor shared with connections the server closes.
+	transport := &http.Transport{}
+	c := &http.Client{Transport: transport}
+	get := func(path string, header ...string) func() (int, error) {
+		return func() (int, error) {
+			req, err := http.NewRequest(http.MethodGet, srv.URL+path, nil)
+			if err != nil {
+				return 0, err
+			}
+			for i := 0; i+1 < len(header); i += 2 {
+				req.Header.Set(header[i], header[i+1])
+			}
+			if req.Header.Get("Host") != "" {
+				req.Host = req.Header.Get("Host")
+			}
+			resp, err := c.Do(req)
+			if err != nil {
+				return 0, err
+			}
+			defer resp.Body.Close()
+			_, err = io.Copy(io.Discard, resp.Body)
+			return resp.StatusCode, err
+		}
+	}
+	post := func(body string) func() (int, error) {
+		return func() (int, error) {
+			resp, err := c.Post(srv.URL+"/splits", "application/json", strings.NewReader(body))
+			if err != nil {
+				return 0, err
+			}
+			defer resp.Body.Close()
+			_, err = io.Copy(io.Discard, resp.Body)
+			return resp.StatusCode, err
+		}
+	}
+	trickle := func() (int, error) {
+		// A POST /splits body a byte every 50 ms: the server answers 408
+		// once the body deadline passes.
+		conn, err := net.Dial("tcp", strings.TrimPrefix(srv.URL, "http://"))
+		if err != nil {
+			return 0, err
+		}
+		defer conn.Close()
+		body := `{"type":"iceberg","namespace":"load","tableName":"t"}`
+		if _, err := fmt.Fprintf(conn, "POST /splits HTTP/1.1\r\nHost: sidecar\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n", len(body)); err != nil {
+			return 0, err
+		}
+		done := make(chan struct{})
+		defer close(done)
+		go func() {
+			for i := 0; i < len(body)-1; i++ {
+				select {
+				case <-done:
+					return
+				case <-time.After(50 * time.Millisecond):
+				}
+				if _, err := conn.Write([]byte{body[i]}); err != nil {
+					return
+				}
+			}
+		}()
+		resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+		if err != nil {
+			return 0, err
+		}
+		resp.Body.Close()
+		return resp.StatusCode, nil
+	}
+	big := strings.Repeat("x", 900_000)
+	return []attack{
+		{"nested filter", []int{http.StatusBadRequest}, get("/splits?" + q("table", "load.t", "icebergFilter", nestedNot(2000)).Encode())},
+		{"wide filter", []int{http.StatusBadRequest}, post(`{"namespace":"load","tableName":"t","icebergFilter":` + wideOr(1000) + `}`)},
+		{"trickled body", []int{http.StatusRequestTimeout}, trickle},
+		{"trickled body 2", []int{http.StatusRequestTimeout}, trickle},
+		{"900 KB value", []int{http.StatusBadRequest}, get("/splits?table=load.t&mode=" + big)},
+		{"name with a NUL", []int{http.StatusBadRequest}, get("/splits?" + q("table", "load.t\x00").Encode())},
+		{"1001 include intervals", []int{http.StatusBadRequest}, get("/changes?" + q("table", "load.t", "timeColumn", "ts",
+			"include", strings.TrimSuffix(strings.Repeat("2024-01-01/2024-01-02,", 1001), ",")).Encode())},
+	}, transport.CloseIdleConnections
+}
+
+// comparer checks what is written to it against want, in order; counted,
+// when set, is told how much was written.
 type comparer struct {
-	want   []byte
-	off    int
-	differ bool
+	want    []byte
+	off     int
+	differ  bool
+	counted func(int)
+}
+
+// countingWriter discards what is written to it and tells counted how much.
+type countingWriter func(int)
+
+func (c countingWriter) Write(p []byte) (int, error) {
+	c(len(p))
+	return len(p), nil
 }
 
 func (c *comparer) Write(p []byte) (int, error) {
+	if c.counted != nil {
+		c.counted(len(p))
+	}
 	if c.off+len(p) > len(c.want) || !bytes.Equal(p, c.want[c.off:c.off+len(p)]) {
 		c.differ = true
 	}

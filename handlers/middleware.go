@@ -82,3 +82,22 @@ func (s *server) instrument(next http.Handler) http.Handler {
 		aborted = false
 	})
 }
+
+// bodyDeadline gives a request's body BodyTimeout to arrive, from the end of
+// its header: past it, a read of the body fails (readBody answers 408) and
+// the connection is closed. net/http clears the deadline itself once the
+// body has been read to its end, so a long plan or stream that follows is
+// not cut. A request without a body has nothing to wait for.
+func (s *server) bodyDeadline(next http.Handler) http.Handler {
+	if s.BodyTimeout <= 0 {
+		return next
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Body != nil && r.Body != http.NoBody {
+			// Not supported by every ResponseWriter (httptest's
+			// recorder has no connection): then there is no deadline.
+			_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(s.BodyTimeout))
+		}
+		next.ServeHTTP(w, r)
+	})
+}

@@ -16,6 +16,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/apache/iceberg-go/table"
 	"github.com/go-chi/chi/v5"
@@ -55,7 +56,8 @@ type Config struct {
 	DefaultCatalog string
 	Signer         Verifier
 	// PublicURL is the base of the URIs handed out; empty means the base
-	// the request came in on.
+	// the request came in on, which a client names in its Host header, so
+	// with BasicAuth it is required (a plan without it is a 500).
 	PublicURL string
 	Metrics   *metrics.Metrics
 	Gatherer  prometheus.Gatherer
@@ -72,6 +74,16 @@ type Config struct {
 	// MaxSplits bounds the URIs of one plan, and so the size of the Druid
 	// spec pasted from it; 0 means no bound.
 	MaxSplits int
+	// BodyTimeout is how long a request's body may take to arrive after
+	// its header; past it the answer is 408 and the connection is closed.
+	// A planning request is admitted (MaxPlans) only once its body is in.
+	// 0 means no deadline.
+	BodyTimeout time.Duration
+	// PlanTimeout bounds a planning request (the catalog's and storage's
+	// calls included) once admitted; past it the answer is 503
+	// plan_timeout. It also bounds /readyz's calls to the catalogs. 0
+	// means no deadline but the client's.
+	PlanTimeout time.Duration
 	// DruidPasswordEnv names the environment variable that Druid's tasks
 	// read the password from; the generated inputSource refers to it and
 	// never holds the password itself.
@@ -94,14 +106,15 @@ func New(cfg Config) http.Handler {
 	}
 	s := &server{Config: cfg, catalogs: newCatalogs(cfg.Catalogs, cfg.DefaultCatalog)}
 	auth := newBasicAuth(cfg.BasicAuth)
+	failures := newFailureLimiter(time.Now)
 	planGate := s.admit("plan", cfg.MaxPlans)
 	r := chi.NewRouter()
 	// Every GET route answers HEAD too, as HTTP asks (RFC 9110, 9.3.2).
-	r.Use(withRequestID, s.instrument, middleware.GetHead)
+	r.Use(withRequestID, s.instrument, s.bodyDeadline, middleware.GetHead)
 	r.Group(func(r chi.Router) {
-		r.Use(s.require(auth))
+		r.Use(s.require(auth, failures))
 		r.Group(func(r chi.Router) {
-			r.Use(planGate)
+			r.Use(s.readBody, planGate, s.planDeadline)
 			r.Get("/splits", s.handle(s.getSplits))
 			r.Post("/splits", s.handle(s.postSplits))
 			r.Get("/druid/task", s.handle(s.getDruidTask))
@@ -113,7 +126,7 @@ func New(cfg Config) http.Handler {
 			r.Get("/splits/{token}/rows", s.handle(s.getRows))
 			r.Get("/files/{token}", s.handle(s.getFile))
 		})
-		r.With(planGate).Get("/", s.handle(s.getStatus))
+		r.With(s.readBody, planGate, s.planDeadline).Get("/", s.handle(s.getStatus))
 		r.Get("/openapi.yaml", func(w http.ResponseWriter, _ *http.Request) {
 			w.Header().Set("Content-Type", "application/yaml")
 			_, _ = w.Write(api.OpenAPI)
@@ -123,11 +136,11 @@ func New(cfg Config) http.Handler {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		_, _ = w.Write([]byte("ok\n"))
 	})
-	r.Get("/readyz", s.handle(s.getReady))
+	r.With(s.planDeadline).Get("/readyz", s.handle(s.getReady))
 	if cfg.Gatherer != nil {
 		h := promhttp.HandlerFor(cfg.Gatherer, promhttp.HandlerOpts{})
 		if cfg.AuthMetrics {
-			h = s.require(auth)(h)
+			h = s.require(auth, failures)(h)
 		}
 		r.Method(http.MethodGet, "/metrics", h)
 	}
@@ -169,6 +182,11 @@ func allowed(r *http.Request) []string {
 func (s *server) handle(h func(http.ResponseWriter, *http.Request) error) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		if err := h(w, r); err != nil {
+			if errors.Is(context.Cause(r.Context()), errPlanTimeout) {
+				err = &apiError{Status: http.StatusServiceUnavailable, Code: "plan_timeout", Err: err, Message: fmt.Sprintf(
+					"planning took longer than %s (--plan-timeout): the catalog or storage is slow, or the plan is larger "+
+						"than the deadline allows", s.PlanTimeout)}
+			}
 			if toAPIError(err).Status == http.StatusServiceUnavailable && s.Metrics != nil {
 				s.Metrics.CatalogErrors.Inc()
 			}

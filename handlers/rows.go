@@ -13,6 +13,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/druidiceberg/sidecar/reader"
+	"github.com/druidiceberg/sidecar/splits"
 	"github.com/druidiceberg/sidecar/splits/split"
 )
 
@@ -33,17 +34,17 @@ func parseRange(h string) (br byteRange, ok bool, err error) {
 	first, last, dash := strings.Cut(spec, "-")
 	if !found || !dash || strings.Contains(spec, ",") || first == "" {
 		return byteRange{}, false, errorf(http.StatusRequestedRangeNotSatisfiable, "bad_range",
-			fmt.Sprintf("Range %q: only bytes=N- and bytes=N-M are supported on row streams", h))
+			fmt.Sprintf("Range %s: only bytes=N- and bytes=N-M are supported on row streams", splits.Quote(h)))
 	}
 	br.start, err = strconv.ParseInt(first, 10, 64)
 	if err != nil || br.start < 0 {
-		return byteRange{}, false, errorf(http.StatusRequestedRangeNotSatisfiable, "bad_range", fmt.Sprintf("Range %q: bad start", h))
+		return byteRange{}, false, errorf(http.StatusRequestedRangeNotSatisfiable, "bad_range", fmt.Sprintf("Range %s: bad start", splits.Quote(h)))
 	}
 	br.end = -1
 	if last != "" {
 		br.end, err = strconv.ParseInt(last, 10, 64)
 		if err != nil || br.end < br.start {
-			return byteRange{}, false, errorf(http.StatusRequestedRangeNotSatisfiable, "bad_range", fmt.Sprintf("Range %q: bad end", h))
+			return byteRange{}, false, errorf(http.StatusRequestedRangeNotSatisfiable, "bad_range", fmt.Sprintf("Range %s: bad end", splits.Quote(h)))
 		}
 	}
 	return br, true, nil

@@ -72,7 +72,13 @@ func newServerWithCache(t testing.TB, cfg splits.CatalogConfig, mappings []stora
 	for _, o := range opts {
 		o(&hc)
 	}
-	srv := httptest.NewServer(handlers.New(hc))
+	srv := httptest.NewUnstartedServer(nil)
+	if len(hc.BasicAuth) > 0 && hc.PublicURL == "" {
+		// Basic auth builds URIs from the public URL only.
+		hc.PublicURL = "http://" + srv.Listener.Addr().String()
+	}
+	srv.Config.Handler = handlers.New(hc)
+	srv.Start()
 	t.Cleanup(srv.Close)
 	return &testServer{Server: srv, reg: reg, cache: cache}
 }

@@ -109,6 +109,13 @@ func (s *server) planAndAnswer(w http.ResponseWriter, r *http.Request, req split
 // spec generators build on.
 func (s *server) planResponse(r *http.Request, req splits.Request, warnings []string) (splits.Plan, splitsResponse, error) {
 	start := time.Now()
+	if err := checkRequestBounds(req); err != nil {
+		return splits.Plan{}, splitsResponse{}, err
+	}
+	base, err := s.baseURL(r)
+	if err != nil {
+		return splits.Plan{}, splitsResponse{}, err
+	}
 	cat, err := s.catalogs.forRequest(r)
 	if err != nil {
 		return splits.Plan{}, splitsResponse{}, err
@@ -122,11 +129,19 @@ func (s *server) planResponse(r *http.Request, req splits.Request, warnings []st
 			"%s plans %d splits, more than the %d one answer may hold (--max-splits): narrow it with icebergFilter "+
 				"or fromSnapshot, or raise the limit", plan.Table, len(plan.Splits), s.MaxSplits))
 	}
+	for _, ps := range plan.Splits {
+		// The server would refuse such a URI (400 malformed_token): a plan
+		// never hands one out.
+		if len(ps.Token) > split.MaxTokenLength {
+			return plan, splitsResponse{}, fmt.Errorf("%w: a split of %s needs a token of %d bytes, longer than the %d this "+
+				"server accepts back; narrow icebergFilter, or plan without applyResidual", splits.ErrBadRequest,
+				ps.Split.Data.Path, len(ps.Token), split.MaxTokenLength)
+		}
+	}
 	if s.Metrics != nil {
 		s.Metrics.PlanDuration.Observe(time.Since(start).Seconds())
 		s.Metrics.SplitsPlanned.WithLabelValues(string(plan.Path)).Add(float64(len(plan.Splits)))
 	}
-	base := s.baseURL(r)
 	resp := splitsResponse{
 		Table:       plan.Table,
 		Mode:        plan.Path,
@@ -240,7 +255,7 @@ func parseSplitsQuery(q url.Values, extra map[string]bool) (splits.Request, erro
 	if v := q.Get("snapshotId"); v != "" {
 		id, err := strconv.ParseInt(v, 10, 64)
 		if err != nil {
-			return req, fmt.Errorf("%w: snapshotId %q is not an integer", splits.ErrBadRequest, v)
+			return req, fmt.Errorf("%w: snapshotId %s is not an integer", splits.ErrBadRequest, splits.Quote(v))
 		}
 		req.SnapshotID = &id
 	}
@@ -251,7 +266,7 @@ func parseSplitsQuery(q url.Values, extra map[string]bool) (splits.Request, erro
 		}
 		id, err := strconv.ParseInt(v, 10, 64)
 		if err != nil {
-			return req, fmt.Errorf("%w: %s %q is not an integer", splits.ErrBadRequest, name, v)
+			return req, fmt.Errorf("%w: %s %s is not an integer", splits.ErrBadRequest, name, splits.Quote(v))
 		}
 		if name == "fromSnapshot" {
 			req.FromSnapshot = &id
@@ -277,7 +292,7 @@ func parseSplitsQuery(q url.Values, extra map[string]bool) (splits.Request, erro
 	if v := q.Get("columns"); v != "" {
 		for _, c := range strings.Split(v, ",") {
 			if c = strings.TrimSpace(c); c == "" {
-				return req, fmt.Errorf("%w: columns %q has an empty name", splits.ErrBadRequest, v)
+				return req, fmt.Errorf("%w: columns %s has an empty name", splits.ErrBadRequest, splits.Quote(v))
 			}
 			req.Columns = append(req.Columns, c)
 		}
@@ -287,16 +302,19 @@ func parseSplitsQuery(q url.Values, extra map[string]bool) (splits.Request, erro
 	case "iso":
 		req.Encoding.ISOTimestamps = true
 	default:
-		return req, fmt.Errorf("%w: timestamps %q: want millis or iso", splits.ErrBadRequest, v)
+		return req, fmt.Errorf("%w: timestamps %s: want millis or iso", splits.ErrBadRequest, splits.Quote(v))
 	}
 	if v := q.Get("binaryAsString"); v != "" {
 		b, err := strconv.ParseBool(v)
 		if err != nil {
-			return req, fmt.Errorf("%w: binaryAsString %q: want true or false", splits.ErrBadRequest, v)
+			return req, fmt.Errorf("%w: binaryAsString %s: want true or false", splits.ErrBadRequest, splits.Quote(v))
 		}
 		req.Encoding.BinaryAsString = b
 	}
 	if v := q.Get("icebergFilter"); v != "" {
+		if err := splits.CheckFilterBounds([]byte(v)); err != nil {
+			return req, err
+		}
 		req.Filter = &splits.Filter{}
 		if err := json.Unmarshal([]byte(v), req.Filter); err != nil {
 			return req, fmt.Errorf("%w: %w", splits.ErrBadRequest, err)
@@ -307,7 +325,7 @@ func parseSplitsQuery(q url.Values, extra map[string]bool) (splits.Request, erro
 	}
 	if v := q.Get("applyResidual"); v != "" {
 		if req.ApplyResidual, err = strconv.ParseBool(v); err != nil {
-			return req, fmt.Errorf("%w: applyResidual %q: want true or false", splits.ErrBadRequest, v)
+			return req, fmt.Errorf("%w: applyResidual %s: want true or false", splits.ErrBadRequest, splits.Quote(v))
 		}
 	}
 	return req, nil
@@ -324,10 +342,15 @@ func parseTime(v string) (time.Time, error) {
 }
 
 // baseURL is the configured public URL, or the scheme and host the request
-// came in on.
-func (s *server) baseURL(r *http.Request) string {
+// came in on. With Basic auth it is the configured one only: Druid sends
+// the credentials to the URIs' host, and a request names any host it likes.
+func (s *server) baseURL(r *http.Request) (string, error) {
 	if s.PublicURL != "" {
-		return strings.TrimRight(s.PublicURL, "/")
+		return strings.TrimRight(s.PublicURL, "/"), nil
+	}
+	if len(s.BasicAuth) > 0 {
+		return "", errorf(http.StatusInternalServerError, "internal",
+			"this sidecar has Basic auth on and no public URL: it builds no URI from a request's Host (set --public-url)")
 	}
 	scheme := "http"
 	if r.TLS != nil {
@@ -336,5 +359,5 @@ func (s *server) baseURL(r *http.Request) string {
 	if p := r.Header.Get("X-Forwarded-Proto"); p == "http" || p == "https" {
 		scheme = p
 	}
-	return scheme + "://" + r.Host
+	return scheme + "://" + r.Host, nil
 }

@@ -13,6 +13,9 @@ import (
 	"github.com/druidiceberg/sidecar/splits/split"
 )
 
+// maxQuotedName bounds the table name the page repeats.
+const maxQuotedName = 256
+
 // statusTables bounds how many tables the status page loads to show their
 // current snapshot; the rest are listed by name.
 const statusTables = 50
@@ -100,7 +103,9 @@ func (s *server) getStatus(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	page := statusPage{Table: r.URL.Query().Get("table"), Counts: r.URL.Query().Get("counts") == "1", Catalogs: s.catalogs.names}
+	table := r.URL.Query().Get("table")
+	// The page names the table it was asked for, shortened like an error.
+	page := statusPage{Table: clip(table, maxQuotedName), Counts: r.URL.Query().Get("counts") == "1", Catalogs: s.catalogs.names}
 	page.CatalogType, page.CatalogName = cat.Planner.Catalog()
 	names, truncated, err := cat.Planner.Tables(ctx)
 	if err != nil {
@@ -114,8 +119,8 @@ func (s *server) getStatus(w http.ResponseWriter, r *http.Request) error {
 		}
 		page.Tables = append(page.Tables, st)
 	}
-	if page.Table != "" {
-		if page.Plan, err = statusPlanOf(ctx, cat, page.Table, page.Counts); err != nil {
+	if table != "" {
+		if page.Plan, err = statusPlanOf(ctx, cat, table, page.Counts); err != nil {
 			page.Error = toAPIError(err).Message
 		}
 	}

@@ -50,24 +50,30 @@ func benchWarehouse(b *testing.B) (string, *table.Table, int) {
 			rows = n
 		}
 		dir := filepath.Join(os.TempDir(), fmt.Sprintf("sidecar-bench-%d-8", rows))
-		cat, err := hadoop.NewCatalog("bench", dir, nil)
-		if err != nil {
-			benchTable.err = err
-			return
-		}
-		defer cat.Close()
-		ident := table.Identifier{"bench", "orders"}
-		ctx := context.Background()
-		tbl, err := cat.LoadTable(ctx, ident)
-		if errors.Is(err, catalog.ErrNoSuchTable) || errors.Is(err, catalog.ErrNoSuchNamespace) || errors.Is(err, os.ErrNotExist) {
-			tbl, err = tablegen.Bench(ctx, cat, ident, rows, 8, 0.05, 0.01)
-		}
+		tbl, err := cachedBenchTable(dir, table.Identifier{"bench", "orders"}, rows, 8)
 		benchTable.dir, benchTable.tbl, benchTable.rows, benchTable.err = dir, tbl, rows, err
 	})
 	if benchTable.err != nil {
 		b.Fatalf("benchmark table: %v", benchTable.err)
 	}
 	return benchTable.dir, benchTable.tbl, benchTable.rows
+}
+
+// cachedBenchTable loads the tablegen.Bench table ident of the local
+// warehouse in dir, writing it (rows in files data files, 5% positional and
+// 1% equality deletes) when it is not there yet.
+func cachedBenchTable(dir string, ident table.Identifier, rows, files int) (*table.Table, error) {
+	cat, err := hadoop.NewCatalog("bench", dir, nil)
+	if err != nil {
+		return nil, err
+	}
+	defer cat.Close()
+	ctx := context.Background()
+	tbl, err := cat.LoadTable(ctx, ident)
+	if errors.Is(err, catalog.ErrNoSuchTable) || errors.Is(err, catalog.ErrNoSuchNamespace) || errors.Is(err, os.ErrNotExist) {
+		tbl, err = tablegen.Bench(ctx, cat, ident, rows, files, 0.05, 0.01)
+	}
+	return tbl, err
 }
 
 // BenchmarkRowsHTTP reads every split of the benchmark table over HTTP, one

@@ -124,18 +124,36 @@ func (f *Filter) UnmarshalJSON(data []byte) error {
 
 // Ignored names the fields of the filter's JSON, and of the filters in
 // it, that were ignored, as warnings; path names the filter itself.
+// At most MaxIgnoredWarnings are named, then their number.
 func (f *Filter) Ignored(path string) []string {
 	var out []string
-	for _, k := range f.ignored {
-		out = append(out, fmt.Sprintf("%s.%s is ignored: a %s filter has no such field (Druid ignores it too)", path, k, f.Type))
-	}
-	for i := range f.Filters {
-		out = append(out, f.Filters[i].Ignored(fmt.Sprintf("%s.filters[%d]", path, i))...)
-	}
-	if f.Filter != nil {
-		out = append(out, f.Filter.Ignored(path+".filter")...)
+	n := f.ignoredTo(path, &out)
+	if n > len(out) {
+		out = append(out, fmt.Sprintf("%d more ignored filter fields", n-len(out)))
 	}
 	return out
+}
+
+// MaxIgnoredWarnings bounds the warnings that name ignored fields, so that
+// a spec of many unknown fields does not make a long answer.
+const MaxIgnoredWarnings = 20
+
+// ignoredTo appends the warnings of f and its filters to out, up to the
+// bound, and returns how many there are in all.
+func (f *Filter) ignoredTo(path string, out *[]string) int {
+	n := 0
+	for _, k := range f.ignored {
+		if n++; len(*out) < MaxIgnoredWarnings {
+			*out = append(*out, fmt.Sprintf("%s.%s is ignored: a %s filter has no such field (Druid ignores it too)", path, Short(k), f.Type))
+		}
+	}
+	for i := range f.Filters {
+		n += f.Filters[i].ignoredTo(fmt.Sprintf("%s.filters[%d]", path, i), out)
+	}
+	if f.Filter != nil {
+		n += f.Filter.ignoredTo(path+".filter", out)
+	}
+	return n
 }
 
 func filterTypes() string {
@@ -255,7 +273,7 @@ func (f *Filter) expr(schema *iceberg.Schema, now time.Time) (iceberg.BooleanExp
 		if len(f.Intervals) == 0 {
 			return nil, bad("intervals is required")
 		}
-		var any iceberg.BooleanExpression = iceberg.AlwaysFalse{}
+		parts := make([]iceberg.BooleanExpression, 0, len(f.Intervals))
 		for _, s := range f.Intervals {
 			start, end, err := ParseInterval(s)
 			if err != nil {
@@ -266,9 +284,9 @@ func (f *Filter) expr(schema *iceberg.Schema, now time.Time) (iceberg.BooleanExp
 			if err != nil {
 				return nil, bad("%v", err)
 			}
-			any = iceberg.NewOr(any, e)
+			parts = append(parts, e)
 		}
-		return any, nil
+		return orAll(parts), nil
 
 	case "timeWindow":
 		back, err := durationOf(f.LookbackDuration, 24*time.Hour)
@@ -307,11 +325,7 @@ func (f *Filter) expr(schema *iceberg.Schema, now time.Time) (iceberg.BooleanExp
 		if f.Type == "and" {
 			return andAll(parts), nil
 		}
-		var or iceberg.BooleanExpression = iceberg.AlwaysFalse{}
-		for _, p := range parts {
-			or = iceberg.NewOr(or, p)
-		}
-		return or, nil
+		return orAll(parts), nil
 
 	case "not":
 		if f.Filter == nil {
@@ -326,12 +340,33 @@ func (f *Filter) expr(schema *iceberg.Schema, now time.Time) (iceberg.BooleanExp
 	return nil, bad("unknown filter type")
 }
 
+// andAll and orAll join parts into a balanced tree, true and false when
+// there are none. A chain would be as deep as the list is long, and
+// iceberg-go's String, JSON encoding and parsing of an expression cost the
+// square of its depth: a 2,000-way or took seconds, and its residual rode
+// in every row URI.
 func andAll(parts []iceberg.BooleanExpression) iceberg.BooleanExpression {
-	var and iceberg.BooleanExpression = iceberg.AlwaysTrue{}
-	for _, p := range parts {
-		and = iceberg.NewAnd(and, p)
+	return balanced(parts, iceberg.AlwaysTrue{}, func(l, r iceberg.BooleanExpression) iceberg.BooleanExpression {
+		return iceberg.NewAnd(l, r)
+	})
+}
+
+func orAll(parts []iceberg.BooleanExpression) iceberg.BooleanExpression {
+	return balanced(parts, iceberg.AlwaysFalse{}, func(l, r iceberg.BooleanExpression) iceberg.BooleanExpression {
+		return iceberg.NewOr(l, r)
+	})
+}
+
+func balanced(parts []iceberg.BooleanExpression, none iceberg.BooleanExpression,
+	join func(l, r iceberg.BooleanExpression) iceberg.BooleanExpression) iceberg.BooleanExpression {
+	switch len(parts) {
+	case 0:
+		return none
+	case 1:
+		return parts[0]
 	}
-	return and
+	mid := len(parts) / 2
+	return join(balanced(parts[:mid], none, join), balanced(parts[mid:], none, join))
 }
 
 // literalFor converts a JSON filter value to a literal of the field's type;

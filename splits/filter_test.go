@@ -282,10 +282,14 @@ func TestEmptyPlanWarns(t *testing.T) {
 	}
 }
 
-// FuzzFilter: any icebergFilter JSON decodes to an error or to a filter
-// whose expression is built or refused with ErrBadRequest, never a panic.
+// FuzzFilter: any icebergFilter JSON within CheckFilterBounds (as the
+// handlers check it first) decodes to an error or to a filter whose
+// expression is built or refused with ErrBadRequest, never a panic. The
+// seeds include nesting and width at and past the bounds.
 func FuzzFilter(f *testing.F) {
 	for _, seed := range []string{
+		nestedNot(MaxFilterDepth - 1), nestedNot(MaxFilterDepth + 5), wideOr(64), intervals(40),
+		`{"type":"and","filters":[` + strings.TrimSuffix(strings.Repeat(`{"type":"or","filters":[`+wideOr(3)+`,`+nestedNot(3)+`]},`, 20), ",") + `]}`,
 		`{"type":"equals","filterColumn":"day","filterValue":"2025-01-03"}`,
 		`{"type":"interval","filterColumn":"ts","intervals":["2025-01-01/P1D"]}`,
 		`{"type":"range","filterColumn":"id","lower":1,"upper":"x","lowerOpen":true}`,
@@ -303,6 +307,12 @@ func FuzzFilter(f *testing.F) {
 	)
 	now := time.Date(2025, 1, 4, 0, 0, 0, 0, time.UTC)
 	f.Fuzz(func(t *testing.T, data string) {
+		if err := CheckFilterBounds([]byte(data)); err != nil {
+			if !errors.Is(err, ErrBadRequest) {
+				t.Fatalf("%s: bound error %v does not wrap ErrBadRequest", data, err)
+			}
+			return
+		}
 		var flt Filter
 		if err := json.Unmarshal([]byte(data), &flt); err != nil {
 			return

@@ -54,7 +54,7 @@ func ParseMode(s string) (Mode, error) {
 	case ModeAuto, ModeRows, ModeFiles:
 		return m, nil
 	}
-	return "", fmt.Errorf("%w: mode %q: want auto, rows or files", ErrBadRequest, s)
+	return "", fmt.Errorf("%w: mode %s: want auto, rows or files", ErrBadRequest, Quote(s))
 }
 
 // Path is the path a plan takes: PathFiles (v1) or PathRows (v2).
@@ -129,7 +129,7 @@ func ParseResidualMode(s string) (ResidualMode, error) {
 	case ResidualIgnore, ResidualWarn, ResidualFail:
 		return m, nil
 	}
-	return "", fmt.Errorf("%w: residualFilterMode %q: want ignore, warn or fail", ErrBadRequest, s)
+	return "", fmt.Errorf("%w: residualFilterMode %s: want ignore, warn or fail", ErrBadRequest, Quote(s))
 }
 
 // PlannedSplit is one split of a plan with its signed token.
@@ -467,6 +467,9 @@ func (p *Planner) Plan(ctx context.Context, req Request) (Plan, error) {
 		kind = split.KindRows
 	}
 	plan.Splits = make([]PlannedSplit, 0, len(tasks))
+	// wholeFilter is the JSON of the whole filter, the residual of every
+	// task whose partition decided nothing: encoded once, not per split.
+	var wholeFilter json.RawMessage
 	for _, t := range tasks {
 		sp, err := mk.split(t)
 		if err != nil {
@@ -476,7 +479,10 @@ func (p *Planner) Plan(ctx context.Context, req Request) (Plan, error) {
 		if kind == split.KindRows {
 			sp.Columns, sp.Encoding = columns, req.Encoding
 			if r := residualOf(t); r != nil {
-				if t.Residual == nil {
+				switch {
+				case t.Residual == nil && wholeFilter != nil:
+					sp.Filter = wholeFilter
+				case t.Residual == nil:
 					// The whole filter, still unbound: bind it so that its
 					// literals carry their field's type (an unbound
 					// timestamp literal has no JSON form). iceberg-go's
@@ -484,9 +490,20 @@ func (p *Planner) Plan(ctx context.Context, req Request) (Plan, error) {
 					if r, err = iceberg.BindExpr(schema, r, true); err != nil {
 						return Plan{}, fmt.Errorf("bind residual filter: %w", err)
 					}
+					fallthrough
+				default:
+					if sp.Filter, err = json.Marshal(r); err != nil {
+						return Plan{}, fmt.Errorf("encode residual filter %s: %w", r, err)
+					}
+					if t.Residual == nil {
+						wholeFilter = sp.Filter
+					}
 				}
-				if sp.Filter, err = json.Marshal(r); err != nil {
-					return Plan{}, fmt.Errorf("encode residual filter %s: %w", r, err)
+				// The residual rides in every row URI of the file.
+				if len(sp.Filter) > MaxResidualBytes {
+					return Plan{}, fmt.Errorf("%w: applyResidual: the filter left on %s is %d bytes, more than the %d a row URI "+
+						"carries; narrow icebergFilter, or plan without applyResidual", ErrBadRequest, t.File.FilePath(),
+						len(sp.Filter), MaxResidualBytes)
 				}
 			}
 		}
@@ -647,7 +664,7 @@ func selectSnapshot(tbl *table.Table, req Request) (snap *table.Snapshot, explic
 			}
 		}
 		if !ok {
-			return nil, false, fmt.Errorf("%w: %s has no branch or tag %q", ErrSnapshotNotFound, req.Table, req.Ref)
+			return nil, false, fmt.Errorf("%w: %s has no branch or tag %s", ErrSnapshotNotFound, req.Table, Quote(req.Ref))
 		}
 		if snap = tbl.SnapshotByID(ref.SnapshotID); snap == nil {
 			return nil, false, fmt.Errorf("%w: ref %q of %s points at missing snapshot %d",
@@ -669,7 +686,7 @@ func projectColumns(schema *iceberg.Schema, names []string) ([]int, error) {
 	for _, n := range names {
 		f, ok := schema.FindFieldByName(n)
 		if !ok || !slices.ContainsFunc(schema.Fields(), func(top iceberg.NestedField) bool { return top.ID == f.ID }) {
-			return nil, fmt.Errorf("%w: column %q is not a top-level column of the table", ErrBadRequest, n)
+			return nil, fmt.Errorf("%w: column %s is not a top-level column of the table", ErrBadRequest, Quote(n))
 		}
 		want[f.ID] = true
 	}

@@ -50,6 +50,7 @@ type config struct {
 	MaxStreams      int
 	MaxPlans        int
 	MaxSplits       int
+	PlanTimeout     time.Duration
 	TLSCert         string
 	TLSKey          string
 	// BasicAuthFile holds username:password lines; credentials never come
@@ -62,13 +63,18 @@ type config struct {
 	// TargetSplitSize is the size above which the row path splits a data
 	// file by row groups; 0 never splits.
 	TargetSplitSize byteSize
-	// readHeaderTimeout and idleTimeout are the server's slow-client
-	// bounds: a connection that has not sent a whole request header within
-	// readHeaderTimeout, or sits idle between requests for idleTimeout, is
-	// closed. They are not flags (the defaults suit every deployment seen
-	// so far); tests shorten them.
+	// readHeaderTimeout, bodyTimeout and idleTimeout are the server's
+	// slow-client bounds: a connection that has not sent a whole request
+	// header within readHeaderTimeout, or its body within bodyTimeout after
+	// that (408), or sits idle between requests for idleTimeout, is closed.
+	// They are not flags (the defaults suit every deployment seen so far);
+	// tests shorten them.
 	readHeaderTimeout time.Duration
+	bodyTimeout       time.Duration
 	idleTimeout       time.Duration
+	// startupPing is how long start-up waits for each catalog before it
+	// listens anyway; not a flag either.
+	startupPing time.Duration
 }
 
 // defaultDeleteCacheSize is the default of --delete-cache-size.
@@ -115,10 +121,13 @@ func (b *byteSize) Set(v string) error {
 	return nil
 }
 
-// The defaults of config.readHeaderTimeout and config.idleTimeout.
+// The defaults of config.readHeaderTimeout, bodyTimeout, idleTimeout and
+// startupPing.
 const (
 	defaultReadHeaderTimeout = 10 * time.Second
+	defaultBodyTimeout       = 10 * time.Second
 	defaultIdleTimeout       = 2 * time.Minute
+	defaultStartupPing       = 10 * time.Second
 )
 
 // multiFlag is a repeatable KEY=VALUE flag.
@@ -175,12 +184,13 @@ func parseFlags(fs *flag.FlagSet, args []string, getenv func(string) string, hel
 func parseServe(args []string, getenv func(string) string, help io.Writer) (config, error) {
 	fs := flag.NewFlagSet("sidecar serve", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	c := config{readHeaderTimeout: defaultReadHeaderTimeout, idleTimeout: defaultIdleTimeout}
+	c := config{readHeaderTimeout: defaultReadHeaderTimeout, bodyTimeout: defaultBodyTimeout, idleTimeout: defaultIdleTimeout,
+		startupPing: defaultStartupPing}
 	var props, tables, locs multiFlag
 	fs.StringVar(&c.Addr, "addr", "127.0.0.1:8080", "listen address")
 	fs.StringVar(&c.TLSCert, "tls-cert", "", "PEM certificate file: serve HTTPS (with --tls-key)")
 	fs.StringVar(&c.TLSKey, "tls-key", "", "PEM private key file of --tls-cert")
-	fs.StringVar(&c.PublicURL, "public-url", "", "base URL of the URIs handed to Druid (default: the base the request came in on)")
+	fs.StringVar(&c.PublicURL, "public-url", "", "base URL of the URIs handed to Druid (default: the base the request came in on; required with Basic auth)")
 	fs.StringVar(&c.ConfigFile, "config", "", "YAML file of named catalogs (see the README); replaces the catalog flags")
 	fs.StringVar(&c.Catalog, "catalog", "local", "catalog type: "+strings.Join(splits.CatalogTypes, ", "))
 	fs.StringVar(&c.CatalogName, "catalog-name", "sidecar", "catalog name handed to iceberg-go")
@@ -196,6 +206,7 @@ func parseServe(args []string, getenv func(string) string, help io.Writer) (conf
 	fs.DurationVar(&c.ShutdownGrace, "shutdown-grace", 30*time.Second, "how long running streams may finish after SIGTERM")
 	fs.IntVar(&c.MaxStreams, "max-streams", 64, "row and file streams served at once; past it 503 with Retry-After (0: no bound)")
 	fs.IntVar(&c.MaxPlans, "max-plans", 16, "planning requests served at once; past it 503 with Retry-After (0: no bound)")
+	fs.DurationVar(&c.PlanTimeout, "plan-timeout", 2*time.Minute, "deadline of one planning request, catalog and storage calls included; past it 503 with Retry-After (0: none but the client's)")
 	fs.IntVar(&c.MaxSplits, "max-splits", 10000, "splits (URIs) one plan may hand out; more is a 422 that says how to narrow it (0: no bound)")
 	c.TargetSplitSize = splits.DefaultTargetSplitSize
 	fs.Var(&c.TargetSplitSize, "target-split-size", "on the row path, split a data file larger than this by row groups into splits of about this size (256MiB, 1GiB or bytes; 0: never)")
@@ -302,6 +313,12 @@ func (c config) validate() error {
 			return fmt.Errorf("--public-url %q: want an http(s) URL such as http://sidecar:8080", c.PublicURL)
 		}
 	}
+	if len(c.BasicAuth) > 0 && c.PublicURL == "" {
+		// The URIs handed out tell Druid where to send the credentials:
+		// never a host a request names in its Host header.
+		return errors.New("Basic auth needs --public-url: Druid sends the credentials to the URIs' host, " +
+			"which must be one you configured, not the one a request names")
+	}
 	if (c.TLSCert == "") != (c.TLSKey == "") {
 		return errors.New("--tls-cert and --tls-key go together")
 	}
@@ -318,6 +335,9 @@ func (c config) validate() error {
 	}
 	if c.ShutdownGrace < 0 {
 		return errors.New("--shutdown-grace must not be negative")
+	}
+	if c.PlanTimeout < 0 {
+		return errors.New("--plan-timeout must not be negative")
 	}
 	if c.MaxStreams < 0 || c.MaxPlans < 0 || c.MaxSplits < 0 {
 		return errors.New("--max-streams, --max-plans and --max-splits must not be negative")

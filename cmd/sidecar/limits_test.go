@@ -18,6 +18,8 @@ import (
 
 	"github.com/apache/iceberg-go/catalog/hadoop"
 	"github.com/apache/iceberg-go/table"
+
+	"github.com/druidiceberg/sidecar/splits"
 )
 
 // limitsRows is the size of the table the limit tests stream: each stream
@@ -30,7 +32,8 @@ const limitsRows = 200_000
 // with the default --max-streams the 65th concurrent stream is answered 503
 // with Retry-After while 64 are open; a client that sends no header, or
 // sends it byte by byte, is disconnected, and so is an idle keep-alive
-// connection; a slow but live reader of a row stream is not cut; a POST
+// connection; POST bodies sent byte by byte take no planning slot and end
+// in 408; a slow but live reader of a row stream is not cut; a POST
 // body over the limit is 413.
 func TestLimits(t *testing.T) {
 	if testing.Short() {
@@ -40,9 +43,9 @@ func TestLimits(t *testing.T) {
 	writeBigTable(t, dir, limitsRows, 0.01, 0)
 	// Short slow-client bounds so that the test waits seconds, not minutes;
 	// everything else is the default configuration.
-	const headerTimeout, idleTimeout = 500 * time.Millisecond, time.Second
+	const headerTimeout, bodyTimeout, idleTimeout = 500 * time.Millisecond, time.Second, time.Second
 	s, cfg := startServeWith(t, dir, func(c *config) {
-		c.readHeaderTimeout, c.idleTimeout = headerTimeout, idleTimeout
+		c.readHeaderTimeout, c.bodyTimeout, c.idleTimeout = headerTimeout, bodyTimeout, idleTimeout
 	})
 	if cfg.MaxStreams != 64 {
 		t.Fatalf("the default --max-streams is %d, want 64", cfg.MaxStreams)
@@ -137,6 +140,49 @@ func TestLimits(t *testing.T) {
 		if !cut {
 			if err := waitClosed(c, 20*headerTimeout); err != nil {
 				t.Fatalf("a header sent one byte every %v for %v: %v", headerTimeout/10, time.Since(start).Round(time.Millisecond), err)
+			}
+		}
+	})
+
+	t.Run("trickled bodies take no planning slot", func(t *testing.T) {
+		// More connections than --max-plans, each sending a POST /splits
+		// body a byte every 50 ms: planning still answers, and each gets
+		// a 408 once its body is overdue, and its connection closed.
+		if cfg.MaxPlans != 16 {
+			t.Fatalf("the default --max-plans is %d, want 16", cfg.MaxPlans)
+		}
+		body := `{"type":"iceberg","namespace":"bench","tableName":"big"}`
+		var conns []net.Conn
+		for range cfg.MaxPlans + 1 {
+			c := dial(t, s.addr)
+			conns = append(conns, c)
+			fmt.Fprintf(c, "POST /splits HTTP/1.1\r\nHost: sidecar\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%c", len(body), body[0])
+			go func() {
+				for i := 1; i < len(body)-1; i++ {
+					time.Sleep(50 * time.Millisecond)
+					if _, err := c.Write([]byte{body[i]}); err != nil {
+						return
+					}
+				}
+			}()
+		}
+		time.Sleep(bodyTimeout / 5)
+		if p := getPlan(t, s.base+"/splits?table=bench.big"); len(p.InputSource.URIs) != 1 {
+			t.Fatalf("planning while bodies trickle: %+v", p)
+		}
+		for i, c := range conns {
+			br := bufio.NewReader(c)
+			_ = c.SetReadDeadline(time.Now().Add(20 * bodyTimeout))
+			resp, err := http.ReadResponse(br, nil)
+			if err != nil {
+				t.Fatalf("trickler %d: %v", i, err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusRequestTimeout {
+				t.Fatalf("trickler %d: %d, want 408", i, resp.StatusCode)
+			}
+			if err := waitClosedReader(c, br, 20*bodyTimeout); err != nil {
+				t.Fatalf("trickler %d after its 408: %v", i, err)
 			}
 		}
 	})
@@ -309,4 +355,54 @@ func firstSnapshotID(t *testing.T, warehouse string) int64 {
 		t.Fatal(err)
 	}
 	return tbl.Metadata().Snapshots()[0].SnapshotID
+}
+
+// TestServeBesideAHangingCatalog: a REST catalog that accepts connections
+// and never answers kept serve from ever listening, and would have held a
+// planning slot for as long as a client waited. serve listens once its
+// start-up check gives up, /healthz answers, and a plan ends in 503
+// plan_timeout.
+func TestServeBesideAHangingCatalog(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var held []net.Conn
+	accepted := make(chan struct{})
+	go func() {
+		defer close(accepted)
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			held = append(held, c)
+		}
+	}()
+	t.Cleanup(func() {
+		ln.Close()
+		<-accepted
+		for _, c := range held {
+			c.Close()
+		}
+	})
+	s, _ := startServeWith(t, t.TempDir(), func(c *config) {
+		c.Catalogs = []catalogEntry{{CatalogConfig: splits.CatalogConfig{Type: "rest", Name: "lake", URI: "http://" + ln.Addr().String()}}}
+		c.startupPing, c.PlanTimeout = 200*time.Millisecond, 300*time.Millisecond
+	})
+	if body := getBody(t, s.base+"/healthz"); string(body) != "ok\n" {
+		t.Fatalf("/healthz: %q", body)
+	}
+	// Past the start-up check's remembered failure, a plan waits for the
+	// catalog until its deadline.
+	time.Sleep(2500 * time.Millisecond)
+	resp, err := s.client.Get(s.base + "/splits?table=demo.orders")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusServiceUnavailable || !strings.Contains(string(body), `"plan_timeout"`) {
+		t.Fatalf("a plan against the hanging catalog: %d %s, want 503 plan_timeout", resp.StatusCode, body)
+	}
 }

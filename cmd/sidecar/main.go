@@ -140,7 +140,7 @@ func serve(ctx context.Context, cfg config, logOut io.Writer, ready chan<- strin
 		if err != nil {
 			return err
 		}
-		if err := planner.Ping(ctx); err != nil {
+		if err := pingOnce(ctx, planner, cfg.startupPing); err != nil {
 			// Not fatal: planning answers 503 until the catalog is back.
 			log.Warn("catalog not reachable yet", slog.String("catalog", c.Name), slog.String("error", err.Error()))
 		}
@@ -161,6 +161,8 @@ func serve(ctx context.Context, cfg config, logOut io.Writer, ready chan<- strin
 		MaxStreams:       cfg.MaxStreams,
 		MaxPlans:         cfg.MaxPlans,
 		MaxSplits:        cfg.MaxSplits,
+		BodyTimeout:      cfg.bodyTimeout,
+		PlanTimeout:      cfg.PlanTimeout,
 		BasicAuth:        cfg.BasicAuth,
 		AuthMetrics:      cfg.AuthMetrics,
 		DruidPasswordEnv: cfg.DruidPasswordEnv,
@@ -172,7 +174,8 @@ func serve(ctx context.Context, cfg config, logOut io.Writer, ready chan<- strin
 	}
 	// No ReadTimeout or WriteTimeout: they would cut a long row stream that
 	// a slow but live client is still reading. Slow clients are bounded by
-	// the header and idle timeouts, and stream slots by --max-streams.
+	// the header and idle timeouts and the router's body deadline, and
+	// stream slots by --max-streams.
 	srv := &http.Server{
 		Handler:           router,
 		ReadHeaderTimeout: cfg.readHeaderTimeout,
@@ -213,6 +216,15 @@ func serve(ctx context.Context, cfg config, logOut io.Writer, ready chan<- strin
 		return fmt.Errorf("serve: %w", err)
 	}
 	return nil
+}
+
+// pingOnce connects to a catalog at start-up, for at most timeout: a
+// catalog that accepts connections and never answers must not keep the
+// server from listening (and its /healthz from answering).
+func pingOnce(ctx context.Context, p *splits.Planner, timeout time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	return p.Ping(ctx)
 }
 
 func writeDemo(ctx context.Context, cfg config) error {

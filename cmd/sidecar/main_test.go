@@ -32,6 +32,7 @@ func TestBadFlags(t *testing.T) {
 		{"bad env", []string{"serve"}, map[string]string{"SIDECAR_SHUTDOWN_GRACE": "soon"}, "SIDECAR_SHUTDOWN_GRACE"},
 		{"unknown flag", []string{"serve", "--nope"}, nil, "-nope"},
 		{"negative token ttl", []string{"serve", "--token-ttl", "-1s"}, nil, "--token-ttl"},
+		{"negative plan timeout", []string{"serve", "--plan-timeout", "-1s"}, nil, "--plan-timeout"},
 		{"bad delete cache size", []string{"serve", "--delete-cache-size", "lots"}, nil, "-delete-cache-size"},
 		{"fractional delete cache size", []string{"serve", "--delete-cache-size", "1.5GiB"}, nil, "whole number of bytes"},
 		{"negative delete cache size", []string{"serve", "--delete-cache-size", "-1"}, nil, "-delete-cache-size"},
@@ -71,25 +72,30 @@ func TestCredentials(t *testing.T) {
 		t.Fatal(err)
 	}
 	noenv := func(string) string { return "" }
-	cfg, err := parseServe([]string{"--basic-auth-file", good}, noenv, io.Discard)
+	const public = "http://sidecar:8080"
+	cfg, err := parseServe([]string{"--basic-auth-file", good, "--public-url", public}, noenv, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(cfg.BasicAuth) != 2 || cfg.BasicAuth[0].Username != "druid" || cfg.BasicAuth[0].Password != "pa:ss" {
 		t.Fatalf("credentials %+v", cfg.BasicAuth)
 	}
-	env := map[string]string{"SIDECAR_BASIC_AUTH_USERNAME": "druid", "SIDECAR_BASIC_AUTH_PASSWORD": "pw"}
+	env := map[string]string{"SIDECAR_BASIC_AUTH_USERNAME": "druid", "SIDECAR_BASIC_AUTH_PASSWORD": "pw", "SIDECAR_PUBLIC_URL": public}
 	cfg, err = parseServe(nil, func(k string) string { return env[k] }, io.Discard)
 	if err != nil || len(cfg.BasicAuth) != 1 || cfg.BasicAuth[0].Password != "pw" {
 		t.Fatalf("credentials from env: %+v, %v", cfg.BasicAuth, err)
 	}
-	_, err = parseServe([]string{"--basic-auth-file", bad}, noenv, io.Discard)
+	_, err = parseServe([]string{"--basic-auth-file", bad, "--public-url", public}, noenv, io.Discard)
 	if err == nil || strings.Contains(err.Error(), "druid-without-password") {
 		t.Fatalf("a bad line must be refused without being quoted: %v", err)
 	}
-	half := map[string]string{"SIDECAR_BASIC_AUTH_USERNAME": "druid"}
+	half := map[string]string{"SIDECAR_BASIC_AUTH_USERNAME": "druid", "SIDECAR_PUBLIC_URL": public}
 	if _, err := parseServe(nil, func(k string) string { return half[k] }, io.Discard); err == nil {
 		t.Fatal("a username without a password must be refused")
+	}
+	// With credentials, the URIs' host is the operator's, never a request's.
+	if _, err := parseServe([]string{"--basic-auth-file", good}, noenv, io.Discard); err == nil || !strings.Contains(err.Error(), "--public-url") {
+		t.Fatalf("Basic auth without --public-url: %v, want an error naming --public-url", err)
 	}
 }
 

@@ -253,7 +253,9 @@ func (s *syncer) changes(ctx context.Context, p syncPair, from *int64, include [
 		q.Set("fromSnapshot", fmt.Sprint(*from))
 	}
 	if len(include) > 0 {
-		q.Set("include", strings.Join(include, ","))
+		// Pending work of a large change can be more intervals than
+		// /changes takes: asked as fewer, wider ones.
+		q.Set("include", strings.Join(coalesce(include, maxInclude), ","))
 	}
 	var ans changesAnswer
 	status, body, err := s.do(ctx, http.MethodGet, strings.TrimRight(s.cfg.SidecarURL, "/")+"/changes?"+q.Encode(), nil, s.cfg.SidecarAuth)

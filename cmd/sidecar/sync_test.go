@@ -63,12 +63,15 @@ func newSyncEnv(t *testing.T) *syncEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sidecar := httptest.NewServer(handlers.New(handlers.Config{
+	sidecar := httptest.NewUnstartedServer(nil)
+	sidecar.Config.Handler = handlers.New(handlers.Config{
 		Catalogs:         []handlers.Catalog{{Planner: planner, Reader: reader.New(fsys), Files: fsys}},
 		Signer:           signer,
 		BasicAuth:        []handlers.Credential{{Username: sidecarUser, Password: sidecarPassword}},
+		PublicURL:        "http://" + sidecar.Listener.Addr().String(),
 		DruidPasswordEnv: "SIDECAR_HTTP_PASSWORD",
-	}))
+	})
+	sidecar.Start()
 	t.Cleanup(sidecar.Close)
 	druid := druidsim.NewServer()
 	druid.Username, druid.Password = druidUser, druidPassword
@@ -702,5 +705,47 @@ func TestSyncEveryType(t *testing.T) {
 				t.Fatalf("%s row %d: Druid holds %s, want %s", p.Table, i, got[i], want[i])
 			}
 		}
+	}
+}
+
+// TestCoalesce: pending work can be more intervals than GET /changes
+// takes; sync asks for fewer, wider ones that cover every one of them.
+func TestCoalesce(t *testing.T) {
+	day := func(d int) time.Time { return time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC).AddDate(0, 0, d) }
+	const layout = "2006-01-02T15:04:05.000Z"
+	var many []string
+	for i := range 2500 {
+		// Every other day, in reverse order.
+		d := 2 * (2500 - i)
+		many = append(many, day(d).Format(layout)+"/"+day(d+1).Format(layout))
+	}
+	got := coalesce(many, maxInclude)
+	if len(got) > maxInclude {
+		t.Fatalf("%d intervals, want at most %d", len(got), maxInclude)
+	}
+	covered := func(start, end time.Time) bool {
+		for _, iv := range got {
+			a, b, _ := strings.Cut(iv, "/")
+			s, err1 := time.Parse(time.RFC3339, a)
+			e, err2 := time.Parse(time.RFC3339, b)
+			if err1 != nil || err2 != nil {
+				t.Fatalf("interval %q", iv)
+			}
+			if !start.Before(s) && !end.After(e) {
+				return true
+			}
+		}
+		return false
+	}
+	for i := range 2500 {
+		if d := 2 * (2500 - i); !covered(day(d), day(d+1)) {
+			t.Fatalf("day %d is in no interval of %v", d, got[:5])
+		}
+	}
+	if few := many[:3]; !slices.Equal(coalesce(few, maxInclude), few) {
+		t.Fatalf("few intervals changed: %v", coalesce(few, maxInclude))
+	}
+	if all := coalesce(append(many, "ALL"), maxInclude); !slices.Equal(all, []string{"ALL"}) {
+		t.Fatalf("with ALL: %v", all)
 	}
 }

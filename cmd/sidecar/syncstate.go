@@ -9,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
+	"time"
 )
 
 // syncState is the state file of sync: per datasource, the snapshot whose
@@ -124,6 +126,52 @@ func union(a, b []string) []string {
 		if !slices.Contains(out, s) {
 			out = append(out, s)
 		}
+	}
+	return out
+}
+
+// maxInclude is the most include intervals GET /changes takes.
+const maxInclude = 1000
+
+// coalesce returns intervals (START/END in ISO 8601, or ALL) as at most
+// limit intervals that cover them: ALL when one is ALL, else sorted, and
+// runs of consecutive ones each joined into one that spans them
+// (re-ingesting the time between them is more work, never a wrong answer).
+// An interval it cannot read is kept as it is, for the sidecar to refuse.
+func coalesce(intervals []string, limit int) []string {
+	if len(intervals) <= limit {
+		return intervals
+	}
+	type span struct{ start, end time.Time }
+	var spans []span
+	var other []string
+	for _, iv := range intervals {
+		if strings.EqualFold(iv, "ALL") {
+			return []string{"ALL"}
+		}
+		a, b, ok := strings.Cut(iv, "/")
+		start, err1 := time.Parse(time.RFC3339Nano, a)
+		end, err2 := time.Parse(time.RFC3339Nano, b)
+		if !ok || err1 != nil || err2 != nil {
+			other = append(other, iv)
+			continue
+		}
+		spans = append(spans, span{start, end})
+	}
+	slices.SortFunc(spans, func(x, y span) int { return x.start.Compare(y.start) })
+	room := max(1, limit-len(other))
+	per := (len(spans) + room - 1) / room
+	out := other
+	for i := 0; i < len(spans); i += per {
+		group := spans[i:min(i+per, len(spans))]
+		end := group[0].end
+		for _, g := range group {
+			if g.end.After(end) {
+				end = g.end
+			}
+		}
+		const layout = "2006-01-02T15:04:05.000Z"
+		out = append(out, group[0].start.UTC().Format(layout)+"/"+end.UTC().Format(layout))
 	}
 	return out
 }
