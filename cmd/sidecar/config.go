@@ -8,7 +8,6 @@ import (
 	"io"
 	"math"
 	"net/url"
-	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -227,7 +226,7 @@ func parseServe(args []string, getenv func(string) string, help io.Writer) (conf
 	if c.Tables, err = keyValues("--table", tables); err != nil {
 		return c, err
 	}
-	if c.BasicAuth, err = loadCredentials(c.BasicAuthFile, getenv); err != nil {
+	if c.BasicAuth, err = serveCredentials(c.BasicAuthFile, getenv); err != nil {
 		return c, err
 	}
 	for _, l := range locs {
@@ -254,45 +253,6 @@ func parseServe(args []string, getenv func(string) string, help io.Writer) (conf
 
 // catalogFlags describe the one catalog of a sidecar without --config.
 var catalogFlags = []string{"catalog", "catalog-name", "warehouse", "catalog-uri", "catalog-prop", "table", "location-map"}
-
-// loadCredentials reads username:password lines from path, or one pair from
-// SIDECAR_BASIC_AUTH_USERNAME and SIDECAR_BASIC_AUTH_PASSWORD. The error
-// never quotes a line of the file: it may hold a password.
-func loadCredentials(path string, getenv func(string) string) ([]handlers.Credential, error) {
-	user, pass := getenv("SIDECAR_BASIC_AUTH_USERNAME"), getenv("SIDECAR_BASIC_AUTH_PASSWORD")
-	if path == "" {
-		if (user == "") != (pass == "") {
-			return nil, errors.New("set both SIDECAR_BASIC_AUTH_USERNAME and SIDECAR_BASIC_AUTH_PASSWORD, or neither")
-		}
-		if user == "" {
-			return nil, nil
-		}
-		return []handlers.Credential{{Username: user, Password: pass}}, nil
-	}
-	if user != "" || pass != "" {
-		return nil, errors.New("give credentials either in --basic-auth-file or in SIDECAR_BASIC_AUTH_USERNAME/_PASSWORD, not both")
-	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("--basic-auth-file: %w", err)
-	}
-	var creds []handlers.Credential
-	for i, line := range strings.Split(string(data), "\n") {
-		line = strings.TrimRight(line, "\r")
-		if strings.TrimSpace(line) == "" || strings.HasPrefix(line, "#") {
-			continue
-		}
-		u, p, ok := strings.Cut(line, ":")
-		if !ok || u == "" || p == "" {
-			return nil, fmt.Errorf("--basic-auth-file %s line %d: want username:password", path, i+1)
-		}
-		creds = append(creds, handlers.Credential{Username: u, Password: p})
-	}
-	if len(creds) == 0 {
-		return nil, fmt.Errorf("--basic-auth-file %s holds no username:password line", path)
-	}
-	return creds, nil
-}
 
 func keyValues(flagName string, vals []string) (map[string]string, error) {
 	m := map[string]string{}

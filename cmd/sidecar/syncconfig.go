@@ -44,7 +44,6 @@ type syncConfig struct {
 }
 
 // credential is one username and password.
-type credential struct{ Username, Password string }
 
 // syncPair is one Iceberg table kept in step with one Druid datasource.
 type syncPair struct {
@@ -141,41 +140,6 @@ func (c syncConfig) validate() error {
 		return fmt.Errorf("--log-format %q: want text or json", c.LogFormat)
 	}
 	return nil
-}
-
-// oneCredential reads the first username:password line of path, or one
-// pair from two environment variables. The error never quotes the file: it
-// holds a password.
-func oneCredential(flagName, path, userEnv, passEnv string, getenv func(string) string) (*credential, error) {
-	user, pass := getenv(userEnv), getenv(passEnv)
-	if path == "" {
-		if (user == "") != (pass == "") {
-			return nil, fmt.Errorf("set both %s and %s, or neither", userEnv, passEnv)
-		}
-		if user == "" {
-			return nil, nil
-		}
-		return &credential{user, pass}, nil
-	}
-	if user != "" || pass != "" {
-		return nil, fmt.Errorf("give credentials either in %s or in %s/%s, not both", flagName, userEnv, passEnv)
-	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", flagName, err)
-	}
-	for i, line := range strings.Split(string(data), "\n") {
-		line = strings.TrimRight(line, "\r")
-		if strings.TrimSpace(line) == "" || strings.HasPrefix(line, "#") {
-			continue
-		}
-		u, p, ok := strings.Cut(line, ":")
-		if !ok || u == "" || p == "" {
-			return nil, fmt.Errorf("%s %s line %d: want username:password", flagName, path, i+1)
-		}
-		return &credential{u, p}, nil
-	}
-	return nil, fmt.Errorf("%s %s holds no username:password line", flagName, path)
 }
 
 // loadSyncFile reads and validates the pairs. Parsing is strict: an
