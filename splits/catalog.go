@@ -131,18 +131,18 @@ func (c CatalogConfig) Validate() error {
 		}
 	}
 	if c.Type == "sql" {
-		if _, _, err := sqlDriver(c.URI, c.Props); err != nil {
+		if _, _, err := SQLDriver(c.URI, c.Props); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// sqlDriver returns the database/sql driver and iceberg-go dialect of a SQL
+// SQLDriver returns the database/sql driver and iceberg-go dialect of a SQL
 // catalog: the sql.driver and sql.dialect properties when given, else what
 // the URI says (postgres:// is PostgreSQL through pgx; file: or a path ending
 // in .db or .sqlite is SQLite).
-func sqlDriver(uri string, props map[string]string) (driver, dialect string, err error) {
+func SQLDriver(uri string, props map[string]string) (driver, dialect string, err error) {
 	driver, dialect = props["sql.driver"], props["sql.dialect"]
 	switch {
 	case driver != "" && dialect != "":
@@ -322,7 +322,7 @@ func (c *catalogConn) connect(ctx context.Context) (tableLoader, error) {
 	}
 	props["type"] = typ
 	if typ == "sql" {
-		driver, dialect, err := sqlDriver(c.cfg.URI, props)
+		driver, dialect, err := SQLDriver(c.cfg.URI, props)
 		if err != nil {
 			return nil, err
 		}

@@ -24,12 +24,12 @@ func TestSQLDriver(t *testing.T) {
 		{"postgres://x", "postgres-other", "postgres", map[string]string{"sql.driver": "postgres-other"}},
 	}
 	for _, tc := range tests {
-		driver, dialect, err := sqlDriver(tc.uri, tc.props)
+		driver, dialect, err := SQLDriver(tc.uri, tc.props)
 		if err != nil || driver != tc.driver || dialect != tc.dialect {
 			t.Errorf("%s: %s/%s, %v; want %s/%s", tc.uri, driver, dialect, err, tc.driver, tc.dialect)
 		}
 	}
-	if _, _, err := sqlDriver("mysql://x", nil); err == nil {
+	if _, _, err := SQLDriver("mysql://x", nil); err == nil {
 		t.Error("an unknown database must ask for sql.driver and sql.dialect")
 	}
 	if err := (CatalogConfig{Type: "sql"}).Validate(); err == nil {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"database/sql"
 	"io"
 	"os"
 	"path/filepath"
@@ -10,10 +11,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/catalog/hadoop"
+	icebergio "github.com/apache/iceberg-go/io"
 
 	"github.com/druidiceberg/sidecar/internal/storage"
 	"github.com/druidiceberg/sidecar/internal/tablegen"
+	"github.com/druidiceberg/sidecar/splits"
 )
 
 func writeConfig(t *testing.T, body string) string {
@@ -213,6 +217,46 @@ catalogs:
 	}
 	cancel()
 	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestBuiltIn: serve refuses a catalog or a store the binary was built
+// without, naming the build tag that brings it; what it was built with
+// passes.
+func TestBuiltIn(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		c    catalogEntry
+		tag  string
+		have bool
+	}{
+		{"glue", catalogEntry{CatalogConfig: splits.CatalogConfig{Name: "g", Type: "glue"}}, "glue",
+			slices.Contains(catalog.GetRegisteredCatalogs(), "glue")},
+		{"hive", catalogEntry{CatalogConfig: splits.CatalogConfig{Name: "h", Type: "hive", URI: "thrift://m:9083"}}, "hive",
+			slices.Contains(catalog.GetRegisteredCatalogs(), "hive")},
+		{"sql", catalogEntry{CatalogConfig: splits.CatalogConfig{Name: "s", Type: "sql", URI: "postgres://db/x"}}, "sql",
+			slices.Contains(sql.Drivers(), "pgx")},
+		{"gcs", catalogEntry{CatalogConfig: splits.CatalogConfig{Name: "r", Type: "rest", URI: "http://r", Warehouse: "gs://b/w"}}, "gcs",
+			slices.Contains(icebergio.GetRegisteredSchemes(), "gs")},
+		{"azure", catalogEntry{CatalogConfig: splits.CatalogConfig{Name: "r", Type: "rest", URI: "http://r"},
+			LocationMap: []storage.Mapping{{From: "s3://a/", To: "abfss://c@acct.dfs.core.windows.net/a/"}}}, "azure",
+			slices.Contains(icebergio.GetRegisteredSchemes(), "abfss")},
+		{"s3 and local files", catalogEntry{CatalogConfig: splits.CatalogConfig{Name: "r", Type: "rest", URI: "http://r", Warehouse: "s3://b/w"},
+			LocationMap: []storage.Mapping{{From: "s3://b/", To: "/data/b/"}}}, "", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := checkBuiltIn(tc.c)
+			switch {
+			case tc.have && err != nil:
+				t.Fatalf("built in, but refused: %v", err)
+			case !tc.have && (err == nil || !strings.Contains(err.Error(), "-tags "+tc.tag)):
+				t.Fatalf("not built in: %v, want a refusal naming -tags %s", err, tc.tag)
+			}
+		})
+	}
+	// The default build serves the demo.
+	if err := checkBuiltIn(catalogEntry{CatalogConfig: splits.CatalogConfig{Name: "demo", Type: "local", Warehouse: "./warehouse"}}); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -193,6 +193,16 @@ func TestDockerfile(t *testing.T) {
 	if !slices.Contains(args, "-trimpath") || !strings.Contains(strings.Join(args, " "), "-X main.version="+version) {
 		t.Errorf("go build %q: want -trimpath and -ldflags -X main.version=${VERSION}", args)
 	}
+	// The image has every optional catalog and store.
+	if k := slices.Index(args, "-tags"); k < 0 || k+1 >= len(args) {
+		t.Errorf("go build %q: want -tags with every optional catalog and store", args)
+	} else {
+		for _, o := range optional {
+			if !slices.Contains(strings.Split(args[k+1], ","), o.tag) {
+				t.Errorf("go build -tags %s: the image lacks %s", args[k+1], o.tag)
+			}
+		}
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "go", args...)

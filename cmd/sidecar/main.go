@@ -133,6 +133,11 @@ func serve(ctx context.Context, cfg config, logOut io.Writer, ready chan<- strin
 	var cats []handlers.Catalog
 	var names []string
 	for _, c := range cfg.Catalogs {
+		if err := checkBuiltIn(c); err != nil {
+			return err
+		}
+	}
+	for _, c := range cfg.Catalogs {
 		// Each catalog reads its files with its own properties
 		// (credentials, endpoint) and location map.
 		fsys := storage.New(c.Props, c.LocationMap)

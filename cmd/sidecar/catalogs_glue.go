@@ -1,0 +1,5 @@
+//go:build glue
+
+package main
+
+import _ "github.com/apache/iceberg-go/catalog/glue"
