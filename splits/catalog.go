@@ -20,7 +20,6 @@ import (
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/catalog/rest"
 	"github.com/apache/iceberg-go/table"
-	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/druidiceberg/sidecar/internal/storage"
 )
@@ -381,7 +380,10 @@ func deniedByCatalog(err error) bool {
 		msg := err.Error()
 		return slices.ContainsFunc(oauthRefusals, func(code string) bool { return strings.Contains(msg, code) })
 	}
-	var pgErr *pgconn.PgError
+	// A database refusing the credentials: SQLSTATE class 28 (invalid
+	// authorization), which pgx's PgError reports; matched by its method,
+	// so that planning does not link the driver.
+	var sqlErr interface{ SQLState() string }
 	return errors.Is(err, rest.ErrUnauthorized) || errors.Is(err, rest.ErrForbidden) ||
-		errors.Is(err, rest.ErrAuthorizationExpired) || (errors.As(err, &pgErr) && strings.HasPrefix(pgErr.Code, "28"))
+		errors.Is(err, rest.ErrAuthorizationExpired) || (errors.As(err, &sqlErr) && strings.HasPrefix(sqlErr.SQLState(), "28"))
 }
