@@ -1,0 +1,535 @@
+// Package parquetpage reads the pages of a Parquet column chunk and
+// decodes them into typed batches: levels as bytes, values as int32,
+// int64, float, double, INT96 or byte-array slices, dictionary indexes
+// resolved as each batch is decoded, no value boxed.
+//
+// It owns every allocation a page can ask for, so that a damaged page
+// fails as such rather than taking the process down. Page headers are
+// parquet-go's format types, decoded with its thrift code from bytes the
+// Reader has read; every size in a header is held to the column chunk's
+// bytes (a page's compressed size), to the footer (its value count), or
+// to a stated maximum (MaxPageSize) before it sizes anything, and
+// decompression goes through a Decompressor that the caller supplies and
+// that may only produce the size the header gives. Values are decoded a
+// batch at a time straight from the page, so no run or block header
+// inside a page sizes a buffer: each is held to the values its page has
+// left before one of its values is decoded.
+//
+// Memory per Reader: the read-ahead window (ReadAhead, or the chunk when
+// smaller, or the largest page header), one compressed page when it does
+// not fit the window, one decompressed data page and the dictionary page,
+// each at most MaxPageSize, and a batch of at most the entries asked for
+// (byte arrays rebuilt from DELTA_BYTE_ARRAY or BYTE_STREAM_SPLIT are cut
+// at about 4 MiB).
+package parquetpage
+
+import (
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"math/bits"
+
+	"github.com/parquet-go/parquet-go/encoding/thrift"
+	"github.com/parquet-go/parquet-go/format"
+)
+
+// errCorrupt is the cause of every error that a page's bytes give.
+var errCorrupt = errors.New("damaged page")
+
+// ErrCorrupt is the error that every damaged or impossible page, page
+// header or column chunk wraps.
+var ErrCorrupt = errCorrupt
+
+const (
+	// MaxPageSize is the largest page the Reader decompresses: 256 MiB
+	// uncompressed. Writers cut pages at about 1 MiB.
+	MaxPageSize = 256 << 20
+	// ReadAhead is how much of a column chunk the Reader reads at a time.
+	ReadAhead = 256 << 10
+	// maxHeader is the largest page header read: page statistics may hold
+	// long values.
+	maxHeader = 16 << 20
+)
+
+// Column describes the leaf column of a chunk.
+type Column struct {
+	Type   format.Type
+	Length int // of a FIXED_LEN_BYTE_ARRAY value
+	MaxDef int
+	MaxRep int
+	Codec  format.CompressionCodec
+}
+
+// Chunk locates a column chunk in its file, as the footer gives it.
+type Chunk struct {
+	Offset, Size int64
+	// NumValues is the chunk's entries (values and nulls) in every page.
+	NumValues int64
+}
+
+// Decompressor decompresses src, compressed with codec, into exactly size
+// bytes, reusing dst's storage when it can. It must fail, without
+// allocating beyond size, when src decompresses to anything else.
+type Decompressor func(codec format.CompressionCodec, dst, src []byte, size int) ([]byte, error)
+
+// Reader reads the pages of one column chunk at a time.
+type Reader struct {
+	col        Column
+	decompress Decompressor
+	src        io.ReaderAt
+	proto      thrift.CompactProtocol
+
+	// The bytes [pos, end) of the file are the chunk's still to read; win
+	// holds those read ahead from pos.
+	pos, end int64
+	win      []byte
+	winBuf   []byte
+	raw      []byte // a compressed page larger than the window
+	page     []byte // the decompressed data page
+	dictBuf  []byte // the decompressed dictionary page
+	dict     dictionary
+	hasDict  bool
+	sawData  bool
+	want     int64 // the chunk's entries, from the footer
+	seen     int64 // entries of the pages read so far
+
+	// The current data page: left entries whose levels are not decoded
+	// yet; defs[lo:hi] and reps[lo:hi] decoded and not yet returned.
+	v2       bool
+	first    bool // no batch of the page returned yet
+	left     int
+	repDec   levelDecoder
+	defDec   levelDecoder
+	vals     valueDecoder
+	defs     []uint8
+	reps     []uint8
+	lo, hi   int
+	store    values
+	maxDefOK bool // MaxDef+1 is a power of two: no decoded level exceeds it
+	maxRepOK bool
+}
+
+// Reset points r at chunk c of column col in src; decompress decodes its
+// compressed pages.
+func (r *Reader) Reset(src io.ReaderAt, col Column, c Chunk, decompress Decompressor) {
+	r.src, r.col, r.decompress = src, col, decompress
+	r.pos, r.end, r.win = c.Offset, c.Offset+c.Size, nil
+	r.want, r.seen = c.NumValues, 0
+	r.hasDict, r.sawData = false, false
+	r.left, r.lo, r.hi = 0, 0, 0
+	r.maxDefOK = col.MaxDef&(col.MaxDef+1) == 0
+	r.maxRepOK = col.MaxRep&(col.MaxRep+1) == 0
+}
+
+// Release drops the storage r holds for its pages and batches.
+func (r *Reader) Release() {
+	*r = Reader{}
+}
+
+// Read decodes the next entries of the chunk into v: at most max, and at
+// most what is left of the current page. It returns io.EOF after the
+// chunk's last page, once the entries of its pages are the footer's.
+func (r *Reader) Read(v *Values, max int) error {
+	*v = Values{}
+	if r.lo == r.hi {
+		for r.left == 0 {
+			if err := r.nextPage(); err != nil {
+				return err
+			}
+		}
+		if err := r.levels(min(max, r.left)); err != nil {
+			return err
+		}
+	}
+	n := min(max, r.hi-r.lo)
+	var defs, reps []uint8
+	k := n
+	if r.col.MaxDef > 0 {
+		defs = r.defs[r.lo : r.lo+n]
+		k = countLevel(defs, uint8(r.col.MaxDef))
+	}
+	if r.col.MaxRep > 0 {
+		reps = r.reps[r.lo : r.lo+n]
+	}
+	got, err := r.vals.decode(v, &r.store, k)
+	if err != nil {
+		return err
+	}
+	if got < k {
+		// Rebuilt byte arrays filled the batch: it ends after the last
+		// value decoded, and the levels after it wait for the next Read.
+		n = entriesFor(defs, uint8(r.col.MaxDef), got)
+		defs = defs[:n]
+		if reps != nil {
+			reps = reps[:n]
+		}
+	}
+	v.N, v.Def, v.Rep = n, defs, reps
+	r.lo += n
+	return nil
+}
+
+// levels decodes the levels of the next n entries of the page.
+func (r *Reader) levels(n int) error {
+	r.lo, r.hi = 0, n
+	if r.col.MaxRep > 0 {
+		r.reps = grow(r.reps, n)
+		most, err := r.repDec.decode(r.reps)
+		if err != nil {
+			return fmt.Errorf("repetition levels: %w", err)
+		}
+		if !r.maxRepOK && most > uint8(r.col.MaxRep) {
+			return fmt.Errorf("%w: repetition level %d of a column whose largest is %d", errCorrupt, most, r.col.MaxRep)
+		}
+		if r.first && r.v2 && n > 0 && r.reps[0] != 0 {
+			return fmt.Errorf("%w: a data page v2 that does not start a row", errCorrupt)
+		}
+	}
+	if r.col.MaxDef > 0 {
+		r.defs = grow(r.defs, n)
+		most, err := r.defDec.decode(r.defs)
+		if err != nil {
+			return fmt.Errorf("definition levels: %w", err)
+		}
+		if !r.maxDefOK && most > uint8(r.col.MaxDef) {
+			return fmt.Errorf("%w: definition level %d of a column whose largest is %d", errCorrupt, most, r.col.MaxDef)
+		}
+	}
+	r.first = false
+	r.left -= n
+	return nil
+}
+
+// countLevel counts the levels equal to max (no level exceeds it).
+func countLevel(levels []uint8, max uint8) int {
+	n := 0
+	for _, l := range levels {
+		if l == max {
+			n++
+		}
+	}
+	return n
+}
+
+// entriesFor returns how many entries hold the first k values.
+func entriesFor(defs []uint8, max uint8, k int) int {
+	if defs == nil {
+		return k
+	}
+	for i, l := range defs {
+		if l == max {
+			if k == 0 {
+				return i
+			}
+			k--
+		}
+	}
+	return len(defs)
+}
+
+// nextPage reads the next page header and the page; a dictionary page is
+// decoded whole, a data page made ready for Read.
+func (r *Reader) nextPage() error {
+	if r.pos >= r.end {
+		if r.seen != r.want {
+			return fmt.Errorf("%w: the column chunk's pages hold %d values, its footer says %d", errCorrupt, r.seen, r.want)
+		}
+		return io.EOF
+	}
+	h, err := r.header()
+	if err != nil {
+		return err
+	}
+	if h.CompressedPageSize < 0 || h.UncompressedPageSize < 0 {
+		return fmt.Errorf("%w: a page of %d bytes, %d uncompressed", errCorrupt, h.CompressedPageSize, h.UncompressedPageSize)
+	}
+	if int64(h.CompressedPageSize) > r.end-r.pos {
+		return fmt.Errorf("%w: a page of %d bytes where its column chunk has %d left", errCorrupt, h.CompressedPageSize, r.end-r.pos)
+	}
+	if h.UncompressedPageSize > MaxPageSize || h.CompressedPageSize > MaxPageSize {
+		return fmt.Errorf("%w: a page of %d bytes, %d uncompressed, more than the %d read",
+			errCorrupt, h.CompressedPageSize, h.UncompressedPageSize, MaxPageSize)
+	}
+	payload, err := r.payload(int(h.CompressedPageSize))
+	if err != nil {
+		return err
+	}
+	if h.CRC != 0 {
+		if got := crc32.ChecksumIEEE(payload); got != uint32(h.CRC) {
+			return fmt.Errorf("%w: the page's CRC is %08x, its header says %08x", errCorrupt, got, uint32(h.CRC))
+		}
+	}
+	switch h.Type {
+	case format.DictionaryPage:
+		return r.dictionaryPage(h, payload)
+	case format.DataPage:
+		return r.dataPageV1(h, payload)
+	case format.DataPageV2:
+		return r.dataPageV2(h, payload)
+	}
+	return fmt.Errorf("%w: a page of type %s", errCorrupt, h.Type)
+}
+
+// header decodes the page header at r.pos and consumes it.
+func (r *Reader) header() (*format.PageHeader, error) {
+	h := new(format.PageHeader)
+	for size := 1 << 10; ; size *= 2 {
+		b, err := r.peek(size)
+		if err != nil {
+			return nil, err
+		}
+		*h = format.PageHeader{}
+		pr := r.proto.NewReaderFromBytes(b)
+		err = thrift.NewDecoder(pr).Decode(h)
+		if err == nil {
+			r.skip(pr.BytesRead())
+			return h, nil
+		}
+		if int64(len(b)) >= r.end-r.pos || len(b) >= maxHeader {
+			return nil, fmt.Errorf("%w: page header: %w", errCorrupt, err)
+		}
+		size = max(size, len(b))
+	}
+}
+
+// peek returns at least the next n bytes of the chunk (fewer only where
+// it ends), reading ahead.
+func (r *Reader) peek(n int) ([]byte, error) {
+	n = int(min(int64(n), r.end-r.pos))
+	if len(r.win) >= n {
+		return r.win, nil
+	}
+	size := max(n, int(min(ReadAhead, r.end-r.pos)))
+	if cap(r.winBuf) < size {
+		r.winBuf = make([]byte, size)
+	}
+	buf := r.winBuf[:size]
+	k := copy(buf, r.win)
+	m, err := r.src.ReadAt(buf[k:], r.pos+int64(k))
+	if m < len(buf)-k {
+		if err == nil || errors.Is(err, io.EOF) {
+			err = io.ErrUnexpectedEOF
+		}
+		return nil, fmt.Errorf("read column chunk: %w", err)
+	}
+	r.win = buf[:k+m]
+	return r.win, nil
+}
+
+func (r *Reader) skip(n int) {
+	r.win = r.win[n:]
+	r.pos += int64(n)
+}
+
+// payload returns the next n bytes, a page's: in the window when they fit
+// it, otherwise read into r.raw.
+func (r *Reader) payload(n int) ([]byte, error) {
+	if n <= max(cap(r.winBuf), ReadAhead) {
+		b, err := r.peek(n)
+		if err != nil {
+			return nil, err
+		}
+		r.skip(n)
+		return b[:n:n], nil
+	}
+	r.raw = grow(r.raw, n)
+	k := copy(r.raw, r.win)
+	m, err := r.src.ReadAt(r.raw[k:], r.pos+int64(k))
+	if m < n-k {
+		if err == nil || errors.Is(err, io.EOF) {
+			err = io.ErrUnexpectedEOF
+		}
+		return nil, fmt.Errorf("read column chunk: %w", err)
+	}
+	r.win = nil
+	r.pos += int64(n)
+	return r.raw, nil
+}
+
+// uncompress returns the payload's data of size bytes, decompressed when
+// compressed is set, into dst's storage.
+func (r *Reader) uncompress(dst, payload []byte, size int, compressed bool) ([]byte, error) {
+	if r.col.Codec == format.Uncompressed || !compressed {
+		if len(payload) != size {
+			return nil, fmt.Errorf("%w: an uncompressed page of %d bytes whose header says %d", errCorrupt, len(payload), size)
+		}
+		return payload, nil
+	}
+	out, err := r.decompress(r.col.Codec, dst, payload, size)
+	if err != nil {
+		return nil, fmt.Errorf("%w: decompress: %w", errCorrupt, err)
+	}
+	if len(out) != size {
+		return nil, fmt.Errorf("%w: a page that decompresses to %d bytes, its header says %d", errCorrupt, len(out), size)
+	}
+	return out, nil
+}
+
+func (r *Reader) dictionaryPage(h *format.PageHeader, payload []byte) error {
+	if !h.DictionaryPageHeader.Valid {
+		return fmt.Errorf("%w: a dictionary page without its header", errCorrupt)
+	}
+	if r.hasDict || r.sawData {
+		return fmt.Errorf("%w: a dictionary page after the column chunk's first page", errCorrupt)
+	}
+	dh := &h.DictionaryPageHeader.V
+	if dh.Encoding != format.Plain && dh.Encoding != format.PlainDictionary {
+		return fmt.Errorf("%w: a dictionary page encoded %s", errCorrupt, dh.Encoding)
+	}
+	if dh.NumValues < 0 {
+		return fmt.Errorf("%w: a dictionary page of %d values", errCorrupt, dh.NumValues)
+	}
+	data, err := r.uncompress(r.dictBuf, payload, int(h.UncompressedPageSize), true)
+	if err != nil {
+		return err
+	}
+	if r.col.Codec == format.Uncompressed {
+		// The window moves on: the dictionary keeps a copy.
+		data = append(r.dictBuf[:0], data...)
+	}
+	r.dictBuf = data
+	if err := r.dict.decode(r.col.Type, r.col.Length, data, int(dh.NumValues)); err != nil {
+		return fmt.Errorf("dictionary page: %w", err)
+	}
+	r.hasDict = true
+	return nil
+}
+
+// dataPage checks a data page's entry count against the chunk's and
+// prepares its values.
+func (r *Reader) dataPage(n int32, enc format.Encoding, data []byte) error {
+	if n < 0 || int64(n) > r.want-r.seen {
+		return fmt.Errorf("%w: a data page of %d values where its column chunk has %d left", errCorrupt, n, r.want-r.seen)
+	}
+	var dict *dictionary
+	if r.hasDict {
+		dict = &r.dict
+	}
+	if err := r.vals.init(enc, r.col.Type, r.col.Length, data, int(n), dict); err != nil {
+		return err
+	}
+	r.sawData, r.first = true, true
+	r.seen += int64(n)
+	r.left = int(n)
+	return nil
+}
+
+func (r *Reader) dataPageV1(h *format.PageHeader, payload []byte) error {
+	if !h.DataPageHeader.Valid {
+		return fmt.Errorf("%w: a data page without its header", errCorrupt)
+	}
+	dh := &h.DataPageHeader.V
+	data, err := r.uncompress(r.page, payload, int(h.UncompressedPageSize), true)
+	if err != nil {
+		return err
+	}
+	if r.col.Codec != format.Uncompressed {
+		r.page = data
+	}
+	n := int(max(dh.NumValues, 0))
+	r.v2 = false
+	if r.col.MaxRep > 0 {
+		if data, err = r.repDec.initV1(data, dh.RepetitionLevelEncoding, r.col.MaxRep, n); err != nil {
+			return fmt.Errorf("repetition levels: %w", err)
+		}
+	}
+	if r.col.MaxDef > 0 {
+		if data, err = r.defDec.initV1(data, dh.DefinitionLevelEncoding, r.col.MaxDef, n); err != nil {
+			return fmt.Errorf("definition levels: %w", err)
+		}
+	}
+	return r.dataPage(dh.NumValues, dh.Encoding, data)
+}
+
+func (r *Reader) dataPageV2(h *format.PageHeader, payload []byte) error {
+	if !h.DataPageHeaderV2.Valid {
+		return fmt.Errorf("%w: a data page v2 without its header", errCorrupt)
+	}
+	dh := &h.DataPageHeaderV2.V
+	repLen, defLen := int64(dh.RepetitionLevelsByteLength), int64(dh.DefinitionLevelsByteLength)
+	if repLen < 0 || defLen < 0 || repLen+defLen > int64(len(payload)) || repLen+defLen > int64(h.UncompressedPageSize) {
+		return fmt.Errorf("%w: a data page v2 of %d bytes with %d bytes of repetition and %d of definition levels",
+			errCorrupt, len(payload), repLen, defLen)
+	}
+	n := int(max(dh.NumValues, 0))
+	// The levels are never compressed; the values may be.
+	if r.col.MaxRep > 0 {
+		r.repDec.initRLE(payload[:repLen], r.col.MaxRep, n)
+	}
+	if r.col.MaxDef > 0 {
+		r.defDec.initRLE(payload[repLen:repLen+defLen], r.col.MaxDef, n)
+	}
+	compressed := !dh.IsCompressed.Valid || dh.IsCompressed.V
+	size := int(int64(h.UncompressedPageSize) - repLen - defLen)
+	data, err := r.uncompress(r.page, payload[repLen+defLen:], size, compressed)
+	if err != nil {
+		return err
+	}
+	if compressed && r.col.Codec != format.Uncompressed {
+		r.page = data
+	}
+	r.v2 = true
+	return r.dataPage(dh.NumValues, dh.Encoding, data)
+}
+
+// levelDecoder decodes the repetition or definition levels of a page:
+// RLE/bit-packed hybrid, or the deprecated BIT_PACKED of data pages v1.
+type levelDecoder struct {
+	rle    rleDecoder
+	packed bool // BIT_PACKED
+	data   []byte
+	bit    int
+	width  uint
+}
+
+// initV1 reads the levels at the start of a v1 page's data and returns
+// the data after them.
+func (d *levelDecoder) initV1(data []byte, enc format.Encoding, maxLevel, n int) ([]byte, error) {
+	w := uint(bits.Len(uint(maxLevel)))
+	switch enc {
+	case format.RLE:
+		if len(data) < 4 {
+			return nil, fmt.Errorf("%w: levels without their length", errCorrupt)
+		}
+		size := uint64(data[0]) | uint64(data[1])<<8 | uint64(data[2])<<16 | uint64(data[3])<<24
+		if size > uint64(len(data)-4) {
+			return nil, fmt.Errorf("%w: levels of %d bytes where %d remain", errCorrupt, size, len(data)-4)
+		}
+		d.packed = false
+		d.rle.init(data[4:4+size], w, n)
+		return data[4+size:], nil
+	case format.BitPacked:
+		size := (uint64(n)*uint64(w) + 7) / 8
+		if size > uint64(len(data)) {
+			return nil, fmt.Errorf("%w: BIT_PACKED levels of %d bytes where %d remain", errCorrupt, size, len(data))
+		}
+		*d = levelDecoder{packed: true, data: data[:size], width: w}
+		return data[size:], nil
+	}
+	return nil, fmt.Errorf("%w: levels encoded %s", errCorrupt, enc)
+}
+
+func (d *levelDecoder) initRLE(data []byte, maxLevel, n int) {
+	d.packed = false
+	d.rle.init(data, uint(bits.Len(uint(maxLevel))), n)
+}
+
+// decode fills dst and returns the largest level.
+func (d *levelDecoder) decode(dst []uint8) (uint8, error) {
+	if !d.packed {
+		return d.rle.decodeLevels(dst)
+	}
+	// BIT_PACKED: most significant bit first; initV1 checked the length.
+	var most uint8
+	for i := range dst {
+		var v uint8
+		for range d.width {
+			v = v<<1 | d.data[d.bit/8]>>(7-d.bit%8)&1
+			d.bit++
+		}
+		dst[i] = v
+		most = max(most, v)
+	}
+	return most, nil
+}
