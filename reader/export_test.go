@@ -15,3 +15,6 @@ func Busy(r *Reader, n int64) *Reader {
 	r.running.Add(n)
 	return r
 }
+
+// Decompress is the reader's parquetpage.Decompressor: its bounded codecs.
+var Decompress = decompress
