@@ -3,6 +3,8 @@ package reader
 import (
 	"bytes"
 	"fmt"
+	"io"
+	"strconv"
 	"strings"
 
 	"github.com/apache/iceberg-go"
@@ -168,12 +170,11 @@ func readPositionDeletes(fs *watchedIO, d splits.DeleteFile, only string) (_ *po
 	// one of the row before.
 	var curPath []byte
 	var cur *dv.RoaringPositionBitmap
-	err = scanRows(fs, pf, r.order, func() error {
-		p := &lp.row[0]
-		if p.IsNull() {
+	err = scanRows(fs, pf, f, r.order, func() error {
+		if lp.null() {
 			return nil
 		}
-		path := p.ByteArray()
+		path := lp.cur.ByteArray(lp.vpos)
 		if only != "" && string(path) != only {
 			return nil
 		}
@@ -184,20 +185,23 @@ func readPositionDeletes(fs *watchedIO, d splits.DeleteFile, only string) (_ *po
 				e.byPath[string(path)] = cur
 			}
 		}
-		q := &lq.row[0]
-		if q.IsNull() || q.Int64() < 0 {
+		if lq.null() || lq.cur.Int64[lq.vpos] < 0 {
+			q := "null"
+			if !lq.null() {
+				q = strconv.FormatInt(lq.cur.Int64[lq.vpos], 10)
+			}
 			if only != "" {
-				return fmt.Errorf("%w: position %v", ErrCorruptFile, *q)
+				return fmt.Errorf("%w: position %s", ErrCorruptFile, q)
 			}
 			if _, seen := e.corrupt[string(path)]; !seen {
 				if e.corrupt == nil {
 					e.corrupt = map[string]string{}
 				}
-				e.corrupt[string(path)] = fmt.Sprint(*q)
+				e.corrupt[string(path)] = q
 			}
 			return nil
 		}
-		cur.Set(uint64(q.Int64()))
+		cur.Set(uint64(lq.cur.Int64[lq.vpos]))
 		return nil
 	})
 	if err != nil {
@@ -266,27 +270,22 @@ func readDeletionVector(fs *watchedIO, d splits.DeleteFile, ref string) (*dv.Roa
 	return bm, nil
 }
 
-// scanRows reads every row of pf through the leaves (flat columns only) and
-// calls row after each row is loaded.
-func scanRows(fs *watchedIO, pf *parquet.File, leaves []*leaf, row func() error) (err error) {
+// scanRows reads every row of pf, whose bytes src holds, through the
+// leaves (flat columns only) and calls row after each row is loaded.
+func scanRows(fs *watchedIO, pf *parquet.File, src io.ReaderAt, leaves []*leaf, row func() error) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("%w: %v", ErrCorruptFile, r)
 		}
 		for _, l := range leaves {
-			if cerr := l.stop(); cerr != nil && err == nil {
-				err = cerr
-			}
+			l.stop()
 		}
 	}()
-	for _, rg := range pf.RowGroups() {
-		chunks := rg.ColumnChunks()
+	for _, rg := range pf.Metadata().RowGroups {
 		for _, l := range leaves {
-			if err := l.start(chunks[l.index].Pages()); err != nil {
-				return err
-			}
+			l.start(src, &rg.Columns[l.index].MetaData)
 		}
-		for range rg.NumRows() {
+		for range rg.NumRows {
 			for _, l := range leaves {
 				if err := l.advance(); err != nil {
 					return fs.classify(err)

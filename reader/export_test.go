@@ -9,12 +9,5 @@ func (c *DeleteCache) Flying() int {
 	return c.flying
 }
 
-// Busy counts n more streams as running in r, as if other streams were
-// reading: a stream of r then reads its pages without prefetching.
-func Busy(r *Reader, n int64) *Reader {
-	r.running.Add(n)
-	return r
-}
-
 // Decompress is the reader's parquetpage.Decompressor: its bounded codecs.
 var Decompress = decompress

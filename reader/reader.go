@@ -39,7 +39,6 @@ import (
 	"io"
 	iofs "io/fs"
 	"maps"
-	"runtime"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -69,9 +68,8 @@ type Reader struct {
 	fs        icebergio.IO
 	batchRows int
 	enc       encoding
-	cache     *DeleteCache  // nil: every Open reads its delete files
-	space     uint64        // the Reader's namespace in cache
-	running   *atomic.Int64 // the streams in Run
+	cache     *DeleteCache // nil: every Open reads its delete files
+	space     uint64       // the Reader's namespace in cache
 }
 
 // Option configures a Reader.
@@ -111,7 +109,7 @@ func WithDeleteCache(c *DeleteCache) Option {
 // New returns a Reader that opens every file through fs with the paths the
 // manifests spell; fs applies any location map.
 func New(fs icebergio.IO, opts ...Option) *Reader {
-	r := &Reader{fs: fs, batchRows: DefaultBatchRows, running: new(atomic.Int64)}
+	r := &Reader{fs: fs, batchRows: DefaultBatchRows}
 	for _, o := range opts {
 		o(r)
 	}
@@ -160,7 +158,6 @@ type Stream struct {
 	filter    *residual // nil without a residual filter
 	batchRows int
 	loaded    map[splits.DeleteKind]int64 // by Open, then read-only
-	running   *atomic.Int64               // the Reader's streams in Run
 
 	used   bool
 	closed bool
@@ -209,7 +206,7 @@ func (r *Reader) Open(ctx context.Context, s splits.Split, t splits.TableSchema)
 	if err != nil {
 		return nil, err
 	}
-	st := &Stream{path: s.Data.Path, fs: fs, file: f, pf: pf, batchRows: r.batchRows, running: r.running}
+	st := &Stream{path: s.Data.Path, fs: fs, file: f, pf: pf, batchRows: r.batchRows}
 	st.rows.enc = encoding{
 		isoTimestamps:  r.enc.isoTimestamps || s.Encoding.ISOTimestamps,
 		binaryAsString: r.enc.binaryAsString || s.Encoding.BinaryAsString,
@@ -299,11 +296,9 @@ func (s *Stream) Run(ctx context.Context, w io.Writer, flush func() error) (err 
 		return ErrStreamUsed
 	}
 	s.used = true
-	s.running.Add(1)
-	defer s.running.Add(-1)
 	defer func() {
-		// parquet-go panics on some malformed pages; a bad file must fail
-		// its own stream, not the server.
+		// A bad file must fail its own stream, not the server, should
+		// anything in the decoding panic on it.
 		if r := recover(); r != nil {
 			err = fmt.Errorf("read data file %s: %w: %v", s.path, ErrCorruptFile, r)
 		}
@@ -330,35 +325,27 @@ func (s *Stream) Run(ctx context.Context, w io.Writer, flush func() error) (err 
 	}
 
 	var kb []byte
-	rowGroups := s.pf.RowGroups()
+	meta := s.pf.Metadata().RowGroups
 	for _, g := range s.groups {
 		// base is file-absolute: the rows of every row group before this
 		// one, also those of a range the split does not read.
-		rg, base := rowGroups[g.index], g.base
-		n := rg.NumRows()
+		rg, base := &meta[g.index], g.base
+		n := rg.NumRows
 		if s.groupDeleted(base, n) {
 			continue
 		}
-		chunks := rg.ColumnChunks()
-		// With fewer streams running than cores, each column reads its
-		// pages one ahead on a goroutine of its own (see prefetchPages);
-		// with more, the cores are busy anyway and the extra page per
-		// column would only cost memory.
-		ahead := s.running.Load() < int64(runtime.GOMAXPROCS(0))
 		for _, l := range s.leaves {
-			var pages parquet.Pages = chunks[l.index].Pages()
-			if ahead {
-				pages = prefetch(pages)
-			}
-			if err := l.start(pages); err != nil {
-				return fmt.Errorf("read data file %s: %w", s.path, err)
-			}
+			l.start(s.file, &rg.Columns[l.index].MetaData)
 		}
 		for i := range n {
 			for _, l := range s.leaves {
-				if l.maxRep == 0 && l.next < len(l.vals) && len(l.held) == 0 {
-					// The common case, inlined: a flat column inside a page.
-					l.row, l.pos = l.vals[l.next:l.next+1], 0
+				if l.maxRep == 0 && l.next < l.batch.N {
+					// The common case, inlined: a flat column inside a batch.
+					b := &l.batch
+					l.cur, l.pos, l.rowEnd, l.vpos = b, l.next, l.next+1, l.nextV
+					if b.Def == nil || int(b.Def[l.next]) == l.maxDef {
+						l.nextV++
+					}
 					l.next++
 					continue
 				}
@@ -484,7 +471,7 @@ func (s *Stream) Close() error {
 	s.closed = true
 	var errs []error
 	for _, l := range s.leaves {
-		errs = append(errs, l.stop())
+		l.stop()
 	}
 	if s.file != nil {
 		if err := s.file.Close(); err != nil {

@@ -11,6 +11,9 @@ import (
 	"unicode/utf8"
 
 	"github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/deprecated"
+
+	"github.com/druidiceberg/sidecar/reader/parquetpage"
 )
 
 // conv says how the values of one Parquet leaf become values of the Iceberg
@@ -81,36 +84,36 @@ const (
 	nanosPerDay    = int64(24 * time.Hour)
 )
 
-// appendValue appends the JSON form of the non-null value v.
-func appendValue(b []byte, v *parquet.Value, t *valueType, enc *encoding, s *scratch) []byte {
+// appendValue appends the JSON form of the non-null i-th value of v.
+func appendValue(b []byte, v *parquetpage.Values, i int, t *valueType, enc *encoding, s *scratch) []byte {
 	switch t.conv {
 	case convNull:
 		return append(b, "null"...)
 	case convBool:
-		if v.Boolean() {
+		if v.Bool[i] {
 			return append(b, "true"...)
 		}
 		return append(b, "false"...)
 	case convInt32:
-		return appendInt(b, int64(v.Int32()))
+		return appendInt(b, int64(v.Int32[i]))
 	case convInt64:
-		return appendInt(b, v.Int64())
+		return appendInt(b, v.Int64[i])
 	case convFloat:
-		return appendFloat(b, float64(v.Float()), 32)
+		return appendFloat32(b, v.Float[i])
 	case convFloatAsDouble:
-		return appendFloat(b, float64(v.Float()), 64)
+		return appendFloat(b, float64(v.Float[i]), 64)
 	case convDouble:
-		return appendFloat(b, v.Double(), 64)
+		return appendFloat(b, v.Double[i], 64)
 	case convDate:
-		return appendInt(b, int64(v.Int32())*millisPerDay)
+		return appendInt(b, int64(v.Int32[i])*millisPerDay)
 	case convTimeInt32:
-		return appendInt(b, timeMicros(int64(v.Int32()), t.unit))
+		return appendInt(b, timeMicros(int64(v.Int32[i]), t.unit))
 	case convTimeInt64:
-		return appendInt(b, timeMicros(v.Int64(), t.unit))
+		return appendInt(b, timeMicros(v.Int64[i], t.unit))
 	case convTimestamp:
-		return appendTimestamp(b, v.Int64(), t.unit, t.nanos, enc.isoTimestamps)
+		return appendTimestamp(b, v.Int64[i], t.unit, t.nanos, enc.isoTimestamps)
 	case convDateTimestamp:
-		days := int64(v.Int32())
+		days := int64(v.Int32[i])
 		if !enc.isoTimestamps {
 			return appendInt(b, days*millisPerDay)
 		}
@@ -120,28 +123,51 @@ func appendValue(b []byte, v *parquet.Value, t *valueType, enc *encoding, s *scr
 		}
 		return appendISO(b, days*86400, 0, digits)
 	case convInt96:
-		return appendTimestamp(b, int96Nanos(v), 1, t.nanos, enc.isoTimestamps)
+		return appendTimestamp(b, int96Nanos(v.Int96[i]), 1, t.nanos, enc.isoTimestamps)
 	case convDecimalInt32:
-		return appendDecimalInt64(b, int64(v.Int32()), t.scale, s)
+		return appendDecimalInt64(b, int64(v.Int32[i]), t.scale, s)
 	case convDecimalInt64:
-		return appendDecimalInt64(b, v.Int64(), t.scale, s)
+		return appendDecimalInt64(b, v.Int64[i], t.scale, s)
 	case convDecimalBytes:
-		return appendDecimalBytes(b, v.ByteArray(), t.scale, s)
+		return appendDecimalBytes(b, v.ByteArray(i), t.scale, s)
 	case convString, convBinary:
 		if t.conv == convString || enc.binaryAsString {
 			var bad bool
-			if b, bad = appendStringCheck(b, v.ByteArray()); bad {
+			if b, bad = appendStringCheck(b, v.ByteArray(i)); bad {
 				s.invalid++
 			}
 			return b
 		}
 		b = append(b, '"')
-		b = base64.StdEncoding.AppendEncode(b, v.ByteArray())
+		b = base64.StdEncoding.AppendEncode(b, v.ByteArray(i))
 		return append(b, '"')
 	case convUUID:
-		return appendUUID(b, v.ByteArray())
+		return appendUUID(b, v.ByteArray(i))
 	}
 	return append(b, "null"...)
+}
+
+// valuesOf holds the one value v, for the encoders of constants.
+func valuesOf(v parquet.Value) *parquetpage.Values {
+	out := &parquetpage.Values{N: 1}
+	switch v.Kind() {
+	case parquet.Boolean:
+		out.Bool = []bool{v.Boolean()}
+	case parquet.Int32:
+		out.Int32 = []int32{v.Int32()}
+	case parquet.Int64:
+		out.Int64 = []int64{v.Int64()}
+	case parquet.Int96:
+		out.Int96 = []deprecated.Int96{v.Int96()}
+	case parquet.Float:
+		out.Float = []float32{v.Float()}
+	case parquet.Double:
+		out.Double = []float64{v.Double()}
+	case parquet.ByteArray, parquet.FixedLenByteArray:
+		out.Bytes = v.ByteArray()
+		out.Refs = []parquetpage.Ref{{Off: 0, Len: uint32(len(out.Bytes))}}
+	}
+	return out
 }
 
 // timeMicros converts a time of day stored in unit to microseconds.
@@ -158,8 +184,7 @@ func timeMicros(v, unit int64) int64 {
 // int96Nanos returns an INT96 timestamp (Impala, Hive, old Spark) as
 // nanoseconds since the epoch: the first 8 bytes are the nanoseconds of the
 // day, the last 4 the Julian day, both little-endian.
-func int96Nanos(v *parquet.Value) int64 {
-	i := v.Int96()
+func int96Nanos(i deprecated.Int96) int64 {
 	nod := int64(uint64(i[1])<<32 | uint64(i[0]))
 	return (int64(i[2])-julianEpochDay)*nanosPerDay + nod
 }
@@ -274,6 +299,11 @@ func appendPaddedUint(b []byte, v uint64, width int) []byte {
 	i--
 	buf[i] = byte('0' + v)
 	return append(b, buf[i:]...)
+}
+
+// appendFloat32 appends a float as appendFloat does.
+func appendFloat32(b []byte, f float32) []byte {
+	return appendFloat(b, float64(f), 32)
 }
 
 // appendFloat appends f as the shortest decimal that reads back as the same

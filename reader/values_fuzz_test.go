@@ -55,7 +55,7 @@ func checkValue(t *testing.T, raw []byte, i int64, d float64, i32 int32) {
 		out := func(v parquet.Value, vt valueType) any {
 			t.Helper()
 			s.err = nil
-			b := appendValue(nil, &v, &vt, enc, &s)
+			b := appendValue(nil, valuesOf(v), 0, &vt, enc, &s)
 			if !json.Valid(b) {
 				t.Fatalf("conv %d of %q/%d/%v/%d: invalid JSON %q", vt.conv, raw, i, d, i32, b)
 			}
@@ -350,11 +350,18 @@ func TestEqualityKeysAcrossPhysicalTypes(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			ka := appendKey(nil, &tc.a, &tc.ta)
-			kb := appendKey(nil, &tc.b, &tc.tb)
+			ka, kb := keyOf(tc.a, tc.ta), keyOf(tc.b, tc.tb)
 			if bytes.Equal(ka, kb) != tc.same {
 				t.Errorf("keys %x and %x: equal=%v, want %v", ka, kb, !tc.same, tc.same)
 			}
 		})
 	}
+}
+
+// keyOf is the equality key of a value, null or not.
+func keyOf(v parquet.Value, t valueType) []byte {
+	if v.IsNull() {
+		return []byte{0}
+	}
+	return appendKey(nil, valuesOf(v), 0, &t)
 }

@@ -257,7 +257,7 @@ func (r *Reader) nextPage() error {
 	}
 	if h.CRC != 0 {
 		if got := crc32.ChecksumIEEE(payload); got != uint32(h.CRC) {
-			return fmt.Errorf("%w: the page's CRC is %08x, its header says %08x", errCorrupt, got, uint32(h.CRC))
+			return fmt.Errorf("%w: CRC checksum mismatch: the page's data has %08x, its header %08x", errCorrupt, got, uint32(h.CRC))
 		}
 	}
 	switch h.Type {
