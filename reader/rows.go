@@ -267,7 +267,20 @@ func (e *rowEncoder) appendRow(b []byte) []byte {
 			b = append(b, ',')
 		}
 		b = append(b, n.key...)
-		b = e.appendNode(b, n)
+		if n.kind != nodePrimitive {
+			b = e.appendNode(b, n)
+			continue
+		}
+		// A column at the top level, inlined.
+		l := n.leaf
+		if l.null() {
+			l.pos++
+			b = append(b, "null"...)
+			continue
+		}
+		b = appendValue(b, l.cur, l.vpos, &l.vt, &e.enc, &e.scratch)
+		l.pos++
+		l.vpos++
 	}
 	return append(b, '}', '\n')
 }

@@ -303,6 +303,9 @@ func appendPaddedUint(b []byte, v uint64, width int) []byte {
 
 // appendFloat32 appends a float as appendFloat does.
 func appendFloat32(b []byte, f float32) []byte {
+	if out, ok := appendShortFloat32(b, f); ok {
+		return out
+	}
 	return appendFloat(b, float64(f), 32)
 }
 
@@ -310,6 +313,11 @@ func appendFloat32(b []byte, f float32) []byte {
 // float of bitSize bits, in the format encoding/json uses (no exponent for
 // ordinary magnitudes); NaN and ±Inf, which JSON cannot carry, become null.
 func appendFloat(b []byte, f float64, bitSize int) []byte {
+	if bitSize == 64 {
+		if out, ok := appendShortDouble(b, f); ok {
+			return out
+		}
+	}
 	if math.IsNaN(f) || math.IsInf(f, 0) {
 		return append(b, "null"...)
 	}
@@ -331,6 +339,95 @@ func appendFloat(b []byte, f float64, bitSize int) []byte {
 		}
 	}
 	return b
+}
+
+// pow10 holds 10^0 to 10^8, exact as float64 and as integers.
+var (
+	pow10f = [...]float64{1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8}
+	pow10u = [...]uint64{1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8}
+)
+
+// appendShortDouble is appendFloat's fast path for a double that some
+// decimal m/10^k with k <= 8 reads back as (prices, scores, measures):
+// it finds the least such k without strconv's general search. The decimal
+// reads back as f exactly when float64(m)/10^k == f, both operands being
+// exact (m < 2^52) and the division correctly rounded, as parsing is. Below
+// 2^52 the decimals of k digits lie further apart than f's neighbours, so
+// at most one of them reads back as f and it is strconv's choice; should
+// the product f·10^k round m off by one and miss it at the least k, it is
+// found at a larger k with trailing zeros, which are cut. false leaves the
+// value to strconv: zero, NaN, ±Inf, the magnitudes written with an
+// exponent, and everything needing more digits.
+func appendShortDouble(b []byte, f float64) ([]byte, bool) {
+	a := math.Abs(f)
+	if !(a >= 1e-6 && a < 1<<50) {
+		return b, false
+	}
+	// Most doubles need all their digits: a·10^8 is then far from an
+	// integer, which a decimal of up to 8 fraction digits times 10^8 is not
+	// (to within its rounding, under 2^-12 below 2^40).
+	if t := a * 1e8; t < 1<<40 && math.Abs(t-math.Round(t)) > 1e-3 {
+		return b, false
+	}
+	for k := range len(pow10f) {
+		t := a * pow10f[k]
+		if t >= 1<<52 {
+			return b, false
+		}
+		m := math.Round(t)
+		if m/pow10f[k] == a {
+			return appendDecimalFraction(b, f < 0, uint64(m), k), true
+		}
+	}
+	return b, false
+}
+
+// appendShortFloat32 is the same fast path for a float: the decimal
+// m/10^k reads back as f when it lies strictly between the midpoints to
+// f's neighbours, which float64 holds exactly, and so does their product
+// with 10^k (at most 25 + 19 significant bits). A decimal on a midpoint
+// (rounded to even) is left to strconv.
+func appendShortFloat32(b []byte, f float32) ([]byte, bool) {
+	a32 := float32(math.Abs(float64(f)))
+	if !(a32 >= 1e-6 && a32 < 1<<23) {
+		return b, false
+	}
+	a := float64(a32)
+	// As for doubles, within a float's rounding: 2^-24 of it.
+	if t := a * 1e8; t < 1<<40 && math.Abs(t-math.Round(t)) > 1e-3+t*0x1p-23 {
+		return b, false
+	}
+	lo := (float64(math.Nextafter32(a32, 0)) + a) / 2
+	hi := (float64(math.Nextafter32(a32, math.MaxFloat32)) + a) / 2
+	for k := range len(pow10f) {
+		t := a * pow10f[k]
+		if t >= 1<<23 {
+			return b, false
+		}
+		m := math.Round(t)
+		if lo*pow10f[k] < m && m < hi*pow10f[k] {
+			return appendDecimalFraction(b, f < 0, uint64(m), k), true
+		}
+	}
+	return b, false
+}
+
+// appendDecimalFraction appends m/10^k with k fraction digits, less those
+// that are trailing zeros.
+func appendDecimalFraction(b []byte, neg bool, m uint64, k int) []byte {
+	for k > 0 && m%10 == 0 {
+		m /= 10
+		k--
+	}
+	if neg {
+		b = append(b, '-')
+	}
+	b = appendUint(b, m/pow10u[k])
+	if k == 0 {
+		return b
+	}
+	b = append(b, '.')
+	return appendPaddedUint(b, m%pow10u[k], k)
 }
 
 // appendDecimalInt64 appends the decimal unscaled×10^-scale as a JSON string.
@@ -467,6 +564,19 @@ var safeASCII = func() (t [utf8.RuneSelf]bool) {
 	return t
 }()
 
+// plain8 reports whether the 8 bytes of x are ASCII that a JSON string
+// holds as they are: none below 0x20, none of 0x80 or above, no quote, no
+// backslash (the "has less" and "has zero byte" word tricks, exact as a
+// yes or no once no byte has its high bit set).
+func plain8(x uint64) bool {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	below := (x - ones*0x20) &^ x
+	quote, backslash := x^(ones*'"'), x^(ones*'\\')
+	quote = (quote - ones) &^ quote
+	backslash = (backslash - ones) &^ backslash
+	return (x|below|quote|backslash)&highs == 0
+}
+
 // trimSignExtension drops the leading bytes of a big-endian two's
 // complement integer that only repeat its sign.
 func trimSignExtension(raw []byte) []byte {
@@ -490,6 +600,10 @@ func appendStringCheck(b []byte, s []byte) (_ []byte, bad bool) {
 	b = append(b, '"')
 	start := 0
 	for i := 0; i < len(s); {
+		if i+8 <= len(s) && plain8(binary.LittleEndian.Uint64(s[i:])) {
+			i += 8
+			continue
+		}
 		c := s[i]
 		if c < utf8.RuneSelf {
 			if safeASCII[c] {
