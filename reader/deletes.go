@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"iter"
+	"math"
 	"strconv"
 	"strings"
 
@@ -44,6 +46,45 @@ func (p *positions) kindOf(pos uint64) splits.DeleteKind {
 		return splits.DeletePosition
 	}
 	return splits.DeleteDeletionVector
+}
+
+// walk returns a walk of the deleted positions in ascending order, for a
+// stream that reads its rows in file order: it costs a comparison a row
+// where a lookup in the bitmap costs a map access and a binary search.
+func (p *positions) walk() *positionWalk {
+	w := &positionWalk{next: math.MaxUint64}
+	if p.all != nil {
+		w.pull, w.stop = iter.Pull(p.all.Positions())
+		w.advance()
+	} else {
+		w.stop = func() {}
+	}
+	return w
+}
+
+// positionWalk steps through deleted positions; next is the least not yet
+// passed, math.MaxUint64 past the last.
+type positionWalk struct {
+	next uint64
+	pull func() (uint64, bool)
+	stop func()
+}
+
+func (w *positionWalk) advance() {
+	if p, ok := w.pull(); ok {
+		w.next = p
+	} else {
+		w.next = math.MaxUint64
+	}
+}
+
+// deleted reports whether pos is deleted; pos must not be less than the
+// positions asked about before.
+func (w *positionWalk) deleted(pos uint64) bool {
+	for w.next < pos {
+		w.advance()
+	}
+	return w.next == pos
 }
 
 // deleteLoader loads the delete files of one Open: through the Reader's

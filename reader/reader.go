@@ -325,6 +325,8 @@ func (s *Stream) Run(ctx context.Context, w io.Writer, flush func() error) (err 
 	}
 
 	var kb []byte
+	dels := s.deletes.walk()
+	defer dels.stop()
 	meta := s.pf.Metadata().RowGroups
 	for _, g := range s.groups {
 		// base is file-absolute: the rows of every row group before this
@@ -361,9 +363,11 @@ func (s *Stream) Run(ctx context.Context, w io.Writer, flush func() error) (err 
 					return err
 				}
 			}
-			if d := s.deletes; d.all != nil && d.all.Contains(uint64(base+i)) {
-				s.countPositional(d.kindOf(uint64(base + i)))
-				continue
+			if pos := uint64(base + i); pos >= dels.next {
+				if dels.deleted(pos) {
+					s.countPositional(s.deletes.kindOf(pos))
+					continue
+				}
 			}
 			deleted := false
 			for _, e := range s.eq {
