@@ -311,12 +311,13 @@ func readAll(uris []string, conc int) (int64, time.Duration, error) {
 
 // round is one round of the throughput measurement: each anchor and each
 // way of reading the sidecar once, one right after the other, in rows/s;
-// the server's CPU time per emitted row with one stream and with 8
-// (cpuOne, cpuEight, in ns), and the share of the machine's cores that
-// the server and the client kept busy with 8 streams (busyEight).
+// the CPU time per row of the raw decode (rawCPU) and of the server,
+// per emitted row, with one stream and with 8 (cpuOne, cpuEight), in ns;
+// and the share of the machine's cores that the server and the client
+// kept busy with 8 streams (busyEight).
 type round struct {
-	raw, tasks, json, one, eight float64
-	cpuOne, cpuEight, busyEight  float64
+	raw, tasks, json, one, eight        float64
+	rawCPU, cpuOne, cpuEight, busyEight float64
 }
 
 // throughput measures targets 1, 2 and 4 on the main table. The machine's
@@ -365,8 +366,8 @@ func (b *bench) throughput(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		rawCPU := ownCPU() - rawCPU0
 		r.raw = float64(rawRows) / rawTime.Seconds()
+		r.rawCPU = float64((ownCPU() - rawCPU0).Nanoseconds()) / float64(rawRows)
 		if r.tasks, err = once(func() (int64, error) { return readTasksCount(ctx, tbl) }); err != nil {
 			return err
 		}
@@ -402,12 +403,12 @@ func (b *bench) throughput(ctx context.Context) error {
 			"ReadTasks + json %s; one stream %s (server %.2f cores, %.0f ns CPU/row; client %.2f cores); "+
 			"8 streams %s (server %.2f cores, %.0f ns CPU/row; client %.2f cores; %.0f%% of %d cores busy); "+
 			"ratios %.2f, %.2f, %.2f; CPU per row %.2fx raw\n",
-			i+1, load0, loadAverage(), mrows(r.raw), 1e9/r.raw, float64(rawCPU.Nanoseconds())/float64(rawRows),
+			i+1, load0, loadAverage(), mrows(r.raw), 1e9/r.raw, r.rawCPU,
 			mrows(r.tasks), mrows(r.json), mrows(r.one),
 			(c1-c0).Seconds()/d1.Seconds(), r.cpuOne, (own1-own0).Seconds()/d1.Seconds(),
 			mrows(r.eight),
 			(c8-c1).Seconds()/d8.Seconds(), r.cpuEight, (own8-own1).Seconds()/d8.Seconds(), 100*r.busyEight, cores,
-			r.one/r.raw, r.one/r.json, r.eight/r.one, r.cpuOne*r.raw/1e9)
+			r.one/r.raw, r.one/r.json, r.eight/r.one, r.cpuOne/r.rawCPU)
 	}
 	peak64, err := b.peakStreams(srv, uris, 64)
 	if err != nil {
@@ -453,13 +454,15 @@ func (b *bench) throughput(ctx context.Context) error {
 	b.add(result{target: "2. 8 streams vs one", measured: mrows(eight) + " rows/s", anchor: mrows(one) + " rows/s",
 		ratio: ratio, want: "≥ 1.7", pass: ratio >= 1.7})
 	// Target 6 holds the server's CPU time per emitted row (one stream)
-	// to the time one core takes per row in parquet-go's raw decode; 8
-	// streams must keep the cores busy and turn them into rows at that
-	// cost.
+	// to the CPU time per row of parquet-go's raw decode, which runs on
+	// one goroutine: CPU time, as the kernel counts it for each process,
+	// and not the wall time, which other work on a shared machine
+	// stretches. 8 streams must keep the cores busy and turn them into
+	// rows at the one stream's cost.
 	cpuOne := med(func(r round) float64 { return r.cpuOne })
-	ratio = med(func(r round) float64 { return r.cpuOne * r.raw / 1e9 })
+	ratio = med(func(r round) float64 { return r.cpuOne / r.rawCPU })
 	b.add(result{target: "6. server CPU per row vs raw decode", measured: fmt.Sprintf("%.0f ns/row", cpuOne),
-		anchor: fmt.Sprintf("%.0f ns/row", 1e9/raw), ratio: ratio, want: "≤ 1.5", pass: ratio <= 1.5})
+		anchor: fmt.Sprintf("%.0f ns/row", med(func(r round) float64 { return r.rawCPU })), ratio: ratio, want: "≤ 1.5", pass: ratio <= 1.5})
 	ratio = med(func(r round) float64 { return r.busyEight })
 	b.add(result{target: "7. 8 streams: cores busy", measured: fmt.Sprintf("%.2f cores", ratio*float64(cores)),
 		anchor: fmt.Sprintf("%d cores", cores), ratio: ratio, want: "≥ 0.90", pass: ratio >= 0.90})
