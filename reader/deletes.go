@@ -13,6 +13,7 @@ import (
 	"github.com/apache/iceberg-go/table/dv"
 	"github.com/parquet-go/parquet-go"
 
+	"github.com/druidiceberg/sidecar/reader/parquetpage"
 	"github.com/druidiceberg/sidecar/splits"
 )
 
@@ -322,9 +323,10 @@ func scanRows(fs *watchedIO, pf *parquet.File, src io.ReaderAt, leaves []*leaf, 
 			l.stop()
 		}
 	}()
+	var scratch parquetpage.Scratch
 	for _, rg := range pf.Metadata().RowGroups {
 		for _, l := range leaves {
-			l.start(src, &rg.Columns[l.index].MetaData)
+			l.start(src, &rg.Columns[l.index].MetaData, &scratch)
 		}
 		for range rg.NumRows {
 			for _, l := range leaves {

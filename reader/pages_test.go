@@ -70,7 +70,7 @@ func TestPagesAgainstParquetGo(t *testing.T) {
 		"BYTE_ARRAY/DELTA_LENGTH_BYTE_ARRAY", "BYTE_ARRAY/DELTA_BYTE_ARRAY", "FIXED_LEN_BYTE_ARRAY/DELTA_BYTE_ARRAY",
 		"DOUBLE/BYTE_STREAM_SPLIT", "FLOAT/BYTE_STREAM_SPLIT", "INT32/BYTE_STREAM_SPLIT", "INT64/BYTE_STREAM_SPLIT",
 		"FIXED_LEN_BYTE_ARRAY/BYTE_STREAM_SPLIT", "INT96/PLAIN", "INT96/RLE_DICTIONARY", "BYTE_ARRAY/RLE_DICTIONARY",
-		"v1", "v2"} {
+		"v1", "v2", "large v1 UNCOMPRESSED", "large v2 UNCOMPRESSED", "large v1 ZSTD", "large v2 ZSTD", "large v2 SNAPPY"} {
 		if generated[want] == 0 {
 			t.Errorf("no generated page is %s", want)
 		}
@@ -121,8 +121,11 @@ func comparePages(data []byte, counted map[string]int) error {
 		}
 	}
 	walk(pf.Root())
-	var pr parquetpage.Reader
 	for g, rg := range pf.RowGroups() {
+		// The chunks of a row group are read side by side, a batch of
+		// each in turn, sharing one scratch, as a stream reads them.
+		var scratch parquetpage.Scratch
+		var chunks []*chunkCheck
 		for i, chunk := range rg.ColumnChunks() {
 			md := &pf.Metadata().RowGroups[g].Columns[i].MetaData
 			want, err := parquetGoValues(chunk)
@@ -135,15 +138,93 @@ func comparePages(data []byte, counted map[string]int) error {
 				}
 				counted["entries"] += len(want)
 			}
-			col := parquetpage.ColumnOf(leaves[i], md)
-			pr.Reset(bytes.NewReader(data), col, parquetpage.ChunkOf(md), reader.Decompress)
-			if err := compareChunk(&pr, col, want); err != nil {
-				return fmt.Errorf("row group %d column %s (%s, def %d, rep %d): %w",
-					g, strings.Join(md.PathInSchema, "."), md.Type, col.MaxDef, col.MaxRep, err)
+			c := &chunkCheck{col: parquetpage.ColumnOf(leaves[i], md), want: want,
+				name: fmt.Sprintf("row group %d column %s", g, strings.Join(md.PathInSchema, "."))}
+			c.pr.Reset(bytes.NewReader(data), c.col, parquetpage.ChunkOf(md), reader.Decompress, &scratch)
+			chunks = append(chunks, c)
+		}
+		for batch := 0; ; batch++ {
+			busy := false
+			for _, c := range chunks {
+				more, err := c.next(batch)
+				if err != nil {
+					return fmt.Errorf("%s (%s, def %d, rep %d): %w", c.name, c.col.Type, c.col.MaxDef, c.col.MaxRep, err)
+				}
+				busy = busy || more
+			}
+			if !busy {
+				break
 			}
 		}
 	}
 	return nil
+}
+
+// chunkCheck reads one column chunk with parquetpage and compares it with
+// parquet-go's values.
+type chunkCheck struct {
+	name string
+	col  parquetpage.Column
+	pr   parquetpage.Reader
+	want []parquet.Value
+	at   int
+	done bool
+}
+
+// next compares the chunk's next batch, of a size that varies with the
+// batch number so that every decoder stops and resumes mid-run; false
+// once the chunk is done.
+func (c *chunkCheck) next(batch int) (bool, error) {
+	if c.done {
+		return false, nil
+	}
+	var v parquetpage.Values
+	err := c.pr.Read(&v, 1+(batch*37)%500)
+	if errors.Is(err, io.EOF) {
+		c.done = true
+		if c.at != len(c.want) {
+			return false, fmt.Errorf("%d entries, parquet-go %d", c.at, len(c.want))
+		}
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("entry %d: %w", c.at, err)
+	}
+	if v.N == 0 {
+		return false, fmt.Errorf("entry %d: an empty batch", c.at)
+	}
+	vi := 0
+	for e := range v.N {
+		if c.at >= len(c.want) {
+			return false, fmt.Errorf("more entries than parquet-go's %d", len(c.want))
+		}
+		w := c.want[c.at]
+		rep, def := 0, 0
+		if v.Rep != nil {
+			rep = int(v.Rep[e])
+		}
+		if v.Def != nil {
+			def = int(v.Def[e])
+		}
+		if rep != w.RepetitionLevel() || def != w.DefinitionLevel() {
+			return false, fmt.Errorf("entry %d: levels rep %d def %d, parquet-go %d %d", c.at, rep, def, w.RepetitionLevel(), w.DefinitionLevel())
+		}
+		null := def < c.col.MaxDef
+		if null != w.IsNull() {
+			return false, fmt.Errorf("entry %d: null %t, parquet-go %t", c.at, null, w.IsNull())
+		}
+		if !null {
+			if err := sameValue(&v, c.col, vi, w); err != nil {
+				return false, fmt.Errorf("entry %d: %w", c.at, err)
+			}
+			vi++
+		}
+		c.at++
+	}
+	if n := v.Len(c.col.Type); n != vi {
+		return false, fmt.Errorf("a batch of %d values for %d non-null entries", n, vi)
+	}
+	return true, nil
 }
 
 // countPages counts the data pages of a column chunk by type and encoding
@@ -157,15 +238,23 @@ func countPages(data []byte, md *format.ColumnMetaData, counted map[string]int) 
 		if err := thrift.NewDecoder(proto.NewReader(br)).Decode(&h); err != nil {
 			return fmt.Errorf("page header at %d: %w", pos, err)
 		}
+		pos = int64(len(data)) - int64(br.Len()) + int64(h.CompressedPageSize)
+		version := ""
 		switch {
 		case h.DataPageHeader.Valid:
 			counted[md.Type.String()+"/"+h.DataPageHeader.V.Encoding.String()]++
-			counted["v1"]++
+			version = "v1"
 		case h.DataPageHeaderV2.Valid:
 			counted[md.Type.String()+"/"+h.DataPageHeaderV2.V.Encoding.String()]++
-			counted["v2"]++
+			version = "v2"
 		}
-		pos = int64(len(data)) - int64(br.Len()) + int64(h.CompressedPageSize)
+		if version == "" {
+			continue
+		}
+		counted[version]++
+		if h.CompressedPageSize > parquetpage.ReadAhead {
+			counted["large "+version+" "+md.Codec.String()]++
+		}
 	}
 	return nil
 }
@@ -200,61 +289,6 @@ func parquetGoValues(chunk parquet.ColumnChunk) (_ []parquet.Value, err error) {
 		}
 		parquet.Release(p)
 	}
-}
-
-// compareChunk reads the chunk with pr and compares it with want.
-func compareChunk(pr *parquetpage.Reader, col parquetpage.Column, want []parquet.Value) error {
-	var v parquetpage.Values
-	at := 0
-	for batch := 0; ; batch++ {
-		// Batches of varied sizes, so that every decoder stops and
-		// resumes mid-run.
-		err := pr.Read(&v, 1+(batch*37)%500)
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return fmt.Errorf("entry %d: %w", at, err)
-		}
-		if v.N == 0 {
-			return fmt.Errorf("entry %d: an empty batch", at)
-		}
-		vi := 0
-		for e := range v.N {
-			if at >= len(want) {
-				return fmt.Errorf("more entries than parquet-go's %d", len(want))
-			}
-			w := want[at]
-			rep, def := 0, 0
-			if v.Rep != nil {
-				rep = int(v.Rep[e])
-			}
-			if v.Def != nil {
-				def = int(v.Def[e])
-			}
-			if rep != w.RepetitionLevel() || def != w.DefinitionLevel() {
-				return fmt.Errorf("entry %d: levels rep %d def %d, parquet-go %d %d", at, rep, def, w.RepetitionLevel(), w.DefinitionLevel())
-			}
-			null := def < col.MaxDef
-			if null != w.IsNull() {
-				return fmt.Errorf("entry %d: null %t, parquet-go %t", at, null, w.IsNull())
-			}
-			if !null {
-				if err := sameValue(&v, col, vi, w); err != nil {
-					return fmt.Errorf("entry %d: %w", at, err)
-				}
-				vi++
-			}
-			at++
-		}
-		if n := v.Len(col.Type); n != vi {
-			return fmt.Errorf("a batch of %d values for %d non-null entries", n, vi)
-		}
-	}
-	if at != len(want) {
-		return fmt.Errorf("%d entries, parquet-go %d", at, len(want))
-	}
-	return nil
 }
 
 // sameValue compares the i-th value of v with parquet-go's w.
@@ -320,6 +354,15 @@ func pageGens() []pageGen {
 	}
 	codecs := []compress.Codec{&parquet.Uncompressed, &parquet.Snappy, &parquet.Zstd, &parquet.Gzip, &parquet.Lz4Raw, &parquet.Brotli}
 	var out []pageGen
+	// Pages larger than parquetpage's read-ahead, compressed or not, which
+	// it reads whole into the shared scratch or the page's own buffer.
+	for _, kind := range []parquet.Kind{parquet.Int64, parquet.ByteArray} {
+		for _, codec := range codecs {
+			for _, v2 := range []bool{false, true} {
+				out = append(out, pageGen{kind: kind, enc: &parquet.Plain, v2: v2, codec: codec, rows: 30_000, pageSize: 1 << 20})
+			}
+		}
+	}
 	for _, kind := range []parquet.Kind{parquet.Boolean, parquet.Int32, parquet.Int64, parquet.Int96, parquet.Float,
 		parquet.Double, parquet.ByteArray, parquet.FixedLenByteArray} {
 		for _, enc := range encs[kind] {

@@ -47,6 +47,7 @@ import (
 	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/parquet-go/parquet-go"
 
+	"github.com/druidiceberg/sidecar/reader/parquetpage"
 	"github.com/druidiceberg/sidecar/splits"
 )
 
@@ -156,6 +157,7 @@ type Stream struct {
 	deletes   *positions
 	eq        []*eqSet
 	filter    *residual // nil without a residual filter
+	scratch   parquetpage.Scratch
 	batchRows int
 	loaded    map[splits.DeleteKind]int64 // by Open, then read-only
 
@@ -337,7 +339,7 @@ func (s *Stream) Run(ctx context.Context, w io.Writer, flush func() error) (err 
 			continue
 		}
 		for _, l := range s.leaves {
-			l.start(s.file, &rg.Columns[l.index].MetaData)
+			l.start(s.file, &rg.Columns[l.index].MetaData, &s.scratch)
 		}
 		for i := range n {
 			for _, l := range s.leaves {

@@ -48,10 +48,10 @@ type leaf struct {
 const batchEntries = 2048
 
 // start points the cursor at the leaf's chunk of a row group of the file
-// src, whose metadata is md.
-func (l *leaf) start(src io.ReaderAt, md *format.ColumnMetaData) {
+// src, whose metadata is md; the leaves of a stream share one scratch.
+func (l *leaf) start(src io.ReaderAt, md *format.ColumnMetaData, scratch *parquetpage.Scratch) {
 	l.col = parquetpage.Column{Type: md.Type, Length: l.length, MaxDef: l.maxDef, MaxRep: l.maxRep, Codec: md.Codec}
-	l.pages.Reset(src, l.col, parquetpage.ChunkOf(md), decompress)
+	l.pages.Reset(src, l.col, parquetpage.ChunkOf(md), decompress, scratch)
 	l.batch, l.next, l.nextV, l.eof = parquetpage.Values{}, 0, 0, false
 	l.cur, l.pos, l.rowEnd, l.vpos = &l.batch, 0, 0, 0
 }

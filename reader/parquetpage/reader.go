@@ -16,11 +16,13 @@
 // left before one of its values is decoded.
 //
 // Memory per Reader: the read-ahead window (ReadAhead, or the chunk when
-// smaller, or the largest page header), one compressed page when it does
-// not fit the window, one decompressed data page and the dictionary page,
-// each at most MaxPageSize, and a batch of at most the entries asked for
-// (byte arrays rebuilt from DELTA_BYTE_ARRAY or BYTE_STREAM_SPLIT are cut
-// at about 4 MiB).
+// smaller, or the largest page header), one data page (decompressed, or
+// as stored when it is not compressed) and the dictionary page, each at
+// most MaxPageSize, and a batch of at most the entries asked for (byte
+// arrays rebuilt from DELTA_BYTE_ARRAY or BYTE_STREAM_SPLIT are cut at
+// about 4 MiB). A compressed page that does not fit the window is read
+// into a Scratch, which the Readers of one goroutine share: it is only
+// needed until the page is decompressed.
 package parquetpage
 
 import (
@@ -45,8 +47,10 @@ const (
 	// MaxPageSize is the largest page the Reader decompresses: 256 MiB
 	// uncompressed. Writers cut pages at about 1 MiB.
 	MaxPageSize = 256 << 20
-	// ReadAhead is how much of a column chunk the Reader reads at a time.
-	ReadAhead = 256 << 10
+	// ReadAhead is how much of a column chunk the Reader reads at a time:
+	// many small pages, or the header and the start of a large one, whose
+	// rest is then read in one go.
+	ReadAhead = 64 << 10
 	// maxHeader is the largest page header read: page statistics may hold
 	// long values.
 	maxHeader = 16 << 20
@@ -73,20 +77,27 @@ type Chunk struct {
 // allocating beyond size, when src decompresses to anything else.
 type Decompressor func(codec format.CompressionCodec, dst, src []byte, size int) ([]byte, error)
 
+// Scratch holds the compressed pages of the Readers that share it, one at
+// a time; Readers that share one must not be used concurrently.
+type Scratch struct {
+	raw []byte
+}
+
 // Reader reads the pages of one column chunk at a time.
 type Reader struct {
 	col        Column
 	decompress Decompressor
 	src        io.ReaderAt
 	proto      thrift.CompactProtocol
+	scratch    *Scratch
 
 	// The bytes [pos, end) of the file are the chunk's still to read; win
 	// holds those read ahead from pos.
 	pos, end int64
 	win      []byte
 	winBuf   []byte
-	raw      []byte // a compressed page larger than the window
-	page     []byte // the decompressed data page
+	page     []byte // the data page: decompressed, or read when too large for the window
+	v2levels []byte // the levels of a data page v2 whose page is in scratch
 	dictBuf  []byte // the decompressed dictionary page
 	dict     dictionary
 	hasDict  bool
@@ -111,9 +122,16 @@ type Reader struct {
 }
 
 // Reset points r at chunk c of column col in src; decompress decodes its
-// compressed pages.
-func (r *Reader) Reset(src io.ReaderAt, col Column, c Chunk, decompress Decompressor) {
-	r.src, r.col, r.decompress = src, col, decompress
+// compressed pages, read into s when they do not fit the window (nil: a
+// Scratch of r's own).
+func (r *Reader) Reset(src io.ReaderAt, col Column, c Chunk, decompress Decompressor, s *Scratch) {
+	if s == nil {
+		if r.scratch == nil {
+			r.scratch = new(Scratch)
+		}
+		s = r.scratch
+	}
+	r.src, r.col, r.decompress, r.scratch = src, col, decompress, s
 	r.pos, r.end, r.win = c.Offset, c.Offset+c.Size, nil
 	r.want, r.seen = c.NumValues, 0
 	r.hasDict, r.sawData = false, false
@@ -251,7 +269,11 @@ func (r *Reader) nextPage() error {
 		return fmt.Errorf("%w: a page of %d bytes, %d uncompressed, more than the %d read",
 			errCorrupt, h.CompressedPageSize, h.UncompressedPageSize, MaxPageSize)
 	}
-	payload, err := r.payload(int(h.CompressedPageSize))
+	// A compressed page only needs to last until it is decompressed; the
+	// levels of a data page v2 are copied out of it (dataPageV2).
+	compressed := r.col.Codec != format.Uncompressed &&
+		(!h.DataPageHeaderV2.Valid || !h.DataPageHeaderV2.V.IsCompressed.Valid || h.DataPageHeaderV2.V.IsCompressed.V)
+	payload, err := r.payload(int(h.CompressedPageSize), !compressed)
 	if err != nil {
 		return err
 	}
@@ -323,8 +345,9 @@ func (r *Reader) skip(n int) {
 }
 
 // payload returns the next n bytes, a page's: in the window when they fit
-// it, otherwise read into r.raw.
-func (r *Reader) payload(n int) ([]byte, error) {
+// it, otherwise read into r.page when the page must last (own), into the
+// scratch when it is decompressed at once.
+func (r *Reader) payload(n int, own bool) ([]byte, error) {
 	if n <= max(cap(r.winBuf), ReadAhead) {
 		b, err := r.peek(n)
 		if err != nil {
@@ -333,9 +356,14 @@ func (r *Reader) payload(n int) ([]byte, error) {
 		r.skip(n)
 		return b[:n:n], nil
 	}
-	r.raw = grow(r.raw, n)
-	k := copy(r.raw, r.win)
-	m, err := r.src.ReadAt(r.raw[k:], r.pos+int64(k))
+	dst := &r.scratch.raw
+	if own {
+		dst = &r.page
+	}
+	buf := grow(*dst, n)
+	*dst = buf
+	k := copy(buf, r.win)
+	m, err := r.src.ReadAt(buf[k:], r.pos+int64(k))
 	if m < n-k {
 		if err == nil || errors.Is(err, io.EOF) {
 			err = io.ErrUnexpectedEOF
@@ -344,7 +372,7 @@ func (r *Reader) payload(n int) ([]byte, error) {
 	}
 	r.win = nil
 	r.pos += int64(n)
-	return r.raw, nil
+	return buf, nil
 }
 
 // uncompress returns the payload's data of size bytes, decompressed when
@@ -385,7 +413,7 @@ func (r *Reader) dictionaryPage(h *format.PageHeader, payload []byte) error {
 		return err
 	}
 	if r.col.Codec == format.Uncompressed {
-		// The window moves on: the dictionary keeps a copy.
+		// The window (or r.page) moves on: the dictionary keeps a copy.
 		data = append(r.dictBuf[:0], data...)
 	}
 	r.dictBuf = data
@@ -453,14 +481,20 @@ func (r *Reader) dataPageV2(h *format.PageHeader, payload []byte) error {
 			errCorrupt, len(payload), repLen, defLen)
 	}
 	n := int(max(dh.NumValues, 0))
-	// The levels are never compressed; the values may be.
+	compressed := !dh.IsCompressed.Valid || dh.IsCompressed.V
+	// The levels are never compressed; the values may be, and then the
+	// page may be in the scratch, which other Readers reuse.
+	levels := payload[:repLen+defLen]
+	if compressed && r.col.Codec != format.Uncompressed {
+		r.v2levels = append(r.v2levels[:0], levels...)
+		levels = r.v2levels
+	}
 	if r.col.MaxRep > 0 {
-		r.repDec.initRLE(payload[:repLen], r.col.MaxRep, n)
+		r.repDec.initRLE(levels[:repLen], r.col.MaxRep, n)
 	}
 	if r.col.MaxDef > 0 {
-		r.defDec.initRLE(payload[repLen:repLen+defLen], r.col.MaxDef, n)
+		r.defDec.initRLE(levels[repLen:], r.col.MaxDef, n)
 	}
-	compressed := !dh.IsCompressed.Valid || dh.IsCompressed.V
 	size := int(int64(h.UncompressedPageSize) - repLen - defLen)
 	data, err := r.uncompress(r.page, payload[repLen+defLen:], size, compressed)
 	if err != nil {

@@ -55,7 +55,7 @@ func readAll(data []byte, col Column, values int64) (error, uint64) {
 	r.Reset(bytes.NewReader(data), col, Chunk{Offset: 0, Size: int64(len(data)), NumValues: values},
 		func(format.CompressionCodec, []byte, []byte, int) ([]byte, error) {
 			return nil, errors.New("not compressed")
-		})
+		}, nil)
 	var v Values
 	var err error
 	for err == nil {
