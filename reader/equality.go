@@ -33,6 +33,24 @@ type eqSet struct {
 // contains reports whether the current row of the data file matches a key
 // of the set; kb is scratch space, returned for reuse.
 func (e *eqSet) contains(kb []byte) ([]byte, bool) {
+	if len(e.cols) == 1 {
+		// One integer column (an id, the usual case): its filter hash
+		// comes from the integer, so most rows are told apart without
+		// building the key.
+		if l := e.cols[0]; l != nil && intKeyed(l.vt.conv) && !l.null() {
+			u := uint64(keyInt(l.cur, l.vpos, &l.vt))
+			maybe := false
+			for _, keys := range e.keys {
+				if keys.mayContain(keys.intHash(u)) {
+					maybe = true
+					break
+				}
+			}
+			if !maybe {
+				return kb, false
+			}
+		}
+	}
 	kb = kb[:0]
 	for i, l := range e.cols {
 		if l == nil {
@@ -232,10 +250,49 @@ func (l *leaf) appendKey(b []byte) []byte {
 	return appendKey(b, l.cur, l.vpos, &l.vt)
 }
 
+// intKeyed reports whether the keys of a conversion are integers
+// (appendKeyInt's 9 bytes): keyInt gives them.
+func intKeyed(c conv) bool {
+	switch c {
+	case convInt32, convDate, convInt64, convTimeInt32, convTimeInt64, convTimestamp, convDateTimestamp, convInt96:
+		return true
+	}
+	return false
+}
+
+// keyInt returns the integer key of the i-th value of v, of a conversion
+// that intKeyed accepts.
+func keyInt(v *parquetpage.Values, i int, t *valueType) int64 {
+	switch t.conv {
+	case convInt32, convDate:
+		return int64(v.Int32[i])
+	case convInt64:
+		return v.Int64[i]
+	case convTimeInt32:
+		return timeMicros(int64(v.Int32[i]), t.unit)
+	case convTimeInt64:
+		return timeMicros(v.Int64[i], t.unit)
+	case convTimestamp:
+		return timestampIn(v.Int64[i], t.unit, t.nanos)
+	case convDateTimestamp:
+		perDay := nanosPerDay / 1000
+		if t.nanos {
+			perDay = nanosPerDay
+		}
+		return int64(v.Int32[i]) * perDay
+	case convInt96:
+		return timestampIn(int96Nanos(v.Int96[i]), 1, t.nanos)
+	}
+	return 0
+}
+
 // appendKey appends the canonical bytes of the i-th value of v as a value
 // of its Iceberg type: 1 and a payload that is equal for equal Iceberg
 // values whatever the physical type that stored them (0 is null).
 func appendKey(b []byte, v *parquetpage.Values, i int, t *valueType) []byte {
+	if intKeyed(t.conv) {
+		return appendKeyInt(b, keyInt(v, i, t))
+	}
 	switch t.conv {
 	case convNull:
 		return append(b, 0)
@@ -244,24 +301,6 @@ func appendKey(b []byte, v *parquetpage.Values, i int, t *valueType) []byte {
 			return append(b, 1, 1)
 		}
 		return append(b, 1, 0)
-	case convInt32, convDate:
-		return appendKeyInt(b, int64(v.Int32[i]))
-	case convInt64:
-		return appendKeyInt(b, v.Int64[i])
-	case convTimeInt32:
-		return appendKeyInt(b, timeMicros(int64(v.Int32[i]), t.unit))
-	case convTimeInt64:
-		return appendKeyInt(b, timeMicros(v.Int64[i], t.unit))
-	case convTimestamp:
-		return appendKeyInt(b, timestampIn(v.Int64[i], t.unit, t.nanos))
-	case convDateTimestamp:
-		perDay := nanosPerDay / 1000
-		if t.nanos {
-			perDay = nanosPerDay
-		}
-		return appendKeyInt(b, int64(v.Int32[i])*perDay)
-	case convInt96:
-		return appendKeyInt(b, timestampIn(int96Nanos(v.Int96[i]), 1, t.nanos))
 	case convFloat:
 		f := v.Float[i]
 		u := math.Float32bits(f)

@@ -1,6 +1,7 @@
 package reader
 
 import (
+	"bytes"
 	"encoding/base64"
 	"encoding/binary"
 	"fmt"
@@ -55,6 +56,8 @@ type valueType struct {
 	nanos bool
 	// scale is the Iceberg decimal scale.
 	scale int
+	// short steers floats past the fast path where it keeps missing.
+	short shortTries
 }
 
 // encoding holds the output choices of a Reader.
@@ -99,11 +102,11 @@ func appendValue(b []byte, v *parquetpage.Values, i int, t *valueType, enc *enco
 	case convInt64:
 		return appendInt(b, v.Int64[i])
 	case convFloat:
-		return appendFloat32(b, v.Float[i])
+		return appendFloat32(b, v.Float[i], &t.short)
 	case convFloatAsDouble:
 		return appendFloat(b, float64(v.Float[i]), 64)
 	case convDouble:
-		return appendFloat(b, v.Double[i], 64)
+		return appendDouble(b, v.Double[i], &t.short)
 	case convDate:
 		return appendInt(b, int64(v.Int32[i])*millisPerDay)
 	case convTimeInt32:
@@ -301,12 +304,28 @@ func appendPaddedUint(b []byte, v uint64, width int) []byte {
 	return append(b, buf[i:]...)
 }
 
-// appendFloat32 appends a float as appendFloat does.
-func appendFloat32(b []byte, f float32) []byte {
-	if out, ok := appendShortFloat32(b, f); ok {
-		return out
+// appendFloat32 appends a float as appendFloat does, offering it to the
+// fast path as tries says.
+func appendFloat32(b []byte, f float32, tries *shortTries) []byte {
+	if tries.try() {
+		out, ok := appendShortFloat32(b, f)
+		if tries.took(ok) {
+			return out
+		}
 	}
-	return appendFloat(b, float64(f), 32)
+	return appendFloatGeneral(b, float64(f), 32)
+}
+
+// appendDouble appends a double as appendFloat does, offering it to the
+// fast path as tries says.
+func appendDouble(b []byte, f float64, tries *shortTries) []byte {
+	if tries.try() {
+		out, ok := appendShortDouble(b, f)
+		if tries.took(ok) {
+			return out
+		}
+	}
+	return appendFloatGeneral(b, f, 64)
 }
 
 // appendFloat appends f as the shortest decimal that reads back as the same
@@ -318,6 +337,42 @@ func appendFloat(b []byte, f float64, bitSize int) []byte {
 			return out
 		}
 	}
+	return appendFloatGeneral(b, f, bitSize)
+}
+
+// shortTries decides, for one column, whether a float is first offered to
+// the fast paths of appendShortDouble and appendShortFloat32: a column of
+// measurements with all their digits misses them every time, so after 16
+// misses in a row it skips them for the next 1024 values. The output is
+// the same either way.
+type shortTries struct {
+	misses uint8
+	skip   uint16
+}
+
+// try reports whether to offer the next value to the fast path.
+func (s *shortTries) try() bool {
+	if s.skip > 0 {
+		s.skip--
+		return false
+	}
+	return true
+}
+
+// took records whether the fast path took the value, and returns ok.
+func (s *shortTries) took(ok bool) bool {
+	if ok {
+		s.misses = 0
+		return true
+	}
+	if s.misses++; s.misses >= 16 {
+		s.misses, s.skip = 0, 1024
+	}
+	return false
+}
+
+// appendFloatGeneral is appendFloat without the fast path.
+func appendFloatGeneral(b []byte, f float64, bitSize int) []byte {
 	if math.IsNaN(f) || math.IsInf(f, 0) {
 		return append(b, "null"...)
 	}
@@ -329,16 +384,64 @@ func appendFloat(b []byte, f float64, bitSize int) []byte {
 			format = 'e'
 		}
 	}
-	b = strconv.AppendFloat(b, f, format, -1, bitSize)
-	if format == 'e' {
-		// Clean up e-09 to e-9, as encoding/json does.
-		n := len(b)
-		if n >= 4 && b[n-4] == 'e' && b[n-3] == '-' && b[n-2] == '0' {
-			b[n-2] = b[n-1]
-			b = b[:n-1]
-		}
+	// strconv writes the shortest digits in the 'e' form with whole copies,
+	// and the 'f' form a digit at a time: ask for the first and lay it out.
+	start := len(b)
+	b = strconv.AppendFloat(b, f, 'e', -1, bitSize)
+	if format == 'f' {
+		return fixedFromExponent(b, start)
+	}
+	// Clean up e-09 to e-9, as encoding/json does.
+	n := len(b)
+	if n >= 4 && b[n-4] == 'e' && b[n-3] == '-' && b[n-2] == '0' {
+		b[n-2] = b[n-1]
+		b = b[:n-1]
 	}
 	return b
+}
+
+// fixedFromExponent rewrites the "-d.ddde±XX" strconv wrote at b[start:]
+// as strconv's 'f' form of the same digits, in place: for magnitudes from
+// 1e-6 to 1e21, so at most 5 zeros lead and 20 trail.
+func fixedFromExponent(b []byte, start int) []byte {
+	s := b[start:]
+	if s[0] == '-' {
+		start++
+		s = s[1:]
+	}
+	e := bytes.IndexByte(s, 'e')
+	exp := 0
+	for _, c := range s[e+2:] {
+		exp = exp*10 + int(c-'0')
+	}
+	if s[e+1] == '-' {
+		exp = -exp
+	}
+	nd := 1 // digits: s[0], then s[2:e] after the point
+	if e > 1 {
+		nd += e - 2
+		copy(s[1:], s[2:e]) // drop the point: the digits are s[:nd]
+	}
+	switch {
+	case exp < 0:
+		// "0.", -exp-1 zeros, the digits.
+		shift := 1 - exp
+		b = append(b[:start+nd], zeros[:shift]...)
+		s = b[start:]
+		copy(s[shift:], s[:nd])
+		copy(s[:shift], zeros[:shift])
+		s[1] = '.'
+		return b
+	case exp+1 >= nd:
+		return append(b[:start+nd], zeros[:exp+1-nd]...)
+	default:
+		// The point after exp+1 digits.
+		b = b[:start+nd+1]
+		s = b[start:]
+		copy(s[exp+2:], s[exp+1:nd])
+		s[exp+1] = '.'
+		return b
+	}
 }
 
 // pow10 holds 10^0 to 10^8, exact as float64 and as integers.
@@ -437,18 +540,56 @@ func appendDecimalInt64(b []byte, unscaled int64, scale int, s *scratch) []byte 
 	if neg {
 		mag = -mag
 	}
-	return appendDecimalDigits(b, neg, appendUint(s.digits[:0], mag), scale)
+	if scale < 0 || scale > 38 {
+		return appendDecimalDigits(b, neg, appendUint(s.digits[:0], mag), scale)
+	}
+	// The digits go straight into b; the point then moves in among them.
+	b = append(b, '"')
+	if neg {
+		b = append(b, '-')
+	}
+	start := len(b)
+	b = appendUint(b, mag)
+	n := len(b) - start
+	switch {
+	case scale == 0:
+	case n > scale:
+		b = append(b, 0)
+		p := len(b) - 1 - scale
+		copy(b[p+1:], b[p:len(b)-1])
+		b[p] = '.'
+	default:
+		// "0.", scale-n zeros, the digits.
+		shift := 2 + scale - n
+		b = append(b, zeros[:shift]...)
+		copy(b[start+shift:], b[start:start+n])
+		copy(b[start:start+shift], zeros[:shift])
+		b[start+1] = '.'
+	}
+	return append(b, '"')
 }
+
+// zeros is more '0's than a decimal's scale (at most 38) needs.
+const zeros = "0000000000000000000000000000000000000000"
 
 // appendDecimalBytes appends the decimal whose unscaled value is the
 // big-endian two's complement integer raw, as a JSON string. A value that
 // needs more than 16 bytes is wider than any decimal(38): it is written as
 // null and recorded in s.err, which fails the stream.
 func appendDecimalBytes(b []byte, raw []byte, scale int, s *scratch) []byte {
-	raw = trimSignExtension(raw)
-	if len(raw) == 0 {
-		return appendDecimalDigits(b, false, append(s.digits[:0], '0'), scale)
+	if len(raw) <= 8 {
+		// Sign-extended into an int64 (the usual FIXED_LEN_BYTE_ARRAY
+		// widths for precisions up to 18).
+		var x int64
+		if len(raw) > 0 && raw[0]&0x80 != 0 {
+			x = -1
+		}
+		for _, c := range raw {
+			x = x<<8 | int64(c)
+		}
+		return appendDecimalInt64(b, x, scale, s)
 	}
+	raw = trimSignExtension(raw)
 	if len(raw) > 16 {
 		if s.err == nil {
 			s.err = fmt.Errorf("%w: decimal value of %d significant bytes is wider than decimal(38)", ErrCorruptFile, len(raw))

@@ -372,10 +372,10 @@ func keyOf(v parquet.Value, t valueType) []byte {
 // byte for byte.
 func checkShortest(t *testing.T, d float64, f float32) {
 	t.Helper()
-	if got, want := appendFloat(nil, d, 64), strconvFloat(d, 64); !bytes.Equal(got, want) {
+	if got, want := appendDouble(nil, d, &shortTries{}), strconvFloat(d, 64); !bytes.Equal(got, want) {
 		t.Fatalf("double %v (%#x): %s, strconv %s", d, math.Float64bits(d), got, want)
 	}
-	if got, want := appendFloat32(nil, f), strconvFloat(float64(f), 32); !bytes.Equal(got, want) {
+	if got, want := appendFloat32(nil, f, &shortTries{}), strconvFloat(float64(f), 32); !bytes.Equal(got, want) {
 		t.Fatalf("float %v (%#x): %s, strconv %s", f, math.Float32bits(f), got, want)
 	}
 }
@@ -427,5 +427,27 @@ func TestShortFloats(t *testing.T) {
 		}
 		f := math.Float32frombits(rng.Uint32())
 		checkShortest(t, float64(f), f)
+	}
+}
+
+// TestShortTries: a column that keeps missing the fast path skips it for a
+// while and then offers it values again.
+func TestShortTries(t *testing.T) {
+	var s shortTries
+	for range 16 {
+		if !s.try() {
+			t.Fatal("skipped before 16 misses")
+		}
+		s.took(false)
+	}
+	skipped := 0
+	for s.skip > 0 {
+		if s.try() {
+			t.Fatal("offered a value while skipping")
+		}
+		skipped++
+	}
+	if skipped != 1024 || !s.try() || !s.took(true) || s.misses != 0 {
+		t.Errorf("skipped %d values, then: %+v", skipped, s)
 	}
 }
