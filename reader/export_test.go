@@ -11,3 +11,6 @@ func (c *DeleteCache) Flying() int {
 
 // Decompress is the reader's parquetpage.Decompressor: its bounded codecs.
 var Decompress = decompress
+
+// AllocatedBy gives the bytes the Go heap allocated while f ran.
+var AllocatedBy = allocatedBy
