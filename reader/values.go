@@ -1,7 +1,6 @@
 package reader
 
 import (
-	"bytes"
 	"encoding/base64"
 	"encoding/binary"
 	"fmt"
@@ -389,6 +388,10 @@ func appendFloatGeneral(b []byte, f float64, bitSize int) []byte {
 	start := len(b)
 	b = strconv.AppendFloat(b, f, 'e', -1, bitSize)
 	if format == 'f' {
+		if n := len(b); n-start < 5 || b[n-4] != 'e' {
+			// Not the two-digit exponent of these magnitudes: never.
+			return strconv.AppendFloat(b[:start], f, 'f', -1, bitSize)
+		}
 		return fixedFromExponent(b, start)
 	}
 	// Clean up e-09 to e-9, as encoding/json does.
@@ -401,45 +404,49 @@ func appendFloatGeneral(b []byte, f float64, bitSize int) []byte {
 }
 
 // fixedFromExponent rewrites the "-d.ddde±XX" strconv wrote at b[start:]
-// as strconv's 'f' form of the same digits, in place: for magnitudes from
-// 1e-6 to 1e21, so at most 5 zeros lead and 20 trail.
+// as strconv's 'f' form of the same digits, in place. It is for
+// magnitudes from 1e-6 to 1e21, whose exponent has two digits; the point
+// moves over at most 20 digits, with small loops rather than copies.
 func fixedFromExponent(b []byte, start int) []byte {
-	s := b[start:]
+	n := len(b)
+	exp := int(b[n-2]-'0')*10 + int(b[n-1]-'0')
+	if b[n-3] == '-' {
+		exp = -exp
+	}
+	s := b[start : n-4] // "d" or "d.ddd", after any sign
 	if s[0] == '-' {
 		start++
 		s = s[1:]
 	}
-	e := bytes.IndexByte(s, 'e')
-	exp := 0
-	for _, c := range s[e+2:] {
-		exp = exp*10 + int(c-'0')
-	}
-	if s[e+1] == '-' {
-		exp = -exp
-	}
-	nd := 1 // digits: s[0], then s[2:e] after the point
-	if e > 1 {
-		nd += e - 2
-		copy(s[1:], s[2:e]) // drop the point: the digits are s[:nd]
+	nd := 1 // the digits: s[0], then s[2:]
+	if len(s) > 1 {
+		nd = len(s) - 1
 	}
 	switch {
-	case exp < 0:
+	case exp >= 0 && exp < nd-1:
+		// The point moves exp digits to the right.
+		for j := 1; j <= exp; j++ {
+			s[j] = s[j+1]
+		}
+		s[exp+1] = '.'
+		return b[:start+len(s)]
+	case exp >= 0:
+		// An integer: the point goes, zeros follow.
+		for j := 1; j < nd; j++ {
+			s[j] = s[j+1]
+		}
+		return append(b[:start+nd], zeros[:exp+1-nd]...)
+	default:
 		// "0.", -exp-1 zeros, the digits.
+		for j := 1; j < nd; j++ {
+			s[j] = s[j+1]
+		}
 		shift := 1 - exp
 		b = append(b[:start+nd], zeros[:shift]...)
 		s = b[start:]
 		copy(s[shift:], s[:nd])
 		copy(s[:shift], zeros[:shift])
 		s[1] = '.'
-		return b
-	case exp+1 >= nd:
-		return append(b[:start+nd], zeros[:exp+1-nd]...)
-	default:
-		// The point after exp+1 digits.
-		b = b[:start+nd+1]
-		s = b[start:]
-		copy(s[exp+2:], s[exp+1:nd])
-		s[exp+1] = '.'
 		return b
 	}
 }

@@ -61,16 +61,16 @@ func (d *valueDecoder) init(enc format.Encoding, t format.Type, size int, data [
 		return nil
 	case format.PlainDictionary, format.RLEDictionary:
 		if dict == nil {
-			return fmt.Errorf("%w: a dictionary-encoded page without a dictionary page", errCorrupt)
+			return fmt.Errorf("%w: a dictionary-encoded page without a dictionary page", ErrCorrupt)
 		}
 		if len(data) == 0 {
 			if limit == 0 {
 				return nil
 			}
-			return fmt.Errorf("%w: a dictionary-encoded page without its index bit width", errCorrupt)
+			return fmt.Errorf("%w: a dictionary-encoded page without its index bit width", ErrCorrupt)
 		}
 		if data[0] > 32 {
-			return fmt.Errorf("%w: dictionary indexes of %d bits", errCorrupt, data[0])
+			return fmt.Errorf("%w: dictionary indexes of %d bits", ErrCorrupt, data[0])
 		}
 		d.rle.init(data[1:], uint(data[0]), limit)
 		return nil
@@ -79,11 +79,11 @@ func (d *valueDecoder) init(enc format.Encoding, t format.Type, size int, data [
 			break
 		}
 		if len(data) < 4 {
-			return fmt.Errorf("%w: RLE booleans without their length", errCorrupt)
+			return fmt.Errorf("%w: RLE booleans without their length", ErrCorrupt)
 		}
 		n := binary.LittleEndian.Uint32(data)
 		if uint64(n) > uint64(len(data)-4) {
-			return fmt.Errorf("%w: RLE booleans of %d bytes where %d remain", errCorrupt, n, len(data)-4)
+			return fmt.Errorf("%w: RLE booleans of %d bytes where %d remain", ErrCorrupt, n, len(data)-4)
 		}
 		d.rle.init(data[4:4+n], 1, limit)
 		return nil
@@ -104,7 +104,7 @@ func (d *valueDecoder) init(enc format.Encoding, t format.Type, size int, data [
 			fixed = size
 		case format.ByteArray:
 		default:
-			return fmt.Errorf("%w: %s values encoded %s", errCorrupt, t, enc)
+			return fmt.Errorf("%w: %s values encoded %s", ErrCorrupt, t, enc)
 		}
 		return d.prefix.init(data, limit, fixed)
 	case format.ByteStreamSplit:
@@ -113,12 +113,12 @@ func (d *valueDecoder) init(enc format.Encoding, t format.Type, size int, data [
 			break
 		}
 		if len(data)%w != 0 {
-			return fmt.Errorf("%w: BYTE_STREAM_SPLIT values of %d bytes in %d bytes", errCorrupt, w, len(data))
+			return fmt.Errorf("%w: BYTE_STREAM_SPLIT values of %d bytes in %d bytes", ErrCorrupt, w, len(data))
 		}
 		d.count = len(data) / w
 		return nil
 	}
-	return fmt.Errorf("%w: %s values encoded %s", errCorrupt, t, enc)
+	return fmt.Errorf("%w: %s values encoded %s", ErrCorrupt, t, enc)
 }
 
 // decode decodes the next k values into s and points v at them. It
@@ -162,7 +162,7 @@ func (d *valueDecoder) decode(v *Values, s *values, k int) (int, error) {
 	case format.ByteStreamSplit:
 		return k, d.byteStreamSplit(v, s, k)
 	}
-	return 0, fmt.Errorf("%w: encoding %s", errCorrupt, d.enc)
+	return 0, fmt.Errorf("%w: encoding %s", ErrCorrupt, d.enc)
 }
 
 // plain decodes k PLAIN values.
@@ -190,7 +190,7 @@ func (d *valueDecoder) plain(v *Values, s *values, k int) error {
 			n := binary.LittleEndian.Uint32(data[pos:])
 			pos += 4
 			if uint64(n) > uint64(len(data)-pos) {
-				return fmt.Errorf("%w: a byte array of %d bytes where %d remain", errCorrupt, n, len(data)-pos)
+				return fmt.Errorf("%w: a byte array of %d bytes where %d remain", ErrCorrupt, n, len(data)-pos)
 			}
 			s.refs[i] = Ref{uint32(pos), n}
 			pos += int(n)
@@ -201,7 +201,7 @@ func (d *valueDecoder) plain(v *Values, s *values, k int) error {
 	}
 	w := width(d.typ, d.size)
 	if w == 0 && d.typ != format.FixedLenByteArray {
-		return fmt.Errorf("%w: values of type %s", errCorrupt, d.typ)
+		return fmt.Errorf("%w: values of type %s", ErrCorrupt, d.typ)
 	}
 	if k > 0 && (len(d.data)-d.pos)/max(w, 1) < k {
 		return d.short(k)
@@ -252,7 +252,7 @@ func (d *valueDecoder) plain(v *Values, s *values, k int) error {
 }
 
 func (d *valueDecoder) short(k int) error {
-	return fmt.Errorf("%w: the page's %s values end %d values early", errCorrupt, d.enc, k)
+	return fmt.Errorf("%w: the page's %s values end %d values early", ErrCorrupt, d.enc, k)
 }
 
 // dictionary decodes k dictionary indexes and resolves them.
@@ -265,7 +265,7 @@ func (d *valueDecoder) dictionary(v *Values, s *values, k int) error {
 	n := uint32(dict.n)
 	for _, i := range d.indexes {
 		if uint32(i) >= n {
-			return fmt.Errorf("%w: dictionary index %d of a dictionary of %d values", errCorrupt, uint32(i), n)
+			return fmt.Errorf("%w: dictionary index %d of a dictionary of %d values", ErrCorrupt, uint32(i), n)
 		}
 	}
 	switch d.typ {
@@ -375,11 +375,11 @@ func (dict *dictionary) decode(t format.Type, size int, data []byte, n int) erro
 		least = 4
 	case format.Boolean:
 		if n > 8*len(data) {
-			return fmt.Errorf("%w: a dictionary page of %d booleans in %d bytes", errCorrupt, n, len(data))
+			return fmt.Errorf("%w: a dictionary page of %d booleans in %d bytes", ErrCorrupt, n, len(data))
 		}
 	}
 	if least > 0 && n > len(data)/least {
-		return fmt.Errorf("%w: a dictionary page of %d values in %d bytes", errCorrupt, n, len(data))
+		return fmt.Errorf("%w: a dictionary page of %d values in %d bytes", ErrCorrupt, n, len(data))
 	}
 	var d valueDecoder
 	if err := d.init(format.Plain, t, size, data, n, nil); err != nil {

@@ -39,26 +39,26 @@ func (d *deltaDecoder) init(data []byte, is32 bool, limit int) error {
 	for i := range h {
 		u, k := binary.Uvarint(d.data[d.pos:])
 		if k <= 0 {
-			return fmt.Errorf("%w: a DELTA_BINARY_PACKED header does not decode", errCorrupt)
+			return fmt.Errorf("%w: a DELTA_BINARY_PACKED header does not decode", ErrCorrupt)
 		}
 		h[i] = u
 		d.pos += k
 	}
 	first, k := binary.Varint(d.data[d.pos:])
 	if k <= 0 {
-		return fmt.Errorf("%w: a DELTA_BINARY_PACKED header does not decode", errCorrupt)
+		return fmt.Errorf("%w: a DELTA_BINARY_PACKED header does not decode", ErrCorrupt)
 	}
 	d.pos += k
 	block, minis, total := h[0], h[1], h[2]
 	switch {
 	case block == 0 || block%128 != 0 || block > maxDeltaBlock:
-		return fmt.Errorf("%w: a DELTA_BINARY_PACKED block of %d values", errCorrupt, block)
+		return fmt.Errorf("%w: a DELTA_BINARY_PACKED block of %d values", ErrCorrupt, block)
 	case minis == 0 || block%minis != 0 || (block/minis)%32 != 0:
-		return fmt.Errorf("%w: a DELTA_BINARY_PACKED block of %d values in %d miniblocks", errCorrupt, block, minis)
+		return fmt.Errorf("%w: a DELTA_BINARY_PACKED block of %d values in %d miniblocks", ErrCorrupt, block, minis)
 	case total > uint64(limit):
-		return fmt.Errorf("%w: DELTA_BINARY_PACKED header claims %d values where the page has %d", errCorrupt, total, limit)
+		return fmt.Errorf("%w: DELTA_BINARY_PACKED header claims %d values where the page has %d", ErrCorrupt, total, limit)
 	case is32 && (first < math.MinInt32 || first > math.MaxInt32):
-		return fmt.Errorf("%w: DELTA_BINARY_PACKED first value %d of an INT32 column", errCorrupt, first)
+		return fmt.Errorf("%w: DELTA_BINARY_PACKED first value %d of an INT32 column", ErrCorrupt, first)
 	}
 	d.perMini, d.minis, d.total = int(block/minis), int(minis), int(total)
 	d.first, d.last = total > 0, first
@@ -77,11 +77,11 @@ func (d *deltaDecoder) end() (int, error) {
 	for left > 0 {
 		_, k := binary.Varint(d.data[pos:])
 		if k <= 0 {
-			return 0, fmt.Errorf("%w: a DELTA_BINARY_PACKED block header does not decode", errCorrupt)
+			return 0, fmt.Errorf("%w: a DELTA_BINARY_PACKED block header does not decode", ErrCorrupt)
 		}
 		pos += k
 		if len(d.data)-pos < d.minis {
-			return 0, fmt.Errorf("%w: a DELTA_BINARY_PACKED block header is cut short", errCorrupt)
+			return 0, fmt.Errorf("%w: a DELTA_BINARY_PACKED block header is cut short", ErrCorrupt)
 		}
 		widths := d.data[pos : pos+d.minis]
 		pos += d.minis
@@ -94,7 +94,7 @@ func (d *deltaDecoder) end() (int, error) {
 			}
 			size := d.perMini * int(w) / 8
 			if len(d.data)-pos < size {
-				return 0, fmt.Errorf("%w: a DELTA_BINARY_PACKED miniblock is cut short", errCorrupt)
+				return 0, fmt.Errorf("%w: a DELTA_BINARY_PACKED miniblock is cut short", ErrCorrupt)
 			}
 			pos += size
 			left -= d.perMini
@@ -105,7 +105,7 @@ func (d *deltaDecoder) end() (int, error) {
 
 func (d *deltaDecoder) checkWidth(w byte) error {
 	if w > 64 || d.is32 && w > 32 {
-		return fmt.Errorf("%w: a DELTA_BINARY_PACKED miniblock of %d-bit values", errCorrupt, w)
+		return fmt.Errorf("%w: a DELTA_BINARY_PACKED miniblock of %d-bit values", ErrCorrupt, w)
 	}
 	return nil
 }
@@ -117,11 +117,11 @@ func (d *deltaDecoder) next() error {
 	if d.mini >= d.minis {
 		v, k := binary.Varint(d.data[d.pos:])
 		if k <= 0 {
-			return fmt.Errorf("%w: a DELTA_BINARY_PACKED block header does not decode", errCorrupt)
+			return fmt.Errorf("%w: a DELTA_BINARY_PACKED block header does not decode", ErrCorrupt)
 		}
 		d.pos += k
 		if len(d.data)-d.pos < d.minis {
-			return fmt.Errorf("%w: a DELTA_BINARY_PACKED block header is cut short", errCorrupt)
+			return fmt.Errorf("%w: a DELTA_BINARY_PACKED block header is cut short", ErrCorrupt)
 		}
 		d.minDelta = v
 		d.widths = d.data[d.pos : d.pos+d.minis]
@@ -134,7 +134,7 @@ func (d *deltaDecoder) next() error {
 	}
 	n := min(d.perMini, d.remaining)
 	if (n*int(w)+7)/8 > len(d.data)-d.pos {
-		return fmt.Errorf("%w: a DELTA_BINARY_PACKED miniblock is cut short", errCorrupt)
+		return fmt.Errorf("%w: a DELTA_BINARY_PACKED miniblock is cut short", ErrCorrupt)
 	}
 	d.width, d.miniBit, d.inMini = uint(w), d.pos*8, 0
 	d.pos = min(d.pos+d.perMini*int(w)/8, len(d.data))
@@ -144,7 +144,7 @@ func (d *deltaDecoder) next() error {
 // decode64 fills dst with the next len(dst) values.
 func (d *deltaDecoder) decode64(dst []int64) error {
 	if len(dst) > d.total {
-		return fmt.Errorf("%w: the page's DELTA_BINARY_PACKED values end %d values early", errCorrupt, len(dst)-d.total)
+		return fmt.Errorf("%w: the page's DELTA_BINARY_PACKED values end %d values early", ErrCorrupt, len(dst)-d.total)
 	}
 	d.total -= len(dst)
 	i := 0
@@ -220,7 +220,7 @@ func (d *lengthDecoder) decode(dst []Ref) error {
 	for i, v := range lens {
 		n := int64(int32(v)) // lengths are INT32
 		if n < 0 || n > int64(len(d.data)-d.pos) {
-			return fmt.Errorf("%w: a byte array of %d bytes where %d remain", errCorrupt, n, len(d.data)-d.pos)
+			return fmt.Errorf("%w: a byte array of %d bytes where %d remain", ErrCorrupt, n, len(d.data)-d.pos)
 		}
 		dst[i] = Ref{uint32(d.pos), uint32(n)}
 		d.pos += int(n)
@@ -261,7 +261,7 @@ func (d *prefixDecoder) init(data []byte, limit, fixed int) error {
 	}
 	if d.prefixes.total != d.suffixes.lengths.total {
 		return fmt.Errorf("%w: DELTA_BYTE_ARRAY has %d prefix lengths and %d suffix lengths",
-			errCorrupt, d.prefixes.total, d.suffixes.lengths.total)
+			ErrCorrupt, d.prefixes.total, d.suffixes.lengths.total)
 	}
 	return nil
 }
@@ -292,11 +292,11 @@ func (d *prefixDecoder) decode(dst []Ref, budget int) (n int, err error) {
 		p, sr := int64(int32(d.pre[d.at])), d.suf[d.at] // lengths are INT32
 		d.at++
 		if p < 0 || p > int64(len(d.prev)) {
-			return i, fmt.Errorf("%w: a DELTA_BYTE_ARRAY prefix of %d bytes after a value of %d", errCorrupt, p, len(d.prev))
+			return i, fmt.Errorf("%w: a DELTA_BYTE_ARRAY prefix of %d bytes after a value of %d", ErrCorrupt, p, len(d.prev))
 		}
 		s := d.suffixes.data[sr.Off : sr.Off+sr.Len]
 		if d.fixed >= 0 && int(p)+len(s) != d.fixed {
-			return i, fmt.Errorf("%w: a DELTA_BYTE_ARRAY value of %d bytes in a column of %d-byte values", errCorrupt, int(p)+len(s), d.fixed)
+			return i, fmt.Errorf("%w: a DELTA_BYTE_ARRAY value of %d bytes in a column of %d-byte values", ErrCorrupt, int(p)+len(s), d.fixed)
 		}
 		start := len(d.out)
 		d.out = append(d.out, d.prev[:p]...)

@@ -36,12 +36,9 @@ import (
 	"github.com/parquet-go/parquet-go/format"
 )
 
-// errCorrupt is the cause of every error that a page's bytes give.
-var errCorrupt = errors.New("damaged page")
-
 // ErrCorrupt is the error that every damaged or impossible page, page
 // header or column chunk wraps.
-var ErrCorrupt = errCorrupt
+var ErrCorrupt = errors.New("damaged page")
 
 const (
 	// MaxPageSize is the largest page the Reader decompresses: 256 MiB
@@ -198,10 +195,10 @@ func (r *Reader) levels(n int) error {
 			return fmt.Errorf("repetition levels: %w", err)
 		}
 		if !r.maxRepOK && most > uint8(r.col.MaxRep) {
-			return fmt.Errorf("%w: repetition level %d of a column whose largest is %d", errCorrupt, most, r.col.MaxRep)
+			return fmt.Errorf("%w: repetition level %d of a column whose largest is %d", ErrCorrupt, most, r.col.MaxRep)
 		}
 		if r.first && r.v2 && n > 0 && r.reps[0] != 0 {
-			return fmt.Errorf("%w: a data page v2 that does not start a row", errCorrupt)
+			return fmt.Errorf("%w: a data page v2 that does not start a row", ErrCorrupt)
 		}
 	}
 	if r.col.MaxDef > 0 {
@@ -211,7 +208,7 @@ func (r *Reader) levels(n int) error {
 			return fmt.Errorf("definition levels: %w", err)
 		}
 		if !r.maxDefOK && most > uint8(r.col.MaxDef) {
-			return fmt.Errorf("%w: definition level %d of a column whose largest is %d", errCorrupt, most, r.col.MaxDef)
+			return fmt.Errorf("%w: definition level %d of a column whose largest is %d", ErrCorrupt, most, r.col.MaxDef)
 		}
 	}
 	r.first = false
@@ -251,7 +248,7 @@ func entriesFor(defs []uint8, max uint8, k int) int {
 func (r *Reader) nextPage() error {
 	if r.pos >= r.end {
 		if r.seen != r.want {
-			return fmt.Errorf("%w: the column chunk's pages hold %d values, its footer says %d", errCorrupt, r.seen, r.want)
+			return fmt.Errorf("%w: the column chunk's pages hold %d values, its footer says %d", ErrCorrupt, r.seen, r.want)
 		}
 		return io.EOF
 	}
@@ -260,14 +257,14 @@ func (r *Reader) nextPage() error {
 		return err
 	}
 	if h.CompressedPageSize < 0 || h.UncompressedPageSize < 0 {
-		return fmt.Errorf("%w: a page of %d bytes, %d uncompressed", errCorrupt, h.CompressedPageSize, h.UncompressedPageSize)
+		return fmt.Errorf("%w: a page of %d bytes, %d uncompressed", ErrCorrupt, h.CompressedPageSize, h.UncompressedPageSize)
 	}
 	if int64(h.CompressedPageSize) > r.end-r.pos {
-		return fmt.Errorf("%w: a page of %d bytes where its column chunk has %d left", errCorrupt, h.CompressedPageSize, r.end-r.pos)
+		return fmt.Errorf("%w: a page of %d bytes where its column chunk has %d left", ErrCorrupt, h.CompressedPageSize, r.end-r.pos)
 	}
 	if h.UncompressedPageSize > MaxPageSize || h.CompressedPageSize > MaxPageSize {
 		return fmt.Errorf("%w: a page of %d bytes, %d uncompressed, more than the %d read",
-			errCorrupt, h.CompressedPageSize, h.UncompressedPageSize, MaxPageSize)
+			ErrCorrupt, h.CompressedPageSize, h.UncompressedPageSize, MaxPageSize)
 	}
 	// A compressed page only needs to last until it is decompressed; the
 	// levels of a data page v2 are copied out of it (dataPageV2).
@@ -279,7 +276,7 @@ func (r *Reader) nextPage() error {
 	}
 	if h.CRC != 0 {
 		if got := crc32.ChecksumIEEE(payload); got != uint32(h.CRC) {
-			return fmt.Errorf("%w: CRC checksum mismatch: the page's data has %08x, its header %08x", errCorrupt, got, uint32(h.CRC))
+			return fmt.Errorf("%w: CRC checksum mismatch: the page's data has %08x, its header %08x", ErrCorrupt, got, uint32(h.CRC))
 		}
 	}
 	switch h.Type {
@@ -290,7 +287,7 @@ func (r *Reader) nextPage() error {
 	case format.DataPageV2:
 		return r.dataPageV2(h, payload)
 	}
-	return fmt.Errorf("%w: a page of type %s", errCorrupt, h.Type)
+	return fmt.Errorf("%w: a page of type %s", ErrCorrupt, h.Type)
 }
 
 // header decodes the page header at r.pos and consumes it.
@@ -309,7 +306,7 @@ func (r *Reader) header() (*format.PageHeader, error) {
 			return h, nil
 		}
 		if int64(len(b)) >= r.end-r.pos || len(b) >= maxHeader {
-			return nil, fmt.Errorf("%w: page header: %w", errCorrupt, err)
+			return nil, fmt.Errorf("%w: page header: %w", ErrCorrupt, err)
 		}
 		size = max(size, len(b))
 	}
@@ -380,33 +377,33 @@ func (r *Reader) payload(n int, own bool) ([]byte, error) {
 func (r *Reader) uncompress(dst, payload []byte, size int, compressed bool) ([]byte, error) {
 	if r.col.Codec == format.Uncompressed || !compressed {
 		if len(payload) != size {
-			return nil, fmt.Errorf("%w: an uncompressed page of %d bytes whose header says %d", errCorrupt, len(payload), size)
+			return nil, fmt.Errorf("%w: an uncompressed page of %d bytes whose header says %d", ErrCorrupt, len(payload), size)
 		}
 		return payload, nil
 	}
 	out, err := r.decompress(r.col.Codec, dst, payload, size)
 	if err != nil {
-		return nil, fmt.Errorf("%w: decompress: %w", errCorrupt, err)
+		return nil, fmt.Errorf("%w: decompress: %w", ErrCorrupt, err)
 	}
 	if len(out) != size {
-		return nil, fmt.Errorf("%w: a page that decompresses to %d bytes, its header says %d", errCorrupt, len(out), size)
+		return nil, fmt.Errorf("%w: a page that decompresses to %d bytes, its header says %d", ErrCorrupt, len(out), size)
 	}
 	return out, nil
 }
 
 func (r *Reader) dictionaryPage(h *format.PageHeader, payload []byte) error {
 	if !h.DictionaryPageHeader.Valid {
-		return fmt.Errorf("%w: a dictionary page without its header", errCorrupt)
+		return fmt.Errorf("%w: a dictionary page without its header", ErrCorrupt)
 	}
 	if r.hasDict || r.sawData {
-		return fmt.Errorf("%w: a dictionary page after the column chunk's first page", errCorrupt)
+		return fmt.Errorf("%w: a dictionary page after the column chunk's first page", ErrCorrupt)
 	}
 	dh := &h.DictionaryPageHeader.V
 	if dh.Encoding != format.Plain && dh.Encoding != format.PlainDictionary {
-		return fmt.Errorf("%w: a dictionary page encoded %s", errCorrupt, dh.Encoding)
+		return fmt.Errorf("%w: a dictionary page encoded %s", ErrCorrupt, dh.Encoding)
 	}
 	if dh.NumValues < 0 {
-		return fmt.Errorf("%w: a dictionary page of %d values", errCorrupt, dh.NumValues)
+		return fmt.Errorf("%w: a dictionary page of %d values", ErrCorrupt, dh.NumValues)
 	}
 	data, err := r.uncompress(r.dictBuf, payload, int(h.UncompressedPageSize), true)
 	if err != nil {
@@ -428,7 +425,7 @@ func (r *Reader) dictionaryPage(h *format.PageHeader, payload []byte) error {
 // prepares its values.
 func (r *Reader) dataPage(n int32, enc format.Encoding, data []byte) error {
 	if n < 0 || int64(n) > r.want-r.seen {
-		return fmt.Errorf("%w: a data page of %d values where its column chunk has %d left", errCorrupt, n, r.want-r.seen)
+		return fmt.Errorf("%w: a data page of %d values where its column chunk has %d left", ErrCorrupt, n, r.want-r.seen)
 	}
 	var dict *dictionary
 	if r.hasDict {
@@ -445,7 +442,7 @@ func (r *Reader) dataPage(n int32, enc format.Encoding, data []byte) error {
 
 func (r *Reader) dataPageV1(h *format.PageHeader, payload []byte) error {
 	if !h.DataPageHeader.Valid {
-		return fmt.Errorf("%w: a data page without its header", errCorrupt)
+		return fmt.Errorf("%w: a data page without its header", ErrCorrupt)
 	}
 	dh := &h.DataPageHeader.V
 	data, err := r.uncompress(r.page, payload, int(h.UncompressedPageSize), true)
@@ -472,13 +469,13 @@ func (r *Reader) dataPageV1(h *format.PageHeader, payload []byte) error {
 
 func (r *Reader) dataPageV2(h *format.PageHeader, payload []byte) error {
 	if !h.DataPageHeaderV2.Valid {
-		return fmt.Errorf("%w: a data page v2 without its header", errCorrupt)
+		return fmt.Errorf("%w: a data page v2 without its header", ErrCorrupt)
 	}
 	dh := &h.DataPageHeaderV2.V
 	repLen, defLen := int64(dh.RepetitionLevelsByteLength), int64(dh.DefinitionLevelsByteLength)
 	if repLen < 0 || defLen < 0 || repLen+defLen > int64(len(payload)) || repLen+defLen > int64(h.UncompressedPageSize) {
 		return fmt.Errorf("%w: a data page v2 of %d bytes with %d bytes of repetition and %d of definition levels",
-			errCorrupt, len(payload), repLen, defLen)
+			ErrCorrupt, len(payload), repLen, defLen)
 	}
 	n := int(max(dh.NumValues, 0))
 	compressed := !dh.IsCompressed.Valid || dh.IsCompressed.V
@@ -524,11 +521,11 @@ func (d *levelDecoder) initV1(data []byte, enc format.Encoding, maxLevel, n int)
 	switch enc {
 	case format.RLE:
 		if len(data) < 4 {
-			return nil, fmt.Errorf("%w: levels without their length", errCorrupt)
+			return nil, fmt.Errorf("%w: levels without their length", ErrCorrupt)
 		}
 		size := uint64(data[0]) | uint64(data[1])<<8 | uint64(data[2])<<16 | uint64(data[3])<<24
 		if size > uint64(len(data)-4) {
-			return nil, fmt.Errorf("%w: levels of %d bytes where %d remain", errCorrupt, size, len(data)-4)
+			return nil, fmt.Errorf("%w: levels of %d bytes where %d remain", ErrCorrupt, size, len(data)-4)
 		}
 		d.packed = false
 		d.rle.init(data[4:4+size], w, n)
@@ -536,12 +533,12 @@ func (d *levelDecoder) initV1(data []byte, enc format.Encoding, maxLevel, n int)
 	case format.BitPacked:
 		size := (uint64(n)*uint64(w) + 7) / 8
 		if size > uint64(len(data)) {
-			return nil, fmt.Errorf("%w: BIT_PACKED levels of %d bytes where %d remain", errCorrupt, size, len(data))
+			return nil, fmt.Errorf("%w: BIT_PACKED levels of %d bytes where %d remain", ErrCorrupt, size, len(data))
 		}
 		*d = levelDecoder{packed: true, data: data[:size], width: w}
 		return data[size:], nil
 	}
-	return nil, fmt.Errorf("%w: levels encoded %s", errCorrupt, enc)
+	return nil, fmt.Errorf("%w: levels encoded %s", ErrCorrupt, enc)
 }
 
 func (d *levelDecoder) initRLE(data []byte, maxLevel, n int) {

@@ -33,9 +33,9 @@ func (d *rleDecoder) run() error {
 	h, k := binary.Uvarint(d.data[d.pos:])
 	if k <= 0 {
 		if d.pos >= len(d.data) {
-			return fmt.Errorf("%w: the RLE/bit-packed values end %d values early", errCorrupt, d.limit)
+			return fmt.Errorf("%w: the RLE/bit-packed values end %d values early", ErrCorrupt, d.limit)
 		}
-		return fmt.Errorf("%w: an RLE/bit-packed run header does not decode", errCorrupt)
+		return fmt.Errorf("%w: an RLE/bit-packed run header does not decode", ErrCorrupt)
 	}
 	d.pos += k
 	if h&1 == 0 {
@@ -44,12 +44,12 @@ func (d *rleDecoder) run() error {
 		// end are never decoded.
 		count := h >> 1
 		if count > uint64(d.limit+7) {
-			return fmt.Errorf("%w: an RLE run of %d values where %d remain", errCorrupt, count, d.limit)
+			return fmt.Errorf("%w: an RLE run of %d values where %d remain", ErrCorrupt, count, d.limit)
 		}
 		n := min(int(count), d.limit)
 		size := int(d.width+7) / 8
 		if len(d.data)-d.pos < size {
-			return fmt.Errorf("%w: an RLE run's value is cut short", errCorrupt)
+			return fmt.Errorf("%w: an RLE run's value is cut short", ErrCorrupt)
 		}
 		var v uint32
 		for i := range size {
@@ -63,12 +63,12 @@ func (d *rleDecoder) run() error {
 	groups := h >> 1
 	// The last group of a stream may be padded up to 8 values.
 	if groups > uint64(d.limit+7)/8 {
-		return fmt.Errorf("%w: a bit-packed run of %d values where %d remain", errCorrupt, groups*8, d.limit)
+		return fmt.Errorf("%w: a bit-packed run of %d values where %d remain", ErrCorrupt, groups*8, d.limit)
 	}
 	n := min(int(groups)*8, d.limit)
 	size := int(groups) * int(d.width)
 	if need := (n*int(d.width) + 7) / 8; len(d.data)-d.pos < need {
-		return fmt.Errorf("%w: a bit-packed run of %d values is cut short", errCorrupt, n)
+		return fmt.Errorf("%w: a bit-packed run of %d values is cut short", ErrCorrupt, n)
 	}
 	d.n, d.packed, d.bit = n, true, d.pos*8
 	d.pos = min(d.pos+size, len(d.data))
@@ -91,7 +91,7 @@ func (d *rleDecoder) decodeLevels(dst []uint8) (uint8, error) {
 		if !d.packed {
 			v := uint8(d.value)
 			if d.value > 0xff {
-				return 0, fmt.Errorf("%w: level %d", errCorrupt, d.value)
+				return 0, fmt.Errorf("%w: level %d", ErrCorrupt, d.value)
 			}
 			for i := range dst[:k] {
 				dst[i] = v
