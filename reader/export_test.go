@@ -14,3 +14,9 @@ var Decompress = decompress
 
 // AllocatedBy gives the bytes the Go heap allocated while f ran.
 var AllocatedBy = allocatedBy
+
+// WithBatchEntries makes the leaves of a Reader's streams decode n entries
+// at a time, so that tests can put batch boundaries inside rows.
+func WithBatchEntries(n int) Option {
+	return func(r *Reader) { r.entries = n }
+}

@@ -71,6 +71,7 @@ type Reader struct {
 	enc       encoding
 	cache     *DeleteCache // nil: every Open reads its delete files
 	space     uint64       // the Reader's namespace in cache
+	entries   int          // entries a leaf decodes at a time; 0: batchEntries
 }
 
 // Option configures a Reader.
@@ -260,6 +261,11 @@ func (r *Reader) Open(ctx context.Context, s splits.Split, t splits.TableSchema)
 		st.filter = filter
 	}
 	st.leaves = res.order
+	if r.entries > 0 {
+		for _, l := range st.leaves {
+			l.entries = r.entries
+		}
+	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}

@@ -24,6 +24,9 @@ type leaf struct {
 	maxDef int
 	length int // of a FIXED_LEN_BYTE_ARRAY value
 	vt     valueType
+	// entries is how many entries load decodes at a time; 0 is
+	// batchEntries.
+	entries int
 
 	pages parquetpage.Reader
 	col   parquetpage.Column
@@ -86,7 +89,11 @@ func (l *leaf) end() error {
 // load decodes the next batch of the column chunk.
 func (l *leaf) load() error {
 	l.next, l.nextV = 0, 0
-	err := l.pages.Read(&l.batch, batchEntries)
+	n := batchEntries
+	if l.entries > 0 {
+		n = l.entries
+	}
+	err := l.pages.Read(&l.batch, n)
 	if errors.Is(err, io.EOF) {
 		l.eof = true
 	}
