@@ -191,15 +191,22 @@ func (s *server) stop() {
 
 // cpu is the server's user and system CPU time so far.
 func (s *server) cpu() time.Duration {
+	user, system := s.cpuSplit()
+	return user + system
+}
+
+// cpuSplit is the server's user and its system CPU time so far: the
+// system time is mostly the kernel's work on the connections.
+func (s *server) cpuSplit() (user, system time.Duration) {
 	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", s.cmd.Process.Pid))
 	if err != nil {
-		return 0
+		return 0, 0
 	}
 	// The fields after the command name, which is in parentheses.
 	f := strings.Fields(string(data[bytes.LastIndexByte(data, ')')+2:]))
 	utime, _ := strconv.ParseInt(f[11], 10, 64)
 	stime, _ := strconv.ParseInt(f[12], 10, 64)
-	return time.Duration(utime+stime) * time.Second / clockTicks
+	return time.Duration(utime) * time.Second / clockTicks, time.Duration(stime) * time.Second / clockTicks
 }
 
 // clockTicks is the kernel's USER_HZ, which /proc counts CPU time in.
@@ -374,12 +381,14 @@ func (b *bench) throughput(ctx context.Context) error {
 		if r.json, err = once(func() (int64, error) { return tablegen.OracleJSONBaseline(ctx, tbl) }); err != nil {
 			return err
 		}
-		c0, own0 := srv.cpu(), ownCPU()
+		u0, k0 := srv.cpuSplit()
+		c0, own0 := u0+k0, ownCPU()
 		n1, d1, err := readAll(uris, 1)
 		if err != nil {
 			return err
 		}
-		c1, own1 := srv.cpu(), ownCPU()
+		u1, k1 := srv.cpuSplit()
+		c1, own1 := u1+k1, ownCPU()
 		if i == 0 {
 			if peak1, err = srv.peakRSS(); err != nil {
 				return err
@@ -400,12 +409,12 @@ func (b *bench) throughput(ctx context.Context) error {
 		r.busyEight = (c8 - c1 + own8 - own1).Seconds() / d8.Seconds() / float64(cores)
 		rounds = append(rounds, r)
 		fmt.Fprintf(b.out, "round %d (load average %s → %s): raw decode %s (%.0f ns/row, %.0f ns CPU/row), ReadTasks %s, "+
-			"ReadTasks + json %s; one stream %s (server %.2f cores, %.0f ns CPU/row; client %.2f cores); "+
+			"ReadTasks + json %s; one stream %s (server %.2f cores, %.0f ns CPU/row of which %.0f%% system; client %.2f cores); "+
 			"8 streams %s (server %.2f cores, %.0f ns CPU/row; client %.2f cores; %.0f%% of %d cores busy); "+
 			"ratios %.2f, %.2f, %.2f; CPU per row %.2fx raw\n",
 			i+1, load0, loadAverage(), mrows(r.raw), 1e9/r.raw, r.rawCPU,
 			mrows(r.tasks), mrows(r.json), mrows(r.one),
-			(c1-c0).Seconds()/d1.Seconds(), r.cpuOne, (own1-own0).Seconds()/d1.Seconds(),
+			(c1-c0).Seconds()/d1.Seconds(), r.cpuOne, 100*(k1-k0).Seconds()/(c1-c0).Seconds(), (own1-own0).Seconds()/d1.Seconds(),
 			mrows(r.eight),
 			(c8-c1).Seconds()/d8.Seconds(), r.cpuEight, (own8-own1).Seconds()/d8.Seconds(), 100*r.busyEight, cores,
 			r.one/r.raw, r.one/r.json, r.eight/r.one, r.cpuOne/r.rawCPU)
