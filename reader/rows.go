@@ -18,31 +18,33 @@ import (
 // copied into carry, values and all, so a batch is never held beyond the
 // next.
 type leaf struct {
-	index  int
-	path   string
-	maxRep int
-	maxDef int
-	length int // of a FIXED_LEN_BYTE_ARRAY value
-	vt     valueType
-	// entries is how many entries load decodes at a time; 0 is
-	// batchEntries.
-	entries int
-
-	pages parquetpage.Reader
-	col   parquetpage.Column
-	batch parquetpage.Values
-	next  int  // entry of batch that starts the next row
-	nextV int  // value of batch of that entry
-	eof   bool // the column chunk has no more entries
-
-	// The current row: entries [pos, rowEnd) of cur, the value of the entry
-	// at pos being cur's vpos-th. The encoder moves pos and vpos along as
-	// it consumes entries.
+	// What every row touches comes first, to share cache lines: the
+	// current row, entries [pos, rowEnd) of cur, the value of the entry at
+	// pos being cur's vpos-th (the encoder moves pos and vpos along as it
+	// consumes entries); where the next row starts in batch; the levels
+	// and the conversion.
 	cur         *parquetpage.Values
 	pos, rowEnd int
 	vpos        int
-	carry       parquetpage.Values
-	carryData   carried
+	next        int // entry of batch that starts the next row
+	nextV       int // value of batch of that entry
+	maxRep      int
+	maxDef      int
+	vt          valueType
+	batch       parquetpage.Values
+
+	index  int
+	path   string
+	length int // of a FIXED_LEN_BYTE_ARRAY value
+	// entries is how many entries load decodes at a time; 0 is
+	// batchEntries.
+	entries int
+	eof     bool // the column chunk has no more entries
+
+	pages     parquetpage.Reader
+	col       parquetpage.Column
+	carry     parquetpage.Values
+	carryData carried
 }
 
 // batchEntries is how many entries a leaf decodes at a time: enough to
