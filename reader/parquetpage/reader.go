@@ -189,30 +189,34 @@ func (r *Reader) Read(v *Values, max int) error {
 func (r *Reader) levels(n int) error {
 	r.lo, r.hi = 0, n
 	if r.col.MaxRep > 0 {
-		r.reps = grow(r.reps, n)
-		most, err := r.repDec.decode(r.reps)
-		if err != nil {
-			return fmt.Errorf("repetition levels: %w", err)
-		}
-		if !r.maxRepOK && most > uint8(r.col.MaxRep) {
-			return fmt.Errorf("%w: repetition level %d of a column whose largest is %d", ErrCorrupt, most, r.col.MaxRep)
+		if err := decodeLevels(&r.repDec, &r.reps, n, r.col.MaxRep, r.maxRepOK, "repetition"); err != nil {
+			return err
 		}
 		if r.first && r.v2 && n > 0 && r.reps[0] != 0 {
 			return fmt.Errorf("%w: a data page v2 that does not start a row", ErrCorrupt)
 		}
 	}
 	if r.col.MaxDef > 0 {
-		r.defs = grow(r.defs, n)
-		most, err := r.defDec.decode(r.defs)
-		if err != nil {
-			return fmt.Errorf("definition levels: %w", err)
-		}
-		if !r.maxDefOK && most > uint8(r.col.MaxDef) {
-			return fmt.Errorf("%w: definition level %d of a column whose largest is %d", ErrCorrupt, most, r.col.MaxDef)
+		if err := decodeLevels(&r.defDec, &r.defs, n, r.col.MaxDef, r.maxDefOK, "definition"); err != nil {
+			return err
 		}
 	}
 	r.first = false
 	r.left -= n
+	return nil
+}
+
+// decodeLevels decodes n levels into *buf and holds them to the column's
+// largest, unless the bit width cannot exceed it (ok).
+func decodeLevels(dec *levelDecoder, buf *[]uint8, n, largest int, ok bool, what string) error {
+	*buf = grow(*buf, n)
+	most, err := dec.decode(*buf)
+	if err != nil {
+		return fmt.Errorf("%s levels: %w", what, err)
+	}
+	if !ok && int(most) > largest {
+		return fmt.Errorf("%w: %s level %d of a column whose largest is %d", ErrCorrupt, what, most, largest)
+	}
 	return nil
 }
 
