@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sync"
 	_ "unsafe" // for go:linkname
 
@@ -58,66 +59,122 @@ func init() {
 	}
 }
 
-// bounded decompresses a page into at most len(dst) bytes, the page
-// header's uncompressed size (parquet-go hands Decode a buffer of that
-// length), and fails, having allocated nothing beyond it, when the data
-// would go on. It cannot demand exactly that size: for a v2 data page the
-// header's size also counts the levels, which are not compressed; a short
-// page is left to parquet-go, which fails on it when its values run out.
-// parquet-go's one other caller, the reading of gzip-compressed bloom
-// filters, passes no buffer and so gets an error: the reader opens files
-// with SkipBloomFilters. Encode is parquet-go's own.
+// bounded decompresses a page for parquet-go (which the reader no longer
+// reads pages with, but whose table stays safe for any caller) into at
+// most len(dst) bytes, the page header's uncompressed size (parquet-go
+// hands Decode a buffer of that length), and fails when the data would go
+// on. It cannot demand exactly that size: for a v2 data page parquet-go's
+// size also counts the levels, which are not compressed. parquet-go's one
+// other caller, the reading of gzip-compressed bloom filters, passes no
+// buffer and so gets an error: the reader opens files with
+// SkipBloomFilters. Encode is parquet-go's own.
 type bounded struct {
 	compress.Codec
-	decode func(dst, src []byte) (int, error)
 }
 
 // newBounded gives the bounded codec for c, one of parquetGoCodecs.
 func newBounded(c compress.Codec) compress.Codec {
-	var decode func(dst, src []byte) (int, error)
-	switch c.CompressionCodec() {
-	case format.Snappy:
-		decode = decodeSnappy
-	case format.Gzip:
-		decode = gzipPool.decode
-	case format.Brotli:
-		decode = brotliPool.decode
-	case format.Zstd:
-		decode = decodeZstd
-	case format.Lz4Raw:
-		decode = func(dst, src []byte) (int, error) { return lz4.UncompressBlock(src, dst) }
-	default:
-		panic(fmt.Sprintf("no bounded codec for %s", c))
-	}
-	return &bounded{Codec: c, decode: decode}
+	return &bounded{Codec: c}
 }
 
 var _ compress.Codec = (*bounded)(nil)
 
 func (b *bounded) Decode(dst, src []byte) ([]byte, error) {
-	want := len(dst)
-	n, err := b.decode(dst[:want:want], src)
+	out, err := decodeAtMost(b.CompressionCodec(), dst[:0], src, len(dst))
 	if err != nil {
-		return dst[:0], fmt.Errorf("%s: %w", b.Codec, err)
+		return dst[:0], err
 	}
-	if n > want {
-		return dst[:0], fmt.Errorf("%s: the page decompresses to more than the %d bytes its header gives", b.Codec, want)
+	return out, nil
+}
+
+// decompress decompresses src, compressed with codec, into exactly size
+// bytes (a page header's uncompressed size), in dst's storage when it is
+// large enough: the parquetpage.Decompressor of the reader.
+func decompress(codec format.CompressionCodec, dst, src []byte, size int) ([]byte, error) {
+	out, err := decodeAtMost(codec, dst[:0], src, size)
+	if err != nil {
+		return nil, err
 	}
-	return dst[:n], nil
+	if len(out) != size {
+		return nil, fmt.Errorf("%s: the page decompresses to %d bytes, its header gives %d", codec, len(out), size)
+	}
+	return out, nil
+}
+
+// decodeAtMost decompresses src into at most limit bytes, appended to
+// dst, and fails when the data would go on. Where the compressed data
+// says how large it is (snappy's preamble, a zstd frame's content size)
+// that is held to limit before anything is allocated; otherwise the
+// buffer grows with the output, from a few times the input, so that a
+// damaged header's size is never allocated for data that does not fill
+// it.
+func decodeAtMost(codec format.CompressionCodec, dst, src []byte, limit int) ([]byte, error) {
+	var out []byte
+	var err error
+	switch codec {
+	case format.Snappy:
+		out, err = decodeSnappy(dst, src, limit)
+	case format.Gzip:
+		out, err = gzipPool.decode(dst, src, limit)
+	case format.Brotli:
+		out, err = brotliPool.decode(dst, src, limit)
+	case format.Zstd:
+		out, err = decodeZstd(dst, src, limit)
+	case format.Lz4Raw:
+		out, err = decodeLZ4(dst, src, limit)
+	default:
+		return nil, fmt.Errorf("%w: pages compressed with %s", ErrUnsupported, codec)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", codec, err)
+	}
+	return out, nil
+}
+
+// firstGuess is the buffer a decoder starts with when the compressed data
+// does not give its size: a few times the input, at most limit.
+func firstGuess(src []byte, limit int) int {
+	return min(limit, max(64<<10, 4*len(src)))
+}
+
+// tooLarge says that a page decompresses past its header's size.
+func tooLarge(limit int) error {
+	return fmt.Errorf("the page decompresses to more than the %d bytes its header gives", limit)
 }
 
 // decodeSnappy checks the length the block's preamble gives before
 // decoding, which snappy.Decode would allocate.
-func decodeSnappy(dst, src []byte) (int, error) {
+func decodeSnappy(dst, src []byte, limit int) ([]byte, error) {
 	n, err := snappy.DecodedLen(src)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
-	if n > len(dst) {
-		return n, nil
+	if n > limit {
+		return nil, tooLarge(limit)
 	}
-	out, err := snappy.Decode(dst, src)
-	return len(out), err
+	buf := slices.Grow(dst, n)[:n]
+	return snappy.Decode(buf, src)
+}
+
+// decodeLZ4 decodes an LZ4 block, which does not give its size, into a
+// buffer that grows fourfold while the block does not fit, up to limit and
+// to the most an LZ4 block can expand (255 bytes of output for each byte
+// of input).
+func decodeLZ4(dst, src []byte, limit int) ([]byte, error) {
+	most := min(limit, 256*len(src)+64)
+	for c := firstGuess(src, most); ; c = min(most, 4*c) {
+		buf := slices.Grow(dst, c)[:c]
+		n, err := lz4.UncompressBlock(src, buf)
+		if err == nil {
+			return buf[:n], nil
+		}
+		if c == most {
+			if most == limit {
+				return nil, fmt.Errorf("%w (or the page decompresses to more than the %d bytes its header gives)", err, limit)
+			}
+			return nil, err
+		}
+	}
 }
 
 // zstdDecoders hold decoders that decode into dst's capacity at most,
@@ -132,11 +189,34 @@ var zstdDecoders = sync.Pool{New: func() any {
 	return d
 }}
 
-func decodeZstd(dst, src []byte) (int, error) {
+// decodeZstd decodes into a buffer of the frame's content size when its
+// header gives one (held to limit first), and otherwise into one that
+// grows fourfold while the output does not fit, up to limit.
+func decodeZstd(dst, src []byte, limit int) ([]byte, error) {
+	c := firstGuess(src, limit)
+	var h zstd.Header
+	if h.Decode(src) == nil && h.HasFCS {
+		if h.FrameContentSize > uint64(limit) {
+			return nil, tooLarge(limit)
+		}
+		c = max(int(h.FrameContentSize), 1)
+	}
 	d := zstdDecoders.Get().(*zstd.Decoder)
 	defer zstdDecoders.Put(d)
-	out, err := d.DecodeAll(src, dst[:0])
-	return len(out), err
+	for {
+		buf := slices.Grow(dst, c)
+		out, err := d.DecodeAll(src, buf[:len(dst):len(dst)+c])
+		if err == nil {
+			return out, nil
+		}
+		if !errors.Is(err, zstd.ErrDecoderSizeExceeded) {
+			return nil, err
+		}
+		if c >= limit {
+			return nil, tooLarge(limit)
+		}
+		c = min(limit, 4*c)
+	}
 }
 
 // streamPool decompresses with pooled stream readers (gzip, brotli).
@@ -160,29 +240,40 @@ var (
 	}}
 )
 
-// decode reads at most len(dst) bytes, then one byte more to tell a
-// stream that ends there from one that goes on.
-func (p *streamPool) decode(dst, src []byte) (int, error) {
+// decode reads at most limit bytes into a buffer that grows with the
+// output, then one byte more to tell a stream that ends there from one
+// that goes on.
+func (p *streamPool) decode(dst, src []byte, limit int) ([]byte, error) {
 	r, err := p.reset(p.pool.Get(), bytes.NewReader(src))
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
 	rd := r.(io.Reader)
-	n, err := io.ReadFull(rd, dst)
-	switch {
-	case err == nil:
+	out := dst
+	for c := firstGuess(src, limit); ; c = min(limit, 4*c) {
+		out = slices.Grow(out, c-len(out)+len(dst))
+		n, err := io.ReadFull(rd, out[len(out):len(dst)+c])
+		out = out[:len(out)+n]
+		if err != nil {
+			if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
+				break // the stream ended: a page of len(out) bytes
+			}
+			return nil, err
+		}
+		if c < limit {
+			continue
+		}
 		// The stream must end here; reading on also checks its trailer.
 		var one [1]byte
-		m, rerr := io.ReadAtLeast(rd, one[:], 1)
-		n += m
-		if rerr != nil && rerr != io.EOF {
-			err = rerr
+		m, err := io.ReadAtLeast(rd, one[:], 1)
+		if m > 0 {
+			return nil, tooLarge(limit)
 		}
-	case errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF):
-		err = nil // a short page
+		if err != nil && err != io.EOF {
+			return nil, err
+		}
+		break
 	}
-	if err == nil {
-		p.pool.Put(r)
-	}
-	return n, err
+	p.pool.Put(r)
+	return out, nil
 }

@@ -181,6 +181,7 @@ func (r *resolver) addLeaf(c *parquet.Column, vt valueType) *leaf {
 		path:   strings.Join(c.Path(), "."),
 		maxRep: c.MaxRepetitionLevel(),
 		maxDef: c.MaxDefinitionLevel(),
+		length: c.Type().Length(),
 		vt:     vt,
 	}
 	r.leaves[l.index] = l

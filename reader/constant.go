@@ -87,7 +87,8 @@ func (r *resolver) primitiveConstant(v parquet.Value, vt valueType) (constant, e
 		return nullConstant, nil
 	}
 	var s scratch
-	k := constant{json: appendValue(nil, &v, &vt, &r.enc, &s), key: appendKey(nil, &v, &vt)}
+	one := valuesOf(v)
+	k := constant{json: appendValue(nil, one, 0, &vt, &r.enc, &s), key: appendKey(nil, one, 0, &vt)}
 	if s.err != nil {
 		return constant{}, s.err
 	}
@@ -409,5 +410,8 @@ func appendDefault(b []byte, t iceberg.Type, v any, enc *encoding, s *scratch) (
 	if err != nil {
 		return nil, err
 	}
-	return appendValue(b, &pv, &vt, enc, s), nil
+	if pv.IsNull() {
+		return append(b, "null"...), nil
+	}
+	return appendValue(b, valuesOf(pv), 0, &vt, enc, s), nil
 }

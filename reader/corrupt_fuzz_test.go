@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"runtime/debug"
 	"slices"
 	"sort"
@@ -65,16 +66,12 @@ const (
 // changes are invisible to any reader: a byte inside the payload of a page
 // without a CRC, and the header and footer fields that sameHeader and
 // sameFooter list. For those alone the output need only be well-formed rows
-// of the table's schema. Inputs that would make parquet-go allocate without
-// bound are skipped (see runBomb): no reader can survive them.
+// of the table's schema. Every read, whatever the damage, must also stay
+// within readAllocBound of allocation: no size or count in a damaged page
+// may make the reader allocate for it.
 //
 //	go test ./reader -run '^$' -fuzz '^FuzzCorruptParquet$' -fuzztime 60s
 func FuzzCorruptParquet(f *testing.F) {
-	// parquet-go allocates what a damaged page header says a page holds
-	// (up to 2 GiB) before it finds the page short; a memory limit makes
-	// the collector return each such allocation before the next input
-	// instead of letting a worker's heap grow to several of them.
-	defer debug.SetMemoryLimit(debug.SetMemoryLimit(1 << 30))
 	targets := corruptTargets(f)
 	// The seeds are each table's first file with each corruption: the
 	// fuzzer reaches the other files by mutating which, and
@@ -98,7 +95,6 @@ func FuzzCorruptParquet(f *testing.F) {
 // TestCorruptParquetEveryFile makes FuzzCorruptParquet's seed corruptions
 // to every file of every target split.
 func TestCorruptParquetEveryFile(t *testing.T) {
-	defer debug.SetMemoryLimit(debug.SetMemoryLimit(1 << 30))
 	targets := corruptTargets(t)
 	for i, tg := range targets {
 		for _, s := range corruptSeeds(tg, i) {
@@ -130,10 +126,6 @@ func corruptSeeds(tg *corruptTarget, i int) []corruptSeed {
 func checkCorruption(t *testing.T, tg *corruptTarget, op uint8, off, arg uint32) {
 	t.Helper()
 	m := tg.corrupt(op%opCount, off, arg)
-	if bomb, n := runBomb(m.data); bomb {
-		t.Logf("%s, %s: skipped, parquet-go would allocate for a run of %d values (a known limit of parquet-go, see runBomb)", tg.name, m.what, n)
-		return
-	}
 	out, err := tg.read(t, m)
 	switch {
 	case err != nil:
@@ -170,6 +162,22 @@ type corruptTarget struct {
 	intact []byte
 	want   []byte // the split's rows with the file intact
 	pages  []pageSpan
+	files  int64 // the bytes of the split's files
+}
+
+// allocBound is the most a read of the target's split may allocate,
+// damaged or not: readAllocBound for the split's files and its rows.
+func (tg *corruptTarget) allocBound() uint64 {
+	return readAllocBound(tg.files, int64(len(tg.want)))
+}
+
+// readAllocBound is the allocation FuzzCorruptParquet allows one read of
+// a split whose files hold files bytes and whose intact rows take out
+// bytes: 64 MiB, plus 16 times the files and the rows. parquetpage sizes
+// nothing from a page before holding it to the file's bytes, so that even
+// a damaged page asks for little beyond what its bytes decompress to.
+func readAllocBound(files, out int64) uint64 {
+	return 64<<20 + 16*uint64(files+out)
 }
 
 // pageSpan locates one page of a Parquet file.
@@ -421,9 +429,10 @@ func (tg *corruptTarget) read(t *testing.T, m mutation) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	type result struct {
-		out   []byte
-		err   error
-		panic string
+		out       []byte
+		err       error
+		panic     string
+		allocated uint64
 	}
 	done := make(chan result, 1)
 	go func() {
@@ -433,8 +442,11 @@ func (tg *corruptTarget) read(t *testing.T, m mutation) ([]byte, error) {
 			}
 		}()
 		var out bytes.Buffer
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
 		err := readSplit(ctx, reader.New(fsys), sp, tg.table, &out)
-		done <- result{out: out.Bytes(), err: err}
+		runtime.ReadMemStats(&after)
+		done <- result{out: out.Bytes(), err: err, allocated: after.TotalAlloc - before.TotalAlloc}
 	}()
 	select {
 	case r := <-done:
@@ -443,6 +455,9 @@ func (tg *corruptTarget) read(t *testing.T, m mutation) ([]byte, error) {
 		}
 		if errors.Is(r.err, context.DeadlineExceeded) {
 			t.Fatalf("%s, %s: the read ran past its deadline", tg.name, m.what)
+		}
+		if bound := tg.allocBound(); r.allocated > bound {
+			t.Fatalf("%s, %s: the read allocated %d MiB, more than the %d MiB bound for its files", tg.name, m.what, r.allocated>>20, bound>>20)
 		}
 		return r.out, r.err
 	case <-time.After(time.Minute):
@@ -539,6 +554,10 @@ func corruptTargets(f testing.TB) []*corruptTarget {
 					files = append(files, d.Path)
 				}
 			}
+			total := sp.Data.Size
+			for _, d := range sp.Deletes {
+				total += d.Size
+			}
 			for _, p := range files {
 				intact, err := readAllIO(fsys, p)
 				if err != nil {
@@ -547,7 +566,7 @@ func corruptTargets(f testing.TB) []*corruptTarget {
 				targets = append(targets, &corruptTarget{
 					name:  name + ":" + filepath.Base(sp.Data.Path) + ":" + filepath.Base(p),
 					split: sp, table: ts, fs: fsys, path: p,
-					intact: intact, want: want.Bytes(), pages: parquetPages(intact),
+					intact: intact, want: want.Bytes(), pages: parquetPages(intact), files: total,
 				})
 			}
 		}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"hash/crc32"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -137,6 +138,11 @@ func TestCorruptFiles(t *testing.T) {
 			data[pages[0].payload] ^= 0xff
 			return data
 		}, 0, "checksum mismatch", nil},
+		{"a footer length longer than the file", func(t *testing.T) []byte {
+			data := write(t)
+			binary.LittleEndian.PutUint32(data[len(data)-8:], 1<<28)
+			return data
+		}, 0, "footer of 268435456 bytes is longer than the file's", nil},
 		{"a zstd chunk marked LZ4", footer(func(md *format.FileMetaData) {
 			for i := range md.RowGroups[0].Columns {
 				chunk(md, i).Codec = format.Lz4Raw
@@ -179,4 +185,128 @@ func TestCorruptFiles(t *testing.T) {
 	if len(got) != len(rows) || got[7] != `{"id":7,"qty":70,"score":1.75,"amt":"7.05","name":"nnnnnnnn","fx":"AQAAAA=="}` {
 		t.Fatalf("the intact LZ4 file reads as %q", got)
 	}
+}
+
+// TestRunBombs damages one run header inside a page (dictionary indexes,
+// definition levels, a DELTA_BINARY_PACKED block), with the page's CRC
+// made to match, so that it asks for 2^31 values or more: parquet-go
+// sized its decoding from such headers and exhausted memory. The reader
+// must fail with ErrCorruptFile having allocated little.
+func TestRunBombs(t *testing.T) {
+	type row struct {
+		ID   int64   `parquet:"id,id(1),delta"`
+		Fx   [4]byte `parquet:"fx,id(6),dict"`
+		Note *string `parquet:"note,id(10),optional"`
+	}
+	schema := iceberg.NewSchema(0,
+		field(1, "id", iceberg.PrimitiveTypes.Int64),
+		field(6, "fx", iceberg.FixedTypeOf(4)),
+		field(10, "note", iceberg.PrimitiveTypes.String),
+	)
+	rows := make([]row, 1000)
+	note := "n"
+	for i := range rows {
+		rows[i] = row{ID: int64(i * i), Fx: [4]byte{byte(i % 3)}}
+		if i%3 != 0 {
+			rows[i].Note = &note
+		}
+	}
+	// huge is a 5-byte varint: an RLE run header of 2^31 values, or (odd)
+	// a bit-packed one of 2^34.
+	huge := binary.AppendUvarint(nil, 1<<32)
+	tests := []struct {
+		name    string
+		version int
+		column  string
+		at      func(h *format.PageHeader) int // where in the page's data the header to damage starts
+		want    string
+	}{
+		{"dictionary indexes, data page v2", 2, "fx", func(h *format.PageHeader) int { return 1 }, "an RLE run of 2147483648 values"},
+		{"dictionary indexes, data page v1", 1, "fx", func(h *format.PageHeader) int { return 1 }, "an RLE run of 2147483648 values"},
+		{"definition levels, data page v2", 2, "note", func(h *format.PageHeader) int { return 0 }, "an RLE run of 2147483648 values"},
+		{"definition levels, data page v1", 1, "note", func(h *format.PageHeader) int { return 4 }, "an RLE run of 2147483648 values"},
+		// The third varint of the header, after the block size (128: 2
+		// bytes) and the miniblock count (1 byte): the value count.
+		{"a DELTA_BINARY_PACKED header", 2, "id", func(h *format.PageHeader) int { return 3 }, "claims 4294967296 values"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var buf bytes.Buffer
+			if err := parquet.Write(&buf, rows, parquet.DataPageVersion(tc.version)); err != nil {
+				t.Fatal(err)
+			}
+			data := damageFirstDataPage(t, buf.Bytes(), tc.column, func(h *format.PageHeader, page []byte) {
+				at := tc.at(h)
+				if h.DataPageHeaderV2.Valid {
+					v := &h.DataPageHeaderV2.V
+					if tc.column != "note" {
+						at += int(v.RepetitionLevelsByteLength + v.DefinitionLevelsByteLength)
+					}
+				}
+				copy(page[at:], huge)
+			})
+			dir := t.TempDir()
+			if err := writeFile(filepath.Join(dir, "data.parquet"), data); err != nil {
+				t.Fatal(err)
+			}
+			sp := dataSplit("data.parquet", int64(len(data)), int64(len(rows)))
+			var out bytes.Buffer
+			var err error
+			allocated := reader.AllocatedBy(func() {
+				err = readSplit(context.Background(), reader.New(testFS(dir)), sp, tableOf(schema), &out)
+			})
+			if !errors.Is(err, reader.ErrCorruptFile) || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("got %v, want ErrCorruptFile saying %q", err, tc.want)
+			}
+			if allocated > 16<<20 {
+				t.Errorf("the read allocated %d MiB", allocated>>20)
+			}
+		})
+	}
+}
+
+// damageFirstDataPage lets change damage the data of the first data page
+// of a column of an uncompressed Parquet file, in place, and sets the
+// page's CRC to match, so that only the damage itself can tell.
+func damageFirstDataPage(t *testing.T, data []byte, column string, change func(*format.PageHeader, []byte)) []byte {
+	t.Helper()
+	data = bytes.Clone(data)
+	n := len(data)
+	var md format.FileMetaData
+	proto := &thrift.CompactProtocol{}
+	if err := thrift.Unmarshal(proto, data[n-8-int(binary.LittleEndian.Uint32(data[n-8:])):n-8], &md); err != nil {
+		t.Fatal(err)
+	}
+	for _, cc := range md.RowGroups[0].Columns {
+		if cc.MetaData.PathInSchema[0] != column {
+			continue
+		}
+		if cc.MetaData.Codec != format.Uncompressed {
+			t.Fatalf("column %s is %s", column, cc.MetaData.Codec)
+		}
+		pos := cc.MetaData.DataPageOffset
+		br := bytes.NewReader(data[pos:])
+		var h format.PageHeader
+		if err := thrift.NewDecoder(proto.NewReader(br)).Decode(&h); err != nil {
+			t.Fatal(err)
+		}
+		payload := int64(n) - int64(br.Len())
+		page := data[payload : payload+int64(h.CompressedPageSize)]
+		change(&h, page)
+		if h.CRC == 0 {
+			return data
+		}
+		h.CRC = int32(crc32.ChecksumIEEE(page))
+		b, err := thrift.Marshal(proto, &h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if int64(len(b)) != payload-pos {
+			t.Skipf("the page header re-encodes to %d bytes, not %d", len(b), payload-pos)
+		}
+		copy(data[pos:], b)
+		return data
+	}
+	t.Fatalf("no column %s", column)
+	return nil
 }

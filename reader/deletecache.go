@@ -155,7 +155,7 @@ func (c *DeleteCache) get(key string, kind split.DeleteKind, load func() (any, i
 		c.mu.Unlock()
 		loaded = true
 		defer func() {
-			// The decoders recover from parquet-go's panics; this keeps any
+			// scanRows recovers a panic of the decoding; this keeps any
 			// other one from reaching every waiter as a panic of its own.
 			if r := recover(); r != nil {
 				v, err = nil, fmt.Errorf("%w: %v", ErrCorruptFile, r)

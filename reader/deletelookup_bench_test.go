@@ -11,6 +11,7 @@ import (
 	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/parquet-go/parquet-go"
 
+	"github.com/druidiceberg/sidecar/reader/parquetpage"
 	"github.com/druidiceberg/sidecar/splits/split"
 )
 
@@ -102,13 +103,15 @@ func BenchmarkDeleteLookup(b *testing.B) {
 			}
 			set.keys = append(set.keys, keys)
 		}
-		names := make([]parquet.Value, 40_000)
-		for i := range names {
-			names[i] = parquet.ByteArrayValue(fmt.Appendf(nil, "customer-%06d", i))
+		names := &parquetpage.Values{N: 40_000}
+		for i := range names.N {
+			at := len(names.Bytes)
+			names.Bytes = fmt.Appendf(names.Bytes, "customer-%06d", i)
+			names.Refs = append(names.Refs, parquetpage.Ref{Off: uint32(at), Len: uint32(len(names.Bytes) - at)})
 		}
-		col := &leaf{vt: valueType{conv: convString}, row: make([]parquet.Value, 1)}
+		col := &leaf{vt: valueType{conv: convString}, cur: names}
 		set.cols = []*leaf{col}
-		benchEqSet(b, set, func(i int) { col.row[0] = names[i%len(names)] })
+		benchEqSet(b, set, func(i int) { col.vpos = i % names.N })
 	})
 }
 
@@ -150,7 +153,8 @@ func benchLongKeys(b *testing.B, loader *deleteLoader, dir, name string, n, step
 	if err != nil {
 		b.Fatal(err)
 	}
-	col := &leaf{vt: valueType{conv: convInt64}, row: make([]parquet.Value, 1)}
+	one := &parquetpage.Values{N: 1, Int64: make([]int64, 1)}
+	col := &leaf{vt: valueType{conv: convInt64}, cur: one}
 	set := &eqSet{ids: []int{1}, cols: []*leaf{col}, consts: [][]byte{nil}, keys: []*eqKeys{keys}}
-	benchEqSet(b, set, func(i int) { col.row[0] = parquet.Int64Value(ids(i)) })
+	benchEqSet(b, set, func(i int) { one.Int64[0] = ids(i) })
 }

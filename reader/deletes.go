@@ -3,12 +3,17 @@ package reader
 import (
 	"bytes"
 	"fmt"
+	"io"
+	"iter"
+	"math"
+	"strconv"
 	"strings"
 
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table/dv"
 	"github.com/parquet-go/parquet-go"
 
+	"github.com/druidiceberg/sidecar/reader/parquetpage"
 	"github.com/druidiceberg/sidecar/splits/split"
 )
 
@@ -42,6 +47,45 @@ func (p *positions) kindOf(pos uint64) split.DeleteKind {
 		return split.DeletePosition
 	}
 	return split.DeleteDeletionVector
+}
+
+// walk returns a walk of the deleted positions in ascending order, for a
+// stream that reads its rows in file order: it costs a comparison a row
+// where a lookup in the bitmap costs a map access and a binary search.
+func (p *positions) walk() *positionWalk {
+	w := &positionWalk{next: math.MaxUint64}
+	if p.all != nil {
+		w.pull, w.stop = iter.Pull(p.all.Positions())
+		w.advance()
+	} else {
+		w.stop = func() {}
+	}
+	return w
+}
+
+// positionWalk steps through deleted positions; next is the least not yet
+// passed, math.MaxUint64 past the last.
+type positionWalk struct {
+	next uint64
+	pull func() (uint64, bool)
+	stop func()
+}
+
+func (w *positionWalk) advance() {
+	if p, ok := w.pull(); ok {
+		w.next = p
+	} else {
+		w.next = math.MaxUint64
+	}
+}
+
+// deleted reports whether pos is deleted; pos must not be less than the
+// positions asked about before.
+func (w *positionWalk) deleted(pos uint64) bool {
+	for w.next < pos {
+		w.advance()
+	}
+	return w.next == pos
 }
 
 // deleteLoader loads the delete files of one Open: through the Reader's
@@ -168,12 +212,11 @@ func readPositionDeletes(fs *watchedIO, d split.DeleteFile, only string) (_ *pos
 	// one of the row before.
 	var curPath []byte
 	var cur *dv.RoaringPositionBitmap
-	err = scanRows(fs, pf, r.order, func() error {
-		p := &lp.row[0]
-		if p.IsNull() {
+	err = scanRows(fs, pf, f, r.order, func() error {
+		if lp.null() {
 			return nil
 		}
-		path := p.ByteArray()
+		path := lp.cur.ByteArray(lp.vpos)
 		if only != "" && string(path) != only {
 			return nil
 		}
@@ -184,20 +227,23 @@ func readPositionDeletes(fs *watchedIO, d split.DeleteFile, only string) (_ *pos
 				e.byPath[string(path)] = cur
 			}
 		}
-		q := &lq.row[0]
-		if q.IsNull() || q.Int64() < 0 {
+		if lq.null() || lq.cur.Int64[lq.vpos] < 0 {
+			q := "null"
+			if !lq.null() {
+				q = strconv.FormatInt(lq.cur.Int64[lq.vpos], 10)
+			}
 			if only != "" {
-				return fmt.Errorf("%w: position %v", ErrCorruptFile, *q)
+				return fmt.Errorf("%w: position %s", ErrCorruptFile, q)
 			}
 			if _, seen := e.corrupt[string(path)]; !seen {
 				if e.corrupt == nil {
 					e.corrupt = map[string]string{}
 				}
-				e.corrupt[string(path)] = fmt.Sprint(*q)
+				e.corrupt[string(path)] = q
 			}
 			return nil
 		}
-		cur.Set(uint64(q.Int64()))
+		cur.Set(uint64(lq.cur.Int64[lq.vpos]))
 		return nil
 	})
 	if err != nil {
@@ -266,27 +312,23 @@ func readDeletionVector(fs *watchedIO, d split.DeleteFile, ref string) (*dv.Roar
 	return bm, nil
 }
 
-// scanRows reads every row of pf through the leaves (flat columns only) and
-// calls row after each row is loaded.
-func scanRows(fs *watchedIO, pf *parquet.File, leaves []*leaf, row func() error) (err error) {
+// scanRows reads every row of pf, whose bytes src holds, through the
+// leaves (flat columns only) and calls row after each row is loaded.
+func scanRows(fs *watchedIO, pf *parquet.File, src io.ReaderAt, leaves []*leaf, row func() error) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("%w: %v", ErrCorruptFile, r)
 		}
 		for _, l := range leaves {
-			if cerr := l.stop(); cerr != nil && err == nil {
-				err = cerr
-			}
+			l.stop()
 		}
 	}()
-	for _, rg := range pf.RowGroups() {
-		chunks := rg.ColumnChunks()
+	var scratch parquetpage.Scratch
+	for _, rg := range pf.Metadata().RowGroups {
 		for _, l := range leaves {
-			if err := l.start(chunks[l.index].Pages()); err != nil {
-				return err
-			}
+			l.start(src, &rg.Columns[l.index].MetaData, &scratch)
 		}
-		for range rg.NumRows() {
+		for range rg.NumRows {
 			for _, l := range leaves {
 				if err := l.advance(); err != nil {
 					return fs.classify(err)

@@ -1,8 +1,10 @@
 package reader
 
 import (
+	"encoding/binary"
 	"hash/maphash"
 	"math/bits"
+	"math/rand/v2"
 )
 
 // eqKeys is the set of keys of one equality delete file, with a small
@@ -13,6 +15,7 @@ import (
 type eqKeys struct {
 	m      map[string]struct{}
 	seed   maphash.Seed
+	salt   uint64   // for the hash of 9-byte keys (integers)
 	filter []uint64 // a bitset of 2^k bits, about 16 per key
 	mask   uint64
 }
@@ -24,13 +27,12 @@ const bitsPerKey = 16
 // newEqKeys builds the filter over the keys of m; m is not copied and must
 // not change afterwards.
 func newEqKeys(m map[string]struct{}) *eqKeys {
-	k := &eqKeys{m: m, seed: maphash.MakeSeed()}
+	k := &eqKeys{m: m, seed: maphash.MakeSeed(), salt: rand.Uint64()}
 	n := max(64, uint64(len(m))*bitsPerKey)
 	n = 1 << bits.Len64(n-1) // a power of two
 	k.filter, k.mask = make([]uint64, n/64), n-1
 	for key := range m {
-		// maphash.String and maphash.Bytes agree on equal contents.
-		h := maphash.String(k.seed, key)
+		h := k.hash([]byte(key))
 		a, b := h&k.mask, (h>>32)&k.mask
 		k.filter[a/64] |= 1 << (a % 64)
 		k.filter[b/64] |= 1 << (b % 64)
@@ -47,7 +49,26 @@ func (k *eqKeys) contains(key []byte) bool {
 	return ok
 }
 
-func (k *eqKeys) hash(key []byte) uint64 { return maphash.Bytes(k.seed, key) }
+// hash is the filter's hash of a key: for a key of 9 bytes (appendKeyInt's
+// integers, and a few others) a mix of its last 8, which intHash gives
+// from the integer itself; maphash otherwise.
+func (k *eqKeys) hash(key []byte) uint64 {
+	if len(key) == 9 {
+		return k.intHash(binary.BigEndian.Uint64(key[1:]))
+	}
+	return maphash.Bytes(k.seed, key)
+}
+
+// intHash is hash of an integer key, salted per set (splitmix64's
+// finalizer).
+func (k *eqKeys) intHash(u uint64) uint64 {
+	u ^= k.salt
+	u ^= u >> 30
+	u *= 0xbf58476d1ce4e5b9
+	u ^= u >> 27
+	u *= 0x94d049bb133111eb
+	return u ^ u>>31
+}
 
 // mayContain is the filter: false means the key is certainly absent.
 func (k *eqKeys) mayContain(h uint64) bool {

@@ -36,3 +36,22 @@ func TestEqKeys(t *testing.T) {
 		}
 	}
 }
+
+// TestEqKeysIntHash: the hash eqSet.contains takes from an integer is the
+// filter's hash of the integer's key, so the shortcut hides no key.
+func TestEqKeysIntHash(t *testing.T) {
+	m := map[string]struct{}{}
+	for i := range int64(1000) {
+		m[string(appendKeyInt(nil, i*7-3000))] = struct{}{}
+	}
+	k := newEqKeys(m)
+	for i := range int64(1000) {
+		x := i*7 - 3000
+		if k.hash(appendKeyInt(nil, x)) != k.intHash(uint64(x)) {
+			t.Fatalf("%d: the integer's hash is not its key's", x)
+		}
+		if !k.mayContain(k.intHash(uint64(x))) {
+			t.Fatalf("%d: the filter hides a key", x)
+		}
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"github.com/apache/iceberg-go"
 	"github.com/parquet-go/parquet-go"
 
+	"github.com/druidiceberg/sidecar/reader/parquetpage"
 	"github.com/druidiceberg/sidecar/splits/split"
 )
 
@@ -32,13 +33,31 @@ type eqSet struct {
 // contains reports whether the current row of the data file matches a key
 // of the set; kb is scratch space, returned for reuse.
 func (e *eqSet) contains(kb []byte) ([]byte, bool) {
+	if len(e.cols) == 1 {
+		// One integer column (an id, the usual case): its filter hash
+		// comes from the integer, so most rows are told apart without
+		// building the key.
+		if l := e.cols[0]; l != nil && intKeyed(l.vt.conv) && !l.null() {
+			u := uint64(keyInt(l.cur, l.vpos, &l.vt))
+			maybe := false
+			for _, keys := range e.keys {
+				if keys.mayContain(keys.intHash(u)) {
+					maybe = true
+					break
+				}
+			}
+			if !maybe {
+				return kb, false
+			}
+		}
+	}
 	kb = kb[:0]
 	for i, l := range e.cols {
 		if l == nil {
 			kb = append(kb, e.consts[i]...)
 			continue
 		}
-		kb = appendKey(kb, &l.row[0], &l.vt)
+		kb = l.appendKey(kb)
 	}
 	for _, keys := range e.keys {
 		if keys.contains(kb) {
@@ -207,10 +226,10 @@ func readEqualityDeletes(fs *watchedIO, d split.DeleteFile, t split.TableSchema)
 	}
 	keys := map[string]struct{}{}
 	var kb []byte
-	err = scanRows(fs, pf, r.order, func() error {
+	err = scanRows(fs, pf, f, r.order, func() error {
 		kb = kb[:0]
 		for _, l := range cols {
-			kb = appendKey(kb, &l.row[0], &l.vt)
+			kb = l.appendKey(kb)
 		}
 		if _, ok := keys[string(kb)]; !ok {
 			keys[string(kb)] = struct{}{}
@@ -223,48 +242,78 @@ func readEqualityDeletes(fs *watchedIO, d split.DeleteFile, t split.TableSchema)
 	return keys, nil
 }
 
-// appendKey appends the canonical bytes of v as a value of its Iceberg
-// type: 0 for null, otherwise 1 and a payload that is equal for equal
-// Iceberg values whatever the physical type that stored them.
-func appendKey(b []byte, v *parquet.Value, t *valueType) []byte {
-	if v.IsNull() || t.conv == convNull {
+// appendKey appends the equality key of the leaf's current entry.
+func (l *leaf) appendKey(b []byte) []byte {
+	if l.null() {
 		return append(b, 0)
 	}
+	return appendKey(b, l.cur, l.vpos, &l.vt)
+}
+
+// intKeyed reports whether the keys of a conversion are integers
+// (appendKeyInt's 9 bytes): keyInt gives them.
+func intKeyed(c conv) bool {
+	switch c {
+	case convInt32, convDate, convInt64, convTimeInt32, convTimeInt64, convTimestamp, convDateTimestamp, convInt96:
+		return true
+	}
+	return false
+}
+
+// keyInt returns the integer key of the i-th value of v, of a conversion
+// that intKeyed accepts.
+func keyInt(v *parquetpage.Values, i int, t *valueType) int64 {
 	switch t.conv {
-	case convBool:
-		if v.Boolean() {
-			return append(b, 1, 1)
-		}
-		return append(b, 1, 0)
 	case convInt32, convDate:
-		return appendKeyInt(b, int64(v.Int32()))
+		return int64(v.Int32[i])
 	case convInt64:
-		return appendKeyInt(b, v.Int64())
+		return v.Int64[i]
 	case convTimeInt32:
-		return appendKeyInt(b, timeMicros(int64(v.Int32()), t.unit))
+		return timeMicros(int64(v.Int32[i]), t.unit)
 	case convTimeInt64:
-		return appendKeyInt(b, timeMicros(v.Int64(), t.unit))
+		return timeMicros(v.Int64[i], t.unit)
 	case convTimestamp:
-		return appendKeyInt(b, timestampIn(v.Int64(), t.unit, t.nanos))
+		return timestampIn(v.Int64[i], t.unit, t.nanos)
 	case convDateTimestamp:
 		perDay := nanosPerDay / 1000
 		if t.nanos {
 			perDay = nanosPerDay
 		}
-		return appendKeyInt(b, int64(v.Int32())*perDay)
+		return int64(v.Int32[i]) * perDay
 	case convInt96:
-		return appendKeyInt(b, timestampIn(int96Nanos(v), 1, t.nanos))
+		return timestampIn(int96Nanos(v.Int96[i]), 1, t.nanos)
+	}
+	return 0
+}
+
+// appendKey appends the canonical bytes of the i-th value of v as a value
+// of its Iceberg type: 1 and a payload that is equal for equal Iceberg
+// values whatever the physical type that stored them (0 is null).
+func appendKey(b []byte, v *parquetpage.Values, i int, t *valueType) []byte {
+	if intKeyed(t.conv) {
+		return appendKeyInt(b, keyInt(v, i, t))
+	}
+	switch t.conv {
+	case convNull:
+		return append(b, 0)
+	case convBool:
+		if v.Bool[i] {
+			return append(b, 1, 1)
+		}
+		return append(b, 1, 0)
 	case convFloat:
-		f := v.Float()
+		f := v.Float[i]
 		u := math.Float32bits(f)
 		if f != f {
 			u = 0x7fc00000 // every NaN is one key, as Java's Float.equals has it
 		}
 		return binary.BigEndian.AppendUint32(append(b, 1), u)
 	case convFloatAsDouble, convDouble:
-		f := v.Double()
+		var f float64
 		if t.conv == convFloatAsDouble {
-			f = float64(v.Float())
+			f = float64(v.Float[i])
+		} else {
+			f = v.Double[i]
 		}
 		u := math.Float64bits(f)
 		if f != f {
@@ -272,13 +321,13 @@ func appendKey(b []byte, v *parquet.Value, t *valueType) []byte {
 		}
 		return binary.BigEndian.AppendUint64(append(b, 1), u)
 	case convDecimalInt32:
-		return appendKeyDecimal(b, int64(v.Int32()))
+		return appendKeyDecimal(b, int64(v.Int32[i]))
 	case convDecimalInt64:
-		return appendKeyDecimal(b, v.Int64())
+		return appendKeyDecimal(b, v.Int64[i])
 	case convDecimalBytes:
-		return appendKeyDecimalBytes(b, v.ByteArray())
+		return appendKeyDecimalBytes(b, v.ByteArray(i))
 	default: // strings, binary, fixed, uuid: the bytes
-		raw := v.ByteArray()
+		raw := v.ByteArray(i)
 		b = binary.AppendUvarint(append(b, 1), uint64(len(raw)))
 		return append(b, raw...)
 	}

@@ -9,9 +9,14 @@ func (c *DeleteCache) Flying() int {
 	return c.flying
 }
 
-// Busy counts n more streams as running in r, as if other streams were
-// reading: a stream of r then reads its pages without prefetching.
-func Busy(r *Reader, n int64) *Reader {
-	r.running.Add(n)
-	return r
+// Decompress is the reader's parquetpage.Decompressor: its bounded codecs.
+var Decompress = decompress
+
+// AllocatedBy gives the bytes the Go heap allocated while f ran.
+var AllocatedBy = allocatedBy
+
+// WithBatchEntries makes the leaves of a Reader's streams decode n entries
+// at a time, so that tests can put batch boundaries inside rows.
+func WithBatchEntries(n int) Option {
+	return func(r *Reader) { r.entries = n }
 }

@@ -39,7 +39,6 @@ import (
 	"io"
 	iofs "io/fs"
 	"maps"
-	"runtime"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -48,6 +47,7 @@ import (
 	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/parquet-go/parquet-go"
 
+	"github.com/druidiceberg/sidecar/reader/parquetpage"
 	"github.com/druidiceberg/sidecar/splits/split"
 )
 
@@ -69,9 +69,9 @@ type Reader struct {
 	fs        icebergio.IO
 	batchRows int
 	enc       encoding
-	cache     *DeleteCache  // nil: every Open reads its delete files
-	space     uint64        // the Reader's namespace in cache
-	running   *atomic.Int64 // the streams in Run
+	cache     *DeleteCache // nil: every Open reads its delete files
+	space     uint64       // the Reader's namespace in cache
+	entries   int          // entries a leaf decodes at a time; 0: batchEntries
 }
 
 // Option configures a Reader.
@@ -111,7 +111,7 @@ func WithDeleteCache(c *DeleteCache) Option {
 // New returns a Reader that opens every file through fs with the paths the
 // manifests spell; fs applies any location map.
 func New(fs icebergio.IO, opts ...Option) *Reader {
-	r := &Reader{fs: fs, batchRows: DefaultBatchRows, running: new(atomic.Int64)}
+	r := &Reader{fs: fs, batchRows: DefaultBatchRows}
 	for _, o := range opts {
 		o(r)
 	}
@@ -158,9 +158,9 @@ type Stream struct {
 	deletes   *positions
 	eq        []*eqSet
 	filter    *residual // nil without a residual filter
+	scratch   parquetpage.Scratch
 	batchRows int
 	loaded    map[split.DeleteKind]int64 // by Open, then read-only
-	running   *atomic.Int64              // the Reader's streams in Run
 
 	used   bool
 	closed bool
@@ -209,7 +209,7 @@ func (r *Reader) Open(ctx context.Context, s split.Split, t split.TableSchema) (
 	if err != nil {
 		return nil, err
 	}
-	st := &Stream{path: s.Data.Path, fs: fs, file: f, pf: pf, batchRows: r.batchRows, running: r.running}
+	st := &Stream{path: s.Data.Path, fs: fs, file: f, pf: pf, batchRows: r.batchRows}
 	st.rows.enc = encoding{
 		isoTimestamps:  r.enc.isoTimestamps || s.Encoding.ISOTimestamps,
 		binaryAsString: r.enc.binaryAsString || s.Encoding.BinaryAsString,
@@ -261,6 +261,11 @@ func (r *Reader) Open(ctx context.Context, s split.Split, t split.TableSchema) (
 		st.filter = filter
 	}
 	st.leaves = res.order
+	if r.entries > 0 {
+		for _, l := range st.leaves {
+			l.entries = r.entries
+		}
+	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -299,11 +304,9 @@ func (s *Stream) Run(ctx context.Context, w io.Writer, flush func() error) (err 
 		return ErrStreamUsed
 	}
 	s.used = true
-	s.running.Add(1)
-	defer s.running.Add(-1)
 	defer func() {
-		// parquet-go panics on some malformed pages; a bad file must fail
-		// its own stream, not the server.
+		// A bad file must fail its own stream, not the server, should
+		// anything in the decoding panic on it.
 		if r := recover(); r != nil {
 			err = fmt.Errorf("read data file %s: %w: %v", s.path, ErrCorruptFile, r)
 		}
@@ -330,35 +333,29 @@ func (s *Stream) Run(ctx context.Context, w io.Writer, flush func() error) (err 
 	}
 
 	var kb []byte
-	rowGroups := s.pf.RowGroups()
+	dels := s.deletes.walk()
+	defer dels.stop()
+	meta := s.pf.Metadata().RowGroups
 	for _, g := range s.groups {
 		// base is file-absolute: the rows of every row group before this
 		// one, also those of a range the split does not read.
-		rg, base := rowGroups[g.index], g.base
-		n := rg.NumRows()
+		rg, base := &meta[g.index], g.base
+		n := rg.NumRows
 		if s.groupDeleted(base, n) {
 			continue
 		}
-		chunks := rg.ColumnChunks()
-		// With fewer streams running than cores, each column reads its
-		// pages one ahead on a goroutine of its own (see prefetchPages);
-		// with more, the cores are busy anyway and the extra page per
-		// column would only cost memory.
-		ahead := s.running.Load() < int64(runtime.GOMAXPROCS(0))
 		for _, l := range s.leaves {
-			var pages parquet.Pages = chunks[l.index].Pages()
-			if ahead {
-				pages = prefetch(pages)
-			}
-			if err := l.start(pages); err != nil {
-				return fmt.Errorf("read data file %s: %w", s.path, err)
-			}
+			l.start(s.file, &rg.Columns[l.index].MetaData, &s.scratch)
 		}
 		for i := range n {
 			for _, l := range s.leaves {
-				if l.maxRep == 0 && l.next < len(l.vals) && len(l.held) == 0 {
-					// The common case, inlined: a flat column inside a page.
-					l.row, l.pos = l.vals[l.next:l.next+1], 0
+				if l.maxRep == 0 && l.next < l.batch.N {
+					// The common case, inlined: a flat column inside a batch.
+					b := &l.batch
+					l.cur, l.pos, l.rowEnd, l.vpos = b, l.next, l.next+1, l.nextV
+					if b.Def == nil || int(b.Def[l.next]) == l.maxDef {
+						l.nextV++
+					}
 					l.next++
 					continue
 				}
@@ -374,9 +371,11 @@ func (s *Stream) Run(ctx context.Context, w io.Writer, flush func() error) (err 
 					return err
 				}
 			}
-			if d := s.deletes; d.all != nil && d.all.Contains(uint64(base+i)) {
-				s.countPositional(d.kindOf(uint64(base + i)))
-				continue
+			if pos := uint64(base + i); pos >= dels.next {
+				if dels.deleted(pos) {
+					s.countPositional(s.deletes.kindOf(pos))
+					continue
+				}
 			}
 			deleted := false
 			for _, e := range s.eq {
@@ -484,7 +483,7 @@ func (s *Stream) Close() error {
 	s.closed = true
 	var errs []error
 	for _, l := range s.leaves {
-		errs = append(errs, l.stop())
+		l.stop()
 	}
 	if s.file != nil {
 		if err := s.file.Close(); err != nil {

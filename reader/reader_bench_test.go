@@ -8,13 +8,20 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/catalog/hadoop"
+	"github.com/apache/iceberg-go/table"
 	"github.com/parquet-go/parquet-go"
 
+	"github.com/druidiceberg/sidecar/internal/storage"
+	"github.com/druidiceberg/sidecar/internal/tablegen"
 	"github.com/druidiceberg/sidecar/reader"
+	"github.com/druidiceberg/sidecar/splits"
 	"github.com/druidiceberg/sidecar/splits/split"
 )
 
@@ -256,4 +263,91 @@ func BenchmarkOpenSharedPositionalDeletes(b *testing.B) {
 			openAll(b, r)
 		}
 	})
+}
+
+// BenchmarkReadBenchTable reads one data file of cmd/sidecar-bench's main
+// table (250,000 rows of its 10 mixed columns, 5% of them deleted by
+// position and 1% by equality) through the reader into a discarding
+// writer, and decodes the same file with parquet-go's ReadRows, and
+// reports the CPU time of each per row (cpu-ns/row): the ratio of
+// sidecar-bench's target 6 without HTTP. Profile it with
+//
+//	go test ./reader -run '^$' -bench ReadBenchTable -cpuprofile cpu.out
+func BenchmarkReadBenchTable(b *testing.B) {
+	ctx := context.Background()
+	cat, err := hadoop.NewCatalog("bench", b.TempDir(), nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer cat.Close()
+	const rows = 250_000
+	tbl, err := tablegen.Bench(ctx, cat, table.Identifier{"bench", "orders"}, rows, 1, 0.05, 0.01)
+	if err != nil {
+		b.Fatal(err)
+	}
+	tasks, err := tbl.Scan().PlanFiles(ctx)
+	if err != nil || len(tasks) != 1 {
+		b.Fatalf("%d tasks, %v", len(tasks), err)
+	}
+	snap := tbl.CurrentSnapshot()
+	sp, err := splits.FromTask(tbl.Metadata(), tbl.MetadataLocation(), snap.SnapshotID, tbl.Schema().ID, tasks[0])
+	if err != nil {
+		b.Fatal(err)
+	}
+	ts := split.TableSchema{Schema: tbl.Schema()}
+	fsys := storage.New(nil, nil)
+	b.Run("reader", func(b *testing.B) {
+		r := reader.New(fsys, reader.WithDeleteCache(reader.NewDeleteCache(64<<20, nil)))
+		cpu := cpuTime()
+		for b.Loop() {
+			st, err := r.Open(ctx, sp, ts)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if err := st.Run(ctx, &countingWriter{}, nil); err != nil {
+				b.Fatal(err)
+			}
+			if err := st.Close(); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64((cpuTime()-cpu).Nanoseconds())/float64(b.N*rows), "cpu-ns/row")
+	})
+	b.Run("raw_parquet_go_ReadRows", func(b *testing.B) {
+		path := strings.TrimPrefix(sp.Data.Path, "file://")
+		cpu := cpuTime()
+		buf := make([]parquet.Row, 1024)
+		for b.Loop() {
+			f, err := os.Open(path)
+			if err != nil {
+				b.Fatal(err)
+			}
+			pf, err := parquet.OpenFile(f, sp.Data.Size, parquet.SkipPageIndex(true), parquet.SkipBloomFilters(true))
+			if err != nil {
+				b.Fatal(err)
+			}
+			for _, rg := range pf.RowGroups() {
+				rr := rg.Rows()
+				for {
+					_, err := rr.ReadRows(buf)
+					if errors.Is(err, io.EOF) {
+						break
+					}
+					if err != nil {
+						b.Fatal(err)
+					}
+				}
+				rr.Close()
+			}
+			f.Close()
+		}
+		b.ReportMetric(float64((cpuTime()-cpu).Nanoseconds())/float64(b.N*rows), "cpu-ns/row")
+	})
+}
+
+// cpuTime is the process's user and system CPU time so far.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

@@ -11,6 +11,8 @@ import (
 	"github.com/apache/iceberg-go"
 	"github.com/google/uuid"
 	"github.com/parquet-go/parquet-go"
+
+	"github.com/druidiceberg/sidecar/reader/parquetpage"
 )
 
 // residual is the row filter of a split: what of the request's filter the
@@ -160,7 +162,10 @@ func (r *resolver) resolveResidual(f *residual, schema *iceberg.Schema, root *pa
 			if err != nil {
 				return fmt.Errorf("resolve residual filter column %d: %w", id, err)
 			}
-			if c.konst, err = goValue(&v, &vt, c.long); err != nil {
+			if !v.IsNull() {
+				c.konst, err = goValue(valuesOf(v), 0, &vt, c.long)
+			}
+			if err != nil {
 				return fmt.Errorf("resolve residual filter column %d: %w", id, err)
 			}
 			if deepest != nil {
@@ -219,12 +224,8 @@ func (f *residual) match() (bool, error) {
 // fill sets the field's slot, and the slots of its enclosing structs, for
 // the current row.
 func (c *filterCol) fill() error {
-	var v *parquet.Value
-	if c.leaf != nil {
-		v = &c.leaf.row[0]
-	}
 	for i, d := range c.defs {
-		if d == structNull || d >= 0 && v.DefinitionLevel() < d {
+		if d == structNull || d >= 0 && c.leaf.peekDef() < d {
 			c.rows[i].vals[c.pos[i]] = nil
 			return nil
 		}
@@ -235,7 +236,11 @@ func (c *filterCol) fill() error {
 		*slot = c.konst
 		return nil
 	}
-	x, err := goValue(v, &c.leaf.vt, c.long)
+	if c.leaf.null() {
+		*slot = nil
+		return nil
+	}
+	x, err := goValue(c.leaf.cur, c.leaf.vpos, &c.leaf.vt, c.long)
 	if err != nil {
 		return fmt.Errorf("column %s (field %d, %s): %w", c.leaf.path, c.field.ID, c.field.Name, err)
 	}
@@ -243,51 +248,49 @@ func (c *filterCol) fill() error {
 	return nil
 }
 
-// goValue converts v to the Go type iceberg-go compares values of its
-// Iceberg type as: nil for null. A string aliases the page it was read from,
-// which outlives the evaluation of the row (iceberg-go keeps no value).
-func goValue(v *parquet.Value, vt *valueType, long bool) (any, error) {
-	if v.IsNull() {
-		return nil, nil
-	}
+// goValue converts the non-null i-th value of v to the Go type
+// iceberg-go compares values of its Iceberg type as. A string aliases the
+// page it was read from, which outlives the evaluation of the row
+// (iceberg-go keeps no value).
+func goValue(v *parquetpage.Values, i int, vt *valueType, long bool) (any, error) {
 	switch vt.conv {
 	case convBool:
-		return v.Boolean(), nil
+		return v.Bool[i], nil
 	case convInt32:
 		if long {
-			return int64(v.Int32()), nil
+			return int64(v.Int32[i]), nil
 		}
-		return v.Int32(), nil
+		return v.Int32[i], nil
 	case convInt64:
-		return v.Int64(), nil
+		return v.Int64[i], nil
 	case convFloat:
-		return v.Float(), nil
+		return v.Float[i], nil
 	case convFloatAsDouble:
-		return float64(v.Float()), nil
+		return float64(v.Float[i]), nil
 	case convDouble:
-		return v.Double(), nil
+		return v.Double[i], nil
 	case convDate:
-		return iceberg.Date(v.Int32()), nil
+		return iceberg.Date(v.Int32[i]), nil
 	case convTimeInt32:
-		return iceberg.Time(timeMicros(int64(v.Int32()), vt.unit)), nil
+		return iceberg.Time(timeMicros(int64(v.Int32[i]), vt.unit)), nil
 	case convTimeInt64:
-		return iceberg.Time(timeMicros(v.Int64(), vt.unit)), nil
+		return iceberg.Time(timeMicros(v.Int64[i], vt.unit)), nil
 	case convTimestamp:
-		return timestampValue(timestampIn(v.Int64(), vt.unit, vt.nanos), vt.nanos), nil
+		return timestampValue(timestampIn(v.Int64[i], vt.unit, vt.nanos), vt.nanos), nil
 	case convDateTimestamp:
 		perDay := nanosPerDay / 1000
 		if vt.nanos {
 			perDay = nanosPerDay
 		}
-		return timestampValue(int64(v.Int32())*perDay, vt.nanos), nil
+		return timestampValue(int64(v.Int32[i])*perDay, vt.nanos), nil
 	case convInt96:
-		return timestampValue(timestampIn(int96Nanos(v), 1, vt.nanos), vt.nanos), nil
+		return timestampValue(timestampIn(int96Nanos(v.Int96[i]), 1, vt.nanos), vt.nanos), nil
 	case convDecimalInt32:
-		return iceberg.Decimal{Val: decimal128.FromI64(int64(v.Int32())), Scale: vt.scale}, nil
+		return iceberg.Decimal{Val: decimal128.FromI64(int64(v.Int32[i])), Scale: vt.scale}, nil
 	case convDecimalInt64:
-		return iceberg.Decimal{Val: decimal128.FromI64(v.Int64()), Scale: vt.scale}, nil
+		return iceberg.Decimal{Val: decimal128.FromI64(v.Int64[i]), Scale: vt.scale}, nil
 	case convDecimalBytes:
-		raw := trimSignExtension(v.ByteArray())
+		raw := trimSignExtension(v.ByteArray(i))
 		if len(raw) > 16 {
 			return nil, fmt.Errorf("%w: decimal value of %d significant bytes is wider than decimal(38)", ErrCorruptFile, len(raw))
 		}
@@ -301,12 +304,12 @@ func goValue(v *parquet.Value, vt *valueType, long bool) (any, error) {
 		n := decimal128.New(int64(binary.BigEndian.Uint64(buf[:8])), binary.BigEndian.Uint64(buf[8:]))
 		return iceberg.Decimal{Val: n, Scale: vt.scale}, nil
 	case convString:
-		b := v.ByteArray()
+		b := v.ByteArray(i)
 		return unsafe.String(unsafe.SliceData(b), len(b)), nil
 	case convBinary:
-		return v.ByteArray(), nil
+		return v.ByteArray(i), nil
 	case convUUID:
-		b := v.ByteArray()
+		b := v.ByteArray(i)
 		if len(b) != 16 {
 			return nil, fmt.Errorf("%w: uuid value of %d bytes", ErrCorruptFile, len(b))
 		}

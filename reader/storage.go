@@ -1,6 +1,7 @@
 package reader
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -125,7 +126,21 @@ func openParquet(fs *watchedIO, what, path string, size int64) (_ *parquet.File,
 			_ = f.Close()
 		}
 	}()
-	pf, err := parquet.OpenFile(f, size,
+	// parquet-go allocates the footer length the file's last 8 bytes give
+	// before it holds it to the file's size: hold it first, and hand
+	// parquet-go those 8 bytes again without another read of storage.
+	r := io.ReaderAt(f)
+	if size >= 8 {
+		t := &tailReader{ReaderAt: f, off: size - 8}
+		if n, _ := f.ReadAt(t.tail[:], t.off); n == 8 {
+			if footer := int64(binary.LittleEndian.Uint32(t.tail[:4])); footer > size-12 {
+				return nil, nil, fmt.Errorf("read %s %s: %w: its footer of %d bytes is longer than the file's %d",
+					what, path, ErrCorruptFile, footer, size)
+			}
+			r = t
+		}
+	}
+	pf, err := parquet.OpenFile(r, size,
 		parquet.SkipPageIndex(true),
 		parquet.SkipBloomFilters(true),
 		parquet.ReadBufferSize(readBufferSize),
@@ -137,4 +152,19 @@ func openParquet(fs *watchedIO, what, path string, size int64) (_ *parquet.File,
 		return nil, nil, fmt.Errorf("read %s %s: %w: %w", what, path, ErrCorruptFile, err)
 	}
 	return pf, f, nil
+}
+
+// tailReader serves the last 8 bytes of a file from memory and every other
+// read from the file.
+type tailReader struct {
+	io.ReaderAt
+	off  int64
+	tail [8]byte
+}
+
+func (t *tailReader) ReadAt(p []byte, off int64) (int, error) {
+	if off == t.off && len(p) == len(t.tail) {
+		return copy(p, t.tail[:]), nil
+	}
+	return t.ReaderAt.ReadAt(p, off)
 }

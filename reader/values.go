@@ -11,6 +11,9 @@ import (
 	"unicode/utf8"
 
 	"github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/deprecated"
+
+	"github.com/druidiceberg/sidecar/reader/parquetpage"
 )
 
 // conv says how the values of one Parquet leaf become values of the Iceberg
@@ -52,6 +55,8 @@ type valueType struct {
 	nanos bool
 	// scale is the Iceberg decimal scale.
 	scale int
+	// short steers floats past the fast path where it keeps missing.
+	short shortTries
 }
 
 // encoding holds the output choices of a Reader.
@@ -81,36 +86,36 @@ const (
 	nanosPerDay    = int64(24 * time.Hour)
 )
 
-// appendValue appends the JSON form of the non-null value v.
-func appendValue(b []byte, v *parquet.Value, t *valueType, enc *encoding, s *scratch) []byte {
+// appendValue appends the JSON form of the non-null i-th value of v.
+func appendValue(b []byte, v *parquetpage.Values, i int, t *valueType, enc *encoding, s *scratch) []byte {
 	switch t.conv {
 	case convNull:
 		return append(b, "null"...)
 	case convBool:
-		if v.Boolean() {
+		if v.Bool[i] {
 			return append(b, "true"...)
 		}
 		return append(b, "false"...)
 	case convInt32:
-		return appendInt(b, int64(v.Int32()))
+		return appendInt(b, int64(v.Int32[i]))
 	case convInt64:
-		return appendInt(b, v.Int64())
+		return appendInt(b, v.Int64[i])
 	case convFloat:
-		return appendFloat(b, float64(v.Float()), 32)
+		return appendFloat32(b, v.Float[i], &t.short)
 	case convFloatAsDouble:
-		return appendFloat(b, float64(v.Float()), 64)
+		return appendFloat(b, float64(v.Float[i]), 64)
 	case convDouble:
-		return appendFloat(b, v.Double(), 64)
+		return appendDouble(b, v.Double[i], &t.short)
 	case convDate:
-		return appendInt(b, int64(v.Int32())*millisPerDay)
+		return appendInt(b, int64(v.Int32[i])*millisPerDay)
 	case convTimeInt32:
-		return appendInt(b, timeMicros(int64(v.Int32()), t.unit))
+		return appendInt(b, timeMicros(int64(v.Int32[i]), t.unit))
 	case convTimeInt64:
-		return appendInt(b, timeMicros(v.Int64(), t.unit))
+		return appendInt(b, timeMicros(v.Int64[i], t.unit))
 	case convTimestamp:
-		return appendTimestamp(b, v.Int64(), t.unit, t.nanos, enc.isoTimestamps)
+		return appendTimestamp(b, v.Int64[i], t.unit, t.nanos, enc.isoTimestamps)
 	case convDateTimestamp:
-		days := int64(v.Int32())
+		days := int64(v.Int32[i])
 		if !enc.isoTimestamps {
 			return appendInt(b, days*millisPerDay)
 		}
@@ -120,28 +125,51 @@ func appendValue(b []byte, v *parquet.Value, t *valueType, enc *encoding, s *scr
 		}
 		return appendISO(b, days*86400, 0, digits)
 	case convInt96:
-		return appendTimestamp(b, int96Nanos(v), 1, t.nanos, enc.isoTimestamps)
+		return appendTimestamp(b, int96Nanos(v.Int96[i]), 1, t.nanos, enc.isoTimestamps)
 	case convDecimalInt32:
-		return appendDecimalInt64(b, int64(v.Int32()), t.scale, s)
+		return appendDecimalInt64(b, int64(v.Int32[i]), t.scale, s)
 	case convDecimalInt64:
-		return appendDecimalInt64(b, v.Int64(), t.scale, s)
+		return appendDecimalInt64(b, v.Int64[i], t.scale, s)
 	case convDecimalBytes:
-		return appendDecimalBytes(b, v.ByteArray(), t.scale, s)
+		return appendDecimalBytes(b, v.ByteArray(i), t.scale, s)
 	case convString, convBinary:
 		if t.conv == convString || enc.binaryAsString {
 			var bad bool
-			if b, bad = appendStringCheck(b, v.ByteArray()); bad {
+			if b, bad = appendStringCheck(b, v.ByteArray(i)); bad {
 				s.invalid++
 			}
 			return b
 		}
 		b = append(b, '"')
-		b = base64.StdEncoding.AppendEncode(b, v.ByteArray())
+		b = base64.StdEncoding.AppendEncode(b, v.ByteArray(i))
 		return append(b, '"')
 	case convUUID:
-		return appendUUID(b, v.ByteArray())
+		return appendUUID(b, v.ByteArray(i))
 	}
 	return append(b, "null"...)
+}
+
+// valuesOf holds the one value v, for the encoders of constants.
+func valuesOf(v parquet.Value) *parquetpage.Values {
+	out := &parquetpage.Values{N: 1}
+	switch v.Kind() {
+	case parquet.Boolean:
+		out.Bool = []bool{v.Boolean()}
+	case parquet.Int32:
+		out.Int32 = []int32{v.Int32()}
+	case parquet.Int64:
+		out.Int64 = []int64{v.Int64()}
+	case parquet.Int96:
+		out.Int96 = []deprecated.Int96{v.Int96()}
+	case parquet.Float:
+		out.Float = []float32{v.Float()}
+	case parquet.Double:
+		out.Double = []float64{v.Double()}
+	case parquet.ByteArray, parquet.FixedLenByteArray:
+		out.Bytes = v.ByteArray()
+		out.Refs = []parquetpage.Ref{{Off: 0, Len: uint32(len(out.Bytes))}}
+	}
+	return out
 }
 
 // timeMicros converts a time of day stored in unit to microseconds.
@@ -158,8 +186,7 @@ func timeMicros(v, unit int64) int64 {
 // int96Nanos returns an INT96 timestamp (Impala, Hive, old Spark) as
 // nanoseconds since the epoch: the first 8 bytes are the nanoseconds of the
 // day, the last 4 the Julian day, both little-endian.
-func int96Nanos(v *parquet.Value) int64 {
-	i := v.Int96()
+func int96Nanos(i deprecated.Int96) int64 {
 	nod := int64(uint64(i[1])<<32 | uint64(i[0]))
 	return (int64(i[2])-julianEpochDay)*nanosPerDay + nod
 }
@@ -276,10 +303,75 @@ func appendPaddedUint(b []byte, v uint64, width int) []byte {
 	return append(b, buf[i:]...)
 }
 
+// appendFloat32 appends a float as appendFloat does, offering it to the
+// fast path as tries says.
+func appendFloat32(b []byte, f float32, tries *shortTries) []byte {
+	if tries.try() {
+		out, ok := appendShortFloat32(b, f)
+		if tries.took(ok) {
+			return out
+		}
+	}
+	return appendFloatGeneral(b, float64(f), 32)
+}
+
+// appendDouble appends a double as appendFloat does, offering it to the
+// fast path as tries says.
+func appendDouble(b []byte, f float64, tries *shortTries) []byte {
+	if tries.try() {
+		out, ok := appendShortDouble(b, f)
+		if tries.took(ok) {
+			return out
+		}
+	}
+	return appendFloatGeneral(b, f, 64)
+}
+
 // appendFloat appends f as the shortest decimal that reads back as the same
 // float of bitSize bits, in the format encoding/json uses (no exponent for
 // ordinary magnitudes); NaN and ±Inf, which JSON cannot carry, become null.
 func appendFloat(b []byte, f float64, bitSize int) []byte {
+	if bitSize == 64 {
+		if out, ok := appendShortDouble(b, f); ok {
+			return out
+		}
+	}
+	return appendFloatGeneral(b, f, bitSize)
+}
+
+// shortTries decides, for one column, whether a float is first offered to
+// the fast paths of appendShortDouble and appendShortFloat32: a column of
+// measurements with all their digits misses them every time, so after 16
+// misses in a row it skips them for the next 1024 values. The output is
+// the same either way.
+type shortTries struct {
+	misses uint8
+	skip   uint16
+}
+
+// try reports whether to offer the next value to the fast path.
+func (s *shortTries) try() bool {
+	if s.skip > 0 {
+		s.skip--
+		return false
+	}
+	return true
+}
+
+// took records whether the fast path took the value, and returns ok.
+func (s *shortTries) took(ok bool) bool {
+	if ok {
+		s.misses = 0
+		return true
+	}
+	if s.misses++; s.misses >= 16 {
+		s.misses, s.skip = 0, 1024
+	}
+	return false
+}
+
+// appendFloatGeneral is appendFloat without the fast path.
+func appendFloatGeneral(b []byte, f float64, bitSize int) []byte {
 	if math.IsNaN(f) || math.IsInf(f, 0) {
 		return append(b, "null"...)
 	}
@@ -291,16 +383,161 @@ func appendFloat(b []byte, f float64, bitSize int) []byte {
 			format = 'e'
 		}
 	}
-	b = strconv.AppendFloat(b, f, format, -1, bitSize)
-	if format == 'e' {
-		// Clean up e-09 to e-9, as encoding/json does.
-		n := len(b)
-		if n >= 4 && b[n-4] == 'e' && b[n-3] == '-' && b[n-2] == '0' {
-			b[n-2] = b[n-1]
-			b = b[:n-1]
+	// strconv writes the shortest digits in the 'e' form with whole copies,
+	// and the 'f' form a digit at a time: ask for the first and lay it out.
+	start := len(b)
+	b = strconv.AppendFloat(b, f, 'e', -1, bitSize)
+	if format == 'f' {
+		if n := len(b); n-start < 5 || b[n-4] != 'e' {
+			// Not the two-digit exponent of these magnitudes: never.
+			return strconv.AppendFloat(b[:start], f, 'f', -1, bitSize)
 		}
+		return fixedFromExponent(b, start)
+	}
+	// Clean up e-09 to e-9, as encoding/json does.
+	n := len(b)
+	if n >= 4 && b[n-4] == 'e' && b[n-3] == '-' && b[n-2] == '0' {
+		b[n-2] = b[n-1]
+		b = b[:n-1]
 	}
 	return b
+}
+
+// fixedFromExponent rewrites the "-d.ddde±XX" strconv wrote at b[start:]
+// as strconv's 'f' form of the same digits, in place. It is for
+// magnitudes from 1e-6 to 1e21, whose exponent has two digits; the point
+// moves over at most 20 digits, with small loops rather than copies.
+func fixedFromExponent(b []byte, start int) []byte {
+	n := len(b)
+	exp := int(b[n-2]-'0')*10 + int(b[n-1]-'0')
+	if b[n-3] == '-' {
+		exp = -exp
+	}
+	s := b[start : n-4] // "d" or "d.ddd", after any sign
+	if s[0] == '-' {
+		start++
+		s = s[1:]
+	}
+	nd := 1 // the digits: s[0], then s[2:]
+	if len(s) > 1 {
+		nd = len(s) - 1
+	}
+	switch {
+	case exp >= 0 && exp < nd-1:
+		// The point moves exp digits to the right.
+		for j := 1; j <= exp; j++ {
+			s[j] = s[j+1]
+		}
+		s[exp+1] = '.'
+		return b[:start+len(s)]
+	case exp >= 0:
+		// An integer: the point goes, zeros follow.
+		for j := 1; j < nd; j++ {
+			s[j] = s[j+1]
+		}
+		return append(b[:start+nd], zeros[:exp+1-nd]...)
+	default:
+		// "0.", -exp-1 zeros, the digits.
+		for j := 1; j < nd; j++ {
+			s[j] = s[j+1]
+		}
+		shift := 1 - exp
+		b = append(b[:start+nd], zeros[:shift]...)
+		s = b[start:]
+		copy(s[shift:], s[:nd])
+		copy(s[:shift], zeros[:shift])
+		s[1] = '.'
+		return b
+	}
+}
+
+// pow10 holds 10^0 to 10^8, exact as float64 and as integers.
+var (
+	pow10f = [...]float64{1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8}
+	pow10u = [...]uint64{1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8}
+)
+
+// appendShortDouble is appendFloat's fast path for a double that some
+// decimal m/10^k with k <= 8 reads back as (prices, scores, measures):
+// it finds the least such k without strconv's general search. The decimal
+// reads back as f exactly when float64(m)/10^k == f, both operands being
+// exact (m < 2^52) and the division correctly rounded, as parsing is. Below
+// 2^52 the decimals of k digits lie further apart than f's neighbours, so
+// at most one of them reads back as f and it is strconv's choice; should
+// the product f·10^k round m off by one and miss it at the least k, it is
+// found at a larger k with trailing zeros, which are cut. false leaves the
+// value to strconv: zero, NaN, ±Inf, the magnitudes written with an
+// exponent, and everything needing more digits.
+func appendShortDouble(b []byte, f float64) ([]byte, bool) {
+	a := math.Abs(f)
+	if !(a >= 1e-6 && a < 1<<50) {
+		return b, false
+	}
+	// Most doubles need all their digits: a·10^8 is then far from an
+	// integer, which a decimal of up to 8 fraction digits times 10^8 is not
+	// (to within its rounding, under 2^-12 below 2^40).
+	if t := a * 1e8; t < 1<<40 && math.Abs(t-math.Round(t)) > 1e-3 {
+		return b, false
+	}
+	for k := range len(pow10f) {
+		t := a * pow10f[k]
+		if t >= 1<<52 {
+			return b, false
+		}
+		m := math.Round(t)
+		if m/pow10f[k] == a {
+			return appendDecimalFraction(b, f < 0, uint64(m), k), true
+		}
+	}
+	return b, false
+}
+
+// appendShortFloat32 is the same fast path for a float: the decimal
+// m/10^k reads back as f when it lies strictly between the midpoints to
+// f's neighbours, which float64 holds exactly, and so does their product
+// with 10^k (at most 25 + 19 significant bits). A decimal on a midpoint
+// (rounded to even) is left to strconv.
+func appendShortFloat32(b []byte, f float32) ([]byte, bool) {
+	a32 := float32(math.Abs(float64(f)))
+	if !(a32 >= 1e-6 && a32 < 1<<23) {
+		return b, false
+	}
+	a := float64(a32)
+	// As for doubles, within a float's rounding: 2^-24 of it.
+	if t := a * 1e8; t < 1<<40 && math.Abs(t-math.Round(t)) > 1e-3+t*0x1p-23 {
+		return b, false
+	}
+	lo := (float64(math.Nextafter32(a32, 0)) + a) / 2
+	hi := (float64(math.Nextafter32(a32, math.MaxFloat32)) + a) / 2
+	for k := range len(pow10f) {
+		t := a * pow10f[k]
+		if t >= 1<<23 {
+			return b, false
+		}
+		m := math.Round(t)
+		if lo*pow10f[k] < m && m < hi*pow10f[k] {
+			return appendDecimalFraction(b, f < 0, uint64(m), k), true
+		}
+	}
+	return b, false
+}
+
+// appendDecimalFraction appends m/10^k with k fraction digits, less those
+// that are trailing zeros.
+func appendDecimalFraction(b []byte, neg bool, m uint64, k int) []byte {
+	for k > 0 && m%10 == 0 {
+		m /= 10
+		k--
+	}
+	if neg {
+		b = append(b, '-')
+	}
+	b = appendUint(b, m/pow10u[k])
+	if k == 0 {
+		return b
+	}
+	b = append(b, '.')
+	return appendPaddedUint(b, m%pow10u[k], k)
 }
 
 // appendDecimalInt64 appends the decimal unscaled×10^-scale as a JSON string.
@@ -310,18 +547,56 @@ func appendDecimalInt64(b []byte, unscaled int64, scale int, s *scratch) []byte 
 	if neg {
 		mag = -mag
 	}
-	return appendDecimalDigits(b, neg, appendUint(s.digits[:0], mag), scale)
+	if scale < 0 || scale > 38 {
+		return appendDecimalDigits(b, neg, appendUint(s.digits[:0], mag), scale)
+	}
+	// The digits go straight into b; the point then moves in among them.
+	b = append(b, '"')
+	if neg {
+		b = append(b, '-')
+	}
+	start := len(b)
+	b = appendUint(b, mag)
+	n := len(b) - start
+	switch {
+	case scale == 0:
+	case n > scale:
+		b = append(b, 0)
+		p := len(b) - 1 - scale
+		copy(b[p+1:], b[p:len(b)-1])
+		b[p] = '.'
+	default:
+		// "0.", scale-n zeros, the digits.
+		shift := 2 + scale - n
+		b = append(b, zeros[:shift]...)
+		copy(b[start+shift:], b[start:start+n])
+		copy(b[start:start+shift], zeros[:shift])
+		b[start+1] = '.'
+	}
+	return append(b, '"')
 }
+
+// zeros is more '0's than a decimal's scale (at most 38) needs.
+const zeros = "0000000000000000000000000000000000000000"
 
 // appendDecimalBytes appends the decimal whose unscaled value is the
 // big-endian two's complement integer raw, as a JSON string. A value that
 // needs more than 16 bytes is wider than any decimal(38): it is written as
 // null and recorded in s.err, which fails the stream.
 func appendDecimalBytes(b []byte, raw []byte, scale int, s *scratch) []byte {
-	raw = trimSignExtension(raw)
-	if len(raw) == 0 {
-		return appendDecimalDigits(b, false, append(s.digits[:0], '0'), scale)
+	if len(raw) <= 8 {
+		// Sign-extended into an int64 (the usual FIXED_LEN_BYTE_ARRAY
+		// widths for precisions up to 18).
+		var x int64
+		if len(raw) > 0 && raw[0]&0x80 != 0 {
+			x = -1
+		}
+		for _, c := range raw {
+			x = x<<8 | int64(c)
+		}
+		return appendDecimalInt64(b, x, scale, s)
 	}
+	raw = trimSignExtension(raw)
 	if len(raw) > 16 {
 		if s.err == nil {
 			s.err = fmt.Errorf("%w: decimal value of %d significant bytes is wider than decimal(38)", ErrCorruptFile, len(raw))
@@ -437,6 +712,19 @@ var safeASCII = func() (t [utf8.RuneSelf]bool) {
 	return t
 }()
 
+// plain8 reports whether the 8 bytes of x are ASCII that a JSON string
+// holds as they are: none below 0x20, none of 0x80 or above, no quote, no
+// backslash (the "has less" and "has zero byte" word tricks, exact as a
+// yes or no once no byte has its high bit set).
+func plain8(x uint64) bool {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	below := (x - ones*0x20) &^ x
+	quote, backslash := x^(ones*'"'), x^(ones*'\\')
+	quote = (quote - ones) &^ quote
+	backslash = (backslash - ones) &^ backslash
+	return (x|below|quote|backslash)&highs == 0
+}
+
 // trimSignExtension drops the leading bytes of a big-endian two's
 // complement integer that only repeat its sign.
 func trimSignExtension(raw []byte) []byte {
@@ -460,6 +748,10 @@ func appendStringCheck(b []byte, s []byte) (_ []byte, bad bool) {
 	b = append(b, '"')
 	start := 0
 	for i := 0; i < len(s); {
+		if i+8 <= len(s) && plain8(binary.LittleEndian.Uint64(s[i:])) {
+			i += 8
+			continue
+		}
 		c := s[i]
 		if c < utf8.RuneSelf {
 			if safeASCII[c] {

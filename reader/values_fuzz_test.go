@@ -7,6 +7,7 @@ import (
 	"errors"
 	"math"
 	"math/big"
+	"math/rand/v2"
 	"strconv"
 	"strings"
 	"testing"
@@ -55,7 +56,7 @@ func checkValue(t *testing.T, raw []byte, i int64, d float64, i32 int32) {
 		out := func(v parquet.Value, vt valueType) any {
 			t.Helper()
 			s.err = nil
-			b := appendValue(nil, &v, &vt, enc, &s)
+			b := appendValue(nil, valuesOf(v), 0, &vt, enc, &s)
 			if !json.Valid(b) {
 				t.Fatalf("conv %d of %q/%d/%v/%d: invalid JSON %q", vt.conv, raw, i, d, i32, b)
 			}
@@ -226,6 +227,7 @@ func checkValue(t *testing.T, raw []byte, i int64, d float64, i32 int32) {
 				t.Fatalf("float %v as double reads back as %v", f32, got)
 			}
 		}
+		checkShortest(t, d, f32)
 		for _, b := range []bool{false, true} {
 			if got := out(parquet.BooleanValue(b), valueType{conv: convBool}); got != b {
 				t.Fatalf("boolean %v reads back as %v", b, got)
@@ -350,11 +352,102 @@ func TestEqualityKeysAcrossPhysicalTypes(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			ka := appendKey(nil, &tc.a, &tc.ta)
-			kb := appendKey(nil, &tc.b, &tc.tb)
+			ka, kb := keyOf(tc.a, tc.ta), keyOf(tc.b, tc.tb)
 			if bytes.Equal(ka, kb) != tc.same {
 				t.Errorf("keys %x and %x: equal=%v, want %v", ka, kb, !tc.same, tc.same)
 			}
 		})
+	}
+}
+
+// keyOf is the equality key of a value, null or not.
+func keyOf(v parquet.Value, t valueType) []byte {
+	if v.IsNull() {
+		return []byte{0}
+	}
+	return appendKey(nil, valuesOf(v), 0, &t)
+}
+
+// checkShortest holds the floats' fast paths to strconv's shortest forms,
+// byte for byte.
+func checkShortest(t *testing.T, d float64, f float32) {
+	t.Helper()
+	if got, want := appendDouble(nil, d, &shortTries{}), strconvFloat(d, 64); !bytes.Equal(got, want) {
+		t.Fatalf("double %v (%#x): %s, strconv %s", d, math.Float64bits(d), got, want)
+	}
+	if got, want := appendFloat32(nil, f, &shortTries{}), strconvFloat(float64(f), 32); !bytes.Equal(got, want) {
+		t.Fatalf("float %v (%#x): %s, strconv %s", f, math.Float32bits(f), got, want)
+	}
+}
+
+// strconvFloat is appendFloat without its fast paths.
+func strconvFloat(f float64, bitSize int) []byte {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return []byte("null")
+	}
+	abs := math.Abs(f)
+	format := byte('f')
+	if abs != 0 && (bitSize == 64 && (abs < 1e-6 || abs >= 1e21) || bitSize == 32 && (float32(abs) < 1e-6 || float32(abs) >= 1e21)) {
+		format = 'e'
+	}
+	b := strconv.AppendFloat(nil, f, format, -1, bitSize)
+	if n := len(b); format == 'e' && n >= 4 && b[n-4] == 'e' && b[n-3] == '-' && b[n-2] == '0' {
+		b[n-2] = b[n-1]
+		b = b[:n-1]
+	}
+	return b
+}
+
+// TestShortFloats holds the fast paths to strconv on decimals of up to 9
+// fraction digits, their neighbours, halfway cases, and random bits, and
+// checks that they take the decimals they are for.
+func TestShortFloats(t *testing.T) {
+	for _, f := range []float32{0.1, 1.25, 3.14159, 100.5, 0.001, -7} {
+		if _, ok := appendShortFloat32(nil, f); !ok {
+			t.Errorf("float %v is left to strconv", f)
+		}
+	}
+	for _, f := range []float64{0.1, 1.25, 3.14159, 100.5, 0.001, 123456.78, -7} {
+		if _, ok := appendShortDouble(nil, f); !ok {
+			t.Errorf("double %v is left to strconv", f)
+		}
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for range 200_000 {
+		k := rng.IntN(10)
+		m := rng.Int64N(1 << uint(1+rng.IntN(53)))
+		d := float64(m) / math.Pow10(k)
+		if rng.IntN(2) == 0 {
+			d = -d
+		}
+		for _, x := range []float64{d, math.Nextafter(d, math.Inf(1)), math.Nextafter(d, math.Inf(-1)),
+			math.Float64frombits(rng.Uint64()), float64(m) + 0.5} {
+			checkShortest(t, x, float32(x))
+			checkShortest(t, x, math.Nextafter32(float32(x), float32(math.Inf(1))))
+		}
+		f := math.Float32frombits(rng.Uint32())
+		checkShortest(t, float64(f), f)
+	}
+}
+
+// TestShortTries: a column that keeps missing the fast path skips it for a
+// while and then offers it values again.
+func TestShortTries(t *testing.T) {
+	var s shortTries
+	for range 16 {
+		if !s.try() {
+			t.Fatal("skipped before 16 misses")
+		}
+		s.took(false)
+	}
+	skipped := 0
+	for s.skip > 0 {
+		if s.try() {
+			t.Fatal("offered a value while skipping")
+		}
+		skipped++
+	}
+	if skipped != 1024 || !s.try() || !s.took(true) || s.misses != 0 {
+		t.Errorf("skipped %d values, then: %+v", skipped, s)
 	}
 }

@@ -1,13 +1,16 @@
 package reader_test
 
 import (
+	"fmt"
 	"math"
 	"math/big"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/apache/iceberg-go"
+	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/deprecated"
 
 	"github.com/druidiceberg/sidecar/reader"
@@ -389,4 +392,67 @@ func join(lines []string) string {
 		out += l + "\n"
 	}
 	return out
+}
+
+// TestRowsAcrossBatches reads nested rows that straddle pages (data pages
+// v1 of a few hundred bytes) and batches (of 1 to 64 entries): every way
+// must give the rows of the same data written in one page per column and
+// read in batches that hold it whole.
+func TestRowsAcrossBatches(t *testing.T) {
+	type item struct {
+		N int64  `parquet:"n,id(31)"`
+		S string `parquet:"s,id(32)"`
+	}
+	type row struct {
+		ID    int64            `parquet:"id,id(1)"`
+		L     []*int32         `parquet:"l,id(3),optional,list" parquet-element:",id(4),optional"`
+		M     map[string]int32 `parquet:"m,id(5),optional" parquet-key:",id(6)" parquet-value:",id(7)"`
+		Items []item           `parquet:"items,id(11),list" parquet-element:",id(12)"`
+		LL    [][]int32        `parquet:"ll,id(13),list" parquet-element:",id(14),list"`
+	}
+	schema := iceberg.NewSchema(0,
+		field(1, "id", iceberg.PrimitiveTypes.Int64),
+		field(3, "l", &iceberg.ListType{ElementID: 4, Element: iceberg.PrimitiveTypes.Int32}),
+		field(5, "m", &iceberg.MapType{KeyID: 6, KeyType: iceberg.PrimitiveTypes.String, ValueID: 7, ValueType: iceberg.PrimitiveTypes.Int32, ValueRequired: true}),
+		field(11, "items", &iceberg.ListType{ElementID: 12, ElementRequired: true, Element: &iceberg.StructType{FieldList: []iceberg.NestedField{
+			field(31, "n", iceberg.PrimitiveTypes.Int64), field(32, "s", iceberg.PrimitiveTypes.String),
+		}}}),
+		field(13, "ll", &iceberg.ListType{ElementID: 14, ElementRequired: true, Element: &iceberg.ListType{ElementID: 15, Element: iceberg.PrimitiveTypes.Int32}}),
+	)
+	rows := make([]row, 400)
+	for i := range rows {
+		r := &rows[i]
+		r.ID = int64(i)
+		if i%7 != 0 {
+			for j := range i % 13 {
+				if j%4 == 3 {
+					r.L = append(r.L, nil)
+				} else {
+					r.L = append(r.L, ptr(int32(i*j)))
+				}
+			}
+		}
+		if i%3 == 0 {
+			r.M = map[string]int32{fmt.Sprint("k", i): int32(i)}
+		}
+		for j := range i % 5 {
+			r.Items = append(r.Items, item{int64(j), strings.Repeat("s", j)})
+		}
+		for j := range i % 4 {
+			r.LL = append(r.LL, make([]int32, j))
+		}
+	}
+	dir := t.TempDir()
+	_, whole := writeParquet(t, dir, "whole.parquet", rows, parquet.PageBufferSize(1<<20))
+	_, paged := writeParquet(t, dir, "paged.parquet", rows, parquet.DataPageVersion(1), parquet.PageBufferSize(256))
+	want, _ := readAll(t, reader.New(testFS(dir)), dataSplit("whole.parquet", whole, int64(len(rows))), schema)
+	if len(want) != len(rows) {
+		t.Fatalf("%d rows, want %d", len(want), len(rows))
+	}
+	for _, n := range []int{0, 1, 2, 3, 5, 64} {
+		got, _ := readAll(t, reader.New(testFS(dir), reader.WithBatchEntries(n)), dataSplit("paged.parquet", paged, int64(len(rows))), schema)
+		if !slices.Equal(got, want) {
+			t.Errorf("pages of 256 bytes, batches of %d entries: got\n%s\nwant\n%s", n, join(got[:min(len(got), 5)]), join(want[:5]))
+		}
+	}
 }
