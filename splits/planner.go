@@ -18,7 +18,6 @@ package splits
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"fmt"
 	"iter"
 	"slices"
@@ -31,117 +30,6 @@ import (
 	"github.com/druidiceberg/sidecar/splits/split"
 	lru "github.com/hashicorp/golang-lru/v2"
 )
-
-// Mode is what a client asks for.
-type Mode string
-
-// The request modes.
-const (
-	// ModeAuto serves raw files when no delete file applies, rows otherwise.
-	ModeAuto Mode = "auto"
-	// ModeRows serves rows for every table, so a spec stays the same when a
-	// table gains its first delete file.
-	ModeRows Mode = "rows"
-	// ModeFiles serves raw files and is refused when any delete file applies.
-	ModeFiles Mode = "files"
-)
-
-// ParseMode parses a mode, "" being auto.
-func ParseMode(s string) (Mode, error) {
-	switch m := Mode(s); m {
-	case "":
-		return ModeAuto, nil
-	case ModeAuto, ModeRows, ModeFiles:
-		return m, nil
-	}
-	return "", fmt.Errorf("%w: mode %q: want auto, rows or files", ErrBadRequest, s)
-}
-
-// Path is the path a plan takes: PathFiles (v1) or PathRows (v2).
-type Path string
-
-// The two paths.
-const (
-	PathFiles Path = "v1"
-	PathRows  Path = "v2"
-)
-
-// Request selects a table, a snapshot and a mode. At most one of SnapshotID,
-// SnapshotTime and Ref may be set; none means the current snapshot.
-type Request struct {
-	Table        string
-	SnapshotID   *int64
-	SnapshotTime *time.Time
-	Ref          string
-	Mode         Mode
-	// Columns narrows the rows to these top-level columns (emitted in schema
-	// order); empty means all. It applies to the row path only: raw files
-	// hold what they hold.
-	Columns  []string
-	Encoding split.Encoding
-	// Filter is Druid's icebergFilter; nil plans every file.
-	Filter *Filter
-	// ResidualMode is Druid's residualFilterMode: ignore (default), warn
-	// or fail.
-	ResidualMode ResidualMode
-	// Now is the base time of a timeWindow filter without one; zero means
-	// the time of planning.
-	Now time.Time
-	// FromSnapshot, when set, plans only the data appended after that
-	// snapshot up to the selected one (the current one by default), for
-	// incremental ingestion; every snapshot in between must be an append.
-	FromSnapshot *int64
-	// ApplyResidual makes the row path drop the rows that do not match
-	// the filter, so the filter holds row by row and not only file by
-	// file; it takes the row path whenever a residual remains.
-	ApplyResidual bool
-}
-
-// ResidualMode says what to do when the filter cannot be decided from
-// partition values and file statistics alone, so that some planned files
-// hold rows that do not match.
-type ResidualMode string
-
-// The residual modes, as Druid names them.
-const (
-	ResidualIgnore ResidualMode = "ignore"
-	ResidualWarn   ResidualMode = "warn"
-	ResidualFail   ResidualMode = "fail"
-)
-
-// ParseResidualMode parses a residualFilterMode, "" being ignore.
-func ParseResidualMode(s string) (ResidualMode, error) {
-	switch m := ResidualMode(s); m {
-	case "":
-		return ResidualIgnore, nil
-	case ResidualIgnore, ResidualWarn, ResidualFail:
-		return m, nil
-	}
-	return "", fmt.Errorf("%w: residualFilterMode %q: want ignore, warn or fail", ErrBadRequest, s)
-}
-
-// PlannedSplit is one split of a plan with its signed token.
-type PlannedSplit struct {
-	Split split.Split
-	Kind  split.TokenKind
-	Token string
-	// ID is ID(Token), worked out with the token.
-	ID string
-}
-
-// Plan is the answer to a Request.
-type Plan struct {
-	Table      string
-	SnapshotID int64
-	Path       Path
-	Splits     []PlannedSplit
-	// Warnings are things the client should know, such as a residual
-	// filter under residualFilterMode=warn.
-	Warnings []string
-	// Fields are the top-level fields the plan serves, in order: the
-	// schema's, narrowed by the projection on the row path.
-	Fields []iceberg.NestedField
-}
 
 // Planner plans tables of one configured catalog.
 type Planner struct {
@@ -286,373 +174,70 @@ func (p *Planner) LoadTable(ctx context.Context, name string) (*table.Table, err
 	return table.New(tbl.Identifier(), tbl.Metadata(), tbl.MetadataLocation(), fsF, nil), nil
 }
 
-// Plan plans a request.
+// planning is the state one Plan carries from step to step.
+type planning struct {
+	req Request
+	// Set by the snapshot step: snap is nil for a table without one.
+	tbl     *table.Table
+	snap    *table.Snapshot
+	schema  *iceberg.Schema
+	columns []int
+	// Set by the scan step: the request's filter as an Iceberg expression
+	// (nil without one), and the data files planned, in path order.
+	filter iceberg.BooleanExpression
+	tasks  []table.FileScanTask
+	maker  *splitMaker
+	plan   Plan
+}
+
+// Plan plans a request, in five steps, each in a file of its own:
+//
+//  1. snapshot (snapshot.go): load the table, select the snapshot and the
+//     schema the rows are emitted in;
+//  2. scan (scan.go): plan the snapshot's data files with iceberg-go, with
+//     the delete files that apply to each, under the request's filter;
+//  3. path decision (decide.go): raw files (v1) or rows (v2);
+//  4. packing (packing.go): turn the files into splits;
+//  5. signing (sign.go): give each split its token.
 func (p *Planner) Plan(ctx context.Context, req Request) (Plan, error) {
 	if req.Mode == "" {
 		req.Mode = ModeAuto
 	}
-	tbl, err := p.LoadTable(ctx, req.Table)
-	if err != nil {
-		return Plan{}, err
-	}
-	snap, explicit, err := selectSnapshot(tbl, req)
-	if err != nil {
-		return Plan{}, err
-	}
-	plan := Plan{Table: req.Table, Path: PathFiles}
+	pl := &planning{req: req, plan: Plan{Table: req.Table, Path: PathFiles}}
 	if req.Mode == ModeRows {
-		plan.Path = PathRows
+		pl.plan.Path = PathRows
 	}
-	if snap == nil {
+	if err := p.selectSnapshot(ctx, pl); err != nil {
+		return Plan{}, err
+	}
+	if pl.snap == nil {
 		// An empty table has no snapshot and no rows.
-		plan.Fields = tbl.Schema().Fields()
-		plan.Warnings = append(plan.Warnings, noFilesWarning)
-		return plan, nil
+		pl.plan.Fields = pl.tbl.Schema().Fields()
+		pl.plan.Warnings = append(pl.plan.Warnings, noFilesWarning)
+		return pl.plan, nil
 	}
-	plan.SnapshotID = snap.SnapshotID
-
-	schema := tbl.Schema()
-	if explicit && snap.SchemaID != nil {
-		if s, ok := tbl.Schemas()[*snap.SchemaID]; ok {
-			schema = s
-		}
+	pl.plan.SnapshotID = pl.snap.SnapshotID
+	pl.plan.Fields = pl.schema.Fields()
+	if len(pl.columns) > 0 {
+		pl.plan.Fields = slices.DeleteFunc(pl.plan.Fields, func(f iceberg.NestedField) bool { return !slices.Contains(pl.columns, f.ID) })
 	}
-	columns, err := projectColumns(schema, req.Columns)
-	if err != nil {
+	if err := pl.servesChangedValues(); err != nil {
 		return Plan{}, err
 	}
-	// A projection and ISO timestamps change what is served, which only
-	// the row path can do; binaryAsString is also a Druid Parquet option,
-	// so it needs no row path.
-	if len(columns) > 0 || req.Encoding.ISOTimestamps {
-		if req.Mode == ModeFiles {
-			return Plan{}, fmt.Errorf("%w: columns and timestamps=iso need the row path, not mode=files", ErrBadRequest)
-		}
-		plan.Path = PathRows
-	}
-	plan.Fields = schema.Fields()
-	if len(columns) > 0 {
-		plan.Fields = slices.DeleteFunc(plan.Fields, func(f iceberg.NestedField) bool { return !slices.Contains(columns, f.ID) })
-	}
-	opts := []table.ScanOption{table.WithSnapshotID(snap.SnapshotID)}
-	var filter iceberg.BooleanExpression
-	if req.Filter != nil {
-		now := req.Now
-		if now.IsZero() {
-			now = time.Now()
-		}
-		expr, err := req.Filter.Expression(schema, now)
-		if err != nil {
-			return Plan{}, err
-		}
-		if _, err := iceberg.BindExpr(schema, expr, true); err != nil {
-			return Plan{}, fmt.Errorf("%w: icebergFilter: %w", ErrBadRequest, err)
-		}
-		filter = expr
-		opts = append(opts, table.WithRowFilter(expr))
-	}
-	var tasks []table.FileScanTask
-	if req.FromSnapshot != nil {
-		if err := appendsOnly(tbl, req.Table, *req.FromSnapshot, snap); err != nil {
-			return Plan{}, err
-		}
-		tasks, err = tbl.NewIncrementalAppendScan(opts...).
-			FromSnapshotExclusive(*req.FromSnapshot).ToSnapshot(snap.SnapshotID).PlanFiles(ctx)
-	} else {
-		tasks, err = tbl.Scan(opts...).PlanFiles(ctx)
-	}
-	if err != nil {
-		err = redact(storageError(p.conn.cfg.Name, fmt.Sprintf("plan %s at snapshot %d", req.Table, snap.SnapshotID), err),
-			p.conn.cfg.secrets())
-		// Manifests are read from storage: /readyz follows it too.
-		p.conn.observe(err)
+	if err := p.scan(ctx, pl); err != nil {
 		return Plan{}, err
 	}
-
-	tasks = wholeFiles(tasks)
-	// PlanFiles returns tasks in no promised order; a stable order makes
-	// the answer, and the spec pasted from it, the same on every call.
-	slices.SortFunc(tasks, func(a, b table.FileScanTask) int {
-		if c := strings.Compare(a.File.FilePath(), b.File.FilePath()); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.Start, b.Start)
-	})
-	if len(tasks) == 0 {
-		plan.Warnings = append(plan.Warnings, noFilesWarning)
-	}
-	if err := checkResiduals(req.ResidualMode, filter, tasks, &plan); err != nil {
+	pl.maker = newSplitMaker(pl.tbl.Metadata(), pl.tbl.MetadataLocation(), pl.snap.SnapshotID, pl.schema.ID)
+	if err := pl.decidePath(); err != nil {
 		return Plan{}, err
 	}
-	residualOf := func(t table.FileScanTask) iceberg.BooleanExpression {
-		if !req.ApplyResidual || filter == nil {
-			return nil
-		}
-		r := t.Residual
-		if r == nil {
-			// iceberg-go leaves it nil when the partition decided
-			// nothing: the whole filter remains.
-			r = filter
-		}
-		if r.Equals(iceberg.AlwaysTrue{}) {
-			return nil
-		}
-		return r
-	}
-	if req.ApplyResidual && slices.ContainsFunc(tasks, func(t table.FileScanTask) bool { return residualOf(t) != nil }) {
-		if req.Mode == ModeFiles {
-			return Plan{}, fmt.Errorf("%w: applyResidual needs the row path, and the filter leaves a residual; not mode=files", ErrBadRequest)
-		}
-		plan.Path = PathRows
-	}
-	withDeletes := 0
-	for _, t := range tasks {
-		if len(t.DeleteFiles)+len(t.EqualityDeleteFiles)+len(t.DeletionVectorFiles) > 0 {
-			withDeletes++
-		}
-	}
-	switch {
-	case req.Mode == ModeFiles && withDeletes > 0:
-		return Plan{}, fmt.Errorf("%w: mode=files refused: %d of %d data files of %s have delete files, "+
-			"and raw files would ingest the deleted rows; use mode=auto or mode=rows",
-			ErrConflict, withDeletes, len(tasks), req.Table)
-	case withDeletes > 0:
-		plan.Path = PathRows
-	}
-	mk := newSplitMaker(tbl.Metadata(), tbl.MetadataLocation(), snap.SnapshotID, schema.ID)
-	if plan.Path == PathFiles {
-		why, err := rawHazard(tbl.Metadata(), schema, tasks, mk)
-		switch {
-		case err != nil:
-			return Plan{}, err
-		case why != "" && req.Mode == ModeFiles:
-			return Plan{}, fmt.Errorf("%w: mode=files refused: Druid reads a raw Parquet file's columns by name, "+
-				"and the data files of %s would not read as Iceberg reads them: %s; use mode=auto or mode=rows",
-				ErrConflict, req.Table, why)
-		case why != "":
-			plan.Path = PathRows
-			plan.Warnings = append(plan.Warnings, "served on the row path although no delete file applies, "+
-				"because Druid reads a raw Parquet file's columns by name: "+why)
-		}
-	}
-	kind := split.KindFile
-	if plan.Path == PathRows {
-		kind = split.KindRows
-	}
-	plan.Splits = make([]PlannedSplit, 0, len(tasks))
-	for _, t := range tasks {
-		sp, err := mk.split(t)
-		if err != nil {
-			return Plan{}, err
-		}
-		sp.Catalog = p.conn.cfg.Name
-		if kind == split.KindRows {
-			sp.Columns, sp.Encoding = columns, req.Encoding
-			if r := residualOf(t); r != nil {
-				if t.Residual == nil {
-					// The whole filter, still unbound: bind it so that its
-					// literals carry their field's type (an unbound
-					// timestamp literal has no JSON form). iceberg-go's
-					// residuals come bound.
-					if r, err = iceberg.BindExpr(schema, r, true); err != nil {
-						return Plan{}, fmt.Errorf("bind residual filter: %w", err)
-					}
-				}
-				if sp.Filter, err = json.Marshal(r); err != nil {
-					return Plan{}, fmt.Errorf("encode residual filter %s: %w", r, err)
-				}
-			}
-		}
-		// A large file becomes several splits on the row path, each a
-		// range of its row groups, in file order.
-		ranges := []*split.RowGroupRange{nil}
-		if kind == split.KindRows {
-			if ranges, err = p.fileRanges(ctx, t.File); err != nil {
-				return Plan{}, err
-			}
-		}
-		for _, r := range ranges {
-			part := sp
-			part.Data.Range = r
-			plan.Splits = append(plan.Splits, PlannedSplit{Split: part, Kind: kind})
-		}
-	}
-	if err := signAll(p.signer, plan.Splits); err != nil {
+	if err := p.makeSplits(ctx, pl); err != nil {
 		return Plan{}, err
 	}
-	return plan, nil
-}
-
-// wholeFiles merges the byte-range tasks that iceberg-go plans for one data
-// file back into one task for the whole file, keeping the first-seen order.
-// iceberg-go splits a Parquet file larger than the table's
-// read.split.target-size (default 128 MiB) at its split offsets, and every
-// range carries the same delete files and residual. The sidecar plans its
-// own ranges (fileRanges, WithTargetSplitSize), and a token that ignored
-// iceberg-go's range would serve the whole file once per range.
-func wholeFiles(tasks []table.FileScanTask) []table.FileScanTask {
-	seen := make(map[string]bool, len(tasks))
-	out := tasks[:0]
-	for _, t := range tasks {
-		path := t.File.FilePath()
-		if seen[path] {
-			continue
-		}
-		seen[path] = true
-		t.Start, t.Length = 0, t.File.FileSizeBytes()
-		out = append(out, t)
+	if err := signAll(p.signer, pl.plan.Splits); err != nil {
+		return Plan{}, err
 	}
-	return out
-}
-
-// noFilesWarning explains an empty plan: Druid's http input source refuses
-// an empty uris list, so there is nothing to submit.
-const noFilesWarning = "no data file to read (empty table, or the filter pruned every file): " +
-	"Druid's http inputSource needs at least one URI, so there is nothing to ingest"
-
-// checkResiduals applies the residual mode: the residual of a task is what
-// of the filter its file's partition values could not decide, so the file
-// may hold rows that do not match.
-func checkResiduals(mode ResidualMode, filter iceberg.BooleanExpression, tasks []table.FileScanTask, plan *Plan) error {
-	if filter == nil || mode == ResidualIgnore || mode == "" {
-		return nil
-	}
-	residuals := map[string]int{}
-	for _, t := range tasks {
-		r := t.Residual
-		if r == nil {
-			// iceberg-go leaves it nil when the partition could not
-			// simplify the filter at all: the whole filter remains.
-			r = filter
-		}
-		if r.Equals(iceberg.AlwaysTrue{}) {
-			continue
-		}
-		residuals[r.String()]++
-	}
-	if len(residuals) == 0 {
-		return nil
-	}
-	keys := make([]string, 0, len(residuals))
-	n := 0
-	for k, c := range residuals {
-		keys = append(keys, k)
-		n += c
-	}
-	slices.Sort(keys)
-	if mode == ResidualFail {
-		return fmt.Errorf("%w: residualFilterMode=fail: the filter leaves a residual on %d of %d files (%s): "+
-			"files would hold rows that do not match", ErrConflict, n, len(tasks), strings.Join(keys, "; "))
-	}
-	for _, k := range keys {
-		plan.Warnings = append(plan.Warnings, fmt.Sprintf("residual filter on %d file(s), rows that do not match are ingested: %s", residuals[k], k))
-	}
-	return nil
-}
-
-// appendsOnly checks that from is an ancestor of to and that every snapshot
-// after it, up to to, only added data (an append) or rewrote it without
-// changing it (a replace, as compaction does). Anything else deleted or
-// changed rows that an incremental append would never show Druid.
-func appendsOnly(tbl *table.Table, name string, from int64, to *table.Snapshot) error {
-	if tbl.SnapshotByID(from) == nil {
-		return fmt.Errorf("%w: %s has no snapshot %d (fromSnapshot)", ErrSnapshotNotFound, name, from)
-	}
-	for s := to; s.SnapshotID != from; {
-		if s.Summary == nil {
-			return fmt.Errorf("%w: snapshot %d of %s records no operation; plan the whole table", ErrConflict, s.SnapshotID, name)
-		}
-		switch op := s.Summary.Operation; op {
-		case table.OpAppend, table.OpReplace:
-		default:
-			return fmt.Errorf("%w: snapshot %d of %s is a %s, which deleted or changed rows after fromSnapshot %d; "+
-				"appended data alone would leave them wrong in Druid: re-ingest the affected intervals "+
-				"(GET /changes?table=%s&fromSnapshot=%d&timeColumn=…) or plan the whole table",
-				ErrConflict, s.SnapshotID, name, op, from, name, from)
-		}
-		if s.ParentSnapshotID == nil {
-			return fmt.Errorf("%w: fromSnapshot %d is not an ancestor of snapshot %d of %s", ErrBadRequest, from, to.SnapshotID, name)
-		}
-		if s = tbl.SnapshotByID(*s.ParentSnapshotID); s == nil {
-			return fmt.Errorf("%w: the ancestry of %s is broken above snapshot %d (expired?)", ErrConflict, name, to.SnapshotID)
-		}
-	}
-	return nil
-}
-
-// selectSnapshot resolves the request's snapshot selector. explicit is true
-// when the client chose a snapshot, in which case that snapshot's schema is
-// used (as iceberg-go does for time travel).
-func selectSnapshot(tbl *table.Table, req Request) (snap *table.Snapshot, explicit bool, err error) {
-	n := 0
-	if req.SnapshotID != nil {
-		n++
-	}
-	if req.SnapshotTime != nil {
-		n++
-	}
-	if req.Ref != "" {
-		n++
-	}
-	if n > 1 {
-		return nil, false, fmt.Errorf("%w: give at most one of snapshotId, snapshotTime and ref", ErrBadRequest)
-	}
-	switch {
-	case req.SnapshotID != nil:
-		if snap = tbl.SnapshotByID(*req.SnapshotID); snap == nil {
-			return nil, false, fmt.Errorf("%w: %s has no snapshot %d", ErrSnapshotNotFound, req.Table, *req.SnapshotID)
-		}
-		return snap, true, nil
-	case req.SnapshotTime != nil:
-		ms := req.SnapshotTime.UnixMilli()
-		if snap = tbl.SnapshotAsOf(ms, true); snap == nil {
-			return nil, false, fmt.Errorf("%w: %s has no snapshot at or before %s",
-				ErrSnapshotNotFound, req.Table, req.SnapshotTime.UTC().Format(time.RFC3339Nano))
-		}
-		return snap, true, nil
-	case req.Ref != "":
-		var ref table.SnapshotRef
-		ok := false
-		for name, r := range tbl.Metadata().Refs() {
-			if name == req.Ref {
-				ref, ok = r, true
-				break
-			}
-		}
-		if !ok {
-			return nil, false, fmt.Errorf("%w: %s has no branch or tag %q", ErrSnapshotNotFound, req.Table, req.Ref)
-		}
-		if snap = tbl.SnapshotByID(ref.SnapshotID); snap == nil {
-			return nil, false, fmt.Errorf("%w: ref %q of %s points at missing snapshot %d",
-				ErrSnapshotNotFound, req.Ref, req.Table, ref.SnapshotID)
-		}
-		// A tag pins a snapshot and its schema; a branch reads with the
-		// table's current schema.
-		return snap, ref.SnapshotRefType == table.TagRef, nil
-	}
-	return tbl.CurrentSnapshot(), false, nil
-}
-
-// projectColumns resolves column names to field ids in schema order.
-func projectColumns(schema *iceberg.Schema, names []string) ([]int, error) {
-	if len(names) == 0 {
-		return nil, nil
-	}
-	want := map[int]bool{}
-	for _, n := range names {
-		f, ok := schema.FindFieldByName(n)
-		if !ok || !slices.ContainsFunc(schema.Fields(), func(top iceberg.NestedField) bool { return top.ID == f.ID }) {
-			return nil, fmt.Errorf("%w: column %q is not a top-level column of the table", ErrBadRequest, n)
-		}
-		want[f.ID] = true
-	}
-	var ids []int
-	for _, f := range schema.Fields() {
-		if want[f.ID] {
-			ids = append(ids, f.ID)
-		}
-	}
-	return ids, nil
+	return pl.plan, nil
 }
 
 // TableSchema returns the schema and name mapping of a split's table,
