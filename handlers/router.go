@@ -38,9 +38,11 @@ type Planner interface {
 	Ping(ctx context.Context) error
 }
 
-// Verifier checks split tokens.
+// Verifier checks split tokens: Verify those of one data file, Decode
+// any.
 type Verifier interface {
 	Verify(kind split.TokenKind, token string) (split.Split, error)
+	Decode(kind split.TokenKind, token string) (split.Token, error)
 }
 
 // Config wires the router.

@@ -83,10 +83,11 @@ func (rw *rangeWriter) Write(p []byte) (int, error) {
 }
 
 func (s *server) getRows(w http.ResponseWriter, r *http.Request) error {
-	sp, err := s.Signer.Verify(split.KindRows, chi.URLParam(r, "token"))
+	tok, err := s.Signer.Decode(split.KindRows, chi.URLParam(r, "token"))
 	if err != nil {
 		return err
 	}
+	sp := tok.Parts[0]
 	br, ranged, err := parseRange(r.Header.Get("Range"))
 	if err != nil {
 		return err
@@ -101,16 +102,9 @@ func (s *server) getRows(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	// Everything that can fail early fails here, before the first byte.
-	stream, err := cat.Reader.Open(ctx, sp, ts)
+	stream, err := cat.Reader.OpenAll(ctx, tok.Parts, ts)
 	if err != nil {
 		return err
-	}
-	if s.Metrics != nil {
-		// Only the delete files Open read itself: not those the delete
-		// cache held or another stream was loading.
-		for kind, n := range stream.Stats().DeleteFilesLoaded {
-			s.Metrics.DeleteFileLoads.WithLabelValues(string(kind)).Add(float64(n))
-		}
 	}
 	defer func() {
 		if cerr := stream.Close(); cerr != nil {
@@ -173,6 +167,11 @@ func (s *server) getRows(w http.ResponseWriter, r *http.Request) error {
 func (s *server) recordStream(st reader.Stats) {
 	if s.Metrics == nil {
 		return
+	}
+	// Only the delete files the stream read itself: not those the delete
+	// cache held or another stream was loading.
+	for kind, n := range st.DeleteFilesLoaded {
+		s.Metrics.DeleteFileLoads.WithLabelValues(string(kind)).Add(float64(n))
 	}
 	s.Metrics.RowsRead.Add(float64(st.RowsRead))
 	s.Metrics.RowsEmitted.Add(float64(st.RowsEmitted))

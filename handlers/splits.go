@@ -62,9 +62,13 @@ type inputFormat struct {
 }
 
 type splitResponse struct {
-	ID                    string `json:"id"`
-	URI                   string `json:"uri"`
+	ID  string `json:"id"`
+	URI string `json:"uri"`
+	// DataFile is the split's first data file; DataFiles counts them (a
+	// split of the row path packs small files, or the parts of a large
+	// one, up to the target split size).
 	DataFile              string `json:"dataFile"`
+	DataFiles             int    `json:"dataFiles"`
 	RecordCount           int64  `json:"recordCount"`
 	PositionDeleteFiles   int    `json:"positionDeleteFiles"`
 	EqualityDeleteFiles   int    `json:"equalityDeleteFiles"`
@@ -82,7 +86,8 @@ type splitResponse struct {
 }
 
 // splitRange is the byte range of a data file whose row groups one split
-// of it reads: those whose first page lies in [start, start+length).
+// of it reads: those whose first page lies in [start, start+length). It is
+// given for a split that reads one range of one file.
 type splitRange struct {
 	Start  int64 `json:"start"`
 	Length int64 `json:"length"`
@@ -177,31 +182,48 @@ func (s *server) planResponse(r *http.Request, req splits.Request, warnings []st
 	for i, ps := range plan.Splits {
 		uri := all[from:ends[i]]
 		from = ends[i]
-		var delSize int64
-		for _, d := range ps.Split.Deletes {
-			delSize += d.Size
-		}
-		records, exact := ps.Split.RecordCount()
-		var rng *splitRange
-		if r := ps.Split.Data.Range; r != nil {
-			rng = &splitRange{Start: r.Start, Length: r.Length}
-		}
 		resp.InputSource.URIs = append(resp.InputSource.URIs, uri)
-		resp.Splits = append(resp.Splits, splitResponse{
-			ID:                    ps.ID,
-			URI:                   uri,
-			DataFile:              ps.Split.Data.Path,
-			RecordCount:           records,
-			RecordCountEstimated:  !exact,
-			Range:                 rng,
-			PositionDeleteFiles:   ps.Split.Count(split.DeletePosition),
-			EqualityDeleteFiles:   ps.Split.Count(split.DeleteEquality),
-			DeletionVectorFiles:   ps.Split.Count(split.DeleteDeletionVector),
-			DataFileSizeInBytes:   ps.Split.Data.Size,
-			DeleteFileSizeInBytes: delSize,
-		})
+		resp.Splits = append(resp.Splits, describeSplit(ps, uri))
 	}
 	return plan, resp, nil
+}
+
+// describeSplit is the answer's entry for one planned split: its files and
+// delete files counted once each (a delete file often applies to every
+// file of a packed split).
+func describeSplit(ps splits.PlannedSplit, uri string) splitResponse {
+	first := ps.Parts[0]
+	out := splitResponse{ID: ps.ID, URI: uri, DataFile: first.Data.Path, DataFiles: len(ps.Parts)}
+	var exact bool
+	out.RecordCount, exact = ps.RecordCount()
+	out.RecordCountEstimated = !exact
+	if r := first.Data.Range; r != nil && len(ps.Parts) == 1 {
+		out.Range = &splitRange{Start: r.Start, Length: r.Length}
+	}
+	seen := map[string]bool{}
+	for _, p := range ps.Parts {
+		out.DataFileSizeInBytes += p.Data.Size
+		for _, d := range p.Deletes {
+			key := d.Path
+			if d.ContentOffset != nil {
+				key += "#" + strconv.FormatInt(*d.ContentOffset, 10)
+			}
+			if seen[key] {
+				continue
+			}
+			seen[key] = true
+			out.DeleteFileSizeInBytes += d.Size
+			switch d.Kind {
+			case split.DeletePosition:
+				out.PositionDeleteFiles++
+			case split.DeleteEquality:
+				out.EqualityDeleteFiles++
+			case split.DeleteDeletionVector:
+				out.DeletionVectorFiles++
+			}
+		}
+	}
+	return out
 }
 
 // writeJSON writes v as indented JSON, without HTML escaping (URIs and SQL

@@ -55,7 +55,7 @@ func (p *Planner) makeSplits(ctx context.Context, pl *planning) error {
 		for _, r := range ranges {
 			part := sp
 			part.Data.Range = r
-			pl.plan.Splits = append(pl.plan.Splits, PlannedSplit{Split: part, Kind: kind})
+			pl.plan.Splits = append(pl.plan.Splits, PlannedSplit{Parts: []split.Split{part}, Kind: kind})
 		}
 	}
 	return nil

@@ -97,9 +97,14 @@ func ParseResidualMode(s string) (ResidualMode, error) {
 	return "", fmt.Errorf("%w: residualFilterMode %q: want ignore, warn or fail", ErrBadRequest, s)
 }
 
-// PlannedSplit is one split of a plan with its signed token.
+// PlannedSplit is one split of a plan (one URI of the answer) with its
+// signed token.
 type PlannedSplit struct {
-	Split split.Split
+	// Parts are the files the split reads, in order: one data file on the
+	// raw-file path; on the row path one or more, each a data file or a
+	// range of the row groups of one, with the delete files that apply to
+	// it. They share the table, snapshot, schema, projection and encoding.
+	Parts []split.Split
 	Kind  split.TokenKind
 	Token string
 	// ID is ID(Token), worked out with the token.
@@ -118,4 +123,16 @@ type Plan struct {
 	// Fields are the top-level fields the plan serves, in order: the
 	// schema's, narrowed by the projection on the row path.
 	Fields []iceberg.NestedField
+}
+
+// RecordCount returns the rows the split reads before deletes, and whether
+// that number is exact (see split.Split.RecordCount).
+func (ps PlannedSplit) RecordCount() (n int64, exact bool) {
+	exact = true
+	for _, p := range ps.Parts {
+		c, ok := p.RecordCount()
+		n += c
+		exact = exact && ok
+	}
+	return n, exact
 }

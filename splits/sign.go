@@ -15,7 +15,7 @@ func signAll(s *split.Signer, ps []PlannedSplit) error {
 	const minRun = 256
 	run := func(ps []PlannedSplit) error {
 		for i := range ps {
-			tok, err := s.Sign(ps[i].Kind, ps[i].Split)
+			tok, err := s.Sign(ps[i].Kind, ps[i].Parts...)
 			if err != nil {
 				return err
 			}
