@@ -86,6 +86,9 @@ func TestErrors(t *testing.T) {
 		{"bad fromSnapshot", "/splits?table=fixtures.t&fromSnapshot=first", nil, 400, "bad_request"},
 		{"unknown fromSnapshot", "/splits?table=fixtures.t&fromSnapshot=42", nil, 404, "snapshot_not_found"},
 		{"bad applyResidual", "/splits?table=fixtures.t&applyResidual=yes", nil, 400, "bad_request"},
+		{"bad minSplits", "/splits?table=fixtures.t&minSplits=many", nil, 400, "bad_request"},
+		{"negative minSplits", "/splits?table=fixtures.t&minSplits=-1", nil, 400, "bad_request"},
+		{"too many minSplits", "/splits?table=fixtures.t&minSplits=10001", nil, 400, "bad_request"},
 		{"suffix range", rowsPath, []string{"Range", "bytes=-10"}, 416, "bad_range"},
 		{"unknown route", "/nope", nil, 404, "not_found"},
 	}
@@ -303,10 +306,10 @@ func TestMaxSplits(t *testing.T) {
 		Type:   "static",
 		Tables: map[string]string{"fixtures.t": filepath.Join(f.Dir, f.Metadata)},
 	}, f.mappings(), func(c *handlers.Config) { c.MaxSplits = 2 })
-	resp, body := srv.get(t, "/splits?table=fixtures.t")
+	resp, body := srv.get(t, "/splits?table=fixtures.t&minSplits=3")
 	if resp.StatusCode != http.StatusUnprocessableEntity || errorCode(t, body) != "too_many_splits" || !strings.Contains(string(body), "icebergFilter") {
 		t.Fatalf("3 splits past --max-splits=2: %d %s", resp.StatusCode, body)
 	}
 	// A filter that prunes to one partition fits.
-	srv.plan(t, q("table", "fixtures.t", "icebergFilter", `{"type":"equals","filterColumn":"action","filterValue":"view"}`))
+	srv.plan(t, q("table", "fixtures.t", "minSplits", "3", "icebergFilter", `{"type":"equals","filterColumn":"action","filterValue":"view"}`))
 }

@@ -20,7 +20,7 @@ import (
 var changesParams = map[string]bool{
 	"table": true, "catalog": true, "fromSnapshot": true, "toSnapshot": true, "timeColumn": true,
 	"granularity": true, "dataSource": true, "include": true, "mode": true, "columns": true,
-	"timestamps": true, "binaryAsString": true, "maxNumConcurrentSubTasks": true,
+	"timestamps": true, "binaryAsString": true, "maxNumConcurrentSubTasks": true, "minSplits": true,
 }
 
 // changesResponse is the answer of GET /changes.
@@ -80,7 +80,7 @@ func (s *server) getChanges(w http.ResponseWriter, r *http.Request) error {
 	}
 	// The parameters that shape the rows are those of GET /splits.
 	shared := url.Values{}
-	for _, k := range []string{"table", "mode", "columns", "timestamps", "binaryAsString"} {
+	for _, k := range []string{"table", "mode", "columns", "timestamps", "binaryAsString", "minSplits"} {
 		if v, ok := q[k]; ok {
 			shared[k] = v
 		}
@@ -114,6 +114,10 @@ func (s *server) getChanges(w http.ResponseWriter, r *http.Request) error {
 	subTasks, err := maxSubTasks(q)
 	if err != nil {
 		return err
+	}
+	if q.Get("minSplits") == "" {
+		// As many splits as each task runs subtasks at once.
+		base.MinSplits = subTasks
 	}
 	dataSource := q.Get("dataSource")
 	if dataSource == "" {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/druidiceberg/sidecar/splits"
@@ -34,6 +35,7 @@ type icebergSpec struct {
 	Timestamps     string   `json:"timestamps"`
 	BinaryAsString bool     `json:"binaryAsString"`
 	ApplyResidual  bool     `json:"applyResidual"`
+	MinSplits      int      `json:"minSplits"`
 }
 
 // postSplits plans the table of a Druid iceberg inputSource and answers
@@ -71,6 +73,13 @@ func (s *server) postSplits(w http.ResponseWriter, r *http.Request) error {
 		Filter:     spec.IcebergFilter,
 
 		ApplyResidual: spec.ApplyResidual,
+	}
+	if spec.MinSplits != 0 {
+		n, err := parseMinSplits(strconv.Itoa(spec.MinSplits))
+		if err != nil {
+			return err
+		}
+		req.MinSplits = n
 	}
 	req.Encoding.BinaryAsString = spec.BinaryAsString
 	var err error

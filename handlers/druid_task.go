@@ -42,6 +42,12 @@ func (s *server) specTarget(r *http.Request, extra map[string]bool) (specTarget,
 	if err != nil {
 		return specTarget{}, nil, err
 	}
+	if extra["maxNumConcurrentSubTasks"] && q.Get("minSplits") == "" {
+		// As many splits as the task runs subtasks at once.
+		if req.MinSplits, err = maxSubTasks(q); err != nil {
+			return specTarget{}, nil, err
+		}
+	}
 	t, err := s.planTarget(r, req, q.Get("dataSource"), q.Get("timestampColumn"), "timestampColumn")
 	return t, q, err
 }

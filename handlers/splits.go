@@ -20,8 +20,12 @@ var splitsParams = map[string]bool{
 	"table": true, "snapshotId": true, "snapshotTime": true, "ref": true, "mode": true,
 	"columns": true, "timestamps": true, "binaryAsString": true,
 	"icebergFilter": true, "residualFilterMode": true, "applyResidual": true,
-	"fromSnapshot": true, "toSnapshot": true, "catalog": true,
+	"fromSnapshot": true, "toSnapshot": true, "catalog": true, "minSplits": true,
 }
+
+// maxMinSplits bounds minSplits: Druid runs one subtask per split, and no
+// cluster runs more at once.
+const maxMinSplits = 10_000
 
 // splitsResponse is the answer of GET /splits.
 type splitsResponse struct {
@@ -321,6 +325,11 @@ func parseSplitsQuery(q url.Values, extra map[string]bool) (splits.Request, erro
 			return req, fmt.Errorf("%w: %w", splits.ErrBadRequest, err)
 		}
 	}
+	if v := q.Get("minSplits"); v != "" {
+		if req.MinSplits, err = parseMinSplits(v); err != nil {
+			return req, err
+		}
+	}
 	if req.ResidualMode, err = splits.ParseResidualMode(q.Get("residualFilterMode")); err != nil {
 		return req, err
 	}
@@ -330,6 +339,15 @@ func parseSplitsQuery(q url.Values, extra map[string]bool) (splits.Request, erro
 		}
 	}
 	return req, nil
+}
+
+// parseMinSplits reads minSplits: a whole number from 0 to maxMinSplits.
+func parseMinSplits(v string) (int, error) {
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 0 || n > maxMinSplits {
+		return 0, fmt.Errorf("%w: minSplits %q: want a whole number from 0 to %d", splits.ErrBadRequest, v, maxMinSplits)
+	}
+	return n, nil
 }
 
 // parseTime accepts the ISO 8601 forms Druid users write: a full RFC 3339

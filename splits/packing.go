@@ -6,57 +6,175 @@ import (
 	"fmt"
 
 	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/table"
 
 	"github.com/druidiceberg/sidecar/splits/split"
 )
 
-// The packing step of Plan: turn the scan's tasks into splits, one per
-// data file, or on the row path one per range of the row groups of a file
-// larger than the target split size (see rowgroups.go).
+// The packing step of Plan: turn the scan's data files into splits, the
+// units of work Druid hands its subtasks, one per URI
+// (HttpInputSource.createSplits in apache/druid makes one InputSplit per
+// URI, and index_parallel runs one subtask per split).
+//
+// The raw-file path hands Druid each data file as it is: one split per
+// file. The row path sizes its splits as Druid sizes those of its own
+// cloud input sources: CloudObjectInputSource.createSplits in apache/druid
+// packs objects with SplittableInputSource.DEFAULT_SPLIT_HINT_SPEC, a
+// MaxSizeSplitHintSpec of at most 1 GiB (maxSplitSize) and 1000 files
+// (maxNumFiles) a split, counted in stored bytes (ParquetInputFormat keeps
+// InputFormat.getWeightedSize's 1:1). So a split here packs whole data
+// files, in path order, up to the target split size and at most
+// maxSplitFiles of them, exactly as MaxSizeSplitHintSpec.split does: a
+// file joins the split when the split is empty, or when the split's bytes
+// and the file's stay below the target and the split holds fewer than the
+// maximum number of files. A file larger than the target is first cut
+// into ranges of its row groups of at most the target each (rowgroups.go),
+// which are packed like files. The same scan always packs the same way.
+//
+// A request's MinSplits lowers the target to the table's bytes divided by
+// it, so that the plan has at least that many splits for Druid's
+// maxNumConcurrentSubTasks to share (as long as the files have that many
+// row groups between them).
 
-// makeSplits fills in pl's splits, unsigned.
-func (p *Planner) makeSplits(ctx context.Context, pl *planning) error {
-	kind := split.KindFile
-	if pl.plan.Path == PathRows {
-		kind = split.KindRows
+// DefaultTargetSplitSize is the target split size when WithTargetSplitSize
+// is not given: Druid's MaxSizeSplitHintSpec.DEFAULT_MAX_SPLIT_SIZE.
+const DefaultTargetSplitSize = 1 << 30
+
+// DefaultMaxSplitFiles is the most data files a split packs when
+// WithMaxSplitFiles is not given: Druid's
+// MaxSizeSplitHintSpec.DEFAULT_MAX_NUM_FILES.
+const DefaultMaxSplitFiles = 1000
+
+// PlannerOption configures a Planner.
+type PlannerOption func(*Planner)
+
+// WithTargetSplitSize sets the size of the row path's splits: it packs
+// data files smaller than n bytes into splits of up to n bytes, and cuts a
+// Parquet data file larger than n into splits of about n bytes each, each a
+// contiguous range of its row groups (a row group larger than n is a range
+// of its own), so that Druid spreads one large file over several workers.
+// n <= 0 neither packs nor cuts: one split per data file. The raw-file path
+// never does either: Druid fetches each of its URIs whole.
+func WithTargetSplitSize(n int64) PlannerOption {
+	return func(p *Planner) { p.targetSplitSize = max(n, 0) }
+}
+
+// WithMaxSplitFiles sets the most data files (or ranges of one) a split of
+// the row path packs; n <= 0 keeps the default.
+func WithMaxSplitFiles(n int) PlannerOption {
+	return func(p *Planner) {
+		if n > 0 {
+			p.maxSplitFiles = n
+		}
 	}
-	pl.plan.Splits = make([]PlannedSplit, 0, len(pl.tasks))
+}
+
+// packTarget is the target split size of one plan: the planner's, lowered
+// so that the plan's bytes make at least minSplits splits.
+func packTarget(target int64, minSplits int, tasks []table.FileScanTask) int64 {
+	if target <= 0 || minSplits <= 1 {
+		return target
+	}
+	var total int64
+	for _, t := range tasks {
+		total += t.File.FileSizeBytes()
+	}
+	return max(1, min(target, total/int64(minSplits)))
+}
+
+// pack fills in pl's splits, unsigned.
+func (p *Planner) pack(ctx context.Context, pl *planning) error {
+	if pl.plan.Path != PathRows {
+		pl.plan.Splits = make([]PlannedSplit, 0, len(pl.tasks))
+		for _, t := range pl.tasks {
+			sp, err := pl.maker.split(t)
+			if err != nil {
+				return err
+			}
+			sp.Catalog = p.conn.cfg.Name
+			pl.plan.Splits = append(pl.plan.Splits, PlannedSplit{Parts: []split.Split{sp}, Kind: split.KindFile})
+		}
+		return nil
+	}
+	target := packTarget(p.targetSplitSize, pl.req.MinSplits, pl.tasks)
+	var parts []split.Split
+	var sizes []int64
 	for _, t := range pl.tasks {
-		sp, err := pl.maker.split(t)
+		sp, err := p.rowSplit(pl, t)
 		if err != nil {
 			return err
 		}
-		sp.Catalog = p.conn.cfg.Name
-		if kind == split.KindRows {
-			sp.Columns, sp.Encoding = pl.columns, pl.req.Encoding
-			if r := pl.residualOf(t); r != nil {
-				if t.Residual == nil {
-					// The whole filter, still unbound: bind it so that its
-					// literals carry their field's type (an unbound
-					// timestamp literal has no JSON form). iceberg-go's
-					// residuals come bound.
-					if r, err = iceberg.BindExpr(pl.schema, r, true); err != nil {
-						return fmt.Errorf("bind residual filter: %w", err)
-					}
-				}
-				if sp.Filter, err = json.Marshal(r); err != nil {
-					return fmt.Errorf("encode residual filter %s: %w", r, err)
-				}
-			}
-		}
-		// A large file becomes several splits on the row path, each a
-		// range of its row groups, in file order.
-		ranges := []*split.RowGroupRange{nil}
-		if kind == split.KindRows {
-			if ranges, err = p.fileRanges(ctx, t.File); err != nil {
-				return err
-			}
+		// A large file is cut into ranges of its row groups, in file
+		// order, each packed like a file.
+		ranges, err := p.fileRanges(ctx, t.File, target)
+		if err != nil {
+			return err
 		}
 		for _, r := range ranges {
 			part := sp
 			part.Data.Range = r
-			pl.plan.Splits = append(pl.plan.Splits, PlannedSplit{Parts: []split.Split{part}, Kind: kind})
+			size := part.Data.Size
+			if r != nil {
+				size = r.Length
+			}
+			parts = append(parts, part)
+			sizes = append(sizes, size)
 		}
 	}
+	ends := packEnds(sizes, target, p.maxSplitFiles)
+	pl.plan.Splits = make([]PlannedSplit, 0, len(ends))
+	from := 0
+	for _, end := range ends {
+		pl.plan.Splits = append(pl.plan.Splits, PlannedSplit{Parts: parts[from:end:end], Kind: split.KindRows})
+		from = end
+	}
 	return nil
+}
+
+// packEnds packs files of the given sizes, in order, into splits as
+// MaxSizeSplitHintSpec.split does (see above), and returns where each
+// split ends: split i holds the files [ends[i-1], ends[i]). target <= 0
+// packs one file a split.
+func packEnds(sizes []int64, target int64, maxFiles int) []int {
+	var ends []int
+	var size int64
+	n := 0
+	for i, s := range sizes {
+		if n > 0 && (target <= 0 || size+s >= target || n >= maxFiles) {
+			ends = append(ends, i)
+			size, n = 0, 0
+		}
+		size += s
+		n++
+	}
+	if n > 0 {
+		ends = append(ends, len(sizes))
+	}
+	return ends
+}
+
+// rowSplit describes task t as a split of the row path: with the plan's
+// projection and encoding, and the residual it applies row by row.
+func (p *Planner) rowSplit(pl *planning, t table.FileScanTask) (split.Split, error) {
+	sp, err := pl.maker.split(t)
+	if err != nil {
+		return split.Split{}, err
+	}
+	sp.Catalog = p.conn.cfg.Name
+	sp.Columns, sp.Encoding = pl.columns, pl.req.Encoding
+	if r := pl.residualOf(t); r != nil {
+		if t.Residual == nil {
+			// The whole filter, still unbound: bind it so that its
+			// literals carry their field's type (an unbound timestamp
+			// literal has no JSON form). iceberg-go's residuals come
+			// bound.
+			if r, err = iceberg.BindExpr(pl.schema, r, true); err != nil {
+				return split.Split{}, fmt.Errorf("bind residual filter: %w", err)
+			}
+		}
+		if sp.Filter, err = json.Marshal(r); err != nil {
+			return split.Split{}, fmt.Errorf("encode residual filter %s: %w", r, err)
+		}
+	}
+	return sp, nil
 }

@@ -39,10 +39,11 @@ type Planner struct {
 	// metas caches table metadata by metadata location: a metadata file is
 	// immutable, so an entry never goes stale.
 	metas *lru.Cache[string, table.Metadata]
-	// targetSplitSize is the size above which the row path splits a data
-	// file by row groups; 0 never splits. footers caches the row groups of
-	// the data files whose manifests record no split offsets, by path.
+	// targetSplitSize and maxSplitFiles bound the splits of the row path
+	// (see WithTargetSplitSize). footers caches the row groups of the data
+	// files whose manifests record no split offsets, by path.
 	targetSplitSize int64
+	maxSplitFiles   int
 	footers         *lru.Cache[string, footerGroups]
 }
 
@@ -69,6 +70,7 @@ func NewPlanner(cfg CatalogConfig, fsys icebergio.IO, signer *split.Signer, opts
 		signer:          signer,
 		metas:           cache,
 		targetSplitSize: DefaultTargetSplitSize,
+		maxSplitFiles:   DefaultMaxSplitFiles,
 		footers:         footers,
 	}
 	for _, o := range opts {
@@ -231,7 +233,7 @@ func (p *Planner) Plan(ctx context.Context, req Request) (Plan, error) {
 	if err := pl.decidePath(); err != nil {
 		return Plan{}, err
 	}
-	if err := p.makeSplits(ctx, pl); err != nil {
+	if err := p.pack(ctx, pl); err != nil {
 		return Plan{}, err
 	}
 	if err := signAll(p.signer, pl.plan.Splits); err != nil {

@@ -68,6 +68,10 @@ type Request struct {
 	// snapshot up to the selected one (the current one by default), for
 	// incremental ingestion; every snapshot in between must be an append.
 	FromSnapshot *int64
+	// MinSplits asks the row path for at least this many splits (as long
+	// as the data files have as many row groups): the target split size
+	// is lowered to the plan's bytes divided by it. 0 or 1 leaves it.
+	MinSplits int
 	// ApplyResidual makes the row path drop the rows that do not match
 	// the filter, so the filter holds row by row and not only file by
 	// file; it takes the row path whenever a residual remains.

@@ -206,13 +206,13 @@ func TestPlanSplitsLargeFiles(t *testing.T) {
 	}
 }
 
-// TestPlanUnsplitTokensUnchanged: a planner with the default target hands
-// out, for a table whose files are all smaller than it, the very tokens of
-// a planner that never splits.
+// TestPlanUnsplitTokensUnchanged: a planner with the default target that
+// packs one file a split hands out, for a table whose files are all
+// smaller than the target, the very tokens of a planner that never cuts.
 func TestPlanUnsplitTokensUnchanged(t *testing.T) {
 	ctx := context.Background()
 	tbl, dir := rowGroupsTable(t, 2, tablegen.SplitOffsetsNone)
-	def, never := localPlanner(t, dir), localPlanner(t, dir, WithTargetSplitSize(0))
+	def, never := localPlanner(t, dir, WithMaxSplitFiles(1)), localPlanner(t, dir, WithTargetSplitSize(0))
 	first := tbl.Metadata().Snapshots()[0].SnapshotID
 	for _, req := range []Request{{Table: "rg.t"}, {Table: "rg.t", Mode: ModeRows, SnapshotID: &first}, {Table: "rg.t", SnapshotID: &first}} {
 		a, err := def.Plan(ctx, req)
@@ -319,7 +319,7 @@ func TestUnreadableFooterLeavesFileWhole(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ranges, err := p.fileRanges(context.Background(), b.Build())
+		ranges, err := p.fileRanges(context.Background(), b.Build(), 1000)
 		if err != nil || len(ranges) != 1 || ranges[0] != nil {
 			t.Fatalf("%s: %v, %v; want the whole file", filepath.Base(path), ranges, err)
 		}

@@ -136,7 +136,8 @@ func serve(ctx context.Context, cfg config, logOut io.Writer, ready chan<- strin
 		// Each catalog reads its files with its own properties
 		// (credentials, endpoint) and location map.
 		fsys := storage.New(c.Props, c.LocationMap)
-		planner, err := splits.NewPlanner(c.CatalogConfig, fsys, signer, splits.WithTargetSplitSize(int64(cfg.TargetSplitSize)))
+		planner, err := splits.NewPlanner(c.CatalogConfig, fsys, signer,
+			splits.WithTargetSplitSize(int64(cfg.TargetSplitSize)), splits.WithMaxSplitFiles(cfg.MaxSplitFiles))
 		if err != nil {
 			return err
 		}
