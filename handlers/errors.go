@@ -57,6 +57,8 @@ func toAPIError(err error) *apiError {
 		status, code = http.StatusNotFound, "table_not_found"
 	case errors.Is(err, splits.ErrSnapshotNotFound):
 		status, code = http.StatusNotFound, "snapshot_not_found"
+	case errors.Is(err, splits.ErrPlanMismatch):
+		status, code = http.StatusConflict, "plan_mismatch"
 	case errors.Is(err, splits.ErrConflict):
 		status, code = http.StatusConflict, "conflict"
 	case errors.Is(err, storage.ErrOutsideMapping):

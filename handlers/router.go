@@ -32,6 +32,7 @@ type Planner interface {
 	Plan(ctx context.Context, req splits.Request) (splits.Plan, error)
 	PlanFiles(ctx context.Context, tbl *table.Table, name string, snapshotID int64) ([]table.FileScanTask, error)
 	TableSchema(ctx context.Context, sp split.Split) (split.TableSchema, error)
+	Resolve(ctx context.Context, kind split.TokenKind, ref split.PlanRef) ([]split.Split, error)
 	Tables(ctx context.Context) (names []string, truncated bool, err error)
 	LoadTable(ctx context.Context, name string) (*table.Table, error)
 	Catalog() (typ, name string)

@@ -83,26 +83,21 @@ func (rw *rangeWriter) Write(p []byte) (int, error) {
 }
 
 func (s *server) getRows(w http.ResponseWriter, r *http.Request) error {
-	tok, err := s.Signer.Decode(split.KindRows, chi.URLParam(r, "token"))
-	if err != nil {
-		return err
-	}
-	sp := tok.Parts[0]
 	br, ranged, err := parseRange(r.Header.Get("Range"))
 	if err != nil {
 		return err
 	}
 	ctx := r.Context()
-	cat, err := s.catalogs.forSplit(sp)
+	cat, parts, err := s.splitOf(ctx, split.KindRows, chi.URLParam(r, "token"))
 	if err != nil {
 		return err
 	}
-	ts, err := cat.Planner.TableSchema(ctx, sp)
+	ts, err := cat.Planner.TableSchema(ctx, parts[0])
 	if err != nil {
 		return err
 	}
 	// Everything that can fail early fails here, before the first byte.
-	stream, err := cat.Reader.OpenAll(ctx, tok.Parts, ts)
+	stream, err := cat.Reader.OpenAll(ctx, parts, ts)
 	if err != nil {
 		return err
 	}

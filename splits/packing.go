@@ -82,8 +82,14 @@ func packTarget(target int64, minSplits int, tasks []table.FileScanTask) int64 {
 	return max(1, min(target, total/int64(minSplits)))
 }
 
-// pack fills in pl's splits, unsigned.
+// pack fills in pl's splits, unsigned, with the planner's packing.
 func (p *Planner) pack(ctx context.Context, pl *planning) error {
+	return p.packWith(ctx, pl, p.targetSplitSize, p.maxSplitFiles)
+}
+
+// packWith fills in pl's splits with a target split size and a maximum of
+// files a split.
+func (p *Planner) packWith(ctx context.Context, pl *planning, targetSplitSize int64, maxSplitFiles int) error {
 	if pl.plan.Path != PathRows {
 		pl.plan.Splits = make([]PlannedSplit, 0, len(pl.tasks))
 		for _, t := range pl.tasks {
@@ -96,7 +102,7 @@ func (p *Planner) pack(ctx context.Context, pl *planning) error {
 		}
 		return nil
 	}
-	target := packTarget(p.targetSplitSize, pl.req.MinSplits, pl.tasks)
+	target := packTarget(targetSplitSize, pl.req.MinSplits, pl.tasks)
 	var parts []split.Split
 	var sizes []int64
 	for _, t := range pl.tasks {
@@ -121,7 +127,7 @@ func (p *Planner) pack(ctx context.Context, pl *planning) error {
 			sizes = append(sizes, size)
 		}
 	}
-	ends := packEnds(sizes, target, p.maxSplitFiles)
+	ends := packEnds(sizes, target, max(maxSplitFiles, 1))
 	pl.plan.Splits = make([]PlannedSplit, 0, len(ends))
 	from := 0
 	for _, end := range ends {

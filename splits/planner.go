@@ -18,6 +18,7 @@ package splits
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"fmt"
 	"iter"
 	"slices"
@@ -45,6 +46,8 @@ type Planner struct {
 	targetSplitSize int64
 	maxSplitFiles   int
 	footers         *lru.Cache[string, footerGroups]
+	// plans caches the plans that reference tokens name (see Resolve).
+	plans *planCache
 }
 
 // NewPlanner returns a planner over the configured catalog. It does not
@@ -72,6 +75,7 @@ func NewPlanner(cfg CatalogConfig, fsys icebergio.IO, signer *split.Signer, opts
 		targetSplitSize: DefaultTargetSplitSize,
 		maxSplitFiles:   DefaultMaxSplitFiles,
 		footers:         footers,
+		plans:           newPlanCache(),
 	}
 	for _, o := range opts {
 		o(p)
@@ -187,9 +191,12 @@ type planning struct {
 	// Set by the scan step: the request's filter as an Iceberg expression
 	// (nil without one), and the data files planned, in path order.
 	filter iceberg.BooleanExpression
-	tasks  []table.FileScanTask
-	maker  *splitMaker
-	plan   Plan
+	// filterJSON is filter's JSON form, which a plan reference pins; nil
+	// without a filter, or when it has none that reads back.
+	filterJSON json.RawMessage
+	tasks      []table.FileScanTask
+	maker      *splitMaker
+	plan       Plan
 }
 
 // Plan plans a request, in five steps, each in a file of its own:
@@ -236,7 +243,7 @@ func (p *Planner) Plan(ctx context.Context, req Request) (Plan, error) {
 	if err := p.pack(ctx, pl); err != nil {
 		return Plan{}, err
 	}
-	if err := signAll(p.signer, pl.plan.Splits); err != nil {
+	if err := p.sign(pl); err != nil {
 		return Plan{}, err
 	}
 	return pl.plan, nil
@@ -259,15 +266,21 @@ func (p *Planner) TableSchema(ctx context.Context, sp split.Split) (split.TableS
 
 // metadata returns a split's table metadata, from the cache when it can.
 func (p *Planner) metadata(ctx context.Context, sp split.Split) (table.Metadata, error) {
-	meta, ok := p.metas.Get(sp.MetadataLocation)
+	return p.metadataAt(ctx, sp.MetadataLocation)
+}
+
+// metadataAt returns the table metadata in the file at location, from the
+// cache when it can.
+func (p *Planner) metadataAt(ctx context.Context, location string) (table.Metadata, error) {
+	meta, ok := p.metas.Get(location)
 	if !ok {
 		fsF := func(context.Context) (icebergio.IO, error) { return p.fsys, nil }
-		tbl, err := table.NewFromLocation(ctx, nil, sp.MetadataLocation, fsF, nil)
+		tbl, err := table.NewFromLocation(ctx, nil, location, fsF, nil)
 		if err != nil {
-			return nil, redact(storageError(p.conn.cfg.Name, "read metadata "+sp.MetadataLocation, err), p.conn.cfg.secrets())
+			return nil, redact(storageError(p.conn.cfg.Name, "read metadata "+location, err), p.conn.cfg.secrets())
 		}
 		meta = tbl.Metadata()
-		p.metas.Add(sp.MetadataLocation, meta)
+		p.metas.Add(location, meta)
 	}
 	return meta, nil
 }

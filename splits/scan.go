@@ -3,6 +3,7 @@ package splits
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -21,7 +22,6 @@ import (
 // warnings of an empty scan and of residuals under residualFilterMode=warn.
 func (p *Planner) scan(ctx context.Context, pl *planning) error {
 	req := pl.req
-	opts := []table.ScanOption{table.WithSnapshotID(pl.snap.SnapshotID)}
 	if req.Filter != nil {
 		now := req.Now
 		if now.IsZero() {
@@ -31,11 +31,31 @@ func (p *Planner) scan(ctx context.Context, pl *planning) error {
 		if err != nil {
 			return err
 		}
-		if _, err := iceberg.BindExpr(pl.schema, expr, true); err != nil {
+		bound, err := iceberg.BindExpr(pl.schema, expr, true)
+		if err != nil {
 			return fmt.Errorf("%w: icebergFilter: %w", ErrBadRequest, err)
 		}
+		// The scan runs on the filter as its JSON form reads back, which
+		// is what a plan-reference token pins: a replica that plans the
+		// token's snapshot again scans with the very same expression. A
+		// filter without a JSON form that reads back is scanned as it is,
+		// and the plan hands out no reference.
 		pl.filter = expr
-		opts = append(opts, table.WithRowFilter(expr))
+		if raw, err := json.Marshal(bound); err == nil {
+			if back, err := iceberg.ParseExpr(raw, pl.schema); err == nil {
+				pl.filter, pl.filterJSON = back, raw
+			}
+		}
+	}
+	return p.scanWith(ctx, pl)
+}
+
+// scanWith plans pl's snapshot under pl's filter (nil: every file).
+func (p *Planner) scanWith(ctx context.Context, pl *planning) error {
+	req := pl.req
+	opts := []table.ScanOption{table.WithSnapshotID(pl.snap.SnapshotID)}
+	if pl.filter != nil {
+		opts = append(opts, table.WithRowFilter(pl.filter))
 	}
 	var tasks []table.FileScanTask
 	var err error

@@ -46,7 +46,7 @@ func TestSignAll(t *testing.T) {
 		sp.Data.Records = int64(i)
 		ps[i] = PlannedSplit{Parts: []split.Split{sp}, Kind: []split.TokenKind{split.KindRows, split.KindFile}[i%2]}
 	}
-	if err := signAll(s, ps); err != nil {
+	if err := signAll(s, ps, false); err != nil {
 		t.Fatal(err)
 	}
 	for i, p := range ps {
@@ -66,7 +66,7 @@ func TestSignAll(t *testing.T) {
 	bad := signSplit(1)
 	bad.Data.Path = "s3://company-lake/\xff.parquet"
 	ps[700].Parts = []split.Split{bad}
-	if err := signAll(s, ps); !errors.Is(err, split.ErrUnsupported) {
+	if err := signAll(s, ps, false); !errors.Is(err, split.ErrUnsupported) {
 		t.Fatalf("signAll with a non-UTF-8 path: %v, want ErrUnsupported", err)
 	}
 }

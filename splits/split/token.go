@@ -42,6 +42,8 @@ const (
 // while Druid ingests keeps serving the URIs that an older one handed out;
 // any other version is refused as malformed, with a message to plan again.
 //
+// Version 4 is a reference to the split in its plan (see PlanRef).
+//
 // Version 3 is version 2 for a packed split (several data files): the
 // first file's split, then what each other file does not share with it
 // (its data file, delete files and residual filter; see Part). Sign writes
@@ -145,6 +147,14 @@ func (s *Signer) Sign(kind TokenKind, parts ...Split) (string, error) {
 	return s.sign(version, c)
 }
 
+// signPayload returns the token of a payload (its version byte, then
+// its JSON).
+func (s *Signer) signPayload(payload []byte) string {
+	var sum [sha256.Size]byte
+	mac := s.appendMAC(sum[:0], 0, payload)
+	return b64.EncodeToString(payload) + "." + b64.EncodeToString(mac)
+}
+
 // sign encodes and signs the claims c as a token of the given version.
 func (s *Signer) sign(version byte, c claims) (string, error) {
 	if s.ttl > 0 {
@@ -173,9 +183,11 @@ func (s *Signer) sign(version byte, c claims) (string, error) {
 }
 
 // Token is what a verified token holds: the files of its split, in the
-// order they are read.
+// order they are read, or a reference to the split in its plan (see
+// PlanRef), which the planner resolves.
 type Token struct {
 	Parts []Split
+	Ref   *PlanRef
 }
 
 // Verify decodes a token of one data file and checks that one of the keys
@@ -185,6 +197,9 @@ func (s *Signer) Verify(kind TokenKind, token string) (Split, error) {
 	t, err := s.Decode(kind, token)
 	if err != nil {
 		return Split{}, err
+	}
+	if t.Ref != nil {
+		return Split{}, fmt.Errorf("%w: the token names split %d of a plan; resolve it with the planner", ErrUnsupported, t.Ref.Index)
 	}
 	if len(t.Parts) != 1 {
 		return Split{}, fmt.Errorf("%w: the token packs %d data files", ErrUnsupported, len(t.Parts))
@@ -215,9 +230,9 @@ func (s *Signer) Decode(kind TokenKind, token string) (Token, error) {
 	if len(payload) == 0 {
 		return Token{}, fmt.Errorf("%w: empty payload", ErrMalformedToken)
 	}
-	if v := payload[0]; v < tokenV1 || v > tokenPacked {
+	if v := payload[0]; v < tokenV1 || v > tokenRef {
 		return Token{}, fmt.Errorf("%w: token version %d is not one this sidecar reads (%d to %d); plan again with GET /splits",
-			ErrMalformedToken, v, tokenV1, tokenPacked)
+			ErrMalformedToken, v, tokenV1, tokenRef)
 	}
 	signed := false
 	var sum [sha256.Size]byte
@@ -231,12 +246,19 @@ func (s *Signer) Decode(kind TokenKind, token string) (Token, error) {
 		return Token{}, ErrBadSignature
 	}
 	var c claims
-	dec := json.NewDecoder(bytes.NewReader(payload[1:]))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&c); err != nil {
-		// Signed by us but unreadable: only a newer release could have
-		// written it, so it is reported as malformed, not forged.
-		return Token{}, fmt.Errorf("%w: decode payload: %w", ErrMalformedToken, err)
+	if payload[0] == tokenRef {
+		var rc refClaims
+		if err := decodeStrict(payload[1:], &rc); err != nil {
+			return Token{}, err
+		}
+		if err := rc.Ref.check(); err != nil {
+			return Token{}, fmt.Errorf("%w: decode payload: %w", ErrMalformedToken, err)
+		}
+		c.Kind, c.Expires = rc.Kind, rc.Expires
+		return c.token(kind, Token{Ref: &rc.Ref}, s.now)
+	}
+	if err := decodeStrict(payload[1:], &c); err != nil {
+		return Token{}, err
 	}
 	var t Token
 	switch payload[0] {
@@ -254,13 +276,30 @@ func (s *Signer) Decode(kind TokenKind, token string) (Token, error) {
 			return Token{}, fmt.Errorf("%w: decode payload: %w", ErrMalformedToken, err)
 		}
 	}
+	return c.token(kind, t, s.now)
+}
+
+// decodeStrict decodes a token's JSON payload into v, refusing unknown
+// fields.
+func decodeStrict(payload []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(payload))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		// Signed by us but unreadable: only a newer release could have
+		// written it, so it is reported as malformed, not forged.
+		return fmt.Errorf("%w: decode payload: %w", ErrMalformedToken, err)
+	}
+	return nil
+}
+
+// token checks the kind and expiry of a decoded token t and returns it.
+func (c claims) token(kind TokenKind, t Token, now func() time.Time) (Token, error) {
 	if c.Kind != kind {
 		return Token{}, fmt.Errorf("%w: a %s token cannot open this route", ErrBadSignature, c.Kind)
 	}
 	if c.Expires != 0 {
-		now := time.Now
-		if s.now != nil {
-			now = s.now
+		if now == nil {
+			now = time.Now
 		}
 		if now().Unix() > c.Expires {
 			return Token{}, fmt.Errorf("%w: it expired at %s; plan again with GET /splits",
