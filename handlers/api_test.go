@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -298,18 +299,27 @@ func firstSnapshot(t *testing.T, cat *hadoop.Catalog) int64 {
 	return tbl.Metadata().Snapshots()[0].SnapshotID
 }
 
-// TestMaxSplits: a plan with more splits than --max-splits is refused with a
-// message that says how to narrow it.
+// TestMaxSplits: --max-splits bounds the URIs of one answer. A raw-file
+// plan of more data files is a 422 in mode=files that says how to narrow
+// it, and takes the packed row path in mode=auto; the row path packs
+// larger splits rather than hand out more, and says so.
 func TestMaxSplits(t *testing.T) {
-	f := partitionedFixture(t) // three data files
-	srv := newServer(t, splits.CatalogConfig{
-		Type:   "static",
-		Tables: map[string]string{"fixtures.t": filepath.Join(f.Dir, f.Metadata)},
-	}, f.mappings(), func(c *handlers.Config) { c.MaxSplits = 2 })
-	resp, body := srv.get(t, "/splits?table=fixtures.t&minSplits=3")
-	if resp.StatusCode != http.StatusUnprocessableEntity || errorCode(t, body) != "too_many_splits" || !strings.Contains(string(body), "icebergFilter") {
-		t.Fatalf("3 splits past --max-splits=2: %d %s", resp.StatusCode, body)
+	ctx := context.Background()
+	cat, dir := localWarehouse(t)
+	tbl, err := tablegen.Bench(ctx, cat, table.Identifier{"max", "t"}, 300, 3, 0.01, 0.01)
+	if err != nil {
+		t.Fatal(err)
 	}
-	// A filter that prunes to one partition fits.
-	srv.plan(t, q("table", "fixtures.t", "minSplits", "3", "icebergFilter", `{"type":"equals","filterColumn":"action","filterValue":"view"}`))
+	first := strconv.FormatInt(tbl.Metadata().Snapshots()[0].SnapshotID, 10) // three files, no delete file
+	srv := splittingServer(t, dir, splits.WithMaxSplits(2), splits.WithTargetSplitSize(1))
+	resp, body := srv.get(t, "/splits?table=max.t&mode=files&snapshotId="+first)
+	if resp.StatusCode != http.StatusUnprocessableEntity || errorCode(t, body) != "too_many_splits" || !strings.Contains(string(body), "icebergFilter") {
+		t.Fatalf("3 raw files past --max-splits=2: %d %s", resp.StatusCode, body)
+	}
+	for _, query := range []url.Values{q("table", "max.t", "snapshotId", first), q("table", "max.t")} {
+		p := srv.plan(t, query)
+		if p.Mode != "v2" || len(p.Splits) > 2 || !strings.Contains(strings.Join(p.Warnings, "\n"), "--max-splits") {
+			t.Fatalf("%s: plan %s with %d splits, warnings %q; want at most 2 packed splits and a warning", query.Encode(), p.Mode, len(p.Splits), p.Warnings)
+		}
+	}
 }

@@ -75,6 +75,8 @@ func toAPIError(err error) *apiError {
 		status, code = http.StatusBadGateway, "denied"
 	case errors.Is(err, splits.ErrUnavailable), storage.IsTransient(err):
 		status, code = http.StatusServiceUnavailable, "unavailable"
+	case errors.Is(err, splits.ErrTooManySplits):
+		status, code = http.StatusUnprocessableEntity, "too_many_splits"
 	case errors.Is(err, splits.ErrUnsupported):
 		status, code = http.StatusUnprocessableEntity, "unsupported"
 	case errors.Is(err, reader.ErrNoFieldIDs), errors.Is(err, reader.ErrCorruptFile),

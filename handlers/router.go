@@ -69,9 +69,6 @@ type Config struct {
 	// Retry-After. 0 means no bound.
 	MaxStreams int
 	MaxPlans   int
-	// MaxSplits bounds the URIs of one plan, and so the size of the Druid
-	// spec pasted from it; 0 means no bound.
-	MaxSplits int
 	// DruidPasswordEnv names the environment variable that Druid's tasks
 	// read the password from; the generated inputSource refers to it and
 	// never holds the password itself.

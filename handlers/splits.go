@@ -126,11 +126,6 @@ func (s *server) planResponse(r *http.Request, req splits.Request, warnings []st
 	if err != nil {
 		return plan, splitsResponse{}, err
 	}
-	if s.MaxSplits > 0 && len(plan.Splits) > s.MaxSplits {
-		return plan, splitsResponse{}, errorf(http.StatusUnprocessableEntity, "too_many_splits", fmt.Sprintf(
-			"%s plans %d splits, more than the %d one answer may hold (--max-splits): narrow it with icebergFilter "+
-				"or fromSnapshot, or raise the limit", plan.Table, len(plan.Splits), s.MaxSplits))
-	}
 	if s.Metrics != nil {
 		s.Metrics.PlanDuration.Observe(time.Since(start).Seconds())
 		s.Metrics.SplitsPlanned.WithLabelValues(string(plan.Path)).Add(float64(len(plan.Splits)))

@@ -71,6 +71,54 @@ func (pl *planning) decidePath() error {
 		pl.plan.Path = PathRows
 		pl.plan.Warnings = append(pl.plan.Warnings, "served on the row path although no delete file applies, "+
 			"because Druid reads a raw Parquet file's columns by name: "+why)
+		return nil
 	}
+	return pl.rawFilesAtScale()
+}
+
+// The raw-file path hands Druid one URI per data file, and Druid runs a
+// subtask (a task JVM) per URI, where its own cloud input sources pack up
+// to 1000 small files into one (see packing.go). So mode=auto takes the
+// packed row path when raw files would be many small ones: more than
+// autoRawFiles of them, at least autoPackRatio times as many as the row
+// path's packed splits. A table of large files keeps its raw files however
+// many there are, up to the most URIs a plan hands out (--max-splits).
+const (
+	autoRawFiles  = 64
+	autoPackRatio = 4
+)
+
+// rawFilesAtScale applies the bound on URIs, and auto mode's choice of the
+// row path for many small files, to a plan on the raw-file path.
+func (pl *planning) rawFilesAtScale() error {
+	req, n := pl.req, len(pl.tasks)
+	if pl.pk.maxSplits > 0 && n > pl.pk.maxSplits {
+		if req.Mode == ModeFiles {
+			return fmt.Errorf("%w: mode=files: %s plans %d data files, one URI each, more than the %d one answer may hold "+
+				"(--max-splits): use mode=auto or mode=rows (packed splits), narrow it with icebergFilter or fromSnapshot, "+
+				"or raise the limit", ErrTooManySplits, req.Table, n, pl.pk.maxSplits)
+		}
+		pl.plan.Path = PathRows
+		pl.plan.Warnings = append(pl.plan.Warnings, fmt.Sprintf("served on the row path although no delete file applies: "+
+			"its %d data files are more URIs than one answer may hold (--max-splits %d); the row path packs them", n, pl.pk.maxSplits))
+		return nil
+	}
+	if req.Mode != ModeAuto || n <= autoRawFiles {
+		return nil
+	}
+	sizes := make([]int64, n)
+	var total int64
+	for i, t := range pl.tasks {
+		sizes[i] = t.File.FileSizeBytes()
+		total += sizes[i]
+	}
+	packed := len(packEnds(sizes, pl.pk.packTarget(req.MinSplits, pl.tasks), max(pl.pk.maxFiles, 1)))
+	if n < autoPackRatio*packed {
+		return nil
+	}
+	pl.plan.Path = PathRows
+	pl.plan.Warnings = append(pl.plan.Warnings, fmt.Sprintf("served on the row path although no delete file applies: "+
+		"its %d data files average %s, and Druid runs one subtask per URI; packed, they are %d splits "+
+		"(mode=files hands out the raw files)", n, byteCount(total/int64(n)), packed))
 	return nil
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
+	"strconv"
 
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
@@ -45,6 +47,16 @@ const DefaultTargetSplitSize = 1 << 30
 // MaxSizeSplitHintSpec.DEFAULT_MAX_NUM_FILES.
 const DefaultMaxSplitFiles = 1000
 
+// DefaultMaxSplits is the most splits (URIs) one plan hands out when
+// WithMaxSplits is not given. Druid holds every URI in the parent task's
+// spec, which it stores in its metadata database (and, with the ZooKeeper
+// task runner, in a znode): MaxSizeSplitHintSpec's comment in apache/druid
+// names jute.maxbuffer (500 KB by default) and max_allowed_packet (4 MiB on
+// older MySQL) as the limits a large spec hits. A thousand URIs of a few
+// hundred bytes stay well within them, and at the default target size
+// cover a terabyte.
+const DefaultMaxSplits = 1000
+
 // PlannerOption configures a Planner.
 type PlannerOption func(*Planner)
 
@@ -59,6 +71,15 @@ func WithTargetSplitSize(n int64) PlannerOption {
 	return func(p *Planner) { p.targetSplitSize = max(n, 0) }
 }
 
+// WithMaxSplits bounds the splits (URIs) of one plan; n <= 0 means no
+// bound. The row path packs larger splits when it would otherwise make
+// more (and says so in the plan's warnings); a raw-file plan of more data
+// files is refused in mode=files (ErrTooManySplits) and takes the row path
+// in mode=auto.
+func WithMaxSplits(n int) PlannerOption {
+	return func(p *Planner) { p.maxSplits = max(n, 0) }
+}
+
 // WithMaxSplitFiles sets the most data files (or ranges of one) a split of
 // the row path packs; n <= 0 keeps the default.
 func WithMaxSplitFiles(n int) PlannerOption {
@@ -69,27 +90,33 @@ func WithMaxSplitFiles(n int) PlannerOption {
 	}
 }
 
-// packTarget is the target split size of one plan: the planner's, lowered
-// so that the plan's bytes make at least minSplits splits.
-func packTarget(target int64, minSplits int, tasks []table.FileScanTask) int64 {
-	if target <= 0 || minSplits <= 1 {
-		return target
+// packing is how one plan packs: the target split size, the most files a
+// split and the most splits a plan (0: no bound).
+type packing struct {
+	target    int64
+	maxFiles  int
+	maxSplits int
+}
+
+// packTarget is the target split size of one plan: the packing's, lowered
+// so that the plan's bytes make at least minSplits splits (at most
+// maxSplits of them).
+func (pk packing) packTarget(minSplits int, tasks []table.FileScanTask) int64 {
+	if pk.maxSplits > 0 {
+		minSplits = min(minSplits, pk.maxSplits)
+	}
+	if pk.target <= 0 || minSplits <= 1 {
+		return pk.target
 	}
 	var total int64
 	for _, t := range tasks {
 		total += t.File.FileSizeBytes()
 	}
-	return max(1, min(target, total/int64(minSplits)))
+	return max(1, min(pk.target, total/int64(minSplits)))
 }
 
-// pack fills in pl's splits, unsigned, with the planner's packing.
+// pack fills in pl's splits, unsigned.
 func (p *Planner) pack(ctx context.Context, pl *planning) error {
-	return p.packWith(ctx, pl, p.targetSplitSize, p.maxSplitFiles)
-}
-
-// packWith fills in pl's splits with a target split size and a maximum of
-// files a split.
-func (p *Planner) packWith(ctx context.Context, pl *planning, targetSplitSize int64, maxSplitFiles int) error {
 	if pl.plan.Path != PathRows {
 		pl.plan.Splits = make([]PlannedSplit, 0, len(pl.tasks))
 		for _, t := range pl.tasks {
@@ -102,7 +129,7 @@ func (p *Planner) packWith(ctx context.Context, pl *planning, targetSplitSize in
 		}
 		return nil
 	}
-	target := packTarget(targetSplitSize, pl.req.MinSplits, pl.tasks)
+	target := pl.pk.packTarget(pl.req.MinSplits, pl.tasks)
 	var parts []split.Split
 	var sizes []int64
 	for _, t := range pl.tasks {
@@ -127,7 +154,24 @@ func (p *Planner) packWith(ctx context.Context, pl *planning, targetSplitSize in
 			sizes = append(sizes, size)
 		}
 	}
-	ends := packEnds(sizes, target, max(maxSplitFiles, 1))
+	maxFiles := max(pl.pk.maxFiles, 1)
+	ends := packEnds(sizes, target, maxFiles)
+	if pl.pk.maxSplits > 0 && len(ends) > pl.pk.maxSplits {
+		// Larger splits, twice as large each time, until they fit.
+		if target <= 0 {
+			target = 1
+			for _, s := range sizes {
+				target = max(target, s)
+			}
+		}
+		for len(ends) > pl.pk.maxSplits {
+			target, maxFiles = min(2*target, math.MaxInt64/2), min(2*maxFiles, len(sizes))
+			ends = packEnds(sizes, target, maxFiles)
+		}
+		pl.plan.Warnings = append(pl.plan.Warnings, fmt.Sprintf("the splits are packed up to %s and %d files each, "+
+			"above the target split size, so that the plan holds at most %d splits (--max-splits)",
+			byteCount(target), maxFiles, pl.pk.maxSplits))
+	}
 	pl.plan.Splits = make([]PlannedSplit, 0, len(ends))
 	from := 0
 	for _, end := range ends {
@@ -135,6 +179,20 @@ func (p *Planner) packWith(ctx context.Context, pl *planning, targetSplitSize in
 		from = end
 	}
 	return nil
+}
+
+// byteCount spells n bytes for a message, to a tenth of the largest
+// binary unit under it.
+func byteCount(n int64) string {
+	for _, u := range []struct {
+		name string
+		size int64
+	}{{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}} {
+		if n >= u.size {
+			return strconv.FormatFloat(float64(n)/float64(u.size), 'f', 1, 64) + " " + u.name
+		}
+	}
+	return strconv.FormatInt(n, 10) + " bytes"
 }
 
 // packEnds packs files of the given sizes, in order, into splits as

@@ -3,6 +3,7 @@ package splits
 import (
 	"context"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/apache/iceberg-go/catalog/hadoop"
@@ -130,5 +131,46 @@ func TestPacking(t *testing.T) {
 	}
 	if len(raw.Splits) != files {
 		t.Fatalf("mode=files: %d splits of %d files", len(raw.Splits), files)
+	}
+}
+
+// TestAutoAtScale: mode=auto hands out raw files for a table without
+// delete files while they are few (up to autoRawFiles) or large (packing
+// would not divide their number by autoPackRatio), and takes the packed row
+// path, saying why, for many small files; mode=files keeps the raw files.
+func TestAutoAtScale(t *testing.T) {
+	ctx := context.Background()
+	tbl, dir := benchTable(t, 80)
+	first := tbl.Metadata().Snapshots()[0].SnapshotID // before the delete files
+	for _, tc := range []struct {
+		name  string
+		p     *Planner
+		mode  Mode
+		path  Path
+		count int
+	}{
+		{"many small files", localPlanner(t, dir), ModeAuto, PathRows, 1},
+		{"many large files", localPlanner(t, dir, WithTargetSplitSize(1)), ModeAuto, PathFiles, 80},
+		{"mode=files", localPlanner(t, dir), ModeFiles, PathFiles, 80},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			plan, err := tc.p.Plan(ctx, Request{Table: "ns.t", SnapshotID: &first, Mode: tc.mode})
+			if err != nil {
+				t.Fatal(err)
+			}
+			warned := slices.ContainsFunc(plan.Warnings, func(w string) bool { return strings.Contains(w, "80 data files average") })
+			if plan.Path != tc.path || len(plan.Splits) != tc.count || warned != (tc.path == PathRows) {
+				t.Fatalf("%s with %d splits, warnings %q; want %s with %d", plan.Path, len(plan.Splits), plan.Warnings, tc.path, tc.count)
+			}
+		})
+	}
+	few, dir := benchTable(t, autoRawFiles)
+	firstFew := few.Metadata().Snapshots()[0].SnapshotID
+	plan, err := localPlanner(t, dir).Plan(ctx, Request{Table: "ns.t", SnapshotID: &firstFew})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if plan.Path != PathFiles || len(plan.Splits) != autoRawFiles {
+		t.Fatalf("%d small files: %s with %d splits, want raw files", autoRawFiles, plan.Path, len(plan.Splits))
 	}
 }

@@ -45,6 +45,7 @@ type Planner struct {
 	// files whose manifests record no split offsets, by path.
 	targetSplitSize int64
 	maxSplitFiles   int
+	maxSplits       int
 	footers         *lru.Cache[string, footerGroups]
 	// plans caches the plans that reference tokens name (see Resolve).
 	plans *planCache
@@ -74,6 +75,7 @@ func NewPlanner(cfg CatalogConfig, fsys icebergio.IO, signer *split.Signer, opts
 		metas:           cache,
 		targetSplitSize: DefaultTargetSplitSize,
 		maxSplitFiles:   DefaultMaxSplitFiles,
+		maxSplits:       DefaultMaxSplits,
 		footers:         footers,
 		plans:           newPlanCache(),
 	}
@@ -196,7 +198,9 @@ type planning struct {
 	filterJSON json.RawMessage
 	tasks      []table.FileScanTask
 	maker      *splitMaker
-	plan       Plan
+	// pk is how the plan packs: the planner's, or a token's.
+	pk   packing
+	plan Plan
 }
 
 // Plan plans a request, in five steps, each in a file of its own:
@@ -212,7 +216,8 @@ func (p *Planner) Plan(ctx context.Context, req Request) (Plan, error) {
 	if req.Mode == "" {
 		req.Mode = ModeAuto
 	}
-	pl := &planning{req: req, plan: Plan{Table: req.Table, Path: PathFiles}}
+	pl := &planning{req: req, plan: Plan{Table: req.Table, Path: PathFiles},
+		pk: packing{target: p.targetSplitSize, maxFiles: p.maxSplitFiles, maxSplits: p.maxSplits}}
 	if req.Mode == ModeRows {
 		pl.plan.Path = PathRows
 	}

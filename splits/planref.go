@@ -37,6 +37,7 @@ type planOptions struct {
 	FromSnapshot  *int64          `json:"fs,omitempty"`
 	Target        int64           `json:"ts"`
 	MaxFiles      int             `json:"mf"`
+	MaxSplits     int             `json:"mx,omitempty"`
 	MinSplits     int             `json:"ms,omitempty"`
 }
 
@@ -50,7 +51,7 @@ func (p *Planner) refOf(pl *planning) (split.PlanRef, bool) {
 	o := planOptions{
 		Table: pl.req.Table, SchemaID: pl.schema.ID, Columns: pl.columns, Encoding: pl.req.Encoding,
 		Filter: pl.filterJSON, ApplyResidual: pl.req.ApplyResidual, FromSnapshot: pl.req.FromSnapshot,
-		Target: p.targetSplitSize, MaxFiles: p.maxSplitFiles, MinSplits: pl.req.MinSplits,
+		Target: pl.pk.target, MaxFiles: pl.pk.maxFiles, MaxSplits: pl.pk.maxSplits, MinSplits: pl.req.MinSplits,
 	}
 	raw, err := json.Marshal(o)
 	if err != nil {
@@ -113,7 +114,8 @@ func (p *Planner) replan(ctx context.Context, kind split.TokenKind, ref split.Pl
 	req := Request{Table: o.Table, Columns: nil, Encoding: o.Encoding, ApplyResidual: o.ApplyResidual,
 		FromSnapshot: o.FromSnapshot, MinSplits: o.MinSplits, Mode: ModeRows}
 	pl := &planning{req: req, tbl: tbl, snap: snap, schema: schema, columns: o.Columns,
-		plan: Plan{Table: o.Table, SnapshotID: snap.SnapshotID, Path: PathRows}}
+		plan: Plan{Table: o.Table, SnapshotID: snap.SnapshotID, Path: PathRows},
+		pk:   packing{target: o.Target, maxFiles: o.MaxFiles, maxSplits: o.MaxSplits}}
 	if kind == split.KindFile {
 		pl.req.Mode, pl.plan.Path = ModeFiles, PathFiles
 	}
@@ -127,7 +129,7 @@ func (p *Planner) replan(ctx context.Context, kind split.TokenKind, ref split.Pl
 		return nil, err
 	}
 	pl.maker = newSplitMaker(tbl.Metadata(), ref.MetadataLocation, snap.SnapshotID, schema.ID)
-	if err := p.packWith(ctx, pl, o.Target, o.MaxFiles); err != nil {
+	if err := p.pack(ctx, pl); err != nil {
 		return nil, err
 	}
 	return cachePlanOf(pl.plan.Splits)

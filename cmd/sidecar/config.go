@@ -198,7 +198,7 @@ func parseServe(args []string, getenv func(string) string, help io.Writer) (conf
 	fs.DurationVar(&c.ShutdownGrace, "shutdown-grace", 30*time.Second, "how long running streams may finish after SIGTERM")
 	fs.IntVar(&c.MaxStreams, "max-streams", 64, "row and file streams served at once; past it 503 with Retry-After (0: no bound)")
 	fs.IntVar(&c.MaxPlans, "max-plans", 16, "planning requests served at once; past it 503 with Retry-After (0: no bound)")
-	fs.IntVar(&c.MaxSplits, "max-splits", 10000, "splits (URIs) one plan may hand out; more is a 422 that says how to narrow it (0: no bound)")
+	fs.IntVar(&c.MaxSplits, "max-splits", splits.DefaultMaxSplits, "most splits (URIs) one plan hands out: the row path packs larger splits to stay within it; mode=files past it is a 422 (0: no bound)")
 	c.TargetSplitSize = splits.DefaultTargetSplitSize
 	fs.Var(&c.TargetSplitSize, "target-split-size", "size of the row path's splits: smaller data files are packed into one split up to it, larger ones cut by row groups into splits of about it (1GiB, 256MiB or bytes; 0: one split per data file)")
 	fs.IntVar(&c.MaxSplitFiles, "max-split-files", splits.DefaultMaxSplitFiles, "most data files one split of the row path packs")

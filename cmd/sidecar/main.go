@@ -137,7 +137,8 @@ func serve(ctx context.Context, cfg config, logOut io.Writer, ready chan<- strin
 		// (credentials, endpoint) and location map.
 		fsys := storage.New(c.Props, c.LocationMap)
 		planner, err := splits.NewPlanner(c.CatalogConfig, fsys, signer,
-			splits.WithTargetSplitSize(int64(cfg.TargetSplitSize)), splits.WithMaxSplitFiles(cfg.MaxSplitFiles))
+			splits.WithTargetSplitSize(int64(cfg.TargetSplitSize)), splits.WithMaxSplitFiles(cfg.MaxSplitFiles),
+			splits.WithMaxSplits(cfg.MaxSplits))
 		if err != nil {
 			return err
 		}
@@ -161,7 +162,6 @@ func serve(ctx context.Context, cfg config, logOut io.Writer, ready chan<- strin
 
 		MaxStreams:       cfg.MaxStreams,
 		MaxPlans:         cfg.MaxPlans,
-		MaxSplits:        cfg.MaxSplits,
 		BasicAuth:        cfg.BasicAuth,
 		AuthMetrics:      cfg.AuthMetrics,
 		DruidPasswordEnv: cfg.DruidPasswordEnv,
