@@ -273,7 +273,7 @@ func TestChangesEpochTruncation(t *testing.T) {
 	} {
 		s, _ := time.Parse(time.RFC3339, tc.start)
 		en, _ := time.Parse(time.RFC3339, tc.end)
-		f, err := IntervalFilter(field, s, en)
+		f, err := splits.IntervalFilter(field, s, en)
 		if err != nil {
 			t.Fatal(err)
 		}

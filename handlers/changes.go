@@ -137,8 +137,16 @@ func (s *server) getChanges(w http.ResponseWriter, r *http.Request) error {
 		TimeColumn: ch.TimeField.Name, Granularity: string(ch.Granularity),
 		Changes: []changeResponse{}, Warnings: append([]string{}, ch.Warnings...),
 	}
+	// The target snapshot is planned once, by the diff when it needed it:
+	// the work of each change is cut from that one scan.
+	target := base
+	target.SnapshotID = ch.ToSnapshot
+	scan, err := cat.Planner.NewScan(r.Context(), ch.Loaded, target, ch.Target)
+	if err != nil {
+		return err
+	}
 	for _, c := range ch.Changes {
-		cr, warnings, err := s.changeWork(r, base, ch, c, dataSource, subTasks)
+		cr, warnings, err := s.changeWork(r, cat, scan, target, ch, c, dataSource, subTasks)
 		if err != nil {
 			return err
 		}
@@ -152,22 +160,21 @@ func (s *server) getChanges(w http.ResponseWriter, r *http.Request) error {
 	return writeJSON(w, resp)
 }
 
-// changeWork plans the target snapshot restricted to one changed interval
-// (the filter holds row by row, since Druid rejects rows outside an
-// OVERWRITE range) and renders the statement and task that replace the
-// interval with those rows.
-func (s *server) changeWork(r *http.Request, base splits.Request, ch changes.Result, c changes.Change, dataSource string, subTasks int) (changeResponse, []string, error) {
-	req := base
-	req.SnapshotID = ch.ToSnapshot
+// changeWork cuts the splits of one changed interval from the scan of the
+// target snapshot (the interval holds row by row, since Druid rejects rows
+// outside an OVERWRITE range) and renders the statement and task that
+// replace the interval with those rows.
+func (s *server) changeWork(r *http.Request, cat Catalog, scan *splits.Scan, req splits.Request, ch changes.Result, c changes.Change,
+	dataSource string, subTasks int) (changeResponse, []string, error) {
+	var iv *splits.TimeInterval
 	if !c.All {
-		f, err := changes.IntervalFilter(ch.TimeField, c.Start, c.End)
-		if err != nil {
-			return changeResponse{}, nil, err
-		}
-		req.Filter, req.ApplyResidual = f, true
+		iv = &splits.TimeInterval{Column: ch.TimeField.Name, Start: c.Start, End: c.End}
 	}
+	req.Interval = iv
 	// Without a target snapshot the plan is empty: nothing to read.
-	t, err := s.planTarget(r, req, dataSource, ch.TimeField.Name, "timeColumn")
+	t, err := s.targetOf(req, dataSource, ch.TimeField.Name, "timeColumn", func() (splits.Plan, splitsResponse, error) {
+		return s.answer(r, req, nil, func() (splits.Plan, error) { return cat.Planner.Cut(r.Context(), scan, iv) })
+	})
 	if err != nil {
 		return changeResponse{}, nil, err
 	}

@@ -55,6 +55,11 @@ func (s *server) specTarget(r *http.Request, extra map[string]bool) (specTarget,
 // planTarget plans req and checks the time column (named by the query
 // parameter param) against what the plan serves.
 func (s *server) planTarget(r *http.Request, req splits.Request, dataSource, col, param string) (specTarget, error) {
+	return s.targetOf(req, dataSource, col, param, func() (splits.Plan, splitsResponse, error) { return s.planResponse(r, req, nil) })
+}
+
+// targetOf is planTarget with the plan and its answer made by plan.
+func (s *server) targetOf(req splits.Request, dataSource, col, param string, planned func() (splits.Plan, splitsResponse, error)) (specTarget, error) {
 	t := specTarget{dataSource: dataSource, isoTimes: req.Encoding.ISOTimestamps}
 	if t.dataSource == "" {
 		return t, fmt.Errorf("%w: dataSource is required", splits.ErrBadRequest)
@@ -62,7 +67,7 @@ func (s *server) planTarget(r *http.Request, req splits.Request, dataSource, col
 	if col == "" {
 		return t, fmt.Errorf("%w: %s is required", splits.ErrBadRequest, param)
 	}
-	plan, resp, err := s.planResponse(r, req, nil)
+	plan, resp, err := planned()
 	if err != nil {
 		return t, err
 	}

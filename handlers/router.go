@@ -30,6 +30,8 @@ import (
 // /changes plans the snapshots it compares with.
 type Planner interface {
 	Plan(ctx context.Context, req splits.Request) (splits.Plan, error)
+	NewScan(ctx context.Context, tbl *table.Table, req splits.Request, tasks []table.FileScanTask) (*splits.Scan, error)
+	Cut(ctx context.Context, sc *splits.Scan, iv *splits.TimeInterval) (splits.Plan, error)
 	PlanFiles(ctx context.Context, tbl *table.Table, name string, snapshotID int64) ([]table.FileScanTask, error)
 	TableSchema(ctx context.Context, sp split.Split) (split.TableSchema, error)
 	Resolve(ctx context.Context, kind split.TokenKind, ref split.PlanRef) ([]split.Split, error)

@@ -117,15 +117,26 @@ func (s *server) planAndAnswer(w http.ResponseWriter, r *http.Request, req split
 // planResponse plans req and renders the answer of /splits, which the Druid
 // spec generators build on.
 func (s *server) planResponse(r *http.Request, req splits.Request, warnings []string) (splits.Plan, splitsResponse, error) {
-	start := time.Now()
 	cat, err := s.catalogs.forRequest(r)
 	if err != nil {
 		return splits.Plan{}, splitsResponse{}, err
 	}
-	plan, err := cat.Planner.Plan(r.Context(), req)
+	return s.answer(r, req, warnings, func() (splits.Plan, error) { return cat.Planner.Plan(r.Context(), req) })
+}
+
+// answer renders the answer of /splits for the plan that plan makes for
+// req, and counts it in the metrics.
+func (s *server) answer(r *http.Request, req splits.Request, warnings []string, plan func() (splits.Plan, error)) (splits.Plan, splitsResponse, error) {
+	start := time.Now()
+	p, err := plan()
 	if err != nil {
-		return plan, splitsResponse{}, err
+		return p, splitsResponse{}, err
 	}
+	return p, s.render(r, req, p, start, warnings), nil
+}
+
+// render is the answer of /splits for plan, planned since start.
+func (s *server) render(r *http.Request, req splits.Request, plan splits.Plan, start time.Time, warnings []string) splitsResponse {
 	if s.Metrics != nil {
 		s.Metrics.PlanDuration.Observe(time.Since(start).Seconds())
 		s.Metrics.SplitsPlanned.WithLabelValues(string(plan.Path)).Add(float64(len(plan.Splits)))
@@ -184,7 +195,7 @@ func (s *server) planResponse(r *http.Request, req splits.Request, warnings []st
 		resp.InputSource.URIs = append(resp.InputSource.URIs, uri)
 		resp.Splits = append(resp.Splits, describeSplit(ps, uri))
 	}
-	return plan, resp, nil
+	return resp
 }
 
 // describeSplit is the answer's entry for one planned split: its files and

@@ -36,9 +36,10 @@ func (pl *planning) servesChangedValues() error {
 // that explain it.
 func (pl *planning) decidePath() error {
 	req := pl.req
-	if req.ApplyResidual && slices.ContainsFunc(pl.tasks, func(t table.FileScanTask) bool { return pl.residualOf(t) != nil }) {
+	if slices.ContainsFunc(pl.tasks, func(t table.FileScanTask) bool { return pl.residualOf(t) != nil }) {
 		if req.Mode == ModeFiles {
-			return fmt.Errorf("%w: applyResidual needs the row path, and the filter leaves a residual; not mode=files", ErrBadRequest)
+			return fmt.Errorf("%w: applyResidual (or a time interval) needs the row path, and the filter leaves a residual; "+
+				"not mode=files", ErrBadRequest)
 		}
 		pl.plan.Path = PathRows
 	}

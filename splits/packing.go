@@ -7,7 +7,6 @@ import (
 	"math"
 	"strconv"
 
-	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/druidiceberg/sidecar/splits/split"
@@ -226,16 +225,9 @@ func (p *Planner) rowSplit(pl *planning, t table.FileScanTask) (split.Split, err
 	}
 	sp.Catalog = p.conn.cfg.Name
 	sp.Columns, sp.Encoding = pl.columns, pl.req.Encoding
+	// A bound residual: its literals carry their field's type (an unbound
+	// timestamp literal has no JSON form).
 	if r := pl.residualOf(t); r != nil {
-		if t.Residual == nil {
-			// The whole filter, still unbound: bind it so that its
-			// literals carry their field's type (an unbound timestamp
-			// literal has no JSON form). iceberg-go's residuals come
-			// bound.
-			if r, err = iceberg.BindExpr(pl.schema, r, true); err != nil {
-				return split.Split{}, fmt.Errorf("bind residual filter: %w", err)
-			}
-		}
 		if sp.Filter, err = json.Marshal(r); err != nil {
 			return split.Split{}, fmt.Errorf("encode residual filter %s: %w", r, err)
 		}

@@ -196,8 +196,14 @@ type planning struct {
 	// filterJSON is filter's JSON form, which a plan reference pins; nil
 	// without a filter, or when it has none that reads back.
 	filterJSON json.RawMessage
-	tasks      []table.FileScanTask
-	maker      *splitMaker
+	// filterBound is filter bound to the schema: the residual of a file
+	// whose partition decided nothing.
+	filterBound iceberg.BooleanExpression
+	// interval is the request's time interval as the scan step selected
+	// files for it; nil without one.
+	interval *intervalSelection
+	tasks    []table.FileScanTask
+	maker    *splitMaker
 	// pk is how the plan packs: the planner's, or a token's.
 	pk   packing
 	plan Plan
@@ -208,27 +214,48 @@ type planning struct {
 //  1. snapshot (snapshot.go): load the table, select the snapshot and the
 //     schema the rows are emitted in;
 //  2. scan (scan.go): plan the snapshot's data files with iceberg-go, with
-//     the delete files that apply to each, under the request's filter;
+//     the delete files that apply to each, under the request's filter, and
+//     keep those that may hold rows of its time interval (interval.go);
 //  3. path decision (decide.go): raw files (v1) or rows (v2);
 //  4. packing (packing.go): turn the files into splits;
 //  5. signing (sign.go): give each split its token.
 func (p *Planner) Plan(ctx context.Context, req Request) (Plan, error) {
+	sc, err := p.NewScan(ctx, nil, req, nil)
+	if err != nil {
+		return Plan{}, err
+	}
+	return p.Cut(ctx, sc, req.Interval)
+}
+
+// Scan is a request's table planned once: the snapshot and scan steps of
+// Plan, done. Cut plans its splits for one time interval, as many times as
+// needed (/changes plans the target snapshot once for all its intervals).
+type Scan struct {
+	pl planning
+}
+
+// NewScan runs the snapshot and scan steps of Plan for req (its Interval
+// aside). tbl, when not nil, is req's table already loaded; tasks, when not
+// nil, are tbl's files at req's snapshot as iceberg-go's PlanFiles gives
+// them without a filter (Planner.PlanFiles), which spares planning them
+// again when req has neither filter nor fromSnapshot.
+func (p *Planner) NewScan(ctx context.Context, tbl *table.Table, req Request, tasks []table.FileScanTask) (*Scan, error) {
 	if req.Mode == "" {
 		req.Mode = ModeAuto
 	}
-	pl := &planning{req: req, plan: Plan{Table: req.Table, Path: PathFiles},
+	pl := &planning{req: req, tbl: tbl, plan: Plan{Table: req.Table, Path: PathFiles},
 		pk: packing{target: p.targetSplitSize, maxFiles: p.maxSplitFiles, maxSplits: p.maxSplits}}
 	if req.Mode == ModeRows {
 		pl.plan.Path = PathRows
 	}
 	if err := p.selectSnapshot(ctx, pl); err != nil {
-		return Plan{}, err
+		return nil, err
 	}
 	if pl.snap == nil {
 		// An empty table has no snapshot and no rows.
 		pl.plan.Fields = pl.tbl.Schema().Fields()
 		pl.plan.Warnings = append(pl.plan.Warnings, noFilesWarning)
-		return pl.plan, nil
+		return &Scan{pl: *pl}, nil
 	}
 	pl.plan.SnapshotID = pl.snap.SnapshotID
 	pl.plan.Fields = pl.schema.Fields()
@@ -236,19 +263,43 @@ func (p *Planner) Plan(ctx context.Context, req Request) (Plan, error) {
 		pl.plan.Fields = slices.DeleteFunc(pl.plan.Fields, func(f iceberg.NestedField) bool { return !slices.Contains(pl.columns, f.ID) })
 	}
 	if err := pl.servesChangedValues(); err != nil {
-		return Plan{}, err
+		return nil, err
 	}
-	if err := p.scan(ctx, pl); err != nil {
-		return Plan{}, err
+	if tasks != nil && req.Filter == nil && req.FromSnapshot == nil {
+		pl.tasks = slices.Clone(tasks)
+		pl.orderTasks()
+	} else if err := p.scan(ctx, pl); err != nil {
+		return nil, err
 	}
 	pl.maker = newSplitMaker(pl.tbl.Metadata(), pl.tbl.MetadataLocation(), pl.snap.SnapshotID, pl.schema.ID)
+	return &Scan{pl: *pl}, nil
+}
+
+// Snapshot is the snapshot the scan planned (0 for a table without one),
+// and Fields the top-level fields its plans serve.
+func (sc *Scan) Snapshot() int64               { return sc.pl.plan.SnapshotID }
+func (sc *Scan) Fields() []iceberg.NestedField { return sc.pl.plan.Fields }
+
+// Cut plans the splits of sc's files that may hold rows of the time
+// interval iv (all of them when iv is nil): the rest of Plan's scan step,
+// then the path decision, packing and signing.
+func (p *Planner) Cut(ctx context.Context, sc *Scan, iv *TimeInterval) (Plan, error) {
+	pl := sc.pl
+	pl.plan.Warnings = slices.Clone(pl.plan.Warnings)
+	if pl.snap == nil {
+		return pl.plan, nil
+	}
+	pl.req.Interval = iv
+	if err := pl.selectInterval(); err != nil {
+		return Plan{}, err
+	}
 	if err := pl.decidePath(); err != nil {
 		return Plan{}, err
 	}
-	if err := p.pack(ctx, pl); err != nil {
+	if err := p.pack(ctx, &pl); err != nil {
 		return Plan{}, err
 	}
-	if err := p.sign(pl); err != nil {
+	if err := p.sign(&pl); err != nil {
 		return Plan{}, err
 	}
 	return pl.plan, nil

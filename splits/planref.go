@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
+	"time"
 
 	"github.com/apache/iceberg-go"
 	icebergio "github.com/apache/iceberg-go/io"
@@ -39,6 +41,16 @@ type planOptions struct {
 	MaxFiles      int             `json:"mf"`
 	MaxSplits     int             `json:"mx,omitempty"`
 	MinSplits     int             `json:"ms,omitempty"`
+	// Interval is the request's time interval: the time column's field
+	// id, and the interval's ends in epoch milliseconds.
+	Interval *intervalOptions `json:"iv,omitempty"`
+}
+
+// intervalOptions pin a time interval (see planOptions).
+type intervalOptions struct {
+	FieldID int   `json:"c"`
+	Start   int64 `json:"s"`
+	End     int64 `json:"e"`
 }
 
 // refOf returns the options a reference to one of pl's splits pins, and
@@ -52,6 +64,13 @@ func (p *Planner) refOf(pl *planning) (split.PlanRef, bool) {
 		Table: pl.req.Table, SchemaID: pl.schema.ID, Columns: pl.columns, Encoding: pl.req.Encoding,
 		Filter: pl.filterJSON, ApplyResidual: pl.req.ApplyResidual, FromSnapshot: pl.req.FromSnapshot,
 		Target: pl.pk.target, MaxFiles: pl.pk.maxFiles, MaxSplits: pl.pk.maxSplits, MinSplits: pl.req.MinSplits,
+	}
+	if iv := pl.req.Interval; iv != nil {
+		i := slices.IndexFunc(pl.schema.Fields(), func(f iceberg.NestedField) bool { return f.Name == iv.Column })
+		if i < 0 {
+			return split.PlanRef{}, false
+		}
+		o.Interval = &intervalOptions{FieldID: pl.schema.Fields()[i].ID, Start: iv.Start.UnixMilli(), End: iv.End.UnixMilli()}
 	}
 	raw, err := json.Marshal(o)
 	if err != nil {
@@ -126,6 +145,16 @@ func (p *Planner) replan(ctx context.Context, kind split.TokenKind, ref split.Pl
 		pl.filterJSON = o.Filter
 	}
 	if err := p.scanWith(ctx, pl); err != nil {
+		return nil, err
+	}
+	if iv := o.Interval; iv != nil {
+		f, ok := schema.FindFieldByID(iv.FieldID)
+		if !ok {
+			return nil, fmt.Errorf("%w: schema %d has no field %d", ErrPlanMismatch, o.SchemaID, iv.FieldID)
+		}
+		pl.req.Interval = &TimeInterval{Column: f.Name, Start: time.UnixMilli(iv.Start).UTC(), End: time.UnixMilli(iv.End).UTC()}
+	}
+	if err := pl.selectInterval(); err != nil {
 		return nil, err
 	}
 	pl.maker = newSplitMaker(tbl.Metadata(), ref.MetadataLocation, snap.SnapshotID, schema.ID)

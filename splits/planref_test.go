@@ -50,6 +50,8 @@ func TestPlanReferences(t *testing.T) {
 		"residual":           {Table: "ns.t", Filter: filter, ApplyResidual: true, Columns: []string{"id", "token"}},
 		"at least 5 splits":  {Table: "ns.t", MinSplits: 5},
 		"iso, binary as str": {Table: "ns.t", Encoding: split.Encoding{ISOTimestamps: true, BinaryAsString: true}},
+		"time interval": {Table: "ns.t", Interval: &TimeInterval{Column: "event_ts",
+			Start: time.Date(2024, 3, 1, 0, 0, 0, 0, time.UTC), End: time.Date(2024, 4, 1, 0, 0, 0, 0, time.UTC)}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			plan, err := p.Plan(ctx, req)

@@ -72,10 +72,24 @@ type Request struct {
 	// as the data files have as many row groups): the target split size
 	// is lowered to the plan's bytes divided by it. 0 or 1 leaves it.
 	MinSplits int
+	// Interval, when set, plans only the rows whose time column the
+	// sidecar serves as a Druid time in [Start, End): the files that may
+	// hold such rows, each filtered row by row unless all its times lie
+	// in the interval (what /changes re-ingests).
+	Interval *TimeInterval
 	// ApplyResidual makes the row path drop the rows that do not match
 	// the filter, so the filter holds row by row and not only file by
 	// file; it takes the row path whenever a residual remains.
 	ApplyResidual bool
+}
+
+// TimeInterval is a time interval of a table's time column: [Start, End)
+// in Druid milliseconds.
+type TimeInterval struct {
+	// Column names a top-level timestamp, date or long (epoch
+	// milliseconds) column.
+	Column     string
+	Start, End time.Time
 }
 
 // ResidualMode says what to do when the filter cannot be decided from

@@ -56,6 +56,10 @@ func (p *Planner) scanWith(ctx context.Context, pl *planning) error {
 	opts := []table.ScanOption{table.WithSnapshotID(pl.snap.SnapshotID)}
 	if pl.filter != nil {
 		opts = append(opts, table.WithRowFilter(pl.filter))
+		var err error
+		if pl.filterBound, err = iceberg.BindExpr(pl.schema, pl.filter, true); err != nil {
+			return fmt.Errorf("%w: icebergFilter: %w", ErrBadRequest, err)
+		}
 	}
 	var tasks []table.FileScanTask
 	var err error
@@ -76,37 +80,51 @@ func (p *Planner) scanWith(ctx context.Context, pl *planning) error {
 		return err
 	}
 
-	tasks = wholeFiles(tasks)
+	pl.tasks = tasks
+	pl.orderTasks()
+	return checkResiduals(req.ResidualMode, pl.filter, pl.tasks, &pl.plan)
+}
+
+// orderTasks takes pl's tasks whole (see wholeFiles) and in path order, and
+// warns when there is none.
+func (pl *planning) orderTasks() {
+	pl.tasks = wholeFiles(pl.tasks)
 	// PlanFiles returns tasks in no promised order; a stable order makes
 	// the answer, and the spec pasted from it, the same on every call.
-	slices.SortFunc(tasks, func(a, b table.FileScanTask) int {
+	slices.SortFunc(pl.tasks, func(a, b table.FileScanTask) int {
 		if c := strings.Compare(a.File.FilePath(), b.File.FilePath()); c != 0 {
 			return c
 		}
 		return cmp.Compare(a.Start, b.Start)
 	})
-	if len(tasks) == 0 {
+	if len(pl.tasks) == 0 {
 		pl.plan.Warnings = append(pl.plan.Warnings, noFilesWarning)
 	}
-	pl.tasks = tasks
-	return checkResiduals(req.ResidualMode, pl.filter, tasks, &pl.plan)
 }
 
-// residualOf is the part of the filter that the row path applies to task t
-// row by row: nil unless the request asks for it (ApplyResidual) and the
-// partition left some of the filter undecided.
+// residualOf is what the row path applies to task t row by row, bound to
+// the schema: the part of the filter its partition left undecided when the
+// request asks for it (ApplyResidual), and the time interval's filter
+// unless the file lies within the interval (see interval.go); nil when
+// neither.
 func (pl *planning) residualOf(t table.FileScanTask) iceberg.BooleanExpression {
-	if !pl.req.ApplyResidual || pl.filter == nil {
-		return nil
+	var r iceberg.BooleanExpression
+	if pl.req.ApplyResidual && pl.filter != nil {
+		r = t.Residual
+		if r == nil {
+			// iceberg-go leaves it nil when the partition decided
+			// nothing: the whole filter remains.
+			r = pl.filterBound
+		}
+		if r.Equals(iceberg.AlwaysTrue{}) {
+			r = nil
+		}
 	}
-	r := t.Residual
-	if r == nil {
-		// iceberg-go leaves it nil when the partition decided
-		// nothing: the whole filter remains.
-		r = pl.filter
-	}
-	if r.Equals(iceberg.AlwaysTrue{}) {
-		return nil
+	if iv := pl.interval; iv != nil && !iv.within[t.File.FilePath()] {
+		if r == nil {
+			return iv.filter
+		}
+		return iceberg.NewAnd(r, iv.filter)
 	}
 	return r
 }

@@ -14,13 +14,16 @@ import (
 // selector, and settle the schema the rows are emitted in and its
 // projection.
 
-// selectSnapshot loads the request's table and fills in pl's table,
-// snapshot, schema and projected columns; for an empty table (no
-// snapshot) it leaves the snapshot nil.
+// selectSnapshot loads the request's table (unless pl has it already) and
+// fills in pl's table, snapshot, schema and projected columns; for an
+// empty table (no snapshot) it leaves the snapshot nil.
 func (p *Planner) selectSnapshot(ctx context.Context, pl *planning) error {
-	tbl, err := p.LoadTable(ctx, pl.req.Table)
-	if err != nil {
-		return err
+	tbl := pl.tbl
+	if tbl == nil {
+		var err error
+		if tbl, err = p.LoadTable(ctx, pl.req.Table); err != nil {
+			return err
+		}
 	}
 	snap, explicit, err := selectSnapshot(tbl, pl.req)
 	if err != nil {
