@@ -90,6 +90,7 @@ func TestErrors(t *testing.T) {
 		{"bad minSplits", "/splits?table=fixtures.t&minSplits=many", nil, 400, "bad_request"},
 		{"negative minSplits", "/splits?table=fixtures.t&minSplits=-1", nil, 400, "bad_request"},
 		{"too many minSplits", "/splits?table=fixtures.t&minSplits=10001", nil, 400, "bad_request"},
+		{"bad compression", "/splits?table=fixtures.t&compression=brotli", nil, 400, "bad_request"},
 		{"suffix range", rowsPath, []string{"Range", "bytes=-10"}, 416, "bad_range"},
 		{"unknown route", "/nope", nil, 404, "not_found"},
 	}

@@ -36,6 +36,7 @@ type icebergSpec struct {
 	BinaryAsString bool     `json:"binaryAsString"`
 	ApplyResidual  bool     `json:"applyResidual"`
 	MinSplits      int      `json:"minSplits"`
+	Compression    string   `json:"compression"`
 }
 
 // postSplits plans the table of a Druid iceberg inputSource and answers
@@ -91,6 +92,9 @@ func (s *server) postSplits(w http.ResponseWriter, r *http.Request) error {
 		req.SnapshotTime = &t
 	}
 	if req.Mode, err = splits.ParseMode(spec.Mode); err != nil {
+		return err
+	}
+	if req.Compression, err = splits.ParseCompression(spec.Compression); err != nil {
 		return err
 	}
 	if req.ResidualMode, err = splits.ParseResidualMode(spec.ResidualFilterMode); err != nil {

@@ -108,7 +108,9 @@ func New(cfg Config) http.Handler {
 		})
 		r.Group(func(r chi.Router) {
 			r.Use(s.admit("stream", cfg.MaxStreams))
-			r.Get("/splits/{token}/rows", s.handle(s.getRows))
+			for c, suffix := range rowSuffixes {
+				r.Get("/splits/{token}"+suffix, s.handle(s.rowsHandler(c)))
+			}
 			r.Get("/files/{token}", s.handle(s.getFile))
 		})
 		r.With(planGate).Get("/", s.handle(s.getStatus))

@@ -13,6 +13,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/druidiceberg/sidecar/reader"
+	"github.com/druidiceberg/sidecar/splits"
 	"github.com/druidiceberg/sidecar/splits/split"
 )
 
@@ -82,7 +83,12 @@ func (rw *rangeWriter) Write(p []byte) (int, error) {
 	return n, nil
 }
 
-func (s *server) getRows(w http.ResponseWriter, r *http.Request) error {
+// rowsHandler serves a split's rows compressed as c.
+func (s *server) rowsHandler(c splits.Compression) func(http.ResponseWriter, *http.Request) error {
+	return func(w http.ResponseWriter, r *http.Request) error { return s.getRows(w, r, c) }
+}
+
+func (s *server) getRows(w http.ResponseWriter, r *http.Request, c splits.Compression) error {
 	br, ranged, err := parseRange(r.Header.Get("Range"))
 	if err != nil {
 		return err
@@ -108,7 +114,7 @@ func (s *server) getRows(w http.ResponseWriter, r *http.Request) error {
 	}()
 
 	h := w.Header()
-	h.Set("Content-Type", "application/x-ndjson")
+	h.Set("Content-Type", contentTypes[c])
 	h.Set("Cache-Control", "no-store")
 	h.Set("Accept-Ranges", "bytes")
 	h.Set("X-Content-Type-Options", "nosniff")
@@ -127,6 +133,15 @@ func (s *server) getRows(w http.ResponseWriter, r *http.Request) error {
 		status = http.StatusPartialContent
 		out = &rangeWriter{w: w, from: br.start, to: to}
 	}
+	// A Range counts the compressed bytes, as Druid's retries do: the
+	// compressor writes into the range.
+	comp, err := newCompressor(c, out)
+	if err != nil {
+		return err
+	}
+	if comp != nil {
+		out = comp
+	}
 	w.WriteHeader(status)
 
 	if s.Metrics != nil {
@@ -135,6 +150,12 @@ func (s *server) getRows(w http.ResponseWriter, r *http.Request) error {
 	}
 	rc := http.NewResponseController(w)
 	err = stream.Run(ctx, out, rc.Flush)
+	if err == nil && comp != nil {
+		// The end of the compressed stream, then the last bytes out.
+		if err = comp.Close(); err == nil {
+			err = rc.Flush()
+		}
+	}
 	st := stream.Stats()
 	s.recordStream(st)
 	addRows(ctx, st.RowsEmitted)

@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -20,7 +21,7 @@ var splitsParams = map[string]bool{
 	"table": true, "snapshotId": true, "snapshotTime": true, "ref": true, "mode": true,
 	"columns": true, "timestamps": true, "binaryAsString": true,
 	"icebergFilter": true, "residualFilterMode": true, "applyResidual": true,
-	"fromSnapshot": true, "toSnapshot": true, "catalog": true, "minSplits": true,
+	"fromSnapshot": true, "toSnapshot": true, "catalog": true, "minSplits": true, "compression": true,
 }
 
 // maxMinSplits bounds minSplits: Druid runs one subtask per split, and no
@@ -165,7 +166,7 @@ func (s *server) render(r *http.Request, req splits.Request, plan splits.Plan, s
 	// mostly its token.
 	routes := func(k split.TokenKind) (route, suffix string) {
 		if k == split.KindRows {
-			return "/splits/", "/rows"
+			return "/splits/", rowSuffixes[cmp.Or(req.Compression, splits.DefaultCompression)]
 		}
 		return "/files/", ""
 	}
@@ -330,6 +331,9 @@ func parseSplitsQuery(q url.Values, extra map[string]bool) (splits.Request, erro
 		if err := json.Unmarshal([]byte(v), req.Filter); err != nil {
 			return req, fmt.Errorf("%w: %w", splits.ErrBadRequest, err)
 		}
+	}
+	if req.Compression, err = splits.ParseCompression(q.Get("compression")); err != nil {
+		return req, err
 	}
 	if v := q.Get("minSplits"); v != "" {
 		if req.MinSplits, err = parseMinSplits(v); err != nil {

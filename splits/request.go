@@ -72,6 +72,9 @@ type Request struct {
 	// as the data files have as many row groups): the target split size
 	// is lowered to the plan's bytes divided by it. 0 or 1 leaves it.
 	MinSplits int
+	// Compression chooses the row URIs of the answer; planning ignores
+	// it.
+	Compression Compression
 	// Interval, when set, plans only the rows whose time column the
 	// sidecar serves as a Druid time in [Start, End): the files that may
 	// hold such rows, each filtered row by row unless all its times lie
@@ -90,6 +93,32 @@ type TimeInterval struct {
 	// milliseconds) column.
 	Column     string
 	Start, End time.Time
+}
+
+// Compression is how the row path's streams are compressed on the wire:
+// it chooses the URIs handed out (Druid decompresses by their extension),
+// not the splits.
+type Compression string
+
+// The compressions.
+const (
+	CompressionNone Compression = "none"
+	CompressionGzip Compression = "gzip"
+	CompressionZstd Compression = "zstd"
+)
+
+// DefaultCompression is the compression of a request that names none.
+const DefaultCompression = CompressionNone
+
+// ParseCompression parses a compression, "" being DefaultCompression.
+func ParseCompression(s string) (Compression, error) {
+	switch c := Compression(s); c {
+	case "":
+		return DefaultCompression, nil
+	case CompressionNone, CompressionGzip, CompressionZstd:
+		return c, nil
+	}
+	return "", fmt.Errorf("%w: compression %q: want none, gzip or zstd", ErrBadRequest, s)
 }
 
 // ResidualMode says what to do when the filter cannot be decided from

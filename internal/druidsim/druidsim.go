@@ -21,13 +21,11 @@
 package druidsim
 
 import (
-	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"slices"
 	"strings"
@@ -58,6 +56,9 @@ type Druid struct {
 	Client *http.Client
 	// Getenv resolves an environment password provider.
 	Getenv func(string) string
+	// Concurrency is how many URIs of an http input source are read at
+	// once (index_parallel's maxNumConcurrentSubTasks); 0 is one.
+	Concurrency int
 
 	mu          sync.Mutex
 	datasources map[string][]Row
@@ -65,6 +66,7 @@ type Druid struct {
 	n           int
 	errs        []error
 	dropped     int
+	fetches     []Fetch
 }
 
 // Dropped counts the rows read from http input sources that a statement's
@@ -341,12 +343,9 @@ func (d *Druid) readRows(ctx context.Context, src, format json.RawMessage) ([]ma
 		if len(s.URIs) == 0 {
 			return nil, errors.New("http inputSource: uris is empty")
 		}
-		for _, uri := range s.URIs {
-			b, err := d.fetch(ctx, uri, s)
-			if err != nil {
-				return nil, err
-			}
-			bodies = append(bodies, b)
+		var err error
+		if bodies, err = d.fetchAll(ctx, s); err != nil {
+			return nil, err
 		}
 	default:
 		return nil, fmt.Errorf("inputSource type %q", s.Type)
@@ -380,34 +379,4 @@ func (d *Druid) readRows(ctx context.Context, src, format json.RawMessage) ([]ma
 		}
 	}
 	return out, nil
-}
-
-func (d *Druid) fetch(ctx context.Context, uri string, s inputSource) ([]byte, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, uri, nil)
-	if err != nil {
-		return nil, err
-	}
-	if s.Username != "" && s.Password != nil {
-		if s.Password.Type != "environment" || d.Getenv == nil {
-			return nil, fmt.Errorf("password provider %q", s.Password.Type)
-		}
-		req.SetBasicAuth(s.Username, d.Getenv(s.Password.Variable))
-	}
-	c := d.Client
-	if c == nil {
-		c = http.DefaultClient
-	}
-	resp, err := c.Do(req)
-	if err != nil {
-		return nil, fmt.Errorf("GET %s: %w", uri, err)
-	}
-	defer resp.Body.Close()
-	var b bytes.Buffer
-	if _, err := io.Copy(&b, resp.Body); err != nil {
-		return nil, fmt.Errorf("GET %s: %w", uri, err)
-	}
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("GET %s: %s: %s", uri, resp.Status, b.Bytes())
-	}
-	return b.Bytes(), nil
 }
