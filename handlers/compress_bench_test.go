@@ -3,9 +3,7 @@ package handlers_test
 import (
 	"io"
 	"net/http"
-	"syscall"
 	"testing"
-	"time"
 )
 
 // BenchmarkCompressedRows reads every split of the benchmark table over
@@ -25,7 +23,7 @@ func BenchmarkCompressedRows(b *testing.B) {
 			for _, s := range p.Splits {
 				rows += s.RecordCount
 			}
-			cpu0 := processCPU()
+			cpu0 := cpuTime(b)
 			b.ResetTimer()
 			var wire int64
 			for range b.N {
@@ -35,7 +33,7 @@ func BenchmarkCompressedRows(b *testing.B) {
 				}
 			}
 			b.StopTimer()
-			cpu := processCPU() - cpu0
+			cpu := cpuTime(b) - cpu0
 			n := float64(rows) * float64(b.N)
 			b.ReportMetric(float64(wire)/float64(rows), "wire-B/row")
 			b.ReportMetric(float64(cpu.Nanoseconds())/n, "cpu-ns/row")
@@ -59,13 +57,4 @@ func drain(b *testing.B, c *http.Client, uri string) int64 {
 		b.Fatal(err)
 	}
 	return n
-}
-
-// processCPU is the CPU time (user and system) this process used so far.
-func processCPU() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

@@ -41,10 +41,8 @@ type Planner interface {
 	Ping(ctx context.Context) error
 }
 
-// Verifier checks split tokens: Verify those of one data file, Decode
-// any.
+// Verifier checks split tokens.
 type Verifier interface {
-	Verify(kind split.TokenKind, token string) (split.Split, error)
 	Decode(kind split.TokenKind, token string) (split.Token, error)
 }
 

@@ -5,11 +5,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-
-	"github.com/apache/iceberg-go/catalog/hadoop"
-	"github.com/apache/iceberg-go/table"
-
-	"github.com/druidiceberg/sidecar/internal/tablegen"
 )
 
 // TestPackEnds holds the packing rule to apache/druid's
@@ -46,17 +41,8 @@ func TestPackEnds(t *testing.T) {
 // one file a split.
 func TestPacking(t *testing.T) {
 	ctx := context.Background()
-	dir := t.TempDir()
-	cat, err := hadoop.NewCatalog("test", dir, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cat.Close() })
 	const files = 40
-	tbl, err := tablegen.Bench(ctx, cat, table.Identifier{"pack", "t"}, 4000, files, 0.02, 0.01)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tbl, dir := benchTable(t, files)
 	var all []string
 	var total int64
 	tasks, err := tbl.Scan().PlanFiles(ctx)
@@ -71,7 +57,7 @@ func TestPacking(t *testing.T) {
 
 	target := total / 5
 	p := localPlanner(t, dir, WithTargetSplitSize(target), WithMaxSplitFiles(6))
-	plan, err := p.Plan(ctx, Request{Table: "pack.t"})
+	plan, err := p.Plan(ctx, Request{Table: "ns.t"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,7 +84,7 @@ func TestPacking(t *testing.T) {
 	if n := len(plan.Splits); n < files/6 || n >= files {
 		t.Fatalf("%d splits of %d files", n, files)
 	}
-	again, err := p.Plan(ctx, Request{Table: "pack.t"})
+	again, err := p.Plan(ctx, Request{Table: "ns.t"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,7 +93,7 @@ func TestPacking(t *testing.T) {
 	}
 
 	def := localPlanner(t, dir)
-	one, err := def.Plan(ctx, Request{Table: "pack.t"})
+	one, err := def.Plan(ctx, Request{Table: "ns.t"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,7 +101,7 @@ func TestPacking(t *testing.T) {
 		t.Fatalf("the default target packs %d splits, want one of all %d files", len(one.Splits), files)
 	}
 	for _, minSplits := range []int{2, 7, files} {
-		many, err := def.Plan(ctx, Request{Table: "pack.t", MinSplits: minSplits})
+		many, err := def.Plan(ctx, Request{Table: "ns.t", MinSplits: minSplits})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -125,7 +111,7 @@ func TestPacking(t *testing.T) {
 	}
 
 	first := tbl.Metadata().Snapshots()[0].SnapshotID // before the delete files
-	raw, err := p.Plan(ctx, Request{Table: "pack.t", SnapshotID: &first, Mode: ModeFiles})
+	raw, err := p.Plan(ctx, Request{Table: "ns.t", SnapshotID: &first, Mode: ModeFiles})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -244,25 +244,11 @@ func TestReplicas(t *testing.T) {
 	if err := d.ExecTask(ctx, task); err != nil {
 		t.Fatalf("the Druid model's task failed: %v\nvictim's log:\n%s", err, lb.replicas[lb.victim].logs.String())
 	}
-	var want []string
-	for _, line := range oracle {
-		dec := json.NewDecoder(strings.NewReader(line))
-		dec.UseNumber()
-		var obj map[string]any
-		if err := dec.Decode(&obj); err != nil {
-			t.Fatal(err)
-		}
-		if v, ok := obj["event_ts"].(json.Number); ok {
-			ms, _ := v.Int64()
-			want = append(want, druidsim.Row{Time: ms, Columns: obj}.String())
-		}
+	want, err := druidsim.DatasourceRows(oracle, "event_ts")
+	if err != nil {
+		t.Fatal(err)
 	}
-	var got []string
-	for _, r := range d.Rows("events") {
-		got = append(got, r.String())
-	}
-	slices.Sort(want)
-	slices.Sort(got)
+	got := d.RowStrings("events")
 	if !slices.Equal(got, want) {
 		t.Fatalf("the datasource holds %d rows, the table %d live ones", len(got), len(want))
 	}

@@ -380,3 +380,40 @@ func (d *Druid) readRows(ctx context.Context, src, format json.RawMessage) ([]ma
 	}
 	return out, nil
 }
+
+// DatasourceRows are the rows that a datasource holds after ingesting the
+// NDJSON lines with __time from timeColumn (epoch milliseconds), as
+// Row.String spells them, sorted: a line without a time is left out, as
+// Druid never ingests one. Compare them with Rows of the model.
+func DatasourceRows(lines []string, timeColumn string) ([]string, error) {
+	var out []string
+	for _, line := range lines {
+		dec := json.NewDecoder(strings.NewReader(line))
+		dec.UseNumber()
+		var obj map[string]any
+		if err := dec.Decode(&obj); err != nil {
+			return nil, fmt.Errorf("row %q: %w", line, err)
+		}
+		v, ok := obj[timeColumn].(json.Number)
+		if !ok {
+			continue
+		}
+		ms, err := v.Int64()
+		if err != nil {
+			return nil, fmt.Errorf("row %q: %s: %w", line, timeColumn, err)
+		}
+		out = append(out, Row{Time: ms, Columns: obj}.String())
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
+// RowStrings are the datasource's rows as Row.String spells them, sorted.
+func (d *Druid) RowStrings(dataSource string) []string {
+	var out []string
+	for _, r := range d.Rows(dataSource) {
+		out = append(out, r.String())
+	}
+	slices.Sort(out)
+	return out
+}
