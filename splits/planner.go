@@ -1,9 +1,10 @@
 // Package splits plans Iceberg scans for Druid: it loads a table from the
 // configured catalog, selects a snapshot (current, by id, by time or by ref),
 // plans the scan with iceberg-go, decides between the raw-file path (v1: no
-// delete file applies) and the row path (v2), and signs one token per split:
-// a data file, or on the row path a range of the row groups of a file larger
-// than the target split size (WithTargetSplitSize).
+// delete file applies) and the row path (v2), packs the row path's files
+// into splits up to the target split size (cutting a larger file by row
+// groups; WithTargetSplitSize), and signs one token per split: the split's
+// files, or a reference into the plan that Resolve plans again.
 //
 // A typical use:
 //

@@ -157,7 +157,10 @@ func TestReplicas(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "sidecar")
-	build := exec.CommandContext(ctx, "go", "build", "-o", bin, ".")
+	// The Dockerfile's build settings, as TestDockerfile's build (and the
+	// CI's go vet) use, so the packages come from the same build cache.
+	build := exec.CommandContext(ctx, "go", "build", "-trimpath", "-o", bin, ".")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
