@@ -6,7 +6,6 @@ package changes
 import (
 	"cmp"
 	"context"
-	"encoding/binary"
 	"fmt"
 	"slices"
 	"strings"
@@ -122,6 +121,12 @@ type Result struct {
 	// alone.
 	Changes  []Change
 	Warnings []string
+	// Loaded is the table as loaded, and Target the data files of its
+	// target snapshot as PlanFiles planned them for the diff (nil when
+	// the diff did not need them), so that the work of each change is cut
+	// from them without planning the snapshot again.
+	Loaded *table.Table
+	Target []table.FileScanTask
 }
 
 // Changes finds the time intervals whose rows fileDiff between two snapshots,
@@ -167,11 +172,11 @@ func (df *Differ) Changes(ctx context.Context, req Request) (Result, error) {
 			return Result{}, fmt.Errorf("%w: %s has no snapshot %d (toSnapshot)", splits.ErrSnapshotNotFound, req.Table, *req.ToSnapshot)
 		}
 	}
-	field, err := splits.TimeColumn(snapshotSchema(tbl, to), req.TimeColumn)
+	field, err := TimeField(snapshotSchema(tbl, to), req.TimeColumn)
 	if err != nil {
 		return Result{}, err
 	}
-	out := Result{Table: req.Table, FromSnapshot: req.FromSnapshot, TimeField: field, Granularity: gran}
+	out := Result{Table: req.Table, FromSnapshot: req.FromSnapshot, TimeField: field, Granularity: gran, Loaded: tbl}
 	if to != nil {
 		id := to.SnapshotID
 		out.ToSnapshot = &id
@@ -206,15 +211,20 @@ func (df *Differ) Changes(ctx context.Context, req Request) (Result, error) {
 			from.SnapshotID, to.SnapshotID))
 		return c.finish(out), nil
 	}
-	before, err := df.plannedFiles(ctx, tbl, req.Table, from.SnapshotID)
+	before, _, err := df.plannedFiles(ctx, tbl, req.Table, from.SnapshotID)
 	if err != nil {
 		return Result{}, err
 	}
-	after, err := df.plannedFiles(ctx, tbl, req.Table, to.SnapshotID)
+	after, tasks, err := df.plannedFiles(ctx, tbl, req.Table, to.SnapshotID)
 	if err != nil {
 		return Result{}, err
 	}
-	d := &fileDiff{meta: tbl.Metadata(), field: field, c: c, deletes: newDeleteReader(df.fsys)}
+	out.Target = tasks
+	col, err := splits.NewTimeColumn(tbl.Metadata(), field)
+	if err != nil {
+		return Result{}, err
+	}
+	d := &fileDiff{meta: tbl.Metadata(), field: field, col: col, c: c, deletes: newDeleteReader(df.fsys)}
 	for _, path := range sortedKeys(after) {
 		a := after[path]
 		b, ok := before[path]
@@ -239,6 +249,24 @@ func (df *Differ) Changes(ctx context.Context, req Request) (Result, error) {
 		}
 	}
 	return c.finish(out), nil
+}
+
+// TimeField finds the top-level column Druid's __time comes from and checks
+// its type: a timestamp, a date or a long (epoch milliseconds).
+func TimeField(schema *iceberg.Schema, name string) (iceberg.NestedField, error) {
+	if name == "" {
+		return iceberg.NestedField{}, fmt.Errorf("%w: timeColumn is required", splits.ErrBadRequest)
+	}
+	i := slices.IndexFunc(schema.Fields(), func(f iceberg.NestedField) bool { return f.Name == name })
+	if i < 0 {
+		return iceberg.NestedField{}, fmt.Errorf("%w: timeColumn %s is not a top-level column of the table", splits.ErrBadRequest, splits.Quote(name))
+	}
+	f := schema.Fields()[i]
+	if !splits.IsTimeType(f.Type) {
+		return f, fmt.Errorf("%w: timeColumn %q is %s; want a timestamp, date or long (epoch millis) column",
+			splits.ErrBadRequest, name, f.Type)
+	}
+	return f, nil
 }
 
 // snapshotSchema is the schema a snapshot was written with, or the table's.
@@ -284,11 +312,11 @@ func deleteKey(f iceberg.DataFile) string {
 }
 
 // plannedFiles plans a snapshot with iceberg-go and returns its data files
-// by path.
-func (df *Differ) plannedFiles(ctx context.Context, tbl *table.Table, name string, snapshotID int64) (map[string]plannedFile, error) {
+// by path, and the tasks as planned.
+func (df *Differ) plannedFiles(ctx context.Context, tbl *table.Table, name string, snapshotID int64) (map[string]plannedFile, []table.FileScanTask, error) {
 	tasks, err := df.planner.PlanFiles(ctx, tbl, name, snapshotID)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	out := map[string]plannedFile{}
 	for _, t := range tasks {
@@ -303,25 +331,8 @@ func (df *Differ) plannedFiles(ctx context.Context, tbl *table.Table, name strin
 			}
 		}
 	}
-	return out, nil
+	return out, tasks, nil
 }
-
-// span is an inclusive range of a time column's values, in its unit.
-type span struct{ lo, hi int64 }
-
-func (s span) intersect(o span) (span, bool) {
-	r := span{max(s.lo, o.lo), min(s.hi, o.hi)}
-	return r, r.lo <= r.hi
-}
-
-// extent is what is known of the times a data file holds.
-type extent int
-
-const (
-	extentKnown   extent = iota // within a span
-	extentNone                  // no non-null time: nothing for Druid
-	extentUnknown               // anything
-)
 
 // collector gathers changed time ranges as aligned intervals.
 type collector struct {
@@ -404,20 +415,15 @@ func sortReasons(rs []Reason) []Reason {
 type fileDiff struct {
 	meta    table.Metadata
 	field   iceberg.NestedField
+	col     splits.TimeColumn
 	c       *collector
 	deletes *deleteReader
 }
 
-// unit is the time column's unit; splits.TimeColumn checked it has one.
-func (d *fileDiff) unit() splits.TimeUnit {
-	u, _ := splits.TimeUnitOf(d.field.Type)
-	return u
-}
-
 // addSpan records a changed span of the time column's values.
-func (d *fileDiff) addSpan(s span, r Reason) {
-	lo, ok1 := d.unit().Millis(s.lo)
-	hi, ok2 := d.unit().Millis(s.hi)
+func (d *fileDiff) addSpan(s splits.Span, r Reason) {
+	lo, ok1 := d.col.Millis(s.Lo)
+	hi, ok2 := d.col.Millis(s.Hi)
 	if !ok1 || !ok2 {
 		d.c.everything(r, fmt.Sprintf("a %s value is out of range of epoch milliseconds: every interval is re-ingested", d.field.Name))
 		return
@@ -427,11 +433,11 @@ func (d *fileDiff) addSpan(s span, r Reason) {
 
 // dataFile records an added or removed data file.
 func (d *fileDiff) dataFile(f iceberg.DataFile, r Reason) {
-	s, ext := d.fileSpan(f)
+	s, ext := d.col.FileTimes(f)
 	switch ext {
-	case extentKnown:
+	case splits.ExtentKnown:
 		d.addSpan(s, r)
-	case extentUnknown:
+	case splits.ExtentUnknown:
 		d.unknown(f, r)
 	}
 }
@@ -470,22 +476,22 @@ func (d *fileDiff) equalityDeletes(f, del iceberg.DataFile) {
 	}
 	// The time column is a key: a deleted row's time is one of the
 	// delete file's times.
-	fs, fext := d.fileSpan(f)
-	if fext == extentNone {
+	fs, fext := d.col.FileTimes(f)
+	if fext == splits.ExtentNone {
 		return
 	}
 	times, dext := d.deleteTimes(del)
 	switch dext {
-	case extentNone:
+	case splits.ExtentNone:
 		return // only null times: rows Druid never had
-	case extentUnknown:
+	case splits.ExtentUnknown:
 		d.dataFile(f, r)
 		return
 	}
 	for _, t := range times {
-		if fext == extentKnown {
+		if fext == splits.ExtentKnown {
 			var ok bool
-			if t, ok = t.intersect(fs); !ok {
+			if t, ok = t.Intersect(fs); !ok {
 				continue
 			}
 		}
@@ -495,218 +501,41 @@ func (d *fileDiff) equalityDeletes(f, del iceberg.DataFile) {
 
 // deleteTimes are the spans of the time values an equality delete file
 // holds: its bounds when they fall into one bucket, else its values.
-func (d *fileDiff) deleteTimes(del iceberg.DataFile) ([]span, extent) {
+func (d *fileDiff) deleteTimes(del iceberg.DataFile) ([]splits.Span, splits.Extent) {
 	fid := d.field.ID
-	s, ok := d.bounds(del, fid)
-	if !ok && allNull(del, fid) {
-		return nil, extentNone
+	s, ok := d.col.Bounds(del, fid)
+	if !ok && splits.AllNull(del, fid) {
+		return nil, splits.ExtentNone
 	}
 	if ok && d.oneBucket(s) {
-		return []span{s}, extentKnown
+		return []splits.Span{s}, splits.ExtentKnown
 	}
 	values, err := d.deletes.int64Column(del, fid, d.field.Name)
 	if err != nil {
 		if ok {
-			return []span{s}, extentKnown
+			return []splits.Span{s}, splits.ExtentKnown
 		}
-		return nil, extentUnknown
+		return nil, splits.ExtentUnknown
 	}
-	var out []span
+	var out []splits.Span
 	for _, v := range values {
 		if v != nil {
-			out = append(out, span{*v, *v})
+			out = append(out, splits.Span{Lo: *v, Hi: *v})
 		}
 	}
 	if len(out) == 0 {
-		return nil, extentNone
+		return nil, splits.ExtentNone
 	}
-	return out, extentKnown
+	return out, splits.ExtentKnown
 }
 
 // oneBucket says whether a span's times fall into one granularity bucket.
-func (d *fileDiff) oneBucket(s span) bool {
-	lo, ok1 := d.unit().Millis(s.lo)
-	hi, ok2 := d.unit().Millis(s.hi)
+func (d *fileDiff) oneBucket(s splits.Span) bool {
+	lo, ok1 := d.col.Millis(s.Lo)
+	hi, ok2 := d.col.Millis(s.Hi)
 	if !ok1 || !ok2 {
 		return false
 	}
 	g := d.c.gran
 	return g == druid.GranularityAll || g.Floor(time.UnixMilli(lo)).Equal(g.Floor(time.UnixMilli(hi)))
 }
-
-// fileSpan is what a data file's partition and column metrics say of its
-// time values.
-func (d *fileDiff) fileSpan(f iceberg.DataFile) (span, extent) {
-	fid := d.field.ID
-	if f.Count() == 0 || allNull(f, fid) {
-		return span{}, extentNone
-	}
-	s, known := d.bounds(f, fid)
-	if ps, ext := d.partitionSpan(f); ext == extentNone {
-		return span{}, extentNone
-	} else if ext == extentKnown {
-		if !known {
-			return ps, extentKnown
-		}
-		both, ok := s.intersect(ps)
-		if !ok {
-			// Bounds and partition disagree: believe neither alone.
-			return span{min(s.lo, ps.lo), max(s.hi, ps.hi)}, extentKnown
-		}
-		return both, extentKnown
-	}
-	if !known {
-		return span{}, extentUnknown
-	}
-	return s, extentKnown
-}
-
-// allNull says whether the metrics show every value of a column to be null.
-func allNull(f iceberg.DataFile, fid int) bool {
-	nulls, ok := f.NullValueCounts()[fid]
-	if !ok {
-		return false
-	}
-	if nulls == f.Count() {
-		return true
-	}
-	values, ok := f.ValueCounts()[fid]
-	return ok && values == nulls
-}
-
-// bounds decodes a file's lower and upper bounds of a time column.
-func (d *fileDiff) bounds(f iceberg.DataFile, fid int) (span, bool) {
-	lo, ok1 := f.LowerBoundValues()[fid]
-	hi, ok2 := f.UpperBoundValues()[fid]
-	if !ok1 || !ok2 {
-		return span{}, false
-	}
-	a, ok1 := decodeTime(d.unit(), lo)
-	b, ok2 := decodeTime(d.unit(), hi)
-	if !ok1 || !ok2 || a > b {
-		return span{}, false
-	}
-	return span{a, b}, true
-}
-
-// decodeTime decodes an Iceberg single-value binary of a time column: a
-// long (8 bytes, little endian) for timestamps and longs, an int (4 bytes)
-// for dates and for longs promoted from int.
-func decodeTime(u splits.TimeUnit, b []byte) (int64, bool) {
-	switch {
-	case len(b) == 8 && u != splits.UnitDays:
-		return int64(binary.LittleEndian.Uint64(b)), true
-	case len(b) == 4 && (u == splits.UnitDays || u == splits.UnitMillis):
-		return int64(int32(binary.LittleEndian.Uint32(b))), true
-	}
-	return 0, false
-}
-
-// partitionSpan is what the partition of a data file says of its time
-// values: the identity, hour, day, month or year transform of the time
-// column pins them to a range (a null partition value to null times).
-func (d *fileDiff) partitionSpan(f iceberg.DataFile) (span, extent) {
-	spec := d.meta.PartitionSpecByID(int(f.SpecID()))
-	if spec == nil {
-		return span{}, extentUnknown
-	}
-	out, ext := span{}, extentUnknown
-	for _, pf := range spec.Fields() {
-		if pf.SourceID() != d.field.ID {
-			continue
-		}
-		raw, present := f.Partition()[pf.FieldID]
-		if !present {
-			continue
-		}
-		if raw == nil {
-			switch pf.Transform.(type) {
-			case iceberg.IdentityTransform, iceberg.HourTransform, iceberg.DayTransform, iceberg.MonthTransform, iceberg.YearTransform:
-				return span{}, extentNone
-			}
-			continue
-		}
-		v, ok := asInt64(raw)
-		if !ok {
-			continue
-		}
-		s, ok := transformSpan(pf.Transform, d.unit(), v)
-		if !ok {
-			continue
-		}
-		if ext == extentKnown {
-			if s, ok = s.intersect(out); !ok {
-				return span{}, extentUnknown
-			}
-		}
-		out, ext = s, extentKnown
-	}
-	return out, ext
-}
-
-// transformSpan is the range of source values (in the time column's unit)
-// that a partition value v of transform t stands for.
-func transformSpan(t iceberg.Transform, u splits.TimeUnit, v int64) (span, bool) {
-	if _, ok := t.(iceberg.IdentityTransform); ok {
-		return span{v, v}, true
-	}
-	var start, end time.Time // [start, end)
-	switch t.(type) {
-	case iceberg.HourTransform:
-		if u == splits.UnitDays || u == splits.UnitMillis {
-			return span{}, false
-		}
-		start = time.Unix(v*3600, 0)
-		end = start.Add(time.Hour)
-	case iceberg.DayTransform:
-		start = time.Unix(v*86400, 0)
-		end = start.AddDate(0, 0, 1)
-	case iceberg.MonthTransform:
-		start = time.Date(1970, time.January+time.Month(v), 1, 0, 0, 0, 0, time.UTC)
-		end = start.AddDate(0, 1, 0)
-	case iceberg.YearTransform:
-		start = time.Date(1970+int(v), time.January, 1, 0, 0, 0, 0, time.UTC)
-		end = start.AddDate(1, 0, 0)
-	default:
-		return span{}, false
-	}
-	if u == splits.UnitMillis {
-		// Time transforms do not apply to a long column.
-		return span{}, false
-	}
-	if start.Year() < 1 || end.Year() > 9999 {
-		return span{}, false
-	}
-	switch u {
-	case splits.UnitMicros:
-		return span{start.UnixMicro(), end.UnixMicro() - 1}, true
-	case splits.UnitNanos:
-		if start.Year() < 1678 || end.Year() > 2261 {
-			return span{}, false
-		}
-		return span{start.UnixNano(), end.UnixNano() - 1}, true
-	}
-	// Days: midnights are whole days.
-	return span{start.Unix() / 86400, end.Unix()/86400 - 1}, true
-}
-
-// asInt64 reads a partition value of an integer-like type.
-func asInt64(v any) (int64, bool) {
-	switch x := v.(type) {
-	case int32:
-		return int64(x), true
-	case int64:
-		return x, true
-	case int:
-		return int64(x), true
-	case iceberg.Date:
-		return int64(x), true
-	case iceberg.Timestamp:
-		return int64(x), true
-	case iceberg.TimestampNano:
-		return int64(x), true
-	}
-	return 0, false
-}
-
-func iso(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }

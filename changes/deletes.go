@@ -11,6 +11,7 @@ import (
 
 	"github.com/apache/iceberg-go"
 	icebergio "github.com/apache/iceberg-go/io"
+	"github.com/druidiceberg/sidecar/splits"
 	"github.com/parquet-go/parquet-go"
 )
 
@@ -163,7 +164,7 @@ func valueMayBeIn(f iceberg.DataFile, fid int, typ iceberg.Type, v parquet.Value
 	if v.IsNull() {
 		return !knownNulls || nulls > 0
 	}
-	if allNull(f, fid) {
+	if splits.AllNull(f, fid) {
 		return false
 	}
 	lo, ok1 := f.LowerBoundValues()[fid]

@@ -83,3 +83,12 @@ func (c Column) Select() string {
 	}
 	return id
 }
+
+// Types are the Druid column types of the served columns, by name.
+func Types(fields []iceberg.NestedField, enc split.Encoding) map[string]string {
+	out := make(map[string]string, len(fields))
+	for _, f := range fields {
+		out[f.Name] = ColumnOf(f, enc).Druid
+	}
+	return out
+}

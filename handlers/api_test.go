@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -86,6 +87,10 @@ func TestErrors(t *testing.T) {
 		{"bad fromSnapshot", "/splits?table=fixtures.t&fromSnapshot=first", nil, 400, "bad_request"},
 		{"unknown fromSnapshot", "/splits?table=fixtures.t&fromSnapshot=42", nil, 404, "snapshot_not_found"},
 		{"bad applyResidual", "/splits?table=fixtures.t&applyResidual=yes", nil, 400, "bad_request"},
+		{"bad minSplits", "/splits?table=fixtures.t&minSplits=many", nil, 400, "bad_request"},
+		{"negative minSplits", "/splits?table=fixtures.t&minSplits=-1", nil, 400, "bad_request"},
+		{"too many minSplits", "/splits?table=fixtures.t&minSplits=10001", nil, 400, "bad_request"},
+		{"bad compression", "/splits?table=fixtures.t&compression=brotli", nil, 400, "bad_request"},
 		{"suffix range", rowsPath, []string{"Range", "bytes=-10"}, 416, "bad_range"},
 		{"unknown route", "/nope", nil, 404, "not_found"},
 	}
@@ -300,20 +305,29 @@ func firstSnapshot(t *testing.T, cat *hadoop.Catalog) int64 {
 	return tbl.Metadata().Snapshots()[0].SnapshotID
 }
 
-// TestMaxSplits: a plan with more splits than --max-splits is refused with a
-// message that says how to narrow it.
+// TestMaxSplits: --max-splits bounds the URIs of one answer. A raw-file
+// plan of more data files is a 422 in mode=files that says how to narrow
+// it, and takes the packed row path in mode=auto; the row path packs
+// larger splits rather than hand out more, and says so.
 func TestMaxSplits(t *testing.T) {
-	f := partitionedFixture(t) // three data files
-	srv := newServer(t, splits.CatalogConfig{
-		Type:   "static",
-		Tables: map[string]string{"fixtures.t": filepath.Join(f.Dir, f.Metadata)},
-	}, f.mappings(), func(c *handlers.Config) { c.MaxSplits = 2 })
-	resp, body := srv.get(t, "/splits?table=fixtures.t")
-	if resp.StatusCode != http.StatusUnprocessableEntity || errorCode(t, body) != "too_many_splits" || !strings.Contains(string(body), "icebergFilter") {
-		t.Fatalf("3 splits past --max-splits=2: %d %s", resp.StatusCode, body)
+	ctx := context.Background()
+	cat, dir := localWarehouse(t)
+	tbl, err := tablegen.Bench(ctx, cat, table.Identifier{"max", "t"}, 300, 3, 0.01, 0.01)
+	if err != nil {
+		t.Fatal(err)
 	}
-	// A filter that prunes to one partition fits.
-	srv.plan(t, q("table", "fixtures.t", "icebergFilter", `{"type":"equals","filterColumn":"action","filterValue":"view"}`))
+	first := strconv.FormatInt(tbl.Metadata().Snapshots()[0].SnapshotID, 10) // three files, no delete file
+	srv := splittingServer(t, dir, splits.WithMaxSplits(2), splits.WithTargetSplitSize(1))
+	resp, body := srv.get(t, "/splits?table=max.t&mode=files&snapshotId="+first)
+	if resp.StatusCode != http.StatusUnprocessableEntity || errorCode(t, body) != "too_many_splits" || !strings.Contains(string(body), "icebergFilter") {
+		t.Fatalf("3 raw files past --max-splits=2: %d %s", resp.StatusCode, body)
+	}
+	for _, query := range []url.Values{q("table", "max.t", "snapshotId", first), q("table", "max.t")} {
+		p := srv.plan(t, query)
+		if p.Mode != "v2" || len(p.Splits) > 2 || !strings.Contains(strings.Join(p.Warnings, "\n"), "--max-splits") {
+			t.Fatalf("%s: plan %s with %d splits, warnings %q; want at most 2 packed splits and a warning", query.Encode(), p.Mode, len(p.Splits), p.Warnings)
+		}
+	}
 }
 
 // TestHTTPDetails: what proxies and Druid meet at the HTTP level: every

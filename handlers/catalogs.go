@@ -71,10 +71,12 @@ func (cs catalogs) forRequest(r *http.Request) (Catalog, error) {
 	return c, nil
 }
 
-// forSplit is the catalog a token was planned in. A token names its catalog;
-// one that names none is the default catalog's.
-func (cs catalogs) forSplit(sp split.Split) (Catalog, error) {
-	name := sp.Catalog
+// forSplit is the catalog a split was planned in.
+func (cs catalogs) forSplit(sp split.Split) (Catalog, error) { return cs.forToken(sp.Catalog) }
+
+// forToken is the catalog a token was planned in. A token names its
+// catalog; one that names none is the default catalog's.
+func (cs catalogs) forToken(name string) (Catalog, error) {
 	if name == "" {
 		name = cs.def
 	}

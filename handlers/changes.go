@@ -19,7 +19,8 @@ import (
 var changesParams = map[string]bool{
 	"table": true, "catalog": true, "fromSnapshot": true, "toSnapshot": true, "timeColumn": true,
 	"granularity": true, "dataSource": true, "include": true, "mode": true, "columns": true,
-	"timestamps": true, "binaryAsString": true, "maxNumConcurrentSubTasks": true,
+	"timestamps": true, "binaryAsString": true, "maxNumConcurrentSubTasks": true, "minSplits": true,
+	"compression": true,
 }
 
 // changesResponse is the answer of GET /changes.
@@ -73,7 +74,7 @@ func (s *server) getChanges(w http.ResponseWriter, r *http.Request) error {
 	}
 	// The parameters that shape the rows are those of GET /splits.
 	shared := url.Values{}
-	for _, k := range []string{"table", "mode", "columns", "timestamps", "binaryAsString"} {
+	for _, k := range []string{"table", "mode", "columns", "timestamps", "binaryAsString", "minSplits", "compression"} {
 		if v, ok := q[k]; ok {
 			shared[k] = v
 		}
@@ -111,6 +112,10 @@ func (s *server) getChanges(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	if q.Get("minSplits") == "" {
+		// As many splits as each task runs subtasks at once.
+		base.MinSplits = subTasks
+	}
 	dataSource := q.Get("dataSource")
 	if dataSource == "" {
 		// The table's own name, without its namespace.
@@ -129,8 +134,16 @@ func (s *server) getChanges(w http.ResponseWriter, r *http.Request) error {
 		TimeColumn: ch.TimeField.Name, Granularity: string(ch.Granularity),
 		Changes: []changeResponse{}, Warnings: append([]string{}, ch.Warnings...),
 	}
+	// The target snapshot is planned once, by the diff when it needed it:
+	// the work of each change is cut from that one scan.
+	target := base
+	target.SnapshotID = ch.ToSnapshot
+	scan, err := cat.Planner.NewScan(r.Context(), ch.Loaded, target, ch.Target)
+	if err != nil {
+		return err
+	}
 	for _, c := range ch.Changes {
-		cr, warnings, err := s.changeWork(r, base, ch, c, dataSource, subTasks)
+		cr, warnings, err := s.changeWork(r, cat, scan, target, ch, c, dataSource, subTasks)
 		if err != nil {
 			return err
 		}
@@ -144,19 +157,22 @@ func (s *server) getChanges(w http.ResponseWriter, r *http.Request) error {
 	return writeJSON(w, resp)
 }
 
-// changeWork plans the target snapshot restricted to one changed interval
-// (the filter holds row by row, since Druid rejects rows outside an
-// OVERWRITE range) and renders the statement and task that replace the
-// interval with those rows.
-func (s *server) changeWork(r *http.Request, base splits.Request, ch changes.Result, c changes.Change, dataSource string, subTasks int) (changeResponse, []string, error) {
-	req := base
-	req.SnapshotID = ch.ToSnapshot
+// changeWork cuts the splits of one changed interval from the scan of the
+// target snapshot (the interval holds row by row, since Druid rejects rows
+// outside an OVERWRITE range) and renders the statement and task that
+// replace the interval with those rows.
+func (s *server) changeWork(r *http.Request, cat Catalog, scan *splits.Scan, req splits.Request, ch changes.Result, c changes.Change,
+	dataSource string, subTasks int) (changeResponse, []string, error) {
 	iv := druid.Interval{Start: c.Start, End: c.End}
+	var cut *splits.TimeInterval
 	if !c.All {
-		req.TimeInterval = &splits.TimeInterval{Column: ch.TimeField.Name, Start: c.Start, End: c.End}
+		cut = &splits.TimeInterval{Column: ch.TimeField.Name, Start: c.Start, End: c.End}
 	}
+	req.Interval = cut
 	// Without a target snapshot the plan is empty: nothing to read.
-	src, resp, err := s.druidSource(r, req, ch.TimeField.Name, "timeColumn")
+	src, resp, err := sourceOf(req, ch.TimeField.Name, "timeColumn", func() (splits.Plan, splitsResponse, error) {
+		return s.answer(r, req, nil, func() (splits.Plan, error) { return cat.Planner.Cut(r.Context(), scan, cut) })
+	})
 	if err != nil {
 		return changeResponse{}, nil, err
 	}

@@ -78,36 +78,14 @@ func liveRows(t testing.TB, tbl *table.Table, snapshot *int64, timeColumn string
 // Druid never ingests one.
 func druidRows(t testing.TB, lines []string, timeColumn string) []string {
 	t.Helper()
-	var out []string
-	for _, line := range lines {
-		dec := json.NewDecoder(strings.NewReader(line))
-		dec.UseNumber()
-		var obj map[string]any
-		if err := dec.Decode(&obj); err != nil {
-			t.Fatal(err)
-		}
-		v, ok := obj[timeColumn].(json.Number)
-		if !ok {
-			continue
-		}
-		ms, err := v.Int64()
-		if err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, druidsim.Row{Time: ms, Columns: obj}.String())
+	rows, err := druidsim.DatasourceRows(lines, timeColumn)
+	if err != nil {
+		t.Fatal(err)
 	}
-	slices.Sort(out)
-	return out
+	return rows
 }
 
-func modelRows(d *druidsim.Druid, ds string) []string {
-	var out []string
-	for _, r := range d.Rows(ds) {
-		out = append(out, r.String())
-	}
-	slices.Sort(out)
-	return out
-}
+func modelRows(d *druidsim.Druid, ds string) []string { return d.RowStrings(ds) }
 
 // historyCase is one random history's table and how it is synced.
 type historyCase struct {

@@ -79,11 +79,7 @@ func cleanModel(t testing.TB, d *druidsim.Druid, nullTimes ...int) {
 // lists them.
 func druidExpect(t testing.TB, lines []string, timeColumn string, fields []iceberg.NestedField) []string {
 	t.Helper()
-	types := map[string]string{}
-	for _, f := range fields {
-		types[f.Name] = druid.ColumnOf(f, split.Encoding{}).Druid
-	}
-	rows, err := druidsim.Expect(lines, timeColumn, types)
+	rows, err := druidsim.Expect(lines, timeColumn, druid.Types(fields, split.Encoding{}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,10 +117,7 @@ func TestDruidIngestsEveryType(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantTypes := map[string]string{}
-	for _, f := range tbl.Schema().Fields() {
-		wantTypes[f.Name] = druid.ColumnOf(f, split.Encoding{}).Druid
-	}
+	wantTypes := druid.Types(tbl.Schema().Fields(), split.Encoding{})
 	run := func(t *testing.T, exec func(d *druidsim.Druid) error, nullTimes ...int) *druidsim.Druid {
 		t.Helper()
 		d := druidsim.New()

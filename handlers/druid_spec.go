@@ -8,6 +8,7 @@ import (
 	"maps"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -37,6 +38,8 @@ type icebergSpec struct {
 	Timestamps     string   `json:"timestamps"`
 	BinaryAsString bool     `json:"binaryAsString"`
 	ApplyResidual  bool     `json:"applyResidual"`
+	MinSplits      int      `json:"minSplits"`
+	Compression    string   `json:"compression"`
 }
 
 // specFields are the properties icebergSpec reads. Druid's mapper ignores
@@ -141,12 +144,22 @@ func (s *server) postSplits(w http.ResponseWriter, r *http.Request) error {
 
 		ApplyResidual: spec.ApplyResidual,
 	}
+	if spec.MinSplits != 0 {
+		n, err := parseMinSplits(strconv.Itoa(spec.MinSplits))
+		if err != nil {
+			return err
+		}
+		req.MinSplits = n
+	}
 	req.Encoding.BinaryAsString = spec.BinaryAsString
 	var err error
 	if req.SnapshotTime, err = snapshotTime(spec.SnapshotTime); err != nil {
 		return err
 	}
 	if req.Mode, err = splits.ParseMode(spec.Mode); err != nil {
+		return err
+	}
+	if req.Compression, err = splits.ParseCompression(spec.Compression); err != nil {
 		return err
 	}
 	if req.ResidualMode, err = splits.ParseResidualMode(spec.ResidualFilterMode); err != nil {

@@ -22,7 +22,12 @@ var (
 // column (named by the query parameter param), checked against what the
 // plan serves.
 func (s *server) druidSource(r *http.Request, req splits.Request, timeColumn, param string) (druid.Source, splitsResponse, error) {
-	plan, resp, err := s.planResponse(r, req, nil)
+	return sourceOf(req, timeColumn, param, func() (splits.Plan, splitsResponse, error) { return s.planResponse(r, req, nil) })
+}
+
+// sourceOf is druidSource with the plan and its answer made by planned.
+func sourceOf(req splits.Request, timeColumn, param string, planned func() (splits.Plan, splitsResponse, error)) (druid.Source, splitsResponse, error) {
+	plan, resp, err := planned()
 	if err != nil {
 		return druid.Source{}, resp, err
 	}
@@ -64,6 +69,10 @@ func (s *server) getDruidTask(w http.ResponseWriter, r *http.Request) error {
 	}
 	if task.SubTasks, err = maxSubTasks(q); err != nil {
 		return err
+	}
+	if q.Get("minSplits") == "" {
+		// As many splits as the task runs subtasks at once.
+		req.MinSplits = task.SubTasks
 	}
 	src, _, err := s.druidSource(r, req, q.Get("timestampColumn"), "timestampColumn")
 	if err != nil {
@@ -136,7 +145,7 @@ func (s *server) getDruidSQL(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if !st.Overwrite.All() {
-		req.TimeInterval = &splits.TimeInterval{Column: q.Get("timestampColumn"), Start: st.Overwrite.Start, End: st.Overwrite.End}
+		req.Interval = &splits.TimeInterval{Column: q.Get("timestampColumn"), Start: st.Overwrite.Start, End: st.Overwrite.End}
 	}
 	src, resp, err := s.druidSource(r, req, q.Get("timestampColumn"), "timestampColumn")
 	if err != nil {

@@ -82,6 +82,8 @@ func toAPIError(err error) *apiError {
 		status, code = http.StatusNotFound, "snapshot_not_found"
 	case errors.Is(err, druid.ErrNothingToRead):
 		status, code = http.StatusConflict, "nothing_to_read"
+	case errors.Is(err, splits.ErrPlanMismatch):
+		status, code = http.StatusConflict, "plan_mismatch"
 	case errors.Is(err, splits.ErrConflict):
 		status, code = http.StatusConflict, "conflict"
 	case errors.Is(err, storage.ErrOutsideMapping):
@@ -98,6 +100,8 @@ func toAPIError(err error) *apiError {
 		status, code = http.StatusBadGateway, "denied"
 	case errors.Is(err, splits.ErrUnavailable), storage.IsTransient(err):
 		status, code = http.StatusServiceUnavailable, "unavailable"
+	case errors.Is(err, splits.ErrTooManySplits):
+		status, code = http.StatusUnprocessableEntity, "too_many_splits"
 	case errors.Is(err, splits.ErrUnsupported):
 		status, code = http.StatusUnprocessableEntity, "unsupported"
 	case errors.Is(err, reader.ErrNoFieldIDs), errors.Is(err, reader.ErrCorruptFile),

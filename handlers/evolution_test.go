@@ -18,6 +18,7 @@ import (
 
 	"github.com/druidiceberg/sidecar/internal/storage"
 	"github.com/druidiceberg/sidecar/internal/tablegen"
+	"github.com/druidiceberg/sidecar/splits"
 )
 
 type hadoopCatalog = hadoop.Catalog
@@ -171,7 +172,8 @@ func TestMigratedWithoutNameMapping(t *testing.T) {
 	if !built.Unreadable {
 		t.Fatal("the builder does not mark the table unreadable")
 	}
-	srv := localServer(t, dir)
+	// One file a split, so that each file's answer is its own.
+	srv := splittingServer(t, dir, splits.WithMaxSplitFiles(1))
 	p := srv.plan(t, q("table", "evo.t", "mode", "rows"))
 	foreign := 0
 	for _, s := range p.Splits {

@@ -18,18 +18,16 @@ import (
 // open this route, and the planner signs those only for data files that no
 // delete file applies to.
 func (s *server) getFile(w http.ResponseWriter, r *http.Request) error {
-	sp, err := s.Signer.Verify(split.KindFile, chi.URLParam(r, "token"))
+	cat, parts, err := s.splitOf(r.Context(), split.KindFile, chi.URLParam(r, "token"))
 	if err != nil {
 		return err
 	}
-	if len(sp.Deletes) > 0 {
+	sp := parts[0]
+	if len(parts) != 1 || len(sp.Deletes) > 0 {
 		// Never true for a token this service signed; kept as the last
 		// line of defence of the one thing this service exists for.
-		return fmt.Errorf("%w: split has delete files; read its rows instead", splits.ErrConflict)
-	}
-	cat, err := s.catalogs.forSplit(sp)
-	if err != nil {
-		return err
+		return fmt.Errorf("%w: a file token names %d data files, or one with delete files; read its rows instead",
+			splits.ErrConflict, len(parts))
 	}
 	f, err := cat.Files.Open(sp.Data.Path)
 	if err != nil {

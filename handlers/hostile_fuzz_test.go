@@ -35,14 +35,13 @@ func fuzzRouterWith(tb testing.TB, change func(*handlers.Config)) http.Handler {
 	}
 	reg := prometheus.NewRegistry()
 	cfg := handlers.Config{
-		Catalogs: []handlers.Catalog{testCatalog(tb, splits.CatalogConfig{
+		Catalogs: []handlers.Catalog{plannerCatalog(tb, splits.CatalogConfig{
 			Type:   "static",
 			Tables: map[string]string{"fixtures.t": filepath.Join(fx.Dir, fx.Metadata)},
-		}, fx.mappings(), signer)},
-		Signer:    signer,
-		Metrics:   metrics.New(reg),
-		Gatherer:  reg,
-		MaxSplits: 2, // so that 422 too_many_splits is reachable too
+		}, fx.mappings(), signer, splits.WithMaxSplits(2))}, // so that 422 too_many_splits is reachable too
+		Signer:   signer,
+		Metrics:  metrics.New(reg),
+		Gatherer: reg,
 	}
 	change(&cfg)
 	return handlers.New(cfg)

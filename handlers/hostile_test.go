@@ -21,7 +21,6 @@ import (
 	"github.com/druidiceberg/sidecar/handlers"
 	"github.com/druidiceberg/sidecar/internal/tablegen"
 	"github.com/druidiceberg/sidecar/splits"
-	"github.com/druidiceberg/sidecar/splits/split"
 )
 
 // The tests of this file replay what a hostile client on the network
@@ -107,9 +106,9 @@ func TestHostileFilters(t *testing.T) {
 
 // TestPlanNeverHandsOutARefusedURI: a 2,000-way or with applyResidual
 // planned URIs of 375 KB, which the server itself refuses (400
-// malformed_token). A residual that a URI cannot carry, and a token longer
-// than the server reads back however it got long, are now a 400 at
-// planning; a residual within the bound plans URIs that read.
+// malformed_token). A residual that a split cannot carry is now a 400 at
+// planning; a residual within the bound plans URIs that read; a split of
+// many delete files is a short reference into its plan.
 func TestPlanNeverHandsOutARefusedURI(t *testing.T) {
 	ctx := context.Background()
 	cat, dir := localWarehouse(t)
@@ -123,7 +122,7 @@ func TestPlanNeverHandsOutARefusedURI(t *testing.T) {
 			"icebergFilter", wideOr(splits.MaxFilterNodes-1)).Encode())
 		code, msg := apiError(t, body)
 		if resp.StatusCode != http.StatusBadRequest || code != "bad_request" ||
-			!strings.Contains(msg, fmt.Sprintf("more than the %d a row URI carries", splits.MaxResidualBytes)) {
+			!strings.Contains(msg, fmt.Sprintf("more than the %d a split carries", splits.MaxResidualBytes)) {
 			t.Fatalf("%d %s %q, want 400 naming the residual bound", resp.StatusCode, code, msg)
 		}
 	})
@@ -177,11 +176,24 @@ func TestPlanNeverHandsOutARefusedURI(t *testing.T) {
 		if _, err := tx.Commit(ctx); err != nil {
 			t.Fatal(err)
 		}
-		resp, body := srv.get(t, "/splits?table=demo.customers")
-		code, msg := apiError(t, body)
-		if resp.StatusCode != http.StatusBadRequest || code != "bad_request" ||
-			!strings.Contains(msg, fmt.Sprintf("longer than the %d this server accepts back", split.MaxTokenLength)) {
-			t.Fatalf("%d %s %q, want 400 naming the token bound", resp.StatusCode, code, msg)
+		// Such a split is signed as a reference into its plan, a short
+		// token the server reads back: its rows are the table's.
+		p := srv.plan(t, q("table", "demo.customers"))
+		for _, u := range p.InputSource.URIs {
+			if len(u) > len(srv.URL)+len("/splits//rows")+1024 {
+				t.Fatalf("a URI of %d bytes", len(u))
+			}
+		}
+		tbl, err = cat.LoadTable(ctx, table.Identifier{"demo", "customers"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := tablegen.OracleRows(ctx, tbl, tbl.CurrentSnapshot().SnapshotID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := srv.rows(t, p); len(got) != len(want) || len(got) != 4 {
+			t.Fatalf("%d rows, want the oracle's %d: the 5 customers but the one at position 0", len(got), len(want))
 		}
 	})
 }
@@ -474,7 +486,7 @@ func TestHostileHost(t *testing.T) {
 	withAuth := func(public string) http.Handler {
 		return fuzzRouterWith(t, func(c *handlers.Config) {
 			c.BasicAuth = []handlers.Credential{{Username: user, Password: password}}
-			c.PublicURL, c.MaxSplits = public, 0
+			c.PublicURL = public
 		})
 	}
 

@@ -65,7 +65,7 @@ func TestLoadAndLeaks(t *testing.T) {
 
 	// The URIs: every split of the current snapshot (row streams) and every
 	// data file of the first, before its deletes (raw files).
-	rowsPlan := srv.plan(t, q("table", "load.t"))
+	rowsPlan := srv.plan(t, q("table", "load.t", "minSplits", strconv.Itoa(files)))
 	filesPlan := srv.plan(t, q("table", "load.t", "mode", "files",
 		"snapshotId", strconv.FormatInt(tbl.Metadata().Snapshots()[0].SnapshotID, 10)))
 	if rowsPlan.Mode != "v2" || filesPlan.Mode != "v1" {

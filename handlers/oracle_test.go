@@ -210,7 +210,7 @@ func TestFileRemovedAfterPlanning(t *testing.T) {
 	if _, err := tablegen.Bench(ctx, cat, table.Identifier{"gone", "t"}, 400_000, 2, 0.01, 0); err != nil {
 		t.Fatal(err)
 	}
-	p := srv.plan(t, q("table", "gone.t"))
+	p := srv.plan(t, q("table", "gone.t", "minSplits", "2"))
 	if p.Mode != "v2" || len(p.Splits) != 2 {
 		t.Fatalf("plan %s with %d splits", p.Mode, len(p.Splits))
 	}

@@ -131,7 +131,11 @@ func widePlanners(b *testing.B) map[string]func() int {
 			if err != nil {
 				b.Fatal(err)
 			}
-			return check("Plan", len(p.Splits))
+			files := 0
+			for _, s := range p.Splits {
+				files += len(s.Parts)
+			}
+			return check("Plan", files)
 		},
 		"HTTP": func() int {
 			resp, err := srv.Client().Get(uri)
@@ -179,6 +183,7 @@ func BenchmarkPlanWideRatio(b *testing.B) {
 	names := []string{"PlanFiles", "LoadPlanFiles", "Planner", "HTTP"}
 	wall, cpu := map[string]time.Duration{}, map[string]time.Duration{}
 	var answer int
+	resetPeakRSS()
 	for b.Loop() {
 		for _, name := range names {
 			start, startCPU := time.Now(), cpuTime(b)
@@ -199,6 +204,7 @@ func BenchmarkPlanWideRatio(b *testing.B) {
 		b.ReportMetric(float64(cpu[name])/float64(cpu["PlanFiles"]), name+"/PlanFiles-cpu")
 	}
 	b.ReportMetric(float64(answer)/(1<<20), "answer-MiB")
+	b.ReportMetric(float64(peakRSS())/(1<<20), "peak-RSS-MiB")
 }
 
 // cpuTime is the CPU time this process has used, user and system.

@@ -34,8 +34,11 @@ import (
 // /changes plans the snapshots it compares with.
 type Planner interface {
 	Plan(ctx context.Context, req splits.Request) (splits.Plan, error)
+	NewScan(ctx context.Context, tbl *table.Table, req splits.Request, tasks []table.FileScanTask) (*splits.Scan, error)
+	Cut(ctx context.Context, sc *splits.Scan, iv *splits.TimeInterval) (splits.Plan, error)
 	PlanFiles(ctx context.Context, tbl *table.Table, name string, snapshotID int64) ([]table.FileScanTask, error)
 	TableSchema(ctx context.Context, sp split.Split) (split.TableSchema, error)
+	Resolve(ctx context.Context, kind split.TokenKind, ref split.PlanRef) ([]split.Split, error)
 	Tables(ctx context.Context) (names []string, truncated bool, err error)
 	LoadTable(ctx context.Context, name string) (*table.Table, error)
 	Catalog() (typ, name string)
@@ -44,7 +47,7 @@ type Planner interface {
 
 // Verifier checks split tokens.
 type Verifier interface {
-	Verify(kind split.TokenKind, token string) (split.Split, error)
+	Decode(kind split.TokenKind, token string) (split.Token, error)
 }
 
 // Config wires the router.
@@ -71,9 +74,6 @@ type Config struct {
 	// Retry-After. 0 means no bound.
 	MaxStreams int
 	MaxPlans   int
-	// MaxSplits bounds the URIs of one plan, and so the size of the Druid
-	// spec pasted from it; 0 means no bound.
-	MaxSplits int
 	// BodyTimeout is how long a request's body may take to arrive after
 	// its header; past it the answer is 408 and the connection is closed.
 	// A planning request is admitted (MaxPlans) only once its body is in.
@@ -123,7 +123,9 @@ func New(cfg Config) http.Handler {
 		})
 		r.Group(func(r chi.Router) {
 			r.Use(s.admit("stream", cfg.MaxStreams))
-			r.Get("/splits/{token}/rows", s.handle(s.getRows))
+			for c, suffix := range rowSuffixes {
+				r.Get("/splits/{token}"+suffix, s.handle(s.rowsHandler(c)))
+			}
 			r.Get("/files/{token}", s.handle(s.getFile))
 		})
 		r.With(s.readBody, planGate, s.planDeadline).Get("/", s.handle(s.getStatus))

@@ -24,9 +24,10 @@ import (
 	"github.com/druidiceberg/sidecar/splits/split"
 )
 
-// splittingServer serves the local warehouse dir with a planner that splits
-// the data files larger than target bytes by row groups.
-func splittingServer(t *testing.T, dir string, target int64) *testServer {
+// splittingServer serves the local warehouse dir with a planner built with
+// opts, such as one that cuts the data files larger than a target size by
+// row groups.
+func splittingServer(t testing.TB, dir string, opts ...splits.PlannerOption) *testServer {
 	t.Helper()
 	cfg := splits.CatalogConfig{Type: "local", Warehouse: dir}
 	signer, err := split.NewSigner(testKey)
@@ -35,7 +36,7 @@ func splittingServer(t *testing.T, dir string, target int64) *testServer {
 	}
 	return newServer(t, cfg, nil, func(c *handlers.Config) {
 		fsys := storage.New(nil, nil)
-		p, err := splits.NewPlanner(cfg, fsys, signer, splits.WithTargetSplitSize(target))
+		p, err := splits.NewPlanner(cfg, fsys, signer, opts...)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -83,8 +84,10 @@ func (s *testServer) rangedPlan(t *testing.T, query string) (rangedPlan, []byte)
 func TestRowGroupSplits(t *testing.T) {
 	ctx := context.Background()
 	cat, dir := localWarehouse(t)
-	split := splittingServer(t, dir, 4000)
-	whole := localServer(t, dir)
+	// One file (or range of one) a split, so that each split's rows are
+	// those of one file's range.
+	split := splittingServer(t, dir, splits.WithTargetSplitSize(4000), splits.WithMaxSplitFiles(1))
+	whole := splittingServer(t, dir, splits.WithTargetSplitSize(0))
 	doc := loadSpec(t)
 	router, err := legacyrouter.NewRouter(doc)
 	if err != nil {

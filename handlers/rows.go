@@ -83,35 +83,29 @@ func (rw *rangeWriter) Write(p []byte) (int, error) {
 	return n, nil
 }
 
-func (s *server) getRows(w http.ResponseWriter, r *http.Request) error {
-	sp, err := s.Signer.Verify(split.KindRows, chi.URLParam(r, "token"))
-	if err != nil {
-		return err
-	}
+// rowsHandler serves a split's rows compressed as c.
+func (s *server) rowsHandler(c splits.Compression) func(http.ResponseWriter, *http.Request) error {
+	return func(w http.ResponseWriter, r *http.Request) error { return s.getRows(w, r, c) }
+}
+
+func (s *server) getRows(w http.ResponseWriter, r *http.Request, c splits.Compression) error {
 	br, ranged, err := parseRange(r.Header.Get("Range"))
 	if err != nil {
 		return err
 	}
 	ctx := r.Context()
-	cat, err := s.catalogs.forSplit(sp)
+	cat, parts, err := s.splitOf(ctx, split.KindRows, chi.URLParam(r, "token"))
 	if err != nil {
 		return err
 	}
-	ts, err := cat.Planner.TableSchema(ctx, sp)
+	ts, err := cat.Planner.TableSchema(ctx, parts[0])
 	if err != nil {
 		return err
 	}
 	// Everything that can fail early fails here, before the first byte.
-	stream, err := cat.Reader.Open(ctx, sp, ts)
+	stream, err := cat.Reader.OpenAll(ctx, parts, ts)
 	if err != nil {
 		return err
-	}
-	if s.Metrics != nil {
-		// Only the delete files Open read itself: not those the delete
-		// cache held or another stream was loading.
-		for kind, n := range stream.Stats().DeleteFilesLoaded {
-			s.Metrics.DeleteFileLoads.WithLabelValues(string(kind)).Add(float64(n))
-		}
 	}
 	defer func() {
 		if cerr := stream.Close(); cerr != nil {
@@ -120,7 +114,7 @@ func (s *server) getRows(w http.ResponseWriter, r *http.Request) error {
 	}()
 
 	h := w.Header()
-	h.Set("Content-Type", "application/x-ndjson")
+	h.Set("Content-Type", contentTypes[c])
 	h.Set("Cache-Control", "no-store")
 	h.Set("Accept-Ranges", "bytes")
 	h.Set("X-Content-Type-Options", "nosniff")
@@ -144,6 +138,15 @@ func (s *server) getRows(w http.ResponseWriter, r *http.Request) error {
 		status = http.StatusPartialContent
 		out = &rangeWriter{w: w, from: br.start, to: to}
 	}
+	// A Range counts the compressed bytes, as Druid's retries do: the
+	// compressor writes into the range.
+	comp, err := newCompressor(c, out)
+	if err != nil {
+		return err
+	}
+	if comp != nil {
+		out = comp
+	}
 	w.WriteHeader(status)
 	if r.Method == http.MethodHead {
 		// The split opened: that is what a HEAD can tell.
@@ -156,6 +159,12 @@ func (s *server) getRows(w http.ResponseWriter, r *http.Request) error {
 	}
 	rc := http.NewResponseController(w)
 	err = stream.Run(ctx, out, rc.Flush)
+	if err == nil && comp != nil {
+		// The end of the compressed stream, then the last bytes out.
+		if err = comp.Close(); err == nil {
+			err = rc.Flush()
+		}
+	}
 	st := stream.Stats()
 	s.recordStream(st)
 	addRows(ctx, st.RowsEmitted)
@@ -183,6 +192,11 @@ func (s *server) getRows(w http.ResponseWriter, r *http.Request) error {
 func (s *server) recordStream(st reader.Stats) {
 	if s.Metrics == nil {
 		return
+	}
+	// Only the delete files the stream read itself: not those the delete
+	// cache held or another stream was loading.
+	for kind, n := range st.DeleteFilesLoaded {
+		s.Metrics.DeleteFileLoads.WithLabelValues(string(kind)).Add(float64(n))
 	}
 	s.Metrics.RowsRead.Add(float64(st.RowsRead))
 	s.Metrics.RowsEmitted.Add(float64(st.RowsEmitted))

@@ -87,12 +87,20 @@ func newServerWithCache(t testing.TB, cfg splits.CatalogConfig, mappings []stora
 // reader and FileIO over the catalog's properties and location map.
 func testCatalog(t testing.TB, cfg splits.CatalogConfig, mappings []storage.Mapping, signer *split.Signer, opts ...reader.Option) handlers.Catalog {
 	t.Helper()
+	c := plannerCatalog(t, cfg, mappings, signer)
+	c.Reader = reader.New(c.Files, opts...)
+	return c
+}
+
+// plannerCatalog is testCatalog with planner options.
+func plannerCatalog(t testing.TB, cfg splits.CatalogConfig, mappings []storage.Mapping, signer *split.Signer, opts ...splits.PlannerOption) handlers.Catalog {
+	t.Helper()
 	fsys := storage.New(cfg.Props, mappings)
-	planner, err := splits.NewPlanner(cfg, fsys, signer)
+	planner, err := splits.NewPlanner(cfg, fsys, signer, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return handlers.Catalog{Planner: planner, Reader: reader.New(fsys, opts...), Files: fsys}
+	return handlers.Catalog{Planner: planner, Reader: reader.New(fsys), Files: fsys}
 }
 
 // plan is the part of GET /splits' answer the tests read.

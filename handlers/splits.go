@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -20,8 +21,12 @@ var splitsParams = map[string]bool{
 	"table": true, "snapshotId": true, "snapshotTime": true, "ref": true, "mode": true,
 	"columns": true, "timestamps": true, "binaryAsString": true,
 	"icebergFilter": true, "residualFilterMode": true, "applyResidual": true,
-	"fromSnapshot": true, "toSnapshot": true, "catalog": true,
+	"fromSnapshot": true, "toSnapshot": true, "catalog": true, "minSplits": true, "compression": true,
 }
+
+// maxMinSplits bounds minSplits: Druid runs one subtask per split, and no
+// cluster runs more at once.
+const maxMinSplits = 10_000
 
 // splitsResponse is the answer of GET /splits.
 type splitsResponse struct {
@@ -62,9 +67,13 @@ type inputFormat struct {
 }
 
 type splitResponse struct {
-	ID                    string `json:"id"`
-	URI                   string `json:"uri"`
+	ID  string `json:"id"`
+	URI string `json:"uri"`
+	// DataFile is the split's first data file; DataFiles counts them (a
+	// split of the row path packs small files, or the parts of a large
+	// one, up to the target split size).
 	DataFile              string `json:"dataFile"`
+	DataFiles             int    `json:"dataFiles"`
 	RecordCount           int64  `json:"recordCount"`
 	PositionDeleteFiles   int    `json:"positionDeleteFiles"`
 	EqualityDeleteFiles   int    `json:"equalityDeleteFiles"`
@@ -82,7 +91,8 @@ type splitResponse struct {
 }
 
 // splitRange is the byte range of a data file whose row groups one split
-// of it reads: those whose first page lies in [start, start+length).
+// of it reads: those whose first page lies in [start, start+length). It is
+// given for a split that reads one range of one file.
 type splitRange struct {
 	Start  int64 `json:"start"`
 	Length int64 `json:"length"`
@@ -108,36 +118,43 @@ func (s *server) planAndAnswer(w http.ResponseWriter, r *http.Request, req split
 // planResponse plans req and renders the answer of /splits, which the Druid
 // spec generators build on.
 func (s *server) planResponse(r *http.Request, req splits.Request, warnings []string) (splits.Plan, splitsResponse, error) {
-	start := time.Now()
 	if err := checkRequestBounds(req); err != nil {
-		return splits.Plan{}, splitsResponse{}, err
-	}
-	base, err := s.baseURL(r)
-	if err != nil {
 		return splits.Plan{}, splitsResponse{}, err
 	}
 	cat, err := s.catalogs.forRequest(r)
 	if err != nil {
 		return splits.Plan{}, splitsResponse{}, err
 	}
-	plan, err := cat.Planner.Plan(r.Context(), req)
+	return s.answer(r, req, warnings, func() (splits.Plan, error) { return cat.Planner.Plan(r.Context(), req) })
+}
+
+// answer renders the answer of /splits for the plan that plan makes for
+// req, and counts it in the metrics.
+func (s *server) answer(r *http.Request, req splits.Request, warnings []string, plan func() (splits.Plan, error)) (splits.Plan, splitsResponse, error) {
+	start := time.Now()
+	base, err := s.baseURL(r)
 	if err != nil {
-		return plan, splitsResponse{}, err
+		return splits.Plan{}, splitsResponse{}, err
 	}
-	if s.MaxSplits > 0 && len(plan.Splits) > s.MaxSplits {
-		return plan, splitsResponse{}, errorf(http.StatusUnprocessableEntity, "too_many_splits", fmt.Sprintf(
-			"%s plans %d splits, more than the %d one answer may hold (--max-splits): narrow it with icebergFilter "+
-				"or fromSnapshot, or raise the limit", plan.Table, len(plan.Splits), s.MaxSplits))
+	p, err := plan()
+	if err != nil {
+		return p, splitsResponse{}, err
 	}
-	for _, ps := range plan.Splits {
+	for _, ps := range p.Splits {
 		// The server would refuse such a URI (400 malformed_token): a plan
 		// never hands one out.
 		if len(ps.Token) > split.MaxTokenLength {
-			return plan, splitsResponse{}, fmt.Errorf("%w: a split of %s needs a token of %d bytes, longer than the %d this "+
+			return p, splitsResponse{}, fmt.Errorf("%w: a split of %s needs a token of %d bytes, longer than the %d this "+
 				"server accepts back; narrow icebergFilter, or plan without applyResidual", splits.ErrBadRequest,
-				ps.Split.Data.Path, len(ps.Token), split.MaxTokenLength)
+				ps.Parts[0].Data.Path, len(ps.Token), split.MaxTokenLength)
 		}
 	}
+	return p, s.render(r, req, p, start, base, warnings), nil
+}
+
+// render is the answer of /splits for plan, planned since start, its URIs
+// under base.
+func (s *server) render(r *http.Request, req splits.Request, plan splits.Plan, start time.Time, base string, warnings []string) splitsResponse {
 	if s.Metrics != nil {
 		s.Metrics.PlanDuration.Observe(time.Since(start).Seconds())
 		s.Metrics.SplitsPlanned.WithLabelValues(string(plan.Path)).Add(float64(len(plan.Splits)))
@@ -168,7 +185,7 @@ func (s *server) planResponse(r *http.Request, req splits.Request, warnings []st
 	// mostly its token.
 	routes := func(k split.TokenKind) (route, suffix string) {
 		if k == split.KindRows {
-			return "/splits/", "/rows"
+			return "/splits/", rowSuffixes[cmp.Or(req.Compression, splits.DefaultCompression)]
 		}
 		return "/files/", ""
 	}
@@ -195,31 +212,48 @@ func (s *server) planResponse(r *http.Request, req splits.Request, warnings []st
 	for i, ps := range plan.Splits {
 		uri := all[from:ends[i]]
 		from = ends[i]
-		var delSize int64
-		for _, d := range ps.Split.Deletes {
-			delSize += d.Size
-		}
-		records, exact := ps.Split.RecordCount()
-		var rng *splitRange
-		if r := ps.Split.Data.Range; r != nil {
-			rng = &splitRange{Start: r.Start, Length: r.Length}
-		}
 		resp.InputSource.URIs = append(resp.InputSource.URIs, uri)
-		resp.Splits = append(resp.Splits, splitResponse{
-			ID:                    ps.ID,
-			URI:                   uri,
-			DataFile:              ps.Split.Data.Path,
-			RecordCount:           records,
-			RecordCountEstimated:  !exact,
-			Range:                 rng,
-			PositionDeleteFiles:   ps.Split.Count(split.DeletePosition),
-			EqualityDeleteFiles:   ps.Split.Count(split.DeleteEquality),
-			DeletionVectorFiles:   ps.Split.Count(split.DeleteDeletionVector),
-			DataFileSizeInBytes:   ps.Split.Data.Size,
-			DeleteFileSizeInBytes: delSize,
-		})
+		resp.Splits = append(resp.Splits, describeSplit(ps, uri))
 	}
-	return plan, resp, nil
+	return resp
+}
+
+// describeSplit is the answer's entry for one planned split: its files and
+// delete files counted once each (a delete file often applies to every
+// file of a packed split).
+func describeSplit(ps splits.PlannedSplit, uri string) splitResponse {
+	first := ps.Parts[0]
+	out := splitResponse{ID: ps.ID, URI: uri, DataFile: first.Data.Path, DataFiles: len(ps.Parts)}
+	var exact bool
+	out.RecordCount, exact = ps.RecordCount()
+	out.RecordCountEstimated = !exact
+	if r := first.Data.Range; r != nil && len(ps.Parts) == 1 {
+		out.Range = &splitRange{Start: r.Start, Length: r.Length}
+	}
+	seen := map[string]bool{}
+	for _, p := range ps.Parts {
+		out.DataFileSizeInBytes += p.Data.Size
+		for _, d := range p.Deletes {
+			key := d.Path
+			if d.ContentOffset != nil {
+				key += "#" + strconv.FormatInt(*d.ContentOffset, 10)
+			}
+			if seen[key] {
+				continue
+			}
+			seen[key] = true
+			out.DeleteFileSizeInBytes += d.Size
+			switch d.Kind {
+			case split.DeletePosition:
+				out.PositionDeleteFiles++
+			case split.DeleteEquality:
+				out.EqualityDeleteFiles++
+			case split.DeleteDeletionVector:
+				out.DeletionVectorFiles++
+			}
+		}
+	}
+	return out
 }
 
 // writeJSON writes v as indented JSON, without HTML escaping (URIs and SQL
@@ -320,6 +354,14 @@ func parseSplitsQuery(q url.Values, extra map[string]bool) (splits.Request, erro
 			return req, fmt.Errorf("%w: %w", splits.ErrBadRequest, err)
 		}
 	}
+	if req.Compression, err = splits.ParseCompression(q.Get("compression")); err != nil {
+		return req, err
+	}
+	if v := q.Get("minSplits"); v != "" {
+		if req.MinSplits, err = parseMinSplits(v); err != nil {
+			return req, err
+		}
+	}
 	if req.ResidualMode, err = splits.ParseResidualMode(q.Get("residualFilterMode")); err != nil {
 		return req, err
 	}
@@ -329,6 +371,15 @@ func parseSplitsQuery(q url.Values, extra map[string]bool) (splits.Request, erro
 		}
 	}
 	return req, nil
+}
+
+// parseMinSplits reads minSplits: a whole number from 0 to maxMinSplits.
+func parseMinSplits(v string) (int, error) {
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 0 || n > maxMinSplits {
+		return 0, fmt.Errorf("%w: minSplits %q: want a whole number from 0 to %d", splits.ErrBadRequest, v, maxMinSplits)
+	}
+	return n, nil
 }
 
 // parseTime reads snapshotTime as Druid reads a DateTime: the ISO 8601

@@ -81,6 +81,8 @@ func writeSplits(w http.ResponseWriter, r splitsResponse) error {
 			o.str(sp.URI)
 			o.key(3, "dataFile", false)
 			o.str(sp.DataFile)
+			o.key(3, "dataFiles", false)
+			o.int(int64(sp.DataFiles))
 			o.key(3, "recordCount", false)
 			o.int(sp.RecordCount)
 			o.key(3, "positionDeleteFiles", false)

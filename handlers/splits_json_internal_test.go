@@ -18,7 +18,7 @@ func TestWriteSplitsIsWriteJSON(t *testing.T) {
 		reflect.TypeFor[inputSource]():      4,
 		reflect.TypeFor[passwordProvider](): 2,
 		reflect.TypeFor[inputFormat]():      2,
-		reflect.TypeFor[splitResponse]():    11,
+		reflect.TypeFor[splitResponse]():    12,
 		reflect.TypeFor[splitRange]():       2,
 	} {
 		if typ.NumField() != n {

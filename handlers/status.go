@@ -152,33 +152,46 @@ func statusPlanOf(ctx context.Context, cat Catalog, name string, counts bool) (*
 	}
 	out := &statusPlan{SnapshotID: p.SnapshotID, Path: string(p.Path), Warnings: p.Warnings}
 	for _, ps := range p.Splits {
-		f := statusFile{Name: path.Base(ps.Split.Data.Path), Path: ps.Split.Data.Path, Deletes: ps.Split.Deletes}
-		var exact bool
-		f.Records, exact = ps.Split.RecordCount()
-		f.Estimated = !exact
-		if r := ps.Split.Data.Range; r != nil {
-			f.Range = fmt.Sprintf("row groups in bytes %d–%d", r.Start, r.Start+r.Length)
-		}
-		if counts {
-			ts, err := cat.Planner.TableSchema(ctx, ps.Split)
+		for _, part := range ps.Parts {
+			f, err := statusFileOf(ctx, cat, part, counts)
 			if err != nil {
 				return nil, err
 			}
-			st, err := cat.Reader.Open(ctx, ps.Split, ts)
-			if err != nil {
-				return nil, err
-			}
-			err = st.Run(ctx, io.Discard, nil)
-			stats := st.Stats()
-			if cerr := st.Close(); err == nil {
-				err = cerr
-			}
-			if err != nil {
-				return nil, fmt.Errorf("count the rows of %s: %w", ps.Split.Data.Path, err)
-			}
-			f.Deleted, f.Live = stats.RowsDeleted, stats.RowsEmitted
+			out.Files = append(out.Files, f)
 		}
-		out.Files = append(out.Files, f)
 	}
 	return out, nil
+}
+
+// statusFileOf describes one file of a plan and, when counts is set, reads
+// it to count the rows its delete files remove.
+func statusFileOf(ctx context.Context, cat Catalog, sp split.Split, counts bool) (statusFile, error) {
+	f := statusFile{Name: path.Base(sp.Data.Path), Path: sp.Data.Path, Deletes: sp.Deletes}
+	var exact bool
+	f.Records, exact = sp.RecordCount()
+	f.Estimated = !exact
+	if r := sp.Data.Range; r != nil {
+		f.Range = fmt.Sprintf("row groups in bytes %d–%d", r.Start, r.Start+r.Length)
+	}
+	if !counts {
+		return f, nil
+	}
+	ts, err := cat.Planner.TableSchema(ctx, sp)
+	if err != nil {
+		return f, err
+	}
+	st, err := cat.Reader.Open(ctx, sp, ts)
+	if err != nil {
+		return f, err
+	}
+	err = st.Run(ctx, io.Discard, nil)
+	stats := st.Stats()
+	if cerr := st.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return f, fmt.Errorf("count the rows of %s: %w", sp.Data.Path, err)
+	}
+	f.Deleted, f.Live = stats.RowsDeleted, stats.RowsEmitted
+	return f, nil
 }

@@ -94,6 +94,10 @@ func (w *positionWalk) deleted(pos uint64) bool {
 type deleteLoader struct {
 	r      *Reader
 	loaded map[split.DeleteKind]int64
+	// eqKeys holds the equality delete files this loader decoded when the
+	// Reader has no DeleteCache, by path: the files of a packed split
+	// mostly share them.
+	eqKeys map[string]*eqKeys
 }
 
 // fs returns a FileIO for one delete file, so that a storage error while

@@ -104,6 +104,11 @@ func loadEqualitySets(l *deleteLoader, s split.Split, t split.TableSchema, dataR
 // equalityKeys returns the keys of the equality delete file d, encoded for
 // the table schema t.
 func (l *deleteLoader) equalityKeys(d split.DeleteFile, t split.TableSchema) (*eqKeys, error) {
+	if l.r.cache == nil {
+		if k, ok := l.eqKeys[d.Path]; ok {
+			return k, nil
+		}
+	}
 	key := ""
 	if l.r.cache != nil {
 		var err error
@@ -122,7 +127,14 @@ func (l *deleteLoader) equalityKeys(d split.DeleteFile, t split.TableSchema) (*e
 	if err != nil {
 		return nil, err
 	}
-	return v.(*eqKeys), nil
+	k := v.(*eqKeys)
+	if l.r.cache == nil {
+		if l.eqKeys == nil {
+			l.eqKeys = map[string]*eqKeys{}
+		}
+		l.eqKeys[d.Path] = k
+	}
+	return k, nil
 }
 
 // newEqSet resolves the equality columns of d in the data file.

@@ -1,6 +1,7 @@
 // Package reader turns one split (a Parquet data file and the delete files
-// the planner matched to it) into its live rows, encoded as NDJSON the way
-// Druid's Parquet reader would present the same values.
+// the planner matched to it, or several such files packed into one split)
+// into its live rows, encoded as NDJSON the way Druid's Parquet reader
+// would present the same values.
 //
 // Open does everything that can fail before the first byte: it opens the
 // data file, reads its footer, picks the split's row groups, resolves the Iceberg schema against the
@@ -38,7 +39,6 @@ import (
 	"fmt"
 	"io"
 	iofs "io/fs"
-	"maps"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -147,20 +147,24 @@ type Stats struct {
 }
 
 // Stream is one opened split, ready to Run once. Close it in every case.
+//
+// A split covers one data file or several, packed (see OpenAll): the
+// stream reads them one after the other into one row stream. Open opens
+// the first before anything is written; the others are opened as the
+// stream reaches them, so memory holds one file's footer and delete sets
+// at a time, and a failure to open one of them comes after the first
+// byte, like any read error.
 type Stream struct {
-	path      string
-	fs        *watchedIO
-	file      icebergio.File
-	pf        *parquet.File
-	leaves    []*leaf
-	groups    []rowGroup // the row groups the split reads
-	rows      rowEncoder
-	deletes   *positions
-	eq        []*eqSet
-	filter    *residual // nil without a residual filter
-	scratch   parquetpage.Scratch
+	r         *Reader
+	parts     []split.Split
+	table     split.TableSchema
+	name      string // names the split in errors: its first file, and how many follow
+	cur       *fileStream
+	path      string // the file being read, for errors
+	next      int    // the index in parts of the file after cur
+	loader    *deleteLoader
+	scratch   parquetpage.Scratch // the page buffers the files' columns share
 	batchRows int
-	loaded    map[split.DeleteKind]int64 // by Open, then read-only
 
 	used   bool
 	closed bool
@@ -168,12 +172,33 @@ type Stream struct {
 	// local holds Run's running counts; publish copies them into published
 	// for Stats once per batch, so counting costs no atomics per row.
 	local     counts
-	published struct{ read, emitted, position, dv, equality, filtered, invalid atomic.Int64 }
+	published struct {
+		read, emitted, position, dv, equality, filtered, invalid atomic.Int64
+		loads                                                    [3]atomic.Int64 // by deleteKinds
+	}
 }
 
-// counts are the row counts of a stream; the count of invalid UTF-8 values
-// is kept by the encoder (rows.scratch.invalid).
-type counts struct{ read, emitted, position, dv, equality, filtered int64 }
+// fileStream is one data file of a stream, opened: its footer, the row
+// groups read, the columns resolved, its delete sets and residual filter.
+type fileStream struct {
+	path    string
+	fs      *watchedIO
+	file    icebergio.File
+	pf      *parquet.File
+	leaves  []*leaf
+	groups  []rowGroup // the row groups the split reads
+	rows    rowEncoder
+	deletes *positions
+	eq      []*eqSet
+	filter  *residual // nil without a residual filter
+}
+
+// counts are the row counts of a stream; invalid counts the invalid UTF-8
+// values of the files closed so far (the open one's encoder keeps its own).
+type counts struct{ read, emitted, position, dv, equality, filtered, invalid int64 }
+
+// deleteKinds index Stream.published.loads.
+var deleteKinds = [3]split.DeleteKind{split.DeletePosition, split.DeleteEquality, split.DeleteDeletionVector}
 
 // Open prepares the live rows of split s in the top-level fields of t's
 // schema that the split projects (all of them when s.Columns is empty),
@@ -184,54 +209,94 @@ type counts struct{ read, emitted, position, dv, equality, filtered int64 }
 // initial defaults of the fields the file lacks, every delete file, and the
 // split's residual filter (s.Filter), whose columns are read even when they
 // are not emitted.
-func (r *Reader) Open(ctx context.Context, s split.Split, t split.TableSchema) (_ *Stream, err error) {
+func (r *Reader) Open(ctx context.Context, s split.Split, t split.TableSchema) (*Stream, error) {
+	return r.OpenAll(ctx, []split.Split{s}, t)
+}
+
+// OpenAll prepares the rows of a split that packs several files, parts
+// (each a data file, or a range of its row groups, with its delete files
+// and residual filter), read in order into one stream. Every part must
+// share the first's snapshot, schema, projection and encoding. Open's
+// checks happen here for the first part; the others are opened when Run
+// reaches them.
+func (r *Reader) OpenAll(ctx context.Context, parts []split.Split, t split.TableSchema) (_ *Stream, err error) {
+	if len(parts) == 0 {
+		return nil, fmt.Errorf("%w: a split with no data file", ErrUnsupported)
+	}
+	first := parts[0]
+	for _, p := range parts[1:] {
+		if p.MetadataLocation != first.MetadataLocation || p.SnapshotID != first.SnapshotID || p.SchemaID != first.SchemaID ||
+			!slices.Equal(p.Columns, first.Columns) || p.Encoding != first.Encoding {
+			return nil, fmt.Errorf("%w: data file %s is packed with %s but planned from another snapshot, schema, projection or encoding",
+				split.ErrMalformedToken, p.Data.Path, first.Data.Path)
+		}
+	}
+	st := &Stream{
+		r: r, parts: parts, table: t, name: first.Data.Path, batchRows: r.batchRows,
+		loader: &deleteLoader{r: r, loaded: map[split.DeleteKind]int64{}},
+	}
+	if len(parts) > 1 {
+		st.name = fmt.Sprintf("%s and %d more data files", first.Data.Path, len(parts)-1)
+	}
+	if st.cur, err = st.open(ctx, first); err != nil {
+		return nil, err
+	}
+	st.next = 1
+	st.publish()
+	return st, nil
+}
+
+// open opens one part of the stream.
+func (s *Stream) open(ctx context.Context, sp split.Split) (_ *fileStream, err error) {
+	r, t := s.r, s.table
+	s.path = sp.Data.Path
 	schema := t.Schema
 	if schema == nil {
-		return nil, fmt.Errorf("open split of %s: %w: no schema", s.Data.Path, ErrUnsupported)
+		return nil, fmt.Errorf("open split of %s: %w: no schema", sp.Data.Path, ErrUnsupported)
 	}
-	fields, err := projection(schema, s.Columns)
+	fields, err := projection(schema, sp.Columns)
 	if err != nil {
-		return nil, fmt.Errorf("open split of %s: %w", s.Data.Path, err)
+		return nil, fmt.Errorf("open split of %s: %w", sp.Data.Path, err)
 	}
-	if s.Data.Format != "" && !strings.EqualFold(s.Data.Format, string(iceberg.ParquetFile)) {
+	if sp.Data.Format != "" && !strings.EqualFold(sp.Data.Format, string(iceberg.ParquetFile)) {
 		return nil, fmt.Errorf("%w: data file %s is %s; only Parquet data files are read",
-			ErrUnsupported, s.Data.Path, s.Data.Format)
+			ErrUnsupported, sp.Data.Path, sp.Data.Format)
 	}
-	filter, filterIDs, err := parseResidual(s.Filter, schema)
+	filter, filterIDs, err := parseResidual(sp.Filter, schema)
 	if err != nil {
-		return nil, fmt.Errorf("open split of %s: %w", s.Data.Path, err)
+		return nil, fmt.Errorf("open split of %s: %w", sp.Data.Path, err)
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	fs := newWatchedIO(r.fs, s)
-	pf, f, err := openParquet(fs, "data file", s.Data.Path, s.Data.Size)
+	fs := newWatchedIO(r.fs, sp)
+	pf, f, err := openParquet(fs, "data file", sp.Data.Path, sp.Data.Size)
 	if err != nil {
 		return nil, err
 	}
-	st := &Stream{path: s.Data.Path, fs: fs, file: f, pf: pf, batchRows: r.batchRows}
+	st := &fileStream{path: sp.Data.Path, fs: fs, file: f, pf: pf}
 	st.rows.enc = encoding{
-		isoTimestamps:  r.enc.isoTimestamps || s.Encoding.ISOTimestamps,
-		binaryAsString: r.enc.binaryAsString || s.Encoding.BinaryAsString,
+		isoTimestamps:  r.enc.isoTimestamps || sp.Encoding.ISOTimestamps,
+		binaryAsString: r.enc.binaryAsString || sp.Encoding.BinaryAsString,
 	}
 	defer func() {
 		if err != nil {
-			_ = st.Close()
+			_ = st.close()
 		}
 	}()
-	if st.groups, err = selectRowGroups(pf, s.Data); err != nil {
+	if st.groups, err = selectRowGroups(pf, sp.Data); err != nil {
 		return nil, err
 	}
 
 	root := pf.Root()
-	res, err := newResolver(s.Data.Path, root, t.NameMapping)
+	res, err := newResolver(sp.Data.Path, root, t.NameMapping)
 	if err != nil {
 		return nil, err
 	}
 	res.enc = st.rows.enc
-	if len(s.Data.Identity) > 0 {
-		res.identity = make(map[int]json.RawMessage, len(s.Data.Identity))
-		for _, iv := range s.Data.Identity {
+	if len(sp.Data.Identity) > 0 {
+		res.identity = make(map[int]json.RawMessage, len(sp.Data.Identity))
+		for _, iv := range sp.Data.Identity {
 			res.identity[iv.FieldID] = iv.Value
 		}
 	}
@@ -243,20 +308,18 @@ func (r *Reader) Open(ctx context.Context, s split.Split, t split.TableSchema) (
 		st.rows.fields = append(st.rows.fields, n)
 	}
 
-	loader := &deleteLoader{r: r, loaded: map[split.DeleteKind]int64{}}
-	st.loaded = loader.loaded
-	if st.deletes, err = loadPositions(loader, s); err != nil {
+	if st.deletes, err = loadPositions(s.loader, sp); err != nil {
 		return nil, err
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if st.eq, err = loadEqualitySets(loader, s, t, root, res); err != nil {
+	if st.eq, err = loadEqualitySets(s.loader, sp, t, root, res); err != nil {
 		return nil, err
 	}
 	if filter != nil {
 		if err := res.resolveResidual(filter, schema, root, filterIDs); err != nil {
-			return nil, fmt.Errorf("resolve residual filter of %s: %w", s.Data.Path, err)
+			return nil, fmt.Errorf("resolve residual filter of %s: %w", sp.Data.Path, err)
 		}
 		st.filter = filter
 	}
@@ -294,11 +357,36 @@ func projection(schema *iceberg.Schema, columns []int) ([]iceberg.NestedField, e
 	return out, nil
 }
 
-// Run writes the surviving rows of the split's row groups to w as NDJSON,
-// one object per line in file order, calling flush (when non-nil) after each batch and checking ctx
-// between batches. Run can be called once. An error returned after bytes
-// were written leaves w with a partial stream: the caller must abort it
-// rather than end it cleanly.
+// batch is the output side of Run: the rows encoded since the last write,
+// and the writer they go to.
+type batch struct {
+	s          *Stream
+	ctx        context.Context
+	out        *batchWriter
+	buf        []byte
+	rows       int // rows in buf
+	sinceCheck int // rows passed since ctx was last checked
+}
+
+// emit hands the batch to the writer, publishes the counts and checks ctx.
+func (b *batch) emit() error {
+	if len(b.buf) > 0 {
+		var err error
+		if b.buf, err = b.out.write(b.buf); err != nil {
+			return err
+		}
+	}
+	b.rows, b.sinceCheck = 0, 0
+	b.s.publish()
+	return b.ctx.Err()
+}
+
+// Run writes the surviving rows of the split's files, one after the other,
+// to w as NDJSON, one object per line in file order, calling flush (when
+// non-nil) after each batch and checking ctx between batches. Batches run
+// on across the files of a packed split. Run can be called once. An error
+// returned after bytes were written leaves w with a partial stream: the
+// caller must abort it rather than end it cleanly.
 func (s *Stream) Run(ctx context.Context, w io.Writer, flush func() error) (err error) {
 	if s.used || s.closed {
 		return ErrStreamUsed
@@ -316,39 +404,62 @@ func (s *Stream) Run(ctx context.Context, w io.Writer, flush func() error) (err 
 	// Batches are written by a goroutine of their own, so that decoding
 	// the next batch overlaps writing this one (into a socket the client
 	// drains at its own pace); two buffers take turns.
-	out := startBatchWriter(w, flush, s.path)
+	out := startBatchWriter(w, flush, s.name)
 	defer func() { err = errors.Join(err, out.close()) }()
-	buf := make([]byte, 0, 64<<10)
-	batch, sinceCheck := 0, 0
-	emit := func() error {
-		if len(buf) > 0 {
-			var err error
-			if buf, err = out.write(buf); err != nil {
-				return err
-			}
+	b := &batch{s: s, ctx: ctx, out: out, buf: make([]byte, 0, 64<<10)}
+	for {
+		if err := s.cur.run(b); err != nil {
+			return err
 		}
-		batch, sinceCheck = 0, 0
-		s.publish()
-		return ctx.Err()
+		if err := s.closeCurrent(); err != nil {
+			return err
+		}
+		if s.next == len(s.parts) {
+			break
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if s.cur, err = s.open(ctx, s.parts[s.next]); err != nil {
+			return err
+		}
+		s.next++
 	}
+	return b.emit()
+}
 
+// closeCurrent closes the file being read and keeps its count of invalid
+// UTF-8 values.
+func (s *Stream) closeCurrent() error {
+	f := s.cur
+	if f == nil {
+		return nil
+	}
+	s.cur = nil
+	s.local.invalid += f.rows.scratch.invalid
+	return f.close()
+}
+
+// run writes the surviving rows of one file's row groups into b.
+func (f *fileStream) run(b *batch) error {
+	s := b.s
 	var kb []byte
-	dels := s.deletes.walk()
+	dels := f.deletes.walk()
 	defer dels.stop()
-	meta := s.pf.Metadata().RowGroups
-	for _, g := range s.groups {
+	meta := f.pf.Metadata().RowGroups
+	for _, g := range f.groups {
 		// base is file-absolute: the rows of every row group before this
 		// one, also those of a range the split does not read.
 		rg, base := &meta[g.index], g.base
 		n := rg.NumRows
-		if s.groupDeleted(base, n) {
+		if f.groupDeleted(s, base, n) {
 			continue
 		}
-		for _, l := range s.leaves {
-			l.start(s.file, &rg.Columns[l.index].MetaData, &s.scratch)
+		for _, l := range f.leaves {
+			l.start(f.file, &rg.Columns[l.index].MetaData, &s.scratch)
 		}
 		for i := range n {
-			for _, l := range s.leaves {
+			for _, l := range f.leaves {
 				if l.maxRep == 0 && l.next < l.batch.N {
 					// The common case, inlined: a flat column inside a batch.
 					b := &l.batch
@@ -360,25 +471,25 @@ func (s *Stream) Run(ctx context.Context, w io.Writer, flush func() error) (err 
 					continue
 				}
 				if err := l.advance(); err != nil {
-					return fmt.Errorf("read data file %s: %w", s.path, s.fs.classify(err))
+					return fmt.Errorf("read data file %s: %w", f.path, f.fs.classify(err))
 				}
 			}
 			s.local.read++
-			if sinceCheck++; sinceCheck >= s.batchRows {
+			if b.sinceCheck++; b.sinceCheck >= s.batchRows {
 				// Many deleted rows in a row: still notice a cancel.
-				sinceCheck = 0
-				if err := ctx.Err(); err != nil {
+				b.sinceCheck = 0
+				if err := b.ctx.Err(); err != nil {
 					return err
 				}
 			}
 			if pos := uint64(base + i); pos >= dels.next {
 				if dels.deleted(pos) {
-					s.countPositional(s.deletes.kindOf(pos))
+					s.countPositional(f.deletes.kindOf(pos))
 					continue
 				}
 			}
 			deleted := false
-			for _, e := range s.eq {
+			for _, e := range f.eq {
 				if kb, deleted = e.contains(kb); deleted {
 					break
 				}
@@ -387,40 +498,40 @@ func (s *Stream) Run(ctx context.Context, w io.Writer, flush func() error) (err 
 				s.local.equality++
 				continue
 			}
-			if s.filter != nil {
-				ok, err := s.filter.match()
+			if f.filter != nil {
+				ok, err := f.filter.match()
 				if err != nil {
-					return fmt.Errorf("apply residual filter to row %d of data file %s: %w", base+i, s.path, err)
+					return fmt.Errorf("apply residual filter to row %d of data file %s: %w", base+i, f.path, err)
 				}
 				if !ok {
 					s.local.filtered++
 					continue
 				}
 			}
-			buf = s.rows.appendRow(buf)
-			if s.rows.scratch.err != nil {
-				return fmt.Errorf("encode row %d of data file %s: %w", base+i, s.path, s.rows.scratch.err)
+			b.buf = f.rows.appendRow(b.buf)
+			if f.rows.scratch.err != nil {
+				return fmt.Errorf("encode row %d of data file %s: %w", base+i, f.path, f.rows.scratch.err)
 			}
 			s.local.emitted++
-			if batch++; batch >= s.batchRows || len(buf) >= maxBatchBytes {
-				if err := emit(); err != nil {
+			if b.rows++; b.rows >= s.batchRows || len(b.buf) >= maxBatchBytes {
+				if err := b.emit(); err != nil {
 					return err
 				}
 			}
 		}
-		for _, l := range s.leaves {
+		for _, l := range f.leaves {
 			if err := l.end(); err != nil {
-				return fmt.Errorf("read data file %s: %w", s.path, s.fs.classify(err))
+				return fmt.Errorf("read data file %s: %w", f.path, f.fs.classify(err))
 			}
 		}
 	}
-	return emit()
+	return nil
 }
 
 // groupDeleted reports whether every row of the row group [base, base+n)
 // is a deleted position, and if so counts them without decoding a page.
-func (s *Stream) groupDeleted(base, n int64) bool {
-	d := s.deletes
+func (f *fileStream) groupDeleted(s *Stream, base, n int64) bool {
+	d := f.deletes
 	if d.all == nil || d.count < n {
 		return false
 	}
@@ -453,13 +564,28 @@ func (s *Stream) publish() {
 	p.dv.Store(s.local.dv)
 	p.equality.Store(s.local.equality)
 	p.filtered.Store(s.local.filtered)
-	p.invalid.Store(s.rows.scratch.invalid)
+	invalid := s.local.invalid
+	if s.cur != nil {
+		invalid += s.cur.rows.scratch.invalid
+	}
+	p.invalid.Store(invalid)
+	for i, k := range deleteKinds {
+		p.loads[i].Store(s.loader.loaded[k])
+	}
 }
 
 // Stats returns the counts so far; it is safe to call while Run runs (the
 // counts move once per batch), and is exact once Run has returned.
+// DeleteFilesLoaded counts the delete files loaded by Open and, for a
+// packed split, by Run as it opened the files after the first.
 func (s *Stream) Stats() Stats {
 	p := &s.published
+	loaded := map[split.DeleteKind]int64{}
+	for i, k := range deleteKinds {
+		if n := p.loads[i].Load(); n > 0 {
+			loaded[k] = n
+		}
+	}
 	return Stats{
 		RowsRead:    p.read.Load(),
 		RowsEmitted: p.emitted.Load(),
@@ -470,24 +596,29 @@ func (s *Stream) Stats() Stats {
 		},
 		RowsFiltered:      p.filtered.Load(),
 		InvalidUTF8:       p.invalid.Load(),
-		DeleteFilesLoaded: maps.Clone(s.loaded),
+		DeleteFilesLoaded: loaded,
 	}
 }
 
-// Close releases the stream's pages and closes the data file. It is safe
-// to call more than once and after any error.
+// Close releases the stream's pages and closes the file being read. It is
+// safe to call more than once and after any error.
 func (s *Stream) Close() error {
 	if s.closed {
 		return nil
 	}
 	s.closed = true
+	return s.closeCurrent()
+}
+
+// close releases the file's pages and closes it.
+func (f *fileStream) close() error {
 	var errs []error
-	for _, l := range s.leaves {
+	for _, l := range f.leaves {
 		l.stop()
 	}
-	if s.file != nil {
-		if err := s.file.Close(); err != nil {
-			errs = append(errs, fmt.Errorf("close data file %s: %w", s.path, err))
+	if f.file != nil {
+		if err := f.file.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("close data file %s: %w", f.path, err))
 		}
 	}
 	return errors.Join(errs...)

@@ -113,8 +113,10 @@ func TestRunBatchesAndLifecycle(t *testing.T) {
 		if !errors.Is(err, context.Canceled) {
 			t.Fatalf("got %v, want context.Canceled", err)
 		}
-		if n := bytes.Count(buf.Bytes(), []byte("\n")); n != 4 {
-			t.Errorf("%d rows written before the cancel, want one batch of 4", n)
+		// The writer flushes a batch while the next is decoded, so the
+		// cancel is seen at the end of the first batch or of the second.
+		if n := bytes.Count(buf.Bytes(), []byte("\n")); n != 4 && n != 8 {
+			t.Errorf("%d rows written before the cancel, want one or two batches of 4", n)
 		}
 	})
 	t.Run("stats while running", func(t *testing.T) {

@@ -19,6 +19,9 @@ var (
 	// ErrConflict: the request contradicts the table, such as mode=files on a
 	// table whose scan carries delete files.
 	ErrConflict = errors.New("request conflicts with the table")
+	// ErrTooManySplits: a raw-file plan (mode=files) holds more data files
+	// than the planner hands out URIs (WithMaxSplits).
+	ErrTooManySplits = errors.New("too many splits")
 	// ErrUnavailable: the catalog or storage did not answer; try again later.
 	ErrUnavailable = errors.New("catalog or storage unavailable")
 	// ErrDenied: the catalog or the object store refused the sidecar's

@@ -95,11 +95,11 @@ func plannedDays(t *testing.T, p Plan) []string {
 	t.Helper()
 	var days []string
 	for _, s := range p.Splits {
-		if len(s.Split.Data.Identity) != 1 {
-			t.Fatalf("split %s has identity values %v", s.Split.Data.Path, s.Split.Data.Identity)
+		if len(s.Parts[0].Data.Identity) != 1 {
+			t.Fatalf("split %s has identity values %v", s.Parts[0].Data.Path, s.Parts[0].Data.Identity)
 		}
 		var d int
-		if err := json.Unmarshal(s.Split.Data.Identity[0].Value, &d); err != nil {
+		if err := json.Unmarshal(s.Parts[0].Data.Identity[0].Value, &d); err != nil {
 			t.Fatal(err)
 		}
 		days = append(days, time.Unix(int64(d)*86400, 0).UTC().Format("01-02"))
@@ -239,29 +239,31 @@ func TestApplyResidualPinsFilter(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if plan.Path != PathRows || len(plan.Splits) != 2 {
-		t.Fatalf("plan %s with %d splits, want the row path over 2 files", plan.Path, len(plan.Splits))
+	// The two small files are packed into one split, each with its own
+	// residual.
+	if plan.Path != PathRows || len(plan.Splits) != 1 || len(plan.Splits[0].Parts) != 2 {
+		t.Fatalf("plan %s with %d splits, want the row path over 2 files in one split", plan.Path, len(plan.Splits))
 	}
-	ts, err := p.TableSchema(context.Background(), plan.Splits[0].Split)
+	ts, err := p.TableSchema(context.Background(), plan.Splits[0].Parts[0])
 	if err != nil {
 		t.Fatal(err)
 	}
 	pinned := 0
-	for _, s := range plan.Splits {
-		if len(s.Split.Filter) == 0 {
+	for _, s := range plan.Splits[0].Parts {
+		if len(s.Filter) == 0 {
 			continue // the 01-01 file matches as a whole
 		}
 		pinned++
-		e, err := iceberg.ParseExpr(s.Split.Filter, ts.Schema)
+		e, err := iceberg.ParseExpr(s.Filter, ts.Schema)
 		if err != nil {
-			t.Fatalf("pinned filter %s: %v", s.Split.Filter, err)
+			t.Fatalf("pinned filter %s: %v", s.Filter, err)
 		}
 		if !strings.Contains(e.String(), "kind") {
 			t.Fatalf("residual %s does not test kind", e)
 		}
 	}
 	if pinned != 1 {
-		t.Fatalf("%d splits pin a residual, want 1 (the 01-02 file)", pinned)
+		t.Fatalf("%d files pin a residual, want 1 (the 01-02 file)", pinned)
 	}
 	if _, err := p.Plan(context.Background(), Request{Table: "events.daily", Filter: f, ApplyResidual: true, Mode: ModeFiles}); !errors.Is(err, ErrBadRequest) {
 		t.Fatalf("applyResidual with mode=files: %v", err)

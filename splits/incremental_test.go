@@ -48,7 +48,7 @@ func TestIncrementalAppends(t *testing.T) {
 	files := func(plan Plan) []string {
 		var out []string
 		for _, s := range plan.Splits {
-			out = append(out, path.Base(s.Split.Data.Path))
+			out = append(out, path.Base(s.Parts[0].Data.Path))
 		}
 		slices.Sort(out)
 		return out

@@ -11,32 +11,16 @@ import (
 	"github.com/druidiceberg/sidecar/splits/split"
 )
 
-// DefaultTargetSplitSize is the size above which the row path splits a data
-// file by row groups, when WithTargetSplitSize is not given.
-const DefaultTargetSplitSize = 256 << 20
-
-// PlannerOption configures a Planner.
-type PlannerOption func(*Planner)
-
-// WithTargetSplitSize makes the row path split a Parquet data file larger
-// than n bytes into several splits, each a contiguous range of its row
-// groups of about n bytes (a row group larger than n is a range of its
-// own), so that Druid spreads one large file over several workers. n <= 0
-// never splits a file. The raw-file path never splits one: Druid fetches
-// each of its URIs whole.
-func WithTargetSplitSize(n int64) PlannerOption {
-	return func(p *Planner) { p.targetSplitSize = max(n, 0) }
-}
-
 // footerGroups are the row groups of a data file as its footer lists them:
 // the offset of each one's first page (RowGroupStart) and its rows.
 type footerGroups struct {
 	starts, rows []int64
 }
 
-// fileRanges returns the ranges the row path splits data file f into: one
-// nil range (the whole file) unless f is a Parquet file larger than the
-// target split size with more than one row group. The row groups come from
+// fileRanges returns the ranges the row path splits data file f into for
+// a target split size of target bytes: one nil range (the whole file)
+// unless f is a Parquet file larger than target with more than one row
+// group. The row groups come from
 // the manifest's split offsets when they are usable (ascending, inside the
 // file), else from the file's footer, read through the planner's FileIO,
 // which also gives each range its exact row count.
@@ -45,10 +29,10 @@ type footerGroups struct {
 // refused the credentials fails the plan; a missing or undecodable one
 // leaves the file whole, and reading its rows reports the same problem for
 // that split alone.
-func (p *Planner) fileRanges(ctx context.Context, f iceberg.DataFile) ([]*split.RowGroupRange, error) {
+func (p *Planner) fileRanges(ctx context.Context, f iceberg.DataFile, target int64) ([]*split.RowGroupRange, error) {
 	size := f.FileSizeBytes()
 	whole := []*split.RowGroupRange{nil}
-	if p.targetSplitSize <= 0 || size <= p.targetSplitSize || f.FileFormat() != iceberg.ParquetFile {
+	if target <= 0 || size <= target || f.FileFormat() != iceberg.ParquetFile {
 		return whole, nil
 	}
 	var g footerGroups
@@ -69,7 +53,7 @@ func (p *Planner) fileRanges(ctx context.Context, f iceberg.DataFile) ([]*split.
 			return whole, nil
 		}
 	}
-	return rowGroupRanges(g, size, p.targetSplitSize), nil
+	return rowGroupRanges(g, size, target), nil
 }
 
 // usableStarts reports whether starts are row-group offsets a file of size

@@ -75,7 +75,7 @@ func TestPlanTakesIcebergRangesWhole(t *testing.T) {
 		}
 		var names []string
 		for _, s := range plan.Splits {
-			names = append(names, path.Base(s.Split.Data.Path))
+			names = append(names, path.Base(s.Parts[0].Data.Path))
 		}
 		want := []string{tablegen.DataFileName(1), tablegen.DataFileName(2), tablegen.DataFileName(3)}
 		if len(names) != len(want) || names[0] != want[0] || names[1] != want[1] || names[2] != want[2] {
@@ -131,7 +131,7 @@ func TestPlanSplitsLargeFiles(t *testing.T) {
 				if ps.Kind != split.KindRows {
 					t.Fatalf("a %s split on the row path", ps.Kind)
 				}
-				sp := ps.Split
+				sp := ps.Parts[0]
 				if n := len(order); n == 0 || order[n-1] != sp.Data.Path {
 					order = append(order, sp.Data.Path)
 				}
@@ -199,20 +199,20 @@ func TestPlanSplitsLargeFiles(t *testing.T) {
 				t.Fatal(err)
 			}
 			last := plan.Splits[len(plan.Splits)-1]
-			if len(whole.Splits) != 3 || filepath.Base(last.Split.Data.Path) != tablegen.DataFileName(3) || last.Token != whole.Splits[2].Token {
+			if len(whole.Splits) != 3 || filepath.Base(last.Parts[0].Data.Path) != tablegen.DataFileName(3) || last.Token != whole.Splits[2].Token {
 				t.Fatalf("C's token differs from the one of a planner that never splits")
 			}
 		})
 	}
 }
 
-// TestPlanUnsplitTokensUnchanged: a planner with the default target hands
-// out, for a table whose files are all smaller than it, the very tokens of
-// a planner that never splits.
+// TestPlanUnsplitTokensUnchanged: a planner with the default target that
+// packs one file a split hands out, for a table whose files are all
+// smaller than the target, the very tokens of a planner that never cuts.
 func TestPlanUnsplitTokensUnchanged(t *testing.T) {
 	ctx := context.Background()
 	tbl, dir := rowGroupsTable(t, 2, tablegen.SplitOffsetsNone)
-	def, never := localPlanner(t, dir), localPlanner(t, dir, WithTargetSplitSize(0))
+	def, never := localPlanner(t, dir, WithMaxSplitFiles(1)), localPlanner(t, dir, WithTargetSplitSize(0))
 	first := tbl.Metadata().Snapshots()[0].SnapshotID
 	for _, req := range []Request{{Table: "rg.t"}, {Table: "rg.t", Mode: ModeRows, SnapshotID: &first}, {Table: "rg.t", SnapshotID: &first}} {
 		a, err := def.Plan(ctx, req)
@@ -245,7 +245,7 @@ func TestRawFilesNeverSplit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if plan.Path != PathFiles || len(plan.Splits) != 1 || plan.Splits[0].Split.Data.Range != nil || plan.Splits[0].Kind != split.KindFile {
+	if plan.Path != PathFiles || len(plan.Splits) != 1 || plan.Splits[0].Parts[0].Data.Range != nil || plan.Splits[0].Kind != split.KindFile {
 		t.Fatalf("raw-file plan: %s with %d splits", plan.Path, len(plan.Splits))
 	}
 	rows, err := p.Plan(ctx, Request{Table: "rg.t", SnapshotID: &first, Mode: ModeRows})
@@ -319,7 +319,7 @@ func TestUnreadableFooterLeavesFileWhole(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ranges, err := p.fileRanges(context.Background(), b.Build())
+		ranges, err := p.fileRanges(context.Background(), b.Build(), 1000)
 		if err != nil || len(ranges) != 1 || ranges[0] != nil {
 			t.Fatalf("%s: %v, %v; want the whole file", filepath.Base(path), ranges, err)
 		}

@@ -44,13 +44,13 @@ func TestSignAll(t *testing.T) {
 	for i := range ps {
 		sp := signSplit(i % 11)
 		sp.Data.Records = int64(i)
-		ps[i] = PlannedSplit{Split: sp, Kind: []split.TokenKind{split.KindRows, split.KindFile}[i%2]}
+		ps[i] = PlannedSplit{Parts: []split.Split{sp}, Kind: []split.TokenKind{split.KindRows, split.KindFile}[i%2]}
 	}
-	if err := signAll(s, ps); err != nil {
+	if err := signAll(s, ps, false); err != nil {
 		t.Fatal(err)
 	}
 	for i, p := range ps {
-		want, err := s.Sign(p.Kind, p.Split)
+		want, err := s.Sign(p.Kind, p.Parts...)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -58,15 +58,15 @@ func TestSignAll(t *testing.T) {
 			t.Fatalf("split %d: token %q id %q, want %q and %q", i, p.Token, p.ID, want, split.ID(want))
 		}
 		got, err := s.Verify(p.Kind, p.Token)
-		if err != nil || !reflect.DeepEqual(got, p.Split) {
-			t.Fatalf("split %d: Verify gives %+v, %v; want %+v", i, got, err, p.Split)
+		if err != nil || !reflect.DeepEqual(got, p.Parts[0]) {
+			t.Fatalf("split %d: Verify gives %+v, %v; want %+v", i, got, err, p.Parts[0])
 		}
 	}
 
 	bad := signSplit(1)
 	bad.Data.Path = "s3://company-lake/\xff.parquet"
-	ps[700].Split = bad
-	if err := signAll(s, ps); !errors.Is(err, split.ErrUnsupported) {
+	ps[700].Parts = []split.Split{bad}
+	if err := signAll(s, ps, false); !errors.Is(err, split.ErrUnsupported) {
 		t.Fatalf("signAll with a non-UTF-8 path: %v, want ErrUnsupported", err)
 	}
 }

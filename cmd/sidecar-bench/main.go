@@ -3,6 +3,7 @@
 //
 //	go run ./cmd/sidecar-bench            # every target
 //	go run ./cmd/sidecar-bench -quick     # smaller tables, no 1 GB file
+//	go run ./cmd/sidecar-bench -packing-only   # targets 8 to 11 alone
 //
 // It generates the tables once into the system temp folder (reused by later
 // runs), builds the sidecar binary and runs it as a separate process, so the
@@ -70,6 +71,7 @@ type bench struct {
 	quick   bool
 	rounds  int
 	results []result
+	env     []string // more environment of the sidecars started
 }
 
 func run(ctx context.Context, args []string, out io.Writer) error {
@@ -78,6 +80,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	quick := fs.Bool("quick", false, "a 200,000-row main table and no 100 MB / 1 GB memory files")
 	noMemory := fs.Bool("no-memory", false, "skip the 100 MB / 1 GB memory files (targets 3 and 5)")
 	rounds := fs.Int("rounds", 3, "rounds of the throughput measurement (targets 1 and 2), each target the median of its rounds")
+	packingOnly := fs.Bool("packing-only", false, "measure only the targets of packed splits and compressed streams (8 to 11)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -95,6 +98,12 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	if err := b.build(ctx); err != nil {
 		return err
 	}
+	if *packingOnly {
+		if err := b.packingTargets(ctx); err != nil {
+			return err
+		}
+		return b.report()
+	}
 	if err := b.throughput(ctx); err != nil {
 		return err
 	}
@@ -102,6 +111,9 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		if err := b.memory(ctx); err != nil {
 			return err
 		}
+	}
+	if err := b.packingTargets(ctx); err != nil {
+		return err
 	}
 	return b.report()
 }
@@ -162,6 +174,7 @@ func (b *bench) serve(ctx context.Context, whDir string, extra ...string) (*serv
 	args := append([]string{"serve", "--addr", addr, "--catalog", "local", "--warehouse", whDir,
 		"--token-key-file", filepath.Join(b.dir, "token.key"), "--max-streams", "0", "--max-plans", "0"}, extra...)
 	cmd := exec.CommandContext(ctx, b.bin, args...)
+	cmd.Env = append(os.Environ(), b.env...)
 	logs, err := os.Create(filepath.Join(b.dir, "sidecar.log"))
 	if err != nil {
 		return nil, err
@@ -343,7 +356,8 @@ func (b *bench) throughput(ctx context.Context) error {
 		return err
 	}
 
-	srv, err := b.serve(ctx, wh)
+	// One split per data file, as the targets were set for.
+	srv, err := b.serve(ctx, wh, "--target-split-size", "0")
 	if err != nil {
 		return err
 	}

@@ -59,9 +59,11 @@ type config struct {
 	AuthMetrics      bool
 	DruidPasswordEnv string
 
-	// TargetSplitSize is the size above which the row path splits a data
-	// file by row groups; 0 never splits.
+	// TargetSplitSize is the size of the row path's splits: smaller data
+	// files are packed up to it, larger ones cut by row groups; 0 neither
+	// packs nor cuts. MaxSplitFiles bounds the files one split packs.
 	TargetSplitSize byteSize
+	MaxSplitFiles   int
 	// readHeaderTimeout, bodyTimeout and idleTimeout are the server's
 	// slow-client bounds: a connection that has not sent a whole request
 	// header within readHeaderTimeout, or its body within bodyTimeout after
@@ -206,9 +208,10 @@ func parseServe(args []string, getenv func(string) string, help io.Writer) (conf
 	fs.IntVar(&c.MaxStreams, "max-streams", 64, "row and file streams served at once; past it 503 with Retry-After (0: no bound)")
 	fs.IntVar(&c.MaxPlans, "max-plans", 16, "planning requests served at once; past it 503 with Retry-After (0: no bound)")
 	fs.DurationVar(&c.PlanTimeout, "plan-timeout", 2*time.Minute, "deadline of one planning request, catalog and storage calls included; past it 503 with Retry-After (0: none but the client's)")
-	fs.IntVar(&c.MaxSplits, "max-splits", 10000, "splits (URIs) one plan may hand out; more is a 422 that says how to narrow it (0: no bound)")
+	fs.IntVar(&c.MaxSplits, "max-splits", splits.DefaultMaxSplits, "most splits (URIs) one plan hands out: the row path packs larger splits to stay within it; mode=files past it is a 422 (0: no bound)")
 	c.TargetSplitSize = splits.DefaultTargetSplitSize
-	fs.Var(&c.TargetSplitSize, "target-split-size", "on the row path, split a data file larger than this by row groups into splits of about this size (256MiB, 1GiB or bytes; 0: never)")
+	fs.Var(&c.TargetSplitSize, "target-split-size", "size of the row path's splits: smaller data files are packed into one split up to it, larger ones cut by row groups into splits of about it (1GiB, 256MiB or bytes; 0: one split per data file)")
+	fs.IntVar(&c.MaxSplitFiles, "max-split-files", splits.DefaultMaxSplitFiles, "most data files one split of the row path packs")
 	fs.IntVar(&c.BatchRows, "batch-rows", 0, "rows per flushed batch of a row stream (0: the reader's default)")
 	deleteCache := byteSize(defaultDeleteCacheSize)
 	fs.Var(&deleteCache, "delete-cache-size", "memory for decoded delete files shared by all streams, such as 256MiB or 1GiB (0: decode them for every split)")
@@ -301,6 +304,9 @@ func (c config) validate() error {
 	}
 	if c.MaxStreams < 0 || c.MaxPlans < 0 || c.MaxSplits < 0 {
 		return errors.New("--max-streams, --max-plans and --max-splits must not be negative")
+	}
+	if c.MaxSplitFiles < 1 {
+		return errors.New("--max-split-files must be at least 1")
 	}
 	if c.BatchRows < 0 {
 		return errors.New("--batch-rows must not be negative")

@@ -141,7 +141,9 @@ func serve(ctx context.Context, cfg config, logOut io.Writer, ready chan<- strin
 		// Each catalog reads its files with its own properties
 		// (credentials, endpoint) and location map.
 		fsys := storage.New(c.Props, c.LocationMap)
-		planner, err := splits.NewPlanner(c.CatalogConfig, fsys, signer, splits.WithTargetSplitSize(int64(cfg.TargetSplitSize)))
+		planner, err := splits.NewPlanner(c.CatalogConfig, fsys, signer,
+			splits.WithTargetSplitSize(int64(cfg.TargetSplitSize)), splits.WithMaxSplitFiles(cfg.MaxSplitFiles),
+			splits.WithMaxSplits(cfg.MaxSplits))
 		if err != nil {
 			return err
 		}
@@ -165,7 +167,6 @@ func serve(ctx context.Context, cfg config, logOut io.Writer, ready chan<- strin
 
 		MaxStreams:       cfg.MaxStreams,
 		MaxPlans:         cfg.MaxPlans,
-		MaxSplits:        cfg.MaxSplits,
 		BodyTimeout:      cfg.bodyTimeout,
 		PlanTimeout:      cfg.PlanTimeout,
 		BasicAuth:        cfg.BasicAuth,

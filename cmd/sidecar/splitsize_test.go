@@ -20,7 +20,7 @@ func TestTargetSplitSize(t *testing.T) {
 		env  string
 		want int64
 	}{
-		{nil, "", 256 << 20},
+		{nil, "", 1 << 30},
 		{[]string{"--target-split-size", "1GiB"}, "", 1 << 30},
 		{[]string{"--target-split-size", "256MiB"}, "", 256 << 20},
 		{[]string{"--target-split-size", "64KiB"}, "", 64 << 10},
@@ -54,7 +54,7 @@ func TestTargetSplitSize(t *testing.T) {
 	}
 	var help strings.Builder
 	_, _ = parseServe([]string{"-h"}, func(string) string { return "" }, &help)
-	if !strings.Contains(help.String(), "-target-split-size") || !strings.Contains(help.String(), "256MiB") {
+	if !strings.Contains(help.String(), "-target-split-size") || !strings.Contains(help.String(), "1GiB") {
 		t.Errorf("serve -h does not list --target-split-size with its default:\n%s", help.String())
 	}
 }

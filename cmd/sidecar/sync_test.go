@@ -688,11 +688,7 @@ func TestSyncEveryType(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		types := map[string]string{}
-		for _, f := range tbl.Schema().Fields() {
-			types[f.Name] = druid.ColumnOf(f, split.Encoding{}).Druid
-		}
-		want, err := druidsim.Expect(lines, p.TimeColumn, types)
+		want, err := druidsim.Expect(lines, p.TimeColumn, druid.Types(tbl.Schema().Fields(), split.Encoding{}))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -69,6 +69,9 @@ type Druid struct {
 	// statement without the sqlTimeZone context parameter is read in;
 	// empty is UTC.
 	SQLTimeZone string
+	// Concurrency is how many URIs of an http input source are read at
+	// once (index_parallel's maxNumConcurrentSubTasks); 0 is one.
+	Concurrency int
 
 	mu          sync.Mutex
 	datasources map[string][]Row
@@ -80,6 +83,7 @@ type Druid struct {
 	unparseable int
 	retries     int
 	nulled      []string
+	fetches     []Fetch
 }
 
 // New returns an empty Druid.
@@ -195,4 +199,30 @@ func Expect(lines []string, timeColumn string, types map[string]string) ([]Row, 
 		return cmp.Or(cmp.Compare(a.Time, b.Time), strings.Compare(a.String(), b.String()))
 	})
 	return out, nil
+}
+
+// DatasourceRows are the rows of the sidecar's NDJSON lines as a datasource
+// holds them without a type for any column (Expect), spelled as Row.String
+// spells them and sorted, as RowStrings lists a datasource's.
+func DatasourceRows(lines []string, timeColumn string) ([]string, error) {
+	rows, err := Expect(lines, timeColumn, nil)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, len(rows))
+	for i, r := range rows {
+		out[i] = r.String()
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
+// RowStrings are the datasource's rows as Row.String spells them, sorted.
+func (d *Druid) RowStrings(dataSource string) []string {
+	var out []string
+	for _, r := range d.Rows(dataSource) {
+		out = append(out, r.String())
+	}
+	slices.Sort(out)
+	return out
 }

@@ -326,8 +326,9 @@ func TestRules(t *testing.T) {
 	}
 }
 
-// TestHTTPEntity: the model reads a URI as Druid's HttpEntity does.
-func TestHTTPEntity(t *testing.T) {
+// TestHTTPEntityInStatements: a statement's http input source is read as
+// Druid's HttpEntity reads it (see TestHTTPEntity), to the datasource.
+func TestHTTPEntityInStatements(t *testing.T) {
 	body := []byte(strings.Join([]string{row(day1, "a"), row(day2, "b"), row(day3, "c")}, "\n") + "\n")
 	var gz bytes.Buffer
 	zw := gzip.NewWriter(&gz)
@@ -385,7 +386,7 @@ func TestHTTPEntity(t *testing.T) {
 		{"a broken connection resumes at the bytes read", "/rows", map[int32]string{1: "cut", 2: "cut"}, "bytes=0- bytes=7- bytes=14-", ""},
 		{"a 200 after a break is skipped into", "/rows", map[int32]string{1: "cut", 2: "200"}, "bytes=0- bytes=7-", ""},
 		{"ten failures fail the read", "/rows", map[int32]string{1: "500", 2: "500", 3: "500", 4: "500", 5: "500", 6: "500", 7: "500", 8: "500", 9: "500", 10: "500"},
-			"", "10 tries failed"},
+			"", "10 tries"},
 		{"gzip by extension, Range on the compressed bytes", "/rows.ndjson.gz", map[int32]string{1: "cut"}, "bytes=0- bytes=7-", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -189,6 +189,32 @@ func Wide(ctx context.Context, cat catalog.Catalog, ident table.Identifier, data
 	return commitDelta(ctx, tbl, nil, deletes)
 }
 
+// WideLiveRows are the live rows of Wide's table of that size, as the
+// sidecar serves them with the default options (keys in schema order, the
+// date as epoch milliseconds), in file order: from how Wide writes the
+// table, since iceberg-go's own reader leaves out the identity partition's
+// column, which the data files do not store.
+func WideLiveRows(dataFiles, deleteFiles int) []string {
+	_, eqFiles, posFiles := WideDeletes(dataFiles, deleteFiles)
+	day0 := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+	first := map[int]bool{} // the data files whose position 0 is deleted
+	for k := range posFiles {
+		first[k*dataFiles/posFiles] = true
+	}
+	var out []string
+	for i := range dataFiles {
+		p := i / wideFilesPerPartition
+		ms := day0.AddDate(0, 0, p).UnixMilli()
+		for id := 1; id <= WideRowsPerFile; id++ {
+			if (id == 1 && first[i]) || (id == WideRowsPerFile && p < eqFiles) {
+				continue
+			}
+			out = append(out, fmt.Sprintf(`{"id":%d,"event_date":%d}`, id, ms))
+		}
+	}
+	return out
+}
+
 // wideUUID is the write UUID in the name of Wide's n-th file of a kind:
 // random-looking, as real ones are, and the same on every run.
 func wideUUID(kind string, n int) uuid.UUID {

@@ -9,6 +9,7 @@ package split
 import (
 	"encoding/json"
 	"math/bits"
+	"slices"
 
 	"github.com/apache/iceberg-go"
 	"github.com/parquet-go/parquet-go/format"
@@ -58,6 +59,25 @@ type Split struct {
 	// REST JSON expression form (iceberg.ParseExpr reads it back against the
 	// split's schema); the reader drops the rows that do not match it.
 	Filter json.RawMessage `json:"r,omitempty"`
+}
+
+// Part is one file of a packed split after the first, as a version-3
+// token spells it: what it does not share with the split's first file
+// (the catalog, table, snapshot, schema, projection and encoding are the
+// first's).
+type Part struct {
+	Data    DataFile        `json:"d"`
+	Deletes []DeleteFile    `json:"x,omitempty"`
+	Filter  json.RawMessage `json:"r,omitempty"`
+}
+
+// SameTable reports whether two splits can be packed into one: they read
+// the same table's snapshot in the same catalog, schema, projection and
+// encoding.
+func SameTable(a, b Split) bool {
+	return a.Catalog == b.Catalog && a.Location == b.Location && a.MetadataLocation == b.MetadataLocation &&
+		a.SnapshotID == b.SnapshotID && a.SchemaID == b.SchemaID && slices.Equal(a.Columns, b.Columns) &&
+		a.Encoding == b.Encoding
 }
 
 // Encoding holds the value-encoding choices a client can make.

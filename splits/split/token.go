@@ -41,9 +41,19 @@ const (
 // Sign writes version 2. Verify still reads version 1, so a sidecar upgraded
 // while Druid ingests keeps serving the URIs that an older one handed out;
 // any other version is refused as malformed, with a message to plan again.
+//
+// Version 4 is a reference to the split in its plan (see PlanRef).
+//
+// Version 3 is version 2 for a packed split (several data files): the
+// first file's split, then what each other file does not share with it
+// (its data file, delete files and residual filter; see Part). Sign writes
+// version 3 only for a split of more than one file, so that a sidecar
+// upgraded while Druid ingests keeps handing out tokens that its older
+// replicas read.
 const (
 	tokenV1      = 1
 	tokenVersion = 2
+	tokenPacked  = 3
 )
 
 // MaxTokenLength bounds what Verify will decode; real tokens are far shorter.
@@ -56,6 +66,8 @@ var b64 = base64.RawURLEncoding.Strict()
 type claims struct {
 	Kind  TokenKind `json:"t"`
 	Split Split     `json:"s"`
+	// More are the other files of a packed split (version 3 only).
+	More []Part `json:"p,omitempty"`
 	// Expires is the Unix second after which the token is refused; 0 never.
 	Expires int64 `json:"x,omitempty"`
 	// AsIs says that the split's paths are written whole (version 2 only):
@@ -115,14 +127,36 @@ func (s *Signer) appendMAC(dst []byte, i int, payload []byte) []byte {
 	return dst
 }
 
-// Sign returns the token for a split of the given kind. The same split always
-// gives the same token.
-func (s *Signer) Sign(kind TokenKind, sp Split) (string, error) {
-	short, asIs, err := compactSplit(sp)
+// Sign returns the token for a split of the given kind: one data file (or
+// a range of its row groups), or several packed into one split, read in
+// order, which must share the first's table, snapshot, schema, projection
+// and encoding. The same parts always give the same token.
+func (s *Signer) Sign(kind TokenKind, parts ...Split) (string, error) {
+	if len(parts) == 0 {
+		return "", errors.New("encode token: a split with no data file")
+	}
+	first, more, asIs, err := compactParts(parts)
 	if err != nil {
 		return "", fmt.Errorf("encode token: %w", err)
 	}
-	c := claims{Kind: kind, Split: short, AsIs: asIs}
+	c := claims{Kind: kind, Split: first, More: more, AsIs: asIs}
+	version := byte(tokenVersion)
+	if len(more) > 0 {
+		version = tokenPacked
+	}
+	return s.sign(version, c)
+}
+
+// signPayload returns the token of a payload (its version byte, then
+// its JSON).
+func (s *Signer) signPayload(payload []byte) string {
+	var sum [sha256.Size]byte
+	mac := s.appendMAC(sum[:0], 0, payload)
+	return b64.EncodeToString(payload) + "." + b64.EncodeToString(mac)
+}
+
+// sign encodes and signs the claims c as a token of the given version.
+func (s *Signer) sign(version byte, c claims) (string, error) {
 	if s.ttl > 0 {
 		c.Expires = s.now().Add(s.ttl).Unix()
 	}
@@ -134,7 +168,7 @@ func (s *Signer) Sign(kind TokenKind, sp Split) (string, error) {
 	}()
 	// One buffer holds the payload, then the token after it: the token is
 	// the only allocation.
-	buf, err := appendClaims(append((*bp)[:0], tokenVersion), c)
+	buf, err := appendClaims(append((*bp)[:0], version), c)
 	if err != nil {
 		return "", fmt.Errorf("encode token: %w", err)
 	}
@@ -148,32 +182,57 @@ func (s *Signer) Sign(kind TokenKind, sp Split) (string, error) {
 	return string(buf[n:]), nil
 }
 
-// Verify decodes a token and checks that one of the keys signed it for the
+// Token is what a verified token holds: the files of its split, in the
+// order they are read, or a reference to the split in its plan (see
+// PlanRef), which the planner resolves.
+type Token struct {
+	Parts []Split
+	Ref   *PlanRef
+}
+
+// Verify decodes a token of one data file and checks that one of the keys
+// signed it for the wanted kind; see Decode. A token of a packed split is
+// refused: use Decode.
+func (s *Signer) Verify(kind TokenKind, token string) (Split, error) {
+	t, err := s.Decode(kind, token)
+	if err != nil {
+		return Split{}, err
+	}
+	if t.Ref != nil {
+		return Split{}, fmt.Errorf("%w: the token names split %d of a plan; resolve it with the planner", ErrUnsupported, t.Ref.Index)
+	}
+	if len(t.Parts) != 1 {
+		return Split{}, fmt.Errorf("%w: the token packs %d data files", ErrUnsupported, len(t.Parts))
+	}
+	return t.Parts[0], nil
+}
+
+// Decode decodes a token and checks that one of the keys signed it for the
 // wanted kind. A token that does not decode gives ErrMalformedToken; a
 // decodable token with a wrong signature, or of another kind, gives
 // ErrBadSignature.
-func (s *Signer) Verify(kind TokenKind, token string) (Split, error) {
+func (s *Signer) Decode(kind TokenKind, token string) (Token, error) {
 	if len(token) > MaxTokenLength {
-		return Split{}, fmt.Errorf("%w: %d bytes is longer than any token", ErrMalformedToken, len(token))
+		return Token{}, fmt.Errorf("%w: %d bytes is longer than any token", ErrMalformedToken, len(token))
 	}
 	p, sig, ok := strings.Cut(token, ".")
 	if !ok {
-		return Split{}, fmt.Errorf("%w: no signature part", ErrMalformedToken)
+		return Token{}, fmt.Errorf("%w: no signature part", ErrMalformedToken)
 	}
 	payload, err := b64.DecodeString(p)
 	if err != nil {
-		return Split{}, fmt.Errorf("%w: payload is not base64url", ErrMalformedToken)
+		return Token{}, fmt.Errorf("%w: payload is not base64url", ErrMalformedToken)
 	}
 	got, err := b64.DecodeString(sig)
 	if err != nil || len(got) != sha256.Size {
-		return Split{}, fmt.Errorf("%w: signature is not a base64url HMAC-SHA256", ErrMalformedToken)
+		return Token{}, fmt.Errorf("%w: signature is not a base64url HMAC-SHA256", ErrMalformedToken)
 	}
 	if len(payload) == 0 {
-		return Split{}, fmt.Errorf("%w: empty payload", ErrMalformedToken)
+		return Token{}, fmt.Errorf("%w: empty payload", ErrMalformedToken)
 	}
-	if v := payload[0]; v != tokenVersion && v != tokenV1 {
-		return Split{}, fmt.Errorf("%w: token version %d is not one this sidecar reads (%d, %d); plan again with GET /splits",
-			ErrMalformedToken, v, tokenV1, tokenVersion)
+	if v := payload[0]; v < tokenV1 || v > tokenRef {
+		return Token{}, fmt.Errorf("%w: token version %d is not one this sidecar reads (%d to %d); plan again with GET /splits",
+			ErrMalformedToken, v, tokenV1, tokenRef)
 	}
 	signed := false
 	var sum [sha256.Size]byte
@@ -184,36 +243,70 @@ func (s *Signer) Verify(kind TokenKind, token string) (Split, error) {
 		}
 	}
 	if !signed {
-		return Split{}, ErrBadSignature
+		return Token{}, ErrBadSignature
 	}
 	var c claims
-	dec := json.NewDecoder(bytes.NewReader(payload[1:]))
+	if payload[0] == tokenRef {
+		var rc refClaims
+		if err := decodeStrict(payload[1:], &rc); err != nil {
+			return Token{}, err
+		}
+		if err := rc.Ref.check(); err != nil {
+			return Token{}, fmt.Errorf("%w: decode payload: %w", ErrMalformedToken, err)
+		}
+		c.Kind, c.Expires = rc.Kind, rc.Expires
+		return c.token(kind, Token{Ref: &rc.Ref}, s.now)
+	}
+	if err := decodeStrict(payload[1:], &c); err != nil {
+		return Token{}, err
+	}
+	var t Token
+	switch payload[0] {
+	case tokenV1:
+		// A version 1 payload holds the split as it is.
+		if len(c.More) > 0 {
+			return Token{}, fmt.Errorf("%w: decode payload: version 1 has no packed files", ErrMalformedToken)
+		}
+		t.Parts = []Split{c.Split}
+	default:
+		if (payload[0] == tokenPacked) != (len(c.More) > 0) {
+			return Token{}, fmt.Errorf("%w: decode payload: version %d with %d packed files", ErrMalformedToken, payload[0], len(c.More))
+		}
+		if t.Parts, err = expandParts(c.Split, c.More, c.AsIs); err != nil {
+			return Token{}, fmt.Errorf("%w: decode payload: %w", ErrMalformedToken, err)
+		}
+	}
+	return c.token(kind, t, s.now)
+}
+
+// decodeStrict decodes a token's JSON payload into v, refusing unknown
+// fields.
+func decodeStrict(payload []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(payload))
 	dec.DisallowUnknownFields()
-	if err := dec.Decode(&c); err != nil {
+	if err := dec.Decode(v); err != nil {
 		// Signed by us but unreadable: only a newer release could have
 		// written it, so it is reported as malformed, not forged.
-		return Split{}, fmt.Errorf("%w: decode payload: %w", ErrMalformedToken, err)
+		return fmt.Errorf("%w: decode payload: %w", ErrMalformedToken, err)
 	}
-	// A version 1 payload holds the split as it is.
-	if payload[0] == tokenVersion {
-		if err := expandSplit(&c.Split, c.AsIs); err != nil {
-			return Split{}, fmt.Errorf("%w: decode payload: %w", ErrMalformedToken, err)
-		}
-	}
+	return nil
+}
+
+// token checks the kind and expiry of a decoded token t and returns it.
+func (c claims) token(kind TokenKind, t Token, now func() time.Time) (Token, error) {
 	if c.Kind != kind {
-		return Split{}, fmt.Errorf("%w: a %s token cannot open this route", ErrBadSignature, c.Kind)
+		return Token{}, fmt.Errorf("%w: a %s token cannot open this route", ErrBadSignature, c.Kind)
 	}
 	if c.Expires != 0 {
-		now := time.Now
-		if s.now != nil {
-			now = s.now
+		if now == nil {
+			now = time.Now
 		}
 		if now().Unix() > c.Expires {
-			return Split{}, fmt.Errorf("%w: it expired at %s; plan again with GET /splits",
+			return Token{}, fmt.Errorf("%w: it expired at %s; plan again with GET /splits",
 				ErrTokenExpired, time.Unix(c.Expires, 0).UTC().Format(time.RFC3339))
 		}
 	}
-	return c.Split, nil
+	return t, nil
 }
 
 // ID returns a short stable identifier of a token, for logs and the splits

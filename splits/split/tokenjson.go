@@ -19,6 +19,18 @@ func appendClaims(b []byte, c claims) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	if len(c.More) > 0 {
+		b = append(b, `,"p":[`...)
+		for i, p := range c.More {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			if b, err = appendPart(b, p); err != nil {
+				return nil, err
+			}
+		}
+		b = append(b, ']')
+	}
 	if c.Expires != 0 {
 		b = append(b, `,"x":`...)
 		b = strconv.AppendInt(b, c.Expires, 10)
@@ -52,16 +64,7 @@ func appendSplit(b []byte, s Split) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	if len(s.Deletes) > 0 {
-		b = append(b, `,"x":[`...)
-		for i, d := range s.Deletes {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = appendDeleteFile(b, d)
-		}
-		b = append(b, ']')
-	}
+	b = appendDeletes(b, s.Deletes)
 	if len(s.Columns) > 0 {
 		b = append(b, `,"c":`...)
 		b = appendInts(b, s.Columns)
@@ -88,6 +91,38 @@ func appendSplit(b []byte, s Split) ([]byte, error) {
 		}
 	}
 	return append(b, '}'), nil
+}
+
+func appendPart(b []byte, p Part) ([]byte, error) {
+	b = append(b, `{"d":`...)
+	b, err := appendDataFile(b, p.Data)
+	if err != nil {
+		return nil, err
+	}
+	b = appendDeletes(b, p.Deletes)
+	if len(p.Filter) > 0 {
+		b = append(b, `,"r":`...)
+		if b, err = appendRawJSON(b, p.Filter); err != nil {
+			return nil, err
+		}
+	}
+	return append(b, '}'), nil
+}
+
+// appendDeletes appends the "x" field of a split or part, when it has
+// delete files.
+func appendDeletes(b []byte, ds []DeleteFile) []byte {
+	if len(ds) == 0 {
+		return b
+	}
+	b = append(b, `,"x":[`...)
+	for i, d := range ds {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendDeleteFile(b, d)
+	}
+	return append(b, ']')
 }
 
 func appendDataFile(b []byte, d DataFile) ([]byte, error) {

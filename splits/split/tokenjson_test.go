@@ -58,12 +58,15 @@ func TestAppendClaimsIsMarshal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	var packed claims
+	filled(reflect.ValueOf(&packed).Elem())
 	for name, c := range map[string]claims{
-		"every field":       {Kind: KindRows, Split: full, Expires: 1_700_000_000, AsIs: true},
-		"integer values":    {Kind: KindFile, Split: ints},
-		"zero":              {},
-		"test split":        {Kind: KindRows, Split: testSplit()},
-		"compacted, 10 del": {Kind: KindRows, Split: short, Expires: -1},
+		"packed, every field": packed,
+		"every field":         {Kind: KindRows, Split: full, Expires: 1_700_000_000, AsIs: true},
+		"integer values":      {Kind: KindFile, Split: ints},
+		"zero":                {},
+		"test split":          {Kind: KindRows, Split: testSplit()},
+		"compacted, 10 del":   {Kind: KindRows, Split: short, Expires: -1},
 	} {
 		t.Run(name, func(t *testing.T) {
 			want, err := json.Marshal(c)

@@ -164,10 +164,66 @@ func (b pathBases) long(w string, inDir bool) (string, error) {
 	return b.location + w, nil
 }
 
+// compactParts returns the files of a split as a version-2 or -3 token
+// spells them: the first as a split, the others as parts; asIs is true
+// when the paths of one of them must be written as they are, and then
+// every path of every file is.
+func compactParts(parts []Split) (first Split, more []Part, asIs bool, err error) {
+	first, more, asIs, err = compactAll(parts, false)
+	if err == nil && asIs {
+		return compactAll(parts, true)
+	}
+	return first, more, asIs, err
+}
+
+// compactAll is one pass of compactParts; whole writes every path as it is.
+func compactAll(parts []Split, whole bool) (first Split, more []Part, asIs bool, err error) {
+	if first, asIs, err = compact(parts[0], whole); err != nil {
+		return Split{}, nil, false, err
+	}
+	for _, p := range parts[1:] {
+		if !SameTable(p, parts[0]) {
+			return Split{}, nil, false, fmt.Errorf("data file %s cannot be packed with %s: another table, snapshot, "+
+				"schema, projection or encoding", p.Data.Path, parts[0].Data.Path)
+		}
+		c, pAsIs, err := compact(p, whole)
+		if err != nil {
+			return Split{}, nil, false, err
+		}
+		asIs = asIs || pAsIs
+		more = append(more, Part{Data: c.Data, Deletes: c.Deletes, Filter: c.Filter})
+	}
+	return first, more, asIs, nil
+}
+
+// expandParts reads back what compactParts wrote.
+func expandParts(first Split, more []Part, asIs bool) ([]Split, error) {
+	if err := expandSplit(&first, asIs); err != nil {
+		return nil, err
+	}
+	out := make([]Split, 0, 1+len(more))
+	out = append(out, first)
+	for _, p := range more {
+		// The common paths are already expanded, and an expanded path
+		// reads back as itself.
+		sp := first
+		sp.Data, sp.Deletes, sp.Filter = p.Data, p.Deletes, p.Filter
+		if err := expandSplit(&sp, asIs); err != nil {
+			return nil, err
+		}
+		out = append(out, sp)
+	}
+	return out, nil
+}
+
 // compactSplit returns sp as a version-2 token spells it, and whether its
 // paths must be written as they are (see above). It shares no memory that
 // it changes with sp.
-func compactSplit(sp Split) (_ Split, asIs bool, err error) {
+func compactSplit(sp Split) (Split, bool, error) { return compact(sp, false) }
+
+// compact is compactSplit; whole writes every path as it is whether or
+// not it could be shortened.
+func compact(sp Split, whole bool) (_ Split, asIs bool, err error) {
 	out := sp
 	out.Deletes = make([]DeleteFile, len(sp.Deletes))
 	copy(out.Deletes, sp.Deletes)
@@ -212,7 +268,7 @@ func compactSplit(sp Split) (_ Split, asIs bool, err error) {
 	if err != nil {
 		return Split{}, false, err
 	}
-	if !all {
+	if !all || whole {
 		// Some path is not absolute: write every path whole.
 		out.MetadataLocation, out.Data.Path = sp.MetadataLocation, sp.Data.Path
 		for i := range out.Deletes {

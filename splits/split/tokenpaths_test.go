@@ -291,7 +291,7 @@ func TestTokenVersions(t *testing.T) {
 		t.Fatalf("new tokens are version 2, this one starts %q", p[:2])
 	}
 
-	for _, v := range []byte{0, 3, 255} {
+	for _, v := range []byte{0, 9, 255} {
 		payload := append([]byte{v}, payloadOf(t, tok)...)
 		forged := b64.EncodeToString(payload) + "." + b64.EncodeToString(mac(key(1), payload))
 		_, err := s.Verify(KindRows, forged)
@@ -340,5 +340,53 @@ func TestTokenPayloadIsJSON(t *testing.T) {
 	raw, err := base64.RawURLEncoding.DecodeString(p)
 	if err != nil || !json.Valid(raw[1:]) || !bytes.Contains(raw, []byte(`"p":"./00001-40-`)) {
 		t.Fatalf("payload %q", raw)
+	}
+}
+
+// TestPackedTokens: a split of several data files comes back as signed,
+// file by file, in order, with each file's delete files and residual
+// filter; its paths are spelled relative like a single file's, or all
+// whole when one of them cannot be; files of other tables are refused.
+func TestPackedTokens(t *testing.T) {
+	s, _ := NewSigner(key(1))
+	a := realisticSplit(3)
+	b := a
+	b.Data.Path = a.Location + "/data/part=2/b.parquet"
+	b.Deletes = []DeleteFile{{Kind: DeletePosition, Path: a.Location + "/data/part=2/b-deletes.parquet", Format: "PARQUET", Size: 10, Records: 1}}
+	b.Filter = json.RawMessage(`{"type":"lt","term":"id","value":3}`)
+	c := a
+	c.Data.Path = a.Location + "/data/c.parquet"
+	c.Deletes = nil
+	odd := c
+	odd.Data.Path = "relative/d.parquet" // neither absolute nor under the location
+	for name, parts := range map[string][]Split{"compact": {a, b, c}, "as is": {a, odd, b}} {
+		t.Run(name, func(t *testing.T) {
+			tok, err := s.Sign(KindRows, parts...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if payload := payloadOf(t, tok); name == "compact" && strings.Count(payload, a.Location) != 1 {
+				t.Errorf("the table location is spelled %d times in %s", strings.Count(payload, a.Location), payload)
+			}
+			got, err := s.Decode(KindRows, tok)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(got.Parts, parts) {
+				t.Fatalf("round trip:\n got %+v\nwant %+v", got.Parts, parts)
+			}
+			if _, err := s.Verify(KindRows, tok); !errors.Is(err, ErrUnsupported) {
+				t.Fatalf("Verify of a packed token: %v, want ErrUnsupported", err)
+			}
+		})
+	}
+	other := c
+	other.SnapshotID++
+	if _, err := s.Sign(KindRows, a, other); err == nil || !strings.Contains(err.Error(), "cannot be packed") {
+		t.Fatalf("a file of another snapshot was packed: %v", err)
+	}
+	one, _ := s.Sign(KindRows, a)
+	if p, _, _ := strings.Cut(one, "."); p[:2] != "An" {
+		t.Fatalf("a split of one file is not a version 2 token: %q", p[:2])
 	}
 }

@@ -1,0 +1,34 @@
+package main
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"os/signal"
+	"syscall"
+	"testing"
+)
+
+// asSidecar, set in a child's environment, makes the test binary run as
+// the sidecar itself (main's run with the child's arguments) instead of
+// running tests: the tests that need the sidecar as a process of its own
+// start the test binary again, without building the sidecar a second time.
+const asSidecar = "SIDECAR_TEST_AS_SIDECAR"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(asSidecar) == "1" {
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		code := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr)
+		stop()
+		os.Exit(code)
+	}
+	os.Exit(m.Run())
+}
+
+// sidecarCommand is the sidecar as a process: this test binary, run as
+// the sidecar with args.
+func sidecarCommand(ctx context.Context, args ...string) *exec.Cmd {
+	cmd := exec.CommandContext(ctx, os.Args[0], args...)
+	cmd.Env = append(os.Environ(), asSidecar+"=1")
+	return cmd
+}

@@ -1,0 +1,90 @@
+package handlers_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+
+	icebergio "github.com/apache/iceberg-go/io"
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/druidiceberg/sidecar/handlers"
+	"github.com/druidiceberg/sidecar/internal/storage"
+	"github.com/druidiceberg/sidecar/internal/tablegen"
+	"github.com/druidiceberg/sidecar/reader"
+	"github.com/druidiceberg/sidecar/splits"
+	"github.com/druidiceberg/sidecar/splits/split"
+)
+
+// countingIO counts the files opened through it, by path.
+type countingIO struct {
+	icebergio.IO
+	mu     sync.Mutex
+	opened map[string]int
+}
+
+func (c *countingIO) Open(name string) (icebergio.File, error) {
+	c.mu.Lock()
+	c.opened[name]++
+	c.mu.Unlock()
+	return c.IO.Open(name)
+}
+
+func (c *countingIO) count(name string) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.opened[name]
+}
+
+// TestChangesPlanOnce: GET /changes plans each snapshot once however many
+// intervals changed: the target's manifest list is read once, by the diff,
+// and every interval's work is cut from that scan.
+func TestChangesPlanOnce(t *testing.T) {
+	ctx := context.Background()
+	cat, dir := localWarehouse(t)
+	h, err := tablegen.NewHistory(ctx, cat, table.Identifier{"once", "t"},
+		tablegen.HistoryOptions{Seed: 7, Time: tablegen.TimeTimestamp, Layout: tablegen.LayoutUnpartitioned})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.Step(ctx); err != nil {
+		t.Fatal(err)
+	}
+	from := h.Table().CurrentSnapshot().SnapshotID
+	for range 6 {
+		if _, err := h.Step(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	to := h.Table().CurrentSnapshot()
+
+	cfg := splits.CatalogConfig{Type: "local", Warehouse: dir}
+	signer, err := split.NewSigner(testKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := &countingIO{IO: storage.New(nil, nil), opened: map[string]int{}}
+	srv := newServer(t, cfg, nil, func(c *handlers.Config) {
+		p, err := splits.NewPlanner(cfg, files, signer)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Catalogs = []handlers.Catalog{{Planner: p, Reader: reader.New(files), Files: files}}
+	})
+	// Intervals asked for besides those the snapshots changed: each is
+	// cut from the same scan.
+	ch := srv.changes(t, q("table", "once.t", "timeColumn", "ts", "fromSnapshot", fmt.Sprint(from), "granularity", "HOUR",
+		"include", "2000-01-01T00:00:00Z/2000-01-01T01:00:00Z,2001-01-01T00:00:00Z/2001-01-01T01:00:00Z,2002-01-01T00:00:00Z/2002-01-01T01:00:00Z"))
+	if len(ch.Changes) < 3 {
+		t.Fatalf("%d changed intervals; the test wants several: %v", len(ch.Changes), ch.intervals())
+	}
+	n := files.count(to.ManifestList)
+	if list := strings.TrimPrefix(to.ManifestList, "file://"); list != to.ManifestList {
+		n += files.count(list)
+	}
+	if n != 1 {
+		t.Fatalf("the target snapshot's manifest list was read %d times for %d intervals, want once", n, len(ch.Changes))
+	}
+}

@@ -1,0 +1,165 @@
+package splits
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/apache/iceberg-go"
+	icebergio "github.com/apache/iceberg-go/io"
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/druidiceberg/sidecar/splits/split"
+)
+
+// ErrPlanMismatch: a plan-reference token names a plan that planning its
+// snapshot again no longer gives (another release that plans otherwise, or
+// a metadata file rewritten in place); the token is refused rather than
+// served as other rows.
+var ErrPlanMismatch = errors.New("the token's plan no longer matches")
+
+// planOptions are what a plan depends on besides its metadata file and
+// snapshot: what a reference token pins so that any replica plans the
+// same splits again (see split.PlanRef). Target, MaxFiles and MinSplits
+// are the packing of the planner that signed it, so replicas configured
+// otherwise still agree.
+type planOptions struct {
+	Table    string         `json:"t"`
+	SchemaID int            `json:"sc"`
+	Columns  []int          `json:"c,omitempty"`
+	Encoding split.Encoding `json:"e,omitzero"`
+	// Filter is the scan's row filter as iceberg's REST JSON expression,
+	// bound to the schema (a timeWindow's times already resolved).
+	Filter        json.RawMessage `json:"f,omitempty"`
+	ApplyResidual bool            `json:"ar,omitempty"`
+	FromSnapshot  *int64          `json:"fs,omitempty"`
+	Target        int64           `json:"ts"`
+	MaxFiles      int             `json:"mf"`
+	MaxSplits     int             `json:"mx,omitempty"`
+	MinSplits     int             `json:"ms,omitempty"`
+	// Interval is the request's time interval: the time column's field
+	// id, and the interval's ends in epoch milliseconds.
+	Interval *intervalOptions `json:"iv,omitempty"`
+}
+
+// intervalOptions pin a time interval (see planOptions).
+type intervalOptions struct {
+	FieldID int   `json:"c"`
+	Start   int64 `json:"s"`
+	End     int64 `json:"e"`
+}
+
+// refOf returns the options a reference to one of pl's splits pins, and
+// whether the plan can be referenced at all (its filter has a JSON form
+// that reads back).
+func (p *Planner) refOf(pl *planning) (split.PlanRef, bool) {
+	if pl.filter != nil && pl.filterJSON == nil {
+		return split.PlanRef{}, false
+	}
+	o := planOptions{
+		Table: pl.req.Table, SchemaID: pl.schema.ID, Columns: pl.columns, Encoding: pl.req.Encoding,
+		Filter: pl.filterJSON, ApplyResidual: pl.req.ApplyResidual, FromSnapshot: pl.req.FromSnapshot,
+		Target: pl.pk.target, MaxFiles: pl.pk.maxFiles, MaxSplits: pl.pk.maxSplits, MinSplits: pl.req.MinSplits,
+	}
+	if iv := pl.req.Interval; iv != nil {
+		i := slices.IndexFunc(pl.schema.Fields(), func(f iceberg.NestedField) bool { return f.Name == iv.Column })
+		if i < 0 {
+			return split.PlanRef{}, false
+		}
+		o.Interval = &intervalOptions{FieldID: pl.schema.Fields()[i].ID, Start: iv.Start.UnixMilli(), End: iv.End.UnixMilli()}
+	}
+	raw, err := json.Marshal(o)
+	if err != nil {
+		return split.PlanRef{}, false
+	}
+	return split.PlanRef{
+		Catalog: p.conn.cfg.Name, MetadataLocation: pl.tbl.MetadataLocation(), SnapshotID: pl.snap.SnapshotID,
+		Options: raw, Count: len(pl.plan.Splits),
+	}, true
+}
+
+// planKey is the identity of a referenced plan in the plan cache.
+func planKey(kind split.TokenKind, ref split.PlanRef) string {
+	return string(kind) + "\x00" + ref.MetadataLocation + "\x00" + strconv.FormatInt(ref.SnapshotID, 10) + "\x00" + string(ref.Options)
+}
+
+// Resolve returns the files of the split a plan-reference token names: it
+// plans the referenced snapshot again with the referenced options (once
+// for every request that names the plan while it is cached) and checks
+// that the plan is the one the token was signed for. A plan that differs
+// is ErrPlanMismatch.
+func (p *Planner) Resolve(ctx context.Context, kind split.TokenKind, ref split.PlanRef) ([]split.Split, error) {
+	var o planOptions
+	if err := json.Unmarshal(ref.Options, &o); err != nil {
+		return nil, fmt.Errorf("%w: the plan options of the token do not decode: %w", split.ErrMalformedToken, err)
+	}
+	plan, err := p.plans.load(ctx, planKey(kind, ref), func(ctx context.Context) (*cachedPlan, error) {
+		return p.replan(ctx, kind, ref, o)
+	})
+	if err != nil {
+		return nil, err
+	}
+	if len(plan.splits) != ref.Count || string(plan.fingerprint) != string(ref.Fingerprint) {
+		return nil, fmt.Errorf("%w: planning snapshot %d of %s again (from %s) gives %d splits with fingerprint %x, "+
+			"the token was signed for %d with %x: it was planned by a release that plans otherwise, or the metadata "+
+			"file was rewritten; plan again with GET /splits",
+			ErrPlanMismatch, ref.SnapshotID, o.Table, ref.MetadataLocation, len(plan.splits), plan.fingerprint, ref.Count, ref.Fingerprint)
+	}
+	return plan.splits[ref.Index], nil
+}
+
+// replan plans a referenced plan again: the steps of Plan, from the
+// pinned metadata file rather than the catalog, with the path the token's
+// kind says and the pinned options.
+func (p *Planner) replan(ctx context.Context, kind split.TokenKind, ref split.PlanRef, o planOptions) (*cachedPlan, error) {
+	meta, err := p.metadataAt(ctx, ref.MetadataLocation)
+	if err != nil {
+		return nil, err
+	}
+	fsF := func(context.Context) (icebergio.IO, error) { return p.fsys, nil }
+	tbl := table.New(table.Identifier{o.Table}, meta, ref.MetadataLocation, fsF, nil)
+	snap := tbl.SnapshotByID(ref.SnapshotID)
+	if snap == nil {
+		return nil, fmt.Errorf("%w: metadata %s has no snapshot %d", ErrPlanMismatch, ref.MetadataLocation, ref.SnapshotID)
+	}
+	schema, ok := tbl.Schemas()[o.SchemaID]
+	if !ok {
+		return nil, fmt.Errorf("%w: metadata %s has no schema %d", ErrPlanMismatch, ref.MetadataLocation, o.SchemaID)
+	}
+	req := Request{Table: o.Table, Columns: nil, Encoding: o.Encoding, ApplyResidual: o.ApplyResidual,
+		FromSnapshot: o.FromSnapshot, MinSplits: o.MinSplits, Mode: ModeRows}
+	pl := &planning{req: req, tbl: tbl, snap: snap, schema: schema, columns: o.Columns,
+		plan: Plan{Table: o.Table, SnapshotID: snap.SnapshotID, Path: PathRows},
+		pk:   packing{target: o.Target, maxFiles: o.MaxFiles, maxSplits: o.MaxSplits}}
+	if kind == split.KindFile {
+		pl.req.Mode, pl.plan.Path = ModeFiles, PathFiles
+	}
+	if o.Filter != nil {
+		if pl.filter, err = iceberg.ParseExpr(o.Filter, schema); err != nil {
+			return nil, fmt.Errorf("%w: the token's filter does not read back: %w", ErrPlanMismatch, err)
+		}
+		pl.filterJSON = o.Filter
+	}
+	if err := p.scanWith(ctx, pl); err != nil {
+		return nil, err
+	}
+	if iv := o.Interval; iv != nil {
+		f, ok := schema.FindFieldByID(iv.FieldID)
+		if !ok {
+			return nil, fmt.Errorf("%w: schema %d has no field %d", ErrPlanMismatch, o.SchemaID, iv.FieldID)
+		}
+		pl.req.Interval = &TimeInterval{Column: f.Name, Start: time.UnixMilli(iv.Start).UTC(), End: time.UnixMilli(iv.End).UTC()}
+	}
+	if err := pl.selectInterval(); err != nil {
+		return nil, err
+	}
+	pl.maker = newSplitMaker(tbl.Metadata(), ref.MetadataLocation, snap.SnapshotID, schema.ID)
+	if err := p.pack(ctx, pl); err != nil {
+		return nil, err
+	}
+	return cachePlanOf(pl.plan.Splits)
+}

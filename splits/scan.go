@@ -1,0 +1,196 @@
+package splits
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/table"
+)
+
+// The scan step of Plan: turn the request's filter into an Iceberg
+// expression, plan the snapshot's files with iceberg-go (which matches
+// delete files to data files and prunes by partition and column metrics),
+// and put the tasks in a stable order.
+
+// scan plans pl's snapshot and fills in pl's filter and tasks, and the
+// warnings of an empty scan and of residuals under residualFilterMode=warn.
+func (p *Planner) scan(ctx context.Context, pl *planning) error {
+	req := pl.req
+	if req.Filter != nil {
+		now := req.Now
+		if now.IsZero() {
+			now = time.Now()
+		}
+		expr, err := req.Filter.Expression(pl.schema, now)
+		if err != nil {
+			return err
+		}
+		bound, err := iceberg.BindExpr(pl.schema, expr, true)
+		if err != nil {
+			return fmt.Errorf("%w: icebergFilter: %w", ErrBadRequest, err)
+		}
+		// The scan runs on the filter as its JSON form reads back, which
+		// is what a plan-reference token pins: a replica that plans the
+		// token's snapshot again scans with the very same expression. A
+		// filter without a JSON form that reads back is scanned as it is,
+		// and the plan hands out no reference.
+		pl.filter = expr
+		if raw, err := json.Marshal(bound); err == nil {
+			if back, err := iceberg.ParseExpr(raw, pl.schema); err == nil {
+				pl.filter, pl.filterJSON = back, raw
+			}
+		}
+	}
+	return p.scanWith(ctx, pl)
+}
+
+// scanWith plans pl's snapshot under pl's filter (nil: every file).
+func (p *Planner) scanWith(ctx context.Context, pl *planning) error {
+	req := pl.req
+	opts := []table.ScanOption{table.WithSnapshotID(pl.snap.SnapshotID)}
+	if pl.filter != nil {
+		opts = append(opts, table.WithRowFilter(pl.filter))
+		var err error
+		if pl.filterBound, err = iceberg.BindExpr(pl.schema, pl.filter, true); err != nil {
+			return fmt.Errorf("%w: icebergFilter: %w", ErrBadRequest, err)
+		}
+	}
+	var tasks []table.FileScanTask
+	var err error
+	if req.FromSnapshot != nil {
+		if err := appendsOnly(pl.tbl, req.Table, *req.FromSnapshot, pl.snap); err != nil {
+			return err
+		}
+		tasks, err = pl.tbl.NewIncrementalAppendScan(opts...).
+			FromSnapshotExclusive(*req.FromSnapshot).ToSnapshot(pl.snap.SnapshotID).PlanFiles(ctx)
+	} else {
+		tasks, err = pl.tbl.Scan(opts...).PlanFiles(ctx)
+	}
+	if err != nil {
+		err = redact(storageError(p.conn.cfg.Name, fmt.Sprintf("plan %s at snapshot %d", req.Table, pl.snap.SnapshotID), err),
+			p.conn.cfg.secrets())
+		// Manifests are read from storage: /readyz follows it too.
+		p.conn.observe(err)
+		return err
+	}
+
+	pl.tasks = tasks
+	pl.orderTasks()
+	return checkResiduals(req.ResidualMode, pl.filter, pl.tasks, &pl.plan)
+}
+
+// orderTasks takes pl's tasks whole (see wholeFiles) and in path order, and
+// warns when there is none.
+func (pl *planning) orderTasks() {
+	pl.tasks = wholeFiles(pl.tasks)
+	// PlanFiles returns tasks in no promised order; a stable order makes
+	// the answer, and the spec pasted from it, the same on every call.
+	slices.SortFunc(pl.tasks, func(a, b table.FileScanTask) int {
+		if c := strings.Compare(a.File.FilePath(), b.File.FilePath()); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.Start, b.Start)
+	})
+	if len(pl.tasks) == 0 {
+		pl.plan.Warnings = append(pl.plan.Warnings, noFilesWarning)
+	}
+}
+
+// residualOf is what the row path applies to task t row by row, bound to
+// the schema: the part of the filter its partition left undecided when the
+// request asks for it (ApplyResidual), and the time interval's filter
+// unless the file lies within the interval (see interval.go); nil when
+// neither. whole says that it is the whole filter (filterBound) alone.
+func (pl *planning) residualOf(t table.FileScanTask) (r iceberg.BooleanExpression, whole bool) {
+	if pl.req.ApplyResidual && pl.filter != nil {
+		r = t.Residual
+		if r == nil {
+			// iceberg-go leaves it nil when the partition decided
+			// nothing: the whole filter remains.
+			r, whole = pl.filterBound, true
+		}
+		if r.Equals(iceberg.AlwaysTrue{}) {
+			r, whole = nil, false
+		}
+	}
+	if iv := pl.interval; iv != nil && !iv.within[t.File.FilePath()] {
+		if r == nil {
+			return iv.filter, false
+		}
+		return iceberg.NewAnd(r, iv.filter), false
+	}
+	return r, whole
+}
+
+// wholeFiles merges the byte-range tasks that iceberg-go plans for one data
+// file back into one task for the whole file, keeping the first-seen order.
+// iceberg-go splits a Parquet file larger than the table's
+// read.split.target-size (default 128 MiB) at its split offsets, and every
+// range carries the same delete files and residual. The sidecar plans its
+// own ranges (fileRanges, WithTargetSplitSize), and a token that ignored
+// iceberg-go's range would serve the whole file once per range.
+func wholeFiles(tasks []table.FileScanTask) []table.FileScanTask {
+	seen := make(map[string]bool, len(tasks))
+	out := tasks[:0]
+	for _, t := range tasks {
+		path := t.File.FilePath()
+		if seen[path] {
+			continue
+		}
+		seen[path] = true
+		t.Start, t.Length = 0, t.File.FileSizeBytes()
+		out = append(out, t)
+	}
+	return out
+}
+
+// noFilesWarning explains an empty plan: Druid's http input source refuses
+// an empty uris list, so there is nothing to submit.
+const noFilesWarning = "no data file to read (empty table, or the filter pruned every file): " +
+	"Druid's http inputSource needs at least one URI, so there is nothing to ingest"
+
+// checkResiduals applies the residual mode: the residual of a task is what
+// of the filter its file's partition values could not decide, so the file
+// may hold rows that do not match.
+func checkResiduals(mode ResidualMode, filter iceberg.BooleanExpression, tasks []table.FileScanTask, plan *Plan) error {
+	if filter == nil || mode == ResidualIgnore || mode == "" {
+		return nil
+	}
+	residuals := map[string]int{}
+	for _, t := range tasks {
+		r := t.Residual
+		if r == nil {
+			// iceberg-go leaves it nil when the partition could not
+			// simplify the filter at all: the whole filter remains.
+			r = filter
+		}
+		if r.Equals(iceberg.AlwaysTrue{}) {
+			continue
+		}
+		residuals[r.String()]++
+	}
+	if len(residuals) == 0 {
+		return nil
+	}
+	keys := make([]string, 0, len(residuals))
+	n := 0
+	for k, c := range residuals {
+		keys = append(keys, k)
+		n += c
+	}
+	slices.Sort(keys)
+	if mode == ResidualFail {
+		return fmt.Errorf("%w: residualFilterMode=fail: the filter leaves a residual on %d of %d files (%s): "+
+			"files would hold rows that do not match", ErrConflict, n, len(tasks), strings.Join(keys, "; "))
+	}
+	for _, k := range keys {
+		plan.Warnings = append(plan.Warnings, fmt.Sprintf("residual filter on %d file(s), rows that do not match are ingested: %s", residuals[k], k))
+	}
+	return nil
+}
