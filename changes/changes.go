@@ -224,7 +224,7 @@ func (df *Differ) Changes(ctx context.Context, req Request) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	d := &fileDiff{meta: tbl.Metadata(), field: field, col: col, c: c, deletes: newDeleteReader(df.fsys)}
+	d := &fileDiff{meta: tbl.Metadata(), field: field, col: col, c: c, deletes: newDeleteReader(df.fsys, tbl.Metadata())}
 	for _, path := range sortedKeys(after) {
 		a := after[path]
 		b, ok := before[path]
@@ -247,6 +247,9 @@ func (df *Differ) Changes(ctx context.Context, req Request) (Result, error) {
 		if _, ok := after[path]; !ok {
 			d.dataFile(before[path].file, ReasonDataRemoved)
 		}
+	}
+	if d.deletes.err != nil {
+		return Result{}, d.deletes.err
 	}
 	return c.finish(out), nil
 }
@@ -469,7 +472,7 @@ func (d *fileDiff) equalityDeletes(f, del iceberg.DataFile) {
 	if !slices.Contains(del.EqualityFieldIDs(), fid) {
 		// The deleted rows may lie anywhere in f, unless no key can
 		// match f at all.
-		if d.deletes.mayMatch(del, f, d.meta.CurrentSchema()) {
+		if d.deletes.mayMatch(del, f) {
 			d.dataFile(f, r)
 		}
 		return
@@ -510,7 +513,7 @@ func (d *fileDiff) deleteTimes(del iceberg.DataFile) ([]splits.Span, splits.Exte
 	if ok && d.oneBucket(s) {
 		return []splits.Span{s}, splits.ExtentKnown
 	}
-	values, err := d.deletes.int64Column(del, fid, d.field.Name)
+	values, err := d.deletes.int64Column(del, fid)
 	if err != nil {
 		if ok {
 			return []splits.Span{s}, splits.ExtentKnown

@@ -6,13 +6,17 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io/fs"
+	"net"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog/hadoop"
+	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/druidiceberg/sidecar/druid"
@@ -184,6 +188,71 @@ func TestChangesMinimal(t *testing.T) {
 // row of is no change.
 func TestChangesPositionalDeleteNamesOtherFiles(t *testing.T) {
 	e := newChangesEnv(t)
+	req, day, paths := spannedPositionalDelete(t, e)
+	ch, err := e.d.Changes(e.ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, c := range ch.Changes {
+		got = append(got, c.String())
+	}
+	want := []string{day[paths[0]], day[paths[2]]}
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Fatalf("changes %v, want %v (the middle file's day is not one)", got, want)
+	}
+}
+
+// TestChangesDeleteFileStoreFails: when the store fails while /changes
+// reads a delete file's column, the request fails with the store's error
+// (which a retry may cure) instead of widening the change to every file the
+// delete file's bounds span.
+func TestChangesDeleteFileStoreFails(t *testing.T) {
+	e := newChangesEnv(t)
+	req, day, paths := spannedPositionalDelete(t, e)
+	failing := failingOpen{IO: e.d.fsys, suffix: "/pos.parquet", err: &net.OpError{Op: "read", Net: "tcp", Err: syscall.ECONNRESET}}
+	_, err := New(e.d.planner, failing).Changes(e.ctx, req)
+	if err == nil || !storage.IsTransient(err) {
+		t.Fatalf("Changes = %v, want the store's transient error", err)
+	}
+	// A delete file that is gone is a file the diff cannot narrow with:
+	// the change widens to what its bounds span, as for a damaged one.
+	gone := failingOpen{IO: e.d.fsys, suffix: "/pos.parquet", err: fs.ErrNotExist}
+	ch, err := New(e.d.planner, gone).Changes(e.ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, c := range ch.Changes {
+		got = append(got, c.String())
+	}
+	if want := []string{day[paths[0]], day[paths[1]], day[paths[2]]}; !slices.Equal(got, want) {
+		t.Fatalf("changes with the delete file gone %v, want every day its bounds span %v", got, want)
+	}
+}
+
+// failingOpen fails every Open of a path with the given suffix.
+type failingOpen struct {
+	icebergio.IO
+	suffix string
+	err    error
+}
+
+func (f failingOpen) Open(name string) (icebergio.File, error) {
+	if strings.HasSuffix(name, f.suffix) {
+		return nil, &fs.PathError{Op: "open", Path: name, Err: f.err}
+	}
+	return f.IO.Open(name)
+}
+
+// spannedPositionalDelete builds a table of three data files, one day
+// apart, and a positional delete file naming rows of the first and last
+// whose file_path bounds span the middle one too; it returns the request
+// for the changes of that delete, the day interval of each data file, and
+// the data file paths in order.
+func spannedPositionalDelete(t *testing.T, e *changesEnv) (Request, map[string]string, []string) {
+	t.Helper()
 	h, name := e.history(t, tablegen.HistoryOptions{Time: tablegen.TimeTimestamp, Layout: tablegen.LayoutUnpartitioned})
 	// Three appends, three data files of one day each.
 	// Days apart, so that no two changed days merge into one interval.
@@ -229,19 +298,7 @@ func TestChangesPositionalDeleteNamesOtherFiles(t *testing.T) {
 			t.Fatalf("PlanFiles attaches %d delete files to %s, want the one whose bounds span it", len(task.DeleteFiles), task.File.FilePath())
 		}
 	}
-	ch, err := e.d.Changes(e.ctx, Request{Table: name, FromSnapshot: &from, ToSnapshot: &tbl.CurrentSnapshot().SnapshotID, TimeColumn: "ts"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got []string
-	for _, c := range ch.Changes {
-		got = append(got, c.String())
-	}
-	want := []string{day[paths[0]], day[paths[2]]}
-	slices.Sort(want)
-	if !slices.Equal(got, want) {
-		t.Fatalf("changes %v, want %v (the middle file's day is not one)", got, want)
-	}
+	return Request{Table: name, FromSnapshot: &from, ToSnapshot: &tbl.CurrentSnapshot().SnapshotID, TimeColumn: "ts"}, day, paths
 }
 
 // TestChangesEpochTruncation: a timestamp 1 µs before 1970 is served as

@@ -76,26 +76,32 @@ func (m *splitMaker) split(task table.FileScanTask) (split.Split, error) {
 	}
 	add := func(kind split.DeleteKind, files []iceberg.DataFile) {
 		for _, d := range files {
-			df := split.DeleteFile{
-				Kind:          kind,
-				Path:          d.FilePath(),
-				Format:        string(d.FileFormat()),
-				Size:          d.FileSizeBytes(),
-				Records:       d.Count(),
-				ContentOffset: d.ContentOffset(),
-				ContentSize:   d.ContentSizeInBytes(),
-			}
-			if kind == split.DeleteEquality {
-				df.EqualityIDs = append([]int(nil), d.EqualityFieldIDs()...)
-			}
-			if r := d.ReferencedDataFile(); r != nil {
-				df.ReferencedDataFile = *r
-			}
-			s.Deletes = append(s.Deletes, df)
+			s.Deletes = append(s.Deletes, DeleteFileOf(kind, d))
 		}
 	}
 	add(split.DeletePosition, task.DeleteFiles)
 	add(split.DeleteEquality, task.EqualityDeleteFiles)
 	add(split.DeleteDeletionVector, task.DeletionVectorFiles)
 	return s, nil
+}
+
+// DeleteFileOf describes the delete file d, of the given kind, as a split
+// carries it.
+func DeleteFileOf(kind split.DeleteKind, d iceberg.DataFile) split.DeleteFile {
+	df := split.DeleteFile{
+		Kind:          kind,
+		Path:          d.FilePath(),
+		Format:        string(d.FileFormat()),
+		Size:          d.FileSizeBytes(),
+		Records:       d.Count(),
+		ContentOffset: d.ContentOffset(),
+		ContentSize:   d.ContentSizeInBytes(),
+	}
+	if kind == split.DeleteEquality {
+		df.EqualityIDs = append([]int(nil), d.EqualityFieldIDs()...)
+	}
+	if r := d.ReferencedDataFile(); r != nil {
+		df.ReferencedDataFile = *r
+	}
+	return df
 }

@@ -1,0 +1,139 @@
+package reader
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/apache/iceberg-go"
+	icebergio "github.com/apache/iceberg-go/io"
+	"github.com/parquet-go/parquet-go"
+
+	"github.com/druidiceberg/sidecar/splits/split"
+)
+
+// DeleteColumn is one column of a delete file, read whole, one entry per
+// row: Null[i] says the i-th value is null; otherwise it is Int[i] for
+// integer, date, time and timestamp columns (in the unit of the table's
+// type, as the table's bounds hold it), Bytes[i] for strings, binaries,
+// fixed and UUIDs, or Bool[i] for booleans. Only the slice of the column's
+// kind is set.
+type DeleteColumn struct {
+	Null  []bool
+	Int   []int64
+	Bytes [][]byte
+	Bool  []bool
+}
+
+// The reserved field ids of a positional delete file's columns, which
+// ReadDeleteColumns also reads.
+const (
+	FieldIDDeleteFilePath = fieldIDDeleteFilePath
+	FieldIDDeletePos      = fieldIDDeletePos
+)
+
+// ReadDeleteColumns reads the columns with the given field ids of the
+// Parquet delete file d, for callers that look at a delete file's values
+// rather than apply it (the /changes diff). It reads the way rows are
+// read: its own page decoding and bounded decompression, a damaged file as
+// ErrCorruptFile and a failing store as a storage error. Columns are found
+// as the row path finds them: the reserved ids of a positional delete file
+// by id or reserved name, an equality column by id or through t's name
+// mapping, in t's types. A file of more than maxRows rows is refused
+// before it is read.
+func ReadDeleteColumns(fs icebergio.IO, d split.DeleteFile, t split.TableSchema, ids []int, maxRows int64) (_ []DeleteColumn, err error) {
+	what := "equality delete file"
+	if d.Kind != split.DeleteEquality {
+		what = "positional delete file"
+	}
+	if !strings.EqualFold(d.Format, string(iceberg.ParquetFile)) {
+		return nil, fmt.Errorf("%w: %s %s is %s; only Parquet delete files are read", ErrUnsupported, what, d.Path, d.Format)
+	}
+	if d.Records > maxRows {
+		return nil, fmt.Errorf("%w: %s %s has %d rows, more than %d", ErrUnsupported, what, d.Path, d.Records, maxRows)
+	}
+	w := &watchedIO{IO: fs, records: map[string]int64{d.Path: d.Records}}
+	pf, f, err := openParquet(w, what, d.Path, d.Size)
+	if err != nil {
+		return nil, err
+	}
+	defer closeErr(f, &err, "close "+what+" "+d.Path)
+	if pf.NumRows() > maxRows {
+		return nil, fmt.Errorf("%w: %s %s has %d rows, more than %d", ErrUnsupported, what, d.Path, pf.NumRows(), maxRows)
+	}
+	r, err := newResolver(d.Path, pf.Root(), t.NameMapping)
+	if err != nil {
+		return nil, err
+	}
+	leaves := make([]*leaf, len(ids))
+	for i, id := range ids {
+		if leaves[i], err = deleteLeaf(r, pf.Root(), d.Path, t.Schema, id); err != nil {
+			return nil, fmt.Errorf("read %s %s: %w", what, d.Path, err)
+		}
+	}
+	cols := make([]DeleteColumn, len(ids))
+	err = scanRows(w, pf, f, r.order, func() error {
+		for i, l := range leaves {
+			c := &cols[i]
+			null := l.null()
+			c.Null = append(c.Null, null)
+			switch {
+			case l.vt.conv == convBool:
+				c.Bool = append(c.Bool, !null && l.cur.Bool[l.vpos])
+			case intKeyed(l.vt.conv):
+				v := int64(0)
+				if !null {
+					v = keyInt(l.cur, l.vpos, &l.vt)
+				}
+				c.Int = append(c.Int, v)
+			default:
+				var v []byte
+				if !null {
+					v = append([]byte(nil), l.cur.ByteArray(l.vpos)...)
+				}
+				c.Bytes = append(c.Bytes, v)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read %s %s: %w", what, d.Path, err)
+	}
+	return cols, nil
+}
+
+// deleteLeaf resolves the column with field id id of a delete file whose
+// root column is root.
+func deleteLeaf(r *resolver, root *parquet.Column, path string, schema *iceberg.Schema, id int) (*leaf, error) {
+	switch id {
+	case fieldIDDeleteFilePath, fieldIDDeletePos:
+		name, conv, kind := nameDeleteFilePath, convString, parquet.ByteArray
+		if id == fieldIDDeletePos {
+			name, conv, kind = nameDeletePos, convInt64, parquet.Int64
+		}
+		c := deleteColumn(root, id, name)
+		if c == nil || c.Type().Kind() != kind {
+			return nil, fmt.Errorf("%w: no %s column", ErrCorruptFile, name)
+		}
+		return r.addLeaf(c, valueType{conv: conv}), nil
+	}
+	field, err := equalityField(schema, id, path)
+	if err != nil {
+		return nil, err
+	}
+	c := r.findColumn(root, id)
+	if c == nil || !c.Leaf() {
+		return nil, fmt.Errorf("%w: no column with field id %d", ErrCorruptFile, id)
+	}
+	vt, err := r.valueTypeOf(field, c)
+	if err != nil {
+		return nil, err
+	}
+	switch vt.conv {
+	case convBool, convString, convBinary, convUUID:
+	default:
+		if !intKeyed(vt.conv) {
+			return nil, fmt.Errorf("%w: column %s (%s) is not read as a delete column", ErrUnsupported, field.Name, field.Type)
+		}
+	}
+	return r.addLeaf(c, vt), nil
+}
