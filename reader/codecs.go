@@ -27,14 +27,11 @@ import (
 // limit is 64 GiB), a gzip or brotli page may expand without bound, and
 // the LZ4 codec retries a failed block with a doubled buffer, forever. So
 // one damaged page, or a footer damaged to name another codec, could
-// take the process down. bounded replaces each entry at init with a codec
-// that decompresses into the size the page header gives, and no further.
-//
-// init replaces the entries only after checking that each one holds the
-// codec parquet-go exports for it (&parquet.Zstd and so on): should an
-// upgrade of parquet-go move or reshape the table, it leaves the table
-// alone rather than write into memory it does not know, and
-// TestBoundedCodecsInstalled fails.
+// take the process down. The reader decodes its pages itself
+// (reader/parquetpage, through decompress below) and never through this
+// table; InstallBoundedCodecs makes the table safe for any other caller of
+// parquet-go in the process (the sidecar's tests compare against
+// parquet-go's decoding of damaged files).
 //
 //go:linkname parquetCodecs github.com/parquet-go/parquet-go.compressionCodecs
 var parquetCodecs [format.Lz4Raw + 1]compress.Codec
@@ -48,19 +45,50 @@ var parquetGoCodecs = map[format.CompressionCodec]compress.Codec{
 	format.Lz4Raw: &parquet.Lz4Raw,
 }
 
-func init() {
-	for code, c := range parquetGoCodecs {
-		if parquetCodecs[code] != c {
+var (
+	installOnce  sync.Once
+	installError error
+)
+
+// InstallBoundedCodecs replaces each entry of parquet-go's codec table with
+// a codec that decompresses into the size the page header gives, and no
+// further. It first checks that each entry holds the codec parquet-go
+// exports for it (&parquet.Zstd and so on): should an upgrade of
+// parquet-go move or reshape the table, it changes nothing and fails,
+// rather than write into memory it does not know. The sidecar calls it
+// before it serves and does not start when it fails; calling it again
+// returns the first call's result.
+func InstallBoundedCodecs() error {
+	installOnce.Do(func() {
+		if installError = installBounded(&parquetCodecs); installError != nil {
 			return
+		}
+		for code := range parquetGoCodecs {
+			if _, ok := parquet.LookupCompressionCodec(code).(*bounded); !ok {
+				installError = fmt.Errorf("parquet-go does not look up the bounded %s codec after the install", code)
+				return
+			}
+		}
+	})
+	return installError
+}
+
+// installBounded replaces parquet-go's codecs in table with bounded ones,
+// or changes nothing and fails when an entry is not parquet-go's.
+func installBounded(table *[format.Lz4Raw + 1]compress.Codec) error {
+	for code, c := range parquetGoCodecs {
+		if table[code] != c {
+			return fmt.Errorf("parquet-go's codec table does not hold its %s codec where this build expects it "+
+				"(a parquet-go upgrade changed it): the bounded codecs are not installed", code)
 		}
 	}
 	for code, c := range parquetGoCodecs {
-		parquetCodecs[code] = newBounded(c)
+		table[code] = newBounded(c)
 	}
+	return nil
 }
 
-// bounded decompresses a page for parquet-go (which the reader no longer
-// reads pages with, but whose table stays safe for any caller) into at
+// bounded decompresses a page for parquet-go into at
 // most len(dst) bytes, the page header's uncompressed size (parquet-go
 // hands Decode a buffer of that length), and fails when the data would go
 // on. It cannot demand exactly that size: for a v2 data page parquet-go's

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"runtime"
+	"strings"
 	"testing"
 
 	"github.com/klauspost/compress/snappy"
@@ -12,13 +13,17 @@ import (
 	"github.com/parquet-go/parquet-go/format"
 )
 
-// boundedCodecs are the codecs init replaces in parquet-go's table.
+// boundedCodecs are the codecs InstallBoundedCodecs replaces in
+// parquet-go's table.
 var boundedCodecs = []format.CompressionCodec{format.Snappy, format.Gzip, format.Brotli, format.Zstd, format.Lz4Raw}
 
 // TestBoundedCodecsInstalled checks that parquet-go decompresses pages with
 // the bounded codecs, and that its table still has the shape the linkname
 // in codecs.go assumes: an upgrade that changes it must fail here.
 func TestBoundedCodecsInstalled(t *testing.T) {
+	if err := InstallBoundedCodecs(); err != nil {
+		t.Fatal(err)
+	}
 	for _, c := range boundedCodecs {
 		got := parquet.LookupCompressionCodec(c)
 		b, ok := got.(*bounded)
@@ -32,6 +37,31 @@ func TestBoundedCodecsInstalled(t *testing.T) {
 	}
 	if got := parquet.LookupCompressionCodec(format.Uncompressed); got.CompressionCodec() != format.Uncompressed {
 		t.Errorf("UNCOMPRESSED is %s", got)
+	}
+}
+
+// TestBoundedCodecsRefuseForeignTable: a table whose entries are not
+// parquet-go's codecs (a reshaped table after an upgrade) is left as it is,
+// and the install fails.
+func TestBoundedCodecsRefuseForeignTable(t *testing.T) {
+	var table [format.Lz4Raw + 1]compress.Codec
+	for code, c := range parquetGoCodecs {
+		table[code] = c
+	}
+	table[format.Gzip] = &parquet.Zstd // shifted by one entry
+	before := table
+	if err := installBounded(&table); err == nil || !strings.Contains(err.Error(), "not installed") {
+		t.Fatalf("installBounded = %v, want a refusal", err)
+	}
+	if table != before {
+		t.Fatal("a refused install changed the table")
+	}
+	table[format.Gzip] = &parquet.Gzip
+	if err := installBounded(&table); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := table[format.Zstd].(*bounded); !ok {
+		t.Fatalf("zstd is %T after the install", table[format.Zstd])
 	}
 }
 
