@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 
@@ -100,6 +102,19 @@ func TestCompressedRows(t *testing.T) {
 						t.Fatalf("%s from byte %d: %d, %d bytes; want the last %d", path, n, resp.StatusCode, len(part), len(body)-n)
 					}
 				}
+			}
+
+			// POST /splits takes the same two options in the spec.
+			resp, body := a.post(t, "/splits", fmt.Sprintf(`{"type": "iceberg", "namespace": "gz", "tableName": "t", "minSplits": 3, "compression": %q}`, tc.compression))
+			var posted struct {
+				plan
+				Warnings []string `json:"warnings"`
+			}
+			if err := json.Unmarshal(body, &posted); resp.StatusCode != http.StatusOK || err != nil {
+				t.Fatalf("POST /splits: %d %s", resp.StatusCode, body)
+			}
+			if !slices.Equal(posted.InputSource.URIs, p.InputSource.URIs) || len(posted.Warnings) != 0 {
+				t.Fatalf("POST /splits answers %q with warnings %q; GET answers %q", posted.InputSource.URIs, posted.Warnings, p.InputSource.URIs)
 			}
 
 			cut := &druidsim.CuttingTransport{Cuts: 6, MaxBytes: 10_000, Seed: 7}

@@ -51,6 +51,7 @@ var specFields = map[string]bool{
 	"type": true, "namespace": true, "tableName": true, "icebergFilter": true, "snapshotTime": true,
 	"residualFilterMode": true, "icebergCatalog": true, "warehouseSource": true,
 	"snapshotId": true, "ref": true, "mode": true, "columns": true, "timestamps": true, "binaryAsString": true, "applyResidual": true,
+	"minSplits": true, "compression": true,
 }
 
 // ignoredWarning says what an ignored property of the spec means.
