@@ -18,11 +18,14 @@ import (
 	"github.com/druidiceberg/sidecar/splits"
 )
 
-// Planner is what a Differ needs of the planner: the table, and a
-// snapshot's scan tasks planned by iceberg-go.
+// Planner is what a Differ needs of the planner: the table, a snapshot's
+// scan tasks planned by iceberg-go, and the sidecar's scan of them, which
+// each changed interval is cut from.
 type Planner interface {
 	LoadTable(ctx context.Context, name string) (*table.Table, error)
 	PlanFiles(ctx context.Context, tbl *table.Table, name string, snapshotID int64) ([]table.FileScanTask, error)
+	NewScan(ctx context.Context, tbl *table.Table, req splits.Request, tasks []table.FileScanTask) (*splits.Scan, error)
+	Cut(ctx context.Context, sc *splits.Scan, iv *splits.TimeInterval) (splits.Plan, error)
 }
 
 // Differ finds changed intervals in the tables of one catalog.
@@ -36,6 +39,20 @@ type Differ struct {
 // New returns a Differ that plans with planner and reads files with fsys.
 func New(planner Planner, fsys icebergio.IO) *Differ {
 	return &Differ{planner: planner, fsys: fsys}
+}
+
+// Target scans the target snapshot of res, from the scan tasks the diff
+// planned for it: the target is planned once per request, and the work of
+// each change is cut from it with Cut. req gives the scan's options; its
+// snapshot is res's target.
+func (d *Differ) Target(ctx context.Context, res Result, req splits.Request) (*splits.Scan, error) {
+	req.SnapshotID = res.ToSnapshot
+	return d.planner.NewScan(ctx, res.Loaded, req, res.Target)
+}
+
+// Cut plans the rows of sc within iv (all of them when iv is nil).
+func (d *Differ) Cut(ctx context.Context, sc *splits.Scan, iv *splits.TimeInterval) (splits.Plan, error) {
+	return d.planner.Cut(ctx, sc, iv)
 }
 
 // Reason says why an interval's content differs between two snapshots.

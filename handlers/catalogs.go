@@ -1,11 +1,13 @@
 package handlers
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"strings"
 
 	icebergio "github.com/apache/iceberg-go/io"
+	"github.com/apache/iceberg-go/table"
 
 	"github.com/druidiceberg/sidecar/changes"
 	"github.com/druidiceberg/sidecar/reader"
@@ -13,23 +15,64 @@ import (
 	"github.com/druidiceberg/sidecar/splits/split"
 )
 
-// Catalog is one configured catalog as the router serves it: the planner
-// of its tables and the reader and FileIO of its files (each catalog has its
-// own credentials and location map).
+// Catalog is one configured catalog as the router serves it, by route
+// family: each family sees only what it calls (cmd/sidecar wires them, each
+// catalog with its own credentials and location map).
 type Catalog struct {
-	Planner Planner
-	Reader  *reader.Reader
+	// Type and Name are the catalog's configured type and name; tokens
+	// carry the name.
+	Type, Name string
+	// Plans plans the tables of /splits, /druid/task, /druid/sql and the
+	// status page.
+	Plans Plans
+	// Changes diffs snapshots and plans the changed intervals of /changes.
+	Changes Changes
+	// Splits turns a token back into its splits for the row and file
+	// streams.
+	Splits Splits
+	// Rows reads the live rows of splits.
+	Rows Rows
 	// Files opens raw data files for the v1 path; the location map applies.
 	Files icebergio.IO
-	// changes finds the changed intervals of /changes with Planner and
-	// Files; newCatalogs makes it.
-	changes *changes.Differ
+	// Tables lists the tables and loads their metadata for the status
+	// page, and checks the catalog for /readyz.
+	Tables Tables
 }
 
-// name is the catalog's configured name, which tokens carry.
-func (c Catalog) name() string {
-	_, name := c.Planner.Catalog()
-	return name
+// Plans plans a table (splits.Planner).
+type Plans interface {
+	Plan(ctx context.Context, req splits.Request) (splits.Plan, error)
+}
+
+// Changes finds the changed intervals between two snapshots and plans each
+// (changes.Differ): the target snapshot is scanned once per request and
+// every interval is cut from that scan.
+type Changes interface {
+	Changes(ctx context.Context, req changes.Request) (changes.Result, error)
+	Target(ctx context.Context, res changes.Result, req splits.Request) (*splits.Scan, error)
+	Cut(ctx context.Context, sc *splits.Scan, iv *splits.TimeInterval) (splits.Plan, error)
+}
+
+// Splits re-derives the splits a token names and the table schema they are
+// read in (splits.Planner).
+type Splits interface {
+	Resolve(ctx context.Context, kind split.TokenKind, ref split.PlanRef) ([]split.Split, error)
+	TableSchema(ctx context.Context, sp split.Split) (split.TableSchema, error)
+}
+
+// Rows opens the live rows of one split, or of the splits of a packed
+// token as one stream (reader.Reader).
+type Rows interface {
+	Open(ctx context.Context, sp split.Split, t split.TableSchema) (*reader.Stream, error)
+	OpenAll(ctx context.Context, parts []split.Split, t split.TableSchema) (*reader.Stream, error)
+}
+
+// Tables lists a catalog's tables and loads their metadata for the status
+// page, and checks that the catalog answers for /readyz (splits.Planner).
+type Tables interface {
+	Tables(ctx context.Context) (names []string, truncated bool, err error)
+	LoadTable(ctx context.Context, name string) (*table.Table, error)
+	Ping(ctx context.Context) error
 }
 
 // catalogs are the served catalogs by name, with the default one.
@@ -42,9 +85,8 @@ type catalogs struct {
 func newCatalogs(list []Catalog, def string) catalogs {
 	cs := catalogs{byName: map[string]Catalog{}, def: def}
 	for _, c := range list {
-		c.changes = changes.New(c.Planner, c.Files)
-		cs.byName[c.name()] = c
-		cs.names = append(cs.names, c.name())
+		cs.byName[c.Name] = c
+		cs.names = append(cs.names, c.Name)
 	}
 	if cs.def == "" && len(list) == 1 {
 		cs.def = cs.names[0]

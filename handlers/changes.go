@@ -125,7 +125,7 @@ func (s *server) getChanges(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	ch, err := cat.changes.Changes(r.Context(), req)
+	ch, err := cat.Changes.Changes(r.Context(), req)
 	if err != nil {
 		return err
 	}
@@ -138,7 +138,7 @@ func (s *server) getChanges(w http.ResponseWriter, r *http.Request) error {
 	// the work of each change is cut from that one scan.
 	target := base
 	target.SnapshotID = ch.ToSnapshot
-	scan, err := cat.Planner.NewScan(r.Context(), ch.Loaded, target, ch.Target)
+	scan, err := cat.Changes.Target(r.Context(), ch, target)
 	if err != nil {
 		return err
 	}
@@ -171,7 +171,7 @@ func (s *server) changeWork(r *http.Request, cat Catalog, scan *splits.Scan, req
 	req.Interval = cut
 	// Without a target snapshot the plan is empty: nothing to read.
 	src, resp, err := sourceOf(req, ch.TimeField.Name, "timeColumn", func() (splits.Plan, splitsResponse, error) {
-		return s.answer(r, req, nil, func() (splits.Plan, error) { return cat.Planner.Cut(r.Context(), scan, cut) })
+		return s.answer(r, req, nil, func() (splits.Plan, error) { return cat.Changes.Cut(r.Context(), scan, cut) })
 	})
 	if err != nil {
 		return changeResponse{}, nil, err

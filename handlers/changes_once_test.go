@@ -71,7 +71,7 @@ func TestChangesPlanOnce(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		c.Catalogs = []handlers.Catalog{{Planner: p, Reader: reader.New(files), Files: files}}
+		c.Catalogs = []handlers.Catalog{wireCatalog(p, reader.New(files), files)}
 	})
 	// Intervals asked for besides those the snapshots changed: each is
 	// cut from the same scan.

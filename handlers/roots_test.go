@@ -67,7 +67,7 @@ func TestTokensOpenOnlyPlannedPaths(t *testing.T) {
 	}
 	reg := prometheus.NewRegistry()
 	srv := httptest.NewServer(handlers.New(handlers.Config{
-		Catalogs: []handlers.Catalog{{Planner: planner, Reader: reader.New(rec), Files: rec}},
+		Catalogs: []handlers.Catalog{wireCatalog(planner, reader.New(rec), rec)},
 		Signer:   signer, Metrics: metrics.New(reg), Gatherer: reg,
 	}))
 	t.Cleanup(srv.Close)

@@ -3,7 +3,8 @@
 // It holds no Iceberg logic of its own.
 //
 //	r := handlers.New(handlers.Config{
-//		Catalogs: []handlers.Catalog{{Planner: p, Reader: rd, Files: fsys}},
+//		Catalogs: []handlers.Catalog{{Type: "rest", Name: "lake", Plans: p, Changes: d,
+//			Splits: p, Rows: rd, Files: fsys, Tables: p}},
 //		Signer:   s, Metrics: m, Gatherer: reg, Logger: log,
 //	})
 //	http.ListenAndServe("127.0.0.1:8080", r)
@@ -18,7 +19,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/apache/iceberg-go/table"
 	"github.com/go-chi/chi/v5"
 	"github.com/go-chi/chi/v5/middleware"
 	"github.com/prometheus/client_golang/prometheus"
@@ -26,24 +26,8 @@ import (
 
 	"github.com/druidiceberg/sidecar/api"
 	"github.com/druidiceberg/sidecar/metrics"
-	"github.com/druidiceberg/sidecar/splits"
 	"github.com/druidiceberg/sidecar/splits/split"
 )
-
-// Planner plans tables and resolves a split's schema; it is also what
-// /changes plans the snapshots it compares with.
-type Planner interface {
-	Plan(ctx context.Context, req splits.Request) (splits.Plan, error)
-	NewScan(ctx context.Context, tbl *table.Table, req splits.Request, tasks []table.FileScanTask) (*splits.Scan, error)
-	Cut(ctx context.Context, sc *splits.Scan, iv *splits.TimeInterval) (splits.Plan, error)
-	PlanFiles(ctx context.Context, tbl *table.Table, name string, snapshotID int64) ([]table.FileScanTask, error)
-	TableSchema(ctx context.Context, sp split.Split) (split.TableSchema, error)
-	Resolve(ctx context.Context, kind split.TokenKind, ref split.PlanRef) ([]split.Split, error)
-	Tables(ctx context.Context) (names []string, truncated bool, err error)
-	LoadTable(ctx context.Context, name string) (*table.Table, error)
-	Catalog() (typ, name string)
-	Ping(ctx context.Context) error
-}
 
 // Verifier checks split tokens.
 type Verifier interface {
@@ -202,7 +186,7 @@ func (s *server) handle(h func(http.ResponseWriter, *http.Request) error) http.H
 func (s *server) getReady(w http.ResponseWriter, r *http.Request) error {
 	var errs []error
 	for _, name := range s.catalogs.names {
-		if err := s.catalogs.byName[name].Planner.Ping(r.Context()); err != nil {
+		if err := s.catalogs.byName[name].Tables.Ping(r.Context()); err != nil {
 			errs = append(errs, err)
 		}
 	}

@@ -40,7 +40,7 @@ func splittingServer(t testing.TB, dir string, opts ...splits.PlannerOption) *te
 		if err != nil {
 			t.Fatal(err)
 		}
-		c.Catalogs = []handlers.Catalog{{Planner: p, Reader: reader.New(fsys), Files: fsys}}
+		c.Catalogs = []handlers.Catalog{wireCatalog(p, reader.New(fsys), fsys)}
 	})
 }
 

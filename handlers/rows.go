@@ -98,12 +98,12 @@ func (s *server) getRows(w http.ResponseWriter, r *http.Request, c splits.Compre
 	if err != nil {
 		return err
 	}
-	ts, err := cat.Planner.TableSchema(ctx, parts[0])
+	ts, err := cat.Splits.TableSchema(ctx, parts[0])
 	if err != nil {
 		return err
 	}
 	// Everything that can fail early fails here, before the first byte.
-	stream, err := cat.Reader.OpenAll(ctx, parts, ts)
+	stream, err := cat.Rows.OpenAll(ctx, parts, ts)
 	if err != nil {
 		return err
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	differ "github.com/druidiceberg/sidecar/changes"
 	"github.com/druidiceberg/sidecar/handlers"
 	"github.com/druidiceberg/sidecar/internal/storage"
 	"github.com/druidiceberg/sidecar/metrics"
@@ -25,6 +26,7 @@ import (
 
 	// The local catalog is iceberg-go's hadoop catalog, registered on import.
 	_ "github.com/apache/iceberg-go/catalog/hadoop"
+	icebergio "github.com/apache/iceberg-go/io"
 )
 
 // testKey is a fixed signing key so that tests can forge and compare tokens.
@@ -88,7 +90,7 @@ func newServerWithCache(t testing.TB, cfg splits.CatalogConfig, mappings []stora
 func testCatalog(t testing.TB, cfg splits.CatalogConfig, mappings []storage.Mapping, signer *split.Signer, opts ...reader.Option) handlers.Catalog {
 	t.Helper()
 	c := plannerCatalog(t, cfg, mappings, signer)
-	c.Reader = reader.New(c.Files, opts...)
+	c.Rows = reader.New(c.Files, opts...)
 	return c
 }
 
@@ -100,7 +102,14 @@ func plannerCatalog(t testing.TB, cfg splits.CatalogConfig, mappings []storage.M
 	if err != nil {
 		t.Fatal(err)
 	}
-	return handlers.Catalog{Planner: planner, Reader: reader.New(fsys), Files: fsys}
+	return wireCatalog(planner, reader.New(fsys), fsys)
+}
+
+// wireCatalog wires a planner, a reader and a FileIO into the route
+// families as cmd/sidecar does.
+func wireCatalog(p *splits.Planner, rd *reader.Reader, fsys icebergio.IO) handlers.Catalog {
+	typ, name := p.Catalog()
+	return handlers.Catalog{Type: typ, Name: name, Plans: p, Changes: differ.New(p, fsys), Splits: p, Rows: rd, Files: fsys, Tables: p}
 }
 
 // plan is the part of GET /splits' answer the tests read.

@@ -125,7 +125,7 @@ func (s *server) planResponse(r *http.Request, req splits.Request, warnings []st
 	if err != nil {
 		return splits.Plan{}, splitsResponse{}, err
 	}
-	return s.answer(r, req, warnings, func() (splits.Plan, error) { return cat.Planner.Plan(r.Context(), req) })
+	return s.answer(r, req, warnings, func() (splits.Plan, error) { return cat.Plans.Plan(r.Context(), req) })
 }
 
 // answer renders the answer of /splits for the plan that plan makes for

@@ -106,8 +106,8 @@ func (s *server) getStatus(w http.ResponseWriter, r *http.Request) error {
 	table := r.URL.Query().Get("table")
 	// The page names the table it was asked for, shortened like an error.
 	page := statusPage{Table: clip(table, maxQuotedName), Counts: r.URL.Query().Get("counts") == "1", Catalogs: s.catalogs.names}
-	page.CatalogType, page.CatalogName = cat.Planner.Catalog()
-	names, truncated, err := cat.Planner.Tables(ctx)
+	page.CatalogType, page.CatalogName = cat.Type, cat.Name
+	names, truncated, err := cat.Tables.Tables(ctx)
 	if err != nil {
 		page.ListError = err.Error()
 	}
@@ -115,7 +115,7 @@ func (s *server) getStatus(w http.ResponseWriter, r *http.Request) error {
 	for i, n := range names {
 		st := statusTable{Name: n, Snapshot: "…"}
 		if i < statusTables {
-			st.Snapshot = currentSnapshot(ctx, cat.Planner, n)
+			st.Snapshot = currentSnapshot(ctx, cat.Tables, n)
 		}
 		page.Tables = append(page.Tables, st)
 	}
@@ -131,7 +131,7 @@ func (s *server) getStatus(w http.ResponseWriter, r *http.Request) error {
 
 // currentSnapshot reads a table's metadata only: planning every listed
 // table would read all their manifests.
-func currentSnapshot(ctx context.Context, p Planner, name string) string {
+func currentSnapshot(ctx context.Context, p Tables, name string) string {
 	tbl, err := p.LoadTable(ctx, name)
 	if err != nil {
 		return "error: " + toAPIError(err).Message
@@ -146,7 +146,7 @@ func currentSnapshot(ctx context.Context, p Planner, name string) string {
 // statusPlanOf plans a table and, when counts is set, reads every split to
 // count the rows its delete files remove.
 func statusPlanOf(ctx context.Context, cat Catalog, name string, counts bool) (*statusPlan, error) {
-	p, err := cat.Planner.Plan(ctx, splits.Request{Table: name, Mode: splits.ModeAuto})
+	p, err := cat.Plans.Plan(ctx, splits.Request{Table: name, Mode: splits.ModeAuto})
 	if err != nil {
 		return nil, err
 	}
@@ -176,11 +176,11 @@ func statusFileOf(ctx context.Context, cat Catalog, sp split.Split, counts bool)
 	if !counts {
 		return f, nil
 	}
-	ts, err := cat.Planner.TableSchema(ctx, sp)
+	ts, err := cat.Splits.TableSchema(ctx, sp)
 	if err != nil {
 		return f, err
 	}
-	st, err := cat.Reader.Open(ctx, sp, ts)
+	st, err := cat.Rows.Open(ctx, sp, ts)
 	if err != nil {
 		return f, err
 	}

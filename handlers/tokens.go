@@ -23,6 +23,6 @@ func (s *server) splitOf(ctx context.Context, kind split.TokenKind, token string
 	if err != nil {
 		return Catalog{}, nil, err
 	}
-	parts, err := cat.Planner.Resolve(ctx, kind, *tok.Ref)
+	parts, err := cat.Splits.Resolve(ctx, kind, *tok.Ref)
 	return cat, parts, err
 }

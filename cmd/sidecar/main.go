@@ -101,6 +101,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 // listens (tests use it with --addr 127.0.0.1:0).
 func serve(ctx context.Context, cfg config, logOut io.Writer, ready chan<- string) error {
 	log := newLogger(cfg.LogFormat, logOut)
+	if err := reader.InstallBoundedCodecs(); err != nil {
+		return err
+	}
 
 	keys, err := split.LoadOrCreateKey(cfg.TokenKeyFile)
 	if err != nil {
@@ -151,9 +154,9 @@ func serve(ctx context.Context, cfg config, logOut io.Writer, ready chan<- strin
 			// Not fatal: planning answers 503 until the catalog is back.
 			log.Warn("catalog not reachable yet", slog.String("catalog", c.Name), slog.String("error", err.Error()))
 		}
-		cats = append(cats, handlers.Catalog{Planner: planner, Reader: reader.New(fsys, readerOpts...), Files: fsys})
-		_, name := planner.Catalog()
-		names = append(names, name)
+		cat := catalogRoutes(planner, reader.New(fsys, readerOpts...), fsys)
+		cats = append(cats, cat)
+		names = append(names, cat.Name)
 	}
 
 	router := handlers.New(handlers.Config{

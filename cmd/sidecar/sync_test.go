@@ -65,7 +65,7 @@ func newSyncEnv(t *testing.T) *syncEnv {
 	}
 	sidecar := httptest.NewUnstartedServer(nil)
 	sidecar.Config.Handler = handlers.New(handlers.Config{
-		Catalogs:         []handlers.Catalog{{Planner: planner, Reader: reader.New(fsys), Files: fsys}},
+		Catalogs:         []handlers.Catalog{catalogRoutes(planner, reader.New(fsys), fsys)},
 		Signer:           signer,
 		BasicAuth:        []handlers.Credential{{Username: sidecarUser, Password: sidecarPassword}},
 		PublicURL:        "http://" + sidecar.Listener.Addr().String(),
