@@ -21,18 +21,18 @@ import (
 )
 
 // The targets of packed splits, plan-reference tokens and compressed
-// streams (README, "Planning at scale" and "Compressed streams"):
+// streams (docs/performance.md):
 //
-//   - 6. a table of 20,000 small data files with an equality delete plans,
+//   - 8. a table of 20,000 small data files with an equality delete plans,
 //     with the default options, into at most 64 URIs of at most 2 KiB each,
 //     whose rows are exactly iceberg-go's, and a second server with the same
 //     key serves byte-identical streams for every URI;
-//   - 7. a packed split streams at the rate of one file's split (within
+//   - 9. a packed split streams at the rate of one file's split (within
 //     10%);
-//   - 8. a table of 100,000 data files plans in at most twice the CPU of
+//   - 10. a table of 100,000 data files plans in at most twice the CPU of
 //     iceberg-go's PlanFiles alone, under 512 MiB of server RSS, with an
 //     answer in proportion to its splits;
-//   - 9. compressed streams: the bytes on the wire and the server's CPU per
+//   - 11. compressed streams: the bytes on the wire and the server's CPU per
 //     row against plain NDJSON (a table, not a pass or fail).
 
 // wideWarehouse returns the local warehouse of tablegen.Wide's table

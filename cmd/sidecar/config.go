@@ -192,7 +192,7 @@ func parseServe(args []string, getenv func(string) string, help io.Writer) (conf
 	fs.StringVar(&c.TLSCert, "tls-cert", "", "PEM certificate file: serve HTTPS (with --tls-key)")
 	fs.StringVar(&c.TLSKey, "tls-key", "", "PEM private key file of --tls-cert")
 	fs.StringVar(&c.PublicURL, "public-url", "", "base URL of the URIs handed to Druid (default: the base the request came in on; required with Basic auth)")
-	fs.StringVar(&c.ConfigFile, "config", "", "YAML file of named catalogs (see the README); replaces the catalog flags")
+	fs.StringVar(&c.ConfigFile, "config", "", "YAML file of named catalogs (see docs/catalogs.md); replaces the catalog flags")
 	fs.StringVar(&c.Catalog, "catalog", "local", "catalog type: "+strings.Join(splits.CatalogTypes, ", "))
 	fs.StringVar(&c.CatalogName, "catalog-name", "sidecar", "catalog name handed to iceberg-go")
 	fs.StringVar(&c.Warehouse, "warehouse", "./warehouse", "warehouse location (the local catalog's directory)")

@@ -28,7 +28,7 @@ import (
 const limitsRows = 200_000
 
 // TestLimits holds `sidecar serve`, as main wires it (http.Server, router,
-// admission), to the limits the README promises, over real connections:
+// admission), to the limits docs/security.md promises, over real connections:
 // with the default --max-streams the 65th concurrent stream is answered 503
 // with Retry-After while 64 are open; a client that sends no header, or
 // sends it byte by byte, is disconnected, and so is an idle keep-alive

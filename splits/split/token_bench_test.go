@@ -8,7 +8,7 @@ import (
 // BenchmarkSign and BenchmarkVerify measure one token of a realistic split
 // (see realisticSplit) with 0 and with 10 delete files:
 //
-//	go test -run '^$' -bench 'Sign|Verify' -benchmem ./splits/
+//	go test -run '^$' -bench 'Sign|Verify' -benchmem ./splits/split/
 func BenchmarkSign(b *testing.B) {
 	s, _ := NewSigner(key(1))
 	for _, n := range []int{0, 10} {
