@@ -1,11 +1,11 @@
 package handlers
 
 import (
-	"bytes"
-	"encoding/json"
 	"io"
 	"net/http"
 	"strconv"
+
+	"github.com/druidiceberg/sidecar/internal/jsonstr"
 )
 
 // writeSplits writes the answer of /splits byte for byte as writeJSON
@@ -161,50 +161,8 @@ func (o *jsonOut) end(level int, c byte) {
 
 func (o *jsonOut) int(v int64) { o.buf = strconv.AppendInt(o.buf, v, 10) }
 
-// str appends s as a JSON string, escaped as encoding/json escapes it
-// without HTML escaping.
-func (o *jsonOut) str(s string) {
-	if !plainJSON(s) {
-		// Rare in URIs and paths: let encoding/json spell it.
-		var b bytes.Buffer
-		enc := json.NewEncoder(&b)
-		enc.SetEscapeHTML(false)
-		_ = enc.Encode(s) // a string always encodes
-		o.buf = append(o.buf, bytes.TrimSuffix(b.Bytes(), []byte("\n"))...)
-		return
-	}
-	o.buf = append(o.buf, '"')
-	o.buf = append(o.buf, s...)
-	o.buf = append(o.buf, '"')
-}
-
-// plainJSON reports whether s goes between quotes as it is: no byte below
-// 0x20 or above 0x7e, no quote, no backslash. A wide plan's answer is
-// megabytes of URIs and paths, so it tests eight bytes at a time (the
-// "has less", "has more" and "has zero byte" word tricks, each exact as a
-// yes or no).
-func plainJSON(s string) bool {
-	const ones, highs = 0x0101010101010101, 0x8080808080808080
-	i := 0
-	for ; i+8 <= len(s); i += 8 {
-		x := uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
-			uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
-		below := (x - ones*0x20) &^ x
-		above := (x + ones) | x
-		quote, backslash := x^(ones*'"'), x^(ones*'\\')
-		quote = (quote - ones) &^ quote
-		backslash = (backslash - ones) &^ backslash
-		if (below|above|quote|backslash)&highs != 0 {
-			return false
-		}
-	}
-	for ; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' {
-			return false
-		}
-	}
-	return true
-}
+// str appends s as a JSON string.
+func (o *jsonOut) str(s string) { o.buf = jsonstr.AppendString(o.buf, s) }
 
 // strings appends an array of strings whose elements are at level+1.
 func (o *jsonOut) strings(level int, ss []string) {

@@ -1,7 +1,6 @@
 package handlers
 
 import (
-	"bytes"
 	"net/http/httptest"
 	"reflect"
 	"testing"
@@ -71,39 +70,5 @@ func TestWriteSplitsIsWriteJSON(t *testing.T) {
 				t.Fatalf("headers %v, want %v", got.Header(), want.Header())
 			}
 		})
-	}
-}
-
-// TestPlainJSON holds the eight-bytes-at-a-time test to the byte-by-byte
-// rule: every byte value at every position of strings of 1 to 17 bytes
-// (two words and a tail), among plain bytes of every value.
-func TestPlainJSON(t *testing.T) {
-	plain := func(s string) bool {
-		for i := 0; i < len(s); i++ {
-			if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' {
-				return false
-			}
-		}
-		return true
-	}
-	for n := 1; n <= 17; n++ {
-		for fill := byte(0x20); fill <= 0x7e; fill++ {
-			if fill == '"' || fill == '\\' {
-				continue
-			}
-			b := bytes.Repeat([]byte{fill}, n)
-			for pos := range n {
-				for c := range 256 {
-					b[pos] = byte(c)
-					if got, want := plainJSON(string(b)), plain(string(b)); got != want {
-						t.Fatalf("plainJSON(%q) = %v, want %v", b, got, want)
-					}
-				}
-				b[pos] = fill
-			}
-		}
-	}
-	if !plainJSON("") {
-		t.Fatal(`plainJSON("") = false`)
 	}
 }

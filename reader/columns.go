@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/apache/iceberg-go"
+	"github.com/druidiceberg/sidecar/internal/jsonstr"
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/format"
 )
@@ -167,7 +168,7 @@ func (r *resolver) child(c *parquet.Column, id int) *parquet.Column {
 
 // fieldKey returns the JSON object key `"name":` for a field name.
 func fieldKey(name string) []byte {
-	return append(appendString(nil, []byte(name)), ':')
+	return append(jsonstr.AppendString(nil, name), ':')
 }
 
 // addLeaf registers a leaf column with the conversion vt; a column resolved

@@ -14,6 +14,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/druidiceberg/sidecar/internal/jsonstr"
 	"github.com/google/uuid"
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/deprecated"
@@ -242,7 +243,7 @@ func checkValue(t *testing.T, raw []byte, i int64, d float64, i32 int32) {
 	if err := je.Encode(string(raw)); err != nil {
 		t.Fatal(err)
 	}
-	if got := appendString(nil, raw); string(got)+"\n" != want.String() {
+	if got := jsonstr.Append(nil, raw); string(got)+"\n" != want.String() {
 		t.Fatalf("string %q: got %s want %s", raw, got, want.String())
 	}
 }

@@ -304,7 +304,9 @@ func appendBase64(buf, v []byte) []byte {
 }
 
 // appendJSONString appends s as a JSON string, escaping as encoding/json does
-// except for <, > and &: invalid UTF-8 becomes U+FFFD.
+// except for <, > and &: invalid UTF-8 becomes U+FFFD. It stays apart from
+// the sidecar's escaper (internal/jsonstr) on purpose: the oracle shares no
+// code with the reader it checks.
 func appendJSONString(buf []byte, s string) []byte {
 	const hex = "0123456789abcdef"
 	buf = append(buf, '"')

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+
+	"github.com/druidiceberg/sidecar/internal/jsonstr"
 )
 
 // A token names its split in one of two ways. It holds the split's files
@@ -97,7 +99,7 @@ func Fingerprint(kind TokenKind, splits [][]Split) ([]byte, error) {
 	var buf []byte
 	var n [8]byte
 	buf = append(buf, "sidecar plan 1\x00"...)
-	buf = appendJSONString(buf, string(kind))
+	buf = jsonstr.AppendString(buf, string(kind))
 	h.Write(buf)
 	for _, parts := range splits {
 		binary.BigEndian.PutUint64(n[:], uint64(len(parts)))

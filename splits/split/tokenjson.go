@@ -1,11 +1,15 @@
 package split
 
 import (
+	"bytes"
 	"encoding/json"
 	"strconv"
+
+	"github.com/druidiceberg/sidecar/internal/jsonstr"
 )
 
-// appendClaims appends c as JSON, the very bytes json.Marshal gives for it,
+// appendClaims appends c as JSON, the very bytes encoding/json gives for it
+// with HTML escaping off (as every JSON string of the sidecar is written),
 // without reflection: a wide plan signs thousands of tokens, and encoding
 // them was most of the signing cost. TestAppendClaimsIsMarshal holds the two
 // to the same bytes for a split with every field set (found by reflection),
@@ -13,7 +17,7 @@ import (
 // fails it.
 func appendClaims(b []byte, c claims) ([]byte, error) {
 	b = append(b, `{"t":`...)
-	b = appendJSONString(b, string(c.Kind))
+	b = jsonstr.AppendString(b, string(c.Kind))
 	b = append(b, `,"s":`...)
 	b, err := appendSplit(b, c.Split)
 	if err != nil {
@@ -45,16 +49,16 @@ func appendSplit(b []byte, s Split) ([]byte, error) {
 	b = append(b, '{')
 	if s.Catalog != "" {
 		b = append(b, `"cat":`...)
-		b = appendJSONString(b, s.Catalog)
+		b = jsonstr.AppendString(b, s.Catalog)
 		b = append(b, ',')
 	}
 	if s.Location != "" {
 		b = append(b, `"loc":`...)
-		b = appendJSONString(b, s.Location)
+		b = jsonstr.AppendString(b, s.Location)
 		b = append(b, ',')
 	}
 	b = append(b, `"m":`...)
-	b = appendJSONString(b, s.MetadataLocation)
+	b = jsonstr.AppendString(b, s.MetadataLocation)
 	b = append(b, `,"s":`...)
 	b = strconv.AppendInt(b, s.SnapshotID, 10)
 	b = append(b, `,"sc":`...)
@@ -127,10 +131,10 @@ func appendDeletes(b []byte, ds []DeleteFile) []byte {
 
 func appendDataFile(b []byte, d DataFile) ([]byte, error) {
 	b = append(b, `{"p":`...)
-	b = appendJSONString(b, d.Path)
+	b = jsonstr.AppendString(b, d.Path)
 	if d.Format != "" {
 		b = append(b, `,"f":`...)
-		b = appendJSONString(b, d.Format)
+		b = jsonstr.AppendString(b, d.Format)
 	}
 	b = append(b, `,"z":`...)
 	b = strconv.AppendInt(b, d.Size, 10)
@@ -175,14 +179,14 @@ func appendDeleteFile(b []byte, d DeleteFile) []byte {
 	b = append(b, '{')
 	if d.Kind != "" {
 		b = append(b, `"k":`...)
-		b = appendJSONString(b, string(d.Kind))
+		b = jsonstr.AppendString(b, string(d.Kind))
 		b = append(b, ',')
 	}
 	b = append(b, `"p":`...)
-	b = appendJSONString(b, d.Path)
+	b = jsonstr.AppendString(b, d.Path)
 	if d.Format != "" {
 		b = append(b, `,"f":`...)
-		b = appendJSONString(b, d.Format)
+		b = jsonstr.AppendString(b, d.Format)
 	}
 	b = append(b, `,"z":`...)
 	b = strconv.AppendInt(b, d.Size, 10)
@@ -202,7 +206,7 @@ func appendDeleteFile(b []byte, d DeleteFile) []byte {
 	}
 	if d.ReferencedDataFile != "" {
 		b = append(b, `,"r":`...)
-		b = appendJSONString(b, d.ReferencedDataFile)
+		b = jsonstr.AppendString(b, d.ReferencedDataFile)
 	}
 	return append(b, '}')
 }
@@ -218,22 +222,8 @@ func appendInts(b []byte, v []int) []byte {
 	return append(b, ']')
 }
 
-// appendJSONString appends s quoted as json.Marshal quotes it. Paths are
-// plain ASCII almost always; anything else is left to encoding/json.
-func appendJSONString(b []byte, s string) []byte {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
-			q, _ := json.Marshal(s) // a string always encodes
-			return append(b, q...)
-		}
-	}
-	b = append(b, '"')
-	b = append(b, s...)
-	return append(b, '"')
-}
-
-// appendRawJSON appends raw as json.Marshal embeds a json.RawMessage:
-// compacted, "null" when nil, an error when it is not JSON (empty included). An integer,
+// appendRawJSON appends raw as an Encoder without HTML escaping embeds a
+// json.RawMessage: compacted, "null" when nil, an error when it is not JSON (empty included). An integer,
 // what identity partition values mostly are, is its own compact form.
 func appendRawJSON(b []byte, raw json.RawMessage) ([]byte, error) {
 	switch {
@@ -242,11 +232,11 @@ func appendRawJSON(b []byte, raw json.RawMessage) ([]byte, error) {
 	case isJSONInteger(raw):
 		return append(b, raw...), nil
 	}
-	q, err := json.Marshal(raw)
-	if err != nil {
+	var q bytes.Buffer
+	if err := json.Compact(&q, raw); err != nil {
 		return nil, err
 	}
-	return append(b, q...), nil
+	return append(b, q.Bytes()...), nil
 }
 
 // isJSONInteger reports whether raw is -?(0|[1-9][0-9]*).

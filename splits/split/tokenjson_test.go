@@ -1,6 +1,7 @@
 package split
 
 import (
+	"bytes"
 	"encoding/json"
 	"reflect"
 	"testing"
@@ -44,8 +45,20 @@ func filled(v reflect.Value) {
 	}
 }
 
-// TestAppendClaimsIsMarshal: the token encoder writes what json.Marshal
-// writes, for a split with every field set, so a new field that it does not
+// marshal is json.Marshal without HTML escaping, as the sidecar writes
+// every JSON string (internal/jsonstr).
+func marshal(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
+}
+
+// TestAppendClaimsIsMarshal: the token encoder writes what encoding/json
+// writes (HTML escaping off), for a split with every field set, so a new field that it does not
 // write fails here; and for the splits of the other tests.
 func TestAppendClaimsIsMarshal(t *testing.T) {
 	var full Split
@@ -69,7 +82,7 @@ func TestAppendClaimsIsMarshal(t *testing.T) {
 		"compacted, 10 del":   {Kind: KindRows, Split: short, Expires: -1},
 	} {
 		t.Run(name, func(t *testing.T) {
-			want, err := json.Marshal(c)
+			want, err := marshal(c)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -78,7 +91,7 @@ func TestAppendClaimsIsMarshal(t *testing.T) {
 				t.Fatal(err)
 			}
 			if string(got) != string(want) {
-				t.Fatalf("appendClaims wrote\n%s\njson.Marshal wrote\n%s", got, want)
+				t.Fatalf("appendClaims wrote\n%s\nencoding/json wrote\n%s", got, want)
 			}
 		})
 	}
@@ -95,7 +108,7 @@ func TestAppendClaimsIsMarshal(t *testing.T) {
 }
 
 // FuzzAppendClaims: whatever the strings and numbers, the token encoder
-// writes what json.Marshal writes.
+// writes what encoding/json writes with HTML escaping off.
 func FuzzAppendClaims(f *testing.F) {
 	f.Add("s3://b/t", "data/a.parquet", "./d.parquet", "12", int64(3), int64(-1), true)
 	f.Add("<&>", "\x87\u2028", `"\`, `{"x": 1}`, int64(0), int64(0), false)
@@ -106,13 +119,13 @@ func FuzzAppendClaims(f *testing.F) {
 			Deletes:  []DeleteFile{{Kind: DeleteKind(del), Path: del, Size: off, ContentOffset: &off, ReferencedDataFile: raw}},
 			Encoding: Encoding{ISOTimestamps: flag}, Filter: json.RawMessage(raw)}
 		c := claims{Kind: TokenKind(loc), Split: sp, Expires: off, AsIs: flag}
-		want, werr := json.Marshal(c)
+		want, werr := marshal(c)
 		got, gerr := appendClaims(nil, c)
 		if (werr == nil) != (gerr == nil) {
-			t.Fatalf("json.Marshal: %v, appendClaims: %v", werr, gerr)
+			t.Fatalf("encoding/json: %v, appendClaims: %v", werr, gerr)
 		}
 		if werr == nil && string(got) != string(want) {
-			t.Fatalf("appendClaims wrote\n%s\njson.Marshal wrote\n%s", got, want)
+			t.Fatalf("appendClaims wrote\n%s\nencoding/json wrote\n%s", got, want)
 		}
 	})
 }
