@@ -1,0 +1,144 @@
+package reader
+
+// rowEncoder writes rows of resolved nodes as JSON objects.
+type rowEncoder struct {
+	fields  []*node
+	enc     encoding
+	scratch scratch
+}
+
+// appendRow appends the current row as one NDJSON line.
+func (e *rowEncoder) appendRow(b []byte) []byte {
+	b = append(b, '{')
+	for i, n := range e.fields {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, n.key...)
+		if n.kind != nodePrimitive {
+			b = e.appendNode(b, n)
+			continue
+		}
+		// A column at the top level, inlined.
+		l := n.leaf
+		if l.null() {
+			l.pos++
+			b = append(b, "null"...)
+			continue
+		}
+		b = appendValue(b, l.cur, l.vpos, &l.vt, &e.enc, &e.scratch)
+		l.pos++
+		l.vpos++
+	}
+	return append(b, '}', '\n')
+}
+
+// appendNode appends the next instance of n and consumes its entries.
+func (e *rowEncoder) appendNode(b []byte, n *node) []byte {
+	switch n.kind {
+	case nodePrimitive:
+		l := n.leaf
+		if l.null() {
+			l.pos++
+			return append(b, "null"...)
+		}
+		b = appendValue(b, l.cur, l.vpos, &l.vt, &e.enc, &e.scratch)
+		l.pos++
+		l.vpos++
+		return b
+	case nodeStruct:
+		if n.first.peekDef() < n.def {
+			n.skip()
+			return append(b, "null"...)
+		}
+		b = append(b, '{')
+		for i, c := range n.children {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, c.key...)
+			b = e.appendNode(b, c)
+		}
+		for _, l := range n.extra {
+			l.skip(n.rep)
+		}
+		return append(b, '}')
+	case nodeList:
+		d := n.first.peekDef()
+		if d < n.def {
+			n.skip()
+			return append(b, "null"...)
+		}
+		if d < n.elemDef {
+			n.skip()
+			return append(b, '[', ']')
+		}
+		b = append(b, '[')
+		for {
+			b = e.appendNode(b, n.children[0])
+			if !n.first.continues(n.elemRep) {
+				break
+			}
+			b = append(b, ',')
+		}
+		return append(b, ']')
+	case nodeMap:
+		d := n.first.peekDef()
+		if d < n.def {
+			n.skip()
+			return append(b, "null"...)
+		}
+		if d < n.elemDef {
+			n.skip()
+			if n.stringKeys {
+				return append(b, '{', '}')
+			}
+			return append(b, '[', ']')
+		}
+		k, v := n.children[0], n.children[1]
+		if n.stringKeys {
+			b = append(b, '{')
+			for {
+				if kl := k.leaf; kl.null() {
+					// Map keys are required; keep the line valid JSON
+					// even for a file that breaks the rule.
+					kl.pos++
+					b = append(b, '"', '"')
+				} else {
+					b = e.appendNode(b, k)
+				}
+				b = append(b, ':')
+				b = e.appendNode(b, v)
+				if !n.first.continues(n.elemRep) {
+					break
+				}
+				b = append(b, ',')
+			}
+			return append(b, '}')
+		}
+		b = append(b, '[')
+		for {
+			b = append(b, `{"key":`...)
+			b = e.appendNode(b, k)
+			b = append(b, `,"value":`...)
+			b = e.appendNode(b, v)
+			b = append(b, '}')
+			if !n.first.continues(n.elemRep) {
+				break
+			}
+			b = append(b, ',')
+		}
+		return append(b, ']')
+	}
+	if n.invalid {
+		e.scratch.invalid++
+	}
+	return append(b, n.value...)
+}
+
+// skip consumes a null or empty instance of n from all of its leaves.
+func (n *node) skip() {
+	for _, l := range n.leaves {
+		l.skip(n.rep)
+	}
+}
