@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 
 	"github.com/druidiceberg/sidecar/metrics"
 	"github.com/druidiceberg/sidecar/splits/split"
