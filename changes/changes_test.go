@@ -20,6 +20,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/druidiceberg/sidecar/druid"
+	"github.com/druidiceberg/sidecar/internal/icewrite"
 	"github.com/druidiceberg/sidecar/internal/storage"
 	"github.com/druidiceberg/sidecar/internal/tablegen"
 	"github.com/druidiceberg/sidecar/splits"
@@ -279,8 +280,8 @@ func spannedPositionalDelete(t *testing.T, e *changesEnv) (Request, map[string]s
 	slices.Sort(paths)
 	// Rows of the first and last data files: the bounds span the middle
 	// one too.
-	del, err := tablegen.WritePositionalDeletes(e.ctx, h.Table(), strings.TrimSuffix(h.Table().Location(), "/")+"/data/pos.parquet",
-		[]tablegen.PositionalDelete{{FilePath: paths[0], Pos: 0}, {FilePath: paths[2], Pos: 0}})
+	del, err := icewrite.WritePositionalDeletes(e.ctx, h.Table(), strings.TrimSuffix(h.Table().Location(), "/")+"/data/pos.parquet",
+		[]icewrite.PositionalDelete{{FilePath: paths[0], Pos: 0}, {FilePath: paths[2], Pos: 0}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/druidiceberg/sidecar/handlers"
+	"github.com/druidiceberg/sidecar/internal/demo"
 	"github.com/druidiceberg/sidecar/internal/tablegen"
 	"github.com/druidiceberg/sidecar/splits"
 	"github.com/druidiceberg/sidecar/splits/split"
@@ -335,7 +336,7 @@ func TestMaxSplits(t *testing.T) {
 // raw file's range error is JSON like every error before the first byte.
 func TestHTTPDetails(t *testing.T) {
 	cat, dir := localWarehouse(t)
-	if err := tablegen.Demo(context.Background(), cat); err != nil {
+	if err := demo.Write(context.Background(), cat); err != nil {
 		t.Fatal(err)
 	}
 	srv := localServer(t, dir)

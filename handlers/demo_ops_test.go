@@ -8,7 +8,7 @@ import (
 	"github.com/apache/iceberg-go/catalog/hadoop"
 
 	"github.com/druidiceberg/sidecar/handlers"
-	"github.com/druidiceberg/sidecar/internal/tablegen"
+	"github.com/druidiceberg/sidecar/internal/demo"
 	"github.com/druidiceberg/sidecar/splits"
 )
 
@@ -29,7 +29,7 @@ func newDemoServerWithCache(t testing.TB, cacheSize int64, opts ...func(*handler
 		t.Fatal(err)
 	}
 	defer cat.Close()
-	if err := tablegen.Demo(context.Background(), cat); err != nil {
+	if err := demo.Write(context.Background(), cat); err != nil {
 		t.Fatalf("write demo tables: %v", err)
 	}
 	return newServerWithCache(t, splits.CatalogConfig{Type: "local", Name: "sidecar", Warehouse: wh}, nil, cacheSize, opts...)

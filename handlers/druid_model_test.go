@@ -18,6 +18,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/druidiceberg/sidecar/druid"
+	"github.com/druidiceberg/sidecar/internal/demo"
 	"github.com/druidiceberg/sidecar/internal/druidsim"
 	"github.com/druidiceberg/sidecar/internal/sqlcheck"
 	"github.com/druidiceberg/sidecar/internal/tablegen"
@@ -424,7 +425,7 @@ func TestDruidSQLOverwrite(t *testing.T) {
 func TestDemoTablesInDruid(t *testing.T) {
 	ctx := context.Background()
 	cat, dir := localWarehouse(t)
-	if err := tablegen.Demo(ctx, cat); err != nil {
+	if err := demo.Write(ctx, cat); err != nil {
 		t.Fatal(err)
 	}
 	srv := localServer(t, dir)

@@ -19,6 +19,8 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/druidiceberg/sidecar/handlers"
+	"github.com/druidiceberg/sidecar/internal/demo"
+	"github.com/druidiceberg/sidecar/internal/icewrite"
 	"github.com/druidiceberg/sidecar/internal/tablegen"
 	"github.com/druidiceberg/sidecar/splits"
 )
@@ -112,7 +114,7 @@ func TestHostileFilters(t *testing.T) {
 func TestPlanNeverHandsOutARefusedURI(t *testing.T) {
 	ctx := context.Background()
 	cat, dir := localWarehouse(t)
-	if err := tablegen.Demo(ctx, cat); err != nil {
+	if err := demo.Write(ctx, cat); err != nil {
 		t.Fatal(err)
 	}
 	srv := localServer(t, dir)
@@ -162,8 +164,8 @@ func TestPlanNeverHandsOutARefusedURI(t *testing.T) {
 		var dels []iceberg.DataFile
 		for i := range 300 {
 			loc := fmt.Sprintf("%s/data/%03d-%s.parquet", strings.TrimSuffix(tbl.Location(), "/"), i, strings.Repeat("d", 200))
-			del, err := tablegen.WritePositionalDeletes(ctx, tbl, loc,
-				[]tablegen.PositionalDelete{{FilePath: tasks[0].File.FilePath(), Pos: 0}})
+			del, err := icewrite.WritePositionalDeletes(ctx, tbl, loc,
+				[]icewrite.PositionalDelete{{FilePath: tasks[0].File.FilePath(), Pos: 0}})
 			if err != nil {
 				t.Fatal(err)
 			}

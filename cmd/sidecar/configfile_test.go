@@ -15,8 +15,8 @@ import (
 	"github.com/apache/iceberg-go/catalog/hadoop"
 	icebergio "github.com/apache/iceberg-go/io"
 
+	"github.com/druidiceberg/sidecar/internal/demo"
 	"github.com/druidiceberg/sidecar/internal/storage"
-	"github.com/druidiceberg/sidecar/internal/tablegen"
 	"github.com/druidiceberg/sidecar/splits"
 )
 
@@ -157,7 +157,7 @@ func TestServeConfigFile(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := tablegen.Demo(ctx, cat); err != nil {
+		if err := demo.Write(ctx, cat); err != nil {
 			t.Fatal(err)
 		}
 		cat.Close()

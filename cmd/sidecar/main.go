@@ -24,8 +24,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/druidiceberg/sidecar/handlers"
+	"github.com/druidiceberg/sidecar/internal/demo"
 	"github.com/druidiceberg/sidecar/internal/storage"
-	"github.com/druidiceberg/sidecar/internal/tablegen"
 	"github.com/druidiceberg/sidecar/metrics"
 	"github.com/druidiceberg/sidecar/reader"
 	"github.com/druidiceberg/sidecar/splits"
@@ -245,7 +245,7 @@ func writeDemo(ctx context.Context, cfg config) error {
 		return fmt.Errorf("open local warehouse %s: %w", cfg.Warehouse, err)
 	}
 	defer cat.Close()
-	if err := tablegen.Demo(ctx, cat); err != nil {
+	if err := demo.Write(ctx, cat); err != nil {
 		return fmt.Errorf("write demo tables: %w", err)
 	}
 	return nil

@@ -20,6 +20,7 @@ import (
 
 	"github.com/druidiceberg/sidecar/druid"
 	"github.com/druidiceberg/sidecar/handlers"
+	"github.com/druidiceberg/sidecar/internal/demo"
 	"github.com/druidiceberg/sidecar/internal/druidsim"
 	"github.com/druidiceberg/sidecar/internal/storage"
 	"github.com/druidiceberg/sidecar/internal/tablegen"
@@ -662,7 +663,7 @@ func TestSyncExpiredCheckpoint(t *testing.T) {
 // docs' table.
 func TestSyncEveryType(t *testing.T) {
 	e := newSyncEnv(t)
-	if err := tablegen.Demo(e.ctx, e.cat); err != nil {
+	if err := demo.Write(e.ctx, e.cat); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := tablegen.AllTypes(e.ctx, e.cat, table.Identifier{"db", "all"}); err != nil {

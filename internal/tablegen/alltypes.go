@@ -13,6 +13,7 @@ import (
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
+	"github.com/druidiceberg/sidecar/internal/icewrite"
 	"github.com/google/uuid"
 )
 
@@ -89,11 +90,11 @@ var allTypesRows = []string{
 // double, the year 9999, the largest float). Variant, geometry, geography and
 // unknown are not here: DESIGN.md gives them no encoding.
 func AllTypes(ctx context.Context, cat catalog.Catalog, ident table.Identifier) (*Built, error) {
-	tbl, err := createTable(ctx, cat, ident, allTypesSchema(), 3)
+	tbl, err := icewrite.CreateTable(ctx, cat, ident, allTypesSchema(), 3)
 	if err != nil {
 		return nil, err
 	}
-	sc, err := arrowSchema(tbl)
+	sc, err := icewrite.ArrowSchema(tbl)
 	if err != nil {
 		return nil, err
 	}
@@ -101,7 +102,7 @@ func AllTypes(ctx context.Context, cat catalog.Catalog, ident table.Identifier) 
 	if err != nil {
 		return nil, err
 	}
-	if tbl, _, err = appendBatch(ctx, tbl, 1, batch); err != nil {
+	if tbl, _, err = icewrite.AppendBatch(ctx, tbl, 1, batch); err != nil {
 		return nil, err
 	}
 	cols := make([]string, 0, sc.NumFields())

@@ -17,6 +17,7 @@ import (
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
+	"github.com/druidiceberg/sidecar/internal/icewrite"
 )
 
 // benchSeed seeds the value generator of Bench; file f draws from
@@ -75,11 +76,11 @@ func Bench(ctx context.Context, cat catalog.Catalog, ident table.Identifier, row
 	if !(posFrac >= 0 && eqFrac >= 0 && posFrac+eqFrac <= 1) {
 		return nil, fmt.Errorf("%w: bench delete fractions %g positional, %g equality", ErrInvalidArgument, posFrac, eqFrac)
 	}
-	tbl, err := createTable(ctx, cat, ident, BenchSchema(), 2)
+	tbl, err := icewrite.CreateTable(ctx, cat, ident, BenchSchema(), 2)
 	if err != nil {
 		return nil, err
 	}
-	sc, err := arrowSchema(tbl)
+	sc, err := icewrite.ArrowSchema(tbl)
 	if err != nil {
 		return nil, err
 	}
@@ -88,7 +89,7 @@ func Bench(ctx context.Context, cat catalog.Catalog, ident table.Identifier, row
 	if err != nil {
 		return nil, err
 	}
-	if tbl, err = commitDelta(ctx, tbl, dataFiles, nil); err != nil {
+	if tbl, err = icewrite.CommitDelta(ctx, tbl, dataFiles, nil); err != nil {
 		return nil, err
 	}
 
@@ -97,20 +98,20 @@ func Bench(ctx context.Context, cat catalog.Catalog, ident table.Identifier, row
 	var deletes []iceberg.DataFile
 	if posCount > 0 {
 		for first := 0; first < files; first += 4 {
-			var pos []PositionalDelete
+			var pos []icewrite.PositionalDelete
 			for f := first; f < min(first+4, files); f++ {
 				from, to := benchFileRows(rows, files, f)
 				path := dataFiles[f].FilePath()
 				for r := from; r < to; r++ {
 					if perm.at(r) < posCount {
-						pos = append(pos, PositionalDelete{FilePath: path, Pos: r - from})
+						pos = append(pos, icewrite.PositionalDelete{FilePath: path, Pos: r - from})
 					}
 				}
 			}
 			if len(pos) == 0 {
 				continue
 			}
-			df, err := WritePositionalDeletes(ctx, tbl, dataPath(tbl, fmt.Sprintf("bench-pos-deletes-%05d.parquet", first/4+1)), pos)
+			df, err := icewrite.WritePositionalDeletes(ctx, tbl, icewrite.DataPath(tbl, fmt.Sprintf("bench-pos-deletes-%05d.parquet", first/4+1)), pos)
 			if err != nil {
 				return nil, err
 			}
@@ -118,7 +119,7 @@ func Bench(ctx context.Context, cat catalog.Catalog, ident table.Identifier, row
 		}
 	}
 	if eqCount > 0 {
-		keySc, err := deleteKeySchema(tbl, 1)
+		keySc, err := icewrite.DeleteKeySchema(tbl, 1)
 		if err != nil {
 			return nil, err
 		}
@@ -132,7 +133,7 @@ func Bench(ctx context.Context, cat catalog.Catalog, ident table.Identifier, row
 		}
 		ids := kb.NewArray()
 		defer ids.Release()
-		eq, err := writeEqualityDeletes(ctx, tbl, []int{1}, array.NewRecordBatch(keySc, []arrow.Array{ids}, int64(ids.Len())))
+		eq, err := icewrite.WriteEqualityDeletes(ctx, tbl, []int{1}, array.NewRecordBatch(keySc, []arrow.Array{ids}, int64(ids.Len())))
 		if err != nil {
 			return nil, err
 		}
@@ -141,7 +142,7 @@ func Bench(ctx context.Context, cat catalog.Catalog, ident table.Identifier, row
 	if len(deletes) == 0 {
 		return tbl, nil
 	}
-	return commitDelta(ctx, tbl, nil, deletes)
+	return icewrite.CommitDelta(ctx, tbl, nil, deletes)
 }
 
 // benchFileRows is the half-open range of 0-based row numbers in data file f.
@@ -164,7 +165,7 @@ func writeBenchFiles(ctx context.Context, tbl *table.Table, sc *arrow.Schema, ro
 			sem <- struct{}{}
 			defer func() { <-sem }()
 			from, to := benchFileRows(rows, files, f)
-			out[f], errs[f] = writeDataFile(ctx, tbl, f+1, sc, benchBatches(ctx, sc, f, from, to))
+			out[f], errs[f] = icewrite.WriteDataFile(ctx, tbl, f+1, sc, benchBatches(ctx, sc, f, from, to))
 			if errs[f] != nil {
 				cancel()
 			}

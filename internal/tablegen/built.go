@@ -1,15 +1,11 @@
 package tablegen
 
 import (
-	"context"
-	"fmt"
 	"math"
 	"strconv"
 	"strings"
 
-	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
-	"github.com/parquet-go/parquet-go"
 )
 
 // Built is a table written by one of the evolution builders (Evolution,
@@ -57,59 +53,6 @@ func (b *Built) record(tbl *table.Table, doc string, cols []string, rows []strin
 		Columns:    cols,
 		Rows:       rows,
 	})
-}
-
-// partitionLogicalTypes is the Avro logical type of each partition field of
-// spec whose result type needs one, as iceberg.NewDataFileBuilder takes them.
-func partitionLogicalTypes(sc *iceberg.Schema, spec iceberg.PartitionSpec) map[int]string {
-	out := map[int]string{}
-	for _, f := range spec.Fields() {
-		src, ok := sc.FindFieldByID(f.SourceID())
-		if !ok {
-			continue
-		}
-		switch f.Transform.ResultType(src.Type).(type) {
-		case iceberg.DateType:
-			out[f.FieldID] = "date"
-		case iceberg.TimeType:
-			out[f.FieldID] = "time-micros"
-		case iceberg.TimestampType, iceberg.TimestampTzType:
-			out[f.FieldID] = "timestamp-micros"
-		case iceberg.DecimalType:
-			out[f.FieldID] = "decimal"
-		case iceberg.UUIDType:
-			out[f.FieldID] = "uuid"
-		}
-	}
-	return out
-}
-
-// writeParquetFile writes rows with parquet-go (schema from T's struct tags)
-// at location through tbl's FileIO and returns the file's size.
-func writeParquetFile[T any](ctx context.Context, tbl *table.Table, location string, rows []T) (int64, error) {
-	wfs, err := writeFS(ctx, tbl)
-	if err != nil {
-		return 0, err
-	}
-	f, err := wfs.Create(location)
-	if err != nil {
-		return 0, fmt.Errorf("create data file %s: %w", location, err)
-	}
-	cw := &countingWriter{w: f}
-	pw := parquet.NewGenericWriter[T](cw, parquet.Compression(&parquet.Zstd))
-	if _, err := pw.Write(rows); err != nil {
-		_ = pw.Close()
-		_ = f.Close()
-		return 0, fmt.Errorf("write data file %s: %w", location, err)
-	}
-	if err := pw.Close(); err != nil {
-		_ = f.Close()
-		return 0, fmt.Errorf("finish data file %s: %w", location, err)
-	}
-	if err := f.Close(); err != nil {
-		return 0, fmt.Errorf("close data file %s: %w", location, err)
-	}
-	return cw.n, nil
 }
 
 // The j* helpers spell expected JSON values independently of the oracle's

@@ -11,6 +11,7 @@ import (
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
+	"github.com/druidiceberg/sidecar/internal/icewrite"
 )
 
 // Field ids of the Evolution table; they never change, names and types do.
@@ -144,7 +145,7 @@ func Evolution(ctx context.Context, cat catalog.Catalog, ident table.Identifier)
 		iceberg.NestedField{ID: evoScore, Name: "score", Type: iceberg.PrimitiveTypes.Float32},
 		iceberg.NestedField{ID: evoPrice, Name: "price", Type: iceberg.DecimalTypeOf(9, 2)},
 	)
-	tbl, err := createTable(ctx, cat, ident, sc0, 2)
+	tbl, err := icewrite.CreateTable(ctx, cat, ident, sc0, 2)
 	if err != nil {
 		return nil, err
 	}
@@ -155,7 +156,7 @@ func Evolution(ctx context.Context, cat catalog.Catalog, ident table.Identifier)
 	if err != nil {
 		return nil, err
 	}
-	if tbl, _, err = appendBatch(ctx, tbl, 1, batch); err != nil {
+	if tbl, _, err = icewrite.AppendBatch(ctx, tbl, 1, batch); err != nil {
 		return nil, err
 	}
 	b.record(tbl, "append A (ids 1-6) under schema 0", evoSchemaCols[0], evoLive(0, idRange(1, 6), evoA))
@@ -183,7 +184,7 @@ func Evolution(ctx context.Context, cat catalog.Catalog, ident table.Identifier)
 	if batch, err = evoBatch(tbl, evoB); err != nil {
 		return nil, err
 	}
-	tbl, fileB, err := appendBatch(ctx, tbl, 2, batch)
+	tbl, fileB, err := icewrite.AppendBatch(ctx, tbl, 2, batch)
 	if err != nil {
 		return nil, err
 	}
@@ -194,7 +195,7 @@ func Evolution(ctx context.Context, cat catalog.Catalog, ident table.Identifier)
 	if err != nil {
 		return nil, err
 	}
-	if tbl, err = commitDelta(ctx, tbl, nil, byCustomer); err != nil {
+	if tbl, err = icewrite.CommitDelta(ctx, tbl, nil, byCustomer); err != nil {
 		return nil, err
 	}
 	b.record(tbl, `equality delete on customer = "bob" (schema 1)`, evoSchemaCols[1],
@@ -210,7 +211,7 @@ func Evolution(ctx context.Context, cat catalog.Catalog, ident table.Identifier)
 	}
 
 	// 4. The schema 0 delete files.
-	if tbl, err = commitDelta(ctx, tbl, nil, append(oldQty, oldName...)); err != nil {
+	if tbl, err = icewrite.CommitDelta(ctx, tbl, nil, append(oldQty, oldName...)); err != nil {
 		return nil, err
 	}
 	b.record(tbl, `equality deletes written under schema 0: qty = 30 (int), name = "carol"`, evoSchemaCols[2],
@@ -220,7 +221,7 @@ func Evolution(ctx context.Context, cat catalog.Catalog, ident table.Identifier)
 	if batch, err = evoBatch(tbl, evoC); err != nil {
 		return nil, err
 	}
-	if tbl, _, err = appendBatch(ctx, tbl, 3, batch); err != nil {
+	if tbl, _, err = icewrite.AppendBatch(ctx, tbl, 3, batch); err != nil {
 		return nil, err
 	}
 	b.record(tbl, "append C (ids 11-14) under schema 2", evoSchemaCols[2],
@@ -231,11 +232,11 @@ func Evolution(ctx context.Context, cat catalog.Catalog, ident table.Identifier)
 	if err != nil {
 		return nil, err
 	}
-	pos, err := WritePositionalDeletes(ctx, tbl, dataPath(tbl, "pos-deletes.parquet"), []PositionalDelete{{fileB.FilePath(), 3}})
+	pos, err := icewrite.WritePositionalDeletes(ctx, tbl, icewrite.DataPath(tbl, "pos-deletes.parquet"), []icewrite.PositionalDelete{{FilePath: fileB.FilePath(), Pos: 3}})
 	if err != nil {
 		return nil, err
 	}
-	if tbl, err = commitDelta(ctx, tbl, nil, append(byPrice, pos)); err != nil {
+	if tbl, err = icewrite.CommitDelta(ctx, tbl, nil, append(byPrice, pos)); err != nil {
 		return nil, err
 	}
 	b.record(tbl, "equality delete on price = 12.34 (decimal(18,2)), positional delete of B pos 3", evoSchemaCols[2],
@@ -260,7 +261,7 @@ func updateSchema(ctx context.Context, tbl *table.Table, change func(*table.Upda
 
 // evoBatch builds rows in tbl's current schema, whichever of the three it is.
 func evoBatch(tbl *table.Table, rows []evoRow) (arrow.RecordBatch, error) {
-	sc, err := arrowSchema(tbl)
+	sc, err := icewrite.ArrowSchema(tbl)
 	if err != nil {
 		return nil, err
 	}

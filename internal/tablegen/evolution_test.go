@@ -10,6 +10,7 @@ import (
 
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
+	"github.com/druidiceberg/sidecar/internal/icewrite"
 	"github.com/parquet-go/parquet-go"
 )
 
@@ -128,7 +129,7 @@ func TestMigratedWithoutNameMapping(t *testing.T) {
 		t.Fatalf("table still has a name mapping: %v", nm)
 	}
 	for _, n := range []int{1, 2} {
-		p := dataPath(loaded, DataFileName(n))
+		p := icewrite.DataPath(loaded, DataFileName(n))
 		for col, id := range parquetFieldIDs(t, p) {
 			if id != 0 {
 				t.Errorf("%s: column %s has field id %d, want none", DataFileName(n), col, id)
@@ -167,7 +168,7 @@ func TestIdentityPartitioned(t *testing.T) {
 		t.Fatalf("load table: %v", err)
 	}
 	for n := 1; n <= 4; n++ {
-		ids := parquetFieldIDs(t, dataPath(loaded, DataFileName(n)))
+		ids := parquetFieldIDs(t, icewrite.DataPath(loaded, DataFileName(n)))
 		if _, ok := ids["region"]; ok {
 			t.Errorf("%s stores region", DataFileName(n))
 		}

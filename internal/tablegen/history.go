@@ -14,6 +14,7 @@ import (
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
+	"github.com/druidiceberg/sidecar/internal/icewrite"
 )
 
 // TimeKind is the Iceberg type of a History table's time column, ts.
@@ -131,7 +132,7 @@ func NewHistory(ctx context.Context, cat catalog.Catalog, ident table.Identifier
 	default:
 		return nil, fmt.Errorf("%w: layout %q", ErrInvalidArgument, opts.Layout)
 	}
-	if err := ensureNamespace(ctx, cat, ident); err != nil {
+	if err := icewrite.EnsureNamespace(ctx, cat, ident); err != nil {
 		return nil, err
 	}
 	props := iceberg.Properties{formatVersionKey: "2", table.WriteDeleteModeKey: table.WriteModeMergeOnRead}
@@ -379,7 +380,7 @@ func (h *History) moved(ids []int64) []historyRow {
 	return out
 }
 
-func (h *History) arrowSchema() (*arrow.Schema, error) { return arrowSchema(h.tbl) }
+func (h *History) arrowSchema() (*arrow.Schema, error) { return icewrite.ArrowSchema(h.tbl) }
 
 // batch builds rows in the table's Arrow schema.
 func (h *History) batch(sc *arrow.Schema, rows []historyRow) arrow.RecordBatch {

@@ -10,6 +10,7 @@ import (
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
+	"github.com/druidiceberg/sidecar/internal/icewrite"
 )
 
 // migratedRow is one row of a data file of the Migrated table as a foreign
@@ -105,19 +106,19 @@ func Migrated(ctx context.Context, cat catalog.Catalog, ident table.Identifier, 
 		iceberg.NestedField{ID: 4, Name: "amount", Type: iceberg.PrimitiveTypes.Float64},
 		iceberg.NestedField{ID: 5, Name: "day", Type: iceberg.PrimitiveTypes.Date},
 	)
-	tbl, err := createTable(ctx, cat, ident, sc0, 2)
+	tbl, err := icewrite.CreateTable(ctx, cat, ident, sc0, 2)
 	if err != nil {
 		return nil, err
 	}
 	b := &Built{Unreadable: !nameMapping}
 
 	// 1. Import the foreign files.
-	m1, m2 := dataPath(tbl, DataFileName(1)), dataPath(tbl, DataFileName(2))
+	m1, m2 := icewrite.DataPath(tbl, DataFileName(1)), icewrite.DataPath(tbl, DataFileName(2))
 	for _, f := range []struct {
 		path string
 		rows []migratedRow
 	}{{m1, migratedM1}, {m2, migratedM2}} {
-		if _, err := writeParquetFile(ctx, tbl, f.path, f.rows); err != nil {
+		if _, err := icewrite.WriteParquetFile(ctx, tbl, f.path, f.rows); err != nil {
 			return nil, err
 		}
 	}
@@ -142,20 +143,20 @@ func Migrated(ctx context.Context, cat catalog.Catalog, ident table.Identifier, 
 	}
 
 	// 2. Positional deletes in the imported files.
-	pos, err := WritePositionalDeletes(ctx, tbl, dataPath(tbl, "pos-deletes.parquet"), []PositionalDelete{
-		{m1, 1}, {m2, 0}, {m2, 3},
+	pos, err := icewrite.WritePositionalDeletes(ctx, tbl, icewrite.DataPath(tbl, "pos-deletes.parquet"), []icewrite.PositionalDelete{
+		{FilePath: m1, Pos: 1}, {FilePath: m2, Pos: 0}, {FilePath: m2, Pos: 3},
 	})
 	if err != nil {
 		return nil, err
 	}
-	if tbl, err = commitDelta(ctx, tbl, nil, []iceberg.DataFile{pos}); err != nil {
+	if tbl, err = icewrite.CommitDelta(ctx, tbl, nil, []iceberg.DataFile{pos}); err != nil {
 		return nil, err
 	}
 	b.record(tbl, "positional delete of M1 pos 1, M2 pos 0 and 3, after renaming cust_name to customer", migratedCols[1],
 		migratedLive(1, []int64{1, 3, 4, 5, 7, 8}, migratedM1, migratedM2))
 
 	// 3. A file with field ids, in the renamed schema.
-	sc, err := arrowSchema(tbl)
+	sc, err := icewrite.ArrowSchema(tbl)
 	if err != nil {
 		return nil, err
 	}
@@ -168,7 +169,7 @@ func Migrated(ctx context.Context, cat catalog.Catalog, ident table.Identifier, 
 		appendOpt(rb.Field(3).(*array.Float64Builder), r.Amount, func(v float64) float64 { return v })
 		appendOpt(rb.Field(4).(*array.Date32Builder), r.Day, func(v int32) arrow.Date32 { return arrow.Date32(v) })
 	}
-	if tbl, _, err = appendBatch(ctx, tbl, 3, rb.NewRecordBatch()); err != nil {
+	if tbl, _, err = icewrite.AppendBatch(ctx, tbl, 3, rb.NewRecordBatch()); err != nil {
 		return nil, err
 	}
 	b.record(tbl, "append C (ids 10-11) with field ids", migratedCols[1],

@@ -7,6 +7,7 @@ import (
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
+	"github.com/druidiceberg/sidecar/internal/icewrite"
 )
 
 // partRow is one row of a data file of the IdentityPartitioned table: the
@@ -111,7 +112,7 @@ func IdentityPartitioned(ctx context.Context, cat catalog.Catalog, ident table.I
 		iceberg.PartitionField{SourceIDs: []int{2}, FieldID: 1000, Name: "region", Transform: iceberg.IdentityTransform{}},
 		iceberg.PartitionField{SourceIDs: []int{4}, FieldID: 1001, Name: "day", Transform: iceberg.IdentityTransform{}},
 	)
-	if err := ensureNamespace(ctx, cat, ident); err != nil {
+	if err := icewrite.EnsureNamespace(ctx, cat, ident); err != nil {
 		return nil, err
 	}
 	tbl, err := cat.CreateTable(ctx, ident, sc,
@@ -140,13 +141,13 @@ func IdentityPartitioned(ctx context.Context, cat catalog.Catalog, ident table.I
 	// 1. The data files, with their partitions.
 	var files []iceberg.DataFile
 	for i, f := range partFiles {
-		loc := dataPath(tbl, DataFileName(i+1))
-		size, err := writeParquetFile(ctx, tbl, loc, f.rows)
+		loc := icewrite.DataPath(tbl, DataFileName(i+1))
+		size, err := icewrite.WriteParquetFile(ctx, tbl, loc, f.rows)
 		if err != nil {
 			return nil, err
 		}
 		db, err := iceberg.NewDataFileBuilder(spec, iceberg.EntryContentData, loc, iceberg.ParquetFile,
-			partition(f), partitionLogicalTypes(tbl.Schema(), spec), nil, int64(len(f.rows)), size)
+			partition(f), icewrite.PartitionLogicalTypes(tbl.Schema(), spec), nil, int64(len(f.rows)), size)
 		if err != nil {
 			return nil, fmt.Errorf("describe data file %s: %w", loc, err)
 		}
@@ -163,17 +164,17 @@ func IdentityPartitioned(ctx context.Context, cat catalog.Catalog, ident table.I
 	b.record(tbl, "four data files without region and day, partitioned by both", partCols, partLive(nil, false))
 
 	// 2. Positional deletes, each in its data file's partition.
-	us, err := WritePartitionedPositionalDeletes(ctx, tbl, dataPath(tbl, "pos-deletes-us.parquet"), spec, partition(partFiles[1]),
-		[]PositionalDelete{{files[1].FilePath(), 1}, {files[1].FilePath(), 2}})
+	us, err := icewrite.WritePartitionedPositionalDeletes(ctx, tbl, icewrite.DataPath(tbl, "pos-deletes-us.parquet"), spec, partition(partFiles[1]),
+		[]icewrite.PositionalDelete{{FilePath: files[1].FilePath(), Pos: 1}, {FilePath: files[1].FilePath(), Pos: 2}})
 	if err != nil {
 		return nil, err
 	}
-	eu, err := WritePartitionedPositionalDeletes(ctx, tbl, dataPath(tbl, "pos-deletes-eu.parquet"), spec, partition(partFiles[0]),
-		[]PositionalDelete{{files[0].FilePath(), 1}})
+	eu, err := icewrite.WritePartitionedPositionalDeletes(ctx, tbl, icewrite.DataPath(tbl, "pos-deletes-eu.parquet"), spec, partition(partFiles[0]),
+		[]icewrite.PositionalDelete{{FilePath: files[0].FilePath(), Pos: 1}})
 	if err != nil {
 		return nil, err
 	}
-	if tbl, err = commitDelta(ctx, tbl, nil, []iceberg.DataFile{us, eu}); err != nil {
+	if tbl, err = icewrite.CommitDelta(ctx, tbl, nil, []iceberg.DataFile{us, eu}); err != nil {
 		return nil, err
 	}
 	b.record(tbl, "positional deletes of ids 6, 7 (us) and 2 (eu)", partCols, partLive([]int64{2, 6, 7}, false))

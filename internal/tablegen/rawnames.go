@@ -10,6 +10,7 @@ import (
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
+	"github.com/druidiceberg/sidecar/internal/icewrite"
 )
 
 // The kinds of RawNameHazard: tables without a delete file whose Parquet
@@ -86,7 +87,7 @@ func RawNameHazard(ctx context.Context, cat catalog.Catalog, ident table.Identif
 	default:
 		return nil, fmt.Errorf("raw name hazard %q: want one of %v", kind, RawNameHazards)
 	}
-	tbl, err := createTable(ctx, cat, ident, sc, version)
+	tbl, err := icewrite.CreateTable(ctx, cat, ident, sc, version)
 	if err != nil {
 		return nil, err
 	}
@@ -114,7 +115,7 @@ func RawNameHazard(ctx context.Context, cat catalog.Catalog, ident table.Identif
 
 // appendRawRows appends rows in tbl's current schema as data file n.
 func appendRawRows(ctx context.Context, tbl *table.Table, n int, rows []rawRow) (*table.Table, error) {
-	sc, err := arrowSchema(tbl)
+	sc, err := icewrite.ArrowSchema(tbl)
 	if err != nil {
 		return nil, err
 	}
@@ -142,7 +143,7 @@ func appendRawRows(ctx context.Context, tbl *table.Table, n int, rows []rawRow) 
 			return nil, fmt.Errorf("raw name hazard: unexpected column type %s", sc.Field(1).Type)
 		}
 	}
-	tbl, _, err = appendBatch(ctx, tbl, n, rb.NewRecordBatch())
+	tbl, _, err = icewrite.AppendBatch(ctx, tbl, n, rb.NewRecordBatch())
 	return tbl, err
 }
 

@@ -10,6 +10,7 @@ import (
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
 	"github.com/apache/iceberg-go/table/dv"
+	"github.com/druidiceberg/sidecar/internal/icewrite"
 )
 
 // RowGroupRows is the number of rows per Parquet row group in the data files
@@ -53,11 +54,11 @@ func RowGroups(ctx context.Context, cat catalog.Catalog, ident table.Identifier,
 	if formatVersion != 2 && formatVersion != 3 {
 		return nil, fmt.Errorf("%w: RowGroups writes format version 2 or 3, not %d", ErrInvalidArgument, formatVersion)
 	}
-	tbl, err := createTable(ctx, cat, ident, MixedSchema(), formatVersion)
+	tbl, err := icewrite.CreateTable(ctx, cat, ident, MixedSchema(), formatVersion)
 	if err != nil {
 		return nil, err
 	}
-	sc, err := arrowSchema(tbl)
+	sc, err := icewrite.ArrowSchema(tbl)
 	if err != nil {
 		return nil, err
 	}
@@ -65,7 +66,7 @@ func RowGroups(ctx context.Context, cat catalog.Catalog, ident table.Identifier,
 	var files []iceberg.DataFile
 	for i, ids := range [][2]int64{{1, 200}, {201, 260}, {261, 270}} {
 		batch := mixedBatch(sc, rowsByID(rows, ids[0], ids[1]))
-		df, err := writeDataFile(ctx, tbl, i+1, sc, func(yield func(arrow.RecordBatch, error) bool) {
+		df, err := icewrite.WriteDataFile(ctx, tbl, i+1, sc, func(yield func(arrow.RecordBatch, error) bool) {
 			yield(batch, nil)
 		}, table.WithParquetRowGroupLimit(RowGroupRows))
 		if err != nil {
@@ -78,7 +79,7 @@ func RowGroups(ctx context.Context, cat catalog.Catalog, ident table.Identifier,
 		if df, err = withSplitOffsets(df, offsets); err != nil {
 			return nil, err
 		}
-		if tbl, err = commitDelta(ctx, tbl, []iceberg.DataFile{df}, nil); err != nil {
+		if tbl, err = icewrite.CommitDelta(ctx, tbl, []iceberg.DataFile{df}, nil); err != nil {
 			return nil, err
 		}
 		files = append(files, df)
@@ -94,20 +95,20 @@ func RowGroups(ctx context.Context, cat catalog.Catalog, ident table.Identifier,
 
 	var deletes []iceberg.DataFile
 	if formatVersion == 2 {
-		var pd []PositionalDelete
+		var pd []icewrite.PositionalDelete
 		for _, p := range posA {
-			pd = append(pd, PositionalDelete{a, p})
+			pd = append(pd, icewrite.PositionalDelete{FilePath: a, Pos: p})
 		}
 		for _, p := range posB {
-			pd = append(pd, PositionalDelete{b, p})
+			pd = append(pd, icewrite.PositionalDelete{FilePath: b, Pos: p})
 		}
-		pos, err := WritePositionalDeletes(ctx, tbl, dataPath(tbl, "pos-deletes.parquet"), pd)
+		pos, err := icewrite.WritePositionalDeletes(ctx, tbl, icewrite.DataPath(tbl, "pos-deletes.parquet"), pd)
 		if err != nil {
 			return nil, err
 		}
 		deletes = append(deletes, pos)
 	} else {
-		wfs, err := writeFS(ctx, tbl)
+		wfs, err := icewrite.WriteFS(ctx, tbl)
 		if err != nil {
 			return nil, err
 		}
@@ -121,7 +122,7 @@ func RowGroups(ctx context.Context, cat catalog.Catalog, ident table.Identifier,
 				return nil, fmt.Errorf("add deletion vector for %s: %w", f.path, err)
 			}
 		}
-		loc := dataPath(tbl, "dv.puffin")
+		loc := icewrite.DataPath(tbl, "dv.puffin")
 		dvs, err := w.Flush(ctx, loc)
 		if err != nil {
 			return nil, fmt.Errorf("write deletion vector file %s: %w", loc, err)
@@ -132,7 +133,7 @@ func RowGroups(ctx context.Context, cat catalog.Catalog, ident table.Identifier,
 	if err != nil {
 		return nil, err
 	}
-	return commitDelta(ctx, tbl, nil, append(deletes, eq...))
+	return icewrite.CommitDelta(ctx, tbl, nil, append(deletes, eq...))
 }
 
 // RowGroupsLiveIDs are the ids of the live rows of a RowGroups table, in

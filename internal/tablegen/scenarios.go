@@ -13,6 +13,7 @@ import (
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
 	"github.com/apache/iceberg-go/table/dv"
+	"github.com/druidiceberg/sidecar/internal/icewrite"
 )
 
 // Scenario is one synthetic table in MixedSchema whose live rows are known:
@@ -51,10 +52,9 @@ type Attached struct {
 }
 
 // DataFileName is the base name of the n-th data file (1-based, in write
-// order) a builder in this package writes into a table.
-func DataFileName(n int) string {
-	return fmt.Sprintf("00000-0-%s-00001.parquet", fileUUID(n))
-}
+// order) a builder in this package writes into a table: the builders write
+// data files with icewrite, so it is icewrite.DataFileName.
+func DataFileName(n int) string { return icewrite.DataFileName(n) }
 
 // Scenarios returns the scenario tables, each in its own table. The data
 // file numbers below are write order; A, B, C are data files 1, 2, 3.
@@ -194,18 +194,18 @@ func idRange(from, to int64) []int64 {
 // its own data file, in its own snapshot. It returns the table and the data
 // files in order.
 func mixedTable(ctx context.Context, cat catalog.Catalog, ident table.Identifier, formatVersion int, groups ...[]mixedRow) (*table.Table, []iceberg.DataFile, error) {
-	tbl, err := createTable(ctx, cat, ident, MixedSchema(), formatVersion)
+	tbl, err := icewrite.CreateTable(ctx, cat, ident, MixedSchema(), formatVersion)
 	if err != nil {
 		return nil, nil, err
 	}
-	sc, err := arrowSchema(tbl)
+	sc, err := icewrite.ArrowSchema(tbl)
 	if err != nil {
 		return nil, nil, err
 	}
 	files := make([]iceberg.DataFile, 0, len(groups))
 	for i, rows := range groups {
 		var df iceberg.DataFile
-		tbl, df, err = appendBatch(ctx, tbl, i+1, mixedBatch(sc, rows))
+		tbl, df, err = icewrite.AppendBatch(ctx, tbl, i+1, mixedBatch(sc, rows))
 		if err != nil {
 			return nil, nil, err
 		}
@@ -222,7 +222,7 @@ func rowsByID(rows []mixedRow, from, to int64) []mixedRow {
 // keyBatch builds a one- or two-column equality delete key batch; each key is
 // one value per column, nil for null.
 func keyBatch(tbl *table.Table, fieldIDs []int, keys [][]any) (arrow.RecordBatch, error) {
-	sc, err := deleteKeySchema(tbl, fieldIDs...)
+	sc, err := icewrite.DeleteKeySchema(tbl, fieldIDs...)
 	if err != nil {
 		return nil, err
 	}
@@ -272,7 +272,7 @@ func eqDeletes(ctx context.Context, tbl *table.Table, fieldIDs []int, keys ...[]
 	if err != nil {
 		return nil, err
 	}
-	return writeEqualityDeletes(ctx, tbl, fieldIDs, batch)
+	return icewrite.WriteEqualityDeletes(ctx, tbl, fieldIDs, batch)
 }
 
 func buildNoDeletes(ctx context.Context, cat catalog.Catalog, ident table.Identifier) (*table.Table, error) {
@@ -290,18 +290,18 @@ func buildPositionalMultiFile(ctx context.Context, cat catalog.Catalog, ident ta
 	a, b, c := files[0].FilePath(), files[1].FilePath(), files[2].FilePath()
 	// "ghost" sorts after every 00000-… data file name, so the bounds of
 	// pos-multi run from A to the ghost and contain B.
-	ghost := dataPath(tbl, "ghost.parquet")
-	multi, err := WritePositionalDeletes(ctx, tbl, dataPath(tbl, "pos-multi.parquet"), []PositionalDelete{
-		{ghost, 3}, {c, 2}, {a, 4}, {ghost, 1}, {a, 0}, {ghost, 2},
+	ghost := icewrite.DataPath(tbl, "ghost.parquet")
+	multi, err := icewrite.WritePositionalDeletes(ctx, tbl, icewrite.DataPath(tbl, "pos-multi.parquet"), []icewrite.PositionalDelete{
+		{FilePath: ghost, Pos: 3}, {FilePath: c, Pos: 2}, {FilePath: a, Pos: 4}, {FilePath: ghost, Pos: 1}, {FilePath: a, Pos: 0}, {FilePath: ghost, Pos: 2},
 	})
 	if err != nil {
 		return nil, err
 	}
-	single, err := WritePositionalDeletes(ctx, tbl, dataPath(tbl, "pos-single.parquet"), []PositionalDelete{{b, 4}})
+	single, err := icewrite.WritePositionalDeletes(ctx, tbl, icewrite.DataPath(tbl, "pos-single.parquet"), []icewrite.PositionalDelete{{FilePath: b, Pos: 4}})
 	if err != nil {
 		return nil, err
 	}
-	return commitDelta(ctx, tbl, nil, []iceberg.DataFile{multi, single})
+	return icewrite.CommitDelta(ctx, tbl, nil, []iceberg.DataFile{multi, single})
 }
 
 func equalityOneColumnRows() []mixedRow {
@@ -331,7 +331,7 @@ func buildEqualityOneColumn(ctx context.Context, cat catalog.Catalog, ident tabl
 	if err != nil {
 		return nil, err
 	}
-	return commitDelta(ctx, tbl, nil, append(byName, byPrice...))
+	return icewrite.CommitDelta(ctx, tbl, nil, append(byName, byPrice...))
 }
 
 func equalityTwoColumnsRows() []mixedRow {
@@ -369,7 +369,7 @@ func buildEqualityTwoColumnsNulls(ctx context.Context, cat catalog.Catalog, iden
 	if err != nil {
 		return nil, err
 	}
-	return commitDelta(ctx, tbl, nil, eq)
+	return icewrite.CommitDelta(ctx, tbl, nil, eq)
 }
 
 // renamed sets the name of the rows with the given ids to name and makes
@@ -398,14 +398,14 @@ func buildEqualityBeforeAppend(ctx context.Context, cat catalog.Catalog, ident t
 	if err != nil {
 		return nil, err
 	}
-	if tbl, err = commitDelta(ctx, tbl, nil, eq); err != nil {
+	if tbl, err = icewrite.CommitDelta(ctx, tbl, nil, eq); err != nil {
 		return nil, err
 	}
-	sc, err := arrowSchema(tbl)
+	sc, err := icewrite.ArrowSchema(tbl)
 	if err != nil {
 		return nil, err
 	}
-	tbl, _, err = appendBatch(ctx, tbl, 2, mixedBatch(sc, rowsByID(rows, 6, 9)))
+	tbl, _, err = icewrite.AppendBatch(ctx, tbl, 2, mixedBatch(sc, rowsByID(rows, 6, 9)))
 	return tbl, err
 }
 
@@ -415,8 +415,8 @@ func buildPositionalAndEquality(ctx context.Context, cat catalog.Catalog, ident 
 	if err != nil {
 		return nil, err
 	}
-	pos, err := WritePositionalDeletes(ctx, tbl, dataPath(tbl, "pos-deletes.parquet"), []PositionalDelete{
-		{files[0].FilePath(), 0}, {files[0].FilePath(), 2}, {files[1].FilePath(), 5},
+	pos, err := icewrite.WritePositionalDeletes(ctx, tbl, icewrite.DataPath(tbl, "pos-deletes.parquet"), []icewrite.PositionalDelete{
+		{FilePath: files[0].FilePath(), Pos: 0}, {FilePath: files[0].FilePath(), Pos: 2}, {FilePath: files[1].FilePath(), Pos: 5},
 	})
 	if err != nil {
 		return nil, err
@@ -425,7 +425,7 @@ func buildPositionalAndEquality(ctx context.Context, cat catalog.Catalog, ident 
 	if err != nil {
 		return nil, err
 	}
-	return commitDelta(ctx, tbl, nil, append([]iceberg.DataFile{pos}, eq...))
+	return icewrite.CommitDelta(ctx, tbl, nil, append([]iceberg.DataFile{pos}, eq...))
 }
 
 func buildAllDeleted(ctx context.Context, cat catalog.Catalog, ident table.Identifier) (*table.Table, error) {
@@ -435,8 +435,8 @@ func buildAllDeleted(ctx context.Context, cat catalog.Catalog, ident table.Ident
 		return nil, err
 	}
 	a := files[0].FilePath()
-	pos, err := WritePositionalDeletes(ctx, tbl, dataPath(tbl, "pos-deletes.parquet"), []PositionalDelete{
-		{a, 0}, {a, 1}, {a, 2}, {a, 3},
+	pos, err := icewrite.WritePositionalDeletes(ctx, tbl, icewrite.DataPath(tbl, "pos-deletes.parquet"), []icewrite.PositionalDelete{
+		{FilePath: a, Pos: 0}, {FilePath: a, Pos: 1}, {FilePath: a, Pos: 2}, {FilePath: a, Pos: 3},
 	})
 	if err != nil {
 		return nil, err
@@ -445,7 +445,7 @@ func buildAllDeleted(ctx context.Context, cat catalog.Catalog, ident table.Ident
 	if err != nil {
 		return nil, err
 	}
-	return commitDelta(ctx, tbl, nil, append([]iceberg.DataFile{pos}, eq...))
+	return icewrite.CommitDelta(ctx, tbl, nil, append([]iceberg.DataFile{pos}, eq...))
 }
 
 func equalitySameSnapshotRows() []mixedRow { return renamed(genMixedRows(1, 8), "dan", 3, 7) }
@@ -456,11 +456,11 @@ func buildEqualitySameSnapshot(ctx context.Context, cat catalog.Catalog, ident t
 	if err != nil {
 		return nil, err
 	}
-	sc, err := arrowSchema(tbl)
+	sc, err := icewrite.ArrowSchema(tbl)
 	if err != nil {
 		return nil, err
 	}
-	b, err := writeDataFile(ctx, tbl, 2, sc, func(yield func(arrow.RecordBatch, error) bool) {
+	b, err := icewrite.WriteDataFile(ctx, tbl, 2, sc, func(yield func(arrow.RecordBatch, error) bool) {
 		yield(mixedBatch(sc, rowsByID(rows, 6, 8)), nil)
 	})
 	if err != nil {
@@ -470,11 +470,11 @@ func buildEqualitySameSnapshot(ctx context.Context, cat catalog.Catalog, ident t
 	if err != nil {
 		return nil, err
 	}
-	pos, err := WritePositionalDeletes(ctx, tbl, dataPath(tbl, "pos-deletes.parquet"), []PositionalDelete{{b.FilePath(), 0}})
+	pos, err := icewrite.WritePositionalDeletes(ctx, tbl, icewrite.DataPath(tbl, "pos-deletes.parquet"), []icewrite.PositionalDelete{{FilePath: b.FilePath(), Pos: 0}})
 	if err != nil {
 		return nil, err
 	}
-	return commitDelta(ctx, tbl, []iceberg.DataFile{b}, append([]iceberg.DataFile{pos}, eq...))
+	return icewrite.CommitDelta(ctx, tbl, []iceberg.DataFile{b}, append([]iceberg.DataFile{pos}, eq...))
 }
 
 func buildDeletionVectorV3(ctx context.Context, cat catalog.Catalog, ident table.Identifier) (*table.Table, error) {
@@ -483,7 +483,7 @@ func buildDeletionVectorV3(ctx context.Context, cat catalog.Catalog, ident table
 	if err != nil {
 		return nil, err
 	}
-	wfs, err := writeFS(ctx, tbl)
+	wfs, err := icewrite.WriteFS(ctx, tbl)
 	if err != nil {
 		return nil, err
 	}
@@ -498,12 +498,12 @@ func buildDeletionVectorV3(ctx context.Context, cat catalog.Catalog, ident table
 	if err := w.Add(b, []int64{0}, 0, nil); err != nil {
 		return nil, fmt.Errorf("add deletion vector for %s: %w", b, err)
 	}
-	loc := dataPath(tbl, "dv-1.puffin")
+	loc := icewrite.DataPath(tbl, "dv-1.puffin")
 	first, err := w.Flush(ctx, loc)
 	if err != nil {
 		return nil, fmt.Errorf("write deletion vector file %s: %w", loc, err)
 	}
-	if tbl, err = commitDelta(ctx, tbl, nil, first); err != nil {
+	if tbl, err = icewrite.CommitDelta(ctx, tbl, nil, first); err != nil {
 		return nil, err
 	}
 
@@ -522,7 +522,7 @@ func buildDeletionVectorV3(ctx context.Context, cat catalog.Catalog, ident table
 	if err := w.Add(b, []int64{0, 3}, 0, nil); err != nil {
 		return nil, fmt.Errorf("add deletion vector for %s: %w", b, err)
 	}
-	loc = dataPath(tbl, "dv-2.puffin")
+	loc = icewrite.DataPath(tbl, "dv-2.puffin")
 	second, err := w.Flush(ctx, loc)
 	if err != nil {
 		return nil, fmt.Errorf("write deletion vector file %s: %w", loc, err)

@@ -3,6 +3,7 @@ package tablegen
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"time"
@@ -10,6 +11,7 @@ import (
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
+	"github.com/druidiceberg/sidecar/internal/icewrite"
 	"github.com/google/uuid"
 	"github.com/parquet-go/parquet-go"
 )
@@ -81,7 +83,7 @@ func Wide(ctx context.Context, cat catalog.Catalog, ident table.Identifier, data
 	if posFiles > dataFiles {
 		return nil, fmt.Errorf("%w: wide table: %d positional delete files for %d data files", ErrInvalidArgument, posFiles, dataFiles)
 	}
-	if err := ensureNamespace(ctx, cat, ident); err != nil {
+	if err := icewrite.EnsureNamespace(ctx, cat, ident); err != nil {
 		return nil, err
 	}
 	spec := iceberg.NewPartitionSpec(iceberg.PartitionField{
@@ -94,8 +96,8 @@ func Wide(ctx context.Context, cat catalog.Catalog, ident table.Identifier, data
 		return nil, fmt.Errorf("create table %s: %w", identString(ident), err)
 	}
 	spec = tbl.Spec()
-	types := partitionLogicalTypes(tbl.Schema(), spec)
-	wfs, err := writeFS(ctx, tbl)
+	types := icewrite.PartitionLogicalTypes(tbl.Schema(), spec)
+	wfs, err := icewrite.WriteFS(ctx, tbl)
 	if err != nil {
 		return nil, err
 	}
@@ -135,7 +137,7 @@ func Wide(ctx context.Context, cat catalog.Catalog, ident table.Identifier, data
 		var files []iceberg.DataFile
 		for i := first; i < min(first+wideFilesPerCommit, dataFiles); i++ {
 			p := partitionOf(i)
-			paths[i] = dataPath(tbl, partitionDir(p)+fmt.Sprintf("%05d-%d-%s-00001.parquet", i%wideFilesPerPartition, i/wideFilesPerCommit, wideUUID("data", i)))
+			paths[i] = icewrite.DataPath(tbl, partitionDir(p)+fmt.Sprintf("%05d-%d-%s-00001.parquet", i%wideFilesPerPartition, i/wideFilesPerCommit, wideUUID("data", i)))
 			if err := copyTo(paths[i], dataContent); err != nil {
 				return nil, err
 			}
@@ -150,14 +152,14 @@ func Wide(ctx context.Context, cat catalog.Catalog, ident table.Identifier, data
 				UpperBoundValues(map[int][]byte{1: le64(WideRowsPerFile)}).
 				Build())
 		}
-		if tbl, err = commitDelta(ctx, tbl, files, nil); err != nil {
+		if tbl, err = icewrite.CommitDelta(ctx, tbl, files, nil); err != nil {
 			return nil, err
 		}
 	}
 
 	var deletes []iceberg.DataFile
 	for p := range eqFiles {
-		loc := dataPath(tbl, partitionDir(p)+fmt.Sprintf("%05d-%d-%s-00001-eq-deletes.parquet", p, 1000+p, wideUUID("eq", p)))
+		loc := icewrite.DataPath(tbl, partitionDir(p)+fmt.Sprintf("%05d-%d-%s-00001-eq-deletes.parquet", p, 1000+p, wideUUID("eq", p)))
 		if err := copyTo(loc, eqContent); err != nil {
 			return nil, err
 		}
@@ -176,8 +178,8 @@ func Wide(ctx context.Context, cat catalog.Catalog, ident table.Identifier, data
 	for k := range posFiles {
 		i := k * dataFiles / posFiles
 		p := partitionOf(i)
-		loc := dataPath(tbl, partitionDir(p)+fmt.Sprintf("%05d-%d-%s-00001-deletes.parquet", i%wideFilesPerPartition, 2000+k, wideUUID("pos", k)))
-		df, err := WritePartitionedPositionalDeletes(ctx, tbl, loc, spec, partitionData(p), []PositionalDelete{{FilePath: paths[i], Pos: 0}})
+		loc := icewrite.DataPath(tbl, partitionDir(p)+fmt.Sprintf("%05d-%d-%s-00001-deletes.parquet", i%wideFilesPerPartition, 2000+k, wideUUID("pos", k)))
+		df, err := icewrite.WritePartitionedPositionalDeletes(ctx, tbl, loc, spec, partitionData(p), []icewrite.PositionalDelete{{FilePath: paths[i], Pos: 0}})
 		if err != nil {
 			return nil, err
 		}
@@ -186,7 +188,7 @@ func Wide(ctx context.Context, cat catalog.Catalog, ident table.Identifier, data
 	if len(deletes) == 0 {
 		return tbl, nil
 	}
-	return commitDelta(ctx, tbl, nil, deletes)
+	return icewrite.CommitDelta(ctx, tbl, nil, deletes)
 }
 
 // WideLiveRows are the live rows of Wide's table of that size, as the
@@ -234,3 +236,6 @@ func parquetBytes[T any](rows []T) ([]byte, error) {
 	}
 	return buf.Bytes(), nil
 }
+
+// le64 is the Iceberg single-value binary form of a long: 8 bytes little-endian.
+func le64(v int64) []byte { return binary.LittleEndian.AppendUint64(nil, uint64(v)) }

@@ -1,8 +1,21 @@
-package tablegen
+// Package demo writes the sidecar's demo tables (sidecar serve --demo): two
+// small format-version 2 tables, one with positional and equality deletes and
+// one without, built with internal/icewrite so that the same call writes the
+// same data and delete files every time.
+//
+// Example, the demo warehouse the sidecar serves with --demo:
+//
+//	cat, err := hadoop.NewCatalog("local", "./warehouse", nil)
+//	if err != nil {
+//		return err
+//	}
+//	return demo.Write(ctx, cat)
+package demo
 
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -12,19 +25,20 @@ import (
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
+	"github.com/druidiceberg/sidecar/internal/icewrite"
 )
 
 // Identifiers of the demo tables.
 var (
-	DemoOrders    = table.Identifier{"demo", "orders"}
-	DemoCustomers = table.Identifier{"demo", "customers"}
+	Orders    = table.Identifier{"demo", "orders"}
+	Customers = table.Identifier{"demo", "customers"}
 )
 
-// DemoOrdersLive are the order_id values of the live rows of demo.orders.
-var DemoOrdersLive = []int64{1001, 1003, 1007}
+// OrdersLive are the order_id values of the live rows of demo.orders.
+var OrdersLive = []int64{1001, 1003, 1007}
 
-// demoOrder is one row of demo.orders.
-type demoOrder struct {
+// order is one row of demo.orders.
+type order struct {
 	orderID, customerID int64
 	amount              int64 // cents: decimal(10,2) unscaled
 	status              string
@@ -32,27 +46,27 @@ type demoOrder struct {
 }
 
 var (
-	demoOrdersA = []demoOrder{
+	ordersA = []order{
 		{1001, 501, 12999, "shipped", time.Date(2024, 3, 1, 9, 15, 0, 0, time.UTC)},
 		{1002, 502, 4550, "cancelled", time.Date(2024, 3, 1, 10, 2, 30, 0, time.UTC)},
 		{1003, 503, 31000, "delivered", time.Date(2024, 3, 2, 14, 47, 12, 0, time.UTC)},
 		{1004, 501, 1875, "returned", time.Date(2024, 3, 3, 8, 5, 0, 0, time.UTC)},
 		{1005, 504, 99900, "pending", time.Date(2024, 3, 4, 16, 20, 45, 0, time.UTC)},
 	}
-	demoOrdersB = []demoOrder{
+	ordersB = []order{
 		{1006, 505, 6240, "cancelled", time.Date(2024, 3, 5, 11, 11, 11, 0, time.UTC)},
 		{1007, 502, 24000, "shipped", time.Date(2024, 3, 6, 19, 30, 0, 0, time.UTC)},
 	}
 )
 
-// demoCustomer is one row of demo.customers.
-type demoCustomer struct {
+// customer is one row of demo.customers.
+type customer struct {
 	customerID    int64
 	name, country string
 	signup        time.Time
 }
 
-var demoCustomers = []demoCustomer{
+var customers = []customer{
 	{501, "Ana Souza", "BR", time.Date(2023, 11, 14, 0, 0, 0, 0, time.UTC)},
 	{502, "Lukas Meyer", "DE", time.Date(2024, 1, 9, 0, 0, 0, 0, time.UTC)},
 	{503, "Priya Raman", "IN", time.Date(2022, 6, 30, 0, 0, 0, 0, time.UTC)},
@@ -60,8 +74,8 @@ var demoCustomers = []demoCustomer{
 	{505, "Kenji Watanabe", "JP", time.Date(2023, 8, 2, 0, 0, 0, 0, time.UTC)},
 }
 
-// Demo creates the two demo tables in cat, each only if it does not exist
-// yet; an existing table is left as it is, even if an earlier Demo stopped
+// Write creates the two demo tables in cat, each only if it does not exist
+// yet; an existing table is left as it is, even if an earlier Write stopped
 // half-way through building it. Both are format-version 2, unpartitioned.
 //
 // demo.orders (order_id long required, customer_id long, amount
@@ -80,7 +94,7 @@ var demoCustomers = []demoCustomer{
 //     (A, pos 1), (A, pos 3), (B, pos 0): orders 1002, 1004 and 1006.
 //  4. delete: one equality delete file on order_id, with the key 1005.
 //
-// Its live rows are 1001, 1003 and 1007 (DemoOrdersLive); the first snapshot
+// Its live rows are 1001, 1003 and 1007 (OrdersLive); the first snapshot
 // has 5 rows, the second 7, the third 4.
 //
 // demo.customers (customer_id long required, name string, country string,
@@ -92,32 +106,32 @@ var demoCustomers = []demoCustomer{
 //	503 | Priya Raman    | IN | 2022-06-30
 //	504 | Emily Chen     | US | 2024-02-21
 //	505 | Kenji Watanabe | JP | 2023-08-02
-func Demo(ctx context.Context, cat catalog.Catalog) error {
+func Write(ctx context.Context, cat catalog.Catalog) error {
 	for _, t := range []struct {
 		ident table.Identifier
 		build func(context.Context, catalog.Catalog) error
 	}{
-		{DemoOrders, buildDemoOrders},
-		{DemoCustomers, buildDemoCustomers},
+		{Orders, buildOrders},
+		{Customers, buildCustomers},
 	} {
-		if err := ensureNamespace(ctx, cat, t.ident); err != nil {
+		if err := icewrite.EnsureNamespace(ctx, cat, t.ident); err != nil {
 			return err
 		}
 		exists, err := cat.CheckTableExists(ctx, t.ident)
 		if err != nil {
-			return fmt.Errorf("check demo table %s: %w", identString(t.ident), err)
+			return fmt.Errorf("check demo table %s: %w", strings.Join(t.ident, "."), err)
 		}
 		if exists {
 			continue
 		}
 		if err := t.build(ctx, cat); err != nil {
-			return fmt.Errorf("build demo table %s: %w", identString(t.ident), err)
+			return fmt.Errorf("build demo table %s: %w", strings.Join(t.ident, "."), err)
 		}
 	}
 	return nil
 }
 
-func demoOrdersSchema() *iceberg.Schema {
+func ordersSchema() *iceberg.Schema {
 	return iceberg.NewSchema(0,
 		iceberg.NestedField{ID: 1, Name: "order_id", Type: iceberg.PrimitiveTypes.Int64, Required: true},
 		iceberg.NestedField{ID: 2, Name: "customer_id", Type: iceberg.PrimitiveTypes.Int64},
@@ -127,7 +141,7 @@ func demoOrdersSchema() *iceberg.Schema {
 	)
 }
 
-func demoCustomersSchema() *iceberg.Schema {
+func customersSchema() *iceberg.Schema {
 	return iceberg.NewSchema(0,
 		iceberg.NestedField{ID: 1, Name: "customer_id", Type: iceberg.PrimitiveTypes.Int64, Required: true},
 		iceberg.NestedField{ID: 2, Name: "name", Type: iceberg.PrimitiveTypes.String},
@@ -136,48 +150,48 @@ func demoCustomersSchema() *iceberg.Schema {
 	)
 }
 
-func buildDemoOrders(ctx context.Context, cat catalog.Catalog) error {
-	tbl, err := createTable(ctx, cat, DemoOrders, demoOrdersSchema(), 2)
+func buildOrders(ctx context.Context, cat catalog.Catalog) error {
+	tbl, err := icewrite.CreateTable(ctx, cat, Orders, ordersSchema(), 2)
 	if err != nil {
 		return err
 	}
-	sc, err := arrowSchema(tbl)
+	sc, err := icewrite.ArrowSchema(tbl)
 	if err != nil {
 		return err
 	}
-	tbl, fileA, err := appendBatch(ctx, tbl, 1, demoOrdersBatch(sc, demoOrdersA))
+	tbl, fileA, err := icewrite.AppendBatch(ctx, tbl, 1, ordersBatch(sc, ordersA))
 	if err != nil {
 		return err
 	}
-	tbl, fileB, err := appendBatch(ctx, tbl, 2, demoOrdersBatch(sc, demoOrdersB))
+	tbl, fileB, err := icewrite.AppendBatch(ctx, tbl, 2, ordersBatch(sc, ordersB))
 	if err != nil {
 		return err
 	}
-	pos, err := WritePositionalDeletes(ctx, tbl, dataPath(tbl, "pos-deletes-00001.parquet"), []PositionalDelete{
-		{fileA.FilePath(), 1}, {fileA.FilePath(), 3}, {fileB.FilePath(), 0},
+	pos, err := icewrite.WritePositionalDeletes(ctx, tbl, icewrite.DataPath(tbl, "pos-deletes-00001.parquet"), []icewrite.PositionalDelete{
+		{FilePath: fileA.FilePath(), Pos: 1}, {FilePath: fileA.FilePath(), Pos: 3}, {FilePath: fileB.FilePath(), Pos: 0},
 	})
 	if err != nil {
 		return err
 	}
-	if tbl, err = commitDelta(ctx, tbl, nil, []iceberg.DataFile{pos}); err != nil {
+	if tbl, err = icewrite.CommitDelta(ctx, tbl, nil, []iceberg.DataFile{pos}); err != nil {
 		return err
 	}
-	keySc, err := deleteKeySchema(tbl, 1)
+	keySc, err := icewrite.DeleteKeySchema(tbl, 1)
 	if err != nil {
 		return err
 	}
 	kb := array.NewRecordBuilder(memory.DefaultAllocator, keySc)
 	defer kb.Release()
 	kb.Field(0).(*array.Int64Builder).Append(1005)
-	eq, err := writeEqualityDeletes(ctx, tbl, []int{1}, kb.NewRecordBatch())
+	eq, err := icewrite.WriteEqualityDeletes(ctx, tbl, []int{1}, kb.NewRecordBatch())
 	if err != nil {
 		return err
 	}
-	_, err = commitDelta(ctx, tbl, nil, eq)
+	_, err = icewrite.CommitDelta(ctx, tbl, nil, eq)
 	return err
 }
 
-func demoOrdersBatch(sc *arrow.Schema, rows []demoOrder) arrow.RecordBatch {
+func ordersBatch(sc *arrow.Schema, rows []order) arrow.RecordBatch {
 	b := array.NewRecordBuilder(memory.DefaultAllocator, sc)
 	defer b.Release()
 	for _, r := range rows {
@@ -190,23 +204,23 @@ func demoOrdersBatch(sc *arrow.Schema, rows []demoOrder) arrow.RecordBatch {
 	return b.NewRecordBatch()
 }
 
-func buildDemoCustomers(ctx context.Context, cat catalog.Catalog) error {
-	tbl, err := createTable(ctx, cat, DemoCustomers, demoCustomersSchema(), 2)
+func buildCustomers(ctx context.Context, cat catalog.Catalog) error {
+	tbl, err := icewrite.CreateTable(ctx, cat, Customers, customersSchema(), 2)
 	if err != nil {
 		return err
 	}
-	sc, err := arrowSchema(tbl)
+	sc, err := icewrite.ArrowSchema(tbl)
 	if err != nil {
 		return err
 	}
 	b := array.NewRecordBuilder(memory.DefaultAllocator, sc)
 	defer b.Release()
-	for _, r := range demoCustomers {
+	for _, r := range customers {
 		b.Field(0).(*array.Int64Builder).Append(r.customerID)
 		b.Field(1).(*array.StringBuilder).Append(r.name)
 		b.Field(2).(*array.StringBuilder).Append(r.country)
 		b.Field(3).(*array.Date32Builder).Append(arrow.Date32FromTime(r.signup))
 	}
-	_, _, err = appendBatch(ctx, tbl, 1, b.NewRecordBatch())
+	_, _, err = icewrite.AppendBatch(ctx, tbl, 1, b.NewRecordBatch())
 	return err
 }

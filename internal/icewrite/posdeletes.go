@@ -1,16 +1,13 @@
-package tablegen
+package icewrite
 
 import (
 	"cmp"
 	"context"
-	"encoding/binary"
 	"fmt"
-	"io"
 	"slices"
 
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
-	"github.com/parquet-go/parquet-go"
 )
 
 // Field ids of the two required columns of an Iceberg positional delete file.
@@ -78,25 +75,13 @@ func writePositionalDeletes(ctx context.Context, tbl *table.Table, location stri
 		return cmp.Or(cmp.Compare(a.FilePath, b.FilePath), cmp.Compare(a.Pos, b.Pos))
 	})
 
-	wfs, err := writeFS(ctx, tbl)
+	size, err := WriteParquetFile(ctx, tbl, location, rows)
 	if err != nil {
-		return nil, err
-	}
-	f, err := wfs.Create(location)
-	if err != nil {
-		return nil, fmt.Errorf("create positional delete file %s: %w", location, err)
-	}
-	cw := &countingWriter{w: f}
-	if err := writePosDeleteParquet(cw, rows); err != nil {
-		_ = f.Close()
-		return nil, fmt.Errorf("write positional delete file %s: %w", location, err)
-	}
-	if err := f.Close(); err != nil {
-		return nil, fmt.Errorf("close positional delete file %s: %w", location, err)
+		return nil, fmt.Errorf("positional delete file: %w", err)
 	}
 
 	b, err := iceberg.NewDataFileBuilder(spec, iceberg.EntryContentPosDeletes,
-		location, iceberg.ParquetFile, partition, partitionLogicalTypes(tbl.Schema(), spec), nil, int64(len(rows)), cw.n)
+		location, iceberg.ParquetFile, partition, PartitionLogicalTypes(tbl.Schema(), spec), nil, int64(len(rows)), size)
 	if err != nil {
 		return nil, fmt.Errorf("describe positional delete file %s: %w", location, err)
 	}
@@ -113,30 +98,8 @@ func writePositionalDeletes(ctx context.Context, tbl *table.Table, location stri
 	return b.Build(), nil
 }
 
-// writePosDeleteParquet encodes rows as a zstd-compressed Parquet file.
-func writePosDeleteParquet(w io.Writer, rows []posDeleteRow) error {
-	pw := parquet.NewGenericWriter[posDeleteRow](w, parquet.Compression(&parquet.Zstd))
-	if _, err := pw.Write(rows); err != nil {
-		_ = pw.Close()
-		return fmt.Errorf("encode rows: %w", err)
-	}
-	if err := pw.Close(); err != nil {
-		return fmt.Errorf("finish parquet: %w", err)
-	}
-	return nil
-}
-
-// le64 is the Iceberg single-value binary form of a long: 8 bytes little-endian.
-func le64(v int64) []byte { return binary.LittleEndian.AppendUint64(nil, uint64(v)) }
-
-// countingWriter counts the bytes written through it.
-type countingWriter struct {
-	w io.Writer
-	n int64
-}
-
-func (c *countingWriter) Write(p []byte) (int, error) {
-	n, err := c.w.Write(p)
-	c.n += int64(n)
-	return n, err
+// le64 is the Iceberg single-value binary form of a long.
+func le64(v int64) []byte {
+	b, _ := iceberg.Int64Literal(v).MarshalBinary() // never fails
+	return b
 }

@@ -1,4 +1,4 @@
-package tablegen
+package icewrite
 
 import (
 	"context"
@@ -14,7 +14,7 @@ import (
 
 func TestWritePositionalDeletes(t *testing.T) {
 	ctx := context.Background()
-	tbl, err := createTable(ctx, newCatalog(t), table.Identifier{"pos", "t"}, MixedSchema(), 2)
+	tbl, err := CreateTable(ctx, newCatalog(t), table.Identifier{"pos", "t"}, idSchema(), 2)
 	if err != nil {
 		t.Fatalf("create table: %v", err)
 	}
@@ -39,7 +39,7 @@ func TestWritePositionalDeletes(t *testing.T) {
 	}
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			loc := dataPath(tbl, "pos-"+string(rune('a'+i))+".parquet")
+			loc := DataPath(tbl, "pos-"+string(rune('a'+i))+".parquet")
 			df, err := WritePositionalDeletes(ctx, tbl, loc, tt.in)
 			if err != nil {
 				t.Fatalf("write: %v", err)
@@ -104,7 +104,7 @@ func TestWritePositionalDeletes(t *testing.T) {
 
 func TestWritePositionalDeletesRejects(t *testing.T) {
 	ctx := context.Background()
-	tbl, err := createTable(ctx, newCatalog(t), table.Identifier{"pos", "t"}, MixedSchema(), 2)
+	tbl, err := CreateTable(ctx, newCatalog(t), table.Identifier{"pos", "t"}, idSchema(), 2)
 	if err != nil {
 		t.Fatalf("create table: %v", err)
 	}
@@ -113,7 +113,7 @@ func TestWritePositionalDeletesRejects(t *testing.T) {
 		"negative position": {{"/w/a.parquet", -1}},
 	} {
 		t.Run(name, func(t *testing.T) {
-			if _, err := WritePositionalDeletes(ctx, tbl, dataPath(tbl, "x.parquet"), in); !errors.Is(err, ErrInvalidArgument) {
+			if _, err := WritePositionalDeletes(ctx, tbl, DataPath(tbl, "x.parquet"), in); !errors.Is(err, ErrInvalidArgument) {
 				t.Errorf("error = %v, want ErrInvalidArgument", err)
 			}
 		})
