@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/druidiceberg/sidecar/internal/testenv"
 )
 
 // freeLoopbackAddr returns a 127.0.0.1 address nothing listens on.
@@ -34,16 +36,8 @@ func freeLoopbackAddr(t *testing.T) string {
 // rows-emitted counter. Like promtool, the server is optional on a
 // workstation and required in CI, which installs it (.ci/run).
 func TestRealPrometheusScrapes(t *testing.T) {
-	bin, err := exec.LookPath("prometheus")
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal("prometheus is not on PATH; CI must install Debian's prometheus package")
-		}
-		t.Skip("prometheus is not on PATH (apt-get install prometheus)")
-	}
-	if testing.Short() {
-		t.Skip("starts a Prometheus server")
-	}
+	bin := testenv.Tool(t, "prometheus", "apt-get install prometheus")
+	testenv.SkipShort(t, "starts a Prometheus server")
 	srv := newDemoServer(t)
 	target := strings.TrimPrefix(srv.URL, "http://")
 

@@ -19,6 +19,7 @@ import (
 	"github.com/apache/iceberg-go/catalog/hadoop"
 	"github.com/apache/iceberg-go/table"
 
+	"github.com/druidiceberg/sidecar/internal/testenv"
 	"github.com/druidiceberg/sidecar/splits"
 )
 
@@ -36,9 +37,7 @@ const limitsRows = 200_000
 // in 408; a slow but live reader of a row stream is not cut; a POST
 // body over the limit is 413.
 func TestLimits(t *testing.T) {
-	if testing.Short() {
-		t.Skip("writes a table of 200,000 rows")
-	}
+	testenv.SkipShort(t, "writes a table of 200,000 rows")
 	dir := t.TempDir()
 	writeBigTable(t, dir, limitsRows, 0.01, 0)
 	// Short slow-client bounds so that the test waits seconds, not minutes;

@@ -27,6 +27,7 @@ import (
 	"github.com/druidiceberg/sidecar/druid"
 	"github.com/druidiceberg/sidecar/internal/druidsim"
 	"github.com/druidiceberg/sidecar/internal/tablegen"
+	"github.com/druidiceberg/sidecar/internal/testenv"
 	"github.com/druidiceberg/sidecar/splits/split"
 )
 
@@ -152,9 +153,7 @@ func (r *recorder) Write(p []byte) (int, error) {
 // on elsewhere. The datasource holds exactly the table's live rows, and
 // the two replicas left serve byte-identical streams for every URI.
 func TestReplicas(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs three sidecar processes over a table of 120 files")
-	}
+	testenv.SkipShort(t, "runs three sidecar processes over a table of 120 files")
 	ctx := context.Background()
 	dir := t.TempDir()
 

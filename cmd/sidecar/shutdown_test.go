@@ -17,6 +17,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/druidiceberg/sidecar/internal/tablegen"
+	"github.com/druidiceberg/sidecar/internal/testenv"
 )
 
 // shutdownRows is the size of the table the shutdown tests stream: large
@@ -31,9 +32,7 @@ const shutdownRows = 300_000
 // client sees an error and retries instead of taking a clean early end for
 // the end of the data.
 func TestGracefulShutdown(t *testing.T) {
-	if testing.Short() {
-		t.Skip("writes a table of 300,000 rows")
-	}
+	testenv.SkipShort(t, "writes a table of 300,000 rows")
 	dir := t.TempDir()
 	writeBigTable(t, dir, shutdownRows, 0.05, 0.01)
 
