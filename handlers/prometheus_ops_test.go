@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -15,21 +14,9 @@ import (
 	"time"
 
 	"github.com/druidiceberg/sidecar/internal/testenv"
+	"github.com/druidiceberg/sidecar/internal/testlog"
+	"github.com/druidiceberg/sidecar/internal/testnet"
 )
-
-// freeLoopbackAddr returns a 127.0.0.1 address nothing listens on.
-func freeLoopbackAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	if err := ln.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return addr
-}
 
 // TestRealPrometheusScrapes runs Debian's Prometheus server against the
 // sidecar on loopback: after a demo read, a PromQL query returns the
@@ -48,14 +35,14 @@ func TestRealPrometheusScrapes(t *testing.T) {
 	if err := os.WriteFile(cfgPath, []byte(config), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	promAddr := freeLoopbackAddr(t)
+	promAddr := testnet.FreeAddr(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	cmd := exec.CommandContext(ctx, bin,
 		"--config.file="+cfgPath,
 		"--storage.tsdb.path="+filepath.Join(dir, "tsdb"),
 		"--web.listen-address="+promAddr,
 		"--log.level=warn")
-	var logs logBuffer
+	var logs testlog.Buffer
 	cmd.Stdout, cmd.Stderr = &logs, &logs
 	if err := cmd.Start(); err != nil {
 		cancel()

@@ -20,6 +20,8 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/druidiceberg/sidecar/internal/testenv"
+	"github.com/druidiceberg/sidecar/internal/testlog"
+	"github.com/druidiceberg/sidecar/internal/testnet"
 	"github.com/druidiceberg/sidecar/splits"
 )
 
@@ -280,7 +282,7 @@ func startServeWith(t *testing.T, dir string, change func(*config)) (*served, co
 	}
 	change(&cfg)
 	ctx, cancel := context.WithCancel(context.Background())
-	s := &served{cancel: cancel, done: make(chan error, 1), logs: &lockedBuffer{},
+	s := &served{cancel: cancel, done: make(chan error, 1), logs: &testlog.Buffer{},
 		client: &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}}
 	ready := make(chan string, 1)
 	go func() { s.done <- serve(ctx, cfg, s.logs, ready) }()
@@ -362,31 +364,9 @@ func firstSnapshotID(t *testing.T, warehouse string) int64 {
 // start-up check gives up, /healthz answers, and a plan ends in 503
 // plan_timeout.
 func TestServeBesideAHangingCatalog(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var held []net.Conn
-	accepted := make(chan struct{})
-	go func() {
-		defer close(accepted)
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			held = append(held, c)
-		}
-	}()
-	t.Cleanup(func() {
-		ln.Close()
-		<-accepted
-		for _, c := range held {
-			c.Close()
-		}
-	})
+	hanging := testnet.SilentAddr(t)
 	s, _ := startServeWith(t, t.TempDir(), func(c *config) {
-		c.Catalogs = []catalogEntry{{CatalogConfig: splits.CatalogConfig{Type: "rest", Name: "lake", URI: "http://" + ln.Addr().String()}}}
+		c.Catalogs = []catalogEntry{{CatalogConfig: splits.CatalogConfig{Type: "rest", Name: "lake", URI: "http://" + hanging}}}
 		c.startupPing, c.PlanTimeout = 200*time.Millisecond, 300*time.Millisecond
 	})
 	if body := getBody(t, s.base+"/healthz"); string(body) != "ok\n" {

@@ -10,9 +10,10 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/druidiceberg/sidecar/internal/testlog"
 )
 
 func TestBadFlags(t *testing.T) {
@@ -186,8 +187,8 @@ func TestServeDemo(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	ready := make(chan string, 1)
 	done := make(chan error, 1)
-	var logs bytes.Buffer
-	go func() { done <- serve(ctx, cfg, &lockedWriter{w: &logs}, ready) }()
+	var logs testlog.Buffer
+	go func() { done <- serve(ctx, cfg, &logs, ready) }()
 	var addr string
 	select {
 	case addr = <-ready:
@@ -302,16 +303,4 @@ func getBody(t *testing.T, url string) []byte {
 		t.Fatalf("GET %s: %d %s", url, resp.StatusCode, body)
 	}
 	return body
-}
-
-// lockedWriter lets the server's goroutines log into a buffer safely.
-type lockedWriter struct {
-	mu sync.Mutex
-	w  io.Writer
-}
-
-func (l *lockedWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(p)
 }

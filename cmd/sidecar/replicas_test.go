@@ -28,6 +28,7 @@ import (
 	"github.com/druidiceberg/sidecar/internal/druidsim"
 	"github.com/druidiceberg/sidecar/internal/tablegen"
 	"github.com/druidiceberg/sidecar/internal/testenv"
+	"github.com/druidiceberg/sidecar/internal/testlog"
 	"github.com/druidiceberg/sidecar/splits/split"
 )
 
@@ -35,7 +36,7 @@ import (
 type replica struct {
 	cmd    *exec.Cmd
 	addr   string
-	logs   *lockedBuffer
+	logs   *testlog.Buffer
 	exited chan error
 }
 
@@ -43,7 +44,7 @@ type replica struct {
 // listens; its address comes from its JSON log.
 func startReplica(t *testing.T, args ...string) *replica {
 	t.Helper()
-	r := &replica{logs: &lockedBuffer{}, exited: make(chan error, 1)}
+	r := &replica{logs: &testlog.Buffer{}, exited: make(chan error, 1)}
 	r.cmd = sidecarCommand(context.Background(), append([]string{"serve", "--addr", "127.0.0.1:0", "--log-format", "json"}, args...)...)
 	stderr, err := r.cmd.StderrPipe()
 	if err != nil {

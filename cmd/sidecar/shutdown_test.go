@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -18,6 +17,7 @@ import (
 
 	"github.com/druidiceberg/sidecar/internal/tablegen"
 	"github.com/druidiceberg/sidecar/internal/testenv"
+	"github.com/druidiceberg/sidecar/internal/testlog"
 )
 
 // shutdownRows is the size of the table the shutdown tests stream: large
@@ -103,7 +103,7 @@ type served struct {
 	addr   string
 	cancel context.CancelFunc
 	done   chan error
-	logs   *lockedBuffer
+	logs   *testlog.Buffer
 	client *http.Client
 }
 
@@ -135,7 +135,7 @@ func startServe(t *testing.T, dir, grace string) *served {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	s := &served{cancel: cancel, done: make(chan error, 1), logs: &lockedBuffer{},
+	s := &served{cancel: cancel, done: make(chan error, 1), logs: &testlog.Buffer{},
 		client: &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}}
 	ready := make(chan string, 1)
 	go func() { s.done <- serve(ctx, cfg, s.logs, ready) }()
@@ -212,22 +212,4 @@ func (s *served) wait(t *testing.T, d time.Duration) error {
 	case <-time.After(d):
 		return errors.New("serve did not return")
 	}
-}
-
-// lockedBuffer is a bytes.Buffer the server's goroutines may log into.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
