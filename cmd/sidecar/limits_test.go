@@ -20,7 +20,6 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/druidiceberg/sidecar/internal/testenv"
-	"github.com/druidiceberg/sidecar/internal/testlog"
 	"github.com/druidiceberg/sidecar/internal/testnet"
 	"github.com/druidiceberg/sidecar/splits"
 )
@@ -271,34 +270,12 @@ func TestLimits(t *testing.T) {
 // configuration changed by change.
 func startServeWith(t *testing.T, dir string, change func(*config)) (*served, config) {
 	t.Helper()
-	cfg, err := parseServe([]string{
+	return startServeArgs(t, []string{
 		"--addr", "127.0.0.1:0",
 		"--warehouse", filepath.Join(dir, "warehouse"),
 		"--token-key-file", filepath.Join(dir, "token.key"),
 		"--shutdown-grace", "1s",
-	}, func(string) string { return "" }, io.Discard)
-	if err != nil {
-		t.Fatal(err)
-	}
-	change(&cfg)
-	ctx, cancel := context.WithCancel(context.Background())
-	s := &served{cancel: cancel, done: make(chan error, 1), logs: &testlog.Buffer{},
-		client: &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}}
-	ready := make(chan string, 1)
-	go func() { s.done <- serve(ctx, cfg, s.logs, ready) }()
-	t.Cleanup(func() {
-		cancel()
-		_ = s.wait(t, time.Minute)
-	})
-	select {
-	case s.addr = <-ready:
-	case err := <-s.done:
-		t.Fatalf("serve: %v", err)
-	case <-time.After(2 * time.Minute):
-		t.Fatal("server did not start")
-	}
-	s.base = "http://" + s.addr
-	return s, cfg
+	}, change)
 }
 
 // stalledClient opens a new connection per request with a small receive

@@ -125,14 +125,27 @@ func writeBigTable(t *testing.T, dir string, rows int, pos, eq float64) {
 // startServe runs serve with --demo on the warehouse in dir.
 func startServe(t *testing.T, dir, grace string) *served {
 	t.Helper()
-	cfg, err := parseServe([]string{
+	s, _ := startServeArgs(t, []string{
 		"--addr", "127.0.0.1:0", "--demo",
 		"--warehouse", filepath.Join(dir, "warehouse"),
 		"--token-key-file", filepath.Join(dir, "token.key"),
 		"--shutdown-grace", grace,
-	}, func(string) string { return "" }, io.Discard)
+	}, nil)
+	return s
+}
+
+// startServeArgs runs serve in the test with the flags args and the
+// configuration they give changed by change (when not nil), and returns
+// once it listens. It is stopped, if the test did not stop it, when the
+// test ends.
+func startServeArgs(t *testing.T, args []string, change func(*config)) (*served, config) {
+	t.Helper()
+	cfg, err := parseServe(args, func(string) string { return "" }, io.Discard)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if change != nil {
+		change(&cfg)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &served{cancel: cancel, done: make(chan error, 1), logs: &testlog.Buffer{},
@@ -151,7 +164,7 @@ func startServe(t *testing.T, dir, grace string) *served {
 		t.Fatal("server did not start")
 	}
 	s.base = "http://" + s.addr
-	return s
+	return s, cfg
 }
 
 func (s *served) rowsURI(t *testing.T, table string) string {
@@ -196,6 +209,16 @@ func (s *served) waitRefused(t *testing.T) {
 			t.Fatal("the server still accepts connections after the shutdown began")
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// stop cancels serve's context, as SIGTERM does, and fails t unless serve
+// returns nil within a minute.
+func (s *served) stop(t *testing.T) {
+	t.Helper()
+	s.cancel()
+	if err := s.wait(t, time.Minute); err != nil {
+		t.Fatalf("serve after the shutdown: %v", err)
 	}
 }
 
