@@ -17,7 +17,6 @@ import (
 	"github.com/apache/iceberg-go/catalog/hadoop"
 	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
-	"github.com/apache/iceberg-go/table/dv"
 	"github.com/parquet-go/parquet-go"
 
 	"github.com/druidiceberg/sidecar/internal/storage"
@@ -162,20 +161,7 @@ func TestDeleteCacheBitmapsStayUnchanged(t *testing.T) {
 	dir := t.TempDir()
 	ss, want := sharedDeletes(t, dir, 3)
 	s := ss[1] // positions 1 and 4 deleted by position
-	w := dv.NewDVWriter(icebergio.LocalFS{}, func(int32) *iceberg.PartitionSpec { return iceberg.UnpartitionedSpec })
-	if err := w.Add(s.Data.Path, []int64{4, 7}, 0, nil); err != nil {
-		t.Fatal(err)
-	}
-	files, err := w.Flush(context.Background(), filepath.Join(dir, "dv.puffin"))
-	if err != nil || len(files) != 1 {
-		t.Fatalf("write DV: %v (%d files)", err, len(files))
-	}
-	f := files[0]
-	dvFile := split.DeleteFile{
-		Kind: split.DeleteDeletionVector, Path: f.FilePath(), Format: "PUFFIN", Size: f.FileSizeBytes(),
-		Records: f.Count(), ContentOffset: f.ContentOffset(), ContentSize: f.ContentSizeInBytes(),
-		ReferencedDataFile: *f.ReferencedDataFile(),
-	}
+	dvFile := writeDV(t, dir, "dv.puffin", s.Data.Path, 4, 7)
 	all := allLines()
 	if !slices.Equal(want[1], keep(all, 1, 4)) {
 		t.Fatalf("sharedDeletes deletes %q of data file 1", want[1])
