@@ -14,13 +14,13 @@ import (
 	"time"
 
 	"github.com/apache/iceberg-go"
-	"github.com/apache/iceberg-go/catalog/hadoop"
 	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
 	"github.com/parquet-go/parquet-go"
 
 	"github.com/druidiceberg/sidecar/internal/storage"
 	"github.com/druidiceberg/sidecar/internal/tablegen"
+	"github.com/druidiceberg/sidecar/internal/testcatalog"
 	"github.com/druidiceberg/sidecar/reader"
 	"github.com/druidiceberg/sidecar/splits"
 	"github.com/druidiceberg/sidecar/splits/split"
@@ -480,11 +480,7 @@ func TestDeleteCacheReadersDoNotShareEntries(t *testing.T) {
 // and holds the three to the same bytes and counts.
 func TestDeleteCacheScenarios(t *testing.T) {
 	ctx := context.Background()
-	cat, err := hadoop.NewCatalog("test", filepath.Join(t.TempDir(), "warehouse"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cat.Close() })
+	cat := testcatalog.Local(t, filepath.Join(t.TempDir(), "warehouse"))
 	fs := storage.New(nil, nil)
 	cache := reader.NewDeleteCache(64<<20, nil)
 	plain, cached := reader.New(fs), reader.New(fs, reader.WithDeleteCache(cache))
