@@ -9,13 +9,14 @@ import (
 	"testing"
 
 	"github.com/druidiceberg/sidecar/handlers"
+	"github.com/druidiceberg/sidecar/internal/testlog"
 	"github.com/druidiceberg/sidecar/splits"
 )
 
 func TestBasicAuth(t *testing.T) {
 	const password = "s3cret-Pa55:word"
 	f := positionalFixture(t)
-	var logs logBuffer
+	var logs testlog.Buffer
 	srv := newServer(t, splits.CatalogConfig{
 		Type:   "static",
 		Tables: map[string]string{"fixtures.t": filepath.Join(f.Dir, f.Metadata)},

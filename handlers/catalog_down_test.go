@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/druidiceberg/sidecar/internal/testnet"
 	"github.com/druidiceberg/sidecar/splits"
 
 	_ "github.com/apache/iceberg-go/catalog/rest"
@@ -16,7 +17,7 @@ import (
 // after it went down, is shown against a real REST catalog in the
 // integration tier (TestRealCatalogDownAndBack).
 func TestCatalogDown(t *testing.T) {
-	addr := freeLoopbackAddr(t) // nothing listens there
+	addr := testnet.FreeAddr(t) // nothing listens there
 	srv := newServer(t, splits.CatalogConfig{Type: "rest", Name: "lake", URI: "http://" + addr}, nil)
 
 	for _, path := range []string{"/splits?table=db.t", "/readyz"} {

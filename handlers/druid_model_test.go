@@ -20,6 +20,7 @@ import (
 	"github.com/druidiceberg/sidecar/druid"
 	"github.com/druidiceberg/sidecar/internal/demo"
 	"github.com/druidiceberg/sidecar/internal/druidsim"
+	"github.com/druidiceberg/sidecar/internal/golden"
 	"github.com/druidiceberg/sidecar/internal/sqlcheck"
 	"github.com/druidiceberg/sidecar/internal/tablegen"
 	"github.com/druidiceberg/sidecar/splits/split"
@@ -138,7 +139,7 @@ func TestDruidIngestsEveryType(t *testing.T) {
 		if resp.StatusCode != http.StatusOK {
 			t.Fatalf("%s: %d %s", path, resp.StatusCode, body)
 		}
-		golden(t, name, normalizeURIs(srv, body))
+		golden.Check(t, name, normalizeURIs(srv, body))
 	}
 	var statements []string
 	sqlOf := func(t *testing.T, v url.Values) func(d *druidsim.Druid) error {

@@ -3,17 +3,14 @@ package handlers_test
 import (
 	"bytes"
 	"encoding/json"
-	"flag"
 	"net/http"
-	"os"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
-)
 
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
+	"github.com/druidiceberg/sidecar/internal/golden"
+)
 
 // normalizeURIs replaces the server's base and the tokens, which hold the
 // checkout's absolute paths, with stable placeholders.
@@ -34,27 +31,6 @@ func normalizeURIs(srv *testServer, body []byte) []byte {
 		seen[string(m)] = p
 		return []byte(p)
 	})
-}
-
-// golden compares got with testdata/name, or rewrites it with -update.
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Fatalf("%s differs from the golden file\n got: %s\nwant: %s", name, got, want)
-	}
 }
 
 func TestDruidTask(t *testing.T) {
@@ -99,7 +75,7 @@ func TestDruidTask(t *testing.T) {
 		sp.TuningConfig.MaxNumConcurrentSubTasks != 4 || sp.DataSchema.DimensionsSpec == nil || sp.DataSchema.GranularitySpec == nil {
 		t.Fatalf("task misses a field Druid requires: %s", body)
 	}
-	golden(t, "druid_task.json", normalizeURIs(srv, body))
+	golden.Check(t, "druid_task.json", normalizeURIs(srv, body))
 
 	resp, body = srv.post(t, "/splits", druidDocsSpec)
 	if resp.StatusCode != http.StatusOK {
@@ -107,7 +83,7 @@ func TestDruidTask(t *testing.T) {
 	}
 	// The splits list names the fixture's data files, whose paths are
 	// stable; the tokens and the base URL are normalised.
-	golden(t, "druid_docs_spec_answer.json", normalizeURIs(srv, body))
+	golden.Check(t, "druid_docs_spec_answer.json", normalizeURIs(srv, body))
 
 	for _, tc := range []struct{ path, want string }{
 		{"/druid/task?table=fixtures.t&timestampColumn=event_time", "dataSource is required"},
@@ -145,7 +121,7 @@ func TestDruidSQL(t *testing.T) {
 			if err := json.Unmarshal(body, &task); err != nil || task.Query == "" {
 				t.Fatalf("%v: %s", err, body)
 			}
-			golden(t, tc.name, normalizeURIs(srv, body))
+			golden.Check(t, tc.name, normalizeURIs(srv, body))
 		})
 	}
 }

@@ -3,14 +3,12 @@
 package handlers_test
 
 import (
-	"bytes"
 	"context"
 	"io"
 	"log/slog"
 	"maps"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -18,6 +16,7 @@ import (
 
 	"github.com/druidiceberg/sidecar/handlers"
 	"github.com/druidiceberg/sidecar/internal/tablegen"
+	"github.com/druidiceberg/sidecar/internal/testlog"
 	"github.com/druidiceberg/sidecar/splits"
 )
 
@@ -122,24 +121,6 @@ func TestRealObjectStoreKilledMidStream(t *testing.T) {
 	t.Logf("the client saw %v after %d more bytes", err, len(rest))
 }
 
-// lockedBuffer collects log lines written from several goroutines.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // TestRealWrongCredentials: a catalog or object store that refuses the
 // configured credentials gives a clear error that names the catalog, and
 // neither the answer nor the log holds the secret.
@@ -175,7 +156,7 @@ func TestRealWrongCredentials(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			var logs lockedBuffer
+			var logs testlog.Buffer
 			srv := newServer(t, tc.cfg, nil, func(c *handlers.Config) {
 				c.Logger = slog.New(slog.NewTextHandler(&logs, nil))
 			})

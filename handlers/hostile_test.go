@@ -22,6 +22,8 @@ import (
 	"github.com/druidiceberg/sidecar/internal/demo"
 	"github.com/druidiceberg/sidecar/internal/icewrite"
 	"github.com/druidiceberg/sidecar/internal/tablegen"
+	"github.com/druidiceberg/sidecar/internal/testlog"
+	"github.com/druidiceberg/sidecar/internal/testnet"
 	"github.com/druidiceberg/sidecar/splits"
 )
 
@@ -285,7 +287,7 @@ func TestHostileNames(t *testing.T) {
 // error body and in a 900 KB log line. Error bodies and log lines now
 // quote client input shortened, whichever parameter carries it.
 func TestHostileEcho(t *testing.T) {
-	var logs logBuffer
+	var logs testlog.Buffer
 	srv := newDemoServer(t, func(c *handlers.Config) { c.Logger = slog.New(slog.NewJSONHandler(&logs, nil)) })
 	p := srv.plan(t, q("table", "demo.orders"))
 	rowsPath := strings.TrimPrefix(p.InputSource.URIs[0], srv.URL)
@@ -403,43 +405,12 @@ func TestHostileTrickle(t *testing.T) {
 	}
 }
 
-// silentListener accepts connections and never answers: a catalog that
-// hangs. (No real catalog can be made to hang on cue; the sidecar's side
-// of it, the deadline, is what is under test.)
-func silentListener(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var conns []net.Conn
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			conns = append(conns, c)
-		}
-	}()
-	t.Cleanup(func() {
-		ln.Close()
-		<-done
-		for _, c := range conns {
-			c.Close()
-		}
-	})
-	return ln.Addr().String()
-}
-
 // TestHostilePlanDeadline: planning and catalog calls had no deadline but
 // the client's, so a catalog that hangs held a planning slot for as long
 // as the client waited. A planning request now has PlanTimeout; past it the
 // answer is 503 plan_timeout with Retry-After, and the slot is free.
 func TestHostilePlanDeadline(t *testing.T) {
-	catalog := splits.CatalogConfig{Type: "rest", URI: "http://" + silentListener(t)}
+	catalog := splits.CatalogConfig{Type: "rest", URI: "http://" + testnet.SilentAddr(t)}
 	for _, path := range []string{"/splits?table=demo.orders", "/druid/sql?table=demo.orders&dataSource=o&timestampColumn=t",
 		"/changes?table=demo.orders&timeColumn=t", "/?table=demo.orders", "/readyz"} {
 		// A server each: a catalog's connection failure is remembered

@@ -1,69 +1,32 @@
 package handlers_test
 
 import (
-	"bytes"
 	"encoding/base64"
 	"encoding/json"
 	"log/slog"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/druidiceberg/sidecar/handlers"
+	"github.com/druidiceberg/sidecar/internal/testlog"
 )
-
-// logBuffer collects the JSON log lines the server writes from its own
-// goroutines.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *logBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *logBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
-// lines decodes the log lines written so far.
-func (b *logBuffer) lines(t *testing.T) []map[string]any {
-	t.Helper()
-	var out []map[string]any
-	for _, l := range strings.Split(strings.TrimSpace(b.String()), "\n") {
-		if l == "" {
-			continue
-		}
-		var m map[string]any
-		if err := json.Unmarshal([]byte(l), &m); err != nil {
-			t.Fatalf("log line %q: %v", l, err)
-		}
-		out = append(out, m)
-	}
-	return out
-}
 
 // requestLine waits for the one-per-request line of the request with id:
 // it is written when the handler returns, which may be just after the
 // client has read the last byte.
-func (b *logBuffer) requestLine(t *testing.T, id string) map[string]any {
+func requestLine(t *testing.T, logs *testlog.Buffer, id string) map[string]any {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		for _, l := range b.lines(t) {
+		for _, l := range logs.JSONLines(t) {
 			if l["msg"] == "request" && l["request_id"] == id {
 				return l
 			}
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("no request line for %s in\n%s", id, b.String())
+			t.Fatalf("no request line for %s in\n%s", id, logs.String())
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
@@ -126,7 +89,7 @@ func TestRequestIDHeader(t *testing.T) {
 // the request's own line has route, status, bytes, rows and duration; no
 // token, password or raw path reaches the log.
 func TestRequestLogs(t *testing.T) {
-	var logs logBuffer
+	var logs testlog.Buffer
 	const user, password = "druid", "s3cret-Pa55word"
 	srv := newDemoServer(t, func(c *handlers.Config) {
 		c.Logger = slog.New(slog.NewJSONHandler(&logs, nil))
@@ -158,7 +121,7 @@ func TestRequestLogs(t *testing.T) {
 		if resp.StatusCode != http.StatusOK {
 			t.Fatalf("rows: %d %s", resp.StatusCode, body)
 		}
-		line := logs.requestLine(t, id)
+		line := requestLine(t, &logs, id)
 		if line["route"] != "/splits/{token}/rows" || line["status"] != "200" || line["method"] != "GET" {
 			t.Fatalf("request line %v", line)
 		}
@@ -181,11 +144,11 @@ func TestRequestLogs(t *testing.T) {
 	if resp, _ := do("/splits/"+tokens[0]+"/rows", "noauth-1", false); resp.StatusCode != http.StatusUnauthorized {
 		t.Fatalf("no credentials: %d", resp.StatusCode)
 	}
-	logs.requestLine(t, "forged-1")
-	logs.requestLine(t, "noauth-1")
+	requestLine(t, &logs, "forged-1")
+	requestLine(t, &logs, "noauth-1")
 
 	failed := map[string]bool{}
-	for _, l := range logs.lines(t) {
+	for _, l := range logs.JSONLines(t) {
 		id, _ := l["request_id"].(string)
 		if id == "" {
 			t.Errorf("log line without request_id: %v", l)

@@ -1,16 +1,12 @@
 package handlers_test
 
 import (
-	"bytes"
-	"context"
-	"os"
-	"os/exec"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
+	"github.com/druidiceberg/sidecar/internal/testenv"
 	"github.com/druidiceberg/sidecar/splits/split"
 )
 
@@ -75,7 +71,7 @@ func TestMetricsAfterDemoRead(t *testing.T) {
 	}
 
 	_, body := srv.get(t, "/metrics")
-	promtoolCheck(t, body)
+	testenv.PromtoolCheck(t, body)
 }
 
 // TestMetricsWithoutDeleteCache: with --delete-cache-size 0 every split reads
@@ -146,7 +142,7 @@ func TestDeleteCacheMetricsFollowTheCache(t *testing.T) {
 		t.Errorf("lookups %+v", cs)
 	}
 	_, body := srv.get(t, "/metrics")
-	promtoolCheck(t, body)
+	testenv.PromtoolCheck(t, body)
 }
 
 // metricsOf scrapes /metrics into name{labels} → value, for the sidecar's
@@ -175,26 +171,4 @@ func metricsOf(t *testing.T, srv *testServer) map[string]float64 {
 		}
 	}
 	return out
-}
-
-// promtoolCheck runs `promtool check metrics` on a scrape. Without promtool
-// the test is skipped on a workstation but fails in CI, which installs it
-// (.ci/run).
-func promtoolCheck(t *testing.T, scrape []byte) {
-	t.Helper()
-	bin, err := exec.LookPath("promtool")
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal("promtool is not on PATH; CI must install Debian's prometheus package")
-		}
-		t.Skip("promtool is not on PATH (apt-get install prometheus)")
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, "check", "metrics")
-	cmd.Stdin = bytes.NewReader(scrape)
-	out, err := cmd.CombinedOutput()
-	if err != nil || len(bytes.TrimSpace(out)) > 0 {
-		t.Fatalf("promtool check metrics: %v\n%s", err, out)
-	}
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/druidiceberg/sidecar/handlers"
 	"github.com/druidiceberg/sidecar/internal/tablegen"
+	"github.com/druidiceberg/sidecar/internal/testnet"
 	"github.com/druidiceberg/sidecar/metrics"
 	"github.com/druidiceberg/sidecar/reader"
 	"github.com/druidiceberg/sidecar/splits"
@@ -37,7 +38,7 @@ func TestNamedCatalogs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	down := splits.CatalogConfig{Type: "rest", Name: "down", URI: "http://" + freeLoopbackAddr(t)}
+	down := splits.CatalogConfig{Type: "rest", Name: "down", URI: "http://" + testnet.FreeAddr(t)}
 
 	signer, err := split.NewSigner(testKey)
 	if err != nil {

@@ -22,6 +22,7 @@ import (
 
 	"github.com/druidiceberg/sidecar/api"
 	"github.com/druidiceberg/sidecar/handlers"
+	"github.com/druidiceberg/sidecar/internal/testnet"
 	"github.com/druidiceberg/sidecar/splits"
 )
 
@@ -116,7 +117,7 @@ func TestLiveAnswersMatchOpenAPI(t *testing.T) {
 	authed := newDemoServer(t, func(c *handlers.Config) {
 		c.BasicAuth = []handlers.Credential{{Username: user, Password: password}}
 	})
-	down := newServer(t, splits.CatalogConfig{Type: "rest", URI: "http://" + freeLoopbackAddr(t)}, nil)
+	down := newServer(t, splits.CatalogConfig{Type: "rest", URI: "http://" + testnet.FreeAddr(t)}, nil)
 
 	orders := open.plan(t, q("table", "demo.orders"))
 	customers := open.plan(t, q("table", "demo.customers"))

@@ -18,6 +18,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/druidiceberg/sidecar/internal/tablegen"
+	"github.com/druidiceberg/sidecar/internal/testcatalog"
 	"github.com/druidiceberg/sidecar/splits"
 	"github.com/druidiceberg/sidecar/splits/split"
 )
@@ -26,11 +27,7 @@ import (
 func localWarehouse(t *testing.T) (*hadoop.Catalog, string) {
 	t.Helper()
 	dir := t.TempDir()
-	cat, err := hadoop.NewCatalog("test", dir, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cat.Close() })
+	cat := testcatalog.Local(t, dir)
 	return cat, dir
 }
 

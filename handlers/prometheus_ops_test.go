@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -13,37 +12,19 @@ import (
 	"strings"
 	"testing"
 	"time"
-)
 
-// freeLoopbackAddr returns a 127.0.0.1 address nothing listens on.
-func freeLoopbackAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	if err := ln.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return addr
-}
+	"github.com/druidiceberg/sidecar/internal/testenv"
+	"github.com/druidiceberg/sidecar/internal/testlog"
+	"github.com/druidiceberg/sidecar/internal/testnet"
+)
 
 // TestRealPrometheusScrapes runs Debian's Prometheus server against the
 // sidecar on loopback: after a demo read, a PromQL query returns the
 // rows-emitted counter. Like promtool, the server is optional on a
 // workstation and required in CI, which installs it (.ci/run).
 func TestRealPrometheusScrapes(t *testing.T) {
-	bin, err := exec.LookPath("prometheus")
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal("prometheus is not on PATH; CI must install Debian's prometheus package")
-		}
-		t.Skip("prometheus is not on PATH (apt-get install prometheus)")
-	}
-	if testing.Short() {
-		t.Skip("starts a Prometheus server")
-	}
+	bin := testenv.Tool(t, "prometheus", "apt-get install prometheus")
+	testenv.SkipShort(t, "starts a Prometheus server")
 	srv := newDemoServer(t)
 	target := strings.TrimPrefix(srv.URL, "http://")
 
@@ -54,14 +35,14 @@ func TestRealPrometheusScrapes(t *testing.T) {
 	if err := os.WriteFile(cfgPath, []byte(config), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	promAddr := freeLoopbackAddr(t)
+	promAddr := testnet.FreeAddr(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	cmd := exec.CommandContext(ctx, bin,
 		"--config.file="+cfgPath,
 		"--storage.tsdb.path="+filepath.Join(dir, "tsdb"),
 		"--web.listen-address="+promAddr,
 		"--log.level=warn")
-	var logs logBuffer
+	var logs testlog.Buffer
 	cmd.Stdout, cmd.Stderr = &logs, &logs
 	if err := cmd.Start(); err != nil {
 		cancel()

@@ -18,6 +18,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/druidiceberg/sidecar/internal/testenv"
 )
 
 // The integration tier: real servers, started by the tests on 127.0.0.1 and
@@ -168,7 +170,7 @@ func weedBinary(t testing.TB) string {
 		weedBin, weedErr = strings.TrimSpace(string(out)), err
 	})
 	if weedErr != nil {
-		t.Fatalf("build SeaweedFS: %v", weedErr)
+		testenv.Missing(t, fmt.Sprintf("SeaweedFS is not built: tools/seaweedfs/build.sh: %v (it needs Go and network access; or set SIDECAR_WEED to a weed binary)", weedErr))
 	}
 	return weedBin
 }
@@ -287,19 +289,6 @@ type postgres struct {
 	Password string
 }
 
-// pgBin finds a PostgreSQL program on PATH or in Debian's versioned folder.
-func pgBin(t testing.TB, name string) string {
-	t.Helper()
-	if p, err := exec.LookPath(name); err == nil {
-		return p
-	}
-	matches, _ := filepath.Glob("/usr/lib/postgresql/*/bin/" + name)
-	if len(matches) == 0 {
-		t.Fatalf("%s not found: install Debian's postgresql package (.ci/run does)", name)
-	}
-	return matches[len(matches)-1]
-}
-
 // startPostgres initialises a cluster and starts it, stopped when the test
 // ends. PostgreSQL refuses to run as root; as root it runs as the postgres
 // user that Debian's package creates.
@@ -329,14 +318,14 @@ func startPostgres(t testing.TB) *postgres {
 			t.Fatalf("chown the data directory to postgres: %v %s", err, out)
 		}
 	}
-	initdb := append(asUser, pgBin(t, "initdb"), "-D", data, "-U", "postgres", "--auth=scram-sha-256",
+	initdb := append(asUser, testenv.PostgresTool(t, "initdb"), "-D", data, "-U", "postgres", "--auth=scram-sha-256",
 		"--pwfile="+pwfile, "--no-sync", "--no-instructions")
 	if out, err := exec.Command(initdb[0], initdb[1:]...).CombinedOutput(); err != nil {
 		t.Fatalf("initdb: %v\n%s", err, out)
 	}
 	pg.proc = proc{
 		name: fmt.Sprintf("PostgreSQL on 127.0.0.1:%d", pg.Port),
-		args: append(asUser, pgBin(t, "postgres"), "-D", data, "-p", strconv.Itoa(pg.Port),
+		args: append(asUser, testenv.PostgresTool(t, "postgres"), "-D", data, "-p", strconv.Itoa(pg.Port),
 			"-c", "listen_addresses=127.0.0.1", "-c", "unix_socket_directories="+data, "-c", "fsync=off"),
 		log: filepath.Join(dir, "postgres.log"),
 		// Fast shutdown: the catalog's pooled connections would hold off
@@ -350,7 +339,7 @@ func startPostgres(t testing.TB) *postgres {
 		}
 		conn.Close()
 		// Accepting connections is not yet accepting queries.
-		out, err := exec.Command(pgBin(t, "pg_isready"), "-h", "127.0.0.1", "-p", strconv.Itoa(pg.Port)).CombinedOutput()
+		out, err := exec.Command(testenv.PostgresTool(t, "pg_isready"), "-h", "127.0.0.1", "-p", strconv.Itoa(pg.Port)).CombinedOutput()
 		if err != nil {
 			return errors.New(strings.TrimSpace(string(out)))
 		}

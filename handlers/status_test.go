@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/druidiceberg/sidecar/internal/testenv"
 )
 
 // TestStatusPage: the page lists the catalog's tables with their current
@@ -61,13 +63,7 @@ func TestStatusPage(t *testing.T) {
 // chromium package) and checks the screenshot is a real page. Optional on a
 // workstation, required in CI, which installs Chromium (.ci/run).
 func TestStatusPageScreenshot(t *testing.T) {
-	bin, err := exec.LookPath("chromium")
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal("chromium is not on PATH; CI must install Debian's chromium package")
-		}
-		t.Skip("chromium is not on PATH (apt-get install chromium)")
-	}
+	bin := testenv.Tool(t, "chromium", "apt-get install chromium")
 	srv := newDemoServer(t)
 	out := filepath.Join(t.TempDir(), "status.png")
 	if dir := os.Getenv("SIDECAR_SCREENSHOT_DIR"); dir != "" {

@@ -2,19 +2,16 @@ package metrics_test
 
 import (
 	"bytes"
-	"context"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"os/exec"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
+	"github.com/druidiceberg/sidecar/internal/testenv"
 	"github.com/druidiceberg/sidecar/metrics"
 )
 
@@ -72,19 +69,5 @@ func TestNamesPassPromtool(t *testing.T) {
 		t.Errorf("sidecar_rows_deleted_total: %d series, %v", n, err)
 	}
 
-	bin, err := exec.LookPath("promtool")
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal("promtool is not on PATH; CI must install Debian's prometheus package")
-		}
-		t.Skip("promtool is not on PATH (apt-get install prometheus)")
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, "check", "metrics")
-	cmd.Stdin = &scrape
-	out, err := cmd.CombinedOutput()
-	if err != nil || len(bytes.TrimSpace(out)) > 0 {
-		t.Fatalf("promtool check metrics: %v\n%s", err, out)
-	}
+	testenv.PromtoolCheck(t, scrape.Bytes())
 }

@@ -14,14 +14,13 @@ import (
 	"time"
 
 	"github.com/apache/iceberg-go"
-	"github.com/apache/iceberg-go/catalog/hadoop"
 	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
-	"github.com/apache/iceberg-go/table/dv"
 	"github.com/parquet-go/parquet-go"
 
 	"github.com/druidiceberg/sidecar/internal/storage"
 	"github.com/druidiceberg/sidecar/internal/tablegen"
+	"github.com/druidiceberg/sidecar/internal/testcatalog"
 	"github.com/druidiceberg/sidecar/reader"
 	"github.com/druidiceberg/sidecar/splits"
 	"github.com/druidiceberg/sidecar/splits/split"
@@ -162,20 +161,7 @@ func TestDeleteCacheBitmapsStayUnchanged(t *testing.T) {
 	dir := t.TempDir()
 	ss, want := sharedDeletes(t, dir, 3)
 	s := ss[1] // positions 1 and 4 deleted by position
-	w := dv.NewDVWriter(icebergio.LocalFS{}, func(int32) *iceberg.PartitionSpec { return iceberg.UnpartitionedSpec })
-	if err := w.Add(s.Data.Path, []int64{4, 7}, 0, nil); err != nil {
-		t.Fatal(err)
-	}
-	files, err := w.Flush(context.Background(), filepath.Join(dir, "dv.puffin"))
-	if err != nil || len(files) != 1 {
-		t.Fatalf("write DV: %v (%d files)", err, len(files))
-	}
-	f := files[0]
-	dvFile := split.DeleteFile{
-		Kind: split.DeleteDeletionVector, Path: f.FilePath(), Format: "PUFFIN", Size: f.FileSizeBytes(),
-		Records: f.Count(), ContentOffset: f.ContentOffset(), ContentSize: f.ContentSizeInBytes(),
-		ReferencedDataFile: *f.ReferencedDataFile(),
-	}
+	dvFile := writeDV(t, dir, "dv.puffin", s.Data.Path, 4, 7)
 	all := allLines()
 	if !slices.Equal(want[1], keep(all, 1, 4)) {
 		t.Fatalf("sharedDeletes deletes %q of data file 1", want[1])
@@ -494,11 +480,7 @@ func TestDeleteCacheReadersDoNotShareEntries(t *testing.T) {
 // and holds the three to the same bytes and counts.
 func TestDeleteCacheScenarios(t *testing.T) {
 	ctx := context.Background()
-	cat, err := hadoop.NewCatalog("test", filepath.Join(t.TempDir(), "warehouse"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cat.Close() })
+	cat := testcatalog.Local(t, filepath.Join(t.TempDir(), "warehouse"))
 	fs := storage.New(nil, nil)
 	cache := reader.NewDeleteCache(64<<20, nil)
 	plain, cached := reader.New(fs), reader.New(fs, reader.WithDeleteCache(cache))

@@ -1,14 +1,11 @@
 package reader_test
 
 import (
-	"context"
 	"path/filepath"
 	"slices"
 	"testing"
 
 	"github.com/apache/iceberg-go"
-	icebergio "github.com/apache/iceberg-go/io"
-	"github.com/apache/iceberg-go/table/dv"
 	"github.com/parquet-go/parquet-go"
 
 	"github.com/druidiceberg/sidecar/reader"
@@ -131,20 +128,7 @@ func TestPositionalDeletes(t *testing.T) {
 func TestDeletionVector(t *testing.T) {
 	dir := t.TempDir()
 	s, lines := writeIDs(t, dir, 10)
-	w := dv.NewDVWriter(icebergio.LocalFS{}, func(int32) *iceberg.PartitionSpec { return iceberg.UnpartitionedSpec })
-	if err := w.Add(s.Data.Path, []int64{0, 2, 7}, 0, nil); err != nil {
-		t.Fatal(err)
-	}
-	files, err := w.Flush(context.Background(), filepath.Join(dir, "dv.puffin"))
-	if err != nil || len(files) != 1 {
-		t.Fatalf("write DV: %v (%d files)", err, len(files))
-	}
-	f := files[0]
-	dvFile := split.DeleteFile{
-		Kind: split.DeleteDeletionVector, Path: f.FilePath(), Format: "PUFFIN", Size: f.FileSizeBytes(),
-		Records: f.Count(), ContentOffset: f.ContentOffset(), ContentSize: f.ContentSizeInBytes(),
-		ReferencedDataFile: *f.ReferencedDataFile(),
-	}
+	dvFile := writeDV(t, dir, "dv.puffin", s.Data.Path, 0, 2, 7)
 	pd, pz := writeParquet(t, dir, "del.parquet", []posDelete{{s.Data.Path, 2}, {s.Data.Path, 8}})
 
 	t.Run("dv", func(t *testing.T) {

@@ -4,21 +4,17 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"flag"
 	"math"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/apache/iceberg-go"
 
+	"github.com/druidiceberg/sidecar/internal/golden"
 	"github.com/druidiceberg/sidecar/reader"
 	"github.com/druidiceberg/sidecar/splits/split"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 
 // The all-types file: one column of every Iceberg type, with field ids.
 type (
@@ -255,31 +251,7 @@ func TestGolden(t *testing.T) {
 			if n := st.Stats().InvalidUTF8; n != wantInvalid {
 				t.Errorf("InvalidUTF8 = %d, want %d", n, wantInvalid)
 			}
-			path := filepath.Join("testdata", tc.file)
-			if *update {
-				if err := os.WriteFile(path, got, 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("%v (run with -update to create it)", err)
-			}
-			if !bytes.Equal(got, want) {
-				gl, wl := strings.Split(string(got), "\n"), strings.Split(string(want), "\n")
-				for i := range max(len(gl), len(wl)) {
-					var g, w string
-					if i < len(gl) {
-						g = gl[i]
-					}
-					if i < len(wl) {
-						w = wl[i]
-					}
-					if g != w {
-						t.Errorf("line %d:\n got  %s\n want %s", i+1, g, w)
-					}
-				}
-			}
+			golden.Check(t, tc.file, got)
 		})
 	}
 }

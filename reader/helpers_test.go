@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/apache/iceberg-go"
+	icebergio "github.com/apache/iceberg-go/io"
+	"github.com/apache/iceberg-go/table/dv"
 	"github.com/parquet-go/parquet-go"
 
 	"github.com/druidiceberg/sidecar/internal/storage"
@@ -29,6 +31,27 @@ func writeParquet[T any](t testing.TB, dir, name string, rows []T, opts ...parqu
 		t.Fatal(err)
 	}
 	return path, int64(buf.Len())
+}
+
+// writeDV writes a deletion vector of the data file dataPath, deleting the
+// given positions, as the Puffin file name in dir, and returns it as the
+// split's delete file.
+func writeDV(t testing.TB, dir, name, dataPath string, positions ...int64) split.DeleteFile {
+	t.Helper()
+	w := dv.NewDVWriter(icebergio.LocalFS{}, func(int32) *iceberg.PartitionSpec { return iceberg.UnpartitionedSpec })
+	if err := w.Add(dataPath, positions, 0, nil); err != nil {
+		t.Fatal(err)
+	}
+	files, err := w.Flush(context.Background(), filepath.Join(dir, name))
+	if err != nil || len(files) != 1 {
+		t.Fatalf("write DV: %v (%d files)", err, len(files))
+	}
+	f := files[0]
+	return split.DeleteFile{
+		Kind: split.DeleteDeletionVector, Path: f.FilePath(), Format: "PUFFIN", Size: f.FileSizeBytes(),
+		Records: f.Count(), ContentOffset: f.ContentOffset(), ContentSize: f.ContentSizeInBytes(),
+		ReferencedDataFile: *f.ReferencedDataFile(),
+	}
 }
 
 // bucket is the location prefix test tables pretend to live under; the

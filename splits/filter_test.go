@@ -14,10 +14,10 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog"
-	"github.com/apache/iceberg-go/catalog/hadoop"
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/druidiceberg/sidecar/internal/storage"
+	"github.com/druidiceberg/sidecar/internal/testcatalog"
 	"github.com/druidiceberg/sidecar/splits/split"
 )
 
@@ -28,11 +28,7 @@ func eventsTable(t *testing.T) *Planner {
 	t.Helper()
 	ctx := context.Background()
 	dir := t.TempDir()
-	cat, err := hadoop.NewCatalog("test", dir, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cat.Close() })
+	cat := testcatalog.Local(t, dir)
 	sc := iceberg.NewSchema(0,
 		iceberg.NestedField{ID: 1, Name: "id", Type: iceberg.PrimitiveTypes.Int64, Required: true},
 		iceberg.NestedField{ID: 2, Name: "day", Type: iceberg.PrimitiveTypes.Date, Required: true},

@@ -8,11 +8,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/apache/iceberg-go/catalog/hadoop"
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/druidiceberg/sidecar/internal/storage"
 	"github.com/druidiceberg/sidecar/internal/tablegen"
+	"github.com/druidiceberg/sidecar/internal/testcatalog"
 	"github.com/druidiceberg/sidecar/splits/split"
 )
 
@@ -21,11 +21,7 @@ import (
 func TestIncrementalAppends(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	cat, err := hadoop.NewCatalog("test", dir, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cat.Close()
+	cat := testcatalog.Local(t, dir)
 	var sc tablegen.Scenario
 	for _, s := range tablegen.Scenarios() {
 		if s.Name == "positional_multi_file" { // appends A, B, C, then positional deletes

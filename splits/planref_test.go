@@ -9,10 +9,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/apache/iceberg-go/catalog/hadoop"
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/druidiceberg/sidecar/internal/tablegen"
+	"github.com/druidiceberg/sidecar/internal/testcatalog"
 	"github.com/druidiceberg/sidecar/splits/split"
 )
 
@@ -21,11 +21,7 @@ import (
 func benchTable(t *testing.T, files int) (*table.Table, string) {
 	t.Helper()
 	dir := t.TempDir()
-	cat, err := hadoop.NewCatalog("test", dir, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cat.Close() })
+	cat := testcatalog.Local(t, dir)
 	tbl, err := tablegen.Bench(context.Background(), cat, table.Identifier{"ns", "t"}, files*100, files, 0.02, 0.01)
 	if err != nil {
 		t.Fatal(err)

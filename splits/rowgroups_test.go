@@ -10,11 +10,11 @@ import (
 
 	"github.com/apache/iceberg-go"
 
-	"github.com/apache/iceberg-go/catalog/hadoop"
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/druidiceberg/sidecar/internal/storage"
 	"github.com/druidiceberg/sidecar/internal/tablegen"
+	"github.com/druidiceberg/sidecar/internal/testcatalog"
 	"github.com/druidiceberg/sidecar/splits/split"
 )
 
@@ -23,11 +23,7 @@ import (
 func rowGroupsTable(t *testing.T, formatVersion int, offsets tablegen.SplitOffsets) (*table.Table, string) {
 	t.Helper()
 	dir := t.TempDir()
-	cat, err := hadoop.NewCatalog("test", dir, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cat.Close() })
+	cat := testcatalog.Local(t, dir)
 	tbl, err := tablegen.RowGroups(context.Background(), cat, table.Identifier{"rg", "t"}, formatVersion, offsets)
 	if err != nil {
 		t.Fatal(err)

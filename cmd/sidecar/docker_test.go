@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -20,6 +19,9 @@ import (
 	"time"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/druidiceberg/sidecar/internal/testlog"
+	"github.com/druidiceberg/sidecar/internal/testnet"
 )
 
 var updateExamples = flag.Bool("update-examples", false, "rewrite docker/examples/ from what the container generates")
@@ -283,12 +285,7 @@ var examples = []struct{ file, path string }{
 func checkContainer(t *testing.T, ctx context.Context, entrypoint, command []string) {
 	t.Helper()
 	dir := t.TempDir()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
+	addr := testnet.FreeAddr(t)
 	var args []string
 	for _, a := range append(slices.Clone(entrypoint[1:]), command...) {
 		switch {
@@ -299,7 +296,7 @@ func checkContainer(t *testing.T, ctx context.Context, entrypoint, command []str
 		}
 		args = append(args, a)
 	}
-	var logs lockedBuffer
+	var logs testlog.Buffer
 	cmd := sidecarCommand(ctx, args...)
 	cmd.Dir = dir
 	cmd.Stdout, cmd.Stderr = &logs, &logs

@@ -19,6 +19,8 @@ import (
 	"github.com/apache/iceberg-go/catalog/hadoop"
 	"github.com/apache/iceberg-go/table"
 
+	"github.com/druidiceberg/sidecar/internal/testenv"
+	"github.com/druidiceberg/sidecar/internal/testnet"
 	"github.com/druidiceberg/sidecar/splits"
 )
 
@@ -36,9 +38,7 @@ const limitsRows = 200_000
 // in 408; a slow but live reader of a row stream is not cut; a POST
 // body over the limit is 413.
 func TestLimits(t *testing.T) {
-	if testing.Short() {
-		t.Skip("writes a table of 200,000 rows")
-	}
+	testenv.SkipShort(t, "writes a table of 200,000 rows")
 	dir := t.TempDir()
 	writeBigTable(t, dir, limitsRows, 0.01, 0)
 	// Short slow-client bounds so that the test waits seconds, not minutes;
@@ -270,34 +270,12 @@ func TestLimits(t *testing.T) {
 // configuration changed by change.
 func startServeWith(t *testing.T, dir string, change func(*config)) (*served, config) {
 	t.Helper()
-	cfg, err := parseServe([]string{
+	return startServeArgs(t, []string{
 		"--addr", "127.0.0.1:0",
 		"--warehouse", filepath.Join(dir, "warehouse"),
 		"--token-key-file", filepath.Join(dir, "token.key"),
 		"--shutdown-grace", "1s",
-	}, func(string) string { return "" }, io.Discard)
-	if err != nil {
-		t.Fatal(err)
-	}
-	change(&cfg)
-	ctx, cancel := context.WithCancel(context.Background())
-	s := &served{cancel: cancel, done: make(chan error, 1), logs: &lockedBuffer{},
-		client: &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}}
-	ready := make(chan string, 1)
-	go func() { s.done <- serve(ctx, cfg, s.logs, ready) }()
-	t.Cleanup(func() {
-		cancel()
-		_ = s.wait(t, time.Minute)
-	})
-	select {
-	case s.addr = <-ready:
-	case err := <-s.done:
-		t.Fatalf("serve: %v", err)
-	case <-time.After(2 * time.Minute):
-		t.Fatal("server did not start")
-	}
-	s.base = "http://" + s.addr
-	return s, cfg
+	}, change)
 }
 
 // stalledClient opens a new connection per request with a small receive
@@ -363,31 +341,9 @@ func firstSnapshotID(t *testing.T, warehouse string) int64 {
 // start-up check gives up, /healthz answers, and a plan ends in 503
 // plan_timeout.
 func TestServeBesideAHangingCatalog(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var held []net.Conn
-	accepted := make(chan struct{})
-	go func() {
-		defer close(accepted)
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			held = append(held, c)
-		}
-	}()
-	t.Cleanup(func() {
-		ln.Close()
-		<-accepted
-		for _, c := range held {
-			c.Close()
-		}
-	})
+	hanging := testnet.SilentAddr(t)
 	s, _ := startServeWith(t, t.TempDir(), func(c *config) {
-		c.Catalogs = []catalogEntry{{CatalogConfig: splits.CatalogConfig{Type: "rest", Name: "lake", URI: "http://" + ln.Addr().String()}}}
+		c.Catalogs = []catalogEntry{{CatalogConfig: splits.CatalogConfig{Type: "rest", Name: "lake", URI: "http://" + hanging}}}
 		c.startupPing, c.PlanTimeout = 200*time.Millisecond, 300*time.Millisecond
 	})
 	if body := getBody(t, s.base+"/healthz"); string(body) != "ok\n" {

@@ -10,9 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
-	"time"
 )
 
 func TestBadFlags(t *testing.T) {
@@ -174,29 +172,13 @@ func TestEnvFallback(t *testing.T) {
 // are written, planned and read over HTTP, and the server shuts down cleanly.
 func TestServeDemo(t *testing.T) {
 	dir := t.TempDir()
-	cfg, err := parseServe([]string{
+	s, cfg := startServeArgs(t, []string{
 		"--addr", "127.0.0.1:0", "--demo",
 		"--warehouse", filepath.Join(dir, "warehouse"),
 		"--token-key-file", filepath.Join(dir, "token.key"),
 		"--shutdown-grace", "5s",
-	}, func(string) string { return "" }, io.Discard)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	ready := make(chan string, 1)
-	done := make(chan error, 1)
-	var logs bytes.Buffer
-	go func() { done <- serve(ctx, cfg, &lockedWriter{w: &logs}, ready) }()
-	var addr string
-	select {
-	case addr = <-ready:
-	case err := <-done:
-		t.Fatalf("serve: %v", err)
-	case <-time.After(2 * time.Minute):
-		t.Fatal("server did not start")
-	}
-	base := "http://" + addr
+	}, nil)
+	base := s.base
 
 	orders := getPlan(t, base+"/splits?table=demo.orders")
 	if orders.Mode != "v2" || orders.InputFormat.Type != "json" {
@@ -244,15 +226,7 @@ func TestServeDemo(t *testing.T) {
 		t.Fatal("a v1 URI must serve the raw Parquet file")
 	}
 
-	cancel()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("serve returned %v after shutdown", err)
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("server did not shut down")
-	}
+	s.stop(t)
 
 	// A restart with --demo leaves the tables alone and keeps the key.
 	key1, err := os.ReadFile(filepath.Join(dir, "token.key"))
@@ -302,16 +276,4 @@ func getBody(t *testing.T, url string) []byte {
 		t.Fatalf("GET %s: %d %s", url, resp.StatusCode, body)
 	}
 	return body
-}
-
-// lockedWriter lets the server's goroutines log into a buffer safely.
-type lockedWriter struct {
-	mu sync.Mutex
-	w  io.Writer
-}
-
-func (l *lockedWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(p)
 }

@@ -27,6 +27,8 @@ import (
 	"github.com/druidiceberg/sidecar/druid"
 	"github.com/druidiceberg/sidecar/internal/druidsim"
 	"github.com/druidiceberg/sidecar/internal/tablegen"
+	"github.com/druidiceberg/sidecar/internal/testenv"
+	"github.com/druidiceberg/sidecar/internal/testlog"
 	"github.com/druidiceberg/sidecar/splits/split"
 )
 
@@ -34,7 +36,7 @@ import (
 type replica struct {
 	cmd    *exec.Cmd
 	addr   string
-	logs   *lockedBuffer
+	logs   *testlog.Buffer
 	exited chan error
 }
 
@@ -42,7 +44,7 @@ type replica struct {
 // listens; its address comes from its JSON log.
 func startReplica(t *testing.T, args ...string) *replica {
 	t.Helper()
-	r := &replica{logs: &lockedBuffer{}, exited: make(chan error, 1)}
+	r := &replica{logs: &testlog.Buffer{}, exited: make(chan error, 1)}
 	r.cmd = sidecarCommand(context.Background(), append([]string{"serve", "--addr", "127.0.0.1:0", "--log-format", "json"}, args...)...)
 	stderr, err := r.cmd.StderrPipe()
 	if err != nil {
@@ -152,9 +154,7 @@ func (r *recorder) Write(p []byte) (int, error) {
 // on elsewhere. The datasource holds exactly the table's live rows, and
 // the two replicas left serve byte-identical streams for every URI.
 func TestReplicas(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs three sidecar processes over a table of 120 files")
-	}
+	testenv.SkipShort(t, "runs three sidecar processes over a table of 120 files")
 	ctx := context.Background()
 	dir := t.TempDir()
 

@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -17,6 +16,8 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/druidiceberg/sidecar/internal/tablegen"
+	"github.com/druidiceberg/sidecar/internal/testenv"
+	"github.com/druidiceberg/sidecar/internal/testlog"
 )
 
 // shutdownRows is the size of the table the shutdown tests stream: large
@@ -31,9 +32,7 @@ const shutdownRows = 300_000
 // client sees an error and retries instead of taking a clean early end for
 // the end of the data.
 func TestGracefulShutdown(t *testing.T) {
-	if testing.Short() {
-		t.Skip("writes a table of 300,000 rows")
-	}
+	testenv.SkipShort(t, "writes a table of 300,000 rows")
 	dir := t.TempDir()
 	writeBigTable(t, dir, shutdownRows, 0.05, 0.01)
 
@@ -104,7 +103,7 @@ type served struct {
 	addr   string
 	cancel context.CancelFunc
 	done   chan error
-	logs   *lockedBuffer
+	logs   *testlog.Buffer
 	client *http.Client
 }
 
@@ -126,17 +125,30 @@ func writeBigTable(t *testing.T, dir string, rows int, pos, eq float64) {
 // startServe runs serve with --demo on the warehouse in dir.
 func startServe(t *testing.T, dir, grace string) *served {
 	t.Helper()
-	cfg, err := parseServe([]string{
+	s, _ := startServeArgs(t, []string{
 		"--addr", "127.0.0.1:0", "--demo",
 		"--warehouse", filepath.Join(dir, "warehouse"),
 		"--token-key-file", filepath.Join(dir, "token.key"),
 		"--shutdown-grace", grace,
-	}, func(string) string { return "" }, io.Discard)
+	}, nil)
+	return s
+}
+
+// startServeArgs runs serve in the test with the flags args and the
+// configuration they give changed by change (when not nil), and returns
+// once it listens. It is stopped, if the test did not stop it, when the
+// test ends.
+func startServeArgs(t *testing.T, args []string, change func(*config)) (*served, config) {
+	t.Helper()
+	cfg, err := parseServe(args, func(string) string { return "" }, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
+	if change != nil {
+		change(&cfg)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
-	s := &served{cancel: cancel, done: make(chan error, 1), logs: &lockedBuffer{},
+	s := &served{cancel: cancel, done: make(chan error, 1), logs: &testlog.Buffer{},
 		client: &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}}
 	ready := make(chan string, 1)
 	go func() { s.done <- serve(ctx, cfg, s.logs, ready) }()
@@ -152,7 +164,7 @@ func startServe(t *testing.T, dir, grace string) *served {
 		t.Fatal("server did not start")
 	}
 	s.base = "http://" + s.addr
-	return s
+	return s, cfg
 }
 
 func (s *served) rowsURI(t *testing.T, table string) string {
@@ -200,6 +212,16 @@ func (s *served) waitRefused(t *testing.T) {
 	}
 }
 
+// stop cancels serve's context, as SIGTERM does, and fails t unless serve
+// returns nil within a minute.
+func (s *served) stop(t *testing.T) {
+	t.Helper()
+	s.cancel()
+	if err := s.wait(t, time.Minute); err != nil {
+		t.Fatalf("serve after the shutdown: %v", err)
+	}
+}
+
 // wait returns serve's result once it returned.
 func (s *served) wait(t *testing.T, d time.Duration) error {
 	t.Helper()
@@ -213,22 +235,4 @@ func (s *served) wait(t *testing.T, d time.Duration) error {
 	case <-time.After(d):
 		return errors.New("serve did not return")
 	}
-}
-
-// lockedBuffer is a bytes.Buffer the server's goroutines may log into.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }

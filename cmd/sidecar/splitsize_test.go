@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/apache/iceberg-go/catalog/hadoop"
 	"github.com/apache/iceberg-go/table"
@@ -77,38 +76,16 @@ func TestServeSplitsLargeFiles(t *testing.T) {
 		size string
 		many bool
 	}{{"4000", true}, {"0", false}} {
-		cfg, err := parseServe([]string{
+		s, _ := startServeArgs(t, []string{
 			"--addr", "127.0.0.1:0", "--warehouse", wh, "--token-key-file", filepath.Join(dir, "token.key"),
 			"--target-split-size", tc.size,
-		}, func(string) string { return "" }, io.Discard)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ctx, cancel := context.WithCancel(context.Background())
-		ready := make(chan string, 1)
-		done := make(chan error, 1)
-		go func() { done <- serve(ctx, cfg, io.Discard, ready) }()
-		var addr string
-		select {
-		case addr = <-ready:
-		case err := <-done:
-			cancel()
-			t.Fatalf("serve: %v", err)
-		}
-		p := getPlan(t, "http://"+addr+"/splits?table=rg.t")
+		}, nil)
+		p := getPlan(t, s.base+"/splits?table=rg.t")
 		rows := 0
 		for _, u := range p.InputSource.URIs {
 			rows += strings.Count(string(getBody(t, u)), "\n")
 		}
-		cancel()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Fatalf("serve returned %v after shutdown", err)
-			}
-		case <-time.After(30 * time.Second):
-			t.Fatal("server did not shut down")
-		}
+		s.stop(t)
 		if n := len(p.InputSource.URIs); (n > 3) != tc.many || rows != len(tablegen.RowGroupsLiveIDs()) {
 			t.Fatalf("--target-split-size %s: %d URIs for 3 data files with %d rows; want %d rows",
 				tc.size, n, rows, len(tablegen.RowGroupsLiveIDs()))

@@ -24,6 +24,7 @@ import (
 	"github.com/druidiceberg/sidecar/internal/druidsim"
 	"github.com/druidiceberg/sidecar/internal/storage"
 	"github.com/druidiceberg/sidecar/internal/tablegen"
+	"github.com/druidiceberg/sidecar/internal/testcatalog"
 	"github.com/druidiceberg/sidecar/reader"
 	"github.com/druidiceberg/sidecar/splits"
 	"github.com/druidiceberg/sidecar/splits/split"
@@ -50,11 +51,7 @@ func newSyncEnv(t *testing.T) *syncEnv {
 	t.Helper()
 	dir := t.TempDir()
 	wh := filepath.Join(dir, "warehouse")
-	cat, err := hadoop.NewCatalog("test", wh, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cat.Close() })
+	cat := testcatalog.Local(t, wh)
 	signer, err := split.NewSigner(bytes.Repeat([]byte{3}, 32))
 	if err != nil {
 		t.Fatal(err)

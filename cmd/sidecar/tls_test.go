@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -65,29 +64,12 @@ func selfSigned(t *testing.T) (certPath, keyPath string, pool *x509.CertPool) {
 func TestServeTLS(t *testing.T) {
 	certPath, keyPath, pool := selfSigned(t)
 	dir := t.TempDir()
-	cfg, err := parseServe([]string{
+	s, _ := startServeArgs(t, []string{
 		"--addr", "127.0.0.1:0", "--demo", "--warehouse", filepath.Join(dir, "warehouse"),
 		"--token-key-file", filepath.Join(dir, "token.key"), "--tls-cert", certPath, "--tls-key", keyPath,
-	}, func(string) string { return "" }, io.Discard)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	ready := make(chan string, 1)
-	done := make(chan error, 1)
-	go func() { done <- serve(ctx, cfg, io.Discard, ready) }()
-	defer func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("serve: %v", err)
-		}
-	}()
-	var addr string
-	select {
-	case addr = <-ready:
-	case err := <-done:
-		t.Fatalf("serve: %v", err)
-	}
+	}, nil)
+	defer s.stop(t)
+	addr := s.addr
 	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
 	resp, err := client.Get("https://" + addr + "/splits?table=demo.orders")
 	if err != nil {

@@ -15,6 +15,8 @@ import (
 	"path/filepath"
 	"runtime"
 	"testing"
+
+	"github.com/druidiceberg/sidecar/internal/testenv"
 )
 
 // dir is tools/sqlcheck of the module this file is in.
@@ -62,16 +64,13 @@ func Parse(stmts []string) ([]string, error) {
 }
 
 // Require fails t for every statement Druid's parser does not parse. Where
-// the parser is not installed it skips t, except under CI (the CI
-// environment variable set), where a check that did not run is a failure.
+// the parser is not installed it skips t, except under CI, where a check
+// that did not run is a failure (testenv.Missing).
 func Require(t testing.TB, stmts ...string) {
 	t.Helper()
 	msgs, err := Parse(stmts)
 	if errors.Is(err, ErrMissing) {
-		if os.Getenv("CI") != "" {
-			t.Fatal(err)
-		}
-		t.Skip(err)
+		testenv.Missing(t, err.Error())
 	}
 	if err != nil {
 		t.Fatal(err)

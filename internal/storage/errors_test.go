@@ -11,11 +11,13 @@ import (
 	"path/filepath"
 	"syscall"
 	"testing"
+
+	"github.com/druidiceberg/sidecar/internal/testnet"
 )
 
 func TestIsTransient(t *testing.T) {
 	_, missing := os.Open(filepath.Join(t.TempDir(), "nope"))
-	_, refused := net.Dial("tcp", closedAddr(t))
+	_, refused := net.Dial("tcp", testnet.FreeAddr(t))
 	tests := []struct {
 		name string
 		err  error
@@ -38,20 +40,6 @@ func TestIsTransient(t *testing.T) {
 			}
 		})
 	}
-}
-
-// closedAddr is a loopback address nothing listens on.
-func closedAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	if err := ln.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return addr
 }
 
 type httpStatusErr int

@@ -1,0 +1,23 @@
+// Package testcatalog gives tests an Iceberg catalog of their own: iceberg-go's
+// filesystem (hadoop) catalog over a local folder, the catalog the sidecar's
+// "local" type opens. Only tests import it.
+package testcatalog
+
+import (
+	"testing"
+
+	"github.com/apache/iceberg-go/catalog/hadoop"
+)
+
+// Local opens the filesystem catalog whose warehouse is the folder dir
+// (iceberg-go creates it with the first namespace) and closes it when the
+// test ends.
+func Local(t testing.TB, dir string) *hadoop.Catalog {
+	t.Helper()
+	cat, err := hadoop.NewCatalog("test", dir, nil)
+	if err != nil {
+		t.Fatalf("open the local catalog in %s: %v", dir, err)
+	}
+	t.Cleanup(func() { _ = cat.Close() })
+	return cat
+}

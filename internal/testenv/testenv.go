@@ -1,0 +1,108 @@
+// Package testenv tells a test what the machine it runs on offers: the
+// outside programs some tests run (promtool and Prometheus, Chromium,
+// PostgreSQL, SeaweedFS, Node.js) and whether a long test may be left out.
+//
+// A test that cannot run skips with a message naming what it lacks and how
+// to get it, so that a fresh clone with only Go passes; under CI (the CI
+// environment variable set, as .ci/run does after installing every tool)
+// the same test fails instead, since there a check that did not run is a
+// defect. Only tests import this package.
+package testenv
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"testing"
+	"time"
+)
+
+// CI reports whether the tests run under CI: the CI environment variable is
+// set to anything but the empty string.
+func CI() bool { return os.Getenv("CI") != "" }
+
+// Missing ends t because something it needs is not there; what names it
+// and says how to get it. It skips t, or under CI fails it.
+func Missing(t testing.TB, what string) {
+	t.Helper()
+	if CI() {
+		t.Fatalf("%s; under CI a test that cannot run fails", what)
+	}
+	t.Skip(what)
+}
+
+// Tool returns the path of the program name on PATH. Where it is missing it
+// calls Missing with install, how to install it (such as "apt-get install
+// prometheus").
+func Tool(t testing.TB, name, install string) string {
+	t.Helper()
+	p, err := exec.LookPath(name)
+	if err != nil {
+		Missing(t, fmt.Sprintf("%s is not on PATH (%s)", name, install))
+	}
+	return p
+}
+
+// pgRoot holds Debian's PostgreSQL server programs, one folder a major
+// version, off PATH.
+const pgRoot = "/usr/lib/postgresql"
+
+// PostgresTool returns the path of the PostgreSQL program name (initdb,
+// postgres, pg_isready): on PATH, or else in the newest version's folder
+// of Debian's /usr/lib/postgresql/*/bin. Where it is in neither it calls
+// Missing.
+func PostgresTool(t testing.TB, name string) string {
+	t.Helper()
+	return postgresTool(t, name, pgRoot)
+}
+
+func postgresTool(t testing.TB, name, root string) string {
+	t.Helper()
+	if p, err := exec.LookPath(name); err == nil {
+		return p
+	}
+	matches, _ := filepath.Glob(filepath.Join(root, "*", "bin", name))
+	if len(matches) == 0 {
+		Missing(t, fmt.Sprintf("%s is neither on PATH nor in %s/*/bin (apt-get install postgresql)", name, root))
+	}
+	// The newest major version: 15 before 9, as numbers.
+	version := func(p string) int {
+		v, _ := strconv.Atoi(filepath.Base(filepath.Dir(filepath.Dir(p))))
+		return v
+	}
+	return slices.MaxFunc(matches, func(a, b string) int { return version(a) - version(b) })
+}
+
+// SkipShort skips t under -short; why says what makes it long ("writes a
+// table of 300,000 rows"). Under CI it fails t instead: .ci/run does not
+// pass -short, and a CI run that did would leave the test out unseen.
+func SkipShort(t testing.TB, why string) {
+	t.Helper()
+	if !testing.Short() {
+		return
+	}
+	if CI() {
+		t.Fatalf("-short would leave out this test, which %s; under CI every test runs", why)
+	}
+	t.Skipf("-short: the test %s", why)
+}
+
+// PromtoolCheck lints a Prometheus text exposition with `promtool check
+// metrics` (Debian's prometheus package) and fails t on any complaint.
+func PromtoolCheck(t testing.TB, scrape []byte) {
+	t.Helper()
+	bin := Tool(t, "promtool", "apt-get install prometheus")
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, "check", "metrics")
+	cmd.Stdin = bytes.NewReader(scrape)
+	out, err := cmd.CombinedOutput()
+	if err != nil || len(bytes.TrimSpace(out)) > 0 {
+		t.Fatalf("promtool check metrics: %v\n%s", err, out)
+	}
+}
