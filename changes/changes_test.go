@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/druidiceberg/sidecar/internal/testcatalog"
+
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog/hadoop"
 	icebergio "github.com/apache/iceberg-go/io"
@@ -38,11 +40,7 @@ type changesEnv struct {
 func newChangesEnv(t *testing.T) *changesEnv {
 	t.Helper()
 	dir := t.TempDir()
-	cat, err := hadoop.NewCatalog("test", dir, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cat.Close() })
+	cat := testcatalog.Local(t, dir)
 	signer, err := split.NewSigner(bytes.Repeat([]byte{9}, 32))
 	if err != nil {
 		t.Fatal(err)

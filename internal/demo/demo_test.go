@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/druidiceberg/sidecar/internal/testcatalog"
+
 	"github.com/apache/iceberg-go/catalog/hadoop"
 	"github.com/apache/iceberg-go/table"
 	"github.com/druidiceberg/sidecar/internal/icewrite"
@@ -133,16 +135,7 @@ func TestWriteCreatesOnlyWhatIsAbsent(t *testing.T) {
 // does not exist yet, as --demo may find it.
 func newCatalog(t *testing.T) *hadoop.Catalog {
 	t.Helper()
-	cat, err := hadoop.NewCatalog("test", filepath.Join(t.TempDir(), "warehouse"), nil)
-	if err != nil {
-		t.Fatalf("new hadoop catalog: %v", err)
-	}
-	t.Cleanup(func() {
-		if err := cat.Close(); err != nil {
-			t.Errorf("close catalog: %v", err)
-		}
-	})
-	return cat
+	return testcatalog.Local(t, filepath.Join(t.TempDir(), "warehouse"))
 }
 
 // oracle reads the current snapshot of tbl with tablegen.OracleRows, which

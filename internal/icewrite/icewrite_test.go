@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/druidiceberg/sidecar/internal/testcatalog"
+
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/iceberg-go"
@@ -18,16 +20,7 @@ import (
 // does not exist yet: creating the first namespace must create it.
 func newCatalog(tb testing.TB) *hadoop.Catalog {
 	tb.Helper()
-	cat, err := hadoop.NewCatalog("test", filepath.Join(tb.TempDir(), "warehouse"), nil)
-	if err != nil {
-		tb.Fatalf("new hadoop catalog: %v", err)
-	}
-	tb.Cleanup(func() {
-		if err := cat.Close(); err != nil {
-			tb.Errorf("close catalog: %v", err)
-		}
-	})
-	return cat
+	return testcatalog.Local(tb, filepath.Join(tb.TempDir(), "warehouse"))
 }
 
 // idSchema is a table of one required long column, id.

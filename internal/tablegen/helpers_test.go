@@ -7,6 +7,8 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/druidiceberg/sidecar/internal/testcatalog"
+
 	"github.com/apache/iceberg-go/catalog/hadoop"
 	"github.com/apache/iceberg-go/table"
 )
@@ -14,18 +16,7 @@ import (
 // newCatalog returns a hadoop catalog over a fresh warehouse in t.TempDir().
 func newCatalog(tb testing.TB) *hadoop.Catalog {
 	tb.Helper()
-	// The warehouse directory does not exist yet: creating the first
-	// namespace must create it.
-	cat, err := hadoop.NewCatalog("test", filepath.Join(tb.TempDir(), "warehouse"), nil)
-	if err != nil {
-		tb.Fatalf("new hadoop catalog: %v", err)
-	}
-	tb.Cleanup(func() {
-		if err := cat.Close(); err != nil {
-			tb.Errorf("close catalog: %v", err)
-		}
-	})
-	return cat
+	return testcatalog.Local(tb, filepath.Join(tb.TempDir(), "warehouse"))
 }
 
 // planned is what PlanFiles attached, keyed by data file base name.
