@@ -5,9 +5,11 @@ package handlers_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
+	"math/rand/v2"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -89,6 +91,26 @@ func readRows(ctx context.Context, cat catalog.Catalog, ident table.Identifier) 
 // tableRows reads a loaded table's live rows.
 func tableRows(ctx context.Context, tbl *table.Table) ([]string, error) {
 	return tablegen.OracleRows(ctx, tbl, tbl.CurrentSnapshot().SnapshotID)
+}
+
+// readFiles reads every file of vt through tbl's FileIO, as
+// tbl.FS(context.Background()) gives it.
+func readFiles(tbl *table.Table, vt vendedTable) error {
+	fs, err := tbl.FS(context.Background())
+	if err != nil {
+		return err
+	}
+	for _, name := range vt.files {
+		f, err := fs.Open(name)
+		if err != nil {
+			return err
+		}
+		_, err = io.Copy(io.Discard, f)
+		if err := errors.Join(err, f.Close()); err != nil {
+			return fmt.Errorf("read %s: %w", name, err)
+		}
+	}
+	return nil
 }
 
 // wantSameRows fails t unless got equals want, row for row.
@@ -237,4 +259,197 @@ func TestRealSeaweedFSVendsCredentials(t *testing.T) {
 	if ans := s3Answer(t, w, session, "s3://"+w.Bucket+"/elsewhere/x.parquet"); !ans.Refused() {
 		t.Fatalf("S3 answers the vended session outside the table %d %s, want 403", ans.Status, ans.Code)
 	}
+}
+
+// startFront starts a vending front over w's catalog for mode, minting keys
+// for a user of its own, closed (its keys and user deleted) when the test
+// ends; Close reports the errors of its timed work.
+func startFront(t *testing.T, w *seaweed, o vendingcatalog.Options) *vendingcatalog.Front {
+	t.Helper()
+	o.Catalog, o.S3, o.Bucket = w.RESTURL, w.S3URL, w.Bucket
+	o.AdminAccessKey, o.AdminSecretKey = w.AccessKey, w.SecretKey
+	o.User = fmt.Sprintf("vend-%s-%d", o.Mode, rand.IntN(1e9))
+	f, err := vendingcatalog.Start(context.Background(), o)
+	if err != nil {
+		t.Fatalf("start the vending front: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := f.Close(); err != nil {
+			t.Errorf("close the vending front: %v", err)
+		}
+	})
+	return f
+}
+
+// wantRefused fails t unless w's S3 store refuses k for location as a key
+// it does not know.
+func wantRefused(t *testing.T, w *seaweed, k vendingcatalog.Key, location string) {
+	t.Helper()
+	if a := s3Answer(t, w, k, location); !a.Refused() || a.Code != "InvalidAccessKeyId" {
+		t.Fatalf("S3 answers key %s with %d %s, want 403 InvalidAccessKeyId", k.AccessKeyID, a.Status, a.Code)
+	}
+}
+
+// TestRealVendingFront: the vending front over SeaweedFS's catalog, read
+// with plain iceberg-go given no S3 keys, in each of its modes. A key is
+// accepted by SeaweedFS's S3 store while it is vended, refused (403) once
+// the front expired it, and a reload of the table gets the new key.
+func TestRealVendingFront(t *testing.T) {
+	w := startSeaweed(t, withIdentities())
+	vt := vendingTable(t, w)
+	warehouse := "s3://" + w.Bucket
+	file := vt.files[0]
+
+	// Keys vended in config or in storage-credentials without the
+	// credentials endpoint: iceberg-go keeps a loaded table's key until the
+	// table is loaded again. Rotation and expiry are driven by events here.
+	for _, mode := range []vendingcatalog.Mode{vendingcatalog.Config, vendingcatalog.StorageCredentials} {
+		t.Run(mode.String()+" rotated and expired", func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			f := startFront(t, w, vendingcatalog.Options{Mode: mode, Lifetime: 10 * time.Minute})
+			cat := restCatalog(t, f.URL(), warehouse, w.readerProps())
+			tbl, got, err := readRows(ctx, cat, vt.ident)
+			wantSameRows(t, "iceberg-go with the vended key", got, err, vt.want)
+
+			old := f.Current()
+			next, err := f.Rotate(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// The old key lives on until its expiry, beside the new one.
+			if a := s3Answer(t, w, old, file); a.Status != http.StatusOK {
+				t.Fatalf("S3 answers the rotated key %d %s before its expiry", a.Status, a.Code)
+			}
+			got, err = tableRows(ctx, tbl)
+			wantSameRows(t, "read with the rotated key before its expiry", got, err, vt.want)
+			if err := f.ExpireOld(ctx); err != nil {
+				t.Fatal(err)
+			}
+			wantRefused(t, w, old, file)
+			if a := s3Answer(t, w, next, file); a.Status != http.StatusOK {
+				t.Fatalf("S3 answers the new key %d %s", a.Status, a.Code)
+			}
+			// The table loaded before still holds the old key and gets the
+			// store's refusal; loaded again, it reads with the new key.
+			if _, err := tableRows(ctx, tbl); err == nil || !strings.Contains(err.Error(), "StatusCode: 403") {
+				t.Fatalf("read with the expired key: %v, want S3's 403", err)
+			}
+			_, got, err = readRows(ctx, cat, vt.ident)
+			wantSameRows(t, "iceberg-go after reloading the table", got, err, vt.want)
+			if c := f.Counts(); c.VendedLoads != 2 || c.Refreshes != 0 || c.Minted != 2 || c.Deleted != 1 {
+				t.Fatalf("counts %+v, want 2 vending loads, 2 keys minted, 1 deleted", c)
+			}
+		})
+	}
+
+	// The credentials endpoint: iceberg-go refreshes a key vended in
+	// storage-credentials halfway through its lifetime, without reloading
+	// the table, so it reads on across the timed rotation (every 3 s) and
+	// the expiry (6 s) of the key it loaded the table with. The files are
+	// opened through tbl.FS(context.Background()): iceberg-go keeps a
+	// refreshed FileIO bound to the context of the call that refreshed it
+	// (see the next subtest), which inside a scan is one that ends with it.
+	t.Run("storage-credentials refreshed across rotation and expiry", func(t *testing.T) {
+		t.Parallel()
+		ctx := context.Background()
+		f := startFront(t, w, vendingcatalog.Options{Mode: vendingcatalog.StorageCredentials, CredentialsEndpoint: true,
+			Lifetime: 6 * time.Second, Rotation: 3 * time.Second})
+		cat := restCatalog(t, f.URL(), warehouse, w.readerProps())
+		first := f.Current()
+		tbl, err := cat.LoadTable(ctx, vt.ident)
+		if err != nil {
+			t.Fatal(err)
+		}
+		deadline := time.Now().Add(90 * time.Second)
+		for reads := 1; ; reads++ {
+			if err := readFiles(tbl, vt); err != nil {
+				t.Fatalf("read %d of the table loaded once: %v (%+v)", reads, err, f.Counts())
+			}
+			c := f.Counts()
+			if c.Refreshes > 0 && c.Deleted > 0 {
+				t.Logf("%d reads; %+v", reads, c)
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("no refresh and expiry within 90 s: %+v", c)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		wantRefused(t, w, first, file)
+		if err := readFiles(tbl, vt); err != nil {
+			t.Fatalf("read after the first key's expiry: %v", err)
+		}
+		if c := f.Counts(); c.VendedLoads != 1 {
+			t.Fatalf("counts %+v: the table was loaded again", c)
+		}
+	})
+
+	// iceberg-go v0.7.0 builds a table's vended FileIO (storage-credentials)
+	// with the context of the first tbl.FS call, keeps it until the next
+	// refresh and opens every file with that context (blobfs.FileIO keeps
+	// it): once that context ends, the table cannot read. A caller that
+	// keeps tables must hand tbl.FS a context that outlives them. When this
+	// subtest fails, iceberg-go no longer does this.
+	t.Run("iceberg-go binds a vended FileIO to its first context", func(t *testing.T) {
+		t.Parallel()
+		ctx := context.Background()
+		f := startFront(t, w, vendingcatalog.Options{Mode: vendingcatalog.StorageCredentials, Lifetime: 10 * time.Minute})
+		cat := restCatalog(t, f.URL(), warehouse, w.readerProps())
+		tbl, err := cat.LoadTable(ctx, vt.ident)
+		if err != nil {
+			t.Fatal(err)
+		}
+		request, cancel := context.WithCancel(ctx)
+		if _, err := tbl.FS(request); err != nil {
+			t.Fatal(err)
+		}
+		cancel()
+		if err := readFiles(tbl, vt); !errors.Is(err, context.Canceled) {
+			t.Fatalf("read through tbl.FS(context.Background()) after the first caller's context ended: %v, want context.Canceled", err)
+		}
+		if tbl, err = cat.LoadTable(ctx, vt.ident); err != nil {
+			t.Fatal(err)
+		}
+		request, cancel = context.WithCancel(ctx)
+		if _, err := tbl.FS(context.WithoutCancel(request)); err != nil {
+			t.Fatal(err)
+		}
+		cancel()
+		if err := readFiles(tbl, vt); err != nil {
+			t.Fatalf("read after a first call with context.WithoutCancel: %v", err)
+		}
+	})
+
+	t.Run("nothing vended", func(t *testing.T) {
+		t.Parallel()
+		ctx := context.Background()
+		f := startFront(t, w, vendingcatalog.Options{Mode: vendingcatalog.Nothing, Lifetime: 10 * time.Minute})
+		// Without keys of its own a client cannot read; with them (the
+		// static fallback) it can.
+		if _, _, err := readRows(ctx, restCatalog(t, f.URL(), warehouse, w.readerProps()), vt.ident); err == nil {
+			t.Fatal("read without keys, none vended")
+		}
+		props := w.readerProps()
+		maps.Copy(props, w.s3Props())
+		_, got, err := readRows(ctx, restCatalog(t, f.URL(), warehouse, props), vt.ident)
+		wantSameRows(t, "iceberg-go with its own keys", got, err, vt.want)
+		if c := f.Counts(); c.Loads != 2 || c.VendedLoads != 0 {
+			t.Fatalf("counts %+v, want 2 loads, none vending", c)
+		}
+	})
+
+	t.Run("unknown key vended", func(t *testing.T) {
+		t.Parallel()
+		ctx := context.Background()
+		f := startFront(t, w, vendingcatalog.Options{Mode: vendingcatalog.UnknownKey, Lifetime: 10 * time.Minute})
+		_, _, err := readRows(ctx, restCatalog(t, f.URL(), warehouse, w.readerProps()), vt.ident)
+		if err == nil || !strings.Contains(err.Error(), "InvalidAccessKeyId") {
+			t.Fatalf("read with a key SeaweedFS does not know: %v, want S3's 403 InvalidAccessKeyId", err)
+		}
+		wantRefused(t, w, f.Current(), file)
+		if c := f.Counts(); c.VendedLoads != 1 {
+			t.Fatalf("counts %+v, want 1 vending load", c)
+		}
+	})
 }
