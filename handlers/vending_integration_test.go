@@ -242,8 +242,9 @@ func TestRealSeaweedFSVendsCredentials(t *testing.T) {
 		t.Fatalf("credentials vended without being asked for: %v %v", plain.Config, plain.StorageCredentials)
 	}
 
-	// The S3 store refuses the reader's own keys, serves the vended
-	// session, and refuses the session outside the table.
+	// The S3 store refuses the reader's own keys and unsigned requests,
+	// serves the vended session, and refuses the session outside the
+	// table.
 	reader := restCatalog(t, w.RESTURL, "s3://"+w.Bucket, w.readerProps())
 	_, got, err := readRows(ctx, reader, vt.ident)
 	wantSameRows(t, "iceberg-go with the vended credentials", got, err, vt.want)
@@ -252,6 +253,11 @@ func TestRealSeaweedFSVendsCredentials(t *testing.T) {
 		SessionToken: a.Config["s3.session-token"]}
 	if ans := s3Answer(t, w, vendingcatalog.Key{AccessKeyID: w.ReaderKey, SecretAccessKey: w.ReaderSecret}, file); !ans.Refused() {
 		t.Fatalf("S3 answers the reader's own keys %d %s, want 403", ans.Status, ans.Code)
+	}
+	if resp, err := http.Get(w.S3URL + "/" + strings.TrimPrefix(file, "s3://")); err != nil || resp.StatusCode != http.StatusForbidden {
+		t.Fatalf("S3 answers an unsigned request %v %v, want 403", resp, err)
+	} else {
+		resp.Body.Close()
 	}
 	if ans := s3Answer(t, w, session, file); ans.Status != http.StatusOK {
 		t.Fatalf("S3 answers the vended session %d %s", ans.Status, ans.Code)
