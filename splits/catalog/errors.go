@@ -87,7 +87,7 @@ func classify(catalogName, doing string, err error) error {
 	switch {
 	case errors.Is(err, split.ErrDenied), errors.Is(err, split.ErrUnavailable), errors.Is(err, split.ErrUpstream),
 		errors.Is(err, split.ErrForbiddenLocation), errors.Is(err, split.ErrUnsupported):
-	case deniedByCatalog(err) || IsDenied(err):
+	case deniedByCatalog(err) || IsDenied(err) || noCredentials(err):
 		kind = split.ErrDenied
 	case IsTransient(err), errors.Is(err, rest.ErrVendedCredentialsExpired), errors.Is(err, rest.ErrServiceUnavailable),
 		errors.Is(err, rest.ErrServerError), httpStatus(err) >= http.StatusInternalServerError:
@@ -99,6 +99,17 @@ func classify(catalogName, doing string, err error) error {
 		return fmt.Errorf("%s in catalog %q: %w", doing, catalogName, err)
 	}
 	return fmt.Errorf("%w: %s in catalog %q: %w", kind, doing, catalogName, err)
+}
+
+// noCredentials reports a store request that found no credentials to
+// sign with: the catalog vended none for the table and the catalog's
+// properties and the AWS SDK's chain hold none. The SDK reports it in
+// words only (smithy's "get identity", the credentials cache's "failed
+// to refresh cached credentials"), matched here by them.
+func noCredentials(err error) bool {
+	msg := err.Error()
+	return strings.Contains(msg, "get identity: get credentials") || strings.Contains(msg, "failed to retrieve credentials") ||
+		strings.Contains(msg, "failed to refresh cached credentials")
 }
 
 // httpStatus is the HTTP status an error of an SDK carries (the S3 SDK's
