@@ -353,17 +353,17 @@ func (r *resolver) mismatch(f iceberg.NestedField, c *parquet.Column) error {
 // valueTypeOf picks the conversion of leaf column c to the Iceberg type of
 // f. A nil c only validates that the type is one the reader supports.
 func (r *resolver) valueTypeOf(f iceberg.NestedField, c *parquet.Column) (valueType, error) {
-	switch f.Type.(type) {
-	case iceberg.VariantType, iceberg.GeometryType, iceberg.GeographyType:
-		return valueType{}, fmt.Errorf("%w: field %d (%s) has type %s", ErrUnsupported, f.ID, f.Name, f.Type)
-	case iceberg.UnknownType:
-		return valueType{conv: convNull}, nil
-	}
-	if c == nil {
+	if _, ok := f.Type.(iceberg.UnknownType); ok || c == nil {
 		return valueType{conv: convNull}, nil
 	}
 	kind := c.Type().Kind()
 	lt := c.Type().LogicalType()
+	if _, null := logicalValue(lt).(*format.NullType); null {
+		// A column annotated NULL (as writers store a column of nothing
+		// but nulls, in any physical type) is null whatever its field's
+		// type.
+		return valueType{conv: convNull}, nil
+	}
 	vt := valueType{}
 	ok := false
 	switch t := f.Type.(type) {
@@ -410,6 +410,13 @@ func (r *resolver) valueTypeOf(f iceberg.NestedField, c *parquet.Column) (valueT
 		vt.conv, ok = convBinary, kind == parquet.ByteArray || (kind == parquet.FixedLenByteArray && c.Type().Length() == t.Len())
 	case iceberg.UUIDType:
 		vt.conv, ok = convUUID, (kind == parquet.FixedLenByteArray && c.Type().Length() == 16) || kind == parquet.ByteArray
+	case iceberg.GeometryType, iceberg.GeographyType:
+		// WKB, with the GEOMETRY or GEOGRAPHY logical type or without
+		// (plain binary, as iceberg-go writes it).
+		vt.conv, ok = convWKT, kind == parquet.ByteArray
+		if r.enc.geoWKB {
+			vt.conv = convBase64
+		}
 	case iceberg.DecimalType:
 		vt.scale = t.Scale()
 		if lt != nil {

@@ -1,0 +1,137 @@
+package reader_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"math"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/apache/iceberg-go"
+	"github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/format"
+
+	"github.com/druidiceberg/sidecar/reader"
+	"github.com/druidiceberg/sidecar/splits/split"
+)
+
+// pointWKB is the little-endian WKB of POINT (x y).
+func pointWKB(x, y float64) []byte {
+	b := []byte{1, 1, 0, 0, 0}
+	b = binary.LittleEndian.AppendUint64(b, math.Float64bits(x))
+	return binary.LittleEndian.AppendUint64(b, math.Float64bits(y))
+}
+
+// writeSchemaParquet writes rows with an explicit parquet-go schema as the
+// file name in dir and returns its split.
+func writeSchemaParquet[T any](t *testing.T, dir, name string, schema *parquet.Schema, rows []T) split.Split {
+	t.Helper()
+	var buf bytes.Buffer
+	w := parquet.NewGenericWriter[T](&buf, schema)
+	if _, err := w.Write(rows); err != nil {
+		t.Fatalf("write %s: %v", name, err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatalf("close %s: %v", name, err)
+	}
+	if err := writeFile(filepath.Join(dir, name), buf.Bytes()); err != nil {
+		t.Fatal(err)
+	}
+	return dataSplit(name, int64(buf.Len()), int64(len(rows)))
+}
+
+// TestGeoColumns reads geometry and geography columns with and without the
+// Parquet logical type, as WKT, and as base64 WKB when asked.
+func TestGeoColumns(t *testing.T) {
+	schema := parquet.NewSchema("t", parquet.Group{
+		"id":    parquet.FieldID(parquet.Int(64), 1),
+		"g":     parquet.FieldID(parquet.Optional(parquet.Geometry("")), 2),
+		"gg":    parquet.FieldID(parquet.Optional(parquet.Geography("", format.Spherical)), 3),
+		"plain": parquet.FieldID(parquet.Optional(parquet.Leaf(parquet.ByteArrayType)), 4),
+	})
+	type row struct {
+		ID    int64  `parquet:"id"`
+		G     []byte `parquet:"g"`
+		GG    []byte `parquet:"gg"`
+		Plain []byte `parquet:"plain"`
+	}
+	rows := []row{{1, pointWKB(1, 2), pointWKB(-71.06, 42.36), pointWKB(0.5, -0.25)}, {2, nil, nil, nil}}
+	dir := t.TempDir()
+	sp := writeSchemaParquet(t, dir, "g.parquet", schema, rows)
+	ts := tableOf(iceberg.NewSchema(0,
+		field(1, "id", iceberg.PrimitiveTypes.Int64),
+		field(2, "g", iceberg.GeometryType{}),
+		field(3, "gg", iceberg.GeographyType{}),
+		field(4, "plain", iceberg.GeometryType{}),
+	))
+	got, _ := readTable(t, reader.New(testFS(dir)), sp, ts)
+	want := `{"id":1,"g":"POINT (1 2)","gg":"POINT (-71.06 42.36)","plain":"POINT (0.5 -0.25)"}` + "\n" +
+		`{"id":2,"g":null,"gg":null,"plain":null}`
+	if strings.Join(got, "\n") != want {
+		t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), want)
+	}
+
+	t.Run("a damaged value ends the stream with ErrCorruptFile", func(t *testing.T) {
+		bad := writeSchemaParquet(t, dir, "bad.parquet", schema, []row{{1, pointWKB(1, 2), nil, nil}, {2, []byte{1, 1, 0, 0}, nil, nil}})
+		st, err := reader.New(testFS(dir)).Open(context.Background(), bad, ts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer st.Close()
+		var out bytes.Buffer
+		if err := st.Run(context.Background(), &out, nil); !errors.Is(err, reader.ErrCorruptFile) || !strings.Contains(err.Error(), "row 1") {
+			t.Errorf("run: %v, want ErrCorruptFile at row 1", err)
+		}
+	})
+}
+
+// nullAnnotated is a physical type annotated with Parquet's NULL (UNKNOWN)
+// logical type, as writers store a column of nothing but nulls.
+type nullAnnotated struct{ parquet.Type }
+
+func (nullAnnotated) LogicalType() *format.LogicalType {
+	return &format.LogicalType{Value: &format.NullType{}}
+}
+
+// TestUnknownStored: an unknown-typed field reads as null whether a file
+// stores it or not, whatever the physical type of the column (iceberg-go
+// and PyArrow write INT32 annotated NULL), and a NULL-annotated column
+// reads as null for a field of any type.
+func TestUnknownStored(t *testing.T) {
+	schema := parquet.NewSchema("t", parquet.Group{
+		"id":  parquet.FieldID(parquet.Int(64), 1),
+		"u32": parquet.FieldID(parquet.Optional(parquet.Leaf(nullAnnotated{parquet.Int32Type})), 2),
+		"ub":  parquet.FieldID(parquet.Optional(parquet.Leaf(nullAnnotated{parquet.ByteArrayType})), 3),
+		"ud":  parquet.FieldID(parquet.Optional(parquet.Leaf(nullAnnotated{parquet.DoubleType})), 4),
+		"st":  parquet.FieldID(parquet.Optional(parquet.Group{"x": parquet.FieldID(parquet.Optional(parquet.Leaf(nullAnnotated{parquet.Int32Type})), 6)}), 5),
+	})
+	type st struct {
+		X *int32 `parquet:"x"`
+	}
+	type row struct {
+		ID  int64    `parquet:"id"`
+		U32 *int32   `parquet:"u32"`
+		UB  []byte   `parquet:"ub"`
+		UD  *float64 `parquet:"ud"`
+		St  *st      `parquet:"st"`
+	}
+	dir := t.TempDir()
+	sp := writeSchemaParquet(t, dir, "u.parquet", schema, []row{{ID: 1, St: &st{}}, {ID: 2}})
+	ts := tableOf(iceberg.NewSchema(0,
+		field(1, "id", iceberg.PrimitiveTypes.Int64),
+		field(2, "u32", iceberg.PrimitiveTypes.Unknown),
+		field(3, "ub", iceberg.PrimitiveTypes.Unknown),
+		field(4, "ud", iceberg.PrimitiveTypes.Float64),
+		field(5, "st", &iceberg.StructType{FieldList: []iceberg.NestedField{field(6, "x", iceberg.PrimitiveTypes.Unknown)}}),
+		field(7, "absent", iceberg.PrimitiveTypes.Unknown),
+	))
+	got, _ := readTable(t, reader.New(testFS(dir)), sp, ts)
+	want := `{"id":1,"u32":null,"ub":null,"ud":null,"st":{"x":null},"absent":null}` + "\n" +
+		`{"id":2,"u32":null,"ub":null,"ud":null,"st":null,"absent":null}`
+	if strings.Join(got, "\n") != want {
+		t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), want)
+	}
+}
