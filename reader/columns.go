@@ -21,6 +21,7 @@ const (
 	nodeStruct                    // nested object
 	nodeList                      // array
 	nodeMap                       // object, or array of key/value objects
+	nodeVariant                   // a variant's JSON, from its metadata, value and typed_value columns
 )
 
 // node is one Iceberg field resolved against the Parquet schema of a file:
@@ -60,6 +61,8 @@ type node struct {
 	// replaced invalid UTF-8.
 	value   []byte
 	invalid bool
+	// variant is a nodeVariant's columns.
+	variant *variantColumn
 }
 
 // resolver matches an Iceberg schema to the columns of one Parquet file by
@@ -208,6 +211,8 @@ func (r *resolver) resolveField(f iceberg.NestedField, c *parquet.Column) (*node
 	n.def = c.MaxDefinitionLevel()
 	n.rep = c.MaxRepetitionLevel()
 	switch t := f.Type.(type) {
+	case iceberg.VariantType:
+		return r.resolveVariant(f, c, n)
 	case *iceberg.StructType:
 		if c.Leaf() || c.Repeated() {
 			return nil, r.mismatch(f, c)
