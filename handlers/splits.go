@@ -35,6 +35,7 @@ type splitsResponse struct {
 	Mode        splits.Path     `json:"mode"`
 	InputSource inputSource     `json:"inputSource"`
 	InputFormat inputFormat     `json:"inputFormat"`
+	Columns     []planColumn    `json:"columns"`
 	Splits      []splitResponse `json:"splits"`
 	// Warnings tell the client what it may not expect: ignored fields of a
 	// Druid spec, residual filters under residualFilterMode=warn.
@@ -178,6 +179,7 @@ func (s *server) render(r *http.Request, req splits.Request, plan splits.Plan, s
 		resp.SnapshotID = &id
 	}
 	resp.InputFormat = inputFormat{Type: "parquet", BinaryAsString: req.Encoding.BinaryAsString}
+	resp.Columns = planColumns(plan.Fields, req.Encoding)
 	if plan.Path == splits.PathRows {
 		resp.InputFormat = inputFormat{Type: "json"}
 	}

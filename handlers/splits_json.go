@@ -5,8 +5,40 @@ import (
 	"net/http"
 	"strconv"
 
+	"github.com/apache/iceberg-go"
+
+	"github.com/druidiceberg/sidecar/druid"
 	"github.com/druidiceberg/sidecar/internal/jsonstr"
+	"github.com/druidiceberg/sidecar/splits/split"
 )
+
+// planColumn is one column the plan's rows carry: its Iceberg type, the
+// Druid type it ingests as (druid.ColumnOf), and for a geometry or
+// geography the coordinate reference system and, for a geography, the
+// edge interpolation algorithm, which WKT does not carry.
+type planColumn struct {
+	Name          string `json:"name"`
+	IcebergType   string `json:"icebergType"`
+	DruidType     string `json:"druidType"`
+	CRS           string `json:"crs,omitempty"`
+	EdgeAlgorithm string `json:"edgeAlgorithm,omitempty"`
+}
+
+// planColumns describes the top-level fields a plan serves.
+func planColumns(fields []iceberg.NestedField, enc split.Encoding) []planColumn {
+	out := make([]planColumn, 0, len(fields))
+	for _, f := range fields {
+		c := planColumn{Name: f.Name, IcebergType: f.Type.String(), DruidType: druid.ColumnOf(f, enc).Druid}
+		switch t := f.Type.(type) {
+		case iceberg.GeometryType:
+			c.CRS = t.CRS()
+		case iceberg.GeographyType:
+			c.CRS, c.EdgeAlgorithm = t.CRS(), t.Algorithm()
+		}
+		out = append(out, c)
+	}
+	return out
+}
 
 // writeSplits writes the answer of /splits byte for byte as writeJSON
 // would, an order of magnitude faster: a wide table's answer holds 10,000
@@ -61,6 +93,39 @@ func writeSplits(w http.ResponseWriter, r splitsResponse) error {
 		o.raw("true")
 	}
 	o.end(1, '}')
+
+	o.key(1, "columns", false)
+	if r.Columns == nil {
+		o.raw("null")
+	} else {
+		o.raw("[")
+		for i, c := range r.Columns {
+			if i > 0 {
+				o.raw(",")
+			}
+			o.raw("\n    {\n")
+			o.key(3, "name", true)
+			o.str(c.Name)
+			o.key(3, "icebergType", false)
+			o.str(c.IcebergType)
+			o.key(3, "druidType", false)
+			o.str(c.DruidType)
+			if c.CRS != "" {
+				o.key(3, "crs", false)
+				o.str(c.CRS)
+			}
+			if c.EdgeAlgorithm != "" {
+				o.key(3, "edgeAlgorithm", false)
+				o.str(c.EdgeAlgorithm)
+			}
+			o.end(2, '}')
+		}
+		if len(r.Columns) == 0 {
+			o.raw("]")
+		} else {
+			o.end(1, ']')
+		}
+	}
 
 	o.key(1, "splits", false)
 	switch {
