@@ -2,6 +2,7 @@ package handlers_test
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"net/http"
 	"reflect"
@@ -75,6 +76,19 @@ func TestV3Types(t *testing.T) {
 			if !strings.HasPrefix(row, `{"id":`) || strings.Count(row, `":`) != 2 {
 				t.Errorf("projected row %s", row)
 			}
+		}
+	})
+
+	t.Run("geo=wkb serves base64 WKB", func(t *testing.T) {
+		p := srv.plan(t, q("table", "db.v3", "geo", "wkb", "columns", "id,g"))
+		got := srv.rows(t, p)
+		want := `{"id":1,"g":"` + base64.StdEncoding.EncodeToString(tablegen.V3TypesWKB(1)) + `"}`
+		if len(got) == 0 || got[0] != want {
+			t.Fatalf("rows %q, want the first %s", got, want)
+		}
+		resp, body := srv.get(t, "/splits?"+q("table", "db.v3", "geo", "wkx").Encode())
+		if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(body), "want wkt or wkb") {
+			t.Errorf("geo=wkx: %d %s, want 400", resp.StatusCode, body)
 		}
 	})
 

@@ -3,6 +3,7 @@ package reader_test
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/binary"
 	"errors"
 	"math"
@@ -131,6 +132,17 @@ func TestGeoColumns(t *testing.T) {
 	if strings.Join(got, "\n") != want {
 		t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), want)
 	}
+
+	t.Run("base64 WKB when the split asks, whatever binaryAsString says", func(t *testing.T) {
+		wkb := sp
+		wkb.Encoding = split.Encoding{GeoWKB: true, BinaryAsString: true}
+		got, _ := readTable(t, reader.New(testFS(dir)), wkb, ts)
+		b64 := base64.StdEncoding.EncodeToString
+		want := `{"id":1,"g":"` + b64(pointWKB(1, 2)) + `","gg":"` + b64(pointWKB(-71.06, 42.36)) + `","plain":"` + b64(pointWKB(0.5, -0.25)) + `"}`
+		if got[0] != want {
+			t.Errorf("got  %s\nwant %s", got[0], want)
+		}
+	})
 
 	t.Run("a damaged value ends the stream with ErrCorruptFile", func(t *testing.T) {
 		bad := writeSchemaParquet(t, dir, "bad.parquet", schema, []row{{1, pointWKB(1, 2), nil, nil}, {2, []byte{1, 1, 0, 0}, nil, nil}})

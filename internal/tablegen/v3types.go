@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -139,6 +140,22 @@ var v3Foreign = []struct {
 }
 
 var v3Cols = []string{"id", "v", "g", "gg", "u"}
+
+// V3TypesWKB is the WKB of the geometry column g of the V3Types row with
+// the given id; nil when it has none.
+func V3TypesWKB(id int64) []byte {
+	for _, r := range append(slices.Clone(v3Unshredded), v3Shredded...) {
+		if r.id == id {
+			return r.g
+		}
+	}
+	for _, r := range v3Foreign {
+		if r.row.ID == id {
+			return r.row.G
+		}
+	}
+	return nil
+}
 
 // V3TypesSchema is the schema of the V3Types table.
 func V3TypesSchema() *iceberg.Schema {
