@@ -356,7 +356,7 @@ func (r *resolver) mismatch(f iceberg.NestedField, c *parquet.Column) error {
 }
 
 // valueTypeOf picks the conversion of leaf column c to the Iceberg type of
-// f. A nil c only validates that the type is one the reader supports.
+// f; without a column (nil c), and for an unknown f, the value is null.
 func (r *resolver) valueTypeOf(f iceberg.NestedField, c *parquet.Column) (valueType, error) {
 	if _, ok := f.Type.(iceberg.UnknownType); ok || c == nil {
 		return valueType{conv: convNull}, nil

@@ -278,3 +278,48 @@ func TestVariantDamagedInFile(t *testing.T) {
 		t.Errorf("rows before the damage: %q", out.String())
 	}
 }
+
+// TestNestedVariants reads variants inside a list and a struct, where
+// their columns repeat and nest with the others.
+func TestNestedVariants(t *testing.T) {
+	shredded, err := parquet.ShreddedVariant(parquet.Group{"k": parquet.Int(64)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	schema := parquet.NewSchema("t", parquet.Group{
+		"id": parquet.FieldID(parquet.Int(64), 1),
+		"lv": parquet.FieldID(parquet.Optional(parquet.List(parquet.FieldID(parquet.Optional(shredded), 3))), 2),
+		"st": parquet.FieldID(parquet.Optional(parquet.Group{"w": parquet.FieldID(parquet.Optional(parquet.Variant()), 5)}), 4),
+	})
+	type st struct {
+		W any `parquet:"w"`
+	}
+	type row struct {
+		ID int64 `parquet:"id"`
+		LV []any `parquet:"lv"`
+		St *st   `parquet:"st"`
+	}
+	rows := []row{
+		{1, []any{map[string]any{"k": int64(1)}, "x", nil, map[string]any{"k": int64(2), "j": false}}, &st{[]any{int64(1)}}},
+		{2, nil, nil},
+		{3, []any{}, &st{nil}},
+		{4, []any{map[string]any{}}, &st{map[string]any{"a": "b"}}},
+	}
+	dir := t.TempDir()
+	sp := writeSchemaParquet(t, dir, "n.parquet", schema, rows)
+	ts := tableOf(iceberg.NewSchema(0,
+		field(1, "id", iceberg.PrimitiveTypes.Int64),
+		field(2, "lv", &iceberg.ListType{ElementID: 3, Element: iceberg.VariantType{}}),
+		field(4, "st", &iceberg.StructType{FieldList: []iceberg.NestedField{field(5, "w", iceberg.VariantType{})}}),
+	))
+	got, _ := readTable(t, reader.New(testFS(dir)), sp, ts)
+	want := []string{
+		`{"id":1,"lv":[{"k":1},"x",null,{"j":false,"k":2}],"st":{"w":[1]}}`,
+		`{"id":2,"lv":null,"st":null}`,
+		`{"id":3,"lv":[],"st":{"w":null}}`,
+		`{"id":4,"lv":[{}],"st":{"w":{"a":"b"}}}`,
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
