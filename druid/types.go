@@ -67,8 +67,14 @@ func ColumnOf(f iceberg.NestedField, enc split.Encoding) Column {
 		c.Druid, c.Extern, c.Dimension = TypeDouble, "double", "double"
 	case iceberg.StringType, iceberg.UUIDType, iceberg.BinaryType, iceberg.FixedType:
 		c.Druid, c.Extern, c.Dimension = TypeString, "string", "string"
+	case iceberg.GeometryType, iceberg.GeographyType:
+		// WKT, or base64 WKB with geo=wkb: text either way.
+		c.Druid, c.Extern, c.Dimension = TypeString, "string", "string"
+	case iceberg.UnknownType:
+		// Always null: the plainest column that holds nulls.
+		c.Druid, c.Extern, c.Dimension = TypeString, "string", "string"
 	default:
-		// Structs, lists and maps: nested JSON.
+		// Structs, lists, maps and variants: nested JSON.
 		c.Druid, c.Extern, c.Dimension = TypeComplex, "COMPLEX<json>", "json"
 	}
 	return c

@@ -38,6 +38,7 @@ type icebergSpec struct {
 	Columns        []string `json:"columns"`
 	Timestamps     string   `json:"timestamps"`
 	BinaryAsString bool     `json:"binaryAsString"`
+	Geo            string   `json:"geo"`
 	ApplyResidual  bool     `json:"applyResidual"`
 	MinSplits      int      `json:"minSplits"`
 	Compression    string   `json:"compression"`
@@ -51,8 +52,8 @@ type icebergSpec struct {
 var specFields = map[string]bool{
 	"type": true, "namespace": true, "tableName": true, "icebergFilter": true, "snapshotTime": true,
 	"residualFilterMode": true, "icebergCatalog": true, "warehouseSource": true,
-	"snapshotId": true, "ref": true, "mode": true, "columns": true, "timestamps": true, "binaryAsString": true, "applyResidual": true,
-	"minSplits": true, "compression": true,
+	"snapshotId": true, "ref": true, "mode": true, "columns": true, "timestamps": true, "binaryAsString": true, "geo": true,
+	"applyResidual": true, "minSplits": true, "compression": true,
 }
 
 // ignoredWarning says what an ignored property of the spec means.
@@ -155,6 +156,9 @@ func (s *server) postSplits(w http.ResponseWriter, r *http.Request) error {
 	}
 	req.Encoding.BinaryAsString = spec.BinaryAsString
 	var err error
+	if req.Encoding.GeoWKB, err = parseGeo(spec.Geo); err != nil {
+		return err
+	}
 	if req.SnapshotTime, err = snapshotTime(spec.SnapshotTime); err != nil {
 		return err
 	}

@@ -19,7 +19,7 @@ import (
 // 400 that names it, so a typo never silently plans something else.
 var splitsParams = map[string]bool{
 	"table": true, "snapshotId": true, "snapshotTime": true, "ref": true, "mode": true,
-	"columns": true, "timestamps": true, "binaryAsString": true,
+	"columns": true, "timestamps": true, "binaryAsString": true, "geo": true,
 	"icebergFilter": true, "residualFilterMode": true, "applyResidual": true,
 	"fromSnapshot": true, "toSnapshot": true, "catalog": true, "minSplits": true, "compression": true,
 }
@@ -35,6 +35,7 @@ type splitsResponse struct {
 	Mode        splits.Path     `json:"mode"`
 	InputSource inputSource     `json:"inputSource"`
 	InputFormat inputFormat     `json:"inputFormat"`
+	Columns     []planColumn    `json:"columns"`
 	Splits      []splitResponse `json:"splits"`
 	// Warnings tell the client what it may not expect: ignored fields of a
 	// Druid spec, residual filters under residualFilterMode=warn.
@@ -178,6 +179,7 @@ func (s *server) render(r *http.Request, req splits.Request, plan splits.Plan, s
 		resp.SnapshotID = &id
 	}
 	resp.InputFormat = inputFormat{Type: "parquet", BinaryAsString: req.Encoding.BinaryAsString}
+	resp.Columns = planColumns(plan.Fields, req.Encoding)
 	if plan.Path == splits.PathRows {
 		resp.InputFormat = inputFormat{Type: "json"}
 	}
@@ -267,6 +269,18 @@ func writeJSON(w http.ResponseWriter, v any) error {
 	return enc.Encode(v)
 }
 
+// parseGeo reads how geometries are served: "wkt" (or "", the default) or
+// "wkb" (base64), which it reports as true.
+func parseGeo(v string) (bool, error) {
+	switch v {
+	case "", "wkt":
+		return false, nil
+	case "wkb":
+		return true, nil
+	}
+	return false, fmt.Errorf("%w: geo %s: want wkt or wkb", splits.ErrBadRequest, split.Quote(v))
+}
+
 // parseSplitsQuery parses the query of GET /splits; extra names the other
 // parameters a route that builds on it takes.
 func parseSplitsQuery(q url.Values, extra map[string]bool) (splits.Request, error) {
@@ -337,6 +351,9 @@ func parseSplitsQuery(q url.Values, extra map[string]bool) (splits.Request, erro
 		req.Encoding.ISOTimestamps = true
 	default:
 		return req, fmt.Errorf("%w: timestamps %s: want millis or iso", splits.ErrBadRequest, split.Quote(v))
+	}
+	if req.Encoding.GeoWKB, err = parseGeo(q.Get("geo")); err != nil {
+		return req, err
 	}
 	if v := q.Get("binaryAsString"); v != "" {
 		b, err := strconv.ParseBool(v)

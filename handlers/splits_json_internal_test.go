@@ -13,7 +13,8 @@ func TestWriteSplitsIsWriteJSON(t *testing.T) {
 	// The fields writeSplits writes; a new field must be taught to it
 	// (and counted here).
 	for typ, n := range map[reflect.Type]int{
-		reflect.TypeFor[splitsResponse]():   7,
+		reflect.TypeFor[splitsResponse]():   8,
+		reflect.TypeFor[planColumn]():       5,
 		reflect.TypeFor[inputSource]():      4,
 		reflect.TypeFor[passwordProvider](): 2,
 		reflect.TypeFor[inputFormat]():      2,
@@ -32,6 +33,8 @@ func TestWriteSplitsIsWriteJSON(t *testing.T) {
 		InputSource: inputSource{Type: "http", URIs: []string{"http://h/splits/a.b/rows", "http://h/files/c.d"},
 			Username: "druid", Password: &passwordProvider{Type: "environment", Variable: "SIDECAR_HTTP_PASSWORD"}},
 		InputFormat: inputFormat{Type: "parquet", BinaryAsString: true},
+		Columns: []planColumn{{Name: "id", IcebergType: "long", DruidType: "LONG"},
+			{Name: "g \"quoted\" <&>", IcebergType: "geography(EPSG:4326, karney)", DruidType: "STRING", CRS: "EPSG:4326", EdgeAlgorithm: "karney"}},
 		Splits: []splitResponse{
 			{ID: "0011223344556677", URI: "http://h/splits/a.b/rows", DataFile: "s3://b/t/data/x=1/a.parquet", RecordCount: 10,
 				PositionDeleteFiles: 1, EqualityDeleteFiles: 2, DeletionVectorFiles: 3, DataFileSizeInBytes: 1 << 40, DeleteFileSizeInBytes: 7},
@@ -43,7 +46,7 @@ func TestWriteSplitsIsWriteJSON(t *testing.T) {
 		Warnings: []string{"residual filter on 1 file(s): id > 3 && name <> 'x'", "é"},
 	}
 	empty := splitsResponse{Table: "ns.empty", Mode: "v1", InputSource: inputSource{Type: "http", URIs: []string{}},
-		InputFormat: inputFormat{Type: "parquet"}, Splits: []splitResponse{}, Warnings: []string{}}
+		InputFormat: inputFormat{Type: "parquet"}, Columns: []planColumn{}, Splits: []splitResponse{}, Warnings: []string{}}
 	nils := splitsResponse{Table: "ns.nil"}
 	// Many chunks' worth.
 	many := full

@@ -21,6 +21,7 @@ const (
 	nodeStruct                    // nested object
 	nodeList                      // array
 	nodeMap                       // object, or array of key/value objects
+	nodeVariant                   // a variant's JSON, from its metadata, value and typed_value columns
 )
 
 // node is one Iceberg field resolved against the Parquet schema of a file:
@@ -60,6 +61,8 @@ type node struct {
 	// replaced invalid UTF-8.
 	value   []byte
 	invalid bool
+	// variant is a nodeVariant's columns.
+	variant *variantColumn
 }
 
 // resolver matches an Iceberg schema to the columns of one Parquet file by
@@ -208,6 +211,8 @@ func (r *resolver) resolveField(f iceberg.NestedField, c *parquet.Column) (*node
 	n.def = c.MaxDefinitionLevel()
 	n.rep = c.MaxRepetitionLevel()
 	switch t := f.Type.(type) {
+	case iceberg.VariantType:
+		return r.resolveVariant(f, c, n)
 	case *iceberg.StructType:
 		if c.Leaf() || c.Repeated() {
 			return nil, r.mismatch(f, c)
@@ -351,19 +356,19 @@ func (r *resolver) mismatch(f iceberg.NestedField, c *parquet.Column) error {
 }
 
 // valueTypeOf picks the conversion of leaf column c to the Iceberg type of
-// f. A nil c only validates that the type is one the reader supports.
+// f; without a column (nil c), and for an unknown f, the value is null.
 func (r *resolver) valueTypeOf(f iceberg.NestedField, c *parquet.Column) (valueType, error) {
-	switch f.Type.(type) {
-	case iceberg.VariantType, iceberg.GeometryType, iceberg.GeographyType:
-		return valueType{}, fmt.Errorf("%w: field %d (%s) has type %s", ErrUnsupported, f.ID, f.Name, f.Type)
-	case iceberg.UnknownType:
-		return valueType{conv: convNull}, nil
-	}
-	if c == nil {
+	if _, ok := f.Type.(iceberg.UnknownType); ok || c == nil {
 		return valueType{conv: convNull}, nil
 	}
 	kind := c.Type().Kind()
 	lt := c.Type().LogicalType()
+	if _, null := logicalValue(lt).(*format.NullType); null {
+		// A column annotated NULL (as writers store a column of nothing
+		// but nulls, in any physical type) is null whatever its field's
+		// type.
+		return valueType{conv: convNull}, nil
+	}
 	vt := valueType{}
 	ok := false
 	switch t := f.Type.(type) {
@@ -410,6 +415,13 @@ func (r *resolver) valueTypeOf(f iceberg.NestedField, c *parquet.Column) (valueT
 		vt.conv, ok = convBinary, kind == parquet.ByteArray || (kind == parquet.FixedLenByteArray && c.Type().Length() == t.Len())
 	case iceberg.UUIDType:
 		vt.conv, ok = convUUID, (kind == parquet.FixedLenByteArray && c.Type().Length() == 16) || kind == parquet.ByteArray
+	case iceberg.GeometryType, iceberg.GeographyType:
+		// WKB, with the GEOMETRY or GEOGRAPHY logical type or without
+		// (plain binary, as iceberg-go writes it).
+		vt.conv, ok = convWKT, kind == parquet.ByteArray
+		if r.enc.geoWKB {
+			vt.conv = convBase64
+		}
 	case iceberg.DecimalType:
 		vt.scale = t.Scale()
 		if lt != nil {

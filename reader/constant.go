@@ -34,7 +34,9 @@ var nullConstant = constant{json: []byte("null"), key: []byte{0}}
 func (r *resolver) constant(f iceberg.NestedField, unknown bool) (constant, error) {
 	switch f.Type.(type) {
 	case iceberg.VariantType, iceberg.GeometryType, iceberg.GeographyType:
-		return constant{}, fmt.Errorf("%w: field %d (%s) has type %s", ErrUnsupported, f.ID, f.Name, f.Type)
+		// The spec allows them no default but null, and no identity
+		// partition.
+		return nullConstant, nil
 	}
 	if unknown {
 		return nullConstant, nil

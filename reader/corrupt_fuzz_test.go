@@ -628,6 +628,9 @@ func corruptTargets(f testing.TB) []*corruptTarget {
 		"migrated": func(ctx context.Context, c *hadoop.Catalog, id table.Identifier) (*tablegen.Built, error) {
 			return tablegen.Migrated(ctx, c, id, true)
 		},
+		"v3types": func(ctx context.Context, c *hadoop.Catalog, id table.Identifier) (*tablegen.Built, error) {
+			return tablegen.V3Types(ctx, c, id)
+		},
 	} {
 		b, err := build(ctx, cat, table.Identifier{"gen", name})
 		if err != nil {

@@ -129,6 +129,12 @@ func (e *rowEncoder) appendNode(b []byte, n *node) []byte {
 			b = append(b, ',')
 		}
 		return append(b, ']')
+	case nodeVariant:
+		if n.first.peekDef() < n.def {
+			n.skip()
+			return append(b, "null"...)
+		}
+		return e.appendVariantNode(b, n)
 	}
 	if n.invalid {
 		e.scratch.invalid++

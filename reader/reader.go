@@ -280,6 +280,7 @@ func (s *Stream) open(ctx context.Context, sp split.Split) (_ *fileStream, err e
 	st.rows.enc = encoding{
 		isoTimestamps:  r.enc.isoTimestamps || sp.Encoding.ISOTimestamps,
 		binaryAsString: r.enc.binaryAsString || sp.Encoding.BinaryAsString,
+		geoWKB:         sp.Encoding.GeoWKB,
 	}
 	defer func() {
 		if err != nil {

@@ -41,6 +41,8 @@ const (
 	convString                    // BYTE_ARRAY UTF-8
 	convBinary                    // BYTE_ARRAY or FIXED_LEN_BYTE_ARRAY: binary and fixed
 	convUUID                      // FIXED_LEN_BYTE_ARRAY(16)
+	convBase64                    // BYTE_ARRAY as base64 whatever binaryAsString says: WKB, a variant's binary
+	convWKT                       // BYTE_ARRAY WKB as WKT: geometry, geography
 )
 
 // valueType is the resolved conversion of one leaf.
@@ -63,6 +65,8 @@ type valueType struct {
 type encoding struct {
 	isoTimestamps  bool
 	binaryAsString bool
+	// geoWKB serves geometry and geography as base64 WKB instead of WKT.
+	geoWKB bool
 }
 
 // scratch is per-stream working memory for value encoding, so that no value
@@ -145,6 +149,19 @@ func appendValue(b []byte, v *parquetpage.Values, i int, t *valueType, enc *enco
 		return append(b, '"')
 	case convUUID:
 		return appendUUID(b, v.ByteArray(i))
+	case convBase64:
+		b = append(b, '"')
+		b = base64.StdEncoding.AppendEncode(b, v.ByteArray(i))
+		return append(b, '"')
+	case convWKT:
+		out, err := appendWKT(b, v.ByteArray(i))
+		if err != nil {
+			if s.err == nil {
+				s.err = fmt.Errorf("%w: geospatial value: %w", ErrCorruptFile, err)
+			}
+			return append(b, "null"...)
+		}
+		return out
 	}
 	return append(b, "null"...)
 }

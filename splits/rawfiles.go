@@ -155,7 +155,14 @@ func stores(f iceberg.DataFile, id int) bool {
 //     where the row stream serves a list of key/value objects;
 //   - inside a struct, list or map, a decimal is a number where the row
 //     stream serves an exact string, and binary values are bytes where it
-//     serves base64.
+//     serves base64;
+//   - a variant is a group without an OriginalType, which convertField
+//     hands on as the group itself: its metadata and value bytes (and
+//     typed_value columns), not the value they encode;
+//   - geometry and geography are WKB, binary without an OriginalType:
+//     bytes, where the row stream serves WKT (base64 WKB with geo=wkb, but
+//     a Parquet reader older than the GEOMETRY and GEOGRAPHY logical types
+//     may not read such a column at all).
 //
 // Other types read alike: booleans, integers, decimals from Druid 29 on
 // (see rawVersionWarnings), floats and doubles (but NaN and the
@@ -172,6 +179,10 @@ func rawTypeHazard(name string, t iceberg.Type, nested bool) string {
 		return fmt.Sprintf("column %q is %s, which Druid's Parquet reader reads as raw nanoseconds", name, t)
 	case iceberg.UUIDType:
 		return fmt.Sprintf("column %q is a uuid, which Druid's Parquet reader reads as 16 bytes", name)
+	case iceberg.VariantType:
+		return fmt.Sprintf("column %q is a variant, which Druid's Parquet reader reads as its encoded bytes, not the value they encode", name)
+	case iceberg.GeometryType, iceberg.GeographyType:
+		return fmt.Sprintf("column %q is %s, which Druid's Parquet reader reads as WKB bytes, not WKT", name, t)
 	case iceberg.DecimalType:
 		if nested {
 			return fmt.Sprintf("column %q holds a %s, which Druid's Parquet reader reads as a number, not exactly", name, t)

@@ -87,14 +87,31 @@ func (m *splitMaker) split(task table.FileScanTask) (split.Split, error) {
 		}
 		s.Data.Identity = ids
 	}
-	add := func(kind split.DeleteKind, files []iceberg.DataFile) {
+	add := func(kind split.DeleteKind, files []iceberg.DataFile) error {
 		for _, d := range files {
+			// Refused here, when planning, rather than when the first
+			// stream opens it.
+			want := iceberg.ParquetFile
+			if kind == split.DeleteDeletionVector {
+				want = iceberg.PuffinFile
+			}
+			if d.FileFormat() != want {
+				return fmt.Errorf("%w: %s delete file %s of data file %s is %s; only %s ones are served",
+					ErrUnsupported, kind, d.FilePath(), f.FilePath(), d.FileFormat(), want)
+			}
 			s.Deletes = append(s.Deletes, DeleteFileOf(kind, d))
 		}
+		return nil
 	}
-	add(split.DeletePosition, task.DeleteFiles)
-	add(split.DeleteEquality, task.EqualityDeleteFiles)
-	add(split.DeleteDeletionVector, task.DeletionVectorFiles)
+	if err := add(split.DeletePosition, task.DeleteFiles); err != nil {
+		return split.Split{}, err
+	}
+	if err := add(split.DeleteEquality, task.EqualityDeleteFiles); err != nil {
+		return split.Split{}, err
+	}
+	if err := add(split.DeleteDeletionVector, task.DeletionVectorFiles); err != nil {
+		return split.Split{}, err
+	}
 	return s, nil
 }
 

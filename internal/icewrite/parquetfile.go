@@ -10,10 +10,11 @@ import (
 )
 
 // WriteParquetFile writes rows as one zstd-compressed Parquet file with
-// parquet-go (schema from T's struct tags, field ids from their id(…) tags)
-// at location through tbl's FileIO and returns the file's size. It writes a
-// file and nothing else: describing it to Iceberg is the caller's business.
-func WriteParquetFile[T any](ctx context.Context, tbl *table.Table, location string, rows []T) (int64, error) {
+// parquet-go (schema from T's struct tags, field ids from their id(…) tags,
+// unless opts give a schema) at location through tbl's FileIO and returns
+// the file's size. It writes a file and nothing else: describing it to
+// Iceberg is the caller's business.
+func WriteParquetFile[T any](ctx context.Context, tbl *table.Table, location string, rows []T, opts ...parquet.WriterOption) (int64, error) {
 	wfs, err := WriteFS(ctx, tbl)
 	if err != nil {
 		return 0, err
@@ -23,7 +24,7 @@ func WriteParquetFile[T any](ctx context.Context, tbl *table.Table, location str
 		return 0, fmt.Errorf("create parquet file %s: %w", location, err)
 	}
 	cw := &countingWriter{w: f}
-	pw := parquet.NewGenericWriter[T](cw, parquet.Compression(&parquet.Zstd))
+	pw := parquet.NewGenericWriter[T](cw, append([]parquet.WriterOption{parquet.Compression(&parquet.Zstd)}, opts...)...)
 	if _, err := pw.Write(rows); err != nil {
 		_ = pw.Close()
 		_ = f.Close()

@@ -39,6 +39,9 @@ type Expected struct {
 	// the values the builder wrote, not read back, so they hold iceberg-go's
 	// reader to account too.
 	Rows []string
+	// OracleDiffers says why iceberg-go's ReadTasks (OracleRows) does not
+	// read the snapshot as Rows say, "" when it does.
+	OracleDiffers string
 }
 
 // Current is the expectation for the last snapshot.

@@ -26,6 +26,10 @@ func checkSnapshots(t *testing.T, ctx context.Context, tbl *table.Table, b *Buil
 		if snaps[i].SnapshotID != want.SnapshotID {
 			t.Fatalf("snapshot %d is %d, the builder recorded %d", i, snaps[i].SnapshotID, want.SnapshotID)
 		}
+		if want.OracleDiffers != "" {
+			t.Logf("snapshot %d (%s): not held to the oracle: %s", i+1, want.Doc, want.OracleDiffers)
+			continue
+		}
 		got, err := OracleRows(ctx, tbl, want.SnapshotID)
 		if err != nil {
 			t.Fatalf("snapshot %d (%s): oracle: %v", i+1, want.Doc, err)

@@ -19,6 +19,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/extensions"
 	"github.com/apache/iceberg-go/table"
+	geoarrow "github.com/geoarrow/geoarrow-go"
 	"github.com/google/uuid"
 )
 
@@ -31,7 +32,9 @@ import (
 // keep the scale, binary and fixed as standard base64, uuid as its canonical
 // string, float and double as strconv 'g' -1 with the value's bit size, NaN
 // and ±Infinity as null, structs and lists nested, maps with string keys as
-// objects and other maps as [{"key":…,"value":…}].
+// objects and other maps as [{"key":…,"value":…}], a variant as the JSON
+// it encodes (as appendVariant spells it), geometry and geography as the
+// WKT go-geom writes, unknown as null.
 //
 // Rows come in the order of their data files' paths (then split start), and
 // in file order within a file. Strings are escaped as encoding/json escapes
@@ -187,6 +190,16 @@ func appendValue(buf []byte, arr arrow.Array, i int) ([]byte, error) {
 		return append(buf, ']'), nil
 	case *array.Dictionary:
 		return appendValue(buf, a.Dictionary(), a.GetValueIndex(i))
+	case *array.Null:
+		return append(buf, "null"...), nil
+	case *extensions.VariantArray:
+		v, err := a.Value(i)
+		if err != nil {
+			return nil, fmt.Errorf("read variant: %w", err)
+		}
+		return appendVariant(buf, v)
+	case *geoarrow.WKBArray:
+		return appendWKT(buf, a.Value(i))
 	case array.ExtensionArray:
 		return appendValue(buf, a.Storage(), i)
 	default:

@@ -104,6 +104,9 @@ type Encoding struct {
 	// BinaryAsString writes binary and fixed values as UTF-8 text instead of
 	// base64, as Druid's binaryAsString does for Parquet.
 	BinaryAsString bool `json:"bas,omitempty"`
+	// GeoWKB writes geometry and geography values as base64 WKB instead of
+	// WKT.
+	GeoWKB bool `json:"wkb,omitempty"`
 }
 
 // DataFile describes the data file of a split.

@@ -108,6 +108,13 @@ func appendSplit(b []byte, s Split) ([]byte, error) {
 				b = append(b, ',')
 			}
 			b = append(b, `"bas":true`...)
+			comma = true
+		}
+		if s.Encoding.GeoWKB {
+			if comma {
+				b = append(b, ',')
+			}
+			b = append(b, `"wkb":true`...)
 		}
 		b = append(b, '}')
 	}
