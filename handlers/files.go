@@ -35,7 +35,7 @@ func (s *server) getFile(w http.ResponseWriter, r *http.Request) error {
 	}
 	defer func() {
 		if cerr := f.Close(); cerr != nil {
-			s.Logger.LogAttrs(r.Context(), slog.LevelWarn, "close data file", slog.String("error", cerr.Error()))
+			s.Logger.LogAttrs(r.Context(), slog.LevelWarn, "close data file", slog.String("error", clip(cerr.Error(), maxLoggedErrorBytes)))
 		}
 	}()
 	if s.Metrics != nil {

@@ -36,6 +36,18 @@ func (rec *statusRecorder) Write(p []byte) (int, error) {
 
 func (rec *statusRecorder) Unwrap() http.ResponseWriter { return rec.ResponseWriter }
 
+// methodLabel is the method a request is counted and logged under: one of
+// those the routes serve, else OTHER. A method is any token a client
+// makes up, of any length: as a label or a log field each would be a
+// series or a line of its own.
+func methodLabel(method string) string {
+	switch method {
+	case http.MethodGet, http.MethodHead, http.MethodPost:
+		return method
+	}
+	return "OTHER"
+}
+
 // instrument records every request in the HTTP metrics and logs one line per
 // request: route, status, bytes, rows (of a row stream) and duration. The
 // route is chi's route pattern, never the raw path (which holds tokens). It
@@ -62,9 +74,10 @@ func (s *server) instrument(next http.Handler) http.Handler {
 				codeLabel = "aborted"
 			}
 			elapsed := time.Since(start)
+			method := methodLabel(r.Method)
 			if s.Metrics != nil {
-				s.Metrics.HTTPRequests.WithLabelValues(route, r.Method, codeLabel).Inc()
-				s.Metrics.HTTPDuration.WithLabelValues(route, r.Method, codeLabel).Observe(elapsed.Seconds())
+				s.Metrics.HTTPRequests.WithLabelValues(route, method, codeLabel).Inc()
+				s.Metrics.HTTPDuration.WithLabelValues(route, method, codeLabel).Observe(elapsed.Seconds())
 				s.Metrics.BytesServed.WithLabelValues(route).Add(float64(rec.bytes))
 			}
 			level := slog.LevelInfo
@@ -74,7 +87,7 @@ func (s *server) instrument(next http.Handler) http.Handler {
 			// Never the raw path, the query or a header: they may hold a
 			// token, a password or a filter a user considers private.
 			s.Logger.LogAttrs(r.Context(), level, "request",
-				slog.String("method", r.Method), slog.String("route", route), slog.String("status", codeLabel),
+				slog.String("method", method), slog.String("route", route), slog.String("status", codeLabel),
 				slog.Int64("bytes", rec.bytes), slog.Int64("rows", requestRows(r.Context())),
 				slog.Duration("duration", elapsed))
 		}()

@@ -26,6 +26,7 @@ import (
 
 	"github.com/druidiceberg/sidecar/api"
 	"github.com/druidiceberg/sidecar/metrics"
+	"github.com/druidiceberg/sidecar/splits"
 	"github.com/druidiceberg/sidecar/splits/split"
 )
 
@@ -137,7 +138,7 @@ func New(cfg Config) http.Handler {
 		allow := allowed(r)
 		w.Header().Set("Allow", strings.Join(allow, ", "))
 		return errorf(http.StatusMethodNotAllowed, "method_not_allowed",
-			fmt.Sprintf("%s is not allowed on this route; use %s", r.Method, strings.Join(allow, " or ")))
+			fmt.Sprintf("method %s is not allowed on this route; use %s", splits.Quote(r.Method), strings.Join(allow, " or ")))
 	}))
 	return r
 }

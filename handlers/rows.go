@@ -109,7 +109,7 @@ func (s *server) getRows(w http.ResponseWriter, r *http.Request, c splits.Compre
 	}
 	defer func() {
 		if cerr := stream.Close(); cerr != nil {
-			s.Logger.LogAttrs(ctx, slog.LevelWarn, "close split files", slog.String("error", cerr.Error()))
+			s.Logger.LogAttrs(ctx, slog.LevelWarn, "close split files", slog.String("error", clip(cerr.Error(), maxLoggedErrorBytes)))
 		}
 	}()
 
@@ -182,7 +182,7 @@ func (s *server) getRows(w http.ResponseWriter, r *http.Request, c splits.Compre
 			s.Metrics.StreamAborts.WithLabelValues(cause).Inc()
 		}
 		s.Logger.LogAttrs(ctx, slog.LevelWarn, "row stream aborted",
-			slog.String("cause", cause), slog.String("split", split.ID(chi.URLParam(r, "token"))), slog.String("error", err.Error()))
+			slog.String("cause", cause), slog.String("split", split.ID(chi.URLParam(r, "token"))), slog.String("error", clip(err.Error(), maxLoggedErrorBytes)))
 		panic(http.ErrAbortHandler)
 	}
 	return nil

@@ -1,0 +1,116 @@
+package handlers_test
+
+import (
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/druidiceberg/sidecar/handlers"
+	"github.com/druidiceberg/sidecar/internal/testlog"
+)
+
+// The tests of this file replay a third round of attacks, each against the
+// real router over a real listener, as TestHostile* in hostile_test.go do.
+
+// oddMethod is the i-th of many request methods that no route serves: token
+// characters, so that net/http passes them to the router.
+func oddMethod(i int) string { return fmt.Sprintf("M%d", i) }
+
+// TestHostileMethods: the HTTP metrics were labelled with the request's raw
+// method, and the request log repeated it whole: 80,000 requests with
+// distinct methods (none authenticated, none routed) made 1.2 M series, and
+// 40 with 500 KB methods a 391 MB scrape and 500 KB log lines. The method
+// label is now one of the methods the routes serve or OTHER, and the log
+// and the 405 answer quote a method shortened.
+func TestHostileMethods(t *testing.T) {
+	var logs testlog.Buffer
+	srv := newDemoServer(t, func(c *handlers.Config) { c.Logger = slog.New(slog.NewJSONHandler(&logs, nil)) })
+	send := func(method, path string) int {
+		t.Helper()
+		req, err := http.NewRequest(method, srv.URL+path, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, err := srv.Client().Do(req)
+		if err != nil {
+			t.Fatalf("%.40s %s: %v", method, path, err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	// The routes' own methods first, so that their series exist before
+	// the scrape the attack is measured against.
+	send(http.MethodGet, "/healthz")
+	send(http.MethodHead, "/healthz")
+	send(http.MethodPost, "/healthz")
+	before := scrape(t, srv)
+
+	const odd = 2000
+	paths := []string{"/nowhere", "/splits", "/healthz", "/metrics", "/splits/x/rows"}
+	for i := range odd {
+		if st := send(oddMethod(i), paths[i%len(paths)]); st != http.StatusMethodNotAllowed && st != http.StatusNotFound {
+			t.Fatalf("%s %s: %d, want 405 or 404", oddMethod(i), paths[i%len(paths)], st)
+		}
+	}
+	huge := strings.Repeat("M", 500_000)
+	for i := range 4 {
+		send(huge+fmt.Sprint(i), paths[i%len(paths)])
+	}
+	after := scrape(t, srv)
+
+	methods := map[string]bool{}
+	for _, m := range regexp.MustCompile(`method="([^"]*)"`).FindAllStringSubmatch(after.text, -1) {
+		methods[m[1]] = true
+	}
+	var got []string
+	for m := range methods {
+		got = append(got, m)
+	}
+	slices.Sort(got)
+	if want := []string{"GET", "HEAD", "OTHER", "POST"}; !slices.Equal(got, want) {
+		t.Errorf("method labels after %d requests with odd methods: %d of them (%.200v), want %v", odd+4, len(got), got, want)
+	}
+	t.Logf("%d odd methods and 4 of 500 KB: HTTP series %d before, %d after; scrape %d bytes before, %d after",
+		odd, before.series, after.series, len(before.text), len(after.text))
+	// The attack adds the OTHER series of a few routes and codes, not a
+	// series per method.
+	if after.series-before.series > 100 || len(after.text)-len(before.text) > 64<<10 {
+		t.Errorf("the attack grew the HTTP series from %d to %d and the scrape from %d to %d bytes",
+			before.series, after.series, len(before.text), len(after.text))
+	}
+	longest := 0
+	for _, line := range strings.Split(logs.String(), "\n") {
+		longest = max(longest, len(line))
+	}
+	if longest > 8<<10 {
+		t.Errorf("a log line of %d bytes", longest)
+	}
+}
+
+// scraped is a /metrics answer: its text and how many series of the HTTP
+// metrics it holds.
+type scraped struct {
+	text   string
+	series int
+}
+
+func scrape(t *testing.T, srv *testServer) scraped {
+	t.Helper()
+	resp, body := srv.get(t, "/metrics")
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("/metrics: %d", resp.StatusCode)
+	}
+	s := scraped{text: string(body)}
+	for _, line := range strings.Split(s.text, "\n") {
+		if strings.HasPrefix(line, "sidecar_http_") {
+			s.series++
+		}
+	}
+	return s
+}
