@@ -114,3 +114,30 @@ func scrape(t *testing.T, srv *testServer) scraped {
 	}
 	return s
 }
+
+// TestHostileQueryEncoding: r.URL.Query() drops a parameter whose
+// percent-encoding is broken, so mode=files%zz planned the row path as if
+// no mode were given, and a typo planned something else. A query that does
+// not parse is now a 400 that says so, on every route that reads one.
+func TestHostileQueryEncoding(t *testing.T) {
+	srv := newDemoServer(t)
+	for _, path := range []string{
+		"/splits?table=demo.orders&mode=files%zz",
+		"/splits?table=demo.orders&mode=files;columns=status",
+		"/splits?table=demo.orders&columns=status%",
+		"/druid/task?table=demo.orders&dataSource=o&timestampColumn=order_ts&segmentGranularity=%zzDAY",
+		"/druid/sql?table=demo.orders&dataSource=o&timestampColumn=order_ts&statement=replace&overwrite=%",
+		"/changes?table=demo.orders&timeColumn=order_ts&fromSnapshot=%zz1",
+		"/?table=demo.orders&counts=%zz",
+	} {
+		resp, body := srv.get(t, path)
+		code, msg := apiError(t, body)
+		if resp.StatusCode != http.StatusBadRequest || code != "bad_request" || !strings.Contains(msg, "query") {
+			t.Errorf("%s: %d %s %q, want 400 bad_request about the query", path, resp.StatusCode, code, msg)
+		}
+	}
+	// A query that parses plans as before.
+	if p := srv.plan(t, q("table", "demo.orders", "mode", "rows")); p.Mode != "v2" {
+		t.Fatalf("mode=rows planned %s", p.Mode)
+	}
+}

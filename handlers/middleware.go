@@ -1,12 +1,16 @@
 package handlers
 
 import (
+	"fmt"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"strconv"
 	"time"
 
 	"github.com/go-chi/chi/v5"
+
+	"github.com/druidiceberg/sidecar/splits"
 )
 
 // statusRecorder remembers the status and counts body bytes. It passes
@@ -110,6 +114,22 @@ func (s *server) bodyDeadline(next http.Handler) http.Handler {
 			// Not supported by every ResponseWriter (httptest's
 			// recorder has no connection): then there is no deadline.
 			_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(s.BodyTimeout))
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// strictQuery answers 400 to a request whose query does not parse:
+// r.URL.Query() silently drops a parameter with broken percent-encoding
+// or a ';' separator, so mode=files%zz would plan as if no mode were
+// given. The handlers then read the query with r.URL.Query(), which
+// gives all of it.
+func (s *server) strictQuery(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if _, err := url.ParseQuery(r.URL.RawQuery); err != nil {
+			writeError(w, r, s.Logger, fmt.Errorf("%w: the query string does not parse (%w): percent-encode every "+
+				"%%, and separate parameters with &", splits.ErrBadRequest, err))
+			return
 		}
 		next.ServeHTTP(w, r)
 	})

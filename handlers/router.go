@@ -97,7 +97,7 @@ func New(cfg Config) http.Handler {
 	// Every GET route answers HEAD too, as HTTP asks (RFC 9110, 9.3.2).
 	r.Use(withRequestID, s.instrument, s.bodyDeadline, middleware.GetHead)
 	r.Group(func(r chi.Router) {
-		r.Use(s.require(auth, failures))
+		r.Use(s.require(auth, failures), s.strictQuery)
 		r.Group(func(r chi.Router) {
 			r.Use(s.readBody, planGate, s.planDeadline)
 			r.Get("/splits", s.handle(s.getSplits))
