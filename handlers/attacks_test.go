@@ -1,17 +1,26 @@
 package handlers_test
 
 import (
+	"bytes"
+	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
+	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/apache/iceberg-go/table"
+
 	"github.com/druidiceberg/sidecar/handlers"
+	"github.com/druidiceberg/sidecar/internal/demo"
 	"github.com/druidiceberg/sidecar/internal/testlog"
+	"github.com/druidiceberg/sidecar/splits"
 )
 
 // The tests of this file replay a third round of attacks, each against the
@@ -140,4 +149,95 @@ func TestHostileQueryEncoding(t *testing.T) {
 	if p := srv.plan(t, q("table", "demo.orders", "mode", "rows")); p.Mode != "v2" {
 		t.Fatalf("mode=rows planned %s", p.Mode)
 	}
+}
+
+// TestHostileOddInput: input that is odd but valid was a 500: fromSnapshot
+// equal to the target snapshot on /splits and /druid/* (GET /changes
+// answered it), and a metadata file that is damaged, a directory, or names
+// a schema it does not hold. An empty plan now answers as one does (200
+// with a warning on /splits, 409 nothing_to_read where Druid needs a URI),
+// and damaged metadata is a 422 that names the table.
+func TestHostileOddInput(t *testing.T) {
+	ctx := context.Background()
+	cat, dir := localWarehouse(t)
+	if err := demo.Write(ctx, cat); err != nil {
+		t.Fatal(err)
+	}
+	srv := localServer(t, dir)
+	cur := srv.plan(t, q("table", "demo.orders"))
+	id := fmt.Sprint(*cur.SnapshotID)
+
+	t.Run("fromSnapshot is the target", func(t *testing.T) {
+		p := srv.plan(t, q("table", "demo.orders", "fromSnapshot", id))
+		if len(p.InputSource.URIs) != 0 || len(p.Warnings) == 0 || !strings.Contains(p.Warnings[0], "fromSnapshot") {
+			t.Errorf("GET /splits: %d URIs, warnings %q; want none, and a warning that names fromSnapshot", len(p.InputSource.URIs), p.Warnings)
+		}
+		for _, path := range []string{
+			"/druid/task?" + q("table", "demo.orders", "fromSnapshot", id, "dataSource", "o", "timestampColumn", "order_ts").Encode(),
+			"/druid/sql?" + q("table", "demo.orders", "fromSnapshot", id, "dataSource", "o", "timestampColumn", "order_ts").Encode(),
+			"/druid/task?" + q("table", "demo.orders", "fromSnapshot", id, "toSnapshot", id, "dataSource", "o", "timestampColumn", "order_ts").Encode(),
+		} {
+			resp, body := srv.get(t, path)
+			if code, _ := apiError(t, body); resp.StatusCode != http.StatusConflict || code != "nothing_to_read" {
+				t.Errorf("%s: %d %s, want 409 nothing_to_read", path, resp.StatusCode, body)
+			}
+		}
+	})
+
+	t.Run("damaged metadata", func(t *testing.T) {
+		tbl, err := cat.LoadTable(ctx, table.Identifier{"demo", "orders"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw, err := os.ReadFile(tbl.MetadataLocation())
+		if err != nil {
+			t.Fatal(err)
+		}
+		meta := t.TempDir()
+		edited := func(name string, edit func(map[string]any)) string {
+			// Numbers stay as written: a snapshot id does not fit a
+			// float64.
+			dec := json.NewDecoder(bytes.NewReader(raw))
+			dec.UseNumber()
+			var m map[string]any
+			if err := dec.Decode(&m); err != nil {
+				t.Fatal(err)
+			}
+			edit(m)
+			path := filepath.Join(meta, name)
+			if err := os.WriteFile(path, []byte(mustJSON(m)), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			return path
+		}
+		cut := filepath.Join(meta, "cut.metadata.json")
+		if err := os.WriteFile(cut, raw[:len(raw)/2], 0o644); err != nil {
+			t.Fatal(err)
+		}
+		tables := map[string]string{
+			"odd.cut":    cut,
+			"odd.dir":    meta,
+			"odd.schema": edited("schema.metadata.json", func(m map[string]any) { m["current-schema-id"] = 99 }),
+			"odd.snapshot": edited("snapshot.metadata.json", func(m map[string]any) {
+				for _, s := range m["snapshots"].([]any) {
+					s.(map[string]any)["schema-id"] = 99
+				}
+			}),
+			"odd.version": edited("version.metadata.json", func(m map[string]any) { m["format-version"] = 7 }),
+		}
+		st := newServer(t, splits.CatalogConfig{Type: "static", Tables: tables}, nil)
+		for name := range tables {
+			for _, path := range []string{
+				"/splits?" + q("table", name).Encode(),
+				"/splits?" + q("table", name, "snapshotId", id).Encode(),
+				"/druid/task?" + q("table", name, "dataSource", "o", "timestampColumn", "order_ts").Encode(),
+			} {
+				resp, body := st.get(t, path)
+				code, msg := apiError(t, body)
+				if resp.StatusCode != http.StatusUnprocessableEntity || code != "damaged_metadata" || !strings.Contains(msg, name) {
+					t.Errorf("%s: %d %s %q, want 422 damaged_metadata naming the table", path, resp.StatusCode, code, msg)
+				}
+			}
+		}
+	})
 }

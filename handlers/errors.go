@@ -104,6 +104,8 @@ func toAPIError(err error) *apiError {
 		status, code = http.StatusUnprocessableEntity, "too_many_splits"
 	case errors.Is(err, splits.ErrUnsupported):
 		status, code = http.StatusUnprocessableEntity, "unsupported"
+	case splits.IsDamagedMetadata(err):
+		status, code = http.StatusUnprocessableEntity, "damaged_metadata"
 	case errors.Is(err, reader.ErrNoFieldIDs), errors.Is(err, reader.ErrCorruptFile),
 		errors.Is(err, reader.ErrSchemaMismatch), errors.Is(err, reader.ErrUnsupported):
 		status, code = http.StatusUnprocessableEntity, "unreadable_file"
@@ -114,6 +116,9 @@ func toAPIError(err error) *apiError {
 	}
 	if code == "denied" {
 		msg += "; check the catalog's credentials in the sidecar's configuration"
+	}
+	if code == "damaged_metadata" {
+		msg += "; the table's metadata needs repair (or the catalog names the wrong metadata file)"
 	}
 	if code == "file_gone" {
 		msg += "; the table changed since planning: plan again with GET /splits"
