@@ -241,3 +241,41 @@ func TestHostileOddInput(t *testing.T) {
 		}
 	})
 }
+
+// TestHostileRangePastEnd: a Range that starts past a row stream's end was
+// answered an empty 206 after the stream's whole work, as if the stream
+// were that long. At exactly the stream's length (Druid reopens there when
+// a connection drops after the last byte) the answer stays an empty 206;
+// past it, a 416 that gives the length, once the stream passes its end.
+func TestHostileRangePastEnd(t *testing.T) {
+	srv := newDemoServer(t)
+	for _, compression := range []string{"none", "gzip", "zstd"} {
+		t.Run(compression, func(t *testing.T) {
+			p := srv.plan(t, q("table", "demo.orders", "compression", compression))
+			path := strings.TrimPrefix(p.InputSource.URIs[0], srv.URL)
+			resp, full := srv.get(t, path)
+			if resp.StatusCode != http.StatusOK || len(full) == 0 {
+				t.Fatalf("full read: %d, %d bytes", resp.StatusCode, len(full))
+			}
+			n := len(full)
+			resp, body := srv.get(t, path, "Range", fmt.Sprintf("bytes=%d-", n))
+			if resp.StatusCode != http.StatusPartialContent || len(body) != 0 || resp.Header.Get("Content-Range") != fmt.Sprintf("bytes %d-*/*", n) {
+				t.Errorf("bytes=%d- of a %d-byte stream: %d %q, %d bytes; want an empty 206", n, n, resp.StatusCode,
+					resp.Header.Get("Content-Range"), len(body))
+			}
+			for _, rng := range []string{fmt.Sprintf("bytes=%d-", n+1), fmt.Sprintf("bytes=%d-%d", n+100, n+200), fmt.Sprintf("bytes=%d-", 10*n)} {
+				resp, body := srv.get(t, path, "Range", rng)
+				if resp.StatusCode != http.StatusRequestedRangeNotSatisfiable || errorCode(t, body) != "bad_range" ||
+					resp.Header.Get("Content-Range") != fmt.Sprintf("bytes */%d", n) {
+					t.Errorf("%s of a %d-byte stream: %d %q %.200s; want 416 bad_range with Content-Range bytes */%d",
+						rng, n, resp.StatusCode, resp.Header.Get("Content-Range"), body, n)
+				}
+			}
+			// Within the stream the range is served as before.
+			resp, body = srv.get(t, path, "Range", fmt.Sprintf("bytes=%d-", n-1))
+			if resp.StatusCode != http.StatusPartialContent || !bytes.Equal(body, full[n-1:]) {
+				t.Errorf("bytes=%d-: %d, %d bytes", n-1, resp.StatusCode, len(body))
+			}
+		})
+	}
+}
