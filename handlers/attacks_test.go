@@ -21,6 +21,7 @@ import (
 	"github.com/druidiceberg/sidecar/internal/demo"
 	"github.com/druidiceberg/sidecar/internal/testlog"
 	"github.com/druidiceberg/sidecar/splits"
+	"github.com/druidiceberg/sidecar/splits/split"
 )
 
 // The tests of this file replay a third round of attacks, each against the
@@ -277,5 +278,61 @@ func TestHostileRangePastEnd(t *testing.T) {
 				t.Errorf("bytes=%d-: %d, %d bytes", n-1, resp.StatusCode, len(body))
 			}
 		})
+	}
+}
+
+// TestHostileReplacedFile: /files served whatever a token's path held,
+// never comparing its size with the size the token pins (from the
+// manifest), and its ETag came from the path alone: a data file replaced
+// in place was served, and If-Range spliced the old file's bytes with the
+// new one's. A size that differs from the token's is now a 409 before any
+// byte, and the ETag comes from the path and the size.
+func TestHostileReplacedFile(t *testing.T) {
+	ctx := context.Background()
+	cat, dir := localWarehouse(t)
+	if err := demo.Write(ctx, cat); err != nil {
+		t.Fatal(err)
+	}
+	srv := localServer(t, dir)
+	p := srv.plan(t, q("table", "demo.customers", "mode", "files"))
+	path := strings.TrimPrefix(p.InputSource.URIs[0], srv.URL)
+	signer, err := split.NewSigner(testKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sp, err := signer.Verify(split.KindFile, strings.TrimPrefix(path, "/files/"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, orig := srv.get(t, path)
+	etag := resp.Header.Get("ETag")
+	if resp.StatusCode != http.StatusOK || int64(len(orig)) != sp.Data.Size || etag == "" {
+		t.Fatalf("%s: %d, %d bytes of %d, ETag %q", path, resp.StatusCode, len(orig), sp.Data.Size, etag)
+	}
+
+	// The data file is replaced in place by a longer one.
+	replaced := append(bytes.Clone(orig), "another file's bytes"...)
+	if err := os.WriteFile(strings.TrimPrefix(sp.Data.Path, "file://"), replaced, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, header := range [][]string{nil, {"Range", "bytes=10-", "If-Range", etag}} {
+		resp, body := srv.get(t, path, header...)
+		if resp.StatusCode != http.StatusConflict || errorCode(t, body) != "file_changed" {
+			t.Errorf("the replaced file with %q: %d %.200q, want 409 file_changed", header, resp.StatusCode, body)
+		}
+	}
+
+	// A token that pins the new size serves it, under another ETag: a
+	// resumption that names the old one gets the whole file, never a
+	// splice of the two.
+	sp.Data.Size = int64(len(replaced))
+	token, err := signer.Sign(split.KindFile, sp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, body := srv.get(t, "/files/"+token, "Range", "bytes=10-", "If-Range", etag)
+	if resp.StatusCode != http.StatusOK || !bytes.Equal(body, replaced) || resp.Header.Get("ETag") == etag {
+		t.Errorf("If-Range with the old ETag on the new size: %d, %d bytes, ETag %q (was %q); want 200, the whole new file, another ETag",
+			resp.StatusCode, len(body), resp.Header.Get("ETag"), etag)
 	}
 }
