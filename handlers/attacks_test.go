@@ -1,24 +1,30 @@
 package handlers_test
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/druidiceberg/sidecar/handlers"
 	"github.com/druidiceberg/sidecar/internal/demo"
+	"github.com/druidiceberg/sidecar/internal/tablegen"
 	"github.com/druidiceberg/sidecar/internal/testlog"
 	"github.com/druidiceberg/sidecar/splits"
 	"github.com/druidiceberg/sidecar/splits/split"
@@ -38,6 +44,7 @@ func oddMethod(i int) string { return fmt.Sprintf("M%d", i) }
 // label is now one of the methods the routes serve or OTHER, and the log
 // and the 405 answer quote a method shortened.
 func TestHostileMethods(t *testing.T) {
+	t.Parallel()
 	var logs testlog.Buffer
 	srv := newDemoServer(t, func(c *handlers.Config) { c.Logger = slog.New(slog.NewJSONHandler(&logs, nil)) })
 	send := func(method, path string) int {
@@ -130,6 +137,7 @@ func scrape(t *testing.T, srv *testServer) scraped {
 // no mode were given, and a typo planned something else. A query that does
 // not parse is now a 400 that says so, on every route that reads one.
 func TestHostileQueryEncoding(t *testing.T) {
+	t.Parallel()
 	srv := newDemoServer(t)
 	for _, path := range []string{
 		"/splits?table=demo.orders&mode=files%zz",
@@ -159,6 +167,7 @@ func TestHostileQueryEncoding(t *testing.T) {
 // with a warning on /splits, 409 nothing_to_read where Druid needs a URI),
 // and damaged metadata is a 422 that names the table.
 func TestHostileOddInput(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	cat, dir := localWarehouse(t)
 	if err := demo.Write(ctx, cat); err != nil {
@@ -249,6 +258,7 @@ func TestHostileOddInput(t *testing.T) {
 // a connection drops after the last byte) the answer stays an empty 206;
 // past it, a 416 that gives the length, once the stream passes its end.
 func TestHostileRangePastEnd(t *testing.T) {
+	t.Parallel()
 	srv := newDemoServer(t)
 	for _, compression := range []string{"none", "gzip", "zstd"} {
 		t.Run(compression, func(t *testing.T) {
@@ -288,6 +298,7 @@ func TestHostileRangePastEnd(t *testing.T) {
 // new one's. A size that differs from the token's is now a 409 before any
 // byte, and the ETag comes from the path and the size.
 func TestHostileReplacedFile(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	cat, dir := localWarehouse(t)
 	if err := demo.Write(ctx, cat); err != nil {
@@ -334,5 +345,187 @@ func TestHostileReplacedFile(t *testing.T) {
 	if resp.StatusCode != http.StatusOK || !bytes.Equal(body, replaced) || resp.Header.Get("ETag") == etag {
 		t.Errorf("If-Range with the old ETag on the new size: %d, %d bytes, ETag %q (was %q); want 200, the whole new file, another ETag",
 			resp.StatusCode, len(body), resp.Header.Get("ETag"), etag)
+	}
+}
+
+// smallBuffers wraps a listener so that every connection it accepts has a
+// send buffer of a few KiB: a client that stops reading blocks the
+// server's writes after that much, not after the megabytes Linux's buffer
+// autotuning allows, so the attacks below need answers of a few MB, not
+// the 59 MB of the streams they were first tried with.
+type smallBuffers struct{ net.Listener }
+
+func (l smallBuffers) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if tc, ok := c.(*net.TCPConn); ok {
+		_ = tc.SetWriteBuffer(4 << 10)
+	}
+	return c, err
+}
+
+// nonReader sends one GET for path on a connection of its own, whose
+// receive buffer is a few KiB, reads the answer's head and then nothing:
+// the server's writes of the body block once the buffers between are full.
+// Its body, read later, tells whether and how the server ended it.
+func nonReader(t testing.TB, addr, path string) *http.Response {
+	t.Helper()
+	d := net.Dialer{Control: func(_, _ string, rc syscall.RawConn) error {
+		var serr error
+		err := rc.Control(func(fd uintptr) {
+			serr = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 4<<10)
+		})
+		return errors.Join(err, serr)
+	}}
+	c, err := d.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	if _, err := fmt.Fprintf(c, "GET %s HTTP/1.1\r\nHost: sidecar\r\n\r\n", path); err != nil {
+		t.Fatal(err)
+	}
+	// The head only: a bufio.Reader of its smallest size holds a few
+	// bytes of the body at most.
+	resp, err := http.ReadResponse(bufio.NewReaderSize(c, 16), nil)
+	if err != nil {
+		t.Fatalf("GET %s: %v", path, err)
+	}
+	return resp
+}
+
+// rowsTable writes a table whose one split streams a few MB of rows.
+func rowsTable(t *testing.T) (dir string) {
+	t.Helper()
+	cat, dir := localWarehouse(t)
+	if _, err := tablegen.Bench(context.Background(), cat, table.Identifier{"bench", "t"}, 10_000, 1, 0.05, 0); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// TestHostileNonReaders: 64 connections that asked for a 59 MB row stream
+// and never read it held every stream slot, and 1 to 1.5 GB, for as long as
+// they stayed open: the server has no write deadline. A write that moves
+// no byte for WriteStallTimeout now cuts the connection (no clean end, so
+// the client sees a truncated body, never a short complete one), and the
+// slots are free again; a slow reader that keeps reading is not cut.
+func TestHostileNonReaders(t *testing.T) {
+	t.Parallel()
+	const streams, stall = 4, time.Second
+	srv := newServerListening(t, splits.CatalogConfig{Type: "local", Warehouse: rowsTable(t)}, nil, testDeleteCacheSize,
+		func(l net.Listener) net.Listener { return smallBuffers{l} },
+		func(c *handlers.Config) { c.MaxStreams, c.WriteStallTimeout = streams, stall })
+	addr := strings.TrimPrefix(srv.URL, "http://")
+	path := strings.TrimPrefix(srv.plan(t, q("table", "bench.t")).InputSource.URIs[0], srv.URL)
+	_, want := srv.get(t, path)
+
+	var held []*http.Response
+	for i := range streams {
+		resp := nonReader(t, addr, path)
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("non-reader %d: %d", i, resp.StatusCode)
+		}
+		held = append(held, resp)
+	}
+	// The slots come free once the server cuts the non-readers.
+	deadline := time.Now().Add(30 * stall)
+	for {
+		resp, body := srv.get(t, path)
+		if resp.StatusCode == http.StatusOK {
+			if !bytes.Equal(body, want) {
+				t.Fatalf("the stream after the non-readers: %d bytes, want %d", len(body), len(want))
+			}
+			break
+		}
+		if resp.StatusCode != http.StatusServiceUnavailable || time.Now().After(deadline) {
+			t.Fatalf("a stream %v after %d non-readers took every slot: %d %.200s", 30*stall, streams, resp.StatusCode, body)
+		}
+		time.Sleep(stall / 50) // the next poll
+	}
+	for i, resp := range held {
+		n, err := io.Copy(io.Discard, resp.Body)
+		if err == nil || n >= int64(len(want)) {
+			t.Errorf("non-reader %d: the body ended cleanly after %d of %d bytes (%v), want a cut", i, n, len(want), err)
+		}
+	}
+	if got := metricValue(t, srv, "sidecar_stream_aborts_total", "cause", "client_stalled"); got != streams {
+		t.Errorf("sidecar_stream_aborts_total{cause=\"client_stalled\"} = %v, want %d", got, streams)
+	}
+
+	// A reader that reads a little every stall/20 is never cut.
+	resp := nonReader(t, addr, path)
+	var got bytes.Buffer
+	buf := make([]byte, 16<<10)
+	for start := time.Now(); time.Since(start) < 2*stall; time.Sleep(stall / 20) {
+		n, err := io.ReadFull(resp.Body, buf)
+		got.Write(buf[:n])
+		if err != nil {
+			t.Fatalf("a slow reader was cut after %d bytes: %v", got.Len(), err)
+		}
+	}
+	if _, err := io.Copy(&got, resp.Body); err != nil || !bytes.Equal(got.Bytes(), want) {
+		t.Fatalf("the slow reader's stream: %d bytes (%v), want the %d of the reference", got.Len(), err, len(want))
+	}
+}
+
+// metricValue is the value of the series of a counter or gauge whose label
+// has the value given.
+func metricValue(t *testing.T, srv *testServer, name, label, value string) float64 {
+	t.Helper()
+	families, err := srv.reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range families {
+		if f.GetName() != name {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == label && l.GetValue() == value {
+					return m.GetCounter().GetValue() + m.GetGauge().GetValue()
+				}
+			}
+		}
+	}
+	return 0
+}
+
+// TestHostilePlanNonReaders: the planning slot was released only once the
+// answer was written, and a write to a client that does not read blocks
+// with no deadline: 16 connections that pipelined /druid/task requests and
+// never read held every planning slot for as long as they liked (with
+// --plan-timeout 5s, still 503 at 15 s). The answer is now rendered, the
+// slot released, and only then written: clients that do not read hold
+// connections and their answers, never a slot.
+func TestHostilePlanNonReaders(t *testing.T) {
+	t.Parallel()
+	const plans = 2
+	cat, dir := localWarehouse(t)
+	if _, err := tablegen.Wide(context.Background(), cat, table.Identifier{"wide", "t"}, 1000, 0); err != nil {
+		t.Fatal(err)
+	}
+	srv := newServerListening(t, splits.CatalogConfig{Type: "local", Warehouse: dir}, nil, testDeleteCacheSize,
+		func(l net.Listener) net.Listener { return smallBuffers{l} },
+		func(c *handlers.Config) { c.MaxPlans, c.PlanTimeout = plans, time.Minute })
+	addr := strings.TrimPrefix(srv.URL, "http://")
+	// Answers of a megabyte or more: far more than the buffers between
+	// the server and a client that does not read.
+	for _, path := range []string{
+		"/splits?table=wide.t&minSplits=1000",
+		"/druid/task?table=wide.t&minSplits=1000&dataSource=w&timestampColumn=event_date",
+	} {
+		for i := range plans {
+			// Once the answer's head is in, its writer is past its
+			// slot, or (before) blocked on the rest while holding it.
+			if resp := nonReader(t, addr, path); resp.StatusCode != http.StatusOK {
+				t.Fatalf("non-reader %d of %s: %d, want 200: the non-readers before it hold no planning slot", i, path, resp.StatusCode)
+			}
+		}
+	}
+	for _, path := range []string{"/splits?table=wide.t", "/druid/sql?table=wide.t&dataSource=w&timestampColumn=event_date", "/?table=wide.t"} {
+		if resp, body := srv.get(t, path); resp.StatusCode != http.StatusOK {
+			t.Errorf("%s beside %d non-readers of plans on each of %d slots: %d %.200s", path, 2*plans, plans, resp.StatusCode, body)
+		}
 	}
 }

@@ -69,6 +69,11 @@ type Config struct {
 	// plan_timeout. It also bounds /readyz's calls to the catalogs. 0
 	// means no deadline but the client's.
 	PlanTimeout time.Duration
+	// WriteStallTimeout bounds how long one write of an answer may take to
+	// move its bytes into the connection; every write that does moves the
+	// deadline on, so a slow reader is never cut, and a client that stops
+	// reading is cut after it. 0 means no bound.
+	WriteStallTimeout time.Duration
 	// DruidPasswordEnv names the environment variable that Druid's tasks
 	// read the password from; the generated inputSource refers to it and
 	// never holds the password itself.
@@ -95,11 +100,11 @@ func New(cfg Config) http.Handler {
 	planGate := s.admit("plan", cfg.MaxPlans)
 	r := chi.NewRouter()
 	// Every GET route answers HEAD too, as HTTP asks (RFC 9110, 9.3.2).
-	r.Use(withRequestID, s.instrument, s.bodyDeadline, middleware.GetHead)
+	r.Use(withRequestID, s.instrument, s.writeDeadline, s.bodyDeadline, middleware.GetHead)
 	r.Group(func(r chi.Router) {
 		r.Use(s.require(auth, failures), s.strictQuery)
 		r.Group(func(r chi.Router) {
-			r.Use(s.readBody, planGate, s.planDeadline)
+			r.Use(s.readBody, s.renderFirst, planGate, s.planDeadline)
 			r.Get("/splits", s.handle(s.getSplits))
 			r.Post("/splits", s.handle(s.postSplits))
 			r.Get("/druid/task", s.handle(s.getDruidTask))
@@ -113,7 +118,7 @@ func New(cfg Config) http.Handler {
 			}
 			r.Get("/files/{token}", s.handle(s.getFile))
 		})
-		r.With(s.readBody, planGate, s.planDeadline).Get("/", s.handle(s.getStatus))
+		r.With(s.readBody, s.renderFirst, planGate, s.planDeadline).Get("/", s.handle(s.getStatus))
 		r.Get("/openapi.yaml", func(w http.ResponseWriter, _ *http.Request) {
 			w.Header().Set("Content-Type", "application/yaml")
 			_, _ = w.Write(api.OpenAPI)

@@ -205,7 +205,10 @@ func (s *server) getRows(w http.ResponseWriter, r *http.Request, c splits.Compre
 		// After the first byte the only honest signal is a broken
 		// connection: a clean end would read as a complete, shorter file.
 		cause := "read_error"
-		if ctx.Err() != nil || errors.Is(err, context.Canceled) {
+		switch {
+		case stalled(err):
+			cause = "client_stalled"
+		case ctx.Err() != nil || errors.Is(err, context.Canceled):
 			cause = "client_gone"
 		}
 		if s.Metrics != nil {

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -55,6 +56,14 @@ func newServer(t testing.TB, cfg splits.CatalogConfig, mappings []storage.Mappin
 // with 0 the reader reads every delete file of every split.
 func newServerWithCache(t testing.TB, cfg splits.CatalogConfig, mappings []storage.Mapping, cacheSize int64, opts ...func(*handlers.Config)) *testServer {
 	t.Helper()
+	return newServerListening(t, cfg, mappings, cacheSize, nil, opts...)
+}
+
+// newServerListening is newServerWithCache with the server's listener
+// wrapped by listen (nil: as it is).
+func newServerListening(t testing.TB, cfg splits.CatalogConfig, mappings []storage.Mapping, cacheSize int64,
+	listen func(net.Listener) net.Listener, opts ...func(*handlers.Config)) *testServer {
+	t.Helper()
 	signer, err := split.NewSigner(testKey)
 	if err != nil {
 		t.Fatal(err)
@@ -75,6 +84,9 @@ func newServerWithCache(t testing.TB, cfg splits.CatalogConfig, mappings []stora
 		o(&hc)
 	}
 	srv := httptest.NewUnstartedServer(nil)
+	if listen != nil {
+		srv.Listener = listen(srv.Listener)
+	}
 	if len(hc.BasicAuth) > 0 && hc.PublicURL == "" {
 		// Basic auth builds URIs from the public URL only.
 		hc.PublicURL = "http://" + srv.Listener.Addr().String()

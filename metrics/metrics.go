@@ -114,7 +114,7 @@ func New(reg prometheus.Registerer) *Metrics {
 		}),
 		StreamAborts: f.NewCounterVec(prometheus.CounterOpts{
 			Name: "sidecar_stream_aborts_total",
-			Help: "Streams cut after the first byte, by cause (client_gone, read_error).",
+			Help: "Streams cut after the first byte, by cause (client_gone, client_stalled, read_error).",
 		}, []string{"cause"}),
 		DeleteFileLoads: f.NewCounterVec(prometheus.CounterOpts{
 			Name: "sidecar_delete_file_loads_total",

@@ -50,8 +50,11 @@ type config struct {
 	MaxPlans        int
 	MaxSplits       int
 	PlanTimeout     time.Duration
-	TLSCert         string
-	TLSKey          string
+	// WriteStallTimeout is how long one write of an answer may move no
+	// byte before the connection is cut; 0 never cuts.
+	WriteStallTimeout time.Duration
+	TLSCert           string
+	TLSKey            string
 	// BasicAuthFile holds username:password lines; credentials never come
 	// from a flag value.
 	BasicAuthFile    string
@@ -77,6 +80,10 @@ type config struct {
 	// listens anyway; not a flag either.
 	startupPing time.Duration
 }
+
+// defaultWriteStallTimeout is the default of --write-stall-timeout: minutes,
+// since Druid stops reading a stream while it persists what it read.
+const defaultWriteStallTimeout = 5 * time.Minute
 
 // defaultDeleteCacheSize is the default of --delete-cache-size.
 const defaultDeleteCacheSize = 256 << 20
@@ -208,6 +215,7 @@ func parseServe(args []string, getenv func(string) string, help io.Writer) (conf
 	fs.IntVar(&c.MaxStreams, "max-streams", 64, "row and file streams served at once; past it 503 with Retry-After (0: no bound)")
 	fs.IntVar(&c.MaxPlans, "max-plans", 16, "planning requests served at once; past it 503 with Retry-After (0: no bound)")
 	fs.DurationVar(&c.PlanTimeout, "plan-timeout", 2*time.Minute, "deadline of one planning request, catalog and storage calls included; past it 503 with Retry-After (0: none but the client's)")
+	fs.DurationVar(&c.WriteStallTimeout, "write-stall-timeout", defaultWriteStallTimeout, "how long a write of an answer may move no byte (a client that stopped reading) before the connection is cut; every write that moves bytes extends it (0: never cut)")
 	fs.IntVar(&c.MaxSplits, "max-splits", splits.DefaultMaxSplits, "most splits (URIs) one plan hands out: the row path packs larger splits to stay within it; mode=files past it is a 422 (0: no bound)")
 	c.TargetSplitSize = splits.DefaultTargetSplitSize
 	fs.Var(&c.TargetSplitSize, "target-split-size", "size of the row path's splits: smaller data files are packed into one split up to it, larger ones cut by row groups into splits of about it (1GiB, 256MiB or bytes; 0: one split per data file)")
@@ -301,6 +309,9 @@ func (c config) validate() error {
 	}
 	if c.PlanTimeout < 0 {
 		return errors.New("--plan-timeout must not be negative")
+	}
+	if c.WriteStallTimeout < 0 {
+		return errors.New("--write-stall-timeout must not be negative")
 	}
 	if c.MaxStreams < 0 || c.MaxPlans < 0 || c.MaxSplits < 0 {
 		return errors.New("--max-streams, --max-plans and --max-splits must not be negative")

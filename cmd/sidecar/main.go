@@ -175,6 +175,8 @@ func serve(ctx context.Context, cfg config, logOut io.Writer, ready chan<- strin
 		BasicAuth:        cfg.BasicAuth,
 		AuthMetrics:      cfg.AuthMetrics,
 		DruidPasswordEnv: cfg.DruidPasswordEnv,
+
+		WriteStallTimeout: cfg.WriteStallTimeout,
 	})
 
 	ln, err := net.Listen("tcp", cfg.Addr)
