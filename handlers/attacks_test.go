@@ -529,3 +529,35 @@ func TestHostilePlanNonReaders(t *testing.T) {
 		}
 	}
 }
+
+// TestHostileUnauthenticatedConnections: a 401 kept its connection alive,
+// so a client without credentials held a file descriptor for as long as
+// the idle timeout let it. A 401 (and a 429) now closes the connection.
+func TestHostileUnauthenticatedConnections(t *testing.T) {
+	t.Parallel()
+	srv := newDemoServer(t, func(c *handlers.Config) {
+		c.BasicAuth = []handlers.Credential{{Username: "druid", Password: "pw"}}
+	})
+	c, err := net.Dial("tcp", strings.TrimPrefix(srv.URL, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(30 * time.Second))
+	if _, err := io.WriteString(c, "GET /splits?table=demo.orders HTTP/1.1\r\nHost: sidecar\r\n\r\n"); err != nil {
+		t.Fatal(err)
+	}
+	br := bufio.NewReader(c)
+	resp, err := http.ReadResponse(br, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized || !resp.Close {
+		t.Fatalf("%d, Connection: close %v; want a 401 that closes the connection", resp.StatusCode, resp.Close)
+	}
+	if _, err := br.ReadByte(); !errors.Is(err, io.EOF) {
+		t.Fatalf("after the 401 the connection reads %v, want EOF: the server closed it", err)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"log/slog"
 	"net/http"
@@ -151,12 +152,30 @@ func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err er
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(ae.Status)
+	_, _ = w.Write(errorBody(ae.Code, ae.Message))
+}
+
+// errorBody is the JSON body of an error answer, newline-terminated.
+func errorBody(code, message string) []byte {
 	body := struct {
 		Error struct {
 			Code    string `json:"code"`
 			Message string `json:"message"`
 		} `json:"error"`
 	}{}
-	body.Error.Code, body.Error.Message = ae.Code, clip(ae.Message, maxMessageBytes)
-	_ = json.NewEncoder(w).Encode(body)
+	body.Error.Code, body.Error.Message = code, clip(message, maxMessageBytes)
+	b, _ := json.Marshal(body) // two strings always encode
+	return append(b, '\n')
+}
+
+// WriteRefusal writes the whole HTTP/1.1 answer to a connection refused
+// before any of its requests was read (the listener is at its connection
+// cap): 503 overloaded with Retry-After, as every 503 is, and Connection:
+// close. The connection is new, so the write does not block.
+func WriteRefusal(w io.Writer, maxConnections int) error {
+	body := errorBody("overloaded", fmt.Sprintf(
+		"%d connections are open and busy, the most this sidecar holds; retry shortly", maxConnections))
+	_, err := fmt.Fprintf(w, "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nCache-Control: no-store\r\n"+
+		"Retry-After: %d\r\nConnection: close\r\nContent-Length: %d\r\n\r\n%s", retryAfterSeconds, len(body), body)
+	return err
 }

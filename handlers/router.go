@@ -87,14 +87,7 @@ type server struct {
 
 // New returns the router.
 func New(cfg Config) http.Handler {
-	if cfg.Logger == nil {
-		cfg.Logger = slog.New(slog.DiscardHandler)
-	}
-	// Every line logged with a request's context carries its id.
-	if _, ok := cfg.Logger.Handler().(requestIDHandler); !ok {
-		cfg.Logger = slog.New(LogHandler(cfg.Logger.Handler()))
-	}
-	s := &server{Config: cfg, catalogs: newCatalogs(cfg.Catalogs, cfg.DefaultCatalog)}
+	s := newServer(cfg)
 	auth := newBasicAuth(cfg.BasicAuth)
 	failures := newFailureLimiter(time.Now)
 	planGate := s.admit("plan", cfg.MaxPlans)
@@ -124,14 +117,45 @@ func New(cfg Config) http.Handler {
 			_, _ = w.Write(api.OpenAPI)
 		})
 	})
+	s.healthRoutes(r, auth, failures)
+	return r
+}
+
+// NewHealth returns the router of the health listener: /healthz, /readyz
+// and /metrics of New's router, served apart so that they answer while
+// the main listener is at its connection cap.
+func NewHealth(cfg Config) http.Handler {
+	s := newServer(cfg)
+	r := chi.NewRouter()
+	r.Use(withRequestID, s.instrument, s.writeDeadline, middleware.GetHead)
+	s.healthRoutes(r, newBasicAuth(cfg.BasicAuth), newFailureLimiter(time.Now))
+	return r
+}
+
+// newServer fills in cfg's defaults.
+func newServer(cfg Config) *server {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	// Every line logged with a request's context carries its id.
+	if _, ok := cfg.Logger.Handler().(requestIDHandler); !ok {
+		cfg.Logger = slog.New(LogHandler(cfg.Logger.Handler()))
+	}
+	return &server{Config: cfg, catalogs: newCatalogs(cfg.Catalogs, cfg.DefaultCatalog)}
+}
+
+// healthRoutes adds the routes that carry no table data and need no
+// credentials (/metrics needs them with AuthMetrics), and the answers to a
+// path or method no route takes.
+func (s *server) healthRoutes(r chi.Router, auth *basicAuth, failures *failureLimiter) {
 	r.Get("/healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		_, _ = w.Write([]byte("ok\n"))
 	})
 	r.With(s.planDeadline).Get("/readyz", s.handle(s.getReady))
-	if cfg.Gatherer != nil {
-		h := promhttp.HandlerFor(cfg.Gatherer, promhttp.HandlerOpts{})
-		if cfg.AuthMetrics {
+	if s.Gatherer != nil {
+		h := promhttp.HandlerFor(s.Gatherer, promhttp.HandlerOpts{})
+		if s.AuthMetrics {
 			h = s.require(auth, failures)(h)
 		}
 		r.Method(http.MethodGet, "/metrics", h)
@@ -145,7 +169,6 @@ func New(cfg Config) http.Handler {
 		return errorf(http.StatusMethodNotAllowed, "method_not_allowed",
 			fmt.Sprintf("method %s is not allowed on this route; use %s", splits.Quote(r.Method), strings.Join(allow, " or ")))
 	}))
-	return r
 }
 
 // allowed lists the methods the request's path answers, for the Allow

@@ -59,6 +59,12 @@ type Metrics struct {
 	AdmissionRejected *prometheus.CounterVec
 	// CatalogErrors counts failed catalog calls.
 	CatalogErrors prometheus.Counter
+	// HTTPConnections is the client connections open on the main
+	// listener; HTTPConnectionsShed counts the idle ones closed to make
+	// room near its cap, HTTPConnectionsRefused the new ones refused at it.
+	HTTPConnections        prometheus.Gauge
+	HTTPConnectionsShed    prometheus.Counter
+	HTTPConnectionsRefused prometheus.Counter
 }
 
 // New creates the collectors on reg, with the Go and process collectors.
@@ -143,6 +149,18 @@ func New(reg prometheus.Registerer) *Metrics {
 		CatalogErrors: f.NewCounter(prometheus.CounterOpts{
 			Name: "sidecar_catalog_errors_total",
 			Help: "Catalog calls that failed because the catalog or storage did not answer.",
+		}),
+		HTTPConnections: f.NewGauge(prometheus.GaugeOpts{
+			Name: "sidecar_http_connections",
+			Help: "Client connections open on the main listener (--addr).",
+		}),
+		HTTPConnectionsShed: f.NewCounter(prometheus.CounterOpts{
+			Name: "sidecar_http_connections_shed_total",
+			Help: "Idle connections closed to make room for new ones near --max-connections.",
+		}),
+		HTTPConnectionsRefused: f.NewCounter(prometheus.CounterOpts{
+			Name: "sidecar_http_connections_refused_total",
+			Help: "New connections refused (503, closed) because --max-connections were open and busy.",
 		}),
 	}
 }

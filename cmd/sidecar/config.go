@@ -50,17 +50,24 @@ type config struct {
 	MaxPlans        int
 	MaxSplits       int
 	PlanTimeout     time.Duration
-	// WriteStallTimeout is how long one write of an answer may move no
-	// byte before the connection is cut; 0 never cuts.
-	WriteStallTimeout time.Duration
-	TLSCert           string
-	TLSKey            string
+	TLSCert         string
+	TLSKey          string
 	// BasicAuthFile holds username:password lines; credentials never come
 	// from a flag value.
 	BasicAuthFile    string
 	BasicAuth        []handlers.Credential
 	AuthMetrics      bool
 	DruidPasswordEnv string
+
+	// WriteStallTimeout is how long one write of an answer may move no
+	// byte before the connection is cut; 0 never cuts.
+	WriteStallTimeout time.Duration
+	// MaxConnections caps the client connections open on Addr; 0 is three
+	// quarters of the open-file limit (connectionCap).
+	MaxConnections int
+	// HealthAddr, when set, is the address of a listener of its own for
+	// /healthz, /readyz and /metrics.
+	HealthAddr string
 
 	// TargetSplitSize is the size of the row path's splits: smaller data
 	// files are packed up to it, larger ones cut by row groups; 0 neither
@@ -134,7 +141,7 @@ func (b *byteSize) Set(v string) error {
 const (
 	defaultReadHeaderTimeout = 10 * time.Second
 	defaultBodyTimeout       = 10 * time.Second
-	defaultIdleTimeout       = 2 * time.Minute
+	defaultIdleTimeout       = 30 * time.Second
 	defaultStartupPing       = 10 * time.Second
 )
 
@@ -196,6 +203,8 @@ func parseServe(args []string, getenv func(string) string, help io.Writer) (conf
 		startupPing: defaultStartupPing}
 	var props, tables, locs multiFlag
 	fs.StringVar(&c.Addr, "addr", "127.0.0.1:8080", "listen address")
+	fs.StringVar(&c.HealthAddr, "health-addr", "", "address of a listener of its own for /healthz, /readyz and /metrics, which answers while --addr is at --max-connections (default: none; those routes are on --addr too)")
+	fs.IntVar(&c.MaxConnections, "max-connections", 0, "client connections open at once on --addr: near it the longest idle are closed, at it new ones refused with 503 (0: three quarters of the process's open-file limit)")
 	fs.StringVar(&c.TLSCert, "tls-cert", "", "PEM certificate file: serve HTTPS (with --tls-key)")
 	fs.StringVar(&c.TLSKey, "tls-key", "", "PEM private key file of --tls-cert")
 	fs.StringVar(&c.PublicURL, "public-url", "", "base URL of the URIs handed to Druid (default: the base the request came in on; required with Basic auth)")
@@ -309,6 +318,9 @@ func (c config) validate() error {
 	}
 	if c.PlanTimeout < 0 {
 		return errors.New("--plan-timeout must not be negative")
+	}
+	if c.MaxConnections < 0 {
+		return errors.New("--max-connections must not be negative")
 	}
 	if c.WriteStallTimeout < 0 {
 		return errors.New("--write-stall-timeout must not be negative")
