@@ -561,3 +561,25 @@ func TestHostileUnauthenticatedConnections(t *testing.T) {
 		t.Fatalf("after the 401 the connection reads %v, want EOF: the server closed it", err)
 	}
 }
+
+// TestHostileOverwriteYear: overwrite=2024-01-01/P100000000Y wrote a
+// 9-digit year into the statement's TIMESTAMP literals, which Druid's SQL
+// parser refuses (Calcite's TimestampString has four-digit years): a
+// statement handed out that Druid cannot run. An interval outside years
+// 0000 to 9999 is now a 400 that says so.
+func TestHostileOverwriteYear(t *testing.T) {
+	t.Parallel()
+	srv := newDemoServer(t)
+	for _, overwrite := range []string{"2024-01-01/P100000000Y", "P3000Y/2024-01-01", "2024-01-01/10000-01-01"} {
+		resp, body := srv.get(t, "/druid/sql?"+q("table", "demo.orders", "dataSource", "o", "timestampColumn", "order_ts",
+			"statement", "replace", "partitionedBy", "DAY", "overwrite", overwrite).Encode())
+		if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(body), "four-digit year") {
+			t.Errorf("overwrite=%s: %d %.300s, want a 400 about the year", overwrite, resp.StatusCode, body)
+		}
+	}
+	resp, body := srv.get(t, "/druid/sql?"+q("table", "demo.orders", "dataSource", "o", "timestampColumn", "order_ts",
+		"statement", "replace", "partitionedBy", "DAY", "overwrite", "2024-01-01/9999-12-31").Encode())
+	if resp.StatusCode != http.StatusOK {
+		t.Errorf("overwrite up to 9999-12-31: %d %.300s", resp.StatusCode, body)
+	}
+}
