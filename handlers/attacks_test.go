@@ -583,3 +583,60 @@ func TestHostileOverwriteYear(t *testing.T) {
 		t.Errorf("overwrite up to 9999-12-31: %d %.300s", resp.StatusCode, body)
 	}
 }
+
+// TestHostileRestoredMetadata: a plan-reference token whose metadata file
+// was rewritten in place is a 409 plan_mismatch; but the replica kept the
+// mismatched plan (and the rewritten metadata) cached, so the token stayed
+// a 409 after the metadata file was restored. A mismatch now reads the
+// metadata file again, and a file that changed since is planned again.
+func TestHostileRestoredMetadata(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	cat, dir := localWarehouse(t)
+	tbl, err := tablegen.Bench(ctx, cat, table.Identifier{"ref", "t"}, 3000, 30, 0.02, 0.01)
+	if err != nil {
+		t.Fatal(err)
+	}
+	planner := splittingServer(t, dir, splits.WithTargetSplitSize(80_000))
+	p := planner.plan(t, q("table", "ref.t"))
+	path := strings.TrimPrefix(p.InputSource.URIs[0], planner.URL)
+	signer, err := split.NewSigner(testKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tok, err := signer.Decode(split.KindRows, strings.TrimSuffix(strings.TrimPrefix(path, "/splits/"), "/rows")); err != nil || tok.Ref == nil {
+		t.Fatalf("the first split is not a plan reference: %v", err)
+	}
+	_, want := planner.get(t, path)
+
+	// The metadata file is rewritten in place: the current snapshot lists
+	// its parent's manifests, without the delete files.
+	loc := strings.TrimPrefix(tbl.MetadataLocation(), "file://")
+	orig, err := os.ReadFile(loc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	parent := tbl.SnapshotByID(*tbl.CurrentSnapshot().ParentSnapshotID)
+	rewritten := bytes.Replace(orig, []byte(`"`+tbl.CurrentSnapshot().ManifestList+`"`), []byte(`"`+parent.ManifestList+`"`), 1)
+	if bytes.Equal(rewritten, orig) {
+		t.Fatal("the metadata file does not name the current snapshot's manifest list")
+	}
+	if err := os.WriteFile(loc, rewritten, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// A replica that meets the token now plans it again from the
+	// rewritten file: a mismatch.
+	replica := splittingServer(t, dir, splits.WithTargetSplitSize(80_000))
+	resp, body := replica.get(t, path)
+	if resp.StatusCode != http.StatusConflict || errorCode(t, body) != "plan_mismatch" {
+		t.Fatalf("the token against the rewritten metadata: %d %.300s, want 409 plan_mismatch", resp.StatusCode, body)
+	}
+	// Restored, the token reads again.
+	if err := os.WriteFile(loc, orig, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	resp, body = replica.get(t, path)
+	if resp.StatusCode != http.StatusOK || !bytes.Equal(body, want) {
+		t.Fatalf("the token after the metadata was restored: %d %.300s, want the %d bytes the planner serves", resp.StatusCode, body, len(want))
+	}
+}
