@@ -348,17 +348,23 @@ func TestHostileReplacedFile(t *testing.T) {
 	}
 }
 
-// smallBuffers wraps a listener so that every connection it accepts has a
-// send buffer of a few KiB: a client that stops reading blocks the
-// server's writes after that much, not after the megabytes Linux's buffer
-// autotuning allows, so the attacks below need answers of a few MB, not
-// the 59 MB of the streams they were first tried with.
-type smallBuffers struct{ net.Listener }
+// smallBuffers wraps a listener so that every connection it accepts (from
+// the address only, when set) has a send buffer of a few KiB: a client that
+// stops reading blocks the server's writes after that much, not after the
+// megabytes Linux's buffer autotuning allows, so the attacks below need
+// answers of a few MB, not the 59 MB of the streams they were first tried
+// with.
+type smallBuffers struct {
+	net.Listener
+	only net.IP
+}
 
 func (l smallBuffers) Accept() (net.Conn, error) {
 	c, err := l.Listener.Accept()
 	if tc, ok := c.(*net.TCPConn); ok {
-		_ = tc.SetWriteBuffer(4 << 10)
+		if a, ok := tc.RemoteAddr().(*net.TCPAddr); ok && (l.only == nil || a.IP.Equal(l.only)) {
+			_ = tc.SetWriteBuffer(4 << 10)
+		}
 	}
 	return c, err
 }
@@ -369,6 +375,19 @@ func (l smallBuffers) Accept() (net.Conn, error) {
 // Its body, read later, tells whether and how the server ended it.
 func nonReader(t testing.TB, addr, path string) *http.Response {
 	t.Helper()
+	resp, c, err := dialNonReader(addr, path, nil)
+	if c != nil {
+		t.Cleanup(func() { c.Close() })
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp
+}
+
+// dialNonReader is nonReader from the address from (nil: any); the caller
+// closes the connection, returned whenever it was opened.
+func dialNonReader(addr, path string, from net.IP) (*http.Response, net.Conn, error) {
 	d := net.Dialer{Control: func(_, _ string, rc syscall.RawConn) error {
 		var serr error
 		err := rc.Control(func(fd uintptr) {
@@ -376,21 +395,23 @@ func nonReader(t testing.TB, addr, path string) *http.Response {
 		})
 		return errors.Join(err, serr)
 	}}
+	if from != nil {
+		d.LocalAddr = &net.TCPAddr{IP: from}
+	}
 	c, err := d.Dial("tcp", addr)
 	if err != nil {
-		t.Fatal(err)
+		return nil, nil, err
 	}
-	t.Cleanup(func() { c.Close() })
 	if _, err := fmt.Fprintf(c, "GET %s HTTP/1.1\r\nHost: sidecar\r\n\r\n", path); err != nil {
-		t.Fatal(err)
+		return nil, c, err
 	}
 	// The head only: a bufio.Reader of its smallest size holds a few
 	// bytes of the body at most.
 	resp, err := http.ReadResponse(bufio.NewReaderSize(c, 16), nil)
 	if err != nil {
-		t.Fatalf("GET %s: %v", path, err)
+		return nil, c, fmt.Errorf("GET %s: %w", path, err)
 	}
-	return resp
+	return resp, c, nil
 }
 
 // rowsTable writes a table whose one split streams a few MB of rows.
@@ -413,7 +434,7 @@ func TestHostileNonReaders(t *testing.T) {
 	t.Parallel()
 	const streams, stall = 4, time.Second
 	srv := newServerListening(t, splits.CatalogConfig{Type: "local", Warehouse: rowsTable(t)}, nil, testDeleteCacheSize,
-		func(l net.Listener) net.Listener { return smallBuffers{l} },
+		func(l net.Listener) net.Listener { return smallBuffers{Listener: l} },
 		func(c *handlers.Config) { c.MaxStreams, c.WriteStallTimeout = streams, stall })
 	addr := strings.TrimPrefix(srv.URL, "http://")
 	path := strings.TrimPrefix(srv.plan(t, q("table", "bench.t")).InputSource.URIs[0], srv.URL)
@@ -450,6 +471,9 @@ func TestHostileNonReaders(t *testing.T) {
 	}
 	if got := metricValue(t, srv, "sidecar_stream_aborts_total", "cause", "client_stalled"); got != streams {
 		t.Errorf("sidecar_stream_aborts_total{cause=\"client_stalled\"} = %v, want %d", got, streams)
+	}
+	if got := metricSum(t, srv, "sidecar_http_write_stalls_total"); got != streams {
+		t.Errorf("sidecar_http_write_stalls_total = %v, want %d", got, streams)
 	}
 
 	// A reader that reads a little every stall/20 is never cut.
@@ -506,7 +530,7 @@ func TestHostilePlanNonReaders(t *testing.T) {
 		t.Fatal(err)
 	}
 	srv := newServerListening(t, splits.CatalogConfig{Type: "local", Warehouse: dir}, nil, testDeleteCacheSize,
-		func(l net.Listener) net.Listener { return smallBuffers{l} },
+		func(l net.Listener) net.Listener { return smallBuffers{Listener: l} },
 		func(c *handlers.Config) { c.MaxPlans, c.PlanTimeout = plans, time.Minute })
 	addr := strings.TrimPrefix(srv.URL, "http://")
 	// Answers of a megabyte or more: far more than the buffers between

@@ -86,6 +86,13 @@ func newServerListening(t testing.TB, cfg splits.CatalogConfig, mappings []stora
 	srv := httptest.NewUnstartedServer(nil)
 	if listen != nil {
 		srv.Listener = listen(srv.Listener)
+		// A listener that tracks its connections' states (a
+		// connlimit.Listener) is told them.
+		if l, ok := srv.Listener.(interface {
+			ConnState(net.Conn, http.ConnState)
+		}); ok {
+			srv.Config.ConnState = l.ConnState
+		}
 	}
 	if len(hc.BasicAuth) > 0 && hc.PublicURL == "" {
 		// Basic auth builds URIs from the public URL only.

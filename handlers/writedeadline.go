@@ -27,7 +27,12 @@ func (s *server) writeDeadline(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		pw := &progressWriter{ResponseWriter: w, rc: http.NewResponseController(w), bound: s.WriteStallTimeout}
 		pw.extend()
-		defer pw.extend()
+		defer func() {
+			if pw.stalled && s.Metrics != nil {
+				s.Metrics.WriteStalls.Inc()
+			}
+			pw.extend()
+		}()
 		next.ServeHTTP(pw, r)
 	})
 }
@@ -41,6 +46,8 @@ type progressWriter struct {
 	rc    *http.ResponseController
 	bound time.Duration
 	set   time.Time // when the deadline was last moved
+	// stalled says that a write or flush passed the deadline.
+	stalled bool
 }
 
 func (pw *progressWriter) extend() {
@@ -61,14 +68,18 @@ func (pw *progressWriter) WriteHeader(code int) {
 
 func (pw *progressWriter) Write(p []byte) (int, error) {
 	pw.extend()
-	return pw.ResponseWriter.Write(p)
+	n, err := pw.ResponseWriter.Write(p)
+	pw.stalled = pw.stalled || stalled(err)
+	return n, err
 }
 
 // FlushError flushes through the ResponseController, which reaches the
 // connection's writer behind any other wrapper.
 func (pw *progressWriter) FlushError() error {
 	pw.extend()
-	return pw.rc.Flush()
+	err := pw.rc.Flush()
+	pw.stalled = pw.stalled || stalled(err)
+	return err
 }
 
 func (pw *progressWriter) Unwrap() http.ResponseWriter { return pw.ResponseWriter }

@@ -65,6 +65,9 @@ type Metrics struct {
 	HTTPConnections        prometheus.Gauge
 	HTTPConnectionsShed    prometheus.Counter
 	HTTPConnectionsRefused prometheus.Counter
+	// WriteStalls counts answers cut because a write moved no byte for
+	// the write-stall timeout: clients that stopped reading.
+	WriteStalls prometheus.Counter
 }
 
 // New creates the collectors on reg, with the Go and process collectors.
@@ -161,6 +164,10 @@ func New(reg prometheus.Registerer) *Metrics {
 		HTTPConnectionsRefused: f.NewCounter(prometheus.CounterOpts{
 			Name: "sidecar_http_connections_refused_total",
 			Help: "New connections refused (503, closed) because --max-connections were open and busy.",
+		}),
+		WriteStalls: f.NewCounter(prometheus.CounterOpts{
+			Name: "sidecar_http_write_stalls_total",
+			Help: "Answers cut because a write moved no byte for --write-stall-timeout (a client that stopped reading).",
 		}),
 	}
 }
