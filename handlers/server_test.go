@@ -59,6 +59,11 @@ func newServerWithCache(t testing.TB, cfg splits.CatalogConfig, mappings []stora
 	return newServerListening(t, cfg, mappings, cacheSize, nil, opts...)
 }
 
+// connStateHook is a listener that wants http.Server's ConnState calls.
+type connStateHook interface {
+	ConnState(net.Conn, http.ConnState)
+}
+
 // newServerListening is newServerWithCache with the server's listener
 // wrapped by listen (nil: as it is).
 func newServerListening(t testing.TB, cfg splits.CatalogConfig, mappings []storage.Mapping, cacheSize int64,
@@ -88,9 +93,7 @@ func newServerListening(t testing.TB, cfg splits.CatalogConfig, mappings []stora
 		srv.Listener = listen(srv.Listener)
 		// A listener that tracks its connections' states (a
 		// connlimit.Listener) is told them.
-		if l, ok := srv.Listener.(interface {
-			ConnState(net.Conn, http.ConnState)
-		}); ok {
+		if l, ok := srv.Listener.(connStateHook); ok {
 			srv.Config.ConnState = l.ConnState
 		}
 	}
