@@ -20,12 +20,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apache/iceberg-go/catalog/hadoop"
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/druidiceberg/sidecar/handlers"
 	"github.com/druidiceberg/sidecar/internal/demo"
 	"github.com/druidiceberg/sidecar/internal/tablegen"
 	"github.com/druidiceberg/sidecar/internal/testlog"
+	"github.com/druidiceberg/sidecar/internal/testnet"
 	"github.com/druidiceberg/sidecar/splits"
 	"github.com/druidiceberg/sidecar/splits/split"
 )
@@ -169,11 +171,7 @@ func TestHostileQueryEncoding(t *testing.T) {
 func TestHostileOddInput(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	cat, dir := localWarehouse(t)
-	if err := demo.Write(ctx, cat); err != nil {
-		t.Fatal(err)
-	}
-	srv := localServer(t, dir)
+	cat, srv := demoWarehouse(t)
 	cur := srv.plan(t, q("table", "demo.orders"))
 	id := fmt.Sprint(*cur.SnapshotID)
 
@@ -299,12 +297,7 @@ func TestHostileRangePastEnd(t *testing.T) {
 // byte, and the ETag comes from the path and the size.
 func TestHostileReplacedFile(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
-	cat, dir := localWarehouse(t)
-	if err := demo.Write(ctx, cat); err != nil {
-		t.Fatal(err)
-	}
-	srv := localServer(t, dir)
+	_, srv := demoWarehouse(t)
 	p := srv.plan(t, q("table", "demo.customers", "mode", "files"))
 	path := strings.TrimPrefix(p.InputSource.URIs[0], srv.URL)
 	signer, err := split.NewSigner(testKey)
@@ -346,6 +339,17 @@ func TestHostileReplacedFile(t *testing.T) {
 		t.Errorf("If-Range with the old ETag on the new size: %d, %d bytes, ETag %q (was %q); want 200, the whole new file, another ETag",
 			resp.StatusCode, len(body), resp.Header.Get("ETag"), etag)
 	}
+}
+
+// demoWarehouse writes the demo tables into a local warehouse of their own
+// and serves it; the catalog lets a test change the tables.
+func demoWarehouse(t *testing.T) (*hadoop.Catalog, *testServer) {
+	t.Helper()
+	cat, dir := localWarehouse(t)
+	if err := demo.Write(context.Background(), cat); err != nil {
+		t.Fatal(err)
+	}
+	return cat, localServer(t, dir)
 }
 
 // smallBuffers wraps a listener so that every connection it accepts (from
@@ -568,16 +572,11 @@ func TestHostileUnauthenticatedConnections(t *testing.T) {
 	}
 	defer c.Close()
 	_ = c.SetDeadline(time.Now().Add(30 * time.Second))
-	if _, err := io.WriteString(c, "GET /splits?table=demo.orders HTTP/1.1\r\nHost: sidecar\r\n\r\n"); err != nil {
-		t.Fatal(err)
-	}
 	br := bufio.NewReader(c)
-	resp, err := http.ReadResponse(br, nil)
+	resp, err := testnet.Ask(c, br, "GET /splits?table=demo.orders HTTP/1.1\r\nHost: sidecar\r\n\r\n")
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, _ = io.Copy(io.Discard, resp.Body)
-	resp.Body.Close()
 	if resp.StatusCode != http.StatusUnauthorized || !resp.Close {
 		t.Fatalf("%d, Connection: close %v; want a 401 that closes the connection", resp.StatusCode, resp.Close)
 	}

@@ -28,6 +28,7 @@ import (
 	"github.com/druidiceberg/sidecar/internal/connlimit"
 	"github.com/druidiceberg/sidecar/internal/tablegen"
 	"github.com/druidiceberg/sidecar/internal/testenv"
+	"github.com/druidiceberg/sidecar/internal/testnet"
 	"github.com/druidiceberg/sidecar/splits"
 	"github.com/druidiceberg/sidecar/splits/split"
 )
@@ -583,14 +584,10 @@ func connectionFlood(addr string) (int, error) {
 		}
 		conns = append(conns, c)
 		_ = c.SetDeadline(time.Now().Add(30 * time.Second))
-		if _, err := io.WriteString(c, "GET /healthz HTTP/1.1\r\nHost: sidecar\r\n\r\n"); err != nil {
-			return 0, err
-		}
-		resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+		resp, err := testnet.Ask(c, bufio.NewReader(c), "GET /healthz HTTP/1.1\r\nHost: sidecar\r\n\r\n")
 		if err != nil {
 			return 0, err
 		}
-		resp.Body.Close()
 		return resp.StatusCode, nil
 	}
 	for range loadConnections + loadConnections/4 {

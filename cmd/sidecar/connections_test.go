@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/druidiceberg/sidecar/internal/testnet"
 )
 
 // TestConnectionFlood: connections had no cap, and idle keep-alives lived
@@ -133,15 +135,10 @@ func TestConnectionFlood(t *testing.T) {
 // ask sends a request on c and reads the answer's status; c stays open.
 func ask(c net.Conn, br *bufio.Reader, request string) (int, error) {
 	_ = c.SetDeadline(time.Now().Add(10 * time.Second))
-	if _, err := io.WriteString(c, request); err != nil {
-		return 0, err
-	}
-	resp, err := http.ReadResponse(br, nil)
+	resp, err := testnet.Ask(c, br, request)
 	if err != nil {
 		return 0, err
 	}
-	_, _ = io.Copy(io.Discard, resp.Body)
-	resp.Body.Close()
 	return resp.StatusCode, nil
 }
 

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/druidiceberg/sidecar/internal/connlimit"
+	"github.com/druidiceberg/sidecar/internal/testnet"
 )
 
 // capped serves a small answer on a real listener capped at limit and
@@ -53,15 +54,10 @@ func capped(t *testing.T, limit int, shed, refused *atomic.Int64) (string, *conn
 func request(t *testing.T, c net.Conn, br *bufio.Reader) int {
 	t.Helper()
 	_ = c.SetDeadline(time.Now().Add(10 * time.Second))
-	if _, err := io.WriteString(c, "GET / HTTP/1.1\r\nHost: x\r\n\r\n"); err != nil {
-		t.Fatal(err)
-	}
-	resp, err := http.ReadResponse(br, nil)
+	resp, err := testnet.Ask(c, br, "GET / HTTP/1.1\r\nHost: x\r\n\r\n")
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, _ = io.Copy(io.Discard, resp.Body)
-	resp.Body.Close()
 	return resp.StatusCode
 }
 
