@@ -436,7 +436,9 @@ func rowsTable(t *testing.T) (dir string) {
 // slots are free again; a slow reader that keeps reading is not cut.
 func TestHostileNonReaders(t *testing.T) {
 	t.Parallel()
-	const streams, stall = 4, time.Second
+	// A bound of seconds: a reader that reads all the time must never
+	// be cut, even on a machine so loaded that it is scheduled late.
+	const streams, stall = 4, 2 * time.Second
 	srv := newServerListening(t, splits.CatalogConfig{Type: "local", Warehouse: rowsTable(t)}, nil, testDeleteCacheSize,
 		func(l net.Listener) net.Listener { return smallBuffers{Listener: l} },
 		func(c *handlers.Config) { c.MaxStreams, c.WriteStallTimeout = streams, stall })

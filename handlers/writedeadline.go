@@ -38,9 +38,10 @@ func (s *server) writeDeadline(next http.Handler) http.Handler {
 }
 
 // progressWriter moves the connection's write deadline to bound from now
-// before each write and flush. It sets the deadline at most once per
-// bound/16 (and per second): a row stream writes thousands of times a
-// second, and the deadline only needs to stay about bound ahead.
+// before each write (of at most progressChunk bytes) and flush. It sets
+// the deadline at most once per bound/16 (and per second): a row stream
+// writes thousands of times a second, and the deadline only needs to stay
+// about bound ahead.
 type progressWriter struct {
 	http.ResponseWriter
 	rc    *http.ResponseController
@@ -66,11 +67,28 @@ func (pw *progressWriter) WriteHeader(code int) {
 	pw.ResponseWriter.WriteHeader(code)
 }
 
+// progressChunk is the most one write hands the connection at once: a
+// batch of a megabyte must not have to pass a slow reader's small window
+// within one bound, only each chunk of it.
+const progressChunk = 16 << 10
+
 func (pw *progressWriter) Write(p []byte) (int, error) {
-	pw.extend()
-	n, err := pw.ResponseWriter.Write(p)
-	pw.stalled = pw.stalled || stalled(err)
-	return n, err
+	if len(p) == 0 {
+		return pw.ResponseWriter.Write(p)
+	}
+	n := 0
+	for len(p) > 0 {
+		k := min(len(p), progressChunk)
+		pw.extend()
+		m, err := pw.ResponseWriter.Write(p[:k])
+		n += m
+		if err != nil {
+			pw.stalled = pw.stalled || stalled(err)
+			return n, err
+		}
+		p = p[k:]
+	}
+	return n, nil
 }
 
 // FlushError flushes through the ResponseController, which reaches the
