@@ -68,6 +68,14 @@ func (st Statement) Check() error {
 			"(no interval is aligned to it); partition by DAY or another granularity, or overwrite ALL", ErrInvalid, iv)
 	}
 	for _, end := range []time.Time{iv.Start, iv.End} {
+		// A TIMESTAMP literal has a four-digit year: Calcite's
+		// TimestampString (core/src/main/java/org/apache/calcite/util/
+		// TimestampString.java, PATTERN) refuses any other, so Druid
+		// cannot parse the statement.
+		if y := end.UTC().Year(); y < 0 || y > 9999 {
+			return fmt.Errorf("%w: overwrite %s: %s is not in a four-digit year, and Druid SQL's TIMESTAMP literals "+
+				"have four-digit years (0000 to 9999)", ErrInvalid, iv, end.UTC().Format(time.RFC3339))
+		}
 		if !st.PartitionedBy.Aligned(end) {
 			floor := st.PartitionedBy.Floor(end)
 			return fmt.Errorf("%w: overwrite %s is not aligned to partitionedBy %s (in UTC): Druid refuses it; %s falls in the chunk %s",

@@ -149,6 +149,10 @@ func TestStatementCheck(t *testing.T) {
 		{"backwards", druid.Statement{Replace: true, DataSource: "d", PartitionedBy: druid.GranularityDay,
 			Overwrite: druid.Interval{Start: day.End, End: day.Start}}, "ends before it starts"},
 		{"INSERT with an interval", druid.Statement{DataSource: "d", PartitionedBy: druid.GranularityDay, Overwrite: day}, "statement=replace"},
+		{"a 9-digit year", druid.Statement{Replace: true, DataSource: "d", PartitionedBy: druid.GranularityDay,
+			Overwrite: druid.Interval{Start: day.Start, End: day.Start.AddDate(100_000_000, 0, 0)}}, "four-digit year"},
+		{"a year before 0", druid.Statement{Replace: true, DataSource: "d", PartitionedBy: druid.GranularityDay,
+			Overwrite: druid.Interval{Start: day.Start.AddDate(-3000, 0, 0), End: day.Start}}, "four-digit year"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := tc.st.Check()

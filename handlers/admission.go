@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/druidiceberg/sidecar/splits"
@@ -39,6 +40,61 @@ func (s *server) admit(kind string, bound int) func(http.Handler) http.Handler {
 					fmt.Sprintf("%d %s requests are running, the most this sidecar takes at once; retry shortly", bound, kind)))
 			}
 		})
+	}
+}
+
+// renderFirst has a planning request's answer rendered into memory and
+// written to the client only once the request is out of admit, whose slot
+// is then free: a client that pipelines planning requests and never reads
+// their answers (the answer's write blocks once the connection's buffers
+// are full) holds a connection and its rendered answer, never a planning
+// slot. The write then has the write deadline every answer has
+// (writeDeadline). The answer goes out with its Content-Length, in chunks.
+func (s *server) renderFirst(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		a := &renderedAnswer{header: w.Header()}
+		next.ServeHTTP(a, r)
+		a.writeTo(w)
+	})
+}
+
+// renderChunk is how much of a rendered answer one write sends, so that a
+// slow reader's writes keep moving the write deadline.
+const renderChunk = 64 << 10
+
+// renderedAnswer is an answer held in memory: its status, and its body.
+// It shares the header map of the writer it will be written to.
+type renderedAnswer struct {
+	header http.Header
+	status int
+	body   bytes.Buffer
+}
+
+func (a *renderedAnswer) Header() http.Header { return a.header }
+
+func (a *renderedAnswer) WriteHeader(code int) {
+	if a.status == 0 {
+		a.status = code
+	}
+}
+
+func (a *renderedAnswer) Write(p []byte) (int, error) {
+	a.WriteHeader(http.StatusOK)
+	return a.body.Write(p)
+}
+
+// writeTo writes the answer to w; a failed write ends it (the connection
+// is broken, and net/http closes it).
+func (a *renderedAnswer) writeTo(w http.ResponseWriter) {
+	a.WriteHeader(http.StatusOK)
+	w.Header().Set("Content-Length", strconv.Itoa(a.body.Len()))
+	w.WriteHeader(a.status)
+	for b := a.body.Bytes(); len(b) > 0; {
+		n := min(len(b), renderChunk)
+		if _, err := w.Write(b[:n]); err != nil {
+			return
+		}
+		b = b[n:]
 	}
 }
 

@@ -59,12 +59,19 @@ func (s *server) require(a *basicAuth, failures *failureLimiter) func(http.Handl
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			_, _, presented := r.BasicAuth()
 			client := clientKey(r.RemoteAddr)
+			// A client without the credentials has no use for the
+			// connection: it is closed after the answer, never kept
+			// alive to hold a file descriptor.
+			fail := func(err error) {
+				w.Header().Set("Connection", "close")
+				writeError(w, r, s.Logger, err)
+			}
 			if presented {
 				// Checked before the credentials, so that a guess made
 				// while the address is held back learns nothing.
 				if wait := failures.wait(client); wait > 0 {
 					w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(wait.Seconds()))))
-					writeError(w, r, s.Logger, errorf(http.StatusTooManyRequests, "too_many_failures",
+					fail(errorf(http.StatusTooManyRequests, "too_many_failures",
 						"too many failed logins from this address; retry after the given seconds"))
 					return
 				}
@@ -74,7 +81,7 @@ func (s *server) require(a *basicAuth, failures *failureLimiter) func(http.Handl
 					failures.fail(client)
 				}
 				w.Header().Set("WWW-Authenticate", `Basic realm="iceberg-sidecar", charset="UTF-8"`)
-				writeError(w, r, s.Logger, errorf(http.StatusUnauthorized, "unauthorized",
+				fail(errorf(http.StatusUnauthorized, "unauthorized",
 					"missing or wrong credentials: this sidecar requires HTTP Basic auth"))
 				return
 			}

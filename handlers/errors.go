@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"log/slog"
 	"net/http"
@@ -107,6 +108,8 @@ func toAPIError(err error) *apiError {
 		status, code = http.StatusUnprocessableEntity, "too_many_splits"
 	case errors.Is(err, splits.ErrUnsupported):
 		status, code = http.StatusUnprocessableEntity, "unsupported"
+	case splits.IsDamagedMetadata(err):
+		status, code = http.StatusUnprocessableEntity, "damaged_metadata"
 	case errors.Is(err, reader.ErrNoFieldIDs), errors.Is(err, reader.ErrCorruptFile),
 		errors.Is(err, reader.ErrSchemaMismatch), errors.Is(err, reader.ErrUnsupported):
 		status, code = http.StatusUnprocessableEntity, "unreadable_file"
@@ -117,6 +120,9 @@ func toAPIError(err error) *apiError {
 	}
 	if code == "denied" {
 		msg += "; check the catalog's credentials in the sidecar's configuration"
+	}
+	if code == "damaged_metadata" {
+		msg += "; the table's metadata needs repair (or the catalog names the wrong metadata file)"
 	}
 	if code == "file_gone" {
 		msg += "; the table changed since planning: plan again with GET /splits"
@@ -149,12 +155,30 @@ func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err er
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(ae.Status)
+	_, _ = w.Write(errorBody(ae.Code, ae.Message))
+}
+
+// errorBody is the JSON body of an error answer, newline-terminated.
+func errorBody(code, message string) []byte {
 	body := struct {
 		Error struct {
 			Code    string `json:"code"`
 			Message string `json:"message"`
 		} `json:"error"`
 	}{}
-	body.Error.Code, body.Error.Message = ae.Code, clip(ae.Message, maxMessageBytes)
-	_ = json.NewEncoder(w).Encode(body)
+	body.Error.Code, body.Error.Message = code, clip(message, maxMessageBytes)
+	b, _ := json.Marshal(body) // two strings always encode
+	return append(b, '\n')
+}
+
+// WriteRefusal writes the whole HTTP/1.1 answer to a connection refused
+// before any of its requests was read (the listener is at its connection
+// cap): 503 overloaded with Retry-After, as every 503 is, and Connection:
+// close. The connection is new, so the write does not block.
+func WriteRefusal(w io.Writer, maxConnections int) error {
+	body := errorBody("overloaded", fmt.Sprintf(
+		"%d connections are open and busy, the most this sidecar holds; retry shortly", maxConnections))
+	_, err := fmt.Fprintf(w, "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nCache-Control: no-store\r\n"+
+		"Retry-After: %d\r\nConnection: close\r\nContent-Length: %d\r\n\r\n%s", retryAfterSeconds, len(body), body)
+	return err
 }

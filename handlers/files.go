@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"net/http"
 	"path"
+	"strconv"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -39,9 +40,22 @@ func (s *server) getFile(w http.ResponseWriter, r *http.Request) error {
 	}
 	defer func() {
 		if cerr := f.Close(); cerr != nil {
-			s.Logger.LogAttrs(r.Context(), slog.LevelWarn, "close data file", slog.String("error", cerr.Error()))
+			s.Logger.LogAttrs(r.Context(), slog.LevelWarn, "close data file", slog.String("error", clip(cerr.Error(), maxLoggedErrorBytes)))
 		}
 	}()
+	// The token pins the size the manifest gives: an object of another
+	// size is another file than the one planned (replaced in place), and
+	// serving it, or splicing a resumed read of it onto the old one's
+	// bytes, would hand Druid rows the snapshot never held.
+	info, err := f.Stat()
+	if err != nil {
+		return fmt.Errorf("stat data file %s: %w", sp.Data.Path, err)
+	}
+	if info.Size() != sp.Data.Size {
+		return errorf(http.StatusConflict, "file_changed", fmt.Sprintf(
+			"data file %s is %d bytes, but the plan found %d in the manifest: it was replaced after planning; plan again with GET /splits",
+			path.Base(sp.Data.Path), info.Size(), sp.Data.Size))
+	}
 	if s.Metrics != nil {
 		s.Metrics.ActiveStreams.Inc()
 		defer s.Metrics.ActiveStreams.Dec()
@@ -57,8 +71,10 @@ func (s *server) getFile(w http.ResponseWriter, r *http.Request) error {
 	}
 	w.Header().Set("Content-Type", "application/vnd.apache.parquet")
 	w.Header().Set("Cache-Control", "no-store")
-	// Data files are immutable, so the path identifies the content.
-	w.Header().Set("ETag", `"`+split.ID(sp.Data.Path)+`"`)
+	// Data files are immutable, so the path and the size identify the
+	// content: a file replaced in place by one of another size gets
+	// another ETag, and If-Range never splices the two.
+	w.Header().Set("ETag", `"`+split.ID(sp.Data.Path+"\x00"+strconv.FormatInt(sp.Data.Size, 10))+`"`)
 	http.ServeContent(w, r, path.Base(sp.Data.Path), time.Time{}, f)
 	return nil
 }

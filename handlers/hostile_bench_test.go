@@ -30,9 +30,10 @@ var hostileBenchTable struct {
 
 // BenchmarkStreamsBesideAttackers measures what hostile clients cost the
 // legitimate ones: 8 Druid-like clients read every split of a table whole
-// (byte-exact against a reference read), quiet and beside the attackers of
-// TestLoadAndLeaks (filters nested and wide, trickled bodies, 900 KB values,
-// names that are not names, too many include intervals), each repeating its
+// (byte-exact against a reference read), quiet and beside the first
+// attackers of TestLoadAndLeaks (filters nested and wide, trickled bodies,
+// 900 KB values, names that are not names, too many include intervals;
+// not those of moreAttacks, which need tables of their own), each repeating its
 // attack for the whole benchmark. Compare the two MB/s, run alternately
 // (-count repeats one sub-benchmark before the next):
 //

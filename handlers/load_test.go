@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -26,8 +27,11 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/druidiceberg/sidecar/handlers"
+	"github.com/druidiceberg/sidecar/internal/connlimit"
 	"github.com/druidiceberg/sidecar/internal/tablegen"
 	"github.com/druidiceberg/sidecar/internal/testenv"
+	"github.com/druidiceberg/sidecar/internal/testnet"
+	"github.com/druidiceberg/sidecar/splits/split"
 )
 
 // TestLoadAndLeaks runs 64 clients against the real router over a real
@@ -37,7 +41,11 @@ import (
 // closes the connection, or its context is cancelled). It runs twice: quiet,
 // then beside hostile clients that replay every attack of
 // TestHostile* in a loop (filters nested and wide, trickled bodies, 900 KB
-// values, names that are not names, too many include intervals) while
+// values, names that are not names, too many include intervals, made-up
+// methods of any length, queries that do not parse, fromSnapshot at the
+// target, a Range past a stream's end, a file token of another size, row
+// streams and plans never read, which the write-stall timeout cuts, and a
+// flood of idle connections past the server's connection cap) while
 // another checks that /healthz answers. Every read that
 // completes must be byte-exact against a reference read, and every hostile
 // request must get its 4xx. Afterwards the process must be back where it
@@ -61,9 +69,26 @@ func TestLoadAndLeaks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	const bodyTimeout = time.Second
-	srv := newServer(t, sidecatalog.Config{Type: "local", Warehouse: dir}, nil,
-		func(c *handlers.Config) { c.MaxStreams, c.BodyTimeout = clients, bodyTimeout })
+	// A table of 100 small files, whose plans of 100 splits are answers
+	// far larger than a connection's buffers.
+	if _, err := tablegen.Wide(ctx, cat, table.Identifier{"load", "wide"}, 100, 0); err != nil {
+		t.Fatalf("write the wide table: %v", err)
+	}
+	// The body deadline leaves a loaded machine time to read a large body
+	// (the wide filter's); the tricklers never finish theirs.
+	const bodyTimeout, stall = 3 * time.Second, 3 * time.Second
+	// The server's connections to the attackers' address have small send
+	// buffers, so that the answers they never read block; every
+	// connection counts towards a cap, which the connection flood passes.
+	srv := newServerListening(t, sidecatalog.Config{Type: "local", Warehouse: dir}, nil, testDeleteCacheSize,
+		func(l net.Listener) net.Listener {
+			return connlimit.New(smallBuffers{Listener: l, only: attackerIP}, loadConnections, connlimit.Hooks{
+				Refused: func(c net.Conn) { _ = handlers.WriteRefusal(c, loadConnections) },
+			})
+		},
+		func(c *handlers.Config) {
+			c.MaxStreams, c.BodyTimeout, c.WriteStallTimeout = clients, bodyTimeout, stall
+		})
 
 	// The URIs: every split of the current snapshot (row streams) and every
 	// data file of the first, before its deletes (raw files).
@@ -82,6 +107,20 @@ func TestLoadAndLeaks(t *testing.T) {
 		}
 		targets = append(targets, loadTarget{path, body})
 	}
+	on := attackTargets{rows: targets[0], snapshot: tbl.CurrentSnapshot().SnapshotID, stall: stall}
+	// A file token that pins another size than the file's.
+	signer, err := split.NewSigner(testKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sp, err := signer.Verify(split.KindFile, strings.TrimPrefix(targets[len(targets)-1].path, "/files/"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sp.Data.Size++
+	if on.resized, err = signer.Sign(split.KindFile, sp); err != nil {
+		t.Fatal(err)
+	}
 
 	transport := &http.Transport{MaxIdleConnsPerHost: clients}
 	client := &http.Client{Transport: transport}
@@ -93,7 +132,7 @@ func TestLoadAndLeaks(t *testing.T) {
 	// both alike.
 	var runs []*loadRun
 	for i := range 4 {
-		runs = append(runs, runLoad(t, srv, client, targets, clients, duration/2, i%2 == 1))
+		runs = append(runs, runLoad(t, srv, client, targets, on, clients, duration/2, i%2 == 1))
 	}
 	rate := map[bool]float64{}
 	for i, r := range runs {
@@ -175,7 +214,8 @@ func (r *loadRun) hostileSummary() string {
 // runLoad runs clients Druid-like readers of targets for duration, and
 // with hostile the attackers beside them, and fails the test on any read
 // that is not byte-exact and any attack not answered as it should be.
-func runLoad(t *testing.T, srv *testServer, client *http.Client, targets []loadTarget, clients int, duration time.Duration, hostile bool) *loadRun {
+func runLoad(t *testing.T, srv *testServer, client *http.Client, targets []loadTarget, on attackTargets, clients int, duration time.Duration,
+	hostile bool) *loadRun {
 	t.Helper()
 	r := &loadRun{name: "quiet", hostile: map[string]map[int]int{}}
 	if hostile {
@@ -239,6 +279,9 @@ func runLoad(t *testing.T, srv *testServer, client *http.Client, targets []loadT
 	if hostile {
 		list, done := attacks(srv)
 		defer done()
+		more, doneMore := moreAttacks(srv, on)
+		defer doneMore()
+		list = append(list, more...)
 		for _, a := range list {
 			wg.Go(func() {
 				for time.Now().Before(deadline) {
@@ -341,35 +384,35 @@ type attack struct {
 	run  func() (int, error)
 }
 
-// attacks are the hostile clients of TestLoadAndLeaks, each a replay of a
-// TestHostile* attack with its payload built once; done closes their idle
-// connections.
+// loadConnections caps the load server's connections: more than the
+// Druid-like clients, the attackers and their pools hold, fewer than the
+// connection flood opens.
+const loadConnections = 256
+
+// attackerIP is the address the attackers that never read, and the
+// connection flood, connect from (the server's sockets to it have small
+// send buffers).
+var attackerIP = net.ParseIP("127.0.0.2")
+
+// attackTargets are what the attacks of the load aim at: a row stream and
+// its bytes, the current snapshot, a file token that pins another size
+// than its file's, and the server's write-stall timeout.
+type attackTargets struct {
+	rows     loadTarget
+	snapshot int64
+	resized  string
+	stall    time.Duration
+}
+
+// attacks are the hostile clients of TestLoadAndLeaks that need nothing
+// but the server, each a replay of a TestHostile* attack with its payload
+// built once; done closes their idle connections.
 func attacks(srv *testServer) (_ []attack, done func()) {
 	// Their own connections, so that the Druid-like clients' pool is not
 	// taken, nor shared with connections the server closes.
 	transport := &http.Transport{}
 	c := &http.Client{Transport: transport}
-	get := func(path string, header ...string) func() (int, error) {
-		return func() (int, error) {
-			req, err := http.NewRequest(http.MethodGet, srv.URL+path, nil)
-			if err != nil {
-				return 0, err
-			}
-			for i := 0; i+1 < len(header); i += 2 {
-				req.Header.Set(header[i], header[i+1])
-			}
-			if req.Header.Get("Host") != "" {
-				req.Host = req.Header.Get("Host")
-			}
-			resp, err := c.Do(req)
-			if err != nil {
-				return 0, err
-			}
-			defer resp.Body.Close()
-			_, err = io.Copy(io.Discard, resp.Body)
-			return resp.StatusCode, err
-		}
-	}
+	get := getter(srv, c)
 	post := func(body string) func() (int, error) {
 		return func() (int, error) {
 			resp, err := c.Post(srv.URL+"/splits", "application/json", strings.NewReader(body))
@@ -425,6 +468,155 @@ func attacks(srv *testServer) (_ []attack, done func()) {
 		{"1001 include intervals", []int{http.StatusBadRequest}, get("/changes?" + q("table", "load.t", "timeColumn", "ts",
 			"include", strings.TrimSuffix(strings.Repeat("2024-01-01/2024-01-02,", 1001), ",")).Encode())},
 	}, transport.CloseIdleConnections
+}
+
+// moreAttacks are the hostile clients of TestLoadAndLeaks that aim at
+// what on names: made-up methods, a query that does not parse, odd but
+// valid input, a Range past a stream's end, a file token of another size,
+// answers never read, and a flood of idle connections.
+func moreAttacks(srv *testServer, on attackTargets) (_ []attack, done func()) {
+	transport := &http.Transport{}
+	c := &http.Client{Transport: transport}
+	get := getter(srv, c)
+	var methods atomic.Int64
+	method := func(prefix string) func() (int, error) {
+		// A method no route takes, new each time.
+		return func() (int, error) {
+			req, err := http.NewRequest(fmt.Sprintf("%sM%d", prefix, methods.Add(1)), srv.URL+"/splits", nil)
+			if err != nil {
+				return 0, err
+			}
+			return do(c, req)
+		}
+	}
+	addr := strings.TrimPrefix(srv.URL, "http://")
+	return []attack{
+		{"made-up methods", []int{http.StatusMethodNotAllowed}, method("")},
+		{"500 KB methods", []int{http.StatusMethodNotAllowed}, method(strings.Repeat("M", 500_000))},
+		{"broken percent-encoding", []int{http.StatusBadRequest}, get("/splits?table=load.t&mode=files%zz")},
+		{"fromSnapshot at the target", []int{http.StatusConflict}, get("/druid/task?" + q("table", "load.t",
+			"fromSnapshot", strconv.FormatInt(on.snapshot, 10), "dataSource", "l", "timestampColumn", "event_ts").Encode())},
+		{"Range past the end", []int{http.StatusRequestedRangeNotSatisfiable}, get(on.rows.path, "Range", fmt.Sprintf("bytes=%d-", len(on.rows.want)+1))},
+		{"file of another size", []int{http.StatusConflict}, get("/files/" + on.resized)},
+		{"answers never read", []int{http.StatusOK}, func() (int, error) { return neverRead(srv, addr, on) }},
+		{"idle connection flood", []int{http.StatusOK}, func() (int, error) { return connectionFlood(addr) }},
+	}, transport.CloseIdleConnections
+}
+
+// getter makes attacks that GET a path of srv with c, with the headers
+// given as name, value pairs (Host sets the request's host).
+func getter(srv *testServer, c *http.Client) func(path string, header ...string) func() (int, error) {
+	return func(path string, header ...string) func() (int, error) {
+		return func() (int, error) {
+			req, err := http.NewRequest(http.MethodGet, srv.URL+path, nil)
+			if err != nil {
+				return 0, err
+			}
+			for i := 0; i+1 < len(header); i += 2 {
+				req.Header.Set(header[i], header[i+1])
+			}
+			if req.Header.Get("Host") != "" {
+				req.Host = req.Header.Get("Host")
+			}
+			return do(c, req)
+		}
+	}
+}
+
+// do sends req with c and reads the answer whole: its status.
+func do(c *http.Client, req *http.Request) (int, error) {
+	resp, err := c.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	_, err = io.Copy(io.Discard, resp.Body)
+	return resp.StatusCode, err
+}
+
+// neverRead asks for a row stream and then a plan of 100 splits, each on
+// a connection of its own that never reads past the answer's head, and
+// checks that the server cuts each (the body ends short, never cleanly)
+// once its writes have moved nothing for the stall bound. A stream answered
+// 503 (every slot taken) counts as such.
+func neverRead(srv *testServer, addr string, on attackTargets) (int, error) {
+	for _, path := range []string{on.rows.path, "/splits?table=load.wide&minSplits=100"} {
+		stalls := loadMetric(srv, "sidecar_http_write_stalls_total")
+		resp, c, err := dialNonReader(addr, path, attackerIP)
+		if c != nil {
+			defer c.Close()
+		}
+		if err != nil {
+			return 0, err
+		}
+		if resp.StatusCode != http.StatusOK {
+			return resp.StatusCode, nil
+		}
+		// Its body is read once the server has cut it: reading before
+		// would let the server write on.
+		deadline := time.Now().Add(20 * on.stall)
+		for loadMetric(srv, "sidecar_http_write_stalls_total") <= stalls {
+			if time.Now().After(deadline) {
+				return 0, fmt.Errorf("%s was not cut within %v of not being read", path, 20*on.stall)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		_ = c.SetReadDeadline(time.Now().Add(20 * on.stall))
+		if n, err := io.Copy(io.Discard, resp.Body); !errors.Is(err, io.ErrUnexpectedEOF) {
+			return 0, fmt.Errorf("%s, never read, then read: %d bytes and %v, want a body cut short", path, n, err)
+		}
+	}
+	return http.StatusOK, nil
+}
+
+// connectionFlood opens more idle keep-alive connections than the server
+// holds (each asks /healthz once, from the attackers' address), then asks
+// /healthz on a new one: the cap makes room by closing the longest idle.
+func connectionFlood(addr string) (int, error) {
+	d := net.Dialer{LocalAddr: &net.TCPAddr{IP: attackerIP}}
+	var conns []net.Conn
+	defer func() {
+		for _, c := range conns {
+			c.Close()
+		}
+	}()
+	ask := func() (int, error) {
+		c, err := d.Dial("tcp", addr)
+		if err != nil {
+			return 0, err
+		}
+		conns = append(conns, c)
+		_ = c.SetDeadline(time.Now().Add(30 * time.Second))
+		resp, err := testnet.Ask(c, bufio.NewReader(c), "GET /healthz HTTP/1.1\r\nHost: sidecar\r\n\r\n")
+		if err != nil {
+			return 0, err
+		}
+		return resp.StatusCode, nil
+	}
+	for range loadConnections + loadConnections/4 {
+		if st, err := ask(); err != nil || st != http.StatusOK {
+			return st, err
+		}
+	}
+	return ask()
+}
+
+// loadMetric is the sum of a metric's series, for the attackers, which
+// have no testing.T of their own.
+func loadMetric(srv *testServer, name string) float64 {
+	families, err := srv.reg.Gather()
+	if err != nil {
+		return -1
+	}
+	sum := 0.0
+	for _, f := range families {
+		if f.GetName() == name {
+			for _, m := range f.GetMetric() {
+				sum += m.GetCounter().GetValue() + m.GetGauge().GetValue()
+			}
+		}
+	}
+	return sum
 }
 
 // comparer checks what is written to it against want, in order; counted,

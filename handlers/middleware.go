@@ -1,12 +1,16 @@
 package handlers
 
 import (
+	"fmt"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"strconv"
 	"time"
 
 	"github.com/go-chi/chi/v5"
+
+	"github.com/druidiceberg/sidecar/splits"
 )
 
 // statusRecorder remembers the status and counts body bytes. It passes
@@ -36,6 +40,18 @@ func (rec *statusRecorder) Write(p []byte) (int, error) {
 
 func (rec *statusRecorder) Unwrap() http.ResponseWriter { return rec.ResponseWriter }
 
+// methodLabel is the method a request is counted and logged under: one of
+// those the routes serve, else OTHER. A method is any token a client
+// makes up, of any length: as a label or a log field each would be a
+// series or a line of its own.
+func methodLabel(method string) string {
+	switch method {
+	case http.MethodGet, http.MethodHead, http.MethodPost:
+		return method
+	}
+	return "OTHER"
+}
+
 // instrument records every request in the HTTP metrics and logs one line per
 // request: route, status, bytes, rows (of a row stream) and duration. The
 // route is chi's route pattern, never the raw path (which holds tokens). It
@@ -62,9 +78,10 @@ func (s *server) instrument(next http.Handler) http.Handler {
 				codeLabel = "aborted"
 			}
 			elapsed := time.Since(start)
+			method := methodLabel(r.Method)
 			if s.Metrics != nil {
-				s.Metrics.HTTPRequests.WithLabelValues(route, r.Method, codeLabel).Inc()
-				s.Metrics.HTTPDuration.WithLabelValues(route, r.Method, codeLabel).Observe(elapsed.Seconds())
+				s.Metrics.HTTPRequests.WithLabelValues(route, method, codeLabel).Inc()
+				s.Metrics.HTTPDuration.WithLabelValues(route, method, codeLabel).Observe(elapsed.Seconds())
 				s.Metrics.BytesServed.WithLabelValues(route).Add(float64(rec.bytes))
 			}
 			level := slog.LevelInfo
@@ -74,7 +91,7 @@ func (s *server) instrument(next http.Handler) http.Handler {
 			// Never the raw path, the query or a header: they may hold a
 			// token, a password or a filter a user considers private.
 			s.Logger.LogAttrs(r.Context(), level, "request",
-				slog.String("method", r.Method), slog.String("route", route), slog.String("status", codeLabel),
+				slog.String("method", method), slog.String("route", route), slog.String("status", codeLabel),
 				slog.Int64("bytes", rec.bytes), slog.Int64("rows", requestRows(r.Context())),
 				slog.Duration("duration", elapsed))
 		}()
@@ -97,6 +114,22 @@ func (s *server) bodyDeadline(next http.Handler) http.Handler {
 			// Not supported by every ResponseWriter (httptest's
 			// recorder has no connection): then there is no deadline.
 			_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(s.BodyTimeout))
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// strictQuery answers 400 to a request whose query does not parse:
+// r.URL.Query() silently drops a parameter with broken percent-encoding
+// or a ';' separator, so mode=files%zz would plan as if no mode were
+// given. The handlers then read the query with r.URL.Query(), which
+// gives all of it.
+func (s *server) strictQuery(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if _, err := url.ParseQuery(r.URL.RawQuery); err != nil {
+			writeError(w, r, s.Logger, fmt.Errorf("%w: the query string does not parse (%w): percent-encode every "+
+				"%%, and separate parameters with &", splits.ErrBadRequest, err))
+			return
 		}
 		next.ServeHTTP(w, r)
 	})

@@ -68,6 +68,11 @@ type Config struct {
 	// plan_timeout. It also bounds /readyz's calls to the catalogs. 0
 	// means no deadline but the client's.
 	PlanTimeout time.Duration
+	// WriteStallTimeout bounds how long one write of an answer may take to
+	// move its bytes into the connection; every write that does moves the
+	// deadline on, so a slow reader is never cut, and a client that stops
+	// reading is cut after it. 0 means no bound.
+	WriteStallTimeout time.Duration
 	// DruidPasswordEnv names the environment variable that Druid's tasks
 	// read the password from; the generated inputSource refers to it and
 	// never holds the password itself.
@@ -81,24 +86,17 @@ type server struct {
 
 // New returns the router.
 func New(cfg Config) http.Handler {
-	if cfg.Logger == nil {
-		cfg.Logger = slog.New(slog.DiscardHandler)
-	}
-	// Every line logged with a request's context carries its id.
-	if _, ok := cfg.Logger.Handler().(requestIDHandler); !ok {
-		cfg.Logger = slog.New(LogHandler(cfg.Logger.Handler()))
-	}
-	s := &server{Config: cfg, catalogs: newCatalogs(cfg.Catalogs, cfg.DefaultCatalog)}
+	s := newServer(cfg)
 	auth := newBasicAuth(cfg.BasicAuth)
 	failures := newFailureLimiter(time.Now)
 	planGate := s.admit("plan", cfg.MaxPlans)
 	r := chi.NewRouter()
 	// Every GET route answers HEAD too, as HTTP asks (RFC 9110, 9.3.2).
-	r.Use(withRequestID, s.instrument, s.bodyDeadline, middleware.GetHead)
+	r.Use(withRequestID, s.instrument, s.writeDeadline, s.bodyDeadline, middleware.GetHead)
 	r.Group(func(r chi.Router) {
-		r.Use(s.require(auth, failures))
+		r.Use(s.require(auth, failures), s.strictQuery)
 		r.Group(func(r chi.Router) {
-			r.Use(s.readBody, planGate, s.planDeadline)
+			r.Use(s.readBody, s.renderFirst, planGate, s.planDeadline)
 			r.Get("/splits", s.handle(s.getSplits))
 			r.Post("/splits", s.handle(s.postSplits))
 			r.Get("/druid/task", s.handle(s.getDruidTask))
@@ -112,20 +110,51 @@ func New(cfg Config) http.Handler {
 			}
 			r.Get("/files/{token}", s.handle(s.getFile))
 		})
-		r.With(s.readBody, planGate, s.planDeadline).Get("/", s.handle(s.getStatus))
+		r.With(s.readBody, s.renderFirst, planGate, s.planDeadline).Get("/", s.handle(s.getStatus))
 		r.Get("/openapi.yaml", func(w http.ResponseWriter, _ *http.Request) {
 			w.Header().Set("Content-Type", "application/yaml")
 			_, _ = w.Write(api.OpenAPI)
 		})
 	})
+	s.healthRoutes(r, auth, failures)
+	return r
+}
+
+// NewHealth returns the router of the health listener: /healthz, /readyz
+// and /metrics of New's router, served apart so that they answer while
+// the main listener is at its connection cap.
+func NewHealth(cfg Config) http.Handler {
+	s := newServer(cfg)
+	r := chi.NewRouter()
+	r.Use(withRequestID, s.instrument, s.writeDeadline, middleware.GetHead)
+	s.healthRoutes(r, newBasicAuth(cfg.BasicAuth), newFailureLimiter(time.Now))
+	return r
+}
+
+// newServer fills in cfg's defaults.
+func newServer(cfg Config) *server {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	// Every line logged with a request's context carries its id.
+	if _, ok := cfg.Logger.Handler().(requestIDHandler); !ok {
+		cfg.Logger = slog.New(LogHandler(cfg.Logger.Handler()))
+	}
+	return &server{Config: cfg, catalogs: newCatalogs(cfg.Catalogs, cfg.DefaultCatalog)}
+}
+
+// healthRoutes adds the routes that carry no table data and need no
+// credentials (/metrics needs them with AuthMetrics), and the answers to a
+// path or method no route takes.
+func (s *server) healthRoutes(r chi.Router, auth *basicAuth, failures *failureLimiter) {
 	r.Get("/healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		_, _ = w.Write([]byte("ok\n"))
 	})
 	r.With(s.planDeadline).Get("/readyz", s.handle(s.getReady))
-	if cfg.Gatherer != nil {
-		h := promhttp.HandlerFor(cfg.Gatherer, promhttp.HandlerOpts{})
-		if cfg.AuthMetrics {
+	if s.Gatherer != nil {
+		h := promhttp.HandlerFor(s.Gatherer, promhttp.HandlerOpts{})
+		if s.AuthMetrics {
 			h = s.require(auth, failures)(h)
 		}
 		r.Method(http.MethodGet, "/metrics", h)
@@ -137,9 +166,8 @@ func New(cfg Config) http.Handler {
 		allow := allowed(r)
 		w.Header().Set("Allow", strings.Join(allow, ", "))
 		return errorf(http.StatusMethodNotAllowed, "method_not_allowed",
-			fmt.Sprintf("%s is not allowed on this route; use %s", r.Method, strings.Join(allow, " or ")))
+			fmt.Sprintf("method %s is not allowed on this route; use %s", split.Quote(r.Method), strings.Join(allow, " or ")))
 	}))
-	return r
 }
 
 // allowed lists the methods the request's path answers, for the Allow

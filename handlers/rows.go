@@ -53,11 +53,17 @@ func parseRange(h string) (br byteRange, ok bool, err error) {
 // rangeWriter passes on the bytes of a byte range of what is written to it.
 // Because a split's rows are byte-deterministic, the bytes at offset N of
 // this stream are the bytes at offset N of every earlier one.
+//
+// The answer's status waits for the range's first byte: begin is called
+// just before it is passed on, so that a stream that ends before the
+// range starts can still be answered 416.
 type rangeWriter struct {
-	w    io.Writer
-	pos  int64 // offset of the next byte written to rangeWriter
-	from int64
-	to   int64 // exclusive; -1 for no end
+	w       io.Writer
+	pos     int64 // offset of the next byte written to rangeWriter
+	from    int64
+	to      int64 // exclusive; -1 for no end
+	begin   func()
+	started bool
 }
 
 // errRangeDone stops the reader once the range's last byte is out.
@@ -73,6 +79,10 @@ func (rw *rangeWriter) Write(p []byte) (int, error) {
 		hi = min(end, rw.to)
 	}
 	if lo < hi {
+		if !rw.started {
+			rw.started = true
+			rw.begin()
+		}
 		if _, err := rw.w.Write(p[lo-start : hi-start]); err != nil {
 			return 0, err
 		}
@@ -116,7 +126,7 @@ func (s *server) getRows(w http.ResponseWriter, r *http.Request, c splits.Compre
 	}
 	defer func() {
 		if cerr := stream.Close(); cerr != nil {
-			s.Logger.LogAttrs(ctx, slog.LevelWarn, "close split files", slog.String("error", cerr.Error()))
+			s.Logger.LogAttrs(ctx, slog.LevelWarn, "close split files", slog.String("error", clip(cerr.Error(), maxLoggedErrorBytes)))
 		}
 	}()
 
@@ -126,7 +136,7 @@ func (s *server) getRows(w http.ResponseWriter, r *http.Request, c splits.Compre
 	h.Set("Accept-Ranges", "bytes")
 	h.Set("X-Content-Type-Options", "nosniff")
 	out := io.Writer(w)
-	status := http.StatusOK
+	var rw *rangeWriter
 	if ranged && (br.start > 0 || br.end >= 0) {
 		// Druid asks for bytes=0- on every first read, which is the whole
 		// body: a plain 200. A resumption at N > 0 is a 206 whose
@@ -142,8 +152,8 @@ func (s *server) getRows(w http.ResponseWriter, r *http.Request, c splits.Compre
 			to = br.end + 1
 		}
 		h.Set("Content-Range", fmt.Sprintf("bytes %d-%s/*", br.start, last))
-		status = http.StatusPartialContent
-		out = &rangeWriter{w: w, from: br.start, to: to}
+		rw = &rangeWriter{w: w, from: br.start, to: to, begin: func() { w.WriteHeader(http.StatusPartialContent) }}
+		out = rw
 	}
 	// A Range counts the compressed bytes, as Druid's retries do: the
 	// compressor writes into the range.
@@ -154,10 +164,15 @@ func (s *server) getRows(w http.ResponseWriter, r *http.Request, c splits.Compre
 	if comp != nil {
 		out = comp
 	}
-	w.WriteHeader(status)
 	if r.Method == http.MethodHead {
 		// The split opened: that is what a HEAD can tell.
+		if rw != nil {
+			w.WriteHeader(http.StatusPartialContent)
+		}
 		return nil
+	}
+	if rw == nil {
+		w.WriteHeader(http.StatusOK)
 	}
 
 	if s.Metrics != nil {
@@ -165,11 +180,21 @@ func (s *server) getRows(w http.ResponseWriter, r *http.Request, c splits.Compre
 		defer s.Metrics.ActiveStreams.Dec()
 	}
 	rc := http.NewResponseController(w)
-	err = stream.Run(ctx, out, rc.Flush)
+	flush := rc.Flush
+	if rw != nil {
+		// A flush before the range's first byte would send the header.
+		flush = func() error {
+			if !rw.started {
+				return nil
+			}
+			return rc.Flush()
+		}
+	}
+	err = stream.Run(ctx, out, flush)
 	if err == nil && comp != nil {
 		// The end of the compressed stream, then the last bytes out.
 		if err = comp.Close(); err == nil {
-			err = rc.Flush()
+			err = flush()
 		}
 	}
 	st := stream.Stats()
@@ -178,21 +203,47 @@ func (s *server) getRows(w http.ResponseWriter, r *http.Request, c splits.Compre
 	if errors.Is(err, errRangeDone) {
 		err = nil
 	}
+	if rw != nil && !rw.started {
+		// Nothing is written yet: the stream ended before the range
+		// starts, or failed before it did.
+		return s.beforeRange(w, rw, err)
+	}
 	if err != nil {
 		// After the first byte the only honest signal is a broken
 		// connection: a clean end would read as a complete, shorter file.
 		cause := "read_error"
-		if ctx.Err() != nil || errors.Is(err, context.Canceled) {
+		switch {
+		case stalled(err):
+			cause = "client_stalled"
+		case ctx.Err() != nil || errors.Is(err, context.Canceled):
 			cause = "client_gone"
 		}
 		if s.Metrics != nil {
 			s.Metrics.StreamAborts.WithLabelValues(cause).Inc()
 		}
 		s.Logger.LogAttrs(ctx, slog.LevelWarn, "row stream aborted",
-			slog.String("cause", cause), slog.String("split", split.ID(chi.URLParam(r, "token"))), slog.String("error", err.Error()))
+			slog.String("cause", cause), slog.String("split", split.ID(chi.URLParam(r, "token"))), slog.String("error", clip(err.Error(), maxLoggedErrorBytes)))
 		panic(http.ErrAbortHandler)
 	}
 	return nil
+}
+
+// beforeRange answers a ranged row stream that wrote nothing: its error,
+// or for a stream that ended at exactly the range's start (Druid reopens
+// there when a connection drops after the last byte) an empty 206, or for
+// one that ended before it a 416 that gives the stream's length.
+func (s *server) beforeRange(w http.ResponseWriter, rw *rangeWriter, err error) error {
+	switch {
+	case err != nil:
+		w.Header().Del("Content-Range")
+		return err
+	case rw.pos == rw.from:
+		w.WriteHeader(http.StatusPartialContent)
+		return nil
+	}
+	w.Header().Set("Content-Range", fmt.Sprintf("bytes */%d", rw.pos))
+	return errorf(http.StatusRequestedRangeNotSatisfiable, "bad_range",
+		fmt.Sprintf("Range starts at byte %d of a %d-byte stream", rw.from, rw.pos))
 }
 
 // recordStream adds a finished stream's counts to the metrics.

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -55,6 +56,19 @@ func newServer(t testing.TB, cfg sidecatalog.Config, mappings []sidecatalog.Mapp
 // with 0 the reader reads every delete file of every split.
 func newServerWithCache(t testing.TB, cfg sidecatalog.Config, mappings []sidecatalog.Mapping, cacheSize int64, opts ...func(*handlers.Config)) *testServer {
 	t.Helper()
+	return newServerListening(t, cfg, mappings, cacheSize, nil, opts...)
+}
+
+// connStateHook is a listener that wants http.Server's ConnState calls.
+type connStateHook interface {
+	ConnState(net.Conn, http.ConnState)
+}
+
+// newServerListening is newServerWithCache with the server's listener
+// wrapped by listen (nil: as it is).
+func newServerListening(t testing.TB, cfg sidecatalog.Config, mappings []sidecatalog.Mapping, cacheSize int64,
+	listen func(net.Listener) net.Listener, opts ...func(*handlers.Config)) *testServer {
+	t.Helper()
 	signer, err := split.NewSigner(testKey)
 	if err != nil {
 		t.Fatal(err)
@@ -75,6 +89,14 @@ func newServerWithCache(t testing.TB, cfg sidecatalog.Config, mappings []sidecat
 		o(&hc)
 	}
 	srv := httptest.NewUnstartedServer(nil)
+	if listen != nil {
+		srv.Listener = listen(srv.Listener)
+		// A listener that tracks its connections' states (a
+		// connlimit.Listener) is told them.
+		if l, ok := srv.Listener.(connStateHook); ok {
+			srv.Config.ConnState = l.ConnState
+		}
+	}
 	if len(hc.BasicAuth) > 0 && hc.PublicURL == "" {
 		// Basic auth builds URIs from the public URL only.
 		hc.PublicURL = "http://" + srv.Listener.Addr().String()

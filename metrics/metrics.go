@@ -63,6 +63,15 @@ type Metrics struct {
 	// the files of their tokens with fresh storage credentials, by
 	// catalog, reason (age, expired, refused) and outcome (ok, error).
 	TableReloads *prometheus.CounterVec
+	// HTTPConnections is the client connections open on the main
+	// listener; HTTPConnectionsShed counts the idle ones closed to make
+	// room near its cap, HTTPConnectionsRefused the new ones refused at it.
+	HTTPConnections        prometheus.Gauge
+	HTTPConnectionsShed    prometheus.Counter
+	HTTPConnectionsRefused prometheus.Counter
+	// WriteStalls counts answers cut because a write moved no byte for
+	// the write-stall timeout: clients that stopped reading.
+	WriteStalls prometheus.Counter
 }
 
 // TableReloaded counts a table loaded again (catalog.Events).
@@ -127,7 +136,7 @@ func New(reg prometheus.Registerer) *Metrics {
 		}),
 		StreamAborts: f.NewCounterVec(prometheus.CounterOpts{
 			Name: "sidecar_stream_aborts_total",
-			Help: "Streams cut after the first byte, by cause (client_gone, read_error).",
+			Help: "Streams cut after the first byte, by cause (client_gone, client_stalled, read_error).",
 		}, []string{"cause"}),
 		DeleteFileLoads: f.NewCounterVec(prometheus.CounterOpts{
 			Name: "sidecar_delete_file_loads_total",
@@ -161,5 +170,21 @@ func New(reg prometheus.Registerer) *Metrics {
 			Name: "sidecar_catalog_table_reloads_total",
 			Help: "Tables loaded again from their catalog to read their tokens' files with fresh storage credentials, by catalog, reason (age: the load was old; expired: the vended credentials could not be renewed; refused: the store refused them) and outcome (ok, error).",
 		}, []string{"catalog", "reason", "outcome"}),
+		HTTPConnections: f.NewGauge(prometheus.GaugeOpts{
+			Name: "sidecar_http_connections",
+			Help: "Client connections open on the main listener (--addr).",
+		}),
+		HTTPConnectionsShed: f.NewCounter(prometheus.CounterOpts{
+			Name: "sidecar_http_connections_shed_total",
+			Help: "Idle connections closed to make room for new ones near --max-connections.",
+		}),
+		HTTPConnectionsRefused: f.NewCounter(prometheus.CounterOpts{
+			Name: "sidecar_http_connections_refused_total",
+			Help: "New connections refused (503, closed) because --max-connections were open and busy.",
+		}),
+		WriteStalls: f.NewCounter(prometheus.CounterOpts{
+			Name: "sidecar_http_write_stalls_total",
+			Help: "Answers cut because a write moved no byte for --write-stall-timeout (a client that stopped reading).",
+		}),
 	}
 }

@@ -2,6 +2,9 @@ package splits
 
 import (
 	"errors"
+	"syscall"
+
+	"github.com/apache/iceberg-go/table"
 
 	"github.com/druidiceberg/sidecar/splits/split"
 )
@@ -32,3 +35,13 @@ var (
 	// ErrUnsupported: the table uses something this service cannot serve.
 	ErrUnsupported = split.ErrUnsupported
 )
+
+// IsDamagedMetadata reports an error of reading a table's metadata that no
+// retry mends: a metadata file that is not valid JSON, or has a format
+// version iceberg-go does not know, or names a schema it does not hold
+// (iceberg-go's table.ErrInvalidMetadata), or a metadata location that is
+// a directory. The table needs repair, not the request.
+func IsDamagedMetadata(err error) bool {
+	return errors.Is(err, table.ErrInvalidMetadata) || errors.Is(err, table.ErrInvalidMetadataFormatVersion) ||
+		errors.Is(err, syscall.EISDIR)
+}

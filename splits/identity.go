@@ -9,8 +9,9 @@ import (
 
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
-	"github.com/druidiceberg/sidecar/splits/split"
 	"github.com/google/uuid"
+
+	"github.com/druidiceberg/sidecar/splits/split"
 )
 
 // identityField is an identity transform of a partition spec: its

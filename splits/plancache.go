@@ -5,6 +5,7 @@ import (
 	"errors"
 	"sync"
 
+	"github.com/apache/iceberg-go/table"
 	lru "github.com/hashicorp/golang-lru/v2"
 	"golang.org/x/sync/singleflight"
 
@@ -23,6 +24,9 @@ type cachedPlan struct {
 	fingerprint []byte
 	splits      [][]split.Split
 	parts       int
+	// meta is the metadata a plan made again (Resolve) was made from; nil
+	// for a plan cached as it was signed.
+	meta table.Metadata
 }
 
 // planCache holds the plans that reference tokens name, by the plan's
@@ -67,6 +71,13 @@ func (c *planCache) add(key string, p *cachedPlan) {
 	}
 	c.plans.Add(key, p)
 	c.parts += p.parts
+}
+
+// remove drops the plan under key, if cached.
+func (c *planCache) remove(key string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.plans.Remove(key)
 }
 
 // load returns the plan under key, cached or made by plan; concurrent

@@ -34,8 +34,9 @@ import (
 
 // Catalog is what planning needs of the catalog it plans in
 // (splits/catalog.Catalog, which cmd/sidecar wires in): tables loaded with
-// the FileIO the catalog gives each (vended credentials, location map), and
-// errors classified with the split package's sentinels.
+// the FileIO the catalog gives each (vended credentials, location map),
+// their metadata files, and errors classified with the split package's
+// sentinels.
 type Catalog interface {
 	// Name is the catalog's configured name, which tokens carry.
 	Name() string
@@ -43,6 +44,9 @@ type Catalog interface {
 	LoadTable(ctx context.Context, ident []string) (*table.Table, error)
 	// TableAt is the table as the metadata file a token pins records it.
 	TableAt(ctx context.Context, ident []string, metadataLocation string) (*table.Table, error)
+	// ReadMetadata reads a metadata file of the table again, whatever is
+	// cached.
+	ReadMetadata(ctx context.Context, ident []string, location string) (table.Metadata, error)
 }
 
 // Planner plans tables of one configured catalog.
@@ -257,7 +261,9 @@ func schemaOf(meta table.Metadata, sp split.Split) (split.TableSchema, error) {
 			return split.TableSchema{Schema: s, NameMapping: meta.NameMapping()}, nil
 		}
 	}
-	return split.TableSchema{}, fmt.Errorf("metadata %s has no schema %d", sp.MetadataLocation, sp.SchemaID)
+	// The token was signed for a schema this metadata file holds: the file
+	// was rewritten since.
+	return split.TableSchema{}, fmt.Errorf("metadata %s has no schema %d: %w", sp.MetadataLocation, sp.SchemaID, table.ErrInvalidMetadata)
 }
 
 // PlanFiles plans a table's snapshot with iceberg-go: every data file with

@@ -95,19 +95,46 @@ func (p *Planner) Resolve(ctx context.Context, kind split.TokenKind, ref split.P
 	if err := json.Unmarshal(ref.Options, &o); err != nil {
 		return nil, fmt.Errorf("%w: the plan options of the token do not decode: %w", split.ErrMalformedToken, err)
 	}
-	plan, err := p.plans.load(ctx, planKey(kind, ref), func(ctx context.Context) (*cachedPlan, error) {
-		return p.replan(ctx, kind, ref, o)
-	})
+	key := planKey(kind, ref)
+	replan := func(ctx context.Context) (*cachedPlan, error) { return p.replan(ctx, kind, ref, o) }
+	plan, err := p.plans.load(ctx, key, replan)
 	if err != nil {
 		return nil, err
 	}
-	if len(plan.splits) != ref.Count || string(plan.fingerprint) != string(ref.Fingerprint) {
+	if !plan.matches(ref) && p.metadataChanged(ctx, ref, plan) {
+		// The plan was made from a metadata file that has changed since
+		// (rewritten in place, then restored): it is made again from the
+		// file as it is, rather than kept as the answer for good.
+		p.plans.remove(key)
+		if plan, err = p.plans.load(ctx, key, replan); err != nil {
+			return nil, err
+		}
+	}
+	if !plan.matches(ref) {
 		return nil, fmt.Errorf("%w: planning snapshot %d of %s again (from %s) gives %d splits with fingerprint %x, "+
 			"the token was signed for %d with %x: it was planned by a release that plans otherwise, or the metadata "+
 			"file was rewritten; plan again with GET /splits",
 			ErrPlanMismatch, ref.SnapshotID, o.Table, ref.MetadataLocation, len(plan.splits), plan.fingerprint, ref.Count, ref.Fingerprint)
 	}
 	return plan.splits[ref.Index], nil
+}
+
+// matches reports whether the plan is the one ref was signed for.
+func (c *cachedPlan) matches(ref split.PlanRef) bool {
+	return len(c.splits) == ref.Count && string(c.fingerprint) == string(ref.Fingerprint)
+}
+
+// metadataChanged reports whether the metadata file at location differs
+// from the one plan was made from. It reads the file again (and keeps it in
+// the metadata cache); a plan cached as it was signed, or a file that does
+// not read, counts as unchanged. A token whose plan truly differs thus
+// costs a read of the metadata file per request, never a plan.
+func (p *Planner) metadataChanged(ctx context.Context, ref split.PlanRef, plan *cachedPlan) bool {
+	if plan.meta == nil {
+		return false
+	}
+	meta, err := p.cat.ReadMetadata(ctx, ref.Table, ref.MetadataLocation)
+	return err == nil && !meta.Equals(plan.meta)
 }
 
 // replan plans a referenced plan again: the steps of Plan, from the
@@ -157,5 +184,10 @@ func (p *Planner) replan(ctx context.Context, kind split.TokenKind, ref split.Pl
 	if err := p.pack(ctx, pl); err != nil {
 		return nil, err
 	}
-	return cachePlanOf(pl.plan.Splits)
+	c, err := cachePlanOf(pl.plan.Splits)
+	if err != nil {
+		return nil, err
+	}
+	c.meta = tbl.Metadata()
+	return c, nil
 }

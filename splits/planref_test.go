@@ -33,7 +33,8 @@ func benchTable(t *testing.T, files int) (*table.Table, string) {
 // of at most split.MaxShortToken bytes, and another planner with the same
 // key (a replica configured with other packing defaults) resolves it to
 // exactly the planned files, with a filter and its residuals too; a
-// reference whose fingerprint does not match the plan is ErrPlanMismatch.
+// reference whose fingerprint does not match the plan is ErrPlanMismatch,
+// planned once while the metadata file does not change.
 func TestPlanReferences(t *testing.T) {
 	ctx := context.Background()
 	_, dir := benchTable(t, 60)
@@ -93,6 +94,15 @@ func TestPlanReferences(t *testing.T) {
 	bad.Fingerprint[0] ^= 1
 	if _, err := replica.Resolve(ctx, split.KindRows, bad); !errors.Is(err, ErrPlanMismatch) {
 		t.Fatalf("a reference to another plan: %v, want ErrPlanMismatch", err)
+	}
+	// Asked again, the mismatch reads the metadata file, finds it as the
+	// plan was made from, and plans nothing again.
+	cached, ok := replica.plans.get(planKey(split.KindRows, bad))
+	if _, err := replica.Resolve(ctx, split.KindRows, bad); !errors.Is(err, ErrPlanMismatch) {
+		t.Fatalf("a reference to another plan, again: %v, want ErrPlanMismatch", err)
+	}
+	if again, _ := replica.plans.get(planKey(split.KindRows, bad)); !ok || again != cached {
+		t.Fatal("a reference to another plan, asked twice of an unchanged metadata file, planned it twice")
 	}
 	bad = *tok.Ref
 	bad.Count++

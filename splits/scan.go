@@ -67,8 +67,12 @@ func (p *Planner) scanWith(ctx context.Context, pl *planning) error {
 		if err := appendsOnly(pl.tbl, req.Table, *req.FromSnapshot, pl.snap); err != nil {
 			return err
 		}
-		tasks, err = pl.tbl.NewIncrementalAppendScan(opts...).
-			FromSnapshotExclusive(*req.FromSnapshot).ToSnapshot(pl.snap.SnapshotID).PlanFiles(ctx)
+		// From a snapshot to itself nothing was appended: an empty plan,
+		// which iceberg-go's incremental scan refuses to make.
+		if *req.FromSnapshot != pl.snap.SnapshotID {
+			tasks, err = pl.tbl.NewIncrementalAppendScan(opts...).
+				FromSnapshotExclusive(*req.FromSnapshot).ToSnapshot(pl.snap.SnapshotID).PlanFiles(ctx)
+		}
 	} else {
 		tasks, err = pl.tbl.Scan(opts...).PlanFiles(ctx)
 	}
@@ -148,7 +152,7 @@ func wholeFiles(tasks []table.FileScanTask) []table.FileScanTask {
 
 // noFilesWarning explains an empty plan: Druid's http input source refuses
 // an empty uris list, so there is nothing to submit.
-const noFilesWarning = "no data file to read (empty table, or the filter pruned every file): " +
+const noFilesWarning = "no data file to read (empty table, nothing appended after fromSnapshot, or the filter pruned every file): " +
 	"Druid's http inputSource needs at least one URI, so there is nothing to ingest"
 
 // checkResiduals applies the residual mode: the residual of a task is what

@@ -62,6 +62,16 @@ type config struct {
 	AuthMetrics      bool
 	DruidPasswordEnv string
 
+	// WriteStallTimeout is how long one write of an answer may move no
+	// byte before the connection is cut; 0 never cuts.
+	WriteStallTimeout time.Duration
+	// MaxConnections caps the client connections open on Addr; 0 is three
+	// quarters of the open-file limit (connectionCap).
+	MaxConnections int
+	// HealthAddr, when set, is the address of a listener of its own for
+	// /healthz, /readyz and /metrics.
+	HealthAddr string
+
 	// TargetSplitSize is the size of the row path's splits: smaller data
 	// files are packed up to it, larger ones cut by row groups; 0 neither
 	// packs nor cuts. MaxSplitFiles bounds the files one split packs.
@@ -80,6 +90,10 @@ type config struct {
 	// listens anyway; not a flag either.
 	startupPing time.Duration
 }
+
+// defaultWriteStallTimeout is the default of --write-stall-timeout: minutes,
+// since Druid stops reading a stream while it persists what it read.
+const defaultWriteStallTimeout = 5 * time.Minute
 
 // defaultDeleteCacheSize is the default of --delete-cache-size.
 const defaultDeleteCacheSize = 256 << 20
@@ -130,7 +144,7 @@ func (b *byteSize) Set(v string) error {
 const (
 	defaultReadHeaderTimeout = 10 * time.Second
 	defaultBodyTimeout       = 10 * time.Second
-	defaultIdleTimeout       = 2 * time.Minute
+	defaultIdleTimeout       = 30 * time.Second
 	defaultStartupPing       = 10 * time.Second
 )
 
@@ -192,6 +206,8 @@ func parseServe(args []string, getenv func(string) string, help io.Writer) (conf
 		startupPing: defaultStartupPing}
 	var props, tables, locs multiFlag
 	fs.StringVar(&c.Addr, "addr", "127.0.0.1:8080", "listen address")
+	fs.StringVar(&c.HealthAddr, "health-addr", "", "address of a listener of its own for /healthz, /readyz and /metrics, which answers while --addr is at --max-connections (default: none; those routes are on --addr too)")
+	fs.IntVar(&c.MaxConnections, "max-connections", 0, "client connections open at once on --addr: near it the longest idle are closed, at it new ones refused with 503 (0: three quarters of the process's open-file limit)")
 	fs.StringVar(&c.TLSCert, "tls-cert", "", "PEM certificate file: serve HTTPS (with --tls-key)")
 	fs.StringVar(&c.TLSKey, "tls-key", "", "PEM private key file of --tls-cert")
 	fs.StringVar(&c.PublicURL, "public-url", "", "base URL of the URIs handed to Druid (default: the base the request came in on; required with Basic auth)")
@@ -212,6 +228,7 @@ func parseServe(args []string, getenv func(string) string, help io.Writer) (conf
 	fs.IntVar(&c.MaxPlans, "max-plans", 16, "planning requests served at once; past it 503 with Retry-After (0: no bound)")
 	fs.DurationVar(&c.PlanTimeout, "plan-timeout", 2*time.Minute, "deadline of one planning request, catalog and storage calls included; past it 503 with Retry-After (0: none but the client's)")
 	fs.DurationVar(&c.StorageStallTimeout, "storage-stall-timeout", 2*time.Minute, "a read of a table's file that gets nothing from the store for this long fails: a stream then aborts so that Druid retries instead of waiting for ever (0: wait for ever)")
+	fs.DurationVar(&c.WriteStallTimeout, "write-stall-timeout", defaultWriteStallTimeout, "how long a write of an answer may move no byte (a client that stopped reading) before the connection is cut; every write that moves bytes extends it (0: never cut)")
 	fs.IntVar(&c.MaxSplits, "max-splits", splits.DefaultMaxSplits, "most splits (URIs) one plan hands out: the row path packs larger splits to stay within it; mode=files past it is a 422 (0: no bound)")
 	c.TargetSplitSize = splits.DefaultTargetSplitSize
 	fs.Var(&c.TargetSplitSize, "target-split-size", "size of the row path's splits: smaller data files are packed into one split up to it, larger ones cut by row groups into splits of about it (1GiB, 256MiB or bytes; 0: one split per data file)")
@@ -312,6 +329,12 @@ func (c config) validate() error {
 	}
 	if c.StorageStallTimeout < 0 {
 		return errors.New("--storage-stall-timeout must not be negative")
+	}
+	if c.MaxConnections < 0 {
+		return errors.New("--max-connections must not be negative")
+	}
+	if c.WriteStallTimeout < 0 {
+		return errors.New("--write-stall-timeout must not be negative")
 	}
 	if c.MaxStreams < 0 || c.MaxPlans < 0 || c.MaxSplits < 0 {
 		return errors.New("--max-streams, --max-plans and --max-splits must not be negative")

@@ -117,7 +117,7 @@ func (o k8sObject) selectorMap() map[string]string {
 
 // TestKubernetesManifests holds docker/kubernetes.yaml to the sidecar: its
 // arguments are valid `sidecar serve` flags; the Deployment runs several
-// replicas, probes /readyz and /healthz on the port it listens on, gives
+// replicas, probes /readyz and /healthz on its health listener, gives
 // SIGTERM a grace just above --shutdown-grace, and mounts the token key
 // Secret where --token-key-file reads it; the Service selects the pods and
 // is what --public-url names; the PodDisruptionBudget keeps all but one;
@@ -181,15 +181,21 @@ func TestKubernetesManifests(t *testing.T) {
 		}
 	}
 
-	// Probes and ports.
-	_, port, _ := strings.Cut(cfg.Addr, ":")
-	if len(c.Ports) != 1 || strconv.Itoa(c.Ports[0].ContainerPort) != port {
-		t.Fatalf("container ports %+v, the sidecar listens on %s", c.Ports, cfg.Addr)
+	// Probes and ports: the probes go to the health listener, which
+	// answers while the main one is at its connection cap.
+	named := map[string]string{} // port number -> name
+	for _, p := range c.Ports {
+		named[strconv.Itoa(p.ContainerPort)] = p.Name
 	}
-	portName := c.Ports[0].Name
+	_, port, _ := strings.Cut(cfg.Addr, ":")
+	_, healthPort, _ := strings.Cut(cfg.HealthAddr, ":")
+	portName, healthName := named[port], named[healthPort]
+	if len(c.Ports) != 2 || portName == "" || healthName == "" {
+		t.Fatalf("container ports %+v, the sidecar listens on %s and its probes on %q (--health-addr)", c.Ports, cfg.Addr, cfg.HealthAddr)
+	}
 	for probe, want := range map[*k8sProbe]string{&c.ReadinessProbe: "/readyz", &c.LivenessProbe: "/healthz"} {
-		if probe.HTTPGet.Path != want || probe.HTTPGet.Port != portName {
-			t.Errorf("a probe gets %s on %s, want %s on %s", probe.HTTPGet.Path, probe.HTTPGet.Port, want, portName)
+		if probe.HTTPGet.Path != want || probe.HTTPGet.Port != healthName {
+			t.Errorf("a probe gets %s on %s, want %s on %s", probe.HTTPGet.Path, probe.HTTPGet.Port, want, healthName)
 		}
 	}
 

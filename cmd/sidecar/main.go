@@ -12,11 +12,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
-	"net/http"
 	"os"
 	"os/signal"
-	"strings"
 	"syscall"
 	"time"
 
@@ -170,7 +167,7 @@ func serve(ctx context.Context, cfg config, logOut io.Writer, ready chan<- strin
 		names = append(names, c.Name)
 	}
 
-	router := handlers.New(handlers.Config{
+	hc := handlers.Config{
 		Catalogs:       cats,
 		DefaultCatalog: cfg.DefaultCatalog,
 		Signer:         signer,
@@ -186,56 +183,11 @@ func serve(ctx context.Context, cfg config, logOut io.Writer, ready chan<- strin
 		BasicAuth:        cfg.BasicAuth,
 		AuthMetrics:      cfg.AuthMetrics,
 		DruidPasswordEnv: cfg.DruidPasswordEnv,
-	})
 
-	ln, err := net.Listen("tcp", cfg.Addr)
-	if err != nil {
-		return fmt.Errorf("listen on %s: %w", cfg.Addr, err)
-	}
-	// No ReadTimeout or WriteTimeout: they would cut a long row stream that
-	// a slow but live client is still reading. Slow clients are bounded by
-	// the header and idle timeouts and the router's body deadline, and
-	// stream slots by --max-streams.
-	srv := &http.Server{
-		Handler:           router,
-		ReadHeaderTimeout: cfg.readHeaderTimeout,
-		IdleTimeout:       cfg.idleTimeout,
-		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
-		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
-	}
-	log.Info("listening", slog.String("addr", ln.Addr().String()), slog.String("catalogs", strings.Join(names, ",")),
-		slog.Bool("basic_auth", len(cfg.BasicAuth) > 0), slog.Int64("delete_cache_size", cfg.DeleteCacheSize))
-	if ready != nil {
-		ready <- ln.Addr().String()
+		WriteStallTimeout: cfg.WriteStallTimeout,
 	}
 
-	errc := make(chan error, 1)
-	go func() {
-		if cfg.TLSCert != "" {
-			errc <- srv.ServeTLS(ln, cfg.TLSCert, cfg.TLSKey)
-			return
-		}
-		errc <- srv.Serve(ln)
-	}()
-	select {
-	case err := <-errc:
-		return fmt.Errorf("serve: %w", err)
-	case <-ctx.Done():
-	}
-
-	log.Info("shutting down", slog.Duration("grace", cfg.ShutdownGrace))
-	sctx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownGrace)
-	defer cancel()
-	if err := srv.Shutdown(sctx); err != nil {
-		// The grace period ran out: cut what is left so clients retry
-		// against another replica rather than wait.
-		log.Warn("grace period over, aborting open streams", slog.String("error", err.Error()))
-		_ = srv.Close()
-	}
-	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
-		return fmt.Errorf("serve: %w", err)
-	}
-	return nil
+	return serveHTTP(ctx, cfg, hc, m, ready, names)
 }
 
 // pingOnce connects to a catalog at start-up, for at most timeout: a

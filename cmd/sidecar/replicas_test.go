@@ -34,18 +34,28 @@ import (
 
 // replica is one sidecar process.
 type replica struct {
-	cmd    *exec.Cmd
-	addr   string
-	logs   *testlog.Buffer
-	exited chan error
+	cmd  *exec.Cmd
+	addr string
+	// healthAddr is the address of its health listener, if it has one.
+	healthAddr string
+	logs       *testlog.Buffer
+	exited     chan error
 }
 
 // startReplica runs a sidecar process with args and waits until it
 // listens; its address comes from its JSON log.
 func startReplica(t *testing.T, args ...string) *replica {
 	t.Helper()
+	return startReplicaEnv(t, nil, args...)
+}
+
+// startReplicaEnv is startReplica with env added to the process's
+// environment.
+func startReplicaEnv(t *testing.T, env []string, args ...string) *replica {
+	t.Helper()
 	r := &replica{logs: &testlog.Buffer{}, exited: make(chan error, 1)}
 	r.cmd = sidecarCommand(context.Background(), append([]string{"serve", "--addr", "127.0.0.1:0", "--log-format", "json"}, args...)...)
+	r.cmd.Env = append(r.cmd.Env, env...)
 	stderr, err := r.cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -53,15 +63,18 @@ func startReplica(t *testing.T, args ...string) *replica {
 	if err := r.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	addr := make(chan string, 1)
+	addr := make(chan [2]string, 1)
 	go func() {
 		sc := bufio.NewScanner(stderr)
 		for sc.Scan() {
 			line := sc.Bytes()
 			_, _ = r.logs.Write(append(slices.Clone(line), '\n'))
-			var l struct{ Msg, Addr string }
+			var l struct {
+				Msg, Addr  string
+				HealthAddr string `json:"health_addr"`
+			}
 			if json.Unmarshal(line, &l) == nil && l.Msg == "listening" {
-				addr <- l.Addr
+				addr <- [2]string{l.Addr, l.HealthAddr}
 			}
 		}
 		r.exited <- r.cmd.Wait()
@@ -73,7 +86,8 @@ func startReplica(t *testing.T, args ...string) *replica {
 		}
 	})
 	select {
-	case r.addr = <-addr:
+	case a := <-addr:
+		r.addr, r.healthAddr = a[0], a[1]
 	case err := <-r.exited:
 		t.Fatalf("the sidecar exited before listening: %v\n%s", err, r.logs.String())
 	case <-time.After(time.Minute):

@@ -1,10 +1,14 @@
 // Package testnet gives tests loopback addresses to point a client or a
 // server at: one where nothing listens, and one where a peer accepts
-// connections and never answers. Only tests import it.
+// connections and never answers; and Ask, a request sent over a raw
+// connection whose every byte the test controls. Only tests import it.
 package testnet
 
 import (
+	"bufio"
+	"io"
 	"net"
+	"net/http"
 	"testing"
 )
 
@@ -54,4 +58,21 @@ func SilentAddr(t testing.TB) string {
 		}
 	})
 	return ln.Addr().String()
+}
+
+// Ask sends request, a whole HTTP/1.1 request, on c and reads the answer
+// through br (a reader of c, which a later Ask on c must share), its body
+// read whole and closed. The connection stays open; the caller sets its
+// deadlines.
+func Ask(c net.Conn, br *bufio.Reader, request string) (*http.Response, error) {
+	if _, err := io.WriteString(c, request); err != nil {
+		return nil, err
+	}
+	resp, err := http.ReadResponse(br, nil)
+	if err != nil {
+		return nil, err
+	}
+	_, err = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	return resp, err
 }

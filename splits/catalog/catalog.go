@@ -193,6 +193,8 @@ func (c *Catalog) LoadTable(ctx context.Context, ident []string) (*table.Table, 
 		return nil, err
 	}
 	c.tables.Add(tableKey(ident), l)
+	// The freshest read of a metadata file is the one kept.
+	c.metas.Add(l.tbl.MetadataLocation(), l.tbl.Metadata())
 	return c.readThrough(ident, l.tbl.Metadata(), l.tbl.MetadataLocation()), nil
 }
 
@@ -206,20 +208,40 @@ func (c *Catalog) TableAt(ctx context.Context, ident []string, metadataLocation 
 	if err != nil {
 		return nil, err
 	}
-	if l.tbl.MetadataLocation() == metadataLocation {
-		return c.readThrough(ident, l.tbl.Metadata(), metadataLocation), nil
-	}
 	meta, ok := c.metas.Get(metadataLocation)
-	if !ok {
-		fsF := c.readThrough(ident, l.tbl.Metadata(), l.tbl.MetadataLocation()).FS
-		tbl, err := table.NewFromLocation(ctx, ident, metadataLocation, fsF, nil)
-		if err != nil {
-			return nil, redact(classify(c.cfg.Name, "read metadata "+metadataLocation, err), c.secrets)
-		}
-		meta = tbl.Metadata()
+	switch {
+	case ok:
+	case l.tbl.MetadataLocation() == metadataLocation:
+		meta = l.tbl.Metadata()
 		c.metas.Add(metadataLocation, meta)
+	default:
+		if meta, err = c.readMetadata(ctx, l, ident, metadataLocation); err != nil {
+			return nil, err
+		}
 	}
 	return c.readThrough(ident, meta, metadataLocation), nil
+}
+
+// ReadMetadata reads the metadata file at location of a table now, through
+// the table's FileIO, whatever is cached, and caches what it read: for a
+// caller that suspects the file was rewritten in place.
+func (c *Catalog) ReadMetadata(ctx context.Context, ident []string, location string) (table.Metadata, error) {
+	l, err := c.cached(ctx, ident)
+	if err != nil {
+		return nil, err
+	}
+	return c.readMetadata(ctx, l, ident, location)
+}
+
+// readMetadata reads a metadata file of table l and caches it.
+func (c *Catalog) readMetadata(ctx context.Context, l *loaded, ident []string, location string) (table.Metadata, error) {
+	fsF := c.readThrough(ident, l.tbl.Metadata(), l.tbl.MetadataLocation()).FS
+	tbl, err := table.NewFromLocation(ctx, ident, location, fsF, nil)
+	if err != nil {
+		return nil, redact(classify(c.cfg.Name, "read metadata "+location, err), c.secrets)
+	}
+	c.metas.Add(location, tbl.Metadata())
+	return tbl.Metadata(), nil
 }
 
 // readThrough is a table of the given metadata that reads through the
