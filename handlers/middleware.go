@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"runtime/debug"
 	"strconv"
 	"time"
 
@@ -64,7 +65,22 @@ func (s *server) instrument(next http.Handler) http.Handler {
 		defer func() {
 			// A stream aborted with http.ErrAbortHandler passes through
 			// here as a panic: record it, then let net/http cut the
-			// connection.
+			// connection. Any other panic is a bug of the sidecar's own
+			// code (third-party decoding recovers where it runs): this is
+			// the one place it ends, logged with its stack, answered 500
+			// before the first byte and cut after it, never taking the
+			// process down.
+			p := recover()
+			if p != nil && p != http.ErrAbortHandler {
+				s.Logger.LogAttrs(r.Context(), slog.LevelError, "panic", slog.String("panic", fmt.Sprint(p)),
+					slog.String("stack", string(debug.Stack())))
+				if rec.status == 0 {
+					writeError(rec, r, s.Logger, fmt.Errorf("panic: %v", p))
+					p, aborted = nil, false
+				} else {
+					p = http.ErrAbortHandler
+				}
+			}
 			route := chi.RouteContext(r.Context()).RoutePattern()
 			if route == "" {
 				route = "unmatched"
@@ -94,6 +110,9 @@ func (s *server) instrument(next http.Handler) http.Handler {
 				slog.String("method", method), slog.String("route", route), slog.String("status", codeLabel),
 				slog.Int64("bytes", rec.bytes), slog.Int64("rows", requestRows(r.Context())),
 				slog.Duration("duration", elapsed))
+			if p != nil {
+				panic(p)
+			}
 		}()
 		next.ServeHTTP(rec, r)
 		aborted = false

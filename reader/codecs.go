@@ -7,113 +7,23 @@ import (
 	"io"
 	"slices"
 	"sync"
-	_ "unsafe" // for go:linkname
 
 	"github.com/andybalholm/brotli"
 	"github.com/klauspost/compress/gzip"
 	"github.com/klauspost/compress/snappy"
 	"github.com/klauspost/compress/zstd"
-	"github.com/parquet-go/parquet-go"
-	"github.com/parquet-go/parquet-go/compress"
 	"github.com/parquet-go/parquet-go/format"
 	"github.com/pierrec/lz4/v4"
 )
 
-// parquetCodecs is parquet-go's table of the codecs it decompresses pages
-// with, indexed by format.CompressionCodec (LookupCompressionCodec reads
-// it). parquet-go has no option to choose them, and its own decoders trust
-// what the compressed bytes say about their size: a damaged zstd frame
-// header or snappy preamble makes them allocate up to gigabytes (zstd's
-// limit is 64 GiB), a gzip or brotli page may expand without bound, and
-// the LZ4 codec retries a failed block with a doubled buffer, forever. So
-// one damaged page, or a footer damaged to name another codec, could
-// take the process down. The reader decodes its pages itself
-// (reader/parquetpage, through decompress below) and never through this
-// table; InstallBoundedCodecs makes the table safe for any other caller of
-// parquet-go in the process (the sidecar's tests compare against
-// parquet-go's decoding of damaged files).
-//
-//go:linkname parquetCodecs github.com/parquet-go/parquet-go.compressionCodecs
-var parquetCodecs [format.Lz4Raw + 1]compress.Codec
-
-// parquetGoCodecs are the entries of parquetCodecs as parquet-go sets them.
-var parquetGoCodecs = map[format.CompressionCodec]compress.Codec{
-	format.Snappy: &parquet.Snappy,
-	format.Gzip:   &parquet.Gzip,
-	format.Brotli: &parquet.Brotli,
-	format.Zstd:   &parquet.Zstd,
-	format.Lz4Raw: &parquet.Lz4Raw,
-}
-
-var (
-	installOnce  sync.Once
-	installError error
-)
-
-// InstallBoundedCodecs replaces each entry of parquet-go's codec table with
-// a codec that decompresses into the size the page header gives, and no
-// further. It first checks that each entry holds the codec parquet-go
-// exports for it (&parquet.Zstd and so on): should an upgrade of
-// parquet-go move or reshape the table, it changes nothing and fails,
-// rather than write into memory it does not know. The sidecar calls it
-// before it serves and does not start when it fails; calling it again
-// returns the first call's result.
-func InstallBoundedCodecs() error {
-	installOnce.Do(func() {
-		if installError = installBounded(&parquetCodecs); installError != nil {
-			return
-		}
-		for code := range parquetGoCodecs {
-			if _, ok := parquet.LookupCompressionCodec(code).(*bounded); !ok {
-				installError = fmt.Errorf("parquet-go does not look up the bounded %s codec after the install", code)
-				return
-			}
-		}
-	})
-	return installError
-}
-
-// installBounded replaces parquet-go's codecs in table with bounded ones,
-// or changes nothing and fails when an entry is not parquet-go's.
-func installBounded(table *[format.Lz4Raw + 1]compress.Codec) error {
-	for code, c := range parquetGoCodecs {
-		if table[code] != c {
-			return fmt.Errorf("parquet-go's codec table does not hold its %s codec where this build expects it "+
-				"(a parquet-go upgrade changed it): the bounded codecs are not installed", code)
-		}
-	}
-	for code, c := range parquetGoCodecs {
-		table[code] = newBounded(c)
-	}
-	return nil
-}
-
-// bounded decompresses a page for parquet-go into at
-// most len(dst) bytes, the page header's uncompressed size (parquet-go
-// hands Decode a buffer of that length), and fails when the data would go
-// on. It cannot demand exactly that size: for a v2 data page parquet-go's
-// size also counts the levels, which are not compressed. parquet-go's one
-// other caller, the reading of gzip-compressed bloom filters, passes no
-// buffer and so gets an error: the reader opens files with
-// SkipBloomFilters. Encode is parquet-go's own.
-type bounded struct {
-	compress.Codec
-}
-
-// newBounded gives the bounded codec for c, one of parquetGoCodecs.
-func newBounded(c compress.Codec) compress.Codec {
-	return &bounded{Codec: c}
-}
-
-var _ compress.Codec = (*bounded)(nil)
-
-func (b *bounded) Decode(dst, src []byte) ([]byte, error) {
-	out, err := decodeAtMost(b.CompressionCodec(), dst[:0], src, len(dst))
-	if err != nil {
-		return dst[:0], err
-	}
-	return out, nil
-}
+// The reader decompresses pages itself (reader/parquetpage calls
+// decompress): parquet-go's own decoders trust what the compressed bytes
+// say about their size, so a damaged zstd frame header or snappy preamble
+// makes them allocate up to gigabytes (zstd's limit is 64 GiB), a gzip or
+// brotli page may expand without bound, and its LZ4 codec retries a failed
+// block with a doubled buffer, forever. parquet-go reads only footers in
+// the sidecar (page indexes and bloom filters skipped), so it never
+// decompresses.
 
 // decompress decompresses src, compressed with codec, into exactly size
 // bytes (a page header's uncompressed size), in dst's storage when it is
@@ -136,9 +46,14 @@ func decompress(codec format.CompressionCodec, dst, src []byte, size int) ([]byt
 // buffer grows with the output, from a few times the input, so that a
 // damaged header's size is never allocated for data that does not fill
 // it.
-func decodeAtMost(codec format.CompressionCodec, dst, src []byte, limit int) ([]byte, error) {
-	var out []byte
-	var err error
+func decodeAtMost(codec format.CompressionCodec, dst, src []byte, limit int) (out []byte, err error) {
+	defer func() {
+		// The decoders are third-party code fed a page's bytes: a panic of
+		// theirs is that page's damage.
+		if r := recover(); r != nil {
+			out, err = nil, fmt.Errorf("%s: the decoder failed on the page: %v", codec, r)
+		}
+	}()
 	switch codec {
 	case format.Snappy:
 		out, err = decodeSnappy(dst, src, limit)

@@ -4,66 +4,15 @@ import (
 	"bytes"
 	"encoding/binary"
 	"runtime"
-	"strings"
 	"testing"
 
 	"github.com/klauspost/compress/snappy"
 	"github.com/parquet-go/parquet-go"
-	"github.com/parquet-go/parquet-go/compress"
 	"github.com/parquet-go/parquet-go/format"
 )
 
-// boundedCodecs are the codecs InstallBoundedCodecs replaces in
-// parquet-go's table.
+// boundedCodecs are the codecs the reader decompresses pages with.
 var boundedCodecs = []format.CompressionCodec{format.Snappy, format.Gzip, format.Brotli, format.Zstd, format.Lz4Raw}
-
-// TestBoundedCodecsInstalled checks that parquet-go decompresses pages with
-// the bounded codecs, and that its table still has the shape the linkname
-// in codecs.go assumes: an upgrade that changes it must fail here.
-func TestBoundedCodecsInstalled(t *testing.T) {
-	if err := InstallBoundedCodecs(); err != nil {
-		t.Fatal(err)
-	}
-	for _, c := range boundedCodecs {
-		got := parquet.LookupCompressionCodec(c)
-		b, ok := got.(*bounded)
-		if !ok {
-			t.Errorf("parquet-go decompresses %s with %T, not the bounded codec", c, got)
-			continue
-		}
-		if b.CompressionCodec() != c {
-			t.Errorf("the bounded codec at %s is %s", c, b.CompressionCodec())
-		}
-	}
-	if got := parquet.LookupCompressionCodec(format.Uncompressed); got.CompressionCodec() != format.Uncompressed {
-		t.Errorf("UNCOMPRESSED is %s", got)
-	}
-}
-
-// TestBoundedCodecsRefuseForeignTable: a table whose entries are not
-// parquet-go's codecs (a reshaped table after an upgrade) is left as it is,
-// and the install fails.
-func TestBoundedCodecsRefuseForeignTable(t *testing.T) {
-	var table [format.Lz4Raw + 1]compress.Codec
-	for code, c := range parquetGoCodecs {
-		table[code] = c
-	}
-	table[format.Gzip] = &parquet.Zstd // shifted by one entry
-	before := table
-	if err := installBounded(&table); err == nil || !strings.Contains(err.Error(), "not installed") {
-		t.Fatalf("installBounded = %v, want a refusal", err)
-	}
-	if table != before {
-		t.Fatal("a refused install changed the table")
-	}
-	table[format.Gzip] = &parquet.Gzip
-	if err := installBounded(&table); err != nil {
-		t.Fatal(err)
-	}
-	if _, ok := table[format.Zstd].(*bounded); !ok {
-		t.Fatalf("zstd is %T after the install", table[format.Zstd])
-	}
-}
 
 // TestBoundedCodecsRoundTrip decodes what each codec encodes into its
 // size or more (a v2 page header's size counts the levels too), and
@@ -72,21 +21,26 @@ func TestBoundedCodecsRoundTrip(t *testing.T) {
 	page := bytes.Repeat([]byte("druid iceberg sidecar 0123456789 "), 1000)
 	for _, c := range boundedCodecs {
 		t.Run(c.String(), func(t *testing.T) {
-			codec := parquet.LookupCompressionCodec(c)
-			enc, err := codec.Encode(nil, page)
+			enc, err := parquet.LookupCompressionCodec(c).Encode(nil, page)
 			if err != nil {
 				t.Fatal(err)
 			}
 			for _, size := range []int{len(page), len(page) + 100} {
-				got, err := codec.Decode(make([]byte, size), enc)
+				got, err := decodeAtMost(c, nil, enc, size)
 				if err != nil || !bytes.Equal(got, page) {
-					t.Fatalf("decoding a page of %d bytes into %d: %d bytes, %v", len(page), size, len(got), err)
+					t.Fatalf("decoding a page of %d bytes into at most %d: %d bytes, %v", len(page), size, len(got), err)
 				}
 			}
+			if got, err := decompress(c, nil, enc, len(page)); err != nil || !bytes.Equal(got, page) {
+				t.Fatalf("decompressing a page of its header's size: %d bytes, %v", len(got), err)
+			}
 			for _, size := range []int{len(page) - 1, 0} {
-				if _, err := codec.Decode(make([]byte, size), enc); err == nil {
+				if _, err := decodeAtMost(c, nil, enc, size); err == nil {
 					t.Errorf("a header giving %d bytes for a page of %d: no error", size, len(page))
 				}
+			}
+			if _, err := decompress(c, nil, enc, len(page)+100); err == nil {
+				t.Error("a page shorter than its header's size decompressed")
 			}
 		})
 	}
@@ -135,12 +89,11 @@ func TestBoundedCodecsBombs(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			data := tc.data(t)
-			codec := parquet.LookupCompressionCodec(tc.codec)
 			dst := make([]byte, pageSize)
 			// Warm the codec's pools, so that only the decoding is measured.
-			_, _ = codec.Decode(dst, data)
+			_, _ = decompress(tc.codec, dst, data, pageSize)
 			allocated := allocatedBy(func() {
-				if _, err := codec.Decode(dst, data); err == nil {
+				if _, err := decompress(tc.codec, dst, data, pageSize); err == nil {
 					t.Error("no error")
 				}
 			})
@@ -160,29 +113,32 @@ func allocatedBy(f func()) uint64 {
 	return after.TotalAlloc - before.TotalAlloc
 }
 
-// BenchmarkBoundedCodecs decodes a 1 MiB page with each bounded codec and
-// with parquet-go's own, which it wraps.
+// BenchmarkBoundedCodecs decodes a 1 MiB page with the reader's bounded
+// decompression of each codec and with parquet-go's own.
 func BenchmarkBoundedCodecs(b *testing.B) {
 	page := make([]byte, 1<<20)
 	for i := range page {
 		page[i] = byte(i * i >> 7) // compresses, but not to nothing
 	}
 	for _, c := range boundedCodecs {
-		codec := parquet.LookupCompressionCodec(c).(*bounded)
+		codec := parquet.LookupCompressionCodec(c)
 		enc, err := codec.Encode(nil, page)
 		if err != nil {
 			b.Fatal(err)
 		}
 		for _, impl := range []struct {
-			name  string
-			codec compress.Codec
-		}{{"bounded", codec}, {"parquet-go", codec.Codec}} {
+			name   string
+			decode func(dst []byte) ([]byte, error)
+		}{
+			{"bounded", func(dst []byte) ([]byte, error) { return decompress(c, dst, enc, len(page)) }},
+			{"parquet-go", func(dst []byte) ([]byte, error) { return codec.Decode(dst, enc) }},
+		} {
 			b.Run(c.String()+"/"+impl.name, func(b *testing.B) {
 				dst := make([]byte, len(page))
 				b.SetBytes(int64(len(page)))
 				b.ReportAllocs()
 				for b.Loop() {
-					if _, err := impl.codec.Decode(dst, enc); err != nil {
+					if _, err := impl.decode(dst); err != nil {
 						b.Fatal(err)
 					}
 				}

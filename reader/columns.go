@@ -193,8 +193,20 @@ func (r *resolver) addLeaf(c *parquet.Column, vt valueType) *leaf {
 	return l
 }
 
+// resolveMember resolves a field of the table or of a struct, or a map's
+// key or value, against column c: such a column repeats only as a list's
+// element does (a footer that calls it repeated would make every row's
+// value a list of them, or null).
+func (r *resolver) resolveMember(f iceberg.NestedField, c *parquet.Column) (*node, error) {
+	if c != nil && c.Repeated() {
+		return nil, r.mismatch(f, c)
+	}
+	return r.resolveField(f, c)
+}
+
 // resolveField resolves one Iceberg field against column c (nil when the
-// file has no column with the field's id).
+// file has no column with the field's id). c may be repeated only as the
+// element of a two-level list; resolveMember refuses it elsewhere.
 func (r *resolver) resolveField(f iceberg.NestedField, c *parquet.Column) (*node, error) {
 	n := &node{key: fieldKey(f.Name)}
 	if _, ok := f.Type.(iceberg.UnknownType); ok || c == nil {
@@ -219,7 +231,7 @@ func (r *resolver) resolveField(f iceberg.NestedField, c *parquet.Column) (*node
 		}
 		n.kind = nodeStruct
 		for _, cf := range t.FieldList {
-			child, err := r.resolveField(cf, r.child(c, cf.ID))
+			child, err := r.resolveMember(cf, r.child(c, cf.ID))
 			if err != nil {
 				return nil, err
 			}
@@ -269,11 +281,11 @@ func (r *resolver) resolveField(f iceberg.NestedField, c *parquet.Column) (*node
 			// Ids are missing inside the map: key and value are positional.
 			kc, vc = kv.Columns()[0], kv.Columns()[1]
 		}
-		kn, err := r.resolveField(t.KeyField(), kc)
+		kn, err := r.resolveMember(t.KeyField(), kc)
 		if err != nil {
 			return nil, err
 		}
-		vn, err := r.resolveField(t.ValueField(), vc)
+		vn, err := r.resolveMember(t.ValueField(), vc)
 		if err != nil {
 			return nil, err
 		}

@@ -3,7 +3,6 @@ package reader
 import (
 	"container/list"
 	"encoding/binary"
-	"fmt"
 	"hash/fnv"
 	"slices"
 	"strconv"
@@ -154,13 +153,6 @@ func (c *DeleteCache) get(key string, kind split.DeleteKind, load func() (any, i
 		}
 		c.mu.Unlock()
 		loaded = true
-		defer func() {
-			// scanRows recovers a panic of the decoding; this keeps any
-			// other one from reaching every waiter as a panic of its own.
-			if r := recover(); r != nil {
-				v, err = nil, fmt.Errorf("%w: %v", ErrCorruptFile, r)
-			}
-		}()
 		v, size, err := load()
 		if err != nil {
 			return nil, err

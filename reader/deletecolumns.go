@@ -121,8 +121,8 @@ func deleteLeaf(r *resolver, root *parquet.Column, path string, schema *iceberg.
 		return nil, err
 	}
 	c := r.findColumn(root, id)
-	if c == nil || !c.Leaf() {
-		return nil, fmt.Errorf("%w: no column with field id %d", ErrCorruptFile, id)
+	if !flatLeaf(c) {
+		return nil, fmt.Errorf("%w: no column with field id %d that holds one value a row", ErrCorruptFile, id)
 	}
 	vt, err := r.valueTypeOf(field, c)
 	if err != nil {

@@ -262,14 +262,21 @@ func readPositionDeletes(fs *watchedIO, d split.DeleteFile, only string) (_ *pos
 // field id, or by its reserved name for writers that left the ids out.
 func deleteColumn(root *parquet.Column, id int, name string) *parquet.Column {
 	for _, c := range root.Columns() {
-		if c.ID() == id && c.Leaf() {
+		if c.ID() == id && flatLeaf(c) {
 			return c
 		}
 	}
-	if c := root.Column(name); c != nil && c.Leaf() {
+	if c := root.Column(name); flatLeaf(c) {
 		return c
 	}
 	return nil
+}
+
+// flatLeaf reports whether c is a leaf column with one entry a row (none
+// under a repeated field, nor repeated itself): the only kind a delete
+// file's columns and an equality key may be.
+func flatLeaf(c *parquet.Column) bool {
+	return c != nil && c.Leaf() && c.MaxRepetitionLevel() == 0
 }
 
 // deletionVector returns the positions of the deletion vector blob that d
@@ -308,7 +315,7 @@ func readDeletionVector(fs *watchedIO, d split.DeleteFile, ref string) (*dv.Roar
 		return nil, fmt.Errorf("describe deletion vector %s: %w: %w", d.Path, ErrCorruptFile, err)
 	}
 	df := b.ReferencedDataFile(ref).ContentOffset(*d.ContentOffset).ContentSizeInBytes(*d.ContentSize).Build()
-	bm, err := dv.ReadDV(fs, df)
+	bm, err := readDV(fs, df)
 	if err != nil {
 		if isNotExist(err) {
 			return nil, fmt.Errorf("read deletion vector %s: %w", d.Path, err)
@@ -318,13 +325,22 @@ func readDeletionVector(fs *watchedIO, d split.DeleteFile, ref string) (*dv.Roar
 	return bm, nil
 }
 
+// readDV reads a deletion vector with iceberg-go (its puffin blob and
+// roaring bitmap), third-party code fed the file's bytes: a panic of its
+// is the file's damage.
+func readDV(fs *watchedIO, df iceberg.DataFile) (bm *dv.RoaringPositionBitmap, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			bm, err = nil, fmt.Errorf("%w: the deletion vector decoder failed: %v", ErrCorruptFile, r)
+		}
+	}()
+	return dv.ReadDV(fs, df)
+}
+
 // scanRows reads every row of pf, whose bytes src holds, through the
 // leaves (flat columns only) and calls row after each row is loaded.
 func scanRows(fs *watchedIO, pf *parquet.File, src io.ReaderAt, leaves []*leaf, row func() error) (err error) {
 	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("%w: %v", ErrCorruptFile, r)
-		}
 		for _, l := range leaves {
 			l.stop()
 		}

@@ -227,8 +227,8 @@ func readEqualityDeletes(fs *watchedIO, d split.DeleteFile, t split.TableSchema)
 			return nil, err
 		}
 		c := r.findColumn(pf.Root(), id)
-		if c == nil || !c.Leaf() {
-			return nil, fmt.Errorf("read equality delete file %s: %w: no column with field id %d", d.Path, ErrCorruptFile, id)
+		if !flatLeaf(c) {
+			return nil, fmt.Errorf("read equality delete file %s: %w: no column with field id %d that holds one value a row", d.Path, ErrCorruptFile, id)
 		}
 		vt, err := r.valueTypeOf(field, c)
 		if err != nil {

@@ -48,7 +48,7 @@ func TestPagesAgainstParquetGo(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := comparePages(data, encodings); err != nil {
+		if err := comparePages(data, data, encodings); err != nil {
 			t.Errorf("%s: %v", f, err)
 		}
 	}
@@ -57,11 +57,11 @@ func TestPagesAgainstParquetGo(t *testing.T) {
 	generated := map[string]int{}
 	for i, g := range pageGens() {
 		g.seed = uint64(i)
-		data, err := g.write()
+		data, oracle, err := g.files()
 		if err != nil {
 			t.Fatalf("%s: write: %v", g, err)
 		}
-		if err := comparePages(data, generated); err != nil {
+		if err := comparePages(data, oracle, generated); err != nil {
 			t.Errorf("%s: %v", g, err)
 		}
 	}
@@ -91,23 +91,31 @@ func FuzzPagesAgainstParquetGo(f *testing.F) {
 	f.Fuzz(func(t *testing.T, which uint16, seed uint64, rows, pageSize uint16) {
 		g := gens[int(which)%len(gens)]
 		g.seed, g.rows, g.pageSize = seed, int(rows%3000), 64+int(pageSize%8192)
-		data, err := g.write()
+		data, oracle, err := g.files()
 		if err != nil {
 			t.Skipf("%s: parquet-go does not write it: %v", g, err)
 		}
-		if err := comparePages(data, nil); err != nil {
+		if err := comparePages(data, oracle, nil); err != nil {
 			t.Fatalf("%s: %v", g, err)
 		}
 	})
 }
 
-// comparePages decodes every page of the Parquet file data both ways and
-// compares them; counted (when not nil) counts the pages by type and
-// encoding.
-func comparePages(data []byte, counted map[string]int) error {
+// comparePages decodes every page of the Parquet file data with
+// parquetpage and every page of oracle, a file of the same rows and row
+// groups (most often data itself), with parquet-go, and compares them;
+// counted (when not nil) counts data's pages by type and encoding.
+func comparePages(data, oracle []byte, counted map[string]int) error {
 	pf, err := parquet.OpenFile(bytes.NewReader(data), int64(len(data)), parquet.SkipPageIndex(true), parquet.SkipBloomFilters(true))
 	if err != nil {
 		return fmt.Errorf("parquet-go opens: %w", err)
+	}
+	of, err := parquet.OpenFile(bytes.NewReader(oracle), int64(len(oracle)), parquet.SkipPageIndex(true), parquet.SkipBloomFilters(true))
+	if err != nil {
+		return fmt.Errorf("parquet-go opens the oracle: %w", err)
+	}
+	if len(of.RowGroups()) != len(pf.RowGroups()) {
+		return fmt.Errorf("%d row groups, the oracle %d", len(pf.RowGroups()), len(of.RowGroups()))
 	}
 	var leaves []*parquet.Column
 	var walk func(c *parquet.Column)
@@ -126,9 +134,9 @@ func comparePages(data []byte, counted map[string]int) error {
 		// each in turn, sharing one scratch, as a stream reads them.
 		var scratch parquetpage.Scratch
 		var chunks []*chunkCheck
-		for i, chunk := range rg.ColumnChunks() {
+		for i := range rg.ColumnChunks() {
 			md := &pf.Metadata().RowGroups[g].Columns[i].MetaData
-			want, err := parquetGoValues(chunk)
+			want, err := parquetGoValues(of.RowGroups()[g].ColumnChunks()[i])
 			if err != nil {
 				return fmt.Errorf("row group %d column %s: parquet-go: %w", g, md.PathInSchema, err)
 			}
@@ -388,6 +396,23 @@ var pageShapes = []struct {
 	{"e_list_of_lists", func(n parquet.Node) parquet.Node {
 		return parquet.Optional(parquet.List(parquet.Optional(parquet.List(parquet.Optional(n)))))
 	}, 2, 5},
+}
+
+// files writes the generated file, and the file parquet-go is to read for
+// the values it holds: the same, but for LZ4_RAW, which parquet-go v0.32.0
+// misreads whenever its decoder outgrows the page buffer it was handed
+// (parquet-go/parquet-go#608, open; Column.decompress keeps the old
+// buffer): for LZ4_RAW the oracle is the same rows written uncompressed.
+func (g pageGen) files() (data, oracle []byte, err error) {
+	if data, err = g.write(); err != nil {
+		return nil, nil, err
+	}
+	if g.codec.CompressionCodec() != format.Lz4Raw {
+		return data, data, nil
+	}
+	g.codec = &parquet.Uncompressed
+	oracle, err = g.write()
+	return data, oracle, err
 }
 
 // write writes the generated file.

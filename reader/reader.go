@@ -304,7 +304,7 @@ func (s *Stream) open(ctx context.Context, sp split.Split) (_ *fileStream, err e
 		}
 	}
 	for _, field := range fields {
-		n, err := res.resolveField(field, res.child(root, field.ID))
+		n, err := res.resolveMember(field, res.child(root, field.ID))
 		if err != nil {
 			return nil, fmt.Errorf("resolve columns: %w", err)
 		}
@@ -395,14 +395,10 @@ func (s *Stream) Run(ctx context.Context, w io.Writer, flush func() error) (err 
 		return ErrStreamUsed
 	}
 	s.used = true
-	defer func() {
-		// A bad file must fail its own stream, not the server, should
-		// anything in the decoding panic on it.
-		if r := recover(); r != nil {
-			err = fmt.Errorf("read data file %s: %w: %v", s.path, ErrCorruptFile, r)
-		}
-		s.publish()
-	}()
+	// A panic here is a bug of the reader's own (third-party decoding is
+	// guarded where it runs): it reaches the handler, which logs its
+	// stack and aborts the stream.
+	defer s.publish()
 
 	// Batches are written by a goroutine of their own, so that decoding
 	// the next batch overlaps writing this one (into a socket the client

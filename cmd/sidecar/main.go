@@ -98,9 +98,6 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 // listens (tests use it with --addr 127.0.0.1:0).
 func serve(ctx context.Context, cfg config, logOut io.Writer, ready chan<- string) error {
 	log := newLogger(cfg.LogFormat, logOut)
-	if err := reader.InstallBoundedCodecs(); err != nil {
-		return err
-	}
 
 	keys, err := split.LoadOrCreateKey(cfg.TokenKeyFile)
 	if err != nil {

@@ -294,6 +294,18 @@ func (r *Reader) nextPage() error {
 	return fmt.Errorf("%w: a page of type %s", ErrCorrupt, h.Type)
 }
 
+// decodeHeader decodes a page header with parquet-go's thrift code, which
+// is third-party code fed the file's bytes: a panic of its is the header's
+// damage.
+func decodeHeader(pr thrift.Reader, h *format.PageHeader) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("the thrift decoder failed: %v", r)
+		}
+	}()
+	return thrift.NewDecoder(pr).Decode(h)
+}
+
 // header decodes the page header at r.pos and consumes it.
 func (r *Reader) header() (*format.PageHeader, error) {
 	h := new(format.PageHeader)
@@ -304,7 +316,7 @@ func (r *Reader) header() (*format.PageHeader, error) {
 		}
 		*h = format.PageHeader{}
 		pr := r.proto.NewReaderFromBytes(b)
-		err = thrift.NewDecoder(pr).Decode(h)
+		err = decodeHeader(pr, h)
 		if err == nil {
 			r.skip(pr.BytesRead())
 			return h, nil

@@ -149,6 +149,14 @@ func TestLevelsAboveTheMaximum(t *testing.T) {
 	if err, _ := readAll(chunk(t, p), col, 1); !errors.Is(err, ErrCorrupt) {
 		t.Errorf("error %v, want ErrCorrupt", err)
 	}
+	// An RLE run's value takes a whole byte whatever the width: with one
+	// bit, 129 is not a level (found by FuzzCorruptParquet: it read as
+	// neither null nor a value).
+	col = Column{Type: format.Int64, MaxDef: 1}
+	p = dataPage(1, format.Plain, append(levels(2, 129), make([]byte, 8)...))
+	if err, _ := readAll(chunk(t, p), col, 1); !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "value 129 does not fit in 1 bits") {
+		t.Errorf("a 1-bit RLE run of 129: error %v, want ErrCorrupt", err)
+	}
 }
 
 // TestChunkValueCount holds a chunk's pages to the footer's value count.

@@ -55,6 +55,11 @@ func (d *rleDecoder) run() error {
 		for i := range size {
 			v |= uint32(d.data[d.pos+i]) << (8 * i)
 		}
+		if d.width < 32 && v>>d.width != 0 {
+			// The value takes whole bytes, but no more bits than the
+			// stream's width: callers rely on no value exceeding it.
+			return fmt.Errorf("%w: an RLE run's value %d does not fit in %d bits", ErrCorrupt, v, d.width)
+		}
 		d.pos += size
 		d.n, d.packed, d.value = n, false, v
 		d.limit -= n

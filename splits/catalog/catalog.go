@@ -164,9 +164,11 @@ func (c *Catalog) Close() error {
 
 // Ping connects to the catalog if it is not connected yet.
 //
-// Once connected, it reports the catalog's last answer: after a table load
-// failed because the catalog did not answer, Ping fails until a load
-// succeeds again, so /readyz says whether the catalog answered recently.
+// Once connected, it reports the last verdict on the catalog and its
+// storage: after a table load failed because the catalog did not answer or
+// refused, or a file open failed because the store did, Ping fails until a
+// table load succeeds again, so /readyz says whether the sidecar could
+// read recently.
 func (c *Catalog) Ping(ctx context.Context) error {
 	if _, err := c.conn.get(ctx); err != nil {
 		return err

@@ -224,6 +224,9 @@ func TestRefusedKeyIsDenied(t *testing.T) {
 	if !errors.Is(err, split.ErrDenied) || !strings.Contains(err.Error(), `catalog "lake"`) {
 		t.Fatalf("read with refused credentials: %v, want ErrDenied naming the catalog", err)
 	}
+	if err := cat.Ping(ctx); !errors.Is(err, split.ErrDenied) {
+		t.Fatalf("Ping after the store refused: %v, want ErrDenied (/readyz follows storage)", err)
+	}
 
 	v.always.Store(false)
 	v.revoke()
@@ -231,6 +234,13 @@ func TestRefusedKeyIsDenied(t *testing.T) {
 	_, err = f.ReadAt(make([]byte, 8), 0)
 	if !errors.Is(err, split.ErrUnavailable) {
 		t.Fatalf("read whose renewal the catalog does not answer: %v, want ErrUnavailable", err)
+	}
+	rc.failLoads.Store(false)
+	if _, err := cat.LoadTable(ctx, demo.Orders); err != nil {
+		t.Fatal(err)
+	}
+	if err := cat.Ping(ctx); err != nil {
+		t.Fatalf("Ping after a load was answered again: %v", err)
 	}
 }
 

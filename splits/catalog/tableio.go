@@ -140,12 +140,18 @@ func renewable(err error) bool {
 }
 
 // classify names the catalog in a storage error and gives it its class
-// (see classify); errors of reading past a file's end stay as they are.
+// (see classify); errors of reading past a file's end stay as they are. A
+// store that refuses or does not answer makes /readyz fail too, until a
+// table load gets an answer again (see Catalog.Ping).
 func (t *tableIO) classify(doing string, err error) error {
 	if err == nil || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
 		return err
 	}
-	return redact(classify(t.c.cfg.Name, doing, err), t.c.secrets)
+	err = redact(classify(t.c.cfg.Name, doing, err), t.c.secrets)
+	if IsDenied(err) || errors.Is(err, split.ErrUnavailable) {
+		t.c.conn.observe(err)
+	}
+	return err
 }
 
 // tableFile is a file of a tableIO. A read the store refuses (credentials
