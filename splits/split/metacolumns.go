@@ -86,6 +86,17 @@ func ParseMetaColumns(names []string) (MetaColumns, error) {
 	return m, nil
 }
 
+// MetaColumnOf is the metadata column of field id, or 0 when id is no
+// metadata column's.
+func MetaColumnOf(id int) MetaColumns {
+	for _, c := range metaColumns {
+		if c.id == id {
+			return c.bit
+		}
+	}
+	return 0
+}
+
 // Has reports whether m holds every column of c.
 func (m MetaColumns) Has(c MetaColumns) bool { return m&c == c }
 

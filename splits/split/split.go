@@ -282,4 +282,8 @@ type TableSchema struct {
 	// NameMapping is the table's schema.name-mapping.default; nil when the
 	// table has none.
 	NameMapping iceberg.NameMapping
+	// PartitionType is the table's partition type, the type of the
+	// _partition metadata column (see MetaColumns.Fields); nil when the
+	// split serves no _partition.
+	PartitionType *iceberg.StructType
 }

@@ -118,15 +118,15 @@ func appendSplit(b []byte, s Split) ([]byte, error) {
 		}
 		b = append(b, '}')
 	}
+	if s.Meta != 0 {
+		b = append(b, `,"mc":`...)
+		b = strconv.AppendUint(b, uint64(s.Meta), 10)
+	}
 	if len(s.Filter) > 0 {
 		b = append(b, `,"r":`...)
 		if b, err = appendRawJSON(b, s.Filter); err != nil {
 			return nil, err
 		}
-	}
-	if s.Meta != 0 {
-		b = append(b, `,"mc":`...)
-		b = strconv.AppendUint(b, uint64(s.Meta), 10)
 	}
 	return append(b, '}'), nil
 }
