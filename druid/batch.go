@@ -1,0 +1,225 @@
+package druid
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"slices"
+)
+
+// MaxPartitionBuckets is the most time chunks one MSQ INSERT or REPLACE
+// writes (Limits.MAX_PARTITION_BUCKETS in the multi-stage-query extension;
+// more fail the statement with TooManyBuckets).
+const MaxPartitionBuckets = 5000
+
+// Part is one interval a REPLACE overwrites, and the rows that replace it:
+// a Source that serves only rows within the interval.
+type Part struct {
+	Interval Interval
+	Source   Source
+}
+
+// Batch is one REPLACE that overwrites several intervals, the body of
+// POST /druid/v2/sql/task.
+type Batch struct {
+	Intervals []Interval
+	Query     string
+	Context   map[string]any
+}
+
+// Batches merges the REPLACEs of parts, sorted and disjoint intervals of
+// one table and datasource, into as few statements as Druid takes, in
+// order. One statement overwrites an OR of aligned intervals (OVERWRITE
+// WHERE: DruidSqlParserUtils.convertQueryToDimFilter reads AND, OR and
+// NOT of comparisons with TIMESTAMP literals, and
+// validateQueryAndConvertToIntervals checks each interval's alignment),
+// and reads the URIs of all of them at once; each statement covers at most
+// MaxPartitionBuckets time chunks and is at most MaxPayloadBytes. An ALL
+// part is a statement of its own. st gives the datasource, PARTITIONED BY
+// and AllowEmpty; its Overwrite is not read.
+func (st Statement) Batches(parts []Part) ([]Batch, error) {
+	if !st.Replace {
+		return nil, fmt.Errorf("%w: only a REPLACE overwrites intervals", ErrInvalid)
+	}
+	buckets := make([]int, len(parts))
+	for i, p := range parts {
+		one := st
+		one.Overwrite = p.Interval
+		if err := one.Check(); err != nil {
+			return nil, err
+		}
+		if i > 0 && !p.Interval.All() && !parts[i-1].Interval.All() && p.Interval.Start.Before(parts[i-1].Interval.End) {
+			return nil, fmt.Errorf("%w: intervals %s and %s are not sorted and disjoint", ErrInvalid, parts[i-1].Interval, p.Interval)
+		}
+		buckets[i] = st.PartitionedBy.chunks(p.Interval)
+	}
+	var out []Batch
+	for i := 0; i < len(parts); {
+		// The most parts from i one statement takes: a statement only
+		// grows with each part, so the first that does not fit ends it.
+		var last Batch
+		fits := func(n int) (bool, error) {
+			total := 0
+			for j := i; j < i+n; j++ {
+				if n > 1 && parts[j].Interval.All() {
+					return false, nil
+				}
+				total += buckets[j]
+			}
+			if n > 1 && total > MaxPartitionBuckets {
+				return false, nil
+			}
+			b, err := st.batch(parts[i : i+n])
+			if err != nil {
+				return false, err
+			}
+			if n > 1 && len(b.Query) > MaxPayloadBytes {
+				return false, nil
+			}
+			last = b
+			return true, nil
+		}
+		lo, hi := 1, 1 // parts[i:i+lo] fit; parts[i:i+hi+1] is the next to try
+		if _, err := fits(1); err != nil {
+			return nil, err
+		}
+		good := last
+		for step := 1; ; step *= 2 {
+			n := min(lo+step, len(parts)-i)
+			if n == lo {
+				break
+			}
+			ok, err := fits(n)
+			if err != nil {
+				return nil, err
+			}
+			if !ok {
+				hi = n
+				break
+			}
+			lo, good = n, last
+		}
+		for hi > lo+1 {
+			mid := (lo + hi) / 2
+			ok, err := fits(mid)
+			if err != nil {
+				return nil, err
+			}
+			if ok {
+				lo, good = mid, last
+			} else {
+				hi = mid
+			}
+		}
+		if err := checkPayload("statement", len(good.Query)); err != nil {
+			return nil, err
+		}
+		out = append(out, good)
+		i += lo
+	}
+	return out, nil
+}
+
+// batch renders one REPLACE of the parts.
+func (st Statement) batch(parts []Part) (Batch, error) {
+	src, err := union(parts)
+	if err != nil {
+		return Batch{}, err
+	}
+	b := Batch{}
+	for _, p := range parts {
+		if !p.Interval.All() {
+			b.Intervals = append(b.Intervals, p.Interval)
+		}
+	}
+	if b.Query, err = st.render(b.Intervals, src); err != nil {
+		return Batch{}, err
+	}
+	if len(b.Intervals) == 0 {
+		b.Intervals = []Interval{{}}
+	}
+	b.Context = st.Context(src)
+	return b, nil
+}
+
+// union is the source that reads every part's rows: their http
+// inputSources' URIs in one list. The parts must be of one table, read
+// alike (same columns, format and inputSource properties but the URIs). A
+// part without rows adds none; when no part has any, the first part's
+// empty stand-in is the source.
+func union(parts []Part) (Source, error) {
+	var read []Source
+	for _, p := range parts {
+		if !p.Source.empty {
+			read = append(read, p.Source)
+		}
+	}
+	switch len(read) {
+	case 0:
+		return parts[0].Source, nil
+	case 1:
+		return read[0], nil
+	}
+	first := read[0]
+	var uris []json.RawMessage
+	var props map[string]json.RawMessage
+	for i, s := range read {
+		if s.TimeField.Name != first.TimeField.Name || s.Encoding != first.Encoding || !sameColumns(s, first) {
+			return Source{}, fmt.Errorf("%w: the parts of one statement read different columns", ErrInvalid)
+		}
+		f1, _ := json.Marshal(s.InputFormat)
+		f0, _ := json.Marshal(first.InputFormat)
+		if !bytes.Equal(f1, f0) {
+			return Source{}, fmt.Errorf("%w: the parts of one statement read different formats (%s, %s)", ErrInvalid, f0, f1)
+		}
+		raw, err := json.Marshal(s.InputSource)
+		if err != nil {
+			return Source{}, fmt.Errorf("encode inputSource: %w", err)
+		}
+		var m map[string]json.RawMessage
+		if err := json.Unmarshal(raw, &m); err != nil {
+			return Source{}, fmt.Errorf("%w: inputSource %s is not an object", ErrInvalid, raw)
+		}
+		var these []json.RawMessage
+		if err := json.Unmarshal(m["uris"], &these); err != nil || string(m["type"]) != `"http"` {
+			return Source{}, fmt.Errorf("%w: only http inputSources are merged", ErrInvalid)
+		}
+		uris = append(uris, these...)
+		delete(m, "uris")
+		if i == 0 {
+			props = m
+			continue
+		}
+		a, _ := json.Marshal(m)
+		b, _ := json.Marshal(props)
+		if !bytes.Equal(a, b) {
+			return Source{}, fmt.Errorf("%w: the parts of one statement read http inputSources of different properties", ErrInvalid)
+		}
+	}
+	merged := make(map[string]any, len(props)+1)
+	for k, v := range props {
+		merged[k] = v
+	}
+	merged["uris"] = uris
+	out := first
+	out.InputSource, out.URIs = merged, len(uris)
+	return out, nil
+}
+
+func sameColumns(a, b Source) bool {
+	ca, cb := a.Columns(), b.Columns()
+	return slices.EqualFunc(ca, cb, func(x, y Column) bool { return x.Name == y.Name && x.Extern == y.Extern })
+}
+
+// chunks counts the granularity's time chunks in iv, up to one more than
+// MaxPartitionBuckets; ALL is one.
+func (g Granularity) chunks(iv Interval) int {
+	if iv.All() || g == GranularityAll {
+		return 1
+	}
+	n := 0
+	for at := g.Floor(iv.Start); at.Before(iv.End) && n <= MaxPartitionBuckets; at = g.Next(at) {
+		n++
+	}
+	return n
+}
