@@ -3,6 +3,7 @@ package druid
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 )
@@ -29,7 +30,8 @@ type Batch struct {
 
 // Batches merges the REPLACEs of parts, sorted and disjoint intervals of
 // one table and datasource, into as few statements as Druid takes, in
-// order. One statement overwrites an OR of aligned intervals (OVERWRITE
+// order. Parts read alike (one format, one set of columns) share a
+// statement; one statement overwrites an OR of aligned intervals (OVERWRITE
 // WHERE: DruidSqlParserUtils.convertQueryToDimFilter reads AND, OR and
 // NOT of comparisons with TIMESTAMP literals, and
 // validateQueryAndConvertToIntervals checks each interval's alignment),
@@ -70,6 +72,9 @@ func (st Statement) Batches(parts []Part) ([]Batch, error) {
 				return false, nil
 			}
 			b, err := st.batch(parts[i : i+n])
+			if n > 1 && errors.Is(err, errApart) {
+				return false, nil
+			}
 			if err != nil {
 				return false, err
 			}
@@ -142,11 +147,15 @@ func (st Statement) batch(parts []Part) (Batch, error) {
 	return b, nil
 }
 
+// errApart: parts that one statement cannot read together (mode=auto
+// serves one interval as raw Parquet files, another on the row path).
+var errApart = errors.New("the parts are read differently")
+
 // union is the source that reads every part's rows: their http
-// inputSources' URIs in one list. The parts must be of one table, read
-// alike (same columns, format and inputSource properties but the URIs). A
-// part without rows adds none; when no part has any, the first part's
-// empty stand-in is the source.
+// inputSources' URIs in one list. Parts read otherwise (other columns,
+// format or inputSource properties than the URIs) are errApart. A part
+// without rows adds none; when no part has any, the first part's empty
+// stand-in is the source.
 func union(parts []Part) (Source, error) {
 	var read []Source
 	for _, p := range parts {
@@ -165,12 +174,12 @@ func union(parts []Part) (Source, error) {
 	var props map[string]json.RawMessage
 	for i, s := range read {
 		if s.TimeField.Name != first.TimeField.Name || s.Encoding != first.Encoding || !sameColumns(s, first) {
-			return Source{}, fmt.Errorf("%w: the parts of one statement read different columns", ErrInvalid)
+			return Source{}, fmt.Errorf("%w: other columns", errApart)
 		}
 		f1, _ := json.Marshal(s.InputFormat)
 		f0, _ := json.Marshal(first.InputFormat)
 		if !bytes.Equal(f1, f0) {
-			return Source{}, fmt.Errorf("%w: the parts of one statement read different formats (%s, %s)", ErrInvalid, f0, f1)
+			return Source{}, fmt.Errorf("%w: formats %s and %s", errApart, f0, f1)
 		}
 		raw, err := json.Marshal(s.InputSource)
 		if err != nil {
@@ -182,7 +191,7 @@ func union(parts []Part) (Source, error) {
 		}
 		var these []json.RawMessage
 		if err := json.Unmarshal(m["uris"], &these); err != nil || string(m["type"]) != `"http"` {
-			return Source{}, fmt.Errorf("%w: only http inputSources are merged", ErrInvalid)
+			return Source{}, fmt.Errorf("%w: only http inputSources are merged", errApart)
 		}
 		uris = append(uris, these...)
 		delete(m, "uris")
@@ -193,7 +202,7 @@ func union(parts []Part) (Source, error) {
 		a, _ := json.Marshal(m)
 		b, _ := json.Marshal(props)
 		if !bytes.Equal(a, b) {
-			return Source{}, fmt.Errorf("%w: the parts of one statement read http inputSources of different properties", ErrInvalid)
+			return Source{}, fmt.Errorf("%w: http inputSources of other properties", errApart)
 		}
 	}
 	merged := make(map[string]any, len(props)+1)

@@ -117,8 +117,8 @@ func TestBatches(t *testing.T) {
 }
 
 // TestBatchesBounds: a statement covers at most 5,000 time chunks; an
-// interval too large alone is refused; parts of different columns or
-// out of order are refused; ALL is alone.
+// interval too large alone is refused; parts read otherwise are apart;
+// parts out of order are refused; ALL is alone.
 func TestBatchesBounds(t *testing.T) {
 	t.Parallel()
 	base := "http://sidecar:8080"
@@ -138,13 +138,29 @@ func TestBatchesBounds(t *testing.T) {
 	}
 
 	day := druid.Statement{Replace: true, DataSource: "ds", PartitionedBy: druid.GranularityDay}
-	if _, err := day.Batches(dayParts(base, 1, 400)); !errors.Is(err, druid.ErrTooLarge) {
+	big := dayParts(base, 1, 400)
+	_, err = day.Batches(big)
+	var tooLarge *druid.TooLargeError
+	if !errors.Is(err, druid.ErrTooLarge) || !errors.As(err, &tooLarge) {
 		t.Fatalf("one interval of 400 URIs: %v", err)
 	}
-	mixed := dayParts(base, 2, 1)
-	mixed[1].Source.Fields = mixed[1].Source.Fields[:1]
-	if _, err := day.Batches(mixed); !errors.Is(err, druid.ErrInvalid) {
-		t.Fatalf("different columns: %v", err)
+	// FitURIs says how many URIs fit: so many do, twice as many do not.
+	n, ok := big[0].Source.FitURIs(tooLarge.Size)
+	if !ok || n < 100 || n > 200 {
+		t.Fatalf("FitURIs: %d %v", n, ok)
+	}
+	if _, err := day.Batches(dayParts(base, 1, n)); err != nil {
+		t.Fatalf("%d URIs: %v", n, err)
+	}
+	if _, err := day.Batches(dayParts(base, 1, 2*n)); !errors.Is(err, druid.ErrTooLarge) {
+		t.Fatalf("%d URIs: %v", 2*n, err)
+	}
+	// Intervals read otherwise (raw Parquet files for one, the row path
+	// for the next) are statements apart.
+	mixed := dayParts(base, 3, 1)
+	mixed[1].Source.InputFormat = map[string]any{"type": "parquet"}
+	if b, err := day.Batches(mixed); err != nil || len(b) != 3 {
+		t.Fatalf("json, parquet, json: %v, %d statements", err, len(b))
 	}
 	back := dayParts(base, 2, 1)
 	back[0], back[1] = back[1], back[0]
@@ -161,4 +177,57 @@ func TestBatchesBounds(t *testing.T) {
 	if _, err := (druid.Statement{DataSource: "ds", PartitionedBy: druid.GranularityDay}).Batches(parts[:1]); !errors.Is(err, druid.ErrInvalid) {
 		t.Fatalf("an INSERT: %v", err)
 	}
+}
+
+// TestPayloadBound: the largest statement the generators write fits the
+// Kubernetes task runner's TASK_JSON as the model of it computes the
+// controller task's payload, and twice that does not: the bound is
+// neither loose nor needlessly tight.
+func TestPayloadBound(t *testing.T) {
+	srv := rowServer(t)
+	st := druid.Statement{Replace: true, DataSource: "ds", PartitionedBy: druid.GranularityDay, AllowEmpty: true}
+	var largest druid.Batch
+	for n := 1; ; n++ {
+		parts := dayParts(srv.URL, 1, n)
+		b, err := st.Batches(parts)
+		if errors.Is(err, druid.ErrTooLarge) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		largest = b[0]
+	}
+	if len(largest.Query) < druid.MaxPayloadBytes*9/10 {
+		t.Fatalf("the largest statement is %d bytes", len(largest.Query))
+	}
+	s := druidsim.NewServer()
+	s.Client, s.Runner = srv.Client(), druidsim.RunnerKubernetes
+	api := httptest.NewServer(s)
+	defer api.Close()
+	submit := func(query string) string {
+		body := fmt.Sprintf(`{"query":%q,"context":{"sqlTimeZone":"UTC","failOnEmptyInsert":false}}`, query)
+		resp, err := http.Post(api.URL+"/druid/v2/sql/task", "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return fmt.Sprintf("query-%04d", len(s.Submitted()))
+	}
+	submit(largest.Query)
+	if errs := s.Errors(); len(errs) != 0 {
+		t.Fatalf("the largest statement: %v", errs)
+	}
+	// Twice the URIs (and still valid SQL) is past what TASK_JSON holds.
+	doubled := strings.Replace(largest.Query, `"uris":[`, `"uris":[`+urisOf(largest.Query)+`,`, 1)
+	submit(doubled)
+	if errs := s.Errors(); len(errs) != 1 || !strings.Contains(errs[0].Error(), "TASK_JSON") {
+		t.Fatalf("twice the URIs: %v", errs)
+	}
+}
+
+// urisOf is the body of the first uris list of a statement's EXTERN.
+func urisOf(query string) string {
+	i := strings.Index(query, `"uris":[`) + len(`"uris":[`)
+	return query[i : i+strings.Index(query[i:], "]")]
 }

@@ -1,6 +1,7 @@
 package druid
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 )
@@ -28,15 +29,61 @@ import (
 const MaxPayloadBytes = 40 << 10
 
 // ErrTooLarge: a generated statement or task would be larger than
-// MaxPayloadBytes, and no packing of the plan's splits makes it smaller.
+// MaxPayloadBytes. The error is a *TooLargeError.
 var ErrTooLarge = errors.New("larger than Druid's task runners take")
+
+// TooLargeError is a statement or task larger than MaxPayloadBytes.
+type TooLargeError struct {
+	// What was generated: a statement or a task.
+	What string
+	// Size is its length in bytes.
+	Size int
+}
+
+func (e *TooLargeError) Error() string {
+	return fmt.Sprintf("%s: the %s is %d bytes, more than the %d bytes a generated task may be (Kubernetes' TASK_JSON "+
+		"environment variable holds 127 KiB compressed, an MSQ controller task twice its statement): select fewer columns",
+		ErrTooLarge, e.What, e.Size, MaxPayloadBytes)
+}
+
+// Is makes errors.Is(err, ErrTooLarge) hold.
+func (e *TooLargeError) Is(target error) bool { return target == ErrTooLarge }
 
 // checkPayload refuses a statement or task of n bytes above the bound.
 func checkPayload(what string, n int) error {
 	if n <= MaxPayloadBytes {
 		return nil
 	}
-	return fmt.Errorf("%w: the %s is %d bytes, more than the %d bytes a generated task may be (Kubernetes' TASK_JSON "+
-		"environment variable holds 127 KiB compressed, an MSQ controller task twice its statement): select fewer columns",
-		ErrTooLarge, what, n, MaxPayloadBytes)
+	return &TooLargeError{What: what, Size: n}
+}
+
+// FitURIs is how many URIs a statement or task over s may read to stay
+// within MaxPayloadBytes, when over s it is size bytes: what the bound
+// leaves beside everything but the URIs, in URIs of their mean length. ok
+// is false when fewer URIs would not bring it within the bound.
+func (s Source) FitURIs(size int) (n int, ok bool) {
+	if s.URIs == 0 {
+		return 0, false
+	}
+	raw, err := json.Marshal(s.InputSource)
+	if err != nil {
+		return 0, false
+	}
+	var in struct {
+		URIs []json.RawMessage `json:"uris"`
+	}
+	if json.Unmarshal(raw, &in) != nil || len(in.URIs) == 0 {
+		return 0, false
+	}
+	uriBytes := 0
+	for _, u := range in.URIs {
+		uriBytes += len(u) + 1
+	}
+	room := MaxPayloadBytes - (size - uriBytes)
+	// A tenth to spare: the URIs of another packing differ in length.
+	n = room * 9 / 10 * len(in.URIs) / uriBytes
+	if n < 1 || n >= len(in.URIs) {
+		return 0, false
+	}
+	return n, true
 }

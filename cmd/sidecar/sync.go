@@ -354,7 +354,9 @@ func (s *syncer) status(ctx context.Context, id string) (state, msg string, err 
 	if err != nil {
 		return "", "", err
 	}
-	if status == http.StatusNotFound {
+	if status == http.StatusNotFound || status == http.StatusBadRequest && strings.HasPrefix(string(body), "Cannot find any task with id") {
+		// The Overlord's TaskResourceFilter refuses a task it does not
+		// hold with 400.
 		return "LOST", "Druid does not know the task", nil
 	}
 	if status != http.StatusOK {
