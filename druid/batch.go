@@ -1,11 +1,9 @@
 package druid
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 )
 
 // MaxPartitionBuckets is the most time chunks one MSQ INSERT or REPLACE
@@ -55,6 +53,7 @@ func (st Statement) Batches(parts []Part) ([]Batch, error) {
 		}
 		buckets[i] = st.PartitionedBy.chunks(p.Interval)
 	}
+	rs := reads(parts)
 	var out []Batch
 	for i := 0; i < len(parts); {
 		// The most parts from i one statement takes: a statement only
@@ -71,7 +70,7 @@ func (st Statement) Batches(parts []Part) ([]Batch, error) {
 			if n > 1 && total > MaxPartitionBuckets {
 				return false, nil
 			}
-			b, err := st.batch(parts[i : i+n])
+			b, err := st.batch(parts[i:i+n], rs[i:i+n])
 			if n > 1 && errors.Is(err, errApart) {
 				return false, nil
 			}
@@ -126,8 +125,8 @@ func (st Statement) Batches(parts []Part) ([]Batch, error) {
 }
 
 // batch renders one REPLACE of the parts.
-func (st Statement) batch(parts []Part) (Batch, error) {
-	src, err := union(parts)
+func (st Statement) batch(parts []Part, reads []read) (Batch, error) {
+	src, err := union(parts, reads)
 	if err != nil {
 		return Batch{}, err
 	}
@@ -151,73 +150,92 @@ func (st Statement) batch(parts []Part) (Batch, error) {
 // serves one interval as raw Parquet files, another on the row path).
 var errApart = errors.New("the parts are read differently")
 
+// read is how a part's rows are read, decoded once for all the
+// statements it may join: its http inputSource's URIs, and what must be
+// the same for two parts to share a statement (the inputSource's other
+// properties, the format, the columns).
+type read struct {
+	empty bool
+	uris  []json.RawMessage
+	props map[string]json.RawMessage
+	alike string
+	err   error
+}
+
+// reads decodes every part's source.
+func reads(parts []Part) []read {
+	out := make([]read, len(parts))
+	for i, p := range parts {
+		s := p.Source
+		if s.empty {
+			out[i].empty = true
+			continue
+		}
+		raw, err := json.Marshal(s.InputSource)
+		if err != nil {
+			out[i].err = fmt.Errorf("encode inputSource: %w", err)
+			continue
+		}
+		var m map[string]json.RawMessage
+		if json.Unmarshal(raw, &m) != nil || json.Unmarshal(m["uris"], &out[i].uris) != nil || string(m["type"]) != `"http"` {
+			out[i].err = fmt.Errorf("%w: only http inputSources are merged", errApart)
+			continue
+		}
+		delete(m, "uris")
+		props, _ := json.Marshal(m)
+		format, _ := json.Marshal(s.InputFormat)
+		var cols []string
+		for _, c := range s.Columns() {
+			cols = append(cols, c.Name+" "+c.Extern)
+		}
+		alike, _ := json.Marshal([]any{props, format, cols, s.TimeField.Name, s.Encoding})
+		out[i].props, out[i].alike = m, string(alike)
+	}
+	return out
+}
+
 // union is the source that reads every part's rows: their http
 // inputSources' URIs in one list. Parts read otherwise (other columns,
 // format or inputSource properties than the URIs) are errApart. A part
 // without rows adds none; when no part has any, the first part's empty
 // stand-in is the source.
-func union(parts []Part) (Source, error) {
-	var read []Source
-	for _, p := range parts {
-		if !p.Source.empty {
-			read = append(read, p.Source)
-		}
-	}
-	switch len(read) {
-	case 0:
-		return parts[0].Source, nil
-	case 1:
-		return read[0], nil
-	}
-	first := read[0]
-	var uris []json.RawMessage
-	var props map[string]json.RawMessage
-	for i, s := range read {
-		if s.TimeField.Name != first.TimeField.Name || s.Encoding != first.Encoding || !sameColumns(s, first) {
-			return Source{}, fmt.Errorf("%w: other columns", errApart)
-		}
-		f1, _ := json.Marshal(s.InputFormat)
-		f0, _ := json.Marshal(first.InputFormat)
-		if !bytes.Equal(f1, f0) {
-			return Source{}, fmt.Errorf("%w: formats %s and %s", errApart, f0, f1)
-		}
-		raw, err := json.Marshal(s.InputSource)
-		if err != nil {
-			return Source{}, fmt.Errorf("encode inputSource: %w", err)
-		}
-		var m map[string]json.RawMessage
-		if err := json.Unmarshal(raw, &m); err != nil {
-			return Source{}, fmt.Errorf("%w: inputSource %s is not an object", ErrInvalid, raw)
-		}
-		var these []json.RawMessage
-		if err := json.Unmarshal(m["uris"], &these); err != nil || string(m["type"]) != `"http"` {
-			return Source{}, fmt.Errorf("%w: only http inputSources are merged", errApart)
-		}
-		uris = append(uris, these...)
-		delete(m, "uris")
-		if i == 0 {
-			props = m
+func union(parts []Part, rs []read) (Source, error) {
+	first := -1
+	n := 0
+	for i, r := range rs {
+		switch {
+		case r.empty:
 			continue
+		case r.err != nil:
+			if len(parts) > 1 {
+				return Source{}, r.err
+			}
+		case first >= 0 && r.alike != rs[first].alike:
+			return Source{}, fmt.Errorf("%w: %s and %s", errApart, parts[first].Interval, parts[i].Interval)
 		}
-		a, _ := json.Marshal(m)
-		b, _ := json.Marshal(props)
-		if !bytes.Equal(a, b) {
-			return Source{}, fmt.Errorf("%w: http inputSources of other properties", errApart)
+		if first < 0 {
+			first = i
 		}
+		n++
 	}
-	merged := make(map[string]any, len(props)+1)
-	for k, v := range props {
+	switch {
+	case first < 0:
+		return parts[0].Source, nil
+	case n == 1:
+		return parts[first].Source, nil
+	}
+	var uris []json.RawMessage
+	for _, r := range rs {
+		uris = append(uris, r.uris...)
+	}
+	merged := make(map[string]any, len(rs[first].props)+1)
+	for k, v := range rs[first].props {
 		merged[k] = v
 	}
 	merged["uris"] = uris
-	out := first
+	out := parts[first].Source
 	out.InputSource, out.URIs = merged, len(uris)
 	return out, nil
-}
-
-func sameColumns(a, b Source) bool {
-	ca, cb := a.Columns(), b.Columns()
-	return slices.EqualFunc(ca, cb, func(x, y Column) bool { return x.Name == y.Name && x.Extern == y.Extern })
 }
 
 // chunks counts the granularity's time chunks in iv, up to one more than
