@@ -767,3 +767,37 @@ func TestCoalesce(t *testing.T) {
 		t.Fatalf("with ALL: %v", all)
 	}
 }
+
+// TestSyncCompaction: compacting a table with deletes (a replace snapshot:
+// its files rewritten with the deletes applied, its rows the same) is no
+// change. Sync submits no REPLACE for it, moves the checkpoint, and Druid
+// still holds the table's rows.
+func TestSyncCompaction(t *testing.T) {
+	e := newSyncEnv(t)
+	h := threeDayTable(t, e, "compacted")
+	p := syncPair{Table: "sync.compacted", DataSource: "compacted", TimeColumn: "ts", Granularity: "DAY", Mode: "auto"}
+	if err := e.sync(p); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Delete(e.ctx, table.WriteModeMergeOnRead, 1, 4); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.sync(p); err != nil {
+		t.Fatal(err)
+	}
+	e.matches(t, h.Table(), p, "after the deletes")
+	if err := h.Compact(e.ctx); err != nil {
+		t.Fatal(err)
+	}
+	n := len(e.druid.Submitted())
+	if err := e.sync(p); err != nil {
+		t.Fatal(err)
+	}
+	if got := e.druid.Submitted()[n:]; len(got) != 0 {
+		t.Fatalf("a compaction submitted %d statements: %s", len(got), got[0].Query)
+	}
+	if cp := e.state(t, "compacted"); *cp.SnapshotID != h.Table().CurrentSnapshot().SnapshotID {
+		t.Fatalf("the checkpoint is %d, not the compaction's snapshot", *cp.SnapshotID)
+	}
+	e.matches(t, h.Table(), p, "after the compaction")
+}
