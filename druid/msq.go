@@ -124,9 +124,15 @@ func (st Statement) render(intervals []Interval, src Source) (string, error) {
 		Type string `json:"type"`
 	}
 	var sig []sigColumn
-	var selects []string
 	for _, c := range src.Columns() {
 		sig = append(sig, sigColumn{Name: c.Name, Type: c.Extern})
+	}
+	outputs, err := src.outputs()
+	if err != nil {
+		return "", err
+	}
+	selects := []string{src.timeExpr() + ` AS "__time"`}
+	for _, c := range outputs {
 		selects = append(selects, c.Select())
 	}
 	signature, err := json.Marshal(sig)
@@ -144,7 +150,7 @@ func (st Statement) render(intervals []Interval, src Source) (string, error) {
 	} else {
 		b.WriteString("INSERT INTO " + Ident(st.DataSource))
 	}
-	b.WriteString("\nSELECT\n  " + src.timeExpr() + ` AS "__time",` + "\n  ")
+	b.WriteString("\nSELECT\n  ")
 	b.WriteString(strings.Join(selects, ",\n  "))
 	b.WriteString("\nFROM TABLE(\n  EXTERN(\n    ")
 	b.WriteString(String(string(srcJSON)) + ",\n    ")

@@ -63,8 +63,12 @@ func (t Task) spec(src Source) (map[string]any, error) {
 		granularitySpec["intervals"] = []string{t.Interval.String()}
 		ioConfig["dropExisting"] = true
 	}
+	outputs, err := src.outputs()
+	if err != nil {
+		return nil, err
+	}
 	var dims []map[string]any
-	for _, c := range src.Columns() {
+	for _, c := range outputs {
 		dims = append(dims, map[string]any{"type": c.Dimension, "name": c.Name})
 	}
 	return map[string]any{

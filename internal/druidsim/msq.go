@@ -68,6 +68,15 @@ func (d *Druid) ExecSQL(ctx context.Context, query string, queryContext map[stri
 		}
 		types[c.Name] = c.Type
 	}
+	// MSQTaskSqlEngine.validateNoDuplicateAliases: every output name once,
+	// __time too (a column named __time beside the time expression).
+	aliases := map[string]bool{}
+	for _, it := range st.items {
+		if aliases[it.name] {
+			return fmt.Errorf("Duplicate field in SELECT: [%s]", it.name)
+		}
+		aliases[it.name] = true
+	}
 	outTypes := map[string]string{}
 	timeItem := -1
 	for i, it := range st.items {

@@ -258,3 +258,29 @@ func TestTooManyBuckets(t *testing.T) {
 		t.Fatal(fmt.Sprint(n, " rows"))
 	}
 }
+
+// TestReservedTimeName: __time is Druid's time column. MSQ refuses a
+// second __time in the SELECT list (validateNoDuplicateAliases); native
+// ingestion a __time dimension that is not the first, long-typed one
+// (DataSchema.computeAndValidateOutputFieldNames).
+func TestReservedTimeName(t *testing.T) {
+	d := New()
+	dup := stmtOver(inline(row(day1, "a")), `[{"name":"t","type":"long"},{"name":"v","type":"string"}]`, `INSERT INTO "ds"`,
+		`MILLIS_TO_TIMESTAMP("t") AS "__time", "v" AS "__time"`, "", "DAY")
+	if err := d.ExecSQL(t.Context(), dup, utc); err == nil || !strings.Contains(err.Error(), "Duplicate field in SELECT: [__time]") {
+		t.Fatalf("a second __time: %v", err)
+	}
+	for _, tc := range []struct {
+		dims []any
+		want string
+	}{
+		{[]any{map[string]any{"type": "long", "name": "__time"}, "v"}, ""},
+		{[]any{"v", map[string]any{"type": "long", "name": "__time"}}, "at position[1]"},
+		{[]any{map[string]any{"type": "string", "name": "__time"}}, "Type must be 'long'"},
+	} {
+		err := d.ExecTask(t.Context(), taskSpec(nil, false, `"DAY"`, tc.dims, row(day1, "a")))
+		if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
+			t.Errorf("dimensions %v: %v, want %q", tc.dims, err, tc.want)
+		}
+	}
+}
