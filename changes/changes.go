@@ -12,10 +12,11 @@ import (
 	"time"
 
 	"github.com/apache/iceberg-go"
-	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
+
 	"github.com/druidiceberg/sidecar/druid"
 	"github.com/druidiceberg/sidecar/splits"
+	"github.com/druidiceberg/sidecar/splits/split"
 )
 
 // Planner is what a Differ needs of the planner: the table, a snapshot's
@@ -31,14 +32,13 @@ type Planner interface {
 // Differ finds changed intervals in the tables of one catalog.
 type Differ struct {
 	planner Planner
-	// fsys reads delete files when their metadata does not tell where
-	// their rows lie.
-	fsys icebergio.IO
 }
 
-// New returns a Differ that plans with planner and reads files with fsys.
-func New(planner Planner, fsys icebergio.IO) *Differ {
-	return &Differ{planner: planner, fsys: fsys}
+// New returns a Differ that plans with planner. It reads delete files,
+// when their metadata does not tell where their rows lie, through the
+// FileIO of the table the planner loads.
+func New(planner Planner) *Differ {
+	return &Differ{planner: planner}
 }
 
 // Target scans the target snapshot of res, from the scan tasks the diff
@@ -73,7 +73,7 @@ const (
 var reasonOrder = []Reason{ReasonInitialLoad, ReasonSchemaChanged, ReasonDataAdded, ReasonDataRemoved,
 	ReasonPositionDeletes, ReasonEqualityDeletes, ReasonRequested}
 
-// Change is one time interval whose rows fileDiff between two snapshots, or,
+// Change is one time interval whose rows differ between two snapshots, or,
 // with All, the whole time line.
 type Change struct {
 	// All means every interval: nothing in the metadata bounds the change,
@@ -146,7 +146,7 @@ type Result struct {
 	Target []table.FileScanTask
 }
 
-// Changes finds the time intervals whose rows fileDiff between two snapshots,
+// Changes finds the time intervals whose rows differ between two snapshots,
 // from metadata first.
 //
 // Both snapshots are planned with iceberg-go (PlanFiles, whose
@@ -232,7 +232,11 @@ func (df *Differ) Changes(ctx context.Context, req Request) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	d := &fileDiff{meta: tbl.Metadata(), field: field, col: col, c: c, deletes: newDeleteReader(df.fsys, tbl.Metadata())}
+	fsys, err := tbl.FS(ctx)
+	if err != nil {
+		return Result{}, fmt.Errorf("read the files of %s: %w", req.Table, err)
+	}
+	d := &fileDiff{meta: tbl.Metadata(), field: field, col: col, c: c, deletes: newDeleteReader(fsys, tbl.Metadata())}
 	for _, r := range rewritesAside(tbl, from, to) {
 		tasks, err := df.diff(ctx, tbl, req.Table, d, r.from, r.to)
 		if err != nil {
@@ -342,7 +346,7 @@ func TimeField(schema *iceberg.Schema, name string) (iceberg.NestedField, error)
 	}
 	i := slices.IndexFunc(schema.Fields(), func(f iceberg.NestedField) bool { return f.Name == name })
 	if i < 0 {
-		return iceberg.NestedField{}, fmt.Errorf("%w: timeColumn %s is not a top-level column of the table", splits.ErrBadRequest, splits.Quote(name))
+		return iceberg.NestedField{}, fmt.Errorf("%w: timeColumn %s is not a top-level column of the table", splits.ErrBadRequest, split.Quote(name))
 	}
 	f := schema.Fields()[i]
 	if !splits.IsTimeType(f.Type) {

@@ -23,18 +23,20 @@ import (
 
 	"github.com/druidiceberg/sidecar/druid"
 	"github.com/druidiceberg/sidecar/internal/icewrite"
-	"github.com/druidiceberg/sidecar/internal/storage"
 	"github.com/druidiceberg/sidecar/internal/tablegen"
 	"github.com/druidiceberg/sidecar/splits"
+	"github.com/druidiceberg/sidecar/splits/catalog"
 	"github.com/druidiceberg/sidecar/splits/split"
 )
 
 // changesEnv is a local warehouse with a planner over it.
 type changesEnv struct {
-	ctx context.Context
-	cat *hadoop.Catalog
-	d   *Differ
-	n   int
+	ctx    context.Context
+	cat    *hadoop.Catalog
+	dir    string
+	signer *split.Signer
+	d      *Differ
+	n      int
 }
 
 func newChangesEnv(t *testing.T) *changesEnv {
@@ -45,12 +47,24 @@ func newChangesEnv(t *testing.T) *changesEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fsys := storage.New(nil, nil)
-	p, err := splits.NewPlanner(splits.CatalogConfig{Type: "local", Warehouse: dir}, fsys, signer)
+	e := &changesEnv{ctx: context.Background(), cat: cat, dir: dir, signer: signer}
+	e.d = e.differ(t)
+	return e
+}
+
+// differ is a Differ over the environment's warehouse whose tables open
+// their files through wrap, when given.
+func (e *changesEnv) differ(t *testing.T, wrap ...func(icebergio.IO) icebergio.IO) *Differ {
+	t.Helper()
+	var opts []catalog.Option
+	for _, w := range wrap {
+		opts = append(opts, catalog.WithFileIOWrapper(w))
+	}
+	p, err := splits.NewPlanner(testcatalog.Sidecar(t, catalog.Config{Type: "local", Warehouse: e.dir}, opts...), e.signer)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &changesEnv{ctx: context.Background(), cat: cat, d: New(p, fsys)}
+	return New(p)
 }
 
 // history creates a table to drive step by step.
@@ -267,15 +281,19 @@ func TestChangesPositionalDeleteNamesOtherFiles(t *testing.T) {
 func TestChangesDeleteFileStoreFails(t *testing.T) {
 	e := newChangesEnv(t)
 	req, day, paths := spannedPositionalDelete(t, e)
-	failing := failingOpen{IO: e.d.fsys, suffix: "/pos.parquet", err: &net.OpError{Op: "read", Net: "tcp", Err: syscall.ECONNRESET}}
-	_, err := New(e.d.planner, failing).Changes(e.ctx, req)
-	if err == nil || !storage.IsTransient(err) {
+	failing := func(fsys icebergio.IO) icebergio.IO {
+		return failingOpen{IO: fsys, suffix: "/pos.parquet", err: &net.OpError{Op: "read", Net: "tcp", Err: syscall.ECONNRESET}}
+	}
+	_, err := e.differ(t, failing).Changes(e.ctx, req)
+	if err == nil || !errors.Is(err, split.ErrUnavailable) {
 		t.Fatalf("Changes = %v, want the store's transient error", err)
 	}
 	// A delete file that is gone is a file the diff cannot narrow with:
 	// the change widens to what its bounds span, as for a damaged one.
-	gone := failingOpen{IO: e.d.fsys, suffix: "/pos.parquet", err: fs.ErrNotExist}
-	ch, err := New(e.d.planner, gone).Changes(e.ctx, req)
+	gone := func(fsys icebergio.IO) icebergio.IO {
+		return failingOpen{IO: fsys, suffix: "/pos.parquet", err: fs.ErrNotExist}
+	}
+	ch, err := e.differ(t, gone).Changes(e.ctx, req)
 	if err != nil {
 		t.Fatal(err)
 	}

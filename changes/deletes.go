@@ -3,13 +3,14 @@ package changes
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"slices"
 
 	"github.com/apache/iceberg-go"
 	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
-	"github.com/druidiceberg/sidecar/internal/storage"
+
 	"github.com/druidiceberg/sidecar/reader"
 	"github.com/druidiceberg/sidecar/splits"
 	"github.com/druidiceberg/sidecar/splits/split"
@@ -46,7 +47,7 @@ func newDeleteReader(fs icebergio.IO, meta table.Metadata) *deleteReader {
 // read reads columns of the delete file del, of the given kind.
 func (r *deleteReader) read(del iceberg.DataFile, kind split.DeleteKind, ids []int) ([]reader.DeleteColumn, error) {
 	cols, err := reader.ReadDeleteColumns(r.fs, splits.DeleteFileOf(kind, del), r.schema, ids, maxDeleteRowsRead)
-	if err != nil && r.err == nil && (storage.IsTransient(err) || storage.IsDenied(err)) {
+	if err != nil && r.err == nil && (errors.Is(err, split.ErrUnavailable) || errors.Is(err, split.ErrDenied)) {
 		r.err = err
 	}
 	return cols, err

@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	sidecatalog "github.com/druidiceberg/sidecar/splits/catalog"
+
 	"github.com/apache/iceberg-go/catalog/hadoop"
 	"github.com/apache/iceberg-go/table"
 
@@ -204,7 +206,7 @@ func metricSum(t *testing.T, srv *testServer, name string) float64 {
 // else with the base the request came in on.
 func TestPublicURL(t *testing.T) {
 	f := positionalFixture(t)
-	srv := newServer(t, splits.CatalogConfig{
+	srv := newServer(t, sidecatalog.Config{
 		Type:   "static",
 		Tables: map[string]string{"fixtures.t": filepath.Join(f.Dir, f.Metadata)},
 	}, f.mappings(), func(c *handlers.Config) { c.PublicURL = "https://sidecar.example:8443/" })
@@ -255,7 +257,7 @@ func TestAdmission(t *testing.T) {
 	if _, err := tablegen.Bench(ctx, cat, table.Identifier{"adm", "t"}, 200_000, 1, 0.01, 0); err != nil {
 		t.Fatal(err)
 	}
-	srv := newServer(t, splits.CatalogConfig{Type: "local", Warehouse: dir}, nil, func(c *handlers.Config) { c.MaxStreams = 1 })
+	srv := newServer(t, sidecatalog.Config{Type: "local", Warehouse: dir}, nil, func(c *handlers.Config) { c.MaxStreams = 1 })
 	p := srv.plan(t, q("table", "adm.t"))
 	path := strings.TrimPrefix(p.Splits[0].URI, srv.URL)
 

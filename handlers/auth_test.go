@@ -8,16 +8,17 @@ import (
 	"strings"
 	"testing"
 
+	sidecatalog "github.com/druidiceberg/sidecar/splits/catalog"
+
 	"github.com/druidiceberg/sidecar/handlers"
 	"github.com/druidiceberg/sidecar/internal/testlog"
-	"github.com/druidiceberg/sidecar/splits"
 )
 
 func TestBasicAuth(t *testing.T) {
 	const password = "s3cret-Pa55:word"
 	f := positionalFixture(t)
 	var logs testlog.Buffer
-	srv := newServer(t, splits.CatalogConfig{
+	srv := newServer(t, sidecatalog.Config{
 		Type:   "static",
 		Tables: map[string]string{"fixtures.t": filepath.Join(f.Dir, f.Metadata)},
 	}, f.mappings(), func(c *handlers.Config) {

@@ -5,8 +5,9 @@ import (
 	"strings"
 	"testing"
 
+	sidecatalog "github.com/druidiceberg/sidecar/splits/catalog"
+
 	"github.com/druidiceberg/sidecar/internal/testnet"
-	"github.com/druidiceberg/sidecar/splits"
 
 	_ "github.com/apache/iceberg-go/catalog/rest"
 )
@@ -18,7 +19,7 @@ import (
 // integration tier (TestRealCatalogDownAndBack).
 func TestCatalogDown(t *testing.T) {
 	addr := testnet.FreeAddr(t) // nothing listens there
-	srv := newServer(t, splits.CatalogConfig{Type: "rest", Name: "lake", URI: "http://" + addr}, nil)
+	srv := newServer(t, sidecatalog.Config{Type: "rest", Name: "lake", URI: "http://" + addr}, nil)
 
 	for _, path := range []string{"/splits?table=db.t", "/readyz"} {
 		resp, body := srv.get(t, path)

@@ -27,13 +27,11 @@ type Catalog struct {
 	Plans Plans
 	// Changes diffs snapshots and plans the changed intervals of /changes.
 	Changes Changes
-	// Splits turns a token back into its splits for the row and file
-	// streams.
+	// Splits turns a token back into its splits, and opens their table,
+	// for the row and file streams.
 	Splits Splits
 	// Rows reads the live rows of splits.
 	Rows Rows
-	// Files opens raw data files for the v1 path; the location map applies.
-	Files icebergio.IO
 	// Tables lists the tables and loads their metadata for the status
 	// page, and checks the catalog for /readyz.
 	Tables Tables
@@ -53,25 +51,26 @@ type Changes interface {
 	Cut(ctx context.Context, sc *splits.Scan, iv *splits.TimeInterval) (splits.Plan, error)
 }
 
-// Splits re-derives the splits a token names and the table schema they are
-// read in (splits.Planner).
+// Splits re-derives the splits a token names, and opens the table they
+// read: its schema and the FileIO the catalog gives it (splits.Planner).
 type Splits interface {
 	Resolve(ctx context.Context, kind split.TokenKind, ref split.PlanRef) ([]split.Split, error)
-	TableSchema(ctx context.Context, sp split.Split) (split.TableSchema, error)
+	Source(ctx context.Context, sp split.Split) (splits.Source, error)
 }
 
 // Rows opens the live rows of one split, or of the splits of a packed
-// token as one stream (reader.Reader).
+// token as one stream, through the FileIO of their table (reader.Reader).
 type Rows interface {
-	Open(ctx context.Context, sp split.Split, t split.TableSchema) (*reader.Stream, error)
-	OpenAll(ctx context.Context, parts []split.Split, t split.TableSchema) (*reader.Stream, error)
+	Open(ctx context.Context, fs icebergio.IO, sp split.Split, t split.TableSchema) (*reader.Stream, error)
+	OpenAll(ctx context.Context, fs icebergio.IO, parts []split.Split, t split.TableSchema) (*reader.Stream, error)
 }
 
 // Tables lists a catalog's tables and loads their metadata for the status
-// page, and checks that the catalog answers for /readyz (splits.Planner).
+// page, and checks that the catalog answers for /readyz
+// (splits/catalog.Catalog).
 type Tables interface {
 	Tables(ctx context.Context) (names []string, truncated bool, err error)
-	LoadTable(ctx context.Context, name string) (*table.Table, error)
+	LoadTable(ctx context.Context, ident []string) (*table.Table, error)
 	Ping(ctx context.Context) error
 }
 
@@ -108,7 +107,7 @@ func (cs catalogs) forRequest(r *http.Request) (Catalog, error) {
 	c, ok := cs.byName[name]
 	if !ok {
 		return Catalog{}, errorf(http.StatusNotFound, "catalog_not_found", fmt.Sprintf(
-			"no catalog named %s; this sidecar serves %s", splits.Quote(name), strings.Join(cs.names, ", ")))
+			"no catalog named %s; this sidecar serves %s", split.Quote(name), strings.Join(cs.names, ", ")))
 	}
 	return c, nil
 }

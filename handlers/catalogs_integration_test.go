@@ -7,9 +7,9 @@ import (
 	"maps"
 	"testing"
 
-	"github.com/apache/iceberg-go/catalog"
+	sidecatalog "github.com/druidiceberg/sidecar/splits/catalog"
 
-	"github.com/druidiceberg/sidecar/splits"
+	"github.com/apache/iceberg-go/catalog"
 
 	_ "github.com/apache/iceberg-go/catalog/rest"
 	_ "github.com/jackc/pgx/v5/stdlib"
@@ -17,10 +17,10 @@ import (
 
 func init() {
 	integrationCatalogs = append(integrationCatalogs,
-		catalogUnderTest{"rest_seaweedfs", func(t *testing.T) (catalog.Catalog, splits.CatalogConfig) {
+		catalogUnderTest{"rest_seaweedfs", func(t *testing.T) (catalog.Catalog, sidecatalog.Config) {
 			return seaweedREST(t, startSeaweed(t))
 		}},
-		catalogUnderTest{"sql_postgres_seaweedfs_s3", func(t *testing.T) (catalog.Catalog, splits.CatalogConfig) {
+		catalogUnderTest{"sql_postgres_seaweedfs_s3", func(t *testing.T) (catalog.Catalog, sidecatalog.Config) {
 			w := startSeaweed(t)
 			pg := startPostgres(t)
 			return sqlCatalog(t, pg.uri(pg.Password), "s3://"+w.PlainBucket+"/warehouse", w.s3Props())
@@ -30,9 +30,9 @@ func init() {
 
 // seaweedREST opens SeaweedFS's REST catalog with iceberg-go, and says how the
 // sidecar reaches it.
-func seaweedREST(t *testing.T, w *seaweed) (catalog.Catalog, splits.CatalogConfig) {
+func seaweedREST(t *testing.T, w *seaweed) (catalog.Catalog, sidecatalog.Config) {
 	t.Helper()
-	cfg := splits.CatalogConfig{Type: "rest", Name: "seaweed", URI: w.RESTURL, Warehouse: "s3://" + w.Bucket, Props: w.props()}
+	cfg := sidecatalog.Config{Type: "rest", Name: "seaweed", URI: w.RESTURL, Warehouse: "s3://" + w.Bucket, Props: w.props()}
 	all := maps.Clone(cfg.Props)
 	all["type"], all["uri"], all["warehouse"] = "rest", cfg.URI, cfg.Warehouse
 	cat, err := catalog.Load(context.Background(), cfg.Name, all)

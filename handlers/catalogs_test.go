@@ -11,13 +11,14 @@ import (
 	"testing"
 	"time"
 
+	sidecatalog "github.com/druidiceberg/sidecar/splits/catalog"
+
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
 	"github.com/johannesboyne/gofakes3"
 	"github.com/johannesboyne/gofakes3/backend/s3mem"
 
 	"github.com/druidiceberg/sidecar/internal/tablegen"
-	"github.com/druidiceberg/sidecar/splits"
 
 	// The catalogs and FileIOs under test, registered on import as in main.
 	_ "github.com/apache/iceberg-go/catalog/sql"
@@ -64,13 +65,13 @@ func scenarioNamed(t testing.TB, name string) tablegen.Scenario {
 // reaches the same catalog.
 type catalogUnderTest struct {
 	name string
-	open func(t *testing.T) (catalog.Catalog, splits.CatalogConfig)
+	open func(t *testing.T) (catalog.Catalog, sidecatalog.Config)
 }
 
 // sqliteCatalog opens iceberg-go's SQL catalog on a fresh SQLite database
 // with the given warehouse and FileIO properties, and says how the sidecar
 // reaches it.
-func sqliteCatalog(t *testing.T, warehouse string, props map[string]string) (catalog.Catalog, splits.CatalogConfig) {
+func sqliteCatalog(t *testing.T, warehouse string, props map[string]string) (catalog.Catalog, sidecatalog.Config) {
 	t.Helper()
 	return sqlCatalog(t, "file:"+filepath.Join(t.TempDir(), "catalog.db"), warehouse, props)
 }
@@ -78,7 +79,7 @@ func sqliteCatalog(t *testing.T, warehouse string, props map[string]string) (cat
 // sqlCatalog opens iceberg-go's SQL catalog on the database at uri (SQLite
 // or PostgreSQL), and says how the sidecar reaches it (it infers driver and
 // dialect from the URI).
-func sqlCatalog(t *testing.T, uri, warehouse string, props map[string]string) (catalog.Catalog, splits.CatalogConfig) {
+func sqlCatalog(t *testing.T, uri, warehouse string, props map[string]string) (catalog.Catalog, sidecatalog.Config) {
 	t.Helper()
 	all := maps.Clone(props)
 	all["type"], all["uri"], all["warehouse"] = "sql", uri, warehouse
@@ -90,7 +91,7 @@ func sqlCatalog(t *testing.T, uri, warehouse string, props map[string]string) (c
 	if err != nil {
 		t.Fatalf("open the SQL catalog: %v", err)
 	}
-	return cat, splits.CatalogConfig{Type: "sql", Name: "test", URI: uri, Warehouse: warehouse, Props: props}
+	return cat, sidecatalog.Config{Type: "sql", Name: "test", URI: uri, Warehouse: warehouse, Props: props}
 }
 
 // integrationCatalogs are the catalogs on real servers, which the
@@ -99,14 +100,14 @@ var integrationCatalogs []catalogUnderTest
 
 func catalogsUnderTest() []catalogUnderTest {
 	return append([]catalogUnderTest{
-		{"local", func(t *testing.T) (catalog.Catalog, splits.CatalogConfig) {
+		{"local", func(t *testing.T) (catalog.Catalog, sidecatalog.Config) {
 			cat, dir := localWarehouse(t)
-			return cat, splits.CatalogConfig{Type: "local", Warehouse: dir}
+			return cat, sidecatalog.Config{Type: "local", Warehouse: dir}
 		}},
-		{"sql_sqlite_local_files", func(t *testing.T) (catalog.Catalog, splits.CatalogConfig) {
+		{"sql_sqlite_local_files", func(t *testing.T) (catalog.Catalog, sidecatalog.Config) {
 			return sqliteCatalog(t, t.TempDir(), map[string]string{})
 		}},
-		{"sql_sqlite_s3", func(t *testing.T) (catalog.Catalog, splits.CatalogConfig) {
+		{"sql_sqlite_s3", func(t *testing.T) (catalog.Catalog, sidecatalog.Config) {
 			_, props := inProcessS3(t, "lake")
 			return sqliteCatalog(t, "s3://lake/warehouse", props)
 		}},

@@ -13,6 +13,7 @@ import (
 	"github.com/druidiceberg/sidecar/changes"
 	"github.com/druidiceberg/sidecar/druid"
 	"github.com/druidiceberg/sidecar/splits"
+	"github.com/druidiceberg/sidecar/splits/split"
 )
 
 // changesParams are the query parameters of GET /changes.
@@ -100,7 +101,7 @@ func (s *server) getChanges(w http.ResponseWriter, r *http.Request) error {
 		if v := q.Get(name); v != "" {
 			id, err := strconv.ParseInt(v, 10, 64)
 			if err != nil {
-				return fmt.Errorf("%w: %s %s is not an integer", splits.ErrBadRequest, name, splits.Quote(v))
+				return fmt.Errorf("%w: %s %s is not an integer", splits.ErrBadRequest, name, split.Quote(v))
 			}
 			*dst = &id
 		}

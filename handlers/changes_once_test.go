@@ -11,28 +11,36 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/druidiceberg/sidecar/handlers"
-	"github.com/druidiceberg/sidecar/internal/storage"
 	"github.com/druidiceberg/sidecar/internal/tablegen"
+	"github.com/druidiceberg/sidecar/internal/testcatalog"
 	"github.com/druidiceberg/sidecar/reader"
 	"github.com/druidiceberg/sidecar/splits"
+	sidecatalog "github.com/druidiceberg/sidecar/splits/catalog"
 	"github.com/druidiceberg/sidecar/splits/split"
 )
 
-// countingIO counts the files opened through it, by path.
-type countingIO struct {
-	icebergio.IO
+// openCounter counts the files a table's FileIO opens, by path
+// (sidecatalog.WithFileIOWrapper).
+type openCounter struct {
 	mu     sync.Mutex
 	opened map[string]int
 }
 
-func (c *countingIO) Open(name string) (icebergio.File, error) {
-	c.mu.Lock()
-	c.opened[name]++
-	c.mu.Unlock()
+func (c *openCounter) wrap(fsys icebergio.IO) icebergio.IO { return countingIO{IO: fsys, c: c} }
+
+type countingIO struct {
+	icebergio.IO
+	c *openCounter
+}
+
+func (c countingIO) Open(name string) (icebergio.File, error) {
+	c.c.mu.Lock()
+	c.c.opened[name]++
+	c.c.mu.Unlock()
 	return c.IO.Open(name)
 }
 
-func (c *countingIO) count(name string) int {
+func (c *openCounter) count(name string) int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.opened[name]
@@ -60,18 +68,19 @@ func TestChangesPlanOnce(t *testing.T) {
 	}
 	to := h.Table().CurrentSnapshot()
 
-	cfg := splits.CatalogConfig{Type: "local", Warehouse: dir}
+	cfg := sidecatalog.Config{Type: "local", Warehouse: dir}
 	signer, err := split.NewSigner(testKey)
 	if err != nil {
 		t.Fatal(err)
 	}
-	files := &countingIO{IO: storage.New(nil, nil), opened: map[string]int{}}
+	files := &openCounter{opened: map[string]int{}}
 	srv := newServer(t, cfg, nil, func(c *handlers.Config) {
-		p, err := splits.NewPlanner(cfg, files, signer)
+		cat := testcatalog.Sidecar(t, cfg, sidecatalog.WithFileIOWrapper(files.wrap))
+		p, err := splits.NewPlanner(cat, signer)
 		if err != nil {
 			t.Fatal(err)
 		}
-		c.Catalogs = []handlers.Catalog{wireCatalog(p, reader.New(files), files)}
+		c.Catalogs = []handlers.Catalog{wireCatalog(cat, p, reader.New())}
 	})
 	// Intervals asked for besides those the snapshots changed: each is
 	// cut from the same scan.

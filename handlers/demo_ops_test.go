@@ -5,11 +5,12 @@ import (
 	"path/filepath"
 	"testing"
 
+	sidecatalog "github.com/druidiceberg/sidecar/splits/catalog"
+
 	"github.com/apache/iceberg-go/catalog/hadoop"
 
 	"github.com/druidiceberg/sidecar/handlers"
 	"github.com/druidiceberg/sidecar/internal/demo"
-	"github.com/druidiceberg/sidecar/splits"
 )
 
 // newDemoServer writes the demo tables (demo.orders on the v2 path,
@@ -32,5 +33,5 @@ func newDemoServerWithCache(t testing.TB, cacheSize int64, opts ...func(*handler
 	if err := demo.Write(context.Background(), cat); err != nil {
 		t.Fatalf("write demo tables: %v", err)
 	}
-	return newServerWithCache(t, splits.CatalogConfig{Type: "local", Name: "sidecar", Warehouse: wh}, nil, cacheSize, opts...)
+	return newServerWithCache(t, sidecatalog.Config{Type: "local", Name: "sidecar", Warehouse: wh}, nil, cacheSize, opts...)
 }

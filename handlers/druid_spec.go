@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/druidiceberg/sidecar/splits"
+	"github.com/druidiceberg/sidecar/splits/split"
 )
 
 // maxSpecBytes bounds the body of POST /splits; a Druid inputSource is a
@@ -59,7 +60,7 @@ func ignoredWarning(name string) string {
 	if name == "v2DeleteHandling" {
 		return "v2DeleteHandling is ignored: the sidecar always applies the table's delete files"
 	}
-	return fmt.Sprintf("%s is ignored: the sidecar does not know it (Druid too ignores properties it does not know)", splits.Short(name))
+	return fmt.Sprintf("%s is ignored: the sidecar does not know it (Druid too ignores properties it does not know)", split.Short(name))
 }
 
 // snapshotTime reads a Druid DateTime property (JodaStuff's deserializer):
@@ -131,7 +132,7 @@ func (s *server) postSplits(w http.ResponseWriter, r *http.Request) error {
 		return fmt.Errorf("%w: body: %w", splits.ErrBadRequest, err)
 	}
 	if spec.Type != "" && spec.Type != "iceberg" {
-		return fmt.Errorf("%w: inputSource type %s: want iceberg", splits.ErrBadRequest, splits.Quote(spec.Type))
+		return fmt.Errorf("%w: inputSource type %s: want iceberg", splits.ErrBadRequest, split.Quote(spec.Type))
 	}
 	if spec.Namespace == "" || spec.TableName == "" {
 		return fmt.Errorf("%w: namespace and tableName are required", splits.ErrBadRequest)

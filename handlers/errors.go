@@ -11,7 +11,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/druidiceberg/sidecar/druid"
-	"github.com/druidiceberg/sidecar/internal/storage"
 	"github.com/druidiceberg/sidecar/reader"
 	"github.com/druidiceberg/sidecar/splits"
 	"github.com/druidiceberg/sidecar/splits/split"
@@ -86,7 +85,7 @@ func toAPIError(err error) *apiError {
 		status, code = http.StatusConflict, "plan_mismatch"
 	case errors.Is(err, splits.ErrConflict):
 		status, code = http.StatusConflict, "conflict"
-	case errors.Is(err, storage.ErrOutsideMapping):
+	case errors.Is(err, split.ErrForbiddenLocation):
 		// A planned path that climbs out of its location map's target:
 		// refused before anything was opened.
 		status, code = http.StatusForbidden, "forbidden_location"
@@ -94,11 +93,15 @@ func toAPIError(err error) *apiError {
 		// A pinned file is gone: the table expired the snapshot or removed
 		// orphan files after planning. Planning again gives valid tokens.
 		status, code = http.StatusGone, "file_gone"
-	case errors.Is(err, splits.ErrDenied), storage.IsDenied(err):
+	case errors.Is(err, split.ErrUpstream):
+		// The catalog or object store answered with an error of its own
+		// that is neither a refusal nor worth a retry.
+		status, code = http.StatusBadGateway, "upstream_error"
+	case errors.Is(err, splits.ErrDenied):
 		// The catalog or object store refused the configured credentials:
 		// an upstream's answer, which no retry changes.
 		status, code = http.StatusBadGateway, "denied"
-	case errors.Is(err, splits.ErrUnavailable), storage.IsTransient(err):
+	case errors.Is(err, splits.ErrUnavailable):
 		status, code = http.StatusServiceUnavailable, "unavailable"
 	case errors.Is(err, splits.ErrTooManySplits):
 		status, code = http.StatusUnprocessableEntity, "too_many_splits"

@@ -16,9 +16,9 @@ import (
 	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
 
-	"github.com/druidiceberg/sidecar/internal/storage"
 	"github.com/druidiceberg/sidecar/internal/tablegen"
 	"github.com/druidiceberg/sidecar/splits"
+	sidecatalog "github.com/druidiceberg/sidecar/splits/catalog"
 )
 
 type hadoopCatalog = hadoop.Catalog
@@ -243,7 +243,7 @@ func TestFixturesAgainstOracle(t *testing.T) {
 	ctx := context.Background()
 	for _, f := range loadFixtures(t) {
 		t.Run(f.Name, func(t *testing.T) {
-			fs := storage.New(nil, f.mappings())
+			fs := sidecatalog.NewFS(nil, f.mappings())
 			tbl, err := table.NewFromLocation(ctx, table.Identifier{"fixtures", f.Name}, filepath.Join(f.Dir, f.Metadata),
 				func(context.Context) (icebergio.IO, error) { return fs, nil }, nil)
 			if err != nil {

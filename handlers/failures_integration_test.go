@@ -12,12 +12,13 @@ import (
 	"testing"
 	"time"
 
+	sidecatalog "github.com/druidiceberg/sidecar/splits/catalog"
+
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/druidiceberg/sidecar/handlers"
 	"github.com/druidiceberg/sidecar/internal/tablegen"
 	"github.com/druidiceberg/sidecar/internal/testlog"
-	"github.com/druidiceberg/sidecar/splits"
 )
 
 // waitStatus polls path until it answers want, for at most 30 s.
@@ -43,7 +44,7 @@ func (s *testServer) waitStatus(t *testing.T, path string, want int) []byte {
 func TestRealCatalogDownAndBack(t *testing.T) {
 	ctx := context.Background()
 	w := newSeaweed(t) // configured, not started
-	cfg := splits.CatalogConfig{Type: "rest", Name: "seaweed", URI: w.RESTURL, Warehouse: "s3://" + w.Bucket, Props: w.props()}
+	cfg := sidecatalog.Config{Type: "rest", Name: "seaweed", URI: w.RESTURL, Warehouse: "s3://" + w.Bucket, Props: w.props()}
 	srv := newServer(t, cfg, nil)
 
 	for _, path := range []string{"/splits?table=lake.orders", "/readyz"} {
@@ -137,7 +138,7 @@ func TestRealWrongCredentials(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	with := func(cfg splits.CatalogConfig, key, value string) splits.CatalogConfig {
+	with := func(cfg sidecatalog.Config, key, value string) sidecatalog.Config {
 		cfg.Props = maps.Clone(cfg.Props)
 		cfg.Props[key] = value
 		return cfg
@@ -146,7 +147,7 @@ func TestRealWrongCredentials(t *testing.T) {
 	pgWrong.URI = pg.uri("wrong-pg-password-77")
 	tests := []struct {
 		name   string
-		cfg    splits.CatalogConfig
+		cfg    sidecatalog.Config
 		secret string
 		says   string
 	}{

@@ -29,7 +29,11 @@ func (s *server) getFile(w http.ResponseWriter, r *http.Request) error {
 		return fmt.Errorf("%w: a file token names %d data files, or one with delete files; read its rows instead",
 			splits.ErrConflict, len(parts))
 	}
-	f, err := cat.Files.Open(sp.Data.Path)
+	src, err := cat.Splits.Source(r.Context(), sp)
+	if err != nil {
+		return err
+	}
+	f, err := src.FS.Open(sp.Data.Path)
 	if err != nil {
 		return fmt.Errorf("open data file %s: %w", sp.Data.Path, err)
 	}

@@ -11,8 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/druidiceberg/sidecar/internal/storage"
-	"github.com/druidiceberg/sidecar/splits"
+	sidecatalog "github.com/druidiceberg/sidecar/splits/catalog"
 )
 
 // fixture is a table of testdata/fixtures with the rows a correct reader
@@ -77,17 +76,17 @@ func namedFixture(t testing.TB, name string) fixture {
 // from every prefix written in its metadata onto its folder.
 func (f fixture) server(t testing.TB) *testServer {
 	t.Helper()
-	return newServer(t, splits.CatalogConfig{
+	return newServer(t, sidecatalog.Config{
 		Type:   "static",
 		Tables: map[string]string{"fixtures.t": filepath.Join(f.Dir, f.Metadata)},
 	}, f.mappings())
 }
 
 // mappings map every location prefix written in the fixture onto its folder.
-func (f fixture) mappings() []storage.Mapping {
-	var maps []storage.Mapping
+func (f fixture) mappings() []sidecatalog.Mapping {
+	var maps []sidecatalog.Mapping
 	for _, p := range f.LocationPrefixes {
-		maps = append(maps, storage.Mapping{From: p, To: f.Dir})
+		maps = append(maps, sidecatalog.Mapping{From: p, To: f.Dir})
 	}
 	return maps
 }

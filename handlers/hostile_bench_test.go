@@ -12,10 +12,11 @@ import (
 	"testing"
 	"time"
 
+	sidecatalog "github.com/druidiceberg/sidecar/splits/catalog"
+
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/druidiceberg/sidecar/handlers"
-	"github.com/druidiceberg/sidecar/splits"
 )
 
 // hostileBenchTable is the table of BenchmarkStreamsBesideAttackers:
@@ -48,7 +49,7 @@ func BenchmarkStreamsBesideAttackers(b *testing.B) {
 		b.Fatalf("benchmark table: %v", hostileBenchTable.err)
 	}
 	const clients = 8
-	srv := newServer(b, splits.CatalogConfig{Type: "local", Warehouse: hostileBenchTable.dir}, nil,
+	srv := newServer(b, sidecatalog.Config{Type: "local", Warehouse: hostileBenchTable.dir}, nil,
 		func(c *handlers.Config) { c.MaxStreams, c.BodyTimeout = 4*clients, time.Second })
 	p := srv.plan(b, q("table", "load.t"))
 	var targets []loadTarget

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	sidecatalog "github.com/druidiceberg/sidecar/splits/catalog"
+
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/druidiceberg/sidecar/handlers"
@@ -35,7 +37,7 @@ func fuzzRouterWith(tb testing.TB, change func(*handlers.Config)) http.Handler {
 	}
 	reg := prometheus.NewRegistry()
 	cfg := handlers.Config{
-		Catalogs: []handlers.Catalog{plannerCatalog(tb, splits.CatalogConfig{
+		Catalogs: []handlers.Catalog{plannerCatalog(tb, sidecatalog.Config{
 			Type:   "static",
 			Tables: map[string]string{"fixtures.t": filepath.Join(fx.Dir, fx.Metadata)},
 		}, fx.mappings(), signer, splits.WithMaxSplits(2))}, // so that 422 too_many_splits is reachable too

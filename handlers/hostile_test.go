@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	sidecatalog "github.com/druidiceberg/sidecar/splits/catalog"
+
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 
@@ -410,7 +412,7 @@ func TestHostileTrickle(t *testing.T) {
 // as the client waited. A planning request now has PlanTimeout; past it the
 // answer is 503 plan_timeout with Retry-After, and the slot is free.
 func TestHostilePlanDeadline(t *testing.T) {
-	catalog := splits.CatalogConfig{Type: "rest", URI: "http://" + testnet.SilentAddr(t)}
+	catalog := sidecatalog.Config{Type: "rest", URI: "http://" + testnet.SilentAddr(t)}
 	for _, path := range []string{"/splits?table=demo.orders", "/druid/sql?table=demo.orders&dataSource=o&timestampColumn=t",
 		"/changes?table=demo.orders&timeColumn=t", "/?table=demo.orders", "/readyz"} {
 		// A server each: a catalog's connection failure is remembered

@@ -21,12 +21,13 @@ import (
 	"testing"
 	"time"
 
+	sidecatalog "github.com/druidiceberg/sidecar/splits/catalog"
+
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/druidiceberg/sidecar/handlers"
 	"github.com/druidiceberg/sidecar/internal/tablegen"
 	"github.com/druidiceberg/sidecar/internal/testenv"
-	"github.com/druidiceberg/sidecar/splits"
 )
 
 // TestLoadAndLeaks runs 64 clients against the real router over a real
@@ -61,7 +62,7 @@ func TestLoadAndLeaks(t *testing.T) {
 		t.Fatal(err)
 	}
 	const bodyTimeout = time.Second
-	srv := newServer(t, splits.CatalogConfig{Type: "local", Warehouse: dir}, nil,
+	srv := newServer(t, sidecatalog.Config{Type: "local", Warehouse: dir}, nil,
 		func(c *handlers.Config) { c.MaxStreams, c.BodyTimeout = clients, bodyTimeout })
 
 	// The URIs: every split of the current snapshot (row streams) and every

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	sidecatalog "github.com/druidiceberg/sidecar/splits/catalog"
+
 	"github.com/apache/iceberg-go/table"
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -15,7 +17,6 @@ import (
 	"github.com/druidiceberg/sidecar/internal/testnet"
 	"github.com/druidiceberg/sidecar/metrics"
 	"github.com/druidiceberg/sidecar/reader"
-	"github.com/druidiceberg/sidecar/splits"
 	"github.com/druidiceberg/sidecar/splits/split"
 )
 
@@ -38,7 +39,7 @@ func TestNamedCatalogs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	down := splits.CatalogConfig{Type: "rest", Name: "down", URI: "http://" + testnet.FreeAddr(t)}
+	down := sidecatalog.Config{Type: "rest", Name: "down", URI: "http://" + testnet.FreeAddr(t)}
 
 	signer, err := split.NewSigner(testKey)
 	if err != nil {
@@ -46,7 +47,7 @@ func TestNamedCatalogs(t *testing.T) {
 	}
 	// One delete cache for both, as the sidecar has.
 	cache := reader.WithDeleteCache(reader.NewDeleteCache(testDeleteCacheSize, nil))
-	east := testCatalog(t, splits.CatalogConfig{Type: "local", Name: "east", Warehouse: eastDir}, nil, signer, cache)
+	east := testCatalog(t, sidecatalog.Config{Type: "local", Name: "east", Warehouse: eastDir}, nil, signer, cache)
 	lake := testCatalog(t, lakeCfg, nil, signer, cache)
 	start := func(def string, cats ...handlers.Catalog) *testServer {
 		reg := prometheus.NewRegistry()

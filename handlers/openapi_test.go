@@ -14,6 +14,8 @@ import (
 	"strings"
 	"testing"
 
+	sidecatalog "github.com/druidiceberg/sidecar/splits/catalog"
+
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/getkin/kin-openapi/openapi3filter"
 	legacyrouter "github.com/getkin/kin-openapi/routers/legacy"
@@ -23,7 +25,6 @@ import (
 	"github.com/druidiceberg/sidecar/api"
 	"github.com/druidiceberg/sidecar/handlers"
 	"github.com/druidiceberg/sidecar/internal/testnet"
-	"github.com/druidiceberg/sidecar/splits"
 )
 
 // TestRoutesMatchOpenAPI walks the live chi router and holds every route
@@ -117,7 +118,7 @@ func TestLiveAnswersMatchOpenAPI(t *testing.T) {
 	authed := newDemoServer(t, func(c *handlers.Config) {
 		c.BasicAuth = []handlers.Credential{{Username: user, Password: password}}
 	})
-	down := newServer(t, splits.CatalogConfig{Type: "rest", URI: "http://" + testnet.FreeAddr(t)}, nil)
+	down := newServer(t, sidecatalog.Config{Type: "rest", URI: "http://" + testnet.FreeAddr(t)}, nil)
 
 	orders := open.plan(t, q("table", "demo.orders"))
 	customers := open.plan(t, q("table", "demo.customers"))

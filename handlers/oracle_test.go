@@ -14,12 +14,14 @@ import (
 	"strings"
 	"testing"
 
+	sidecatalog "github.com/druidiceberg/sidecar/splits/catalog"
+
+	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog/hadoop"
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/druidiceberg/sidecar/internal/tablegen"
 	"github.com/druidiceberg/sidecar/internal/testcatalog"
-	"github.com/druidiceberg/sidecar/splits"
 	"github.com/druidiceberg/sidecar/splits/split"
 )
 
@@ -32,7 +34,7 @@ func localWarehouse(t *testing.T) (*hadoop.Catalog, string) {
 }
 
 func localServer(t testing.TB, dir string) *testServer {
-	return newServer(t, splits.CatalogConfig{Type: "local", Warehouse: dir}, nil)
+	return newServer(t, sidecatalog.Config{Type: "local", Warehouse: dir}, nil)
 }
 
 // TestOracle serves every table written with iceberg-go's own writers and
@@ -43,7 +45,7 @@ func TestOracle(t *testing.T) {
 	ctx := context.Background()
 	cat, dir := localWarehouse(t)
 	srv := localServer(t, dir)
-	plain := newServerWithCache(t, splits.CatalogConfig{Type: "local", Warehouse: dir}, nil, 0)
+	plain := newServerWithCache(t, sidecatalog.Config{Type: "local", Warehouse: dir}, nil, 0)
 	for _, sc := range tablegen.Scenarios() {
 		t.Run(sc.Name, func(t *testing.T) {
 			tbl, err := sc.Build(ctx, cat, table.Identifier{"scenarios", sc.Name})
@@ -279,8 +281,8 @@ func TestInvalidUTF8Counted(t *testing.T) {
 }
 
 // TestMetadataExpiredAfterPlanning: when the metadata file a token pins is
-// gone (the table expired it), the row stream answers 410 before the first
-// byte, saying to plan again.
+// gone (the table moved on and expired it), a replica that has not read it
+// answers the row stream 410 before the first byte, saying to plan again.
 func TestMetadataExpiredAfterPlanning(t *testing.T) {
 	ctx := context.Background()
 	cat, dir := localWarehouse(t)
@@ -290,10 +292,18 @@ func TestMetadataExpiredAfterPlanning(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := srv.plan(t, q("table", "expired.t"))
+	tx := tbl.NewTransaction()
+	if err := tx.SetProperties(iceberg.Properties{"moved": "on"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
 	if err := os.Remove(strings.TrimPrefix(tbl.MetadataLocation(), "file://")); err != nil {
 		t.Fatal(err)
 	}
-	resp, body := srv.get(t, strings.TrimPrefix(p.Splits[0].URI, srv.URL))
+	replica := localServer(t, dir)
+	resp, body := replica.get(t, strings.TrimPrefix(p.Splits[0].URI, srv.URL))
 	if resp.StatusCode != http.StatusGone || errorCode(t, body) != "file_gone" || !strings.Contains(string(body), "plan again") {
 		t.Fatalf("pinned metadata gone: %d %s", resp.StatusCode, body)
 	}

@@ -16,9 +16,10 @@ import (
 	"github.com/apache/iceberg-go/catalog/hadoop"
 	"github.com/apache/iceberg-go/table"
 
-	"github.com/druidiceberg/sidecar/internal/storage"
 	"github.com/druidiceberg/sidecar/internal/tablegen"
+	"github.com/druidiceberg/sidecar/internal/testcatalog"
 	"github.com/druidiceberg/sidecar/splits"
+	sidecatalog "github.com/druidiceberg/sidecar/splits/catalog"
 	"github.com/druidiceberg/sidecar/splits/split"
 )
 
@@ -95,7 +96,7 @@ func widePlanners(b *testing.B) map[string]func() int {
 	if err != nil {
 		b.Fatal(err)
 	}
-	planner, err := splits.NewPlanner(splits.CatalogConfig{Type: "local", Warehouse: dir}, storage.New(nil, nil), signer)
+	planner, err := splits.NewPlanner(testcatalog.Sidecar(b, sidecatalog.Config{Type: "local", Warehouse: dir}), signer)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -16,28 +16,36 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/druidiceberg/sidecar/handlers"
-	"github.com/druidiceberg/sidecar/internal/storage"
+	"github.com/druidiceberg/sidecar/internal/testcatalog"
 	"github.com/druidiceberg/sidecar/metrics"
 	"github.com/druidiceberg/sidecar/reader"
 	"github.com/druidiceberg/sidecar/splits"
+	sidecatalog "github.com/druidiceberg/sidecar/splits/catalog"
 	"github.com/druidiceberg/sidecar/splits/split"
 )
 
-// recordingIO records every location the sidecar asks its FileIO to open.
-type recordingIO struct {
-	icebergio.IO
+// recorder records every location the sidecar asks a table's FileIO to
+// open (sidecatalog.WithFileIOWrapper).
+type recorder struct {
 	mu     sync.Mutex
 	opened []string
 }
 
-func (r *recordingIO) Open(name string) (icebergio.File, error) {
-	r.mu.Lock()
-	r.opened = append(r.opened, name)
-	r.mu.Unlock()
+func (r *recorder) wrap(fsys icebergio.IO) icebergio.IO { return recordingIO{IO: fsys, r: r} }
+
+type recordingIO struct {
+	icebergio.IO
+	r *recorder
+}
+
+func (r recordingIO) Open(name string) (icebergio.File, error) {
+	r.r.mu.Lock()
+	r.r.opened = append(r.r.opened, name)
+	r.r.mu.Unlock()
 	return r.IO.Open(name)
 }
 
-func (r *recordingIO) take() []string {
+func (r *recorder) take() []string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	out := r.opened
@@ -59,15 +67,17 @@ func TestTokensOpenOnlyPlannedPaths(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := splits.CatalogConfig{Type: "static", Tables: map[string]string{"fixtures.t": filepath.Join(fx.Dir, fx.Metadata)}}
-	rec := &recordingIO{IO: storage.New(nil, fx.mappings())}
-	planner, err := splits.NewPlanner(cfg, storage.New(nil, fx.mappings()), signer)
+	cfg := sidecatalog.Config{Type: "static", Tables: map[string]string{"fixtures.t": filepath.Join(fx.Dir, fx.Metadata)},
+		LocationMap: fx.mappings()}
+	rec := &recorder{}
+	cat := testcatalog.Sidecar(t, cfg, sidecatalog.WithFileIOWrapper(rec.wrap))
+	planner, err := splits.NewPlanner(cat, signer)
 	if err != nil {
 		t.Fatal(err)
 	}
 	reg := prometheus.NewRegistry()
 	srv := httptest.NewServer(handlers.New(handlers.Config{
-		Catalogs: []handlers.Catalog{wireCatalog(planner, reader.New(rec), rec)},
+		Catalogs: []handlers.Catalog{wireCatalog(cat, planner, reader.New())},
 		Signer:   signer, Metrics: metrics.New(reg), Gatherer: reg,
 	}))
 	t.Cleanup(srv.Close)
@@ -90,7 +100,7 @@ func TestTokensOpenOnlyPlannedPaths(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	passwd := split.Split{MetadataLocation: sp.MetadataLocation, SnapshotID: sp.SnapshotID,
+	passwd := split.Split{Table: sp.Table, MetadataLocation: sp.MetadataLocation, SnapshotID: sp.SnapshotID,
 		Data: split.DataFile{Path: "/etc/passwd", Format: "PARQUET", Size: 1, Records: 1}}
 	forgedFile, _ := other.Sign(split.KindFile, passwd)
 	forgedRows, _ := other.Sign(split.KindRows, passwd)

@@ -17,10 +17,9 @@ import (
 	legacyrouter "github.com/getkin/kin-openapi/routers/legacy"
 
 	"github.com/druidiceberg/sidecar/handlers"
-	"github.com/druidiceberg/sidecar/internal/storage"
 	"github.com/druidiceberg/sidecar/internal/tablegen"
-	"github.com/druidiceberg/sidecar/reader"
 	"github.com/druidiceberg/sidecar/splits"
+	sidecatalog "github.com/druidiceberg/sidecar/splits/catalog"
 	"github.com/druidiceberg/sidecar/splits/split"
 )
 
@@ -29,18 +28,13 @@ import (
 // row groups.
 func splittingServer(t testing.TB, dir string, opts ...splits.PlannerOption) *testServer {
 	t.Helper()
-	cfg := splits.CatalogConfig{Type: "local", Warehouse: dir}
+	cfg := sidecatalog.Config{Type: "local", Warehouse: dir}
 	signer, err := split.NewSigner(testKey)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return newServer(t, cfg, nil, func(c *handlers.Config) {
-		fsys := storage.New(nil, nil)
-		p, err := splits.NewPlanner(cfg, fsys, signer, opts...)
-		if err != nil {
-			t.Fatal(err)
-		}
-		c.Catalogs = []handlers.Catalog{wireCatalog(p, reader.New(fsys), fsys)}
+		c.Catalogs = []handlers.Catalog{plannerCatalog(t, cfg, nil, signer, opts...)}
 	})
 }
 

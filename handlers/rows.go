@@ -34,17 +34,17 @@ func parseRange(h string) (br byteRange, ok bool, err error) {
 	first, last, dash := strings.Cut(spec, "-")
 	if !found || !dash || strings.Contains(spec, ",") || first == "" {
 		return byteRange{}, false, errorf(http.StatusRequestedRangeNotSatisfiable, "bad_range",
-			fmt.Sprintf("Range %s: only bytes=N- and bytes=N-M are supported on row streams", splits.Quote(h)))
+			fmt.Sprintf("Range %s: only bytes=N- and bytes=N-M are supported on row streams", split.Quote(h)))
 	}
 	br.start, err = strconv.ParseInt(first, 10, 64)
 	if err != nil || br.start < 0 {
-		return byteRange{}, false, errorf(http.StatusRequestedRangeNotSatisfiable, "bad_range", fmt.Sprintf("Range %s: bad start", splits.Quote(h)))
+		return byteRange{}, false, errorf(http.StatusRequestedRangeNotSatisfiable, "bad_range", fmt.Sprintf("Range %s: bad start", split.Quote(h)))
 	}
 	br.end = -1
 	if last != "" {
 		br.end, err = strconv.ParseInt(last, 10, 64)
 		if err != nil || br.end < br.start {
-			return byteRange{}, false, errorf(http.StatusRequestedRangeNotSatisfiable, "bad_range", fmt.Sprintf("Range %s: bad end", splits.Quote(h)))
+			return byteRange{}, false, errorf(http.StatusRequestedRangeNotSatisfiable, "bad_range", fmt.Sprintf("Range %s: bad end", split.Quote(h)))
 		}
 	}
 	return br, true, nil
@@ -98,12 +98,19 @@ func (s *server) getRows(w http.ResponseWriter, r *http.Request, c splits.Compre
 	if err != nil {
 		return err
 	}
-	ts, err := cat.Splits.TableSchema(ctx, parts[0])
+	if v := parts[0].Encoding.Version; ranged && br.start > 0 && v != split.RowEncoding {
+		// The bytes before the offset were encoded by a release of another
+		// row encoding (a rolling upgrade): resuming would splice two.
+		return errorf(http.StatusConflict, "encoding_changed", fmt.Sprintf(
+			"the stream was planned under row encoding %d and this sidecar writes %d, so byte %d is not where the "+
+				"earlier read left off; plan again with GET /splits", v, split.RowEncoding, br.start))
+	}
+	src, err := cat.Splits.Source(ctx, parts[0])
 	if err != nil {
 		return err
 	}
 	// Everything that can fail early fails here, before the first byte.
-	stream, err := cat.Rows.OpenAll(ctx, parts, ts)
+	stream, err := cat.Rows.OpenAll(ctx, src.FS, parts, src.Schema)
 	if err != nil {
 		return err
 	}

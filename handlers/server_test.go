@@ -18,15 +18,15 @@ import (
 
 	differ "github.com/druidiceberg/sidecar/changes"
 	"github.com/druidiceberg/sidecar/handlers"
-	"github.com/druidiceberg/sidecar/internal/storage"
+	"github.com/druidiceberg/sidecar/internal/testcatalog"
 	"github.com/druidiceberg/sidecar/metrics"
 	"github.com/druidiceberg/sidecar/reader"
 	"github.com/druidiceberg/sidecar/splits"
+	sidecatalog "github.com/druidiceberg/sidecar/splits/catalog"
 	"github.com/druidiceberg/sidecar/splits/split"
 
 	// The local catalog is iceberg-go's hadoop catalog, registered on import.
 	_ "github.com/apache/iceberg-go/catalog/hadoop"
-	icebergio "github.com/apache/iceberg-go/io"
 )
 
 // testKey is a fixed signing key so that tests can forge and compare tokens.
@@ -46,14 +46,14 @@ const testDeleteCacheSize = 256 << 20
 
 // newServer starts the real router over the given catalog on an httptest
 // server, with a delete cache wired to the metrics as the sidecar does.
-func newServer(t testing.TB, cfg splits.CatalogConfig, mappings []storage.Mapping, opts ...func(*handlers.Config)) *testServer {
+func newServer(t testing.TB, cfg sidecatalog.Config, mappings []sidecatalog.Mapping, opts ...func(*handlers.Config)) *testServer {
 	t.Helper()
 	return newServerWithCache(t, cfg, mappings, testDeleteCacheSize, opts...)
 }
 
 // newServerWithCache is newServer with a delete cache of cacheSize bytes;
 // with 0 the reader reads every delete file of every split.
-func newServerWithCache(t testing.TB, cfg splits.CatalogConfig, mappings []storage.Mapping, cacheSize int64, opts ...func(*handlers.Config)) *testServer {
+func newServerWithCache(t testing.TB, cfg sidecatalog.Config, mappings []sidecatalog.Mapping, cacheSize int64, opts ...func(*handlers.Config)) *testServer {
 	t.Helper()
 	signer, err := split.NewSigner(testKey)
 	if err != nil {
@@ -85,31 +85,33 @@ func newServerWithCache(t testing.TB, cfg splits.CatalogConfig, mappings []stora
 	return &testServer{Server: srv, reg: reg, cache: cache}
 }
 
-// testCatalog wires one catalog the way the sidecar does: a planner, and a
-// reader and FileIO over the catalog's properties and location map.
-func testCatalog(t testing.TB, cfg splits.CatalogConfig, mappings []storage.Mapping, signer *split.Signer, opts ...reader.Option) handlers.Catalog {
+// testCatalog wires one catalog the way the sidecar does: the catalog,
+// with mappings as its location map, a planner over it, and a reader.
+func testCatalog(t testing.TB, cfg sidecatalog.Config, mappings []sidecatalog.Mapping, signer *split.Signer, opts ...reader.Option) handlers.Catalog {
 	t.Helper()
 	c := plannerCatalog(t, cfg, mappings, signer)
-	c.Rows = reader.New(c.Files, opts...)
+	c.Rows = reader.New(opts...)
 	return c
 }
 
 // plannerCatalog is testCatalog with planner options.
-func plannerCatalog(t testing.TB, cfg splits.CatalogConfig, mappings []storage.Mapping, signer *split.Signer, opts ...splits.PlannerOption) handlers.Catalog {
+func plannerCatalog(t testing.TB, cfg sidecatalog.Config, mappings []sidecatalog.Mapping, signer *split.Signer, opts ...splits.PlannerOption) handlers.Catalog {
 	t.Helper()
-	fsys := storage.New(cfg.Props, mappings)
-	planner, err := splits.NewPlanner(cfg, fsys, signer, opts...)
+	if mappings != nil {
+		cfg.LocationMap = mappings
+	}
+	cat := testcatalog.Sidecar(t, cfg)
+	planner, err := splits.NewPlanner(cat, signer, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return wireCatalog(planner, reader.New(fsys), fsys)
+	return wireCatalog(cat, planner, reader.New())
 }
 
-// wireCatalog wires a planner, a reader and a FileIO into the route
+// wireCatalog wires a catalog, its planner and a reader into the route
 // families as cmd/sidecar does.
-func wireCatalog(p *splits.Planner, rd *reader.Reader, fsys icebergio.IO) handlers.Catalog {
-	typ, name := p.Catalog()
-	return handlers.Catalog{Type: typ, Name: name, Plans: p, Changes: differ.New(p, fsys), Splits: p, Rows: rd, Files: fsys, Tables: p}
+func wireCatalog(cat *sidecatalog.Catalog, p *splits.Planner, rd *reader.Reader) handlers.Catalog {
+	return handlers.Catalog{Type: cat.Type(), Name: cat.Name(), Plans: p, Changes: differ.New(p), Splits: p, Rows: rd, Tables: cat}
 }
 
 // plan is the part of GET /splits' answer the tests read.

@@ -4,6 +4,8 @@ package handlers_test
 
 import (
 	"cmp"
+	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -183,22 +185,107 @@ type seaweed struct {
 	// Bucket is the table bucket the REST catalog serves; PlainBucket is
 	// an ordinary S3 bucket, for the other catalogs' warehouses.
 	Bucket, PlainBucket string
-	AccessKey           string
-	SecretKey           string
+	// AccessKey and SecretKey are an admin's: they read and write every
+	// bucket, through S3 and the catalog, and may write IAM when
+	// withIdentities allowed it.
+	AccessKey string
+	SecretKey string
+	// ReaderKey and ReaderSecret (withIdentities) are the catalog principal
+	// of a client that only reads: the catalog lets it list and load tables,
+	// S3 refuses its keys, so it reads data only with vended credentials.
+	ReaderKey, ReaderSecret string
+	// CredentialRole (withVending) is the role the catalog assumes to vend
+	// table-scoped STS credentials.
+	CredentialRole string
+}
+
+// seaweedOption changes how newSeaweed configures a SeaweedFS.
+type seaweedOption func(t testing.TB, w *seaweed, dir string)
+
+// withIdentities configures SeaweedFS's advanced IAM (-s3.config and
+// -s3.iam.config, with STS) and allows IAM writes on the S3 port
+// (-s3.iam.readOnly=false), as test/s3tables/sts_integration in SeaweedFS's
+// own repository does. Besides the admin it knows the reader (ReaderKey),
+// whose identity may only get and list S3 Tables resources, and a role
+// over every object, which the catalog may assume to vend.
+// The S3 store refuses requests without valid keys as it always does.
+func withIdentities() seaweedOption {
+	return func(t testing.TB, w *seaweed, dir string) {
+		w.ReaderKey = "sidecar-reader"
+		w.ReaderSecret = "sidecar-reader-secret-" + strconv.Itoa(rand.IntN(1e6))
+		w.CredentialRole = "arn:aws:iam::role/SidecarVended"
+		signing := make([]byte, 32)
+		for i := range signing {
+			signing[i] = byte(rand.IntN(256))
+		}
+		allow := func(actions ...string) map[string]any {
+			return map[string]any{"Version": "2012-10-17", "Statement": []map[string]any{
+				{"Effect": "Allow", "Action": actions, "Resource": []string{"*"}},
+			}}
+		}
+		config := map[string]any{
+			"identities": []map[string]any{{
+				"name":        "sidecar-reader",
+				"credentials": []map[string]string{{"accessKey": w.ReaderKey, "secretKey": w.ReaderSecret}},
+				"actions":     []string{"s3tables:Get*", "s3tables:List*"},
+			}},
+			"sts": map[string]any{"tokenDuration": "1h", "maxSessionLength": "12h", "issuer": "seaweedfs-sts",
+				"signingKey": base64.StdEncoding.EncodeToString(signing)},
+			"policy": map[string]any{"defaultEffect": "Deny", "storeType": "memory"},
+			// The catalog narrows each session to the table, and to reading
+			// unless the caller may update the table, so the admin writing
+			// a table gets a session that writes it.
+			"policies": []map[string]any{{"name": "Objects", "document": allow("s3:*")}},
+			"roles": []map[string]any{{
+				"roleName": "SidecarVended", "roleArn": w.CredentialRole,
+				"attachedPolicies": []string{"Objects"},
+				// The catalog assumes the role as the provider
+				// "iceberg-catalog", which only a Federated principal
+				// statement for sts:AssumeRoleWithCredentials admits.
+				"trustPolicy": map[string]any{"Version": "2012-10-17", "Statement": []map[string]any{
+					{"Effect": "Allow", "Principal": map[string]string{"Federated": "iceberg-catalog"},
+						"Action": []string{"sts:AssumeRoleWithCredentials"}},
+				}},
+			}},
+		}
+		b, err := json.MarshalIndent(config, "", "  ")
+		if err != nil {
+			t.Fatal(err)
+		}
+		file := filepath.Join(dir, "iam.json")
+		if err := os.WriteFile(file, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		w.args = append(w.args, "-s3.config="+file, "-s3.iam.config="+file, "-s3.iam.readOnly=false")
+	}
+}
+
+// withVending is withIdentities, and the REST catalog vends: a table-load
+// answer to a client that asks for vended credentials (iceberg-go always
+// does) carries STS session credentials scoped to the table's location,
+// read-only unless the caller may update the table, with their expiry
+// (s3.session-token-expires-at-ms), in config and storage-credentials. The
+// sessions last 900 s, the shortest STS allows. SeaweedFS serves no
+// credentials endpoint: a client renews by loading the table again.
+func withVending() seaweedOption {
+	return func(t testing.TB, w *seaweed, dir string) {
+		withIdentities()(t, w, dir)
+		w.args = append(w.args, "-s3.iceberg.credentialRole="+w.CredentialRole, "-s3.iceberg.credentialDurationSeconds=900")
+	}
 }
 
 // startSeaweed starts a SeaweedFS with one table bucket, stopped when the
 // test ends.
-func startSeaweed(t testing.TB) *seaweed {
+func startSeaweed(t testing.TB, opts ...seaweedOption) *seaweed {
 	t.Helper()
-	w := newSeaweed(t)
+	w := newSeaweed(t, opts...)
 	w.start(t)
 	return w
 }
 
 // newSeaweed configures a SeaweedFS on free ports without starting it; it
 // is stopped when the test ends.
-func newSeaweed(t testing.TB) *seaweed {
+func newSeaweed(t testing.TB, opts ...seaweedOption) *seaweed {
 	t.Helper()
 	// Its S3 store is reached with explicit keys and region; the AWS SDK
 	// must not probe the instance-metadata address off this machine.
@@ -231,6 +318,9 @@ func newSeaweed(t testing.TB) *seaweed {
 			"-webdav=false", "-admin.ui=false", "-tableBucket=" + w.Bucket, "-bucket=" + w.PlainBucket},
 		env: []string{"AWS_ACCESS_KEY_ID=" + w.AccessKey, "AWS_SECRET_ACCESS_KEY=" + w.SecretKey},
 		log: filepath.Join(dir, "weed.log"),
+	}
+	for _, o := range opts {
+		o(t, w, dir)
 	}
 	w.ready = func() error {
 		if err := httpOK(w.RESTURL + "/v1/config"); err != nil {
@@ -266,6 +356,14 @@ func (w *seaweed) s3Props() map[string]string {
 		"s3.region":                   "us-east-1",
 		"s3.force-virtual-addressing": "false",
 	}
+}
+
+// readerProps are the REST catalog properties of a client that reads as
+// the reader (withIdentities), Polaris-style: OAuth2 client credentials
+// (credential=id:secret, which iceberg-go exchanges at the catalog's
+// /v1/oauth/tokens for a bearer token) with a scope, and no S3 keys at all.
+func (w *seaweed) readerProps() map[string]string {
+	return map[string]string{"credential": w.ReaderKey + ":" + w.ReaderSecret, "scope": "PRINCIPAL_ROLE:ALL"}
 }
 
 func httpOK(url string) error {

@@ -289,7 +289,7 @@ func parseSplitsQuery(q url.Values, extra map[string]bool) (splits.Request, erro
 	if v := q.Get("snapshotId"); v != "" {
 		id, err := strconv.ParseInt(v, 10, 64)
 		if err != nil {
-			return req, fmt.Errorf("%w: snapshotId %s is not an integer", splits.ErrBadRequest, splits.Quote(v))
+			return req, fmt.Errorf("%w: snapshotId %s is not an integer", splits.ErrBadRequest, split.Quote(v))
 		}
 		req.SnapshotID = &id
 	}
@@ -300,7 +300,7 @@ func parseSplitsQuery(q url.Values, extra map[string]bool) (splits.Request, erro
 		}
 		id, err := strconv.ParseInt(v, 10, 64)
 		if err != nil {
-			return req, fmt.Errorf("%w: %s %s is not an integer", splits.ErrBadRequest, name, splits.Quote(v))
+			return req, fmt.Errorf("%w: %s %s is not an integer", splits.ErrBadRequest, name, split.Quote(v))
 		}
 		if name == "fromSnapshot" {
 			req.FromSnapshot = &id
@@ -326,7 +326,7 @@ func parseSplitsQuery(q url.Values, extra map[string]bool) (splits.Request, erro
 	if v := q.Get("columns"); v != "" {
 		for _, c := range strings.Split(v, ",") {
 			if c = strings.TrimSpace(c); c == "" {
-				return req, fmt.Errorf("%w: columns %s has an empty name", splits.ErrBadRequest, splits.Quote(v))
+				return req, fmt.Errorf("%w: columns %s has an empty name", splits.ErrBadRequest, split.Quote(v))
 			}
 			req.Columns = append(req.Columns, c)
 		}
@@ -336,12 +336,12 @@ func parseSplitsQuery(q url.Values, extra map[string]bool) (splits.Request, erro
 	case "iso":
 		req.Encoding.ISOTimestamps = true
 	default:
-		return req, fmt.Errorf("%w: timestamps %s: want millis or iso", splits.ErrBadRequest, splits.Quote(v))
+		return req, fmt.Errorf("%w: timestamps %s: want millis or iso", splits.ErrBadRequest, split.Quote(v))
 	}
 	if v := q.Get("binaryAsString"); v != "" {
 		b, err := strconv.ParseBool(v)
 		if err != nil {
-			return req, fmt.Errorf("%w: binaryAsString %s: want true or false", splits.ErrBadRequest, splits.Quote(v))
+			return req, fmt.Errorf("%w: binaryAsString %s: want true or false", splits.ErrBadRequest, split.Quote(v))
 		}
 		req.Encoding.BinaryAsString = b
 	}
@@ -367,7 +367,7 @@ func parseSplitsQuery(q url.Values, extra map[string]bool) (splits.Request, erro
 	}
 	if v := q.Get("applyResidual"); v != "" {
 		if req.ApplyResidual, err = strconv.ParseBool(v); err != nil {
-			return req, fmt.Errorf("%w: applyResidual %s: want true or false", splits.ErrBadRequest, splits.Quote(v))
+			return req, fmt.Errorf("%w: applyResidual %s: want true or false", splits.ErrBadRequest, split.Quote(v))
 		}
 	}
 	return req, nil

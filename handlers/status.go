@@ -132,7 +132,11 @@ func (s *server) getStatus(w http.ResponseWriter, r *http.Request) error {
 // currentSnapshot reads a table's metadata only: planning every listed
 // table would read all their manifests.
 func currentSnapshot(ctx context.Context, p Tables, name string) string {
-	tbl, err := p.LoadTable(ctx, name)
+	ident, err := split.ParseIdentifier(name)
+	if err != nil {
+		return "error: " + toAPIError(err).Message
+	}
+	tbl, err := p.LoadTable(ctx, ident)
 	if err != nil {
 		return "error: " + toAPIError(err).Message
 	}
@@ -176,11 +180,11 @@ func statusFileOf(ctx context.Context, cat Catalog, sp split.Split, counts bool)
 	if !counts {
 		return f, nil
 	}
-	ts, err := cat.Splits.TableSchema(ctx, sp)
+	src, err := cat.Splits.Source(ctx, sp)
 	if err != nil {
 		return f, err
 	}
-	st, err := cat.Rows.Open(ctx, sp, ts)
+	st, err := cat.Rows.Open(ctx, src.FS, sp, src.Schema)
 	if err != nil {
 		return f, err
 	}

@@ -59,6 +59,19 @@ type Metrics struct {
 	AdmissionRejected *prometheus.CounterVec
 	// CatalogErrors counts failed catalog calls.
 	CatalogErrors prometheus.Counter
+	// TableReloads counts tables loaded again from their catalog to read
+	// the files of their tokens with fresh storage credentials, by
+	// catalog, reason (age, expired, refused) and outcome (ok, error).
+	TableReloads *prometheus.CounterVec
+}
+
+// TableReloaded counts a table loaded again (catalog.Events).
+func (m *Metrics) TableReloaded(catalog, reason string, err error) {
+	outcome := "ok"
+	if err != nil {
+		outcome = "error"
+	}
+	m.TableReloads.WithLabelValues(catalog, reason, outcome).Inc()
 }
 
 // New creates the collectors on reg, with the Go and process collectors.
@@ -144,5 +157,9 @@ func New(reg prometheus.Registerer) *Metrics {
 			Name: "sidecar_catalog_errors_total",
 			Help: "Catalog calls that failed because the catalog or storage did not answer.",
 		}),
+		TableReloads: f.NewCounterVec(prometheus.CounterOpts{
+			Name: "sidecar_catalog_table_reloads_total",
+			Help: "Tables loaded again from their catalog to read their tokens' files with fresh storage credentials, by catalog, reason (age: the load was old; expired: the vended credentials could not be renewed; refused: the store refused them) and outcome (ok, error).",
+		}, []string{"catalog", "reason", "outcome"}),
 	}
 }

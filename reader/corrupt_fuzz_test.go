@@ -27,10 +27,10 @@ import (
 	"github.com/parquet-go/parquet-go/encoding/thrift"
 	"github.com/parquet-go/parquet-go/format"
 
-	"github.com/druidiceberg/sidecar/internal/storage"
 	"github.com/druidiceberg/sidecar/internal/tablegen"
 	"github.com/druidiceberg/sidecar/reader"
 	"github.com/druidiceberg/sidecar/splits"
+	"github.com/druidiceberg/sidecar/splits/catalog"
 	"github.com/druidiceberg/sidecar/splits/split"
 )
 
@@ -444,7 +444,7 @@ func (tg *corruptTarget) read(t *testing.T, m mutation) ([]byte, error) {
 		var out bytes.Buffer
 		var before, after runtime.MemStats
 		runtime.ReadMemStats(&before)
-		err := readSplit(ctx, reader.New(fsys), sp, tg.table, &out)
+		err := readSplit(ctx, newReader(fsys), sp, tg.table, &out)
 		runtime.ReadMemStats(&after)
 		done <- result{out: out.Bytes(), err: err, allocated: after.TotalAlloc - before.TotalAlloc}
 	}()
@@ -467,7 +467,7 @@ func (tg *corruptTarget) read(t *testing.T, m mutation) ([]byte, error) {
 }
 
 // readSplit opens and runs a split into w.
-func readSplit(ctx context.Context, r *reader.Reader, sp split.Split, ts split.TableSchema, w *bytes.Buffer) (err error) {
+func readSplit(ctx context.Context, r fsReader, sp split.Split, ts split.TableSchema, w *bytes.Buffer) (err error) {
 	st, err := r.Open(ctx, sp, ts)
 	if err != nil {
 		return err
@@ -545,7 +545,7 @@ func corruptTargets(f testing.TB) []*corruptTarget {
 				f.Fatal(err)
 			}
 			var want bytes.Buffer
-			if err := readSplit(ctx, reader.New(fsys), sp, ts, &want); err != nil {
+			if err := readSplit(ctx, newReader(fsys), sp, ts, &want); err != nil {
 				f.Fatalf("read %s intact: %v", sp.Data.Path, err)
 			}
 			files := []string{sp.Data.Path}
@@ -591,11 +591,11 @@ func corruptTargets(f testing.TB) []*corruptTarget {
 		if err := json.Unmarshal(raw, &fx); err != nil {
 			f.Fatal(err)
 		}
-		var maps []storage.Mapping
+		var maps []catalog.Mapping
 		for _, p := range fx.LocationPrefixes {
-			maps = append(maps, storage.Mapping{From: p, To: dir})
+			maps = append(maps, catalog.Mapping{From: p, To: dir})
 		}
-		fsys := storage.New(nil, maps)
+		fsys := catalog.NewFS(nil, maps)
 		tbl, err := table.NewFromLocation(ctx, table.Identifier{"fixtures", filepath.Base(dir)},
 			filepath.Join(dir, fx.Metadata), func(context.Context) (icebergio.IO, error) { return fsys, nil }, nil)
 		if err != nil {
@@ -612,7 +612,7 @@ func corruptTargets(f testing.TB) []*corruptTarget {
 		f.Fatal(err)
 	}
 	defer cat.Close()
-	fsys := storage.New(nil, nil)
+	fsys := catalog.NewFS(nil, nil)
 	bench, err := tablegen.Bench(ctx, cat, table.Identifier{"gen", "bench"}, 3000, 1, 0.05, 0.02)
 	if err != nil {
 		f.Fatal(err)

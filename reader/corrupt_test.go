@@ -164,7 +164,7 @@ func TestCorruptFiles(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
 			var out bytes.Buffer
-			err := readSplit(ctx, reader.New(testFS(dir)), sp, tableOf(corruptSchema()), &out)
+			err := readSplit(ctx, newReader(testFS(dir)), sp, tableOf(corruptSchema()), &out)
 			want := tc.err
 			if want == nil {
 				want = reader.ErrCorruptFile
@@ -181,7 +181,7 @@ func TestCorruptFiles(t *testing.T) {
 	if err := writeFile(filepath.Join(dir, "data.parquet"), data); err != nil {
 		t.Fatal(err)
 	}
-	got, _ := readAll(t, reader.New(testFS(dir)), dataSplit("data.parquet", int64(len(data)), int64(len(rows))), corruptSchema())
+	got, _ := readAll(t, newReader(testFS(dir)), dataSplit("data.parquet", int64(len(data)), int64(len(rows))), corruptSchema())
 	if len(got) != len(rows) || got[7] != `{"id":7,"qty":70,"score":1.75,"amt":"7.05","name":"nnnnnnnn","fx":"AQAAAA=="}` {
 		t.Fatalf("the intact LZ4 file reads as %q", got)
 	}
@@ -253,7 +253,7 @@ func TestRunBombs(t *testing.T) {
 			var out bytes.Buffer
 			var err error
 			allocated := reader.AllocatedBy(func() {
-				err = readSplit(context.Background(), reader.New(testFS(dir)), sp, tableOf(schema), &out)
+				err = readSplit(context.Background(), newReader(testFS(dir)), sp, tableOf(schema), &out)
 			})
 			if !errors.Is(err, reader.ErrCorruptFile) || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("got %v, want ErrCorruptFile saying %q", err, tc.want)

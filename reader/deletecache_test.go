@@ -18,11 +18,11 @@ import (
 	"github.com/apache/iceberg-go/table"
 	"github.com/parquet-go/parquet-go"
 
-	"github.com/druidiceberg/sidecar/internal/storage"
 	"github.com/druidiceberg/sidecar/internal/tablegen"
 	"github.com/druidiceberg/sidecar/internal/testcatalog"
 	"github.com/druidiceberg/sidecar/reader"
 	"github.com/druidiceberg/sidecar/splits"
+	"github.com/druidiceberg/sidecar/splits/catalog"
 	"github.com/druidiceberg/sidecar/splits/split"
 )
 
@@ -114,10 +114,10 @@ func TestDeleteCacheSharedPositionalFile(t *testing.T) {
 	delPath := ss[0].Deletes[0].Path
 
 	plainFS := newOpenCounter(testFS(dir))
-	plain := reader.New(plainFS)
+	plain := newReader(plainFS)
 	cachedFS := newOpenCounter(testFS(dir))
 	cache := reader.NewDeleteCache(64<<20, nil)
-	cached := reader.New(cachedFS, reader.WithDeleteCache(cache))
+	cached := newReader(cachedFS, reader.WithDeleteCache(cache))
 
 	for i, s := range ss {
 		got, st := readAll(t, cached, s, idSchema)
@@ -167,7 +167,7 @@ func TestDeleteCacheBitmapsStayUnchanged(t *testing.T) {
 		t.Fatalf("sharedDeletes deletes %q of data file 1", want[1])
 	}
 	cache := reader.NewDeleteCache(64<<20, nil)
-	r := reader.New(testFS(dir), reader.WithDeleteCache(cache))
+	r := newReader(testFS(dir), reader.WithDeleteCache(cache))
 	both, dvOnly := s, s
 	both.Deletes = append(slices.Clone(s.Deletes), dvFile)
 	dvOnly.Deletes = []split.DeleteFile{dvFile}
@@ -235,7 +235,7 @@ func TestDeleteCacheSingleFlight(t *testing.T) {
 				fs.fail[delPath] = 1
 			}
 			cache := reader.NewDeleteCache(64<<20, nil)
-			r := reader.New(fs, reader.WithDeleteCache(cache))
+			r := newReader(fs, reader.WithDeleteCache(cache))
 
 			type result struct {
 				lines []string
@@ -336,7 +336,7 @@ func TestDeleteCacheEviction(t *testing.T) {
 		s.Deletes = []split.DeleteFile{d}
 		return s
 	}
-	read := func(t *testing.T, r *reader.Reader, d split.DeleteFile) {
+	read := func(t *testing.T, r fsReader, d split.DeleteFile) {
 		t.Helper()
 		if got, _ := readAll(t, r, with(d), idSchema); !slices.Equal(got, keep(lines, 2, 5)) {
 			t.Fatalf("got %q", got)
@@ -345,7 +345,7 @@ func TestDeleteCacheEviction(t *testing.T) {
 
 	// The size of one entry, as the cache estimates it.
 	probe := reader.NewDeleteCache(64<<20, nil)
-	read(t, reader.New(testFS(dir), reader.WithDeleteCache(probe)), dels[0])
+	read(t, newReader(testFS(dir), reader.WithDeleteCache(probe)), dels[0])
 	size := probe.Stats().Bytes
 	if size <= 0 {
 		t.Fatalf("an entry of %d bytes", size)
@@ -354,7 +354,7 @@ func TestDeleteCacheEviction(t *testing.T) {
 	t.Run("least recently used evicted", func(t *testing.T) {
 		fs := newOpenCounter(testFS(dir))
 		cache := reader.NewDeleteCache(2*size, nil)
-		r := reader.New(fs, reader.WithDeleteCache(cache))
+		r := newReader(fs, reader.WithDeleteCache(cache))
 		read(t, r, dels[0])
 		read(t, r, dels[1])
 		read(t, r, dels[0]) // 0 is now more recent than 1
@@ -382,7 +382,7 @@ func TestDeleteCacheEviction(t *testing.T) {
 	t.Run("larger than the bound", func(t *testing.T) {
 		fs := newOpenCounter(testFS(dir))
 		cache := reader.NewDeleteCache(size-1, nil)
-		r := reader.New(fs, reader.WithDeleteCache(cache))
+		r := newReader(fs, reader.WithDeleteCache(cache))
 		read(t, r, dels[0])
 		read(t, r, dels[0])
 		if n := fs.count(dels[0].Path); n != 2 {
@@ -421,8 +421,8 @@ func TestDeleteCacheEqualityKeysFollowTheSchema(t *testing.T) {
 	v2 := iceberg.NewSchema(2, field(1, "id", iceberg.PrimitiveTypes.Int64), field(2, "score", iceberg.PrimitiveTypes.Float64))
 
 	cache := reader.NewDeleteCache(64<<20, nil)
-	r := reader.New(testFS(dir), reader.WithDeleteCache(cache))
-	plain := reader.New(testFS(dir))
+	r := newReader(testFS(dir), reader.WithDeleteCache(cache))
+	plain := newReader(testFS(dir))
 	for _, tc := range []struct {
 		name   string
 		split  split.Split
@@ -462,8 +462,8 @@ func TestDeleteCacheReadersDoNotShareEntries(t *testing.T) {
 		splitOf[i], lines = s, l
 	}
 	cache := reader.NewDeleteCache(64<<20, nil)
-	a := reader.New(testFS(dirA), reader.WithDeleteCache(cache))
-	b := reader.New(testFS(dirB), reader.WithDeleteCache(cache))
+	a := newReader(testFS(dirA), reader.WithDeleteCache(cache))
+	b := newReader(testFS(dirB), reader.WithDeleteCache(cache))
 	if got, _ := readAll(t, a, splitOf[0], idSchema); !slices.Equal(got, keep(lines, 0)) {
 		t.Errorf("reader A: got %q", got)
 	}
@@ -481,9 +481,9 @@ func TestDeleteCacheReadersDoNotShareEntries(t *testing.T) {
 func TestDeleteCacheScenarios(t *testing.T) {
 	ctx := context.Background()
 	cat := testcatalog.Local(t, filepath.Join(t.TempDir(), "warehouse"))
-	fs := storage.New(nil, nil)
+	fs := catalog.NewFS(nil, nil)
 	cache := reader.NewDeleteCache(64<<20, nil)
-	plain, cached := reader.New(fs), reader.New(fs, reader.WithDeleteCache(cache))
+	plain, cached := newReader(fs), newReader(fs, reader.WithDeleteCache(cache))
 	kinds := map[split.DeleteKind]bool{}
 	for _, sc := range tablegen.Scenarios() {
 		t.Run(sc.Name, func(t *testing.T) {

@@ -38,8 +38,8 @@ func writeBenchParquet[T any](b *testing.B, dir, name string, rows []T) (string,
 func BenchmarkDeleteLookup(b *testing.B) {
 	dir := b.TempDir()
 	cache := NewDeleteCache(256<<20, nil)
-	r := New(icebergio.LocalFS{}, WithDeleteCache(cache))
-	loader := &deleteLoader{r: r, loaded: map[split.DeleteKind]int64{}}
+	r := New(WithDeleteCache(cache))
+	loader := &deleteLoader{r: r, fs: icebergio.LocalFS{}, loaded: map[split.DeleteKind]int64{}}
 
 	b.Run("bitmap_contains", func(b *testing.B) {
 		const rows = 1_000_000

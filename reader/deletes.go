@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/apache/iceberg-go"
+	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table/dv"
 	"github.com/parquet-go/parquet-go"
 
@@ -93,6 +94,7 @@ func (w *positionWalk) deleted(pos uint64) bool {
 // the files it read itself.
 type deleteLoader struct {
 	r      *Reader
+	fs     icebergio.IO // the table's FileIO
 	loaded map[split.DeleteKind]int64
 	// eqKeys holds the equality delete files this loader decoded when the
 	// Reader has no DeleteCache, by path: the files of a packed split
@@ -102,7 +104,7 @@ type deleteLoader struct {
 
 // fs returns a FileIO for one delete file, so that a storage error while
 // loading it is classified on its own, whichever stream the load serves.
-func (l *deleteLoader) fs() *watchedIO { return &watchedIO{IO: l.r.fs} }
+func (l *deleteLoader) watched() *watchedIO { return &watchedIO{IO: l.fs} }
 
 // cached returns the value under key, loading it (and counting the load)
 // when this caller has to; without a cache it always loads.
@@ -176,7 +178,7 @@ func (l *deleteLoader) positionDeletes(d split.DeleteFile, dataPath string) (*dv
 		only = ""
 	}
 	v, err := l.cached(func() string { return positionKey(l.r.space, d) }, split.DeletePosition, func() (any, int64, error) {
-		e, err := readPositionDeletes(l.fs(), d, only)
+		e, err := readPositionDeletes(l.watched(), d, only)
 		if err != nil {
 			return nil, 0, err
 		}
@@ -285,7 +287,7 @@ func (l *deleteLoader) deletionVector(d split.DeleteFile, dataPath string) (*dv.
 			d.Path, ErrCorruptFile, ref, dataPath)
 	}
 	v, err := l.cached(func() string { return deletionVectorKey(l.r.space, d, ref) }, split.DeleteDeletionVector, func() (any, int64, error) {
-		bm, err := readDeletionVector(l.fs(), d, ref)
+		bm, err := readDeletionVector(l.watched(), d, ref)
 		if err != nil {
 			return nil, 0, err
 		}

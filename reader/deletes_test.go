@@ -8,7 +8,6 @@ import (
 	"github.com/apache/iceberg-go"
 	"github.com/parquet-go/parquet-go"
 
-	"github.com/druidiceberg/sidecar/reader"
 	"github.com/druidiceberg/sidecar/splits/split"
 )
 
@@ -114,7 +113,7 @@ func TestPositionalDeletes(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			s.Deletes = tc.deletes
-			got, st := readAll(t, reader.New(testFS(dir)), s, idSchema)
+			got, st := readAll(t, newReader(testFS(dir)), s, idSchema)
 			if !slices.Equal(got, tc.want) {
 				t.Errorf("got %q, want %q", got, tc.want)
 			}
@@ -133,7 +132,7 @@ func TestDeletionVector(t *testing.T) {
 
 	t.Run("dv", func(t *testing.T) {
 		s.Deletes = []split.DeleteFile{dvFile}
-		got, st := readAll(t, reader.New(testFS(dir)), s, idSchema)
+		got, st := readAll(t, newReader(testFS(dir)), s, idSchema)
 		if want := keep(lines, 0, 2, 7); !slices.Equal(got, want) {
 			t.Errorf("got %q, want %q", got, want)
 		}
@@ -143,7 +142,7 @@ func TestDeletionVector(t *testing.T) {
 	})
 	t.Run("dv and positional merged, counted once", func(t *testing.T) {
 		s.Deletes = []split.DeleteFile{dvFile, {Kind: split.DeletePosition, Path: pd, Format: "PARQUET", Size: pz}}
-		got, st := readAll(t, reader.New(testFS(dir)), s, idSchema)
+		got, st := readAll(t, newReader(testFS(dir)), s, idSchema)
 		if want := keep(lines, 0, 2, 7, 8); !slices.Equal(got, want) {
 			t.Errorf("got %q, want %q", got, want)
 		}
@@ -217,7 +216,7 @@ func TestEqualityDeletes(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			s.Deletes = tc.deletes
-			got, st := readAll(t, reader.New(testFS(dir)), s, schema)
+			got, st := readAll(t, newReader(testFS(dir)), s, schema)
 			if !slices.Equal(got, tc.want) {
 				t.Errorf("got\n%s\nwant\n%s", join(got), join(tc.want))
 			}
@@ -230,7 +229,7 @@ func TestEqualityDeletes(t *testing.T) {
 	t.Run("keys follow schema order, not file order", func(t *testing.T) {
 		s.Deletes = []split.DeleteFile{eq(pID, zID, 1)}
 		narrow := iceberg.NewSchema(1, field(2, "name", iceberg.PrimitiveTypes.String), field(1, "id", iceberg.PrimitiveTypes.Int64))
-		got, _ := readAll(t, reader.New(testFS(dir)), s, narrow)
+		got, _ := readAll(t, newReader(testFS(dir)), s, narrow)
 		if len(got) != 5 || got[0] != `{"name":"b","id":2}` {
 			t.Errorf("got %q", got)
 		}
@@ -238,7 +237,7 @@ func TestEqualityDeletes(t *testing.T) {
 	t.Run("positional before equality", func(t *testing.T) {
 		pd, pz := writeParquet(t, dir, "pos.parquet", []posDelete{{s.Data.Path, 0}, {s.Data.Path, 1}})
 		s.Deletes = []split.DeleteFile{eq(pID, zID, 1), {Kind: split.DeletePosition, Path: pd, Format: "PARQUET", Size: pz}}
-		_, st := readAll(t, reader.New(testFS(dir)), s, schema)
+		_, st := readAll(t, newReader(testFS(dir)), s, schema)
 		if st.RowsDeleted[split.DeletePosition] != 2 || st.RowsDeleted[split.DeleteEquality] != 0 || st.RowsEmitted != 4 {
 			t.Errorf("stats %+v", st)
 		}

@@ -117,7 +117,7 @@ func (l *deleteLoader) equalityKeys(d split.DeleteFile, t split.TableSchema) (*e
 		}
 	}
 	v, err := l.cached(func() string { return key }, split.DeleteEquality, func() (any, int64, error) {
-		keys, err := readEqualityDeletes(l.fs(), d, t)
+		keys, err := readEqualityDeletes(l.watched(), d, t)
 		if err != nil {
 			return nil, 0, err
 		}

@@ -60,7 +60,7 @@ func TestProjection(t *testing.T) {
 		s := s
 		s.Columns = []int{1}
 		counter := &countingIO{IO: testFS(dir)}
-		got, st := readTable(t, reader.New(counter), s, tableOf(schema))
+		got, st := readTable(t, newReader(counter), s, tableOf(schema))
 		if got[0] != `{"id":1}` || got[1] != `{"id":3}` || len(got) != 202 || st.RowsDeleted[split.DeleteEquality] != 1 {
 			t.Errorf("got %q… (%d lines), stats %+v", got[:2], len(got), st)
 		}
@@ -73,7 +73,7 @@ func TestProjection(t *testing.T) {
 		s := s
 		s.Columns = []int{2, 1}
 		s.Deletes = nil
-		got, _ := readTable(t, reader.New(testFS(dir)), s, tableOf(schema))
+		got, _ := readTable(t, newReader(testFS(dir)), s, tableOf(schema))
 		if got[0] != `{"id":1,"name":"a"}` {
 			t.Errorf("got %q", got[0])
 		}
@@ -81,13 +81,13 @@ func TestProjection(t *testing.T) {
 	t.Run("unknown column id", func(t *testing.T) {
 		s := s
 		s.Columns = []int{1, 99}
-		_, err := reader.New(testFS(dir)).Open(context.Background(), s, tableOf(schema))
+		_, err := newReader(testFS(dir)).Open(context.Background(), s, tableOf(schema))
 		if !errors.Is(err, reader.ErrSchemaMismatch) {
 			t.Errorf("got %v, want ErrSchemaMismatch", err)
 		}
 	})
 	t.Run("all columns include the variant", func(t *testing.T) {
-		_, err := reader.New(testFS(dir)).Open(context.Background(), s, tableOf(schema))
+		_, err := newReader(testFS(dir)).Open(context.Background(), s, tableOf(schema))
 		if !errors.Is(err, reader.ErrUnsupported) {
 			t.Errorf("got %v, want ErrUnsupported", err)
 		}
@@ -177,7 +177,7 @@ func TestIdentityAndDefaults(t *testing.T) {
 	}
 	s := dataSplit("data.parquet", size, 2)
 	s.Data.Identity = identity
-	got, _ := readAll(t, reader.New(testFS(dir)), s, schema)
+	got, _ := readAll(t, newReader(testFS(dir)), s, schema)
 	want := `{"id":1,"region":"eu","day":-86400000,"dec":"-0.05","when":-1,"bin":"AP8=",` +
 		`"u":"123e4567-e89b-12d3-a456-426614174000","f":0.1,"n_long":42,"n_str":"défaut","n_date":1704153600000,` +
 		`"n_time":43200000001,"n_ts":-1,"n_tstz":1704164645123,"n_tsns":1704164645123,"n_dec":"12.30","n_bin":"Cv8=",` +
@@ -191,7 +191,7 @@ func TestIdentityAndDefaults(t *testing.T) {
 		s := s
 		s.Columns = []int{1, 5, 6, 14, 15}
 		s.Encoding = split.Encoding{ISOTimestamps: true, BinaryAsString: true}
-		got, _ := readAll(t, reader.New(testFS(dir)), s, schema)
+		got, _ := readAll(t, newReader(testFS(dir)), s, schema)
 		want := `{"id":1,"when":"1969-12-31T23:59:59.998500Z","bin":"\u0000\ufffd","n_tstz":"2024-01-02T03:04:05.123456Z","n_tsns":"2024-01-02T03:04:05.123456789Z"}`
 		if got[0] != want {
 			t.Errorf("got  %s\nwant %s", got[0], want)
@@ -200,7 +200,7 @@ func TestIdentityAndDefaults(t *testing.T) {
 	t.Run("invalid binary as string counted once per row", func(t *testing.T) {
 		s := s
 		s.Columns = []int{6}
-		_, st := readAll(t, reader.New(testFS(dir), reader.WithBinaryAsString(true)), s, schema)
+		_, st := readAll(t, newReader(testFS(dir), reader.WithBinaryAsString(true)), s, schema)
 		if st.InvalidUTF8 != 2 {
 			t.Errorf("InvalidUTF8 = %d, want 2", st.InvalidUTF8)
 		}
@@ -230,7 +230,7 @@ func TestIdentityAndDefaults(t *testing.T) {
 			s := s
 			s.Columns = []int{1}
 			s.Deletes = []split.DeleteFile{tc.del}
-			got, _ := readAll(t, reader.New(testFS(dir)), s, schema)
+			got, _ := readAll(t, newReader(testFS(dir)), s, schema)
 			var ids []int64
 			for _, l := range got {
 				var r struct{ ID int64 }
@@ -260,7 +260,7 @@ func TestIdentityAndDefaults(t *testing.T) {
 			t.Run(tc.name, func(t *testing.T) {
 				s := dataSplit("data.parquet", size, 2)
 				s.Data.Identity = tc.identity
-				_, err := reader.New(testFS(dir)).Open(context.Background(), s, tableOf(tc.schema))
+				_, err := newReader(testFS(dir)).Open(context.Background(), s, tableOf(tc.schema))
 				if !errors.Is(err, reader.ErrSchemaMismatch) {
 					t.Errorf("got %v, want ErrSchemaMismatch", err)
 				}
@@ -343,7 +343,7 @@ func TestTypePromotion(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			s := dataSplit(tc.file, tc.size, 3)
 			s.Deletes = tc.dels
-			got, _ := readAll(t, reader.New(testFS(dir), tc.opts...), s, schema)
+			got, _ := readAll(t, newReader(testFS(dir), tc.opts...), s, schema)
 			if !slices.Equal(got, tc.want) {
 				t.Errorf("got\n%s\nwant\n%s", join(got), join(tc.want))
 			}
@@ -402,7 +402,7 @@ func TestNameMapping(t *testing.T) {
 	}
 	s := dataSplit("data.parquet", size, 2)
 	ts := split.TableSchema{Schema: schema, NameMapping: nm}
-	got, _ := readTable(t, reader.New(testFS(dir)), s, ts)
+	got, _ := readTable(t, newReader(testFS(dir)), s, ts)
 	want := []string{
 		`{"id":1,"full_name":"a","p":{"x":1,"y":"y1"},"l":[{"x":2,"y":"y2"}],"m":{"k":3},"added":null}`,
 		`{"id":2,"full_name":"b","p":{"x":4,"y":"y4"},"l":[],"m":{},"added":null}`,
@@ -412,7 +412,7 @@ func TestNameMapping(t *testing.T) {
 	}
 
 	s.Deletes = []split.DeleteFile{{Kind: split.DeleteEquality, Path: pd, Format: "PARQUET", Size: zd, EqualityIDs: []int{1}}}
-	got, _ = readTable(t, reader.New(testFS(dir)), s, ts)
+	got, _ = readTable(t, newReader(testFS(dir)), s, ts)
 	if !slices.Equal(got, want[:1]) {
 		t.Errorf("with the delete file: got\n%s", join(got))
 	}
@@ -431,7 +431,7 @@ func TestNameMapping(t *testing.T) {
 				withIDs, _ := writeIDs(t, dir, 3)
 				sp.Data = withIDs.Data
 			}
-			_, err := reader.New(testFS(dir)).Open(context.Background(), sp, tableOf(schema))
+			_, err := newReader(testFS(dir)).Open(context.Background(), sp, tableOf(schema))
 			if !errors.Is(err, reader.ErrNoFieldIDs) || !strings.Contains(err.Error(), "name mapping") {
 				t.Errorf("got %v, want ErrNoFieldIDs naming the missing name mapping", err)
 			}

@@ -16,9 +16,9 @@ import (
 	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
 
-	"github.com/druidiceberg/sidecar/internal/storage"
 	"github.com/druidiceberg/sidecar/reader"
 	"github.com/druidiceberg/sidecar/splits"
+	"github.com/druidiceberg/sidecar/splits/catalog"
 	"github.com/druidiceberg/sidecar/splits/split"
 )
 
@@ -66,7 +66,7 @@ func TestFixtures(t *testing.T) {
 			tbl, fs := loadFixture(t, ctx, dir, fx)
 
 			snap := tbl.CurrentSnapshot()
-			got, stats := readSnapshot(t, ctx, tbl, fs, snap.SnapshotID, reader.New(fs))
+			got, stats := readSnapshot(t, ctx, tbl, fs, snap.SnapshotID, newReader(fs))
 			if len(got) != fx.Expected.RowCount {
 				t.Errorf("current snapshot: got %d rows, want %d", len(got), fx.Expected.RowCount)
 			}
@@ -97,7 +97,7 @@ func TestFixtures(t *testing.T) {
 				}
 			}
 			for _, ec := range fx.ExtraChecks {
-				rows, _ := readSnapshot(t, ctx, tbl, fs, ec.SnapshotID, reader.New(fs))
+				rows, _ := readSnapshot(t, ctx, tbl, fs, ec.SnapshotID, newReader(fs))
 				if len(rows) != ec.RowCount {
 					t.Errorf("snapshot %d: got %d rows, want %d", ec.SnapshotID, len(rows), ec.RowCount)
 				}
@@ -111,13 +111,13 @@ func TestFixtures(t *testing.T) {
 
 // loadFixture loads a fixture table read-only, with every location prefix
 // it was written under mapped onto its folder.
-func loadFixture(t *testing.T, ctx context.Context, dir string, fx fixture) (*table.Table, *storage.FS) {
+func loadFixture(t *testing.T, ctx context.Context, dir string, fx fixture) (*table.Table, *catalog.FS) {
 	t.Helper()
-	var maps []storage.Mapping
+	var maps []catalog.Mapping
 	for _, p := range fx.LocationPrefixes {
-		maps = append(maps, storage.Mapping{From: p, To: dir})
+		maps = append(maps, catalog.Mapping{From: p, To: dir})
 	}
-	fs := storage.New(nil, maps)
+	fs := catalog.NewFS(nil, maps)
 	tbl, err := table.NewFromLocation(ctx, table.Identifier{"fixtures", filepath.Base(dir)},
 		filepath.Join(dir, fx.Metadata),
 		func(context.Context) (icebergio.IO, error) { return fs, nil }, nil)
@@ -143,7 +143,7 @@ func snapshotSchema(t *testing.T, tbl *table.Table, snapshotID int64) *iceberg.S
 
 // readSnapshot plans a snapshot, turns every task into a split and reads
 // it; it returns the decoded rows and the summed stats.
-func readSnapshot(t *testing.T, ctx context.Context, tbl *table.Table, fs icebergio.IO, snapshotID int64, r *reader.Reader) ([]map[string]any, reader.Stats) {
+func readSnapshot(t *testing.T, ctx context.Context, tbl *table.Table, fs icebergio.IO, snapshotID int64, r fsReader) ([]map[string]any, reader.Stats) {
 	t.Helper()
 	schema := snapshotSchema(t, tbl, snapshotID)
 	tasks, err := tbl.Scan(table.WithSnapshotID(snapshotID)).PlanFiles(ctx)
@@ -169,7 +169,7 @@ func readSnapshot(t *testing.T, ctx context.Context, tbl *table.Table, fs iceber
 }
 
 // runSplit opens and runs one split, checking the NDJSON framing.
-func runSplit(t *testing.T, ctx context.Context, r *reader.Reader, s split.Split, ts split.TableSchema) ([]byte, reader.Stats) {
+func runSplit(t *testing.T, ctx context.Context, r fsReader, s split.Split, ts split.TableSchema) ([]byte, reader.Stats) {
 	t.Helper()
 	st, err := r.Open(ctx, s, ts)
 	if err != nil {

@@ -224,7 +224,7 @@ func TestGolden(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.file, func(t *testing.T) {
 			ctx := context.Background()
-			st, err := reader.New(testFS(dir), tc.opts...).Open(ctx, tc.split, tableOf(goldenSchema))
+			st, err := newReader(testFS(dir), tc.opts...).Open(ctx, tc.split, tableOf(goldenSchema))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -262,9 +262,9 @@ func TestGoldenCriticalValues(t *testing.T) {
 	dir := t.TempDir()
 	_, size := writeParquet(t, dir, "data.parquet", goldenRows())
 	s := dataSplit("data.parquet", size, int64(len(goldenRows())))
-	plain, _ := readAll(t, reader.New(testFS(dir)), s, goldenSchema)
-	iso, _ := readAll(t, reader.New(testFS(dir), reader.WithISOTimestamps(true)), s, goldenSchema)
-	text, _ := readAll(t, reader.New(testFS(dir), reader.WithBinaryAsString(true)), s, goldenSchema)
+	plain, _ := readAll(t, newReader(testFS(dir)), s, goldenSchema)
+	iso, _ := readAll(t, newReader(testFS(dir), reader.WithISOTimestamps(true)), s, goldenSchema)
+	text, _ := readAll(t, newReader(testFS(dir), reader.WithBinaryAsString(true)), s, goldenSchema)
 	cases := []struct {
 		name  string
 		lines []string

@@ -13,8 +13,8 @@ import (
 	"github.com/apache/iceberg-go/table/dv"
 	"github.com/parquet-go/parquet-go"
 
-	"github.com/druidiceberg/sidecar/internal/storage"
 	"github.com/druidiceberg/sidecar/reader"
+	"github.com/druidiceberg/sidecar/splits/catalog"
 	"github.com/druidiceberg/sidecar/splits/split"
 )
 
@@ -59,8 +59,28 @@ func writeDV(t testing.TB, dir, name, dataPath string, positions ...int64) split
 const bucket = "s3://bucket/warehouse/t"
 
 // testFS returns an FS that maps bucket onto dir.
-func testFS(dir string) *storage.FS {
-	return storage.New(nil, []storage.Mapping{{From: bucket, To: dir}})
+func testFS(dir string) *catalog.FS {
+	return catalog.NewFS(nil, []catalog.Mapping{{From: bucket, To: dir}})
+}
+
+// fsReader is a Reader whose splits all read through one FileIO, as the
+// tests' tables do.
+type fsReader struct {
+	*reader.Reader
+	fs icebergio.IO
+}
+
+// newReader returns a Reader that opens every split through fs.
+func newReader(fs icebergio.IO, opts ...reader.Option) fsReader {
+	return fsReader{Reader: reader.New(opts...), fs: fs}
+}
+
+func (r fsReader) Open(ctx context.Context, s split.Split, t split.TableSchema) (*reader.Stream, error) {
+	return r.Reader.Open(ctx, r.fs, s, t)
+}
+
+func (r fsReader) OpenAll(ctx context.Context, parts []split.Split, t split.TableSchema) (*reader.Stream, error) {
+	return r.Reader.OpenAll(ctx, r.fs, parts, t)
 }
 
 // dataSplit describes a data file written under dir, named by its bucket
@@ -76,13 +96,13 @@ func dataSplit(name string, size, records int64, deletes ...split.DeleteFile) sp
 
 // readAll opens and runs a split of a table without a name mapping and
 // returns its output lines.
-func readAll(t testing.TB, r *reader.Reader, s split.Split, schema *iceberg.Schema) ([]string, reader.Stats) {
+func readAll(t testing.TB, r fsReader, s split.Split, schema *iceberg.Schema) ([]string, reader.Stats) {
 	t.Helper()
 	return readTable(t, r, s, split.TableSchema{Schema: schema})
 }
 
 // readTable opens and runs a split and returns its output lines.
-func readTable(t testing.TB, r *reader.Reader, s split.Split, ts split.TableSchema) ([]string, reader.Stats) {
+func readTable(t testing.TB, r fsReader, s split.Split, ts split.TableSchema) ([]string, reader.Stats) {
 	t.Helper()
 	ctx := context.Background()
 	st, err := r.Open(ctx, s, ts)

@@ -40,7 +40,7 @@ func TestPackedSplit(t *testing.T) {
 			pos, z := writeParquet(t, dir, "pos.parquet", []posDelete{{sp.Data.Path, 0}, {sp.Data.Path, 9}})
 			sp.Deletes = append(sp.Deletes, split.DeleteFile{Kind: split.DeletePosition, Path: pos, Format: "PARQUET", Size: z, Records: 2})
 		}
-		one, _ := readAll(t, reader.New(testFS(dir)), sp, idSchema)
+		one, _ := readAll(t, newReader(testFS(dir)), sp, idSchema)
 		want = append(want, one...)
 		parts = append(parts, sp)
 	}
@@ -53,7 +53,7 @@ func TestPackedSplit(t *testing.T) {
 			opts = append(opts, reader.WithDeleteCache(reader.NewDeleteCache(1<<20, nil)))
 		}
 		ctx := context.Background()
-		st, err := reader.New(testFS(dir), opts...).OpenAll(ctx, parts, tableOf(idSchema))
+		st, err := newReader(testFS(dir), opts...).OpenAll(ctx, parts, tableOf(idSchema))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -88,7 +88,7 @@ func TestPackedSplitLaterFileGone(t *testing.T) {
 	first, lines := writeIDs(t, dir, 5)
 	gone := dataSplit("gone.parquet", 100, 3)
 	ctx := context.Background()
-	st, err := reader.New(testFS(dir), reader.WithBatchRows(2)).OpenAll(ctx, []split.Split{first, gone}, tableOf(idSchema))
+	st, err := newReader(testFS(dir), reader.WithBatchRows(2)).OpenAll(ctx, []split.Split{first, gone}, tableOf(idSchema))
 	if err != nil {
 		t.Fatalf("OpenAll opened the later file too: %v", err)
 	}
@@ -112,7 +112,7 @@ func TestPackedSplitMismatch(t *testing.T) {
 	a, _ := writeIDs(t, dir, 3)
 	b := a
 	b.SnapshotID = 7
-	_, err := reader.New(testFS(dir)).OpenAll(context.Background(), []split.Split{a, b}, tableOf(idSchema))
+	_, err := newReader(testFS(dir)).OpenAll(context.Background(), []split.Split{a, b}, tableOf(idSchema))
 	if !errors.Is(err, split.ErrMalformedToken) {
 		t.Fatalf("OpenAll of two snapshots' files: %v, want ErrMalformedToken", err)
 	}

@@ -63,10 +63,10 @@ const DefaultBatchRows = 4096
 // smaller batches cost more write calls (64 KiB: 1.2 M for one stream).
 const maxBatchBytes = 256 << 10
 
-// Reader opens splits through one FileIO. It holds no per-split state and
-// is safe for concurrent use.
+// Reader opens splits, each through the FileIO of its table that the
+// caller hands it. It holds no per-split state and is safe for concurrent
+// use.
 type Reader struct {
-	fs        icebergio.IO
 	batchRows int
 	enc       encoding
 	cache     *DeleteCache // nil: every Open reads its delete files
@@ -108,10 +108,9 @@ func WithDeleteCache(c *DeleteCache) Option {
 	return func(r *Reader) { r.cache = c }
 }
 
-// New returns a Reader that opens every file through fs with the paths the
-// manifests spell; fs applies any location map.
-func New(fs icebergio.IO, opts ...Option) *Reader {
-	r := &Reader{fs: fs, batchRows: DefaultBatchRows}
+// New returns a Reader.
+func New(opts ...Option) *Reader {
+	r := &Reader{batchRows: DefaultBatchRows}
 	for _, o := range opts {
 		o(r)
 	}
@@ -156,6 +155,7 @@ type Stats struct {
 // byte, like any read error.
 type Stream struct {
 	r         *Reader
+	fs        icebergio.IO // the table's FileIO
 	parts     []split.Split
 	table     split.TableSchema
 	name      string // names the split in errors: its first file, and how many follow
@@ -208,9 +208,11 @@ var deleteKinds = [3]split.DeleteKind{split.DeletePosition, split.DeleteEquality
 // name mapping for a file without ids), the identity partition values and
 // initial defaults of the fields the file lacks, every delete file, and the
 // split's residual filter (s.Filter), whose columns are read even when they
-// are not emitted.
-func (r *Reader) Open(ctx context.Context, s split.Split, t split.TableSchema) (*Stream, error) {
-	return r.OpenAll(ctx, []split.Split{s}, t)
+// are not emitted. fs is the FileIO of the split's table (the catalog's,
+// with its credentials and location map), which opens every file with the
+// path its manifest spells.
+func (r *Reader) Open(ctx context.Context, fs icebergio.IO, s split.Split, t split.TableSchema) (*Stream, error) {
+	return r.OpenAll(ctx, fs, []split.Split{s}, t)
 }
 
 // OpenAll prepares the rows of a split that packs several files, parts
@@ -219,7 +221,7 @@ func (r *Reader) Open(ctx context.Context, s split.Split, t split.TableSchema) (
 // share the first's snapshot, schema, projection and encoding. Open's
 // checks happen here for the first part; the others are opened when Run
 // reaches them.
-func (r *Reader) OpenAll(ctx context.Context, parts []split.Split, t split.TableSchema) (_ *Stream, err error) {
+func (r *Reader) OpenAll(ctx context.Context, fs icebergio.IO, parts []split.Split, t split.TableSchema) (_ *Stream, err error) {
 	if len(parts) == 0 {
 		return nil, fmt.Errorf("%w: a split with no data file", ErrUnsupported)
 	}
@@ -232,8 +234,8 @@ func (r *Reader) OpenAll(ctx context.Context, parts []split.Split, t split.Table
 		}
 	}
 	st := &Stream{
-		r: r, parts: parts, table: t, name: first.Data.Path, batchRows: r.batchRows,
-		loader: &deleteLoader{r: r, loaded: map[split.DeleteKind]int64{}},
+		r: r, fs: fs, parts: parts, table: t, name: first.Data.Path, batchRows: r.batchRows,
+		loader: &deleteLoader{r: r, fs: fs, loaded: map[split.DeleteKind]int64{}},
 	}
 	if len(parts) > 1 {
 		st.name = fmt.Sprintf("%s and %d more data files", first.Data.Path, len(parts)-1)
@@ -269,7 +271,7 @@ func (s *Stream) open(ctx context.Context, sp split.Split) (_ *fileStream, err e
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	fs := newWatchedIO(r.fs, sp)
+	fs := newWatchedIO(s.fs, sp)
 	pf, f, err := openParquet(fs, "data file", sp.Data.Path, sp.Data.Size)
 	if err != nil {
 		return nil, err

@@ -18,10 +18,10 @@ import (
 	"github.com/apache/iceberg-go/table"
 	"github.com/parquet-go/parquet-go"
 
-	"github.com/druidiceberg/sidecar/internal/storage"
 	"github.com/druidiceberg/sidecar/internal/tablegen"
 	"github.com/druidiceberg/sidecar/reader"
 	"github.com/druidiceberg/sidecar/splits"
+	"github.com/druidiceberg/sidecar/splits/catalog"
 	"github.com/druidiceberg/sidecar/splits/split"
 )
 
@@ -116,7 +116,7 @@ func BenchmarkRead(b *testing.B) {
 			if bc.filter != "" {
 				s.Filter = []byte(bc.filter)
 			}
-			r := reader.New(testFS(dir))
+			r := newReader(testFS(dir))
 			ctx := context.Background()
 			var bytes int64
 			b.ReportAllocs()
@@ -231,7 +231,7 @@ func BenchmarkOpenSharedPositionalDeletes(b *testing.B) {
 	dir := b.TempDir()
 	ss := writeSharedPositionalDeletes(b, dir, files, perFile)
 	ctx := context.Background()
-	openAll := func(b *testing.B, r *reader.Reader) {
+	openAll := func(b *testing.B, r fsReader) {
 		for _, s := range ss {
 			st, err := r.Open(ctx, s, tableOf(idSchema))
 			if err != nil {
@@ -243,7 +243,7 @@ func BenchmarkOpenSharedPositionalDeletes(b *testing.B) {
 		}
 	}
 	b.Run("uncached", func(b *testing.B) {
-		r := reader.New(testFS(dir))
+		r := newReader(testFS(dir))
 		b.ReportAllocs()
 		for b.Loop() {
 			openAll(b, r)
@@ -252,11 +252,11 @@ func BenchmarkOpenSharedPositionalDeletes(b *testing.B) {
 	b.Run("cached_cold", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			openAll(b, reader.New(testFS(dir), reader.WithDeleteCache(reader.NewDeleteCache(256<<20, nil))))
+			openAll(b, newReader(testFS(dir), reader.WithDeleteCache(reader.NewDeleteCache(256<<20, nil))))
 		}
 	})
 	b.Run("cached_warm", func(b *testing.B) {
-		r := reader.New(testFS(dir), reader.WithDeleteCache(reader.NewDeleteCache(256<<20, nil)))
+		r := newReader(testFS(dir), reader.WithDeleteCache(reader.NewDeleteCache(256<<20, nil)))
 		openAll(b, r)
 		b.ReportAllocs()
 		for b.Loop() {
@@ -295,9 +295,9 @@ func BenchmarkReadBenchTable(b *testing.B) {
 		b.Fatal(err)
 	}
 	ts := split.TableSchema{Schema: tbl.Schema()}
-	fsys := storage.New(nil, nil)
+	fsys := catalog.NewFS(nil, nil)
 	b.Run("reader", func(b *testing.B) {
-		r := reader.New(fsys, reader.WithDeleteCache(reader.NewDeleteCache(64<<20, nil)))
+		r := newReader(fsys, reader.WithDeleteCache(reader.NewDeleteCache(64<<20, nil)))
 		cpu := cpuTime()
 		for b.Loop() {
 			st, err := r.Open(ctx, sp, ts)

@@ -51,7 +51,7 @@ func TestOpenErrors(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			st, err := reader.New(testFS(dir)).Open(context.Background(), tc.split, tableOf(tc.schema))
+			st, err := newReader(testFS(dir)).Open(context.Background(), tc.split, tableOf(tc.schema))
 			if !errors.Is(err, tc.want) {
 				t.Fatalf("got %v, want %v", err, tc.want)
 			}
@@ -65,7 +65,7 @@ func TestOpenErrors(t *testing.T) {
 func TestRunBatchesAndLifecycle(t *testing.T) {
 	dir := t.TempDir()
 	s, lines := writeIDs(t, dir, 10)
-	r := reader.New(testFS(dir), reader.WithBatchRows(4))
+	r := newReader(testFS(dir), reader.WithBatchRows(4))
 	ctx := context.Background()
 
 	var first []byte
@@ -195,7 +195,7 @@ func TestRepeatedAcrossReads(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
 			_, size := writeParquet(t, dir, "data.parquet", rows, tc.opts...)
-			got, _ := readAll(t, reader.New(testFS(dir)), dataSplit("data.parquet", size, int64(len(rows))), schema)
+			got, _ := readAll(t, newReader(testFS(dir)), dataSplit("data.parquet", size, int64(len(rows))), schema)
 			if join(got) != want.String() {
 				t.Errorf("output differs (%d lines, want %d)", len(got), len(rows))
 			}

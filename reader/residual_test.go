@@ -143,7 +143,7 @@ func TestResidualFilter(t *testing.T) {
 	schema := residualSchema()
 	base := dataSplit("data.parquet", size, int64(len(rows)))
 	base.Data.Identity = []split.IdentityValue{{FieldID: 11, Value: json.RawMessage(`"eu"`)}}
-	r := reader.New(testFS(dir))
+	r := newReader(testFS(dir))
 	all, _ := readAll(t, r, base, schema)
 	if len(all) != len(rows) {
 		t.Fatalf("unfiltered: %d rows", len(all))
@@ -358,7 +358,7 @@ func TestResidualFilterMissingStructs(t *testing.T) {
 			s := dataSplit("data.parquet", size, int64(len(rows)))
 			s.Columns = []int{1}
 			s.Filter = json.RawMessage(tc.filter)
-			got, _ := readAll(t, reader.New(testFS(dir)), s, schema)
+			got, _ := readAll(t, newReader(testFS(dir)), s, schema)
 			if !slices.Equal(got, tc.want) {
 				t.Fatalf("got %v, want %v", got, tc.want)
 			}
@@ -383,7 +383,7 @@ func TestResidualFilterErrors(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			s := dataSplit("data.parquet", size, 40)
 			s.Filter = json.RawMessage(tc.filter)
-			st, err := reader.New(testFS(dir)).Open(context.Background(), s, tableOf(schema))
+			st, err := newReader(testFS(dir)).Open(context.Background(), s, tableOf(schema))
 			if !errors.Is(err, reader.ErrUnsupported) {
 				t.Fatalf("got %v, want ErrUnsupported", err)
 			}

@@ -49,7 +49,7 @@ func withRange(s split.Split, start, end int64) split.Split {
 // readRanges reads s once per range between consecutive cuts (the first cut
 // 0, the last the file's size) and returns the concatenated output and the
 // summed stats.
-func readRanges(t *testing.T, r *reader.Reader, s split.Split, cuts []int64) (string, reader.Stats) {
+func readRanges(t *testing.T, r fsReader, s split.Split, cuts []int64) (string, reader.Stats) {
 	t.Helper()
 	var out strings.Builder
 	var sum reader.Stats
@@ -79,7 +79,7 @@ func TestRowGroupRanges(t *testing.T) {
 	})
 	s.Deletes = []split.DeleteFile{{Kind: split.DeletePosition, Path: delPath, Format: "PARQUET", Size: delSize}}
 	want := strings.Join(keep(lines, 1, 4, 9, 10, 11, 19), "\n") + "\n"
-	r := reader.New(testFS(dir))
+	r := newReader(testFS(dir))
 	whole, _ := readAll(t, r, s, idSchema)
 	if got := strings.Join(whole, "\n") + "\n"; got != want {
 		t.Fatalf("whole file:\n%s\nwant\n%s", got, want)
@@ -142,7 +142,7 @@ func TestRowGroupRangeRecords(t *testing.T) {
 	dir := t.TempDir()
 	s, lines := writeIDs(t, dir, 10)
 	starts := rowGroupStarts(t, filepath.Join(dir, "data.parquet"))
-	r := reader.New(testFS(dir))
+	r := newReader(testFS(dir))
 
 	ok := withRange(s, starts[1], starts[3])
 	ok.Data.Range.Records = ptr(int64(6))

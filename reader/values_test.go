@@ -305,7 +305,7 @@ func TestValues(t *testing.T) {
 			dir := t.TempDir()
 			_, size, n := tc.write(t, dir)
 			schema := iceberg.NewSchema(0, field(1, "v", tc.typ))
-			got, _ := readAll(t, reader.New(testFS(dir), tc.opts...), dataSplit("data.parquet", size, n), schema)
+			got, _ := readAll(t, newReader(testFS(dir), tc.opts...), dataSplit("data.parquet", size, n), schema)
 			if !slices.Equal(got, tc.want) {
 				t.Errorf("got\n%q\nwant\n%q", got, tc.want)
 			}
@@ -357,7 +357,7 @@ func TestNested(t *testing.T) {
 		field(13, "ll", &iceberg.ListType{ElementID: 14, ElementRequired: true, Element: &iceberg.ListType{ElementID: 15, Element: iceberg.PrimitiveTypes.Int32}}),
 		field(99, "missing", &iceberg.StructType{FieldList: []iceberg.NestedField{field(98, "z", iceberg.PrimitiveTypes.Int32)}}),
 	)
-	got, _ := readAll(t, reader.New(testFS(dir)), dataSplit("data.parquet", size, 3), schema)
+	got, _ := readAll(t, newReader(testFS(dir)), dataSplit("data.parquet", size, 3), schema)
 	want := []string{
 		`{"id":1,"p":{"x":1,"y":"a","added":null},"l":[1,null,3],"m":{"k":1},"im":[{"key":7,"value":"seven"}],"items":[{"n":1,"s":"x"},{"n":2,"s":"y"}],"ll":[],"missing":null}`,
 		`{"id":2,"p":{"x":null,"y":null,"added":null},"l":[],"m":null,"im":null,"items":[],"ll":[],"missing":null}`,
@@ -379,7 +379,7 @@ func TestNestedListOfLists(t *testing.T) {
 	schema := iceberg.NewSchema(0,
 		field(13, "ll", &iceberg.ListType{ElementID: 14, ElementRequired: true, Element: &iceberg.ListType{ElementID: 15, Element: iceberg.PrimitiveTypes.Int32}}),
 	)
-	got, _ := readAll(t, reader.New(testFS(dir)), dataSplit("data.parquet", size, 3), schema)
+	got, _ := readAll(t, newReader(testFS(dir)), dataSplit("data.parquet", size, 3), schema)
 	want := []string{`{"ll":[[1,2],[],[3]]}`, `{"ll":[]}`, `{"ll":[[4]]}`}
 	if !slices.Equal(got, want) {
 		t.Errorf("got\n%s\nwant\n%s", join(got), join(want))
@@ -445,12 +445,12 @@ func TestRowsAcrossBatches(t *testing.T) {
 	dir := t.TempDir()
 	_, whole := writeParquet(t, dir, "whole.parquet", rows, parquet.PageBufferSize(1<<20))
 	_, paged := writeParquet(t, dir, "paged.parquet", rows, parquet.DataPageVersion(1), parquet.PageBufferSize(256))
-	want, _ := readAll(t, reader.New(testFS(dir)), dataSplit("whole.parquet", whole, int64(len(rows))), schema)
+	want, _ := readAll(t, newReader(testFS(dir)), dataSplit("whole.parquet", whole, int64(len(rows))), schema)
 	if len(want) != len(rows) {
 		t.Fatalf("%d rows, want %d", len(want), len(rows))
 	}
 	for _, n := range []int{0, 1, 2, 3, 5, 64} {
-		got, _ := readAll(t, reader.New(testFS(dir), reader.WithBatchEntries(n)), dataSplit("paged.parquet", paged, int64(len(rows))), schema)
+		got, _ := readAll(t, newReader(testFS(dir), reader.WithBatchEntries(n)), dataSplit("paged.parquet", paged, int64(len(rows))), schema)
 		if !slices.Equal(got, want) {
 			t.Errorf("pages of 256 bytes, batches of %d entries: got\n%s\nwant\n%s", n, join(got[:min(len(got), 5)]), join(want[:5]))
 		}

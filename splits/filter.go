@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/apache/iceberg-go"
+
+	"github.com/druidiceberg/sidecar/splits/split"
 )
 
 // Filter is Druid's icebergFilter object: equals, interval, range, and, or,
@@ -144,7 +146,7 @@ func (f *Filter) ignoredTo(path string, out *[]string) int {
 	n := 0
 	for _, k := range f.ignored {
 		if n++; len(*out) < MaxIgnoredWarnings {
-			*out = append(*out, fmt.Sprintf("%s.%s is ignored: a %s filter has no such field (Druid ignores it too)", path, Short(k), f.Type))
+			*out = append(*out, fmt.Sprintf("%s.%s is ignored: a %s filter has no such field (Druid ignores it too)", path, split.Short(k), f.Type))
 		}
 	}
 	for i := range f.Filters {
@@ -213,8 +215,9 @@ func (nullsMatchNothing) VisitUnbound(p iceberg.UnboundPredicate) iceberg.Boolea
 
 // expr builds the expression as Druid's filter reads, before null guards.
 func (f *Filter) expr(schema *iceberg.Schema, now time.Time) (iceberg.BooleanExpression, error) {
+	// bad is the error of the filter f: format's %w keep the cause.
 	bad := func(format string, args ...any) error {
-		return fmt.Errorf("%w: icebergFilter %s: %s", ErrBadRequest, f.Type, fmt.Sprintf(format, args...))
+		return fmt.Errorf("%w: icebergFilter %s: "+format, append([]any{ErrBadRequest, f.Type}, args...)...)
 	}
 	var field iceberg.NestedField
 	if slices.Contains(filterFields[f.Type], "filterColumn") {
@@ -234,7 +237,7 @@ func (f *Filter) expr(schema *iceberg.Schema, now time.Time) (iceberg.BooleanExp
 		}
 		lit, err := literalFor(field, f.FilterValue)
 		if err != nil {
-			return nil, bad("%v", err)
+			return nil, bad("%w", err)
 		}
 		if lit == nil {
 			return iceberg.IsNull(ref), nil
@@ -259,7 +262,7 @@ func (f *Filter) expr(schema *iceberg.Schema, now time.Time) (iceberg.BooleanExp
 			}
 			lit, err := literalFor(field, b.raw)
 			if err != nil {
-				return nil, bad("%v", err)
+				return nil, bad("%w", err)
 			}
 			op := b.op
 			if b.open {
@@ -277,12 +280,12 @@ func (f *Filter) expr(schema *iceberg.Schema, now time.Time) (iceberg.BooleanExp
 		for _, s := range f.Intervals {
 			start, end, err := ParseInterval(s)
 			if err != nil {
-				return nil, bad("%v", err)
+				return nil, bad("%w", err)
 			}
 			// Druid's interval is [start, end).
 			e, err := timeBounds(field, start, end, false)
 			if err != nil {
-				return nil, bad("%v", err)
+				return nil, bad("%w", err)
 			}
 			parts = append(parts, e)
 		}
@@ -291,22 +294,22 @@ func (f *Filter) expr(schema *iceberg.Schema, now time.Time) (iceberg.BooleanExp
 	case "timeWindow":
 		back, err := durationOf(f.LookbackDuration, 24*time.Hour)
 		if err != nil {
-			return nil, bad("lookbackDuration: %v", err)
+			return nil, bad("lookbackDuration: %w", err)
 		}
 		ahead, err := durationOf(f.LookaheadDuration, 0)
 		if err != nil {
-			return nil, bad("lookaheadDuration: %v", err)
+			return nil, bad("lookaheadDuration: %w", err)
 		}
 		base := now
 		if f.BaseTime != "" {
 			if base, err = ParseInstant(f.BaseTime); err != nil {
-				return nil, bad("baseTime: %v", err)
+				return nil, bad("baseTime: %w", err)
 			}
 		}
 		// Druid's time window includes both ends.
 		e, err := timeBounds(field, base.Add(-back), base.Add(ahead), true)
 		if err != nil {
-			return nil, bad("%v", err)
+			return nil, bad("%w", err)
 		}
 		return e, nil
 

@@ -16,8 +16,8 @@ import (
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
 
-	"github.com/druidiceberg/sidecar/internal/storage"
 	"github.com/druidiceberg/sidecar/internal/testcatalog"
+	sidecatalog "github.com/druidiceberg/sidecar/splits/catalog"
 	"github.com/druidiceberg/sidecar/splits/split"
 )
 
@@ -70,7 +70,7 @@ func eventsTable(t *testing.T) *Planner {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := NewPlanner(CatalogConfig{Type: "local", Warehouse: dir}, storage.New(nil, nil), signer)
+	p, err := NewPlanner(testcatalog.Sidecar(t, sidecatalog.Config{Type: "local", Warehouse: dir}), signer)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -240,10 +240,11 @@ func TestApplyResidualPinsFilter(t *testing.T) {
 	if plan.Path != PathRows || len(plan.Splits) != 1 || len(plan.Splits[0].Parts) != 2 {
 		t.Fatalf("plan %s with %d splits, want the row path over 2 files in one split", plan.Path, len(plan.Splits))
 	}
-	ts, err := p.TableSchema(context.Background(), plan.Splits[0].Parts[0])
+	src, err := p.Source(context.Background(), plan.Splits[0].Parts[0])
 	if err != nil {
 		t.Fatal(err)
 	}
+	ts := src.Schema
 	pinned := 0
 	for _, s := range plan.Splits[0].Parts {
 		if len(s.Filter) == 0 {

@@ -10,9 +10,9 @@ import (
 
 	"github.com/apache/iceberg-go/table"
 
-	"github.com/druidiceberg/sidecar/internal/storage"
 	"github.com/druidiceberg/sidecar/internal/tablegen"
 	"github.com/druidiceberg/sidecar/internal/testcatalog"
+	"github.com/druidiceberg/sidecar/splits/catalog"
 	"github.com/druidiceberg/sidecar/splits/split"
 )
 
@@ -37,7 +37,7 @@ func TestIncrementalAppends(t *testing.T) {
 		t.Fatalf("%d snapshots, want 3 appends and a delete", len(snaps))
 	}
 	signer, _ := split.NewSigner(key(4))
-	p, err := NewPlanner(CatalogConfig{Type: "local", Warehouse: dir}, storage.New(nil, nil), signer)
+	p, err := NewPlanner(testcatalog.Sidecar(t, catalog.Config{Type: "local", Warehouse: dir}), signer)
 	if err != nil {
 		t.Fatal(err)
 	}

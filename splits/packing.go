@@ -135,12 +135,15 @@ func (p *Planner) pack(ctx context.Context, pl *planning) error {
 			if err != nil {
 				return err
 			}
-			sp.Catalog = p.conn.cfg.Name
 			pl.plan.Splits = append(pl.plan.Splits, PlannedSplit{Parts: []split.Split{sp}, Kind: split.KindFile})
 		}
 		return nil
 	}
 	target := pl.pk.packTarget(pl.req.MinSplits, pl.tasks)
+	fsys, err := pl.tbl.FS(ctx)
+	if err != nil {
+		return fmt.Errorf("read the table's files: %w", err)
+	}
 	var parts []split.Split
 	var sizes []int64
 	for _, t := range pl.tasks {
@@ -150,7 +153,7 @@ func (p *Planner) pack(ctx context.Context, pl *planning) error {
 		}
 		// A large file is cut into ranges of its row groups, in file
 		// order, each packed like a file.
-		ranges, err := p.fileRanges(ctx, t.File, target)
+		ranges, err := p.fileRanges(ctx, fsys, t.File, target)
 		if err != nil {
 			return err
 		}
@@ -235,7 +238,6 @@ func (p *Planner) rowSplit(pl *planning, t table.FileScanTask) (split.Split, err
 	if err != nil {
 		return split.Split{}, err
 	}
-	sp.Catalog = p.conn.cfg.Name
 	sp.Columns, sp.Encoding = pl.columns, pl.req.Encoding
 	// A bound residual: its literals carry their field's type (an unbound
 	// timestamp literal has no JSON form). The whole filter is the residual

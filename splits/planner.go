@@ -9,7 +9,8 @@
 // A typical use:
 //
 //	signer, _ := split.NewSigner(key)
-//	p, _ := splits.NewPlanner(cfg, fsys, signer)
+//	cat, _ := catalog.New(catalog.Config{Type: "local", Warehouse: "./warehouse"})
+//	p, _ := splits.NewPlanner(cat, signer)
 //	plan, err := p.Plan(ctx, splits.Request{Table: "demo.orders"})
 //	for _, s := range plan.Splits {
 //		fmt.Println(s.Kind, s.Token)
@@ -17,30 +18,37 @@
 package splits
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
-	"iter"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/apache/iceberg-go"
 	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
-	"github.com/druidiceberg/sidecar/splits/split"
 	lru "github.com/hashicorp/golang-lru/v2"
+
+	"github.com/druidiceberg/sidecar/splits/split"
 )
+
+// Catalog is what planning needs of the catalog it plans in
+// (splits/catalog.Catalog, which cmd/sidecar wires in): tables loaded with
+// the FileIO the catalog gives each (vended credentials, location map), and
+// errors classified with the split package's sentinels.
+type Catalog interface {
+	// Name is the catalog's configured name, which tokens carry.
+	Name() string
+	// LoadTable loads the table's current metadata from the catalog.
+	LoadTable(ctx context.Context, ident []string) (*table.Table, error)
+	// TableAt is the table as the metadata file a token pins records it.
+	TableAt(ctx context.Context, ident []string, metadataLocation string) (*table.Table, error)
+}
 
 // Planner plans tables of one configured catalog.
 type Planner struct {
-	conn   *catalogConn
-	fsys   icebergio.IO
+	cat    Catalog
 	signer *split.Signer
-	// metas caches table metadata by metadata location: a metadata file is
-	// immutable, so an entry never goes stale.
-	metas *lru.Cache[string, table.Metadata]
 	// targetSplitSize and maxSplitFiles bound the splits of the row path
 	// (see WithTargetSplitSize). footers caches the row groups of the data
 	// files whose manifests record no split offsets, by path.
@@ -52,28 +60,16 @@ type Planner struct {
 	plans *planCache
 }
 
-// NewPlanner returns a planner over the configured catalog. It does not
-// contact the catalog: the first plan does, and a catalog that is down gives
-// ErrUnavailable until it answers. fsys reads metadata, manifests and data.
-func NewPlanner(cfg CatalogConfig, fsys icebergio.IO, signer *split.Signer, opts ...PlannerOption) (*Planner, error) {
-	if err := cfg.Validate(); err != nil {
-		return nil, err
-	}
-	cfg.Name = cmp.Or(cfg.Name, "sidecar")
-	fsF := func(context.Context) (icebergio.IO, error) { return fsys, nil }
-	cache, err := lru.New[string, table.Metadata](256)
-	if err != nil {
-		return nil, fmt.Errorf("create metadata cache: %w", err)
-	}
+// NewPlanner returns a planner over a catalog. It does not contact the
+// catalog: the first plan does.
+func NewPlanner(cat Catalog, signer *split.Signer, opts ...PlannerOption) (*Planner, error) {
 	footers, err := lru.New[string, footerGroups](4096)
 	if err != nil {
 		return nil, fmt.Errorf("create footer cache: %w", err)
 	}
 	p := &Planner{
-		conn:            &catalogConn{cfg: cfg, fsF: fsF, retryAfter: 2 * time.Second},
-		fsys:            fsys,
+		cat:             cat,
 		signer:          signer,
-		metas:           cache,
 		targetSplitSize: DefaultTargetSplitSize,
 		maxSplitFiles:   DefaultMaxSplitFiles,
 		maxSplits:       DefaultMaxSplits,
@@ -86,101 +82,13 @@ func NewPlanner(cfg CatalogConfig, fsys icebergio.IO, signer *split.Signer, opts
 	return p, nil
 }
 
-// Ping connects to the catalog if it is not connected yet.
-//
-// Once connected, it reports the catalog's last answer: after a table load
-// failed because the catalog did not answer, Ping fails until a load
-// succeeds again, so /readyz says whether the catalog answered recently.
-func (p *Planner) Ping(ctx context.Context) error {
-	if _, err := p.conn.get(ctx); err != nil {
-		return err
-	}
-	return p.conn.health()
-}
-
-// maxListedTables bounds Tables, which serves a status page, not a crawler.
-const maxListedTables = 500
-
-// tableLister is what iceberg-go's catalogs offer to list tables.
-type tableLister interface {
-	ListNamespaces(ctx context.Context, parent table.Identifier) ([]table.Identifier, error)
-	ListTables(ctx context.Context, namespace table.Identifier) iter.Seq2[table.Identifier, error]
-}
-
-// Catalog names the configured catalog's type and name.
-func (p *Planner) Catalog() (typ, name string) { return p.conn.cfg.Type, p.conn.cfg.Name }
-
-// Tables lists the catalog's tables as NS.NAME, sorted, at most
-// maxListedTables of them (truncated reports whether there were more).
-func (p *Planner) Tables(ctx context.Context) (names []string, truncated bool, err error) {
-	loader, err := p.conn.get(ctx)
-	if err != nil {
-		return nil, false, err
-	}
-	switch l := loader.(type) {
-	case staticCatalog:
-		for n := range l.tables {
-			names = append(names, n)
-		}
-	case tableLister:
-		var walk func(parent table.Identifier, depth int) error
-		walk = func(parent table.Identifier, depth int) error {
-			nss, err := l.ListNamespaces(ctx, parent)
-			if err != nil {
-				return err
-			}
-			for _, ns := range nss {
-				for ident, err := range l.ListTables(ctx, ns) {
-					if err != nil {
-						return err
-					}
-					names = append(names, strings.Join(ident, "."))
-					if len(names) > maxListedTables {
-						return nil
-					}
-				}
-				if depth < 3 {
-					if err := walk(ns, depth+1); err != nil {
-						return err
-					}
-				}
-			}
-			return nil
-		}
-		if err := walk(nil, 0); err != nil {
-			return nil, false, redact(storageError(p.conn.cfg.Name, "list tables", err), p.conn.cfg.secrets())
-		}
-	default:
-		return nil, false, fmt.Errorf("%w: the %s catalog cannot list its tables", ErrUnsupported, p.conn.cfg.Type)
-	}
-	slices.Sort(names)
-	names = slices.Compact(names)
-	if len(names) > maxListedTables {
-		return names[:maxListedTables], true, nil
-	}
-	return names, false, nil
-}
-
-// LoadTable loads a table by NS.NAME from the catalog. The returned table
-// reads its files through the sidecar's FileIO, so the location map applies.
+// LoadTable loads a table by NS.NAME from the catalog.
 func (p *Planner) LoadTable(ctx context.Context, name string) (*table.Table, error) {
-	ident, err := ParseIdentifier(name)
+	ident, err := split.ParseIdentifier(name)
 	if err != nil {
 		return nil, err
 	}
-	loader, err := p.conn.get(ctx)
-	if err != nil {
-		return nil, err
-	}
-	tbl, err := loader.LoadTable(ctx, ident)
-	if err != nil {
-		err = redact(classifyLoadError(p.conn.cfg.Name, ident, err), p.conn.cfg.secrets())
-		p.conn.observe(err)
-		return nil, err
-	}
-	p.conn.observe(nil)
-	fsF := func(context.Context) (icebergio.IO, error) { return p.fsys, nil }
-	return table.New(tbl.Identifier(), tbl.Metadata(), tbl.MetadataLocation(), fsF, nil), nil
+	return p.cat.LoadTable(ctx, ident)
 }
 
 // planning is the state one Plan carries from step to step.
@@ -247,6 +155,8 @@ func (p *Planner) NewScan(ctx context.Context, tbl *table.Table, req Request, ta
 	if req.Mode == "" {
 		req.Mode = ModeAuto
 	}
+	// The splits pin the row encoding they were planned under.
+	req.Encoding.Version = split.RowEncoding
 	pl := &planning{req: req, tbl: tbl, plan: Plan{Table: req.Table, Path: PathFiles},
 		pk: p.packingFor(req)}
 	if req.Mode == ModeRows {
@@ -275,7 +185,8 @@ func (p *Planner) NewScan(ctx context.Context, tbl *table.Table, req Request, ta
 	} else if err := p.scan(ctx, pl); err != nil {
 		return nil, err
 	}
-	pl.maker = newSplitMaker(pl.tbl.Metadata(), pl.tbl.MetadataLocation(), pl.snap.SnapshotID, pl.schema.ID)
+	pl.maker = newSplitMaker(pl.tbl.Metadata(), pl.tbl.MetadataLocation(), pl.snap.SnapshotID, pl.schema.ID).
+		in(p.cat.Name(), pl.tbl.Identifier())
 	return &Scan{pl: *pl}, nil
 }
 
@@ -309,40 +220,44 @@ func (p *Planner) Cut(ctx context.Context, sc *Scan, iv *TimeInterval) (Plan, er
 	return pl.plan, nil
 }
 
-// TableSchema returns the schema and name mapping of a split's table,
-// reading the split's metadata file once per process while it stays cached.
-func (p *Planner) TableSchema(ctx context.Context, sp split.Split) (split.TableSchema, error) {
-	meta, err := p.metadata(ctx, sp)
+// Source is what reading a split needs of its table.
+type Source struct {
+	// Schema is the schema the split's rows are emitted in, with the
+	// table's name mapping, as the split's pinned metadata file records
+	// them.
+	Schema split.TableSchema
+	// FS is the FileIO the catalog gives the table now (its vended
+	// credentials, the location map).
+	FS icebergio.IO
+}
+
+// Source opens the table of a split, from the catalog's caches when it
+// can.
+func (p *Planner) Source(ctx context.Context, sp split.Split) (Source, error) {
+	tbl, err := p.cat.TableAt(ctx, sp.Table, sp.MetadataLocation)
 	if err != nil {
-		return split.TableSchema{}, err
+		return Source{}, err
 	}
+	ts, err := schemaOf(tbl.Metadata(), sp)
+	if err != nil {
+		return Source{}, err
+	}
+	fsys, err := tbl.FS(ctx)
+	if err != nil {
+		return Source{}, fmt.Errorf("read the files of %s: %w", strings.Join(sp.Table, "."), err)
+	}
+	return Source{Schema: ts, FS: fsys}, nil
+}
+
+// schemaOf is the schema a split's rows are emitted in, with the table's
+// name mapping.
+func schemaOf(meta table.Metadata, sp split.Split) (split.TableSchema, error) {
 	for _, s := range meta.Schemas() {
 		if s.ID == sp.SchemaID {
 			return split.TableSchema{Schema: s, NameMapping: meta.NameMapping()}, nil
 		}
 	}
 	return split.TableSchema{}, fmt.Errorf("metadata %s has no schema %d", sp.MetadataLocation, sp.SchemaID)
-}
-
-// metadata returns a split's table metadata, from the cache when it can.
-func (p *Planner) metadata(ctx context.Context, sp split.Split) (table.Metadata, error) {
-	return p.metadataAt(ctx, sp.MetadataLocation)
-}
-
-// metadataAt returns the table metadata in the file at location, from the
-// cache when it can.
-func (p *Planner) metadataAt(ctx context.Context, location string) (table.Metadata, error) {
-	meta, ok := p.metas.Get(location)
-	if !ok {
-		fsF := func(context.Context) (icebergio.IO, error) { return p.fsys, nil }
-		tbl, err := table.NewFromLocation(ctx, nil, location, fsF, nil)
-		if err != nil {
-			return nil, redact(storageError(p.conn.cfg.Name, "read metadata "+location, err), p.conn.cfg.secrets())
-		}
-		meta = tbl.Metadata()
-		p.metas.Add(location, meta)
-	}
-	return meta, nil
 }
 
 // PlanFiles plans a table's snapshot with iceberg-go: every data file with
@@ -356,9 +271,7 @@ func (p *Planner) PlanFiles(ctx context.Context, tbl *table.Table, name string, 
 	}()
 	tasks, err := scan.PlanFiles(ctx)
 	if err != nil {
-		err = redact(storageError(p.conn.cfg.Name, fmt.Sprintf("plan %s at snapshot %d", name, snapshotID), err), p.conn.cfg.secrets())
-		p.conn.observe(err)
-		return nil, err
+		return nil, fmt.Errorf("plan %s at snapshot %d in catalog %q: %w", name, snapshotID, p.cat.Name(), err)
 	}
 	return tasks, nil
 }

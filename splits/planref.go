@@ -10,8 +10,6 @@ import (
 	"time"
 
 	"github.com/apache/iceberg-go"
-	icebergio "github.com/apache/iceberg-go/io"
-	"github.com/apache/iceberg-go/table"
 
 	"github.com/druidiceberg/sidecar/splits/split"
 )
@@ -77,7 +75,7 @@ func (p *Planner) refOf(pl *planning) (split.PlanRef, bool) {
 		return split.PlanRef{}, false
 	}
 	return split.PlanRef{
-		Catalog: p.conn.cfg.Name, MetadataLocation: pl.tbl.MetadataLocation(), SnapshotID: pl.snap.SnapshotID,
+		Catalog: p.cat.Name(), Table: pl.tbl.Identifier(), MetadataLocation: pl.tbl.MetadataLocation(), SnapshotID: pl.snap.SnapshotID,
 		Options: raw, Count: len(pl.plan.Splits),
 	}, true
 }
@@ -116,12 +114,10 @@ func (p *Planner) Resolve(ctx context.Context, kind split.TokenKind, ref split.P
 // pinned metadata file rather than the catalog, with the path the token's
 // kind says and the pinned options.
 func (p *Planner) replan(ctx context.Context, kind split.TokenKind, ref split.PlanRef, o planOptions) (*cachedPlan, error) {
-	meta, err := p.metadataAt(ctx, ref.MetadataLocation)
+	tbl, err := p.cat.TableAt(ctx, ref.Table, ref.MetadataLocation)
 	if err != nil {
 		return nil, err
 	}
-	fsF := func(context.Context) (icebergio.IO, error) { return p.fsys, nil }
-	tbl := table.New(table.Identifier{o.Table}, meta, ref.MetadataLocation, fsF, nil)
 	snap := tbl.SnapshotByID(ref.SnapshotID)
 	if snap == nil {
 		return nil, fmt.Errorf("%w: metadata %s has no snapshot %d", ErrPlanMismatch, ref.MetadataLocation, ref.SnapshotID)
@@ -157,7 +153,7 @@ func (p *Planner) replan(ctx context.Context, kind split.TokenKind, ref split.Pl
 	if err := pl.selectInterval(); err != nil {
 		return nil, err
 	}
-	pl.maker = newSplitMaker(tbl.Metadata(), ref.MetadataLocation, snap.SnapshotID, schema.ID)
+	pl.maker = newSplitMaker(tbl.Metadata(), ref.MetadataLocation, snap.SnapshotID, schema.ID).in(p.cat.Name(), ref.Table)
 	if err := p.pack(ctx, pl); err != nil {
 		return nil, err
 	}

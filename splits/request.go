@@ -31,7 +31,7 @@ func ParseMode(s string) (Mode, error) {
 	case ModeAuto, ModeRows, ModeFiles:
 		return m, nil
 	}
-	return "", fmt.Errorf("%w: mode %s: want auto, rows or files", ErrBadRequest, Quote(s))
+	return "", fmt.Errorf("%w: mode %s: want auto, rows or files", ErrBadRequest, split.Quote(s))
 }
 
 // Path is the path a plan takes: PathFiles (v1) or PathRows (v2).
@@ -146,7 +146,7 @@ func ParseResidualMode(s string) (ResidualMode, error) {
 	case ResidualIgnore, ResidualWarn, ResidualFail:
 		return m, nil
 	}
-	return "", fmt.Errorf("%w: residualFilterMode %s: want ignore, warn or fail", ErrBadRequest, Quote(s))
+	return "", fmt.Errorf("%w: residualFilterMode %s: want ignore, warn or fail", ErrBadRequest, split.Quote(s))
 }
 
 // PlannedSplit is one split of a plan (one URI of the answer) with its

@@ -2,12 +2,13 @@ package splits
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/apache/iceberg-go"
+	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/parquet-go/parquet-go"
 
-	"github.com/druidiceberg/sidecar/internal/storage"
 	"github.com/druidiceberg/sidecar/splits/split"
 )
 
@@ -22,14 +23,14 @@ type footerGroups struct {
 // unless f is a Parquet file larger than target with more than one row
 // group. The row groups come from
 // the manifest's split offsets when they are usable (ascending, inside the
-// file), else from the file's footer, read through the planner's FileIO,
+// file), else from the file's footer, read through the table's FileIO,
 // which also gives each range its exact row count.
 //
 // A footer that cannot be read because the storage did not answer or
 // refused the credentials fails the plan; a missing or undecodable one
 // leaves the file whole, and reading its rows reports the same problem for
 // that split alone.
-func (p *Planner) fileRanges(ctx context.Context, f iceberg.DataFile, target int64) ([]*split.RowGroupRange, error) {
+func (p *Planner) fileRanges(ctx context.Context, fsys icebergio.IO, f iceberg.DataFile, target int64) ([]*split.RowGroupRange, error) {
 	size := f.FileSizeBytes()
 	whole := []*split.RowGroupRange{nil}
 	if target <= 0 || size <= target || f.FileFormat() != iceberg.ParquetFile {
@@ -43,9 +44,9 @@ func (p *Planner) fileRanges(ctx context.Context, f iceberg.DataFile, target int
 			return nil, err
 		}
 		var err error
-		if g, err = p.footer(f.FilePath(), size); err != nil {
-			if storage.IsTransient(err) || storage.IsDenied(err) {
-				return nil, redact(storageError(p.conn.cfg.Name, "read the footer of data file "+f.FilePath(), err), p.conn.cfg.secrets())
+		if g, err = p.footer(fsys, f.FilePath(), size); err != nil {
+			if errors.Is(err, split.ErrUnavailable) || errors.Is(err, split.ErrDenied) {
+				return nil, fmt.Errorf("read the footer of data file %s: %w", f.FilePath(), err)
 			}
 			return whole, nil
 		}
@@ -112,13 +113,13 @@ func rowGroupRanges(g footerGroups, size, target int64) []*split.RowGroupRange {
 }
 
 // footer reads the row groups of a data file from its Parquet footer,
-// through the planner's FileIO (so the location map applies); files are
+// through the table's FileIO (so the location map applies); files are
 // immutable, so an answer is cached by path.
-func (p *Planner) footer(path string, size int64) (g footerGroups, err error) {
+func (p *Planner) footer(fsys icebergio.IO, path string, size int64) (g footerGroups, err error) {
 	if g, ok := p.footers.Get(path); ok {
 		return g, nil
 	}
-	f, err := p.fsys.Open(path)
+	f, err := fsys.Open(path)
 	if err != nil {
 		return g, fmt.Errorf("open data file %s: %w", path, err)
 	}

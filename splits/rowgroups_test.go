@@ -9,12 +9,13 @@ import (
 	"testing"
 
 	"github.com/apache/iceberg-go"
+	icebergio "github.com/apache/iceberg-go/io"
 
 	"github.com/apache/iceberg-go/table"
 
-	"github.com/druidiceberg/sidecar/internal/storage"
 	"github.com/druidiceberg/sidecar/internal/tablegen"
 	"github.com/druidiceberg/sidecar/internal/testcatalog"
+	"github.com/druidiceberg/sidecar/splits/catalog"
 	"github.com/druidiceberg/sidecar/splits/split"
 )
 
@@ -35,7 +36,7 @@ func rowGroupsTable(t *testing.T, formatVersion int, offsets tablegen.SplitOffse
 func localPlanner(t *testing.T, dir string, opts ...PlannerOption) *Planner {
 	t.Helper()
 	signer, _ := split.NewSigner(key(5))
-	p, err := NewPlanner(CatalogConfig{Type: "local", Warehouse: dir}, storage.New(nil, nil), signer, opts...)
+	p, err := NewPlanner(testcatalog.Sidecar(t, catalog.Config{Type: "local", Warehouse: dir}), signer, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -315,7 +316,7 @@ func TestUnreadableFooterLeavesFileWhole(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ranges, err := p.fileRanges(context.Background(), b.Build(), 1000)
+		ranges, err := p.fileRanges(context.Background(), icebergio.LocalFS{}, b.Build(), 1000)
 		if err != nil || len(ranges) != 1 || ranges[0] != nil {
 			t.Fatalf("%s: %v, %v; want the whole file", filepath.Base(path), ranges, err)
 		}

@@ -73,11 +73,7 @@ func (p *Planner) scanWith(ctx context.Context, pl *planning) error {
 		tasks, err = pl.tbl.Scan(opts...).PlanFiles(ctx)
 	}
 	if err != nil {
-		err = redact(storageError(p.conn.cfg.Name, fmt.Sprintf("plan %s at snapshot %d", req.Table, pl.snap.SnapshotID), err),
-			p.conn.cfg.secrets())
-		// Manifests are read from storage: /readyz follows it too.
-		p.conn.observe(err)
-		return err
+		return fmt.Errorf("plan %s at snapshot %d in catalog %q: %w", req.Table, pl.snap.SnapshotID, p.cat.Name(), err)
 	}
 
 	pl.tasks = tasks

@@ -15,6 +15,7 @@ import (
 func signSplit(deletes int) split.Split {
 	const dir = "s3://company-lake/warehouse/sales.db/orders/data/event_date=2025-01-31/"
 	sp := split.Split{
+		Table:            []string{"sales", "orders"},
 		Location:         "s3://company-lake/warehouse/sales.db/orders",
 		MetadataLocation: "s3://company-lake/warehouse/sales.db/orders/metadata/00123.metadata.json",
 		SnapshotID:       8286390426475512101,

@@ -8,6 +8,8 @@ import (
 
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
+
+	"github.com/druidiceberg/sidecar/splits/split"
 )
 
 // The snapshot step of Plan: load the table, resolve the request's snapshot
@@ -82,7 +84,7 @@ func selectSnapshot(tbl *table.Table, req Request) (snap *table.Snapshot, explic
 			}
 		}
 		if !ok {
-			return nil, false, fmt.Errorf("%w: %s has no branch or tag %s", ErrSnapshotNotFound, req.Table, Quote(req.Ref))
+			return nil, false, fmt.Errorf("%w: %s has no branch or tag %s", ErrSnapshotNotFound, req.Table, split.Quote(req.Ref))
 		}
 		if snap = tbl.SnapshotByID(ref.SnapshotID); snap == nil {
 			return nil, false, fmt.Errorf("%w: ref %q of %s points at missing snapshot %d",
@@ -134,7 +136,7 @@ func projectColumns(schema *iceberg.Schema, names []string) ([]int, error) {
 	for _, n := range names {
 		f, ok := schema.FindFieldByName(n)
 		if !ok || !slices.ContainsFunc(schema.Fields(), func(top iceberg.NestedField) bool { return top.ID == f.ID }) {
-			return nil, fmt.Errorf("%w: column %s is not a top-level column of the table", ErrBadRequest, Quote(n))
+			return nil, fmt.Errorf("%w: column %s is not a top-level column of the table", ErrBadRequest, split.Quote(n))
 		}
 		want[f.ID] = true
 	}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
+
 	"github.com/druidiceberg/sidecar/splits/split"
 )
 
@@ -18,6 +19,9 @@ func FromTask(meta table.Metadata, metadataLocation string, snapshotID int64, sc
 // partition spec's identity fields once, not once per task (iceberg-go
 // hands out a copy of a spec on every lookup).
 type splitMaker struct {
+	// catalog and ident name the table's catalog and identifier in it.
+	catalog          string
+	ident            []string
 	meta             table.Metadata
 	metadataLocation string
 	snapshotID       int64
@@ -28,6 +32,13 @@ type splitMaker struct {
 func newSplitMaker(meta table.Metadata, metadataLocation string, snapshotID int64, schemaID int) *splitMaker {
 	return &splitMaker{meta: meta, metadataLocation: metadataLocation, snapshotID: snapshotID, schemaID: schemaID,
 		identity: map[int32][]identityField{}}
+}
+
+// in names the catalog and the table's identifier in it, which the splits
+// carry.
+func (m *splitMaker) in(catalog string, ident []string) *splitMaker {
+	m.catalog, m.ident = catalog, ident
+	return m
 }
 
 // identityOf returns the identity fields of data file f's partition spec,
@@ -51,6 +62,8 @@ func (m *splitMaker) split(task table.FileScanTask) (split.Split, error) {
 			ErrUnsupported, f.FilePath(), f.FileFormat())
 	}
 	s := split.Split{
+		Catalog:          m.catalog,
+		Table:            m.ident,
 		MetadataLocation: m.metadataLocation,
 		SnapshotID:       m.snapshotID,
 		SchemaID:         m.schemaID,

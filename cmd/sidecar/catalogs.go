@@ -20,7 +20,7 @@ import (
 	"github.com/apache/iceberg-go/catalog"
 	icebergio "github.com/apache/iceberg-go/io"
 
-	"github.com/druidiceberg/sidecar/splits"
+	sidecatalog "github.com/druidiceberg/sidecar/splits/catalog"
 
 	_ "github.com/apache/iceberg-go/catalog/hadoop"
 	_ "github.com/apache/iceberg-go/catalog/rest"
@@ -42,7 +42,7 @@ var optional = []struct {
 
 // checkBuiltIn refuses a catalog this binary was built without: its type,
 // its SQL driver, or the storage scheme of its warehouse or location map.
-func checkBuiltIn(c catalogEntry) error {
+func checkBuiltIn(c sidecatalog.Config) error {
 	missing := func(tag, what string) error {
 		return fmt.Errorf("catalog %s: this sidecar was built without %s; build it with -tags %s "+
 			"(the container image has every catalog and store)", c.Name, what, tag)
@@ -53,7 +53,7 @@ func checkBuiltIn(c catalogEntry) error {
 		}
 	}
 	if c.Type == "sql" {
-		driver, _, err := splits.SQLDriver(c.URI, c.Props)
+		driver, _, err := sidecatalog.SQLDriver(c.URI, c.Props)
 		if err != nil {
 			return err
 		}

@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/druidiceberg/sidecar/handlers"
-	"github.com/druidiceberg/sidecar/internal/storage"
 	"github.com/druidiceberg/sidecar/splits"
+	"github.com/druidiceberg/sidecar/splits/catalog"
 )
 
 // config is the one configuration of `sidecar serve`, validated before
@@ -29,13 +29,13 @@ type config struct {
 	CatalogURI   string
 	CatalogProps map[string]string
 	Tables       map[string]string
-	LocationMap  []storage.Mapping
+	LocationMap  []catalog.Mapping
 	// ConfigFile, when set, holds the catalogs instead of the catalog flags.
 	ConfigFile string
 	// Catalogs are the catalogs served: the one the catalog flags describe,
 	// or those of the config file. DefaultCatalog names the one requests
 	// without ?catalog= plan against.
-	Catalogs       []catalogEntry
+	Catalogs       []catalog.Config
 	DefaultCatalog string
 	TokenKeyFile   string
 	TokenTTL       time.Duration
@@ -50,8 +50,11 @@ type config struct {
 	MaxPlans        int
 	MaxSplits       int
 	PlanTimeout     time.Duration
-	TLSCert         string
-	TLSKey          string
+	// StorageStallTimeout bounds each read of a table's file: one that
+	// gets nothing from the store for this long fails; 0 waits for ever.
+	StorageStallTimeout time.Duration
+	TLSCert             string
+	TLSKey              string
 	// BasicAuthFile holds username:password lines; credentials never come
 	// from a flag value.
 	BasicAuthFile    string
@@ -193,10 +196,10 @@ func parseServe(args []string, getenv func(string) string, help io.Writer) (conf
 	fs.StringVar(&c.TLSKey, "tls-key", "", "PEM private key file of --tls-cert")
 	fs.StringVar(&c.PublicURL, "public-url", "", "base URL of the URIs handed to Druid (default: the base the request came in on; required with Basic auth)")
 	fs.StringVar(&c.ConfigFile, "config", "", "YAML file of named catalogs (see docs/catalogs.md); replaces the catalog flags")
-	fs.StringVar(&c.Catalog, "catalog", "local", "catalog type: "+strings.Join(splits.CatalogTypes, ", "))
+	fs.StringVar(&c.Catalog, "catalog", "local", "catalog type: "+strings.Join(catalog.Types, ", "))
 	fs.StringVar(&c.CatalogName, "catalog-name", "sidecar", "catalog name handed to iceberg-go")
-	fs.StringVar(&c.Warehouse, "warehouse", "./warehouse", "warehouse location (the local catalog's directory)")
-	fs.StringVar(&c.CatalogURI, "catalog-uri", "", "catalog URI (rest, hive, sql)")
+	fs.StringVar(&c.Warehouse, "warehouse", "", "warehouse location, handed to the catalog as its warehouse property (default: ./warehouse for the local catalog, none for the others)")
+	fs.StringVar(&c.CatalogURI, "catalog-uri", "", "catalog URI (rest, hive, sql), handed to the catalog as its uri property")
 	fs.Var(&props, "catalog-prop", "KEY=VALUE handed to iceberg-go's catalog and FileIO (repeatable)")
 	fs.Var(&tables, "table", "NS.NAME=METADATA_LOCATION for the static catalog (repeatable)")
 	fs.Var(&locs, "location-map", "FROM=TO path-prefix rewrite applied when opening files (repeatable)")
@@ -208,6 +211,7 @@ func parseServe(args []string, getenv func(string) string, help io.Writer) (conf
 	fs.IntVar(&c.MaxStreams, "max-streams", 64, "row and file streams served at once; past it 503 with Retry-After (0: no bound)")
 	fs.IntVar(&c.MaxPlans, "max-plans", 16, "planning requests served at once; past it 503 with Retry-After (0: no bound)")
 	fs.DurationVar(&c.PlanTimeout, "plan-timeout", 2*time.Minute, "deadline of one planning request, catalog and storage calls included; past it 503 with Retry-After (0: none but the client's)")
+	fs.DurationVar(&c.StorageStallTimeout, "storage-stall-timeout", 2*time.Minute, "a read of a table's file that gets nothing from the store for this long fails: a stream then aborts so that Druid retries instead of waiting for ever (0: wait for ever)")
 	fs.IntVar(&c.MaxSplits, "max-splits", splits.DefaultMaxSplits, "most splits (URIs) one plan hands out: the row path packs larger splits to stay within it; mode=files past it is a 422 (0: no bound)")
 	c.TargetSplitSize = splits.DefaultTargetSplitSize
 	fs.Var(&c.TargetSplitSize, "target-split-size", "size of the row path's splits: smaller data files are packed into one split up to it, larger ones cut by row groups into splits of about it (1GiB, 256MiB or bytes; 0: one split per data file)")
@@ -233,14 +237,18 @@ func parseServe(args []string, getenv func(string) string, help io.Writer) (conf
 		return c, err
 	}
 	for _, l := range locs {
-		m, err := storage.ParseMapping(l)
+		m, err := catalog.ParseMapping(l)
 		if err != nil {
 			return c, fmt.Errorf("--location-map: %w", err)
 		}
 		c.LocationMap = append(c.LocationMap, m)
 	}
 	if c.ConfigFile == "" {
-		c.Catalogs = []catalogEntry{{CatalogConfig: c.catalogConfig(), LocationMap: c.LocationMap}}
+		cat, err := c.catalogConfig(set)
+		if err != nil {
+			return c, err
+		}
+		c.Catalogs = []catalog.Config{cat}
 		return c, c.validate()
 	}
 	for _, name := range catalogFlags {
@@ -302,6 +310,9 @@ func (c config) validate() error {
 	if c.PlanTimeout < 0 {
 		return errors.New("--plan-timeout must not be negative")
 	}
+	if c.StorageStallTimeout < 0 {
+		return errors.New("--storage-stall-timeout must not be negative")
+	}
 	if c.MaxStreams < 0 || c.MaxPlans < 0 || c.MaxSplits < 0 {
 		return errors.New("--max-streams, --max-plans and --max-splits must not be negative")
 	}
@@ -325,9 +336,44 @@ func (c config) validate() error {
 	return nil
 }
 
-func (c config) catalogConfig() splits.CatalogConfig {
-	return splits.CatalogConfig{
-		Type: c.Catalog, Name: c.CatalogName, URI: c.CatalogURI, Warehouse: c.Warehouse,
-		Props: c.CatalogProps, Tables: c.Tables,
+// catalogConfig is the catalog the catalog flags describe. A flag that
+// sets a catalog property (--catalog-uri: uri, --warehouse: warehouse,
+// --catalog: type) and a --catalog-prop of that property are settled by
+// settle; set names the flags given.
+func (c *config) catalogConfig(set map[string]bool) (catalog.Config, error) {
+	cfg := catalog.Config{Name: c.CatalogName, Props: c.CatalogProps, Tables: c.Tables, LocationMap: c.LocationMap}
+	var err error
+	if cfg.Type, err = settle("--catalog", c.Catalog, set["catalog"], "--catalog-prop ", c.CatalogProps, "type"); err != nil {
+		return cfg, err
 	}
+	if cfg.URI, err = settle("--catalog-uri", c.CatalogURI, set["catalog-uri"], "--catalog-prop ", c.CatalogProps, "uri"); err != nil {
+		return cfg, err
+	}
+	if cfg.Warehouse, err = settle("--warehouse", c.Warehouse, set["warehouse"], "--catalog-prop ", c.CatalogProps, "warehouse"); err != nil {
+		return cfg, err
+	}
+	if cfg.Warehouse == "" && cfg.Type == "local" {
+		cfg.Warehouse = defaultWarehouse
+	}
+	c.Catalog, c.CatalogURI, c.Warehouse = cfg.Type, cfg.URI, cfg.Warehouse
+	return cfg, nil
+}
+
+// defaultWarehouse is the local catalog's warehouse when none is given.
+const defaultWarehouse = "./warehouse"
+
+// settle decides a catalog setting that a flag (or a config file's field)
+// and a catalog property of the same meaning can both give: the property
+// when only it is given, the flag's value (its default when not given)
+// otherwise; both given with different values is an error that names
+// both, since neither can be the one meant.
+func settle(flag, flagValue string, flagGiven bool, propsName string, props map[string]string, key string) (string, error) {
+	prop, propGiven := props[key]
+	switch {
+	case propGiven && flagGiven && prop != flagValue:
+		return "", fmt.Errorf("%s %q and %s%s=%q disagree: give one of them", flag, flagValue, propsName, key, prop)
+	case propGiven:
+		return prop, nil
+	}
+	return flagValue, nil
 }

@@ -12,15 +12,8 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/druidiceberg/sidecar/internal/storage"
-	"github.com/druidiceberg/sidecar/splits"
+	"github.com/druidiceberg/sidecar/splits/catalog"
 )
-
-// catalogEntry is one configured catalog with the location map of its files.
-type catalogEntry struct {
-	splits.CatalogConfig
-	LocationMap []storage.Mapping
-}
 
 // configFile is the --config file: one or more named catalogs.
 //
@@ -137,7 +130,7 @@ var catalogNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$`)
 // loadConfigFile reads and validates the --config file. Parsing is strict:
 // an unknown key is an error, so a typo never silently changes what is
 // served.
-func loadConfigFile(path string, getenv func(string) string) (cats []catalogEntry, def string, err error) {
+func loadConfigFile(path string, getenv func(string) string) (cats []catalog.Config, def string, err error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, "", fmt.Errorf("--config: %w", err)
@@ -181,13 +174,11 @@ func loadConfigFile(path string, getenv func(string) string) (cats []catalogEntr
 }
 
 // entry validates one catalog and resolves its references.
-func (c catalogYAML) entry(getenv func(string) string) (catalogEntry, error) {
+func (c catalogYAML) entry(getenv func(string) string) (catalog.Config, error) {
 	if !catalogNameRE.MatchString(c.Name) {
-		return catalogEntry{}, fmt.Errorf("name %q: want letters, digits, '_', '.' or '-' (at most 64)", c.Name)
+		return catalog.Config{}, fmt.Errorf("name %q: want letters, digits, '_', '.' or '-' (at most 64)", c.Name)
 	}
-	e := catalogEntry{CatalogConfig: splits.CatalogConfig{
-		Type: c.Type, Name: c.Name, IcebergName: c.CatalogName, Tables: c.Tables, Props: map[string]string{},
-	}}
+	e := catalog.Config{Name: c.Name, IcebergName: c.CatalogName, Tables: c.Tables, Props: map[string]string{}}
 	resolve := func(field string, v value) (string, error) {
 		s, secret, err := v.resolve(getenv)
 		if err != nil {
@@ -199,14 +190,24 @@ func (c catalogYAML) entry(getenv func(string) string) (catalogEntry, error) {
 		return s, nil
 	}
 	var err error
-	if e.URI, err = resolve("uri", c.URI); err != nil {
-		return e, err
-	}
-	if e.Warehouse, err = resolve("warehouse", c.Warehouse); err != nil {
-		return e, err
-	}
 	for k, v := range c.Properties {
 		if e.Props[k], err = resolve("properties."+k, v); err != nil {
+			return e, err
+		}
+	}
+	// A field and a property of the same meaning: as with the flags
+	// (settle), both given must agree.
+	for _, f := range []struct {
+		field string
+		v     value
+		to    *string
+		key   string
+	}{{"type", value{Literal: c.Type}, &e.Type, "type"}, {"uri", c.URI, &e.URI, "uri"}, {"warehouse", c.Warehouse, &e.Warehouse, "warehouse"}} {
+		s, err := resolve(f.field, f.v)
+		if err != nil {
+			return e, err
+		}
+		if *f.to, err = settle(f.field, s, s != "", "properties.", e.Props, f.key); err != nil {
 			return e, err
 		}
 	}
@@ -214,7 +215,7 @@ func (c catalogYAML) entry(getenv func(string) string) (catalogEntry, error) {
 		if m.From == "" || m.To == "" {
 			return e, fmt.Errorf("locationMap #%d: want both from and to", i+1)
 		}
-		e.LocationMap = append(e.LocationMap, storage.Mapping{From: m.From, To: m.To})
+		e.LocationMap = append(e.LocationMap, catalog.Mapping{From: m.From, To: m.To})
 	}
 	if err := e.Validate(); err != nil {
 		return e, err

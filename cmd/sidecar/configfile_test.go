@@ -16,8 +16,7 @@ import (
 	icebergio "github.com/apache/iceberg-go/io"
 
 	"github.com/druidiceberg/sidecar/internal/demo"
-	"github.com/druidiceberg/sidecar/internal/storage"
-	"github.com/druidiceberg/sidecar/splits"
+	sidecatalog "github.com/druidiceberg/sidecar/splits/catalog"
 )
 
 func writeConfig(t *testing.T, body string) string {
@@ -94,11 +93,11 @@ catalogs:
 		slices.Contains(lake.Secrets, "eu-west-1") {
 		t.Fatalf("lake secrets %q: want exactly the env and file values", lake.Secrets)
 	}
-	if want := []storage.Mapping{{From: "s3://lake/", To: "s3://lake-replica/"}}; !slices.Equal(lake.LocationMap, want) {
+	if want := []sidecatalog.Mapping{{From: "s3://lake/", To: "s3://lake-replica/"}}; !slices.Equal(lake.LocationMap, want) {
 		t.Fatalf("lake location map %v", lake.LocationMap)
 	}
 	if jdbc.URI != env["JDBC_URI"] || jdbc.IcebergName != "spark_catalog" || !slices.Contains(jdbc.Secrets, env["JDBC_URI"]) {
-		t.Fatalf("jdbc catalog %+v", jdbc.CatalogConfig)
+		t.Fatalf("jdbc catalog %+v", jdbc)
 	}
 }
 
@@ -227,23 +226,23 @@ catalogs:
 func TestBuiltIn(t *testing.T) {
 	for _, tc := range []struct {
 		name string
-		c    catalogEntry
+		c    sidecatalog.Config
 		tag  string
 		have bool
 	}{
-		{"glue", catalogEntry{CatalogConfig: splits.CatalogConfig{Name: "g", Type: "glue"}}, "glue",
+		{"glue", sidecatalog.Config{Name: "g", Type: "glue"}, "glue",
 			slices.Contains(catalog.GetRegisteredCatalogs(), "glue")},
-		{"hive", catalogEntry{CatalogConfig: splits.CatalogConfig{Name: "h", Type: "hive", URI: "thrift://m:9083"}}, "hive",
+		{"hive", sidecatalog.Config{Name: "h", Type: "hive", URI: "thrift://m:9083"}, "hive",
 			slices.Contains(catalog.GetRegisteredCatalogs(), "hive")},
-		{"sql", catalogEntry{CatalogConfig: splits.CatalogConfig{Name: "s", Type: "sql", URI: "postgres://db/x"}}, "sql",
+		{"sql", sidecatalog.Config{Name: "s", Type: "sql", URI: "postgres://db/x"}, "sql",
 			slices.Contains(sql.Drivers(), "pgx")},
-		{"gcs", catalogEntry{CatalogConfig: splits.CatalogConfig{Name: "r", Type: "rest", URI: "http://r", Warehouse: "gs://b/w"}}, "gcs",
+		{"gcs", sidecatalog.Config{Name: "r", Type: "rest", URI: "http://r", Warehouse: "gs://b/w"}, "gcs",
 			slices.Contains(icebergio.GetRegisteredSchemes(), "gs")},
-		{"azure", catalogEntry{CatalogConfig: splits.CatalogConfig{Name: "r", Type: "rest", URI: "http://r"},
-			LocationMap: []storage.Mapping{{From: "s3://a/", To: "abfss://c@acct.dfs.core.windows.net/a/"}}}, "azure",
+		{"azure", sidecatalog.Config{Name: "r", Type: "rest", URI: "http://r",
+			LocationMap: []sidecatalog.Mapping{{From: "s3://a/", To: "abfss://c@acct.dfs.core.windows.net/a/"}}}, "azure",
 			slices.Contains(icebergio.GetRegisteredSchemes(), "abfss")},
-		{"s3 and local files", catalogEntry{CatalogConfig: splits.CatalogConfig{Name: "r", Type: "rest", URI: "http://r", Warehouse: "s3://b/w"},
-			LocationMap: []storage.Mapping{{From: "s3://b/", To: "/data/b/"}}}, "", true},
+		{"s3 and local files", sidecatalog.Config{Name: "r", Type: "rest", URI: "http://r", Warehouse: "s3://b/w",
+			LocationMap: []sidecatalog.Mapping{{From: "s3://b/", To: "/data/b/"}}}, "", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := checkBuiltIn(tc.c)
@@ -256,7 +255,7 @@ func TestBuiltIn(t *testing.T) {
 		})
 	}
 	// The default build serves the demo.
-	if err := checkBuiltIn(catalogEntry{CatalogConfig: splits.CatalogConfig{Name: "demo", Type: "local", Warehouse: "./warehouse"}}); err != nil {
+	if err := checkBuiltIn(sidecatalog.Config{Name: "demo", Type: "local", Warehouse: "./warehouse"}); err != nil {
 		t.Fatal(err)
 	}
 }

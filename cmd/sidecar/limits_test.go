@@ -16,12 +16,13 @@ import (
 	"testing"
 	"time"
 
+	sidecatalog "github.com/druidiceberg/sidecar/splits/catalog"
+
 	"github.com/apache/iceberg-go/catalog/hadoop"
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/druidiceberg/sidecar/internal/testenv"
 	"github.com/druidiceberg/sidecar/internal/testnet"
-	"github.com/druidiceberg/sidecar/splits"
 )
 
 // limitsRows is the size of the table the limit tests stream: each stream
@@ -343,7 +344,7 @@ func firstSnapshotID(t *testing.T, warehouse string) int64 {
 func TestServeBesideAHangingCatalog(t *testing.T) {
 	hanging := testnet.SilentAddr(t)
 	s, _ := startServeWith(t, t.TempDir(), func(c *config) {
-		c.Catalogs = []catalogEntry{{CatalogConfig: splits.CatalogConfig{Type: "rest", Name: "lake", URI: "http://" + hanging}}}
+		c.Catalogs = []sidecatalog.Config{{Type: "rest", Name: "lake", URI: "http://" + hanging}}
 		c.startupPing, c.PlanTimeout = 200*time.Millisecond, 300*time.Millisecond
 	})
 	if body := getBody(t, s.base+"/healthz"); string(body) != "ok\n" {

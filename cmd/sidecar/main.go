@@ -25,10 +25,10 @@ import (
 
 	"github.com/druidiceberg/sidecar/handlers"
 	"github.com/druidiceberg/sidecar/internal/demo"
-	"github.com/druidiceberg/sidecar/internal/storage"
 	"github.com/druidiceberg/sidecar/metrics"
 	"github.com/druidiceberg/sidecar/reader"
 	"github.com/druidiceberg/sidecar/splits"
+	"github.com/druidiceberg/sidecar/splits/catalog"
 	"github.com/druidiceberg/sidecar/splits/split"
 )
 
@@ -141,22 +141,33 @@ func serve(ctx context.Context, cfg config, logOut io.Writer, ready chan<- strin
 		}
 	}
 	for _, c := range cfg.Catalogs {
-		// Each catalog reads its files with its own properties
-		// (credentials, endpoint) and location map.
-		fsys := storage.New(c.Props, c.LocationMap)
-		planner, err := splits.NewPlanner(c.CatalogConfig, fsys, signer,
+		// Each catalog gives each of its tables the FileIO to read it
+		// with: the catalog's vended credentials, or the catalog's own
+		// properties, with its location map.
+		cat, err := catalog.New(c, catalog.WithEvents(m), catalog.WithStallTimeout(cfg.StorageStallTimeout))
+		if err != nil {
+			return err
+		}
+		defer func() {
+			if err := cat.Close(); err != nil {
+				log.Warn("close catalog", slog.String("catalog", c.Name), slog.String("error", err.Error()))
+			}
+		}()
+		planner, err := splits.NewPlanner(cat, signer,
 			splits.WithTargetSplitSize(int64(cfg.TargetSplitSize)), splits.WithMaxSplitFiles(cfg.MaxSplitFiles),
 			splits.WithMaxSplits(cfg.MaxSplits))
 		if err != nil {
 			return err
 		}
-		if err := pingOnce(ctx, planner, cfg.startupPing); err != nil {
+		if err := pingOnce(ctx, cat, cfg.startupPing); err != nil {
 			// Not fatal: planning answers 503 until the catalog is back.
 			log.Warn("catalog not reachable yet", slog.String("catalog", c.Name), slog.String("error", err.Error()))
 		}
-		cat := catalogRoutes(planner, reader.New(fsys, readerOpts...), fsys)
-		cats = append(cats, cat)
-		names = append(names, cat.Name)
+		// A reader per catalog: the delete cache keys a decoded file by
+		// its path, which two catalogs' location maps may read from
+		// different places.
+		cats = append(cats, catalogRoutes(cat, planner, reader.New(readerOpts...)))
+		names = append(names, c.Name)
 	}
 
 	router := handlers.New(handlers.Config{
@@ -230,7 +241,7 @@ func serve(ctx context.Context, cfg config, logOut io.Writer, ready chan<- strin
 // pingOnce connects to a catalog at start-up, for at most timeout: a
 // catalog that accepts connections and never answers must not keep the
 // server from listening (and its /healthz from answering).
-func pingOnce(ctx context.Context, p *splits.Planner, timeout time.Duration) error {
+func pingOnce(ctx context.Context, p *catalog.Catalog, timeout time.Duration) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	return p.Ping(ctx)

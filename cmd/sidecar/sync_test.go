@@ -22,11 +22,11 @@ import (
 	"github.com/druidiceberg/sidecar/handlers"
 	"github.com/druidiceberg/sidecar/internal/demo"
 	"github.com/druidiceberg/sidecar/internal/druidsim"
-	"github.com/druidiceberg/sidecar/internal/storage"
 	"github.com/druidiceberg/sidecar/internal/tablegen"
 	"github.com/druidiceberg/sidecar/internal/testcatalog"
 	"github.com/druidiceberg/sidecar/reader"
 	"github.com/druidiceberg/sidecar/splits"
+	sidecatalog "github.com/druidiceberg/sidecar/splits/catalog"
 	"github.com/druidiceberg/sidecar/splits/split"
 )
 
@@ -56,16 +56,16 @@ func newSyncEnv(t *testing.T) *syncEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fsys := storage.New(nil, nil)
-	planner, err := splits.NewPlanner(splits.CatalogConfig{Type: "local", Warehouse: wh}, fsys, signer)
+	sc := testcatalog.Sidecar(t, sidecatalog.Config{Type: "local", Warehouse: wh})
+	planner, err := splits.NewPlanner(sc, signer)
 	if err != nil {
 		t.Fatal(err)
 	}
 	sidecar := httptest.NewUnstartedServer(nil)
 	sidecar.Config.Handler = handlers.New(handlers.Config{
 		// As main wires it: delete files decoded once for all splits.
-		Catalogs: []handlers.Catalog{catalogRoutes(planner,
-			reader.New(fsys, reader.WithDeleteCache(reader.NewDeleteCache(64<<20, nil))), fsys)},
+		Catalogs: []handlers.Catalog{catalogRoutes(sc, planner,
+			reader.New(reader.WithDeleteCache(reader.NewDeleteCache(64<<20, nil))))},
 		Signer:           signer,
 		BasicAuth:        []handlers.Credential{{Username: sidecarUser, Password: sidecarPassword}},
 		PublicURL:        "http://" + sidecar.Listener.Addr().String(),

@@ -17,6 +17,7 @@ import (
 
 	"github.com/druidiceberg/sidecar/druid"
 	"github.com/druidiceberg/sidecar/splits"
+	"github.com/druidiceberg/sidecar/splits/split"
 )
 
 // syncConfig is the one configuration of `sidecar sync`, validated before
@@ -241,7 +242,7 @@ func loadSyncFile(path string) ([]syncPair, error) {
 		if p.DataSource == "" || p.TimeColumn == "" {
 			return nil, fmt.Errorf("%s: dataSource and timeColumn are required", where)
 		}
-		if _, err := splits.ParseIdentifier(p.Table); err != nil {
+		if _, err := split.ParseIdentifier(p.Table); err != nil {
 			return nil, fmt.Errorf("%s: table: %w", where, err)
 		}
 		g, err := druid.ParseGranularity(p.Granularity)

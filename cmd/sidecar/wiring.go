@@ -1,27 +1,24 @@
 package main
 
 import (
-	icebergio "github.com/apache/iceberg-go/io"
-
 	"github.com/druidiceberg/sidecar/changes"
 	"github.com/druidiceberg/sidecar/handlers"
 	"github.com/druidiceberg/sidecar/reader"
 	"github.com/druidiceberg/sidecar/splits"
+	"github.com/druidiceberg/sidecar/splits/catalog"
 )
 
-// catalogRoutes wires one catalog into the router's route families: its
-// planner plans, resolves tokens and lists tables; a Differ over the same
-// planner and FileIO answers /changes; the reader serves rows and fsys raw
-// files.
-func catalogRoutes(p *splits.Planner, rd *reader.Reader, fsys icebergio.IO) handlers.Catalog {
-	typ, name := p.Catalog()
+// catalogRoutes wires one catalog into the router's route families: the
+// catalog lists and loads its tables (each with the FileIO it reads with),
+// its planner plans and resolves tokens, a Differ over the planner answers
+// /changes, and the catalog's reader serves rows.
+func catalogRoutes(cat *catalog.Catalog, p *splits.Planner, rd *reader.Reader) handlers.Catalog {
 	return handlers.Catalog{
-		Type: typ, Name: name,
+		Type: cat.Type(), Name: cat.Name(),
 		Plans:   p,
-		Changes: changes.New(p, fsys),
+		Changes: changes.New(p),
 		Splits:  p,
 		Rows:    rd,
-		Files:   fsys,
-		Tables:  p,
+		Tables:  cat,
 	}
 }

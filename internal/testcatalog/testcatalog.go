@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/apache/iceberg-go/catalog/hadoop"
+
+	"github.com/druidiceberg/sidecar/splits/catalog"
 )
 
 // Local opens the filesystem catalog whose warehouse is the folder dir
@@ -17,6 +19,18 @@ func Local(t testing.TB, dir string) *hadoop.Catalog {
 	cat, err := hadoop.NewCatalog("test", dir, nil)
 	if err != nil {
 		t.Fatalf("open the local catalog in %s: %v", dir, err)
+	}
+	t.Cleanup(func() { _ = cat.Close() })
+	return cat
+}
+
+// Sidecar opens the sidecar's catalog of cfg (splits/catalog), closed when
+// the test ends.
+func Sidecar(t testing.TB, cfg catalog.Config, opts ...catalog.Option) *catalog.Catalog {
+	t.Helper()
+	cat, err := catalog.New(cfg, opts...)
+	if err != nil {
+		t.Fatalf("open catalog %s: %v", cfg.Type, err)
 	}
 	t.Cleanup(func() { _ = cat.Close() })
 	return cat

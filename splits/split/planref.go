@@ -11,10 +11,10 @@ import (
 )
 
 // A token names its split in one of two ways. It holds the split's files
-// themselves (versions 1 to 3) when that is short, which needs nothing but
-// the token to serve. A split that packs many files, or a file with many
-// delete files, would make a token of kilobytes; its token is version 4, a
-// reference into the plan: the metadata file and snapshot it was planned
+// themselves when that is short, which needs nothing but the token (and
+// the table's FileIO) to serve. A split that packs many files, or a file
+// with many delete files, would make a token of kilobytes; its token is a
+// reference into the plan instead: the metadata file and snapshot it was planned
 // from, the options that decide the plan (opaque here: package splits
 // spells them), the split's index and the plan's count of splits, and a
 // fingerprint of the whole split list. Every one of those is immutable, so
@@ -33,13 +33,12 @@ const MaxShortToken = 1024
 // FingerprintSize is the length of a plan's fingerprint.
 const FingerprintSize = 16
 
-// tokenRef is the version of a plan-reference token.
-const tokenRef = 4
-
 // PlanRef names one split of a plan.
 type PlanRef struct {
 	// Catalog is the configured catalog the plan was made in.
 	Catalog string `json:"cat,omitempty"`
+	// Table is the table's identifier in its catalog (see Split.Table).
+	Table []string `json:"tb"`
 	// MetadataLocation and SnapshotID are the table metadata file and
 	// snapshot planned.
 	MetadataLocation string `json:"m"`
@@ -54,27 +53,12 @@ type PlanRef struct {
 	Fingerprint []byte `json:"f"`
 }
 
-// refClaims are the claims of a version-4 token.
-type refClaims struct {
-	Kind    TokenKind `json:"t"`
-	Ref     PlanRef   `json:"r"`
-	Expires int64     `json:"x,omitempty"`
-}
-
 // SignRef returns the token of a split of the given kind that ref names.
 func (s *Signer) SignRef(kind TokenKind, ref PlanRef) (string, error) {
 	if err := ref.check(); err != nil {
 		return "", fmt.Errorf("encode token: %w", err)
 	}
-	c := refClaims{Kind: kind, Ref: ref}
-	if s.ttl > 0 {
-		c.Expires = s.now().Add(s.ttl).Unix()
-	}
-	payload, err := json.Marshal(c)
-	if err != nil {
-		return "", fmt.Errorf("encode token: %w", err)
-	}
-	return s.signPayload(append([]byte{tokenRef}, payload...)), nil
+	return s.sign(claims{Kind: kind, Ref: &ref})
 }
 
 // check reports what makes a reference one no plan can have signed.
@@ -86,6 +70,8 @@ func (r PlanRef) check() error {
 		return fmt.Errorf("a plan fingerprint of %d bytes", len(r.Fingerprint))
 	case r.MetadataLocation == "":
 		return errors.New("a plan reference without a metadata file")
+	case len(r.Table) == 0:
+		return errors.New("a plan reference without a table")
 	}
 	return nil
 }

@@ -15,7 +15,7 @@ import (
 func TestPlanRefTokens(t *testing.T) {
 	s, _ := NewSigner(key(1))
 	fp := bytes.Repeat([]byte{7}, FingerprintSize)
-	ref := PlanRef{Catalog: "lake", MetadataLocation: realisticSplit(0).MetadataLocation, SnapshotID: 8286390426475512101,
+	ref := PlanRef{Catalog: "lake", Table: []string{"sales", "orders"}, MetadataLocation: realisticSplit(0).MetadataLocation, SnapshotID: 8286390426475512101,
 		Options: json.RawMessage(`{"t":"sales.orders","sc":3,"ts":1073741824,"mf":1000}`), Index: 17, Count: 64, Fingerprint: fp}
 	tok, err := s.SignRef(KindRows, ref)
 	if err != nil {
@@ -53,6 +53,7 @@ func TestPlanRefTokens(t *testing.T) {
 		"no splits":        func(r *PlanRef) { r.Count, r.Index = 0, 0 },
 		"short print":      func(r *PlanRef) { r.Fingerprint = fp[:4] },
 		"no metadata":      func(r *PlanRef) { r.MetadataLocation = "" },
+		"no table":         func(r *PlanRef) { r.Table = nil },
 	} {
 		r := ref
 		bad(&r)
@@ -61,8 +62,8 @@ func TestPlanRefTokens(t *testing.T) {
 		}
 		// Signed by hand, as a forger with the key (or a buggy release)
 		// would: refused as malformed.
-		payload, _ := json.Marshal(refClaims{Kind: KindRows, Ref: r})
-		forged := s.signPayload(append([]byte{tokenRef}, payload...))
+		payload, _ := json.Marshal(claims{Kind: KindRows, Ref: &r})
+		forged := s.signPayload(append([]byte{tokenVersion}, payload...))
 		if _, err := s.Decode(KindRows, forged); !errors.Is(err, ErrMalformedToken) {
 			t.Errorf("%s: %v, want ErrMalformedToken", name, err)
 		}

@@ -36,6 +36,11 @@ type Split struct {
 	// FileIO (credentials, location map) opens the split's files. Empty is
 	// the default catalog.
 	Catalog string `json:"cat,omitempty"`
+	// Table is the table's identifier in its catalog (namespace levels,
+	// then name): a replica loads the table by it to obtain the FileIO the
+	// catalog gives the table (vended credentials), which a token never
+	// carries.
+	Table []string `json:"tb"`
 	// Location is the table location the metadata file records. A token
 	// spells the paths under it relative to it, which is most of what makes
 	// tokens short; the decoded split always carries absolute paths.
@@ -75,13 +80,24 @@ type Part struct {
 // the same table's snapshot in the same catalog, schema, projection and
 // encoding.
 func SameTable(a, b Split) bool {
-	return a.Catalog == b.Catalog && a.Location == b.Location && a.MetadataLocation == b.MetadataLocation &&
+	return a.Catalog == b.Catalog && slices.Equal(a.Table, b.Table) && a.Location == b.Location && a.MetadataLocation == b.MetadataLocation &&
 		a.SnapshotID == b.SnapshotID && a.SchemaID == b.SchemaID && slices.Equal(a.Columns, b.Columns) &&
 		a.Encoding == b.Encoding
 }
 
-// Encoding holds the value-encoding choices a client can make.
+// RowEncoding is the version of the row encoding: how the reader writes a
+// split's rows as bytes (value formats, escaping, key order, which values
+// a type maps to). It changes with any change to those bytes, so that a
+// token planned by one release is never resumed at a byte offset by a
+// replica of another: Encoding.Version pins it. The reader's golden files
+// name the version they hold (TestGoldenEncodingVersion).
+const RowEncoding = 1
+
+// Encoding holds how a split's values are written: the row encoding's
+// version the split was planned under, and the choices a client can make.
 type Encoding struct {
+	// Version is RowEncoding when the split was planned.
+	Version int `json:"v,omitempty"`
 	// ISOTimestamps writes timestamps as RFC 3339 strings instead of epoch
 	// milliseconds.
 	ISOTimestamps bool `json:"iso,omitempty"`

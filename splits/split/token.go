@@ -32,29 +32,21 @@ const (
 	KindFile TokenKind = "file"
 )
 
-// The token versions: the first byte of every token payload, so the encoding
-// can change without old tokens being misread.
+// tokenVersion is the first byte of every token payload: it says how the
+// rest reads, so that the encoding can change without a token being
+// misread. A token of any other version (from a newer release, or after a
+// rollback) is refused as malformed, with a message to plan again.
 //
-// Version 1 held the split's JSON with every path whole. Version 2 holds the
-// same JSON spelled compactly (see compactSplit): paths relative to the table
-// location or the data file's directory, usual formats and kinds left out.
-// Sign writes version 2. Verify still reads version 1, so a sidecar upgraded
-// while Druid ingests keeps serving the URIs that an older one handed out;
-// any other version is refused as malformed, with a message to plan again.
-//
-// Version 4 is a reference to the split in its plan (see PlanRef).
-//
-// Version 3 is version 2 for a packed split (several data files): the
-// first file's split, then what each other file does not share with it
-// (its data file, delete files and residual filter; see Part). Sign writes
-// version 3 only for a split of more than one file, so that a sidecar
-// upgraded while Druid ingests keeps handing out tokens that its older
-// replicas read.
-const (
-	tokenV1      = 1
-	tokenVersion = 2
-	tokenPacked  = 3
-)
+// The payload after it is JSON (claims): the token's kind and expiry, and
+// either the split's files (the first as a Split, any further ones of a
+// packed split as Parts: what they do not share with the first), spelled
+// compactly (see compactParts), or a reference into the plan (PlanRef)
+// when the files would make the token longer than MaxShortToken. Both name
+// the split's catalog and table (never credentials: a replica obtains
+// those itself), the metadata file and snapshot, and the row encoding's
+// version (Encoding.Version), so that a replica of another release refuses
+// to resume a stream whose bytes it would encode otherwise.
+const tokenVersion = 1
 
 // MaxTokenLength bounds what Verify will decode; real tokens are far shorter.
 const MaxTokenLength = 64 << 10
@@ -63,15 +55,20 @@ const MaxTokenLength = 64 << 10
 // the trailing bits of the last character, which would let a changed byte verify.
 var b64 = base64.RawURLEncoding.Strict()
 
+// claims are a token's payload after its version byte: exactly one of
+// Split and Ref is set.
 type claims struct {
-	Kind  TokenKind `json:"t"`
-	Split Split     `json:"s"`
-	// More are the other files of a packed split (version 3 only).
-	More []Part `json:"p,omitempty"`
+	Kind TokenKind `json:"t"`
+	// Split is the split's first file; More are the other files of a
+	// packed split.
+	Split *Split `json:"s,omitempty"`
+	More  []Part `json:"p,omitempty"`
+	// Ref names the split in its plan instead.
+	Ref *PlanRef `json:"r,omitempty"`
 	// Expires is the Unix second after which the token is refused; 0 never.
 	Expires int64 `json:"x,omitempty"`
-	// AsIs says that the split's paths are written whole (version 2 only):
-	// one of them is not absolute, so it would read as relative.
+	// AsIs says that the split's paths are written whole: one of them is
+	// not absolute, so it would read as relative.
 	AsIs bool `json:"a,omitempty"`
 }
 
@@ -135,16 +132,14 @@ func (s *Signer) Sign(kind TokenKind, parts ...Split) (string, error) {
 	if len(parts) == 0 {
 		return "", errors.New("encode token: a split with no data file")
 	}
+	if len(parts[0].Table) == 0 {
+		return "", fmt.Errorf("encode token: the split of %s names no table", parts[0].Data.Path)
+	}
 	first, more, asIs, err := compactParts(parts)
 	if err != nil {
 		return "", fmt.Errorf("encode token: %w", err)
 	}
-	c := claims{Kind: kind, Split: first, More: more, AsIs: asIs}
-	version := byte(tokenVersion)
-	if len(more) > 0 {
-		version = tokenPacked
-	}
-	return s.sign(version, c)
+	return s.sign(claims{Kind: kind, Split: &first, More: more, AsIs: asIs})
 }
 
 // signPayload returns the token of a payload (its version byte, then
@@ -155,8 +150,8 @@ func (s *Signer) signPayload(payload []byte) string {
 	return b64.EncodeToString(payload) + "." + b64.EncodeToString(mac)
 }
 
-// sign encodes and signs the claims c as a token of the given version.
-func (s *Signer) sign(version byte, c claims) (string, error) {
+// sign encodes and signs the claims c as a token.
+func (s *Signer) sign(c claims) (string, error) {
 	if s.ttl > 0 {
 		c.Expires = s.now().Add(s.ttl).Unix()
 	}
@@ -168,7 +163,7 @@ func (s *Signer) sign(version byte, c claims) (string, error) {
 	}()
 	// One buffer holds the payload, then the token after it: the token is
 	// the only allocation.
-	buf, err := appendClaims(append((*bp)[:0], version), c)
+	buf, err := appendClaims(append((*bp)[:0], tokenVersion), c)
 	if err != nil {
 		return "", fmt.Errorf("encode token: %w", err)
 	}
@@ -230,9 +225,9 @@ func (s *Signer) Decode(kind TokenKind, token string) (Token, error) {
 	if len(payload) == 0 {
 		return Token{}, fmt.Errorf("%w: empty payload", ErrMalformedToken)
 	}
-	if v := payload[0]; v < tokenV1 || v > tokenRef {
-		return Token{}, fmt.Errorf("%w: token version %d is not one this sidecar reads (%d to %d); plan again with GET /splits",
-			ErrMalformedToken, v, tokenV1, tokenRef)
+	if v := payload[0]; v != tokenVersion {
+		return Token{}, fmt.Errorf("%w: token version %d is not the one this sidecar reads (%d); plan again with GET /splits",
+			ErrMalformedToken, v, tokenVersion)
 	}
 	signed := false
 	var sum [sha256.Size]byte
@@ -246,33 +241,23 @@ func (s *Signer) Decode(kind TokenKind, token string) (Token, error) {
 		return Token{}, ErrBadSignature
 	}
 	var c claims
-	if payload[0] == tokenRef {
-		var rc refClaims
-		if err := decodeStrict(payload[1:], &rc); err != nil {
-			return Token{}, err
-		}
-		if err := rc.Ref.check(); err != nil {
-			return Token{}, fmt.Errorf("%w: decode payload: %w", ErrMalformedToken, err)
-		}
-		c.Kind, c.Expires = rc.Kind, rc.Expires
-		return c.token(kind, Token{Ref: &rc.Ref}, s.now)
-	}
 	if err := decodeStrict(payload[1:], &c); err != nil {
 		return Token{}, err
 	}
 	var t Token
-	switch payload[0] {
-	case tokenV1:
-		// A version 1 payload holds the split as it is.
-		if len(c.More) > 0 {
-			return Token{}, fmt.Errorf("%w: decode payload: version 1 has no packed files", ErrMalformedToken)
+	switch {
+	case (c.Split == nil) == (c.Ref == nil), c.Ref != nil && (len(c.More) > 0 || c.AsIs):
+		return Token{}, fmt.Errorf("%w: decode payload: want either a split or a plan reference", ErrMalformedToken)
+	case c.Ref != nil:
+		if err := c.Ref.check(); err != nil {
+			return Token{}, fmt.Errorf("%w: decode payload: %w", ErrMalformedToken, err)
 		}
-		t.Parts = []Split{c.Split}
+		t.Ref = c.Ref
 	default:
-		if (payload[0] == tokenPacked) != (len(c.More) > 0) {
-			return Token{}, fmt.Errorf("%w: decode payload: version %d with %d packed files", ErrMalformedToken, payload[0], len(c.More))
+		if len(c.Split.Table) == 0 {
+			return Token{}, fmt.Errorf("%w: decode payload: the split names no table", ErrMalformedToken)
 		}
-		if t.Parts, err = expandParts(c.Split, c.More, c.AsIs); err != nil {
+		if t.Parts, err = expandParts(*c.Split, c.More, c.AsIs); err != nil {
 			return Token{}, fmt.Errorf("%w: decode payload: %w", ErrMalformedToken, err)
 		}
 	}

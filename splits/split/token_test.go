@@ -14,6 +14,7 @@ import (
 func testSplit() Split {
 	off, size := int64(4), int64(40)
 	return Split{
+		Table:            []string{"db", "t"},
 		MetadataLocation: "s3://lake/db/t/metadata/v3.metadata.json",
 		SnapshotID:       42,
 		SchemaID:         1,

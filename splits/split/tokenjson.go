@@ -18,10 +18,12 @@ import (
 func appendClaims(b []byte, c claims) ([]byte, error) {
 	b = append(b, `{"t":`...)
 	b = jsonstr.AppendString(b, string(c.Kind))
-	b = append(b, `,"s":`...)
-	b, err := appendSplit(b, c.Split)
-	if err != nil {
-		return nil, err
+	var err error
+	if c.Split != nil {
+		b = append(b, `,"s":`...)
+		if b, err = appendSplit(b, *c.Split); err != nil {
+			return nil, err
+		}
 	}
 	if len(c.More) > 0 {
 		b = append(b, `,"p":[`...)
@@ -34,6 +36,16 @@ func appendClaims(b []byte, c claims) ([]byte, error) {
 			}
 		}
 		b = append(b, ']')
+	}
+	if c.Ref != nil {
+		// A plan's references are as many as its splits, and short: the
+		// reflecting encoder is fast enough for them.
+		ref, err := marshalNoHTML(c.Ref)
+		if err != nil {
+			return nil, err
+		}
+		b = append(b, `,"r":`...)
+		b = append(b, ref...)
 	}
 	if c.Expires != 0 {
 		b = append(b, `,"x":`...)
@@ -52,6 +64,9 @@ func appendSplit(b []byte, s Split) ([]byte, error) {
 		b = jsonstr.AppendString(b, s.Catalog)
 		b = append(b, ',')
 	}
+	b = append(b, `"tb":`...)
+	b = appendStrings(b, s.Table)
+	b = append(b, ',')
 	if s.Location != "" {
 		b = append(b, `"loc":`...)
 		b = jsonstr.AppendString(b, s.Location)
@@ -76,7 +91,15 @@ func appendSplit(b []byte, s Split) ([]byte, error) {
 	if s.Encoding != (Encoding{}) {
 		b = append(b, `,"e":{`...)
 		comma := false
+		if s.Encoding.Version != 0 {
+			b = append(b, `"v":`...)
+			b = strconv.AppendInt(b, int64(s.Encoding.Version), 10)
+			comma = true
+		}
 		if s.Encoding.ISOTimestamps {
+			if comma {
+				b = append(b, ',')
+			}
 			b = append(b, `"iso":true`...)
 			comma = true
 		}
@@ -209,6 +232,34 @@ func appendDeleteFile(b []byte, d DeleteFile) []byte {
 		b = jsonstr.AppendString(b, d.ReferencedDataFile)
 	}
 	return append(b, '}')
+}
+
+// marshalNoHTML is json.Marshal without HTML escaping, as every JSON of the
+// sidecar is written, and without the encoder's trailing newline.
+func marshalNoHTML(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}
+
+// appendStrings appends v as a JSON array; nil is null, as encoding/json
+// writes it.
+func appendStrings(b []byte, v []string) []byte {
+	if v == nil {
+		return append(b, "null"...)
+	}
+	b = append(b, '[')
+	for i, x := range v {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = jsonstr.AppendString(b, x)
+	}
+	return append(b, ']')
 }
 
 func appendInts(b []byte, v []int) []byte {

@@ -75,11 +75,12 @@ func TestAppendClaimsIsMarshal(t *testing.T) {
 	filled(reflect.ValueOf(&packed).Elem())
 	for name, c := range map[string]claims{
 		"packed, every field": packed,
-		"every field":         {Kind: KindRows, Split: full, Expires: 1_700_000_000, AsIs: true},
-		"integer values":      {Kind: KindFile, Split: ints},
+		"every field":         {Kind: KindRows, Split: &full, Expires: 1_700_000_000, AsIs: true},
+		"integer values":      {Kind: KindFile, Split: &ints},
 		"zero":                {},
-		"test split":          {Kind: KindRows, Split: testSplit()},
-		"compacted, 10 del":   {Kind: KindRows, Split: short, Expires: -1},
+		"test split":          {Kind: KindRows, Split: ptr(testSplit())},
+		"compacted, 10 del":   {Kind: KindRows, Split: &short, Expires: -1},
+		"reference":           {Kind: KindRows, Ref: &PlanRef{Catalog: "c", Table: []string{"a", "<b>"}, MetadataLocation: "m&", Options: json.RawMessage(`{"t":"<x>"}`), Count: 1, Fingerprint: []byte{1}}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			want, err := marshal(c)
@@ -97,12 +98,12 @@ func TestAppendClaimsIsMarshal(t *testing.T) {
 	}
 	bad := testSplit()
 	bad.Filter = json.RawMessage(`{"a":`)
-	if _, err := appendClaims(nil, claims{Split: bad}); err == nil {
+	if _, err := appendClaims(nil, claims{Split: &bad}); err == nil {
 		t.Fatal("a filter that is not JSON encoded")
 	}
 	bad = testSplit()
 	bad.Data.Identity = []IdentityValue{{FieldID: 1, Value: json.RawMessage("012")}}
-	if _, err := appendClaims(nil, claims{Split: bad}); err == nil {
+	if _, err := appendClaims(nil, claims{Split: &bad}); err == nil {
 		t.Fatal("an identity value that is not JSON encoded")
 	}
 }
@@ -113,12 +114,12 @@ func FuzzAppendClaims(f *testing.F) {
 	f.Add("s3://b/t", "data/a.parquet", "./d.parquet", "12", int64(3), int64(-1), true)
 	f.Add("<&>", "\x87\u2028", `"\`, `{"x": 1}`, int64(0), int64(0), false)
 	f.Fuzz(func(t *testing.T, loc, data, del, raw string, size, off int64, flag bool) {
-		sp := Split{Catalog: loc, Location: loc, MetadataLocation: data, SnapshotID: size,
+		sp := Split{Catalog: loc, Table: []string{del, loc}, Location: loc, MetadataLocation: data, SnapshotID: size,
 			Data: DataFile{Path: data, Format: del, Size: size, Records: off, SpecID: int32(off),
 				Identity: []IdentityValue{{FieldID: int(size), Value: json.RawMessage(raw)}}},
 			Deletes:  []DeleteFile{{Kind: DeleteKind(del), Path: del, Size: off, ContentOffset: &off, ReferencedDataFile: raw}},
-			Encoding: Encoding{ISOTimestamps: flag}, Filter: json.RawMessage(raw)}
-		c := claims{Kind: TokenKind(loc), Split: sp, Expires: off, AsIs: flag}
+			Encoding: Encoding{Version: int(off), ISOTimestamps: flag}, Filter: json.RawMessage(raw)}
+		c := claims{Kind: TokenKind(loc), Split: &sp, Expires: off, AsIs: flag}
 		want, werr := marshal(c)
 		got, gerr := appendClaims(nil, c)
 		if (werr == nil) != (gerr == nil) {
@@ -129,3 +130,5 @@ func FuzzAppendClaims(f *testing.F) {
 		}
 	})
 }
+
+func ptr[T any](v T) *T { return &v }

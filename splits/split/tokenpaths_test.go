@@ -22,6 +22,7 @@ func realisticSplit(deletes int) Split {
 	dir := loc + "/data/event_date=2025-01-31/"
 	sp := Split{
 		Catalog:          "lake",
+		Table:            []string{"sales", "orders"},
 		Location:         loc,
 		MetadataLocation: loc + "/metadata/00123-6d1f0c52-81e4-4b5a-9c3e-2a7b8d9e0f11.metadata.json",
 		SnapshotID:       8286390426475512101,
@@ -47,16 +48,16 @@ func realisticSplit(deletes int) Split {
 	return sp
 }
 
-// v1TokenLength is how long the version-1 token of sp was: its JSON with
-// every path whole, as the first release wrote it.
-func v1TokenLength(t testing.TB, kind TokenKind, sp Split) int {
+// wholeTokenLength is how long the token of sp would be with its JSON
+// written whole, every path in full and every format and kind spelled out.
+func wholeTokenLength(t testing.TB, kind TokenKind, sp Split) int {
 	t.Helper()
 	sp.Location = ""
-	body, err := json.Marshal(claims{Kind: kind, Split: sp})
+	body, err := json.Marshal(claims{Kind: kind, Split: &sp})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return len(b64.EncodeToString(append([]byte{tokenV1}, body...))) + 1 + len(b64.EncodeToString(make([]byte, 32)))
+	return len(b64.EncodeToString(append([]byte{tokenVersion}, body...))) + 1 + len(b64.EncodeToString(make([]byte, 32)))
 }
 
 // TestTokenSize: a split with 10 delete files on realistic S3 paths gives a
@@ -76,7 +77,7 @@ func TestTokenSize(t *testing.T) {
 		if !reflect.DeepEqual(got, sp) {
 			t.Fatalf("%d deletes: round trip:\n got %+v\nwant %+v", n, got, sp)
 		}
-		t.Logf("%2d delete files: token %d bytes (version 1: %d)", n, len(tok), v1TokenLength(t, KindRows, sp))
+		t.Logf("%2d delete files: token %d bytes (written whole: %d)", n, len(tok), wholeTokenLength(t, KindRows, sp))
 		if n == 10 && len(tok) >= 2048 {
 			t.Fatalf("token of a split with 10 delete files is %d bytes, want under 2 KiB", len(tok))
 		}
@@ -100,7 +101,7 @@ func payloadOf(t testing.TB, tok string) string {
 func TestTokenPaths(t *testing.T) {
 	off, size := int64(4), int64(40)
 	split := func(loc, meta, data string, deletes ...string) Split {
-		sp := Split{Location: loc, MetadataLocation: meta, SnapshotID: 1,
+		sp := Split{Table: []string{"db", "t"}, Location: loc, MetadataLocation: meta, SnapshotID: 1,
 			Data: DataFile{Path: data, Format: "PARQUET", Size: 10, Records: 1}}
 		for _, d := range deletes {
 			sp.Deletes = append(sp.Deletes, DeleteFile{Kind: DeletePosition, Path: d, Format: "PARQUET", Size: 5, Records: 1})
@@ -232,7 +233,7 @@ func FuzzTokenPaths(f *testing.F) {
 	f.Add("t", "t/m", "t/a/b", "t/a/c", "t/./d")
 	s, _ := NewSigner(key(1))
 	f.Fuzz(func(t *testing.T, loc, meta, data, del, ref string) {
-		sp := Split{Location: loc, MetadataLocation: meta,
+		sp := Split{Table: []string{"db", "t"}, Location: loc, MetadataLocation: meta,
 			Data: DataFile{Path: data, Format: "PARQUET"},
 			Deletes: []DeleteFile{
 				{Kind: DeletePosition, Path: del, Format: "PARQUET"},
@@ -260,9 +261,6 @@ func FuzzTokenPaths(f *testing.F) {
 	})
 }
 
-// v1Token is a token the first release signed with key(1) for testSplit().
-const v1Token = "AXsidCI6InJvd3MiLCJzIjp7Im0iOiJzMzovL2xha2UvZGIvdC9tZXRhZGF0YS92My5tZXRhZGF0YS5qc29uIiwicyI6NDIsInNjIjoxLCJkIjp7InAiOiJzMzovL2xha2UvZGIvdC9kYXRhL2EucGFycXVldCIsImYiOiJQQVJRVUVUIiwieiI6MTIzNCwibiI6MTB9LCJ4IjpbeyJrIjoicG9zaXRpb24iLCJwIjoiczM6Ly9sYWtlL2RiL3QvZGF0YS9kLnBhcnF1ZXQiLCJmIjoiUEFSUVVFVCIsInoiOjk5LCJuIjoyfSx7ImsiOiJlcXVhbGl0eSIsInAiOiJzMzovL2xha2UvZGIvdC9kYXRhL2UucGFycXVldCIsImYiOiJQQVJRVUVUIiwieiI6OTgsIm4iOjEsImUiOlsxLDJdfSx7ImsiOiJkZWxldGlvbl92ZWN0b3IiLCJwIjoiczM6Ly9sYWtlL2RiL3QvZGF0YS92LnB1ZmZpbiIsImYiOiJQVUZGSU4iLCJ6Ijo3NywibiI6MywibyI6NCwibCI6NDAsInIiOiJzMzovL2xha2UvZGIvdC9kYXRhL2EucGFycXVldCJ9XX19.gR9ZN9zJcgRpbhvj_VeoBb6HU8XbeXJAEiPigLUjJm0"
-
 // mac is the HMAC-SHA256 of payload under key, for forging tokens.
 func mac(key, payload []byte) []byte {
 	h := hmac.New(sha256.New, key)
@@ -270,44 +268,41 @@ func mac(key, payload []byte) []byte {
 	return h.Sum(nil)
 }
 
-// TestTokenVersions: the tokens an earlier release handed out still
-// verify, so an upgrade does not break a running ingestion; a token of an
-// unknown version is refused as malformed with a message to plan again.
-func TestTokenVersions(t *testing.T) {
+// TestTokenVersion: a token starts with its version byte; a token of any
+// other version, however well signed (an earlier payload, a newer release
+// after a rollback), is refused as malformed with a message to plan again,
+// and so is a payload that holds neither a split nor a plan reference, or
+// a split without its table.
+func TestTokenVersion(t *testing.T) {
 	s, _ := NewSigner(key(1))
-	got, err := s.Verify(KindRows, v1Token)
-	if err != nil {
-		t.Fatalf("version 1 token: %v", err)
-	}
-	if want := testSplit(); !reflect.DeepEqual(got, want) {
-		t.Fatalf("version 1 token:\n got %+v\nwant %+v", got, want)
-	}
-	if _, err := s.Verify(KindFile, v1Token); !errors.Is(err, ErrBadSignature) {
-		t.Fatalf("version 1 rows token on the file route: %v, want ErrBadSignature", err)
-	}
 	tok, _ := s.Sign(KindRows, testSplit())
-	if p, _, _ := strings.Cut(tok, "."); p[:2] != "An" {
-		// base64url of the version byte 2 and '{'.
-		t.Fatalf("new tokens are version 2, this one starts %q", p[:2])
+	if p, _, _ := strings.Cut(tok, "."); p[:2] != "AX" {
+		// base64url of the version byte 1 and '{'.
+		t.Fatalf("tokens are version 1, this one starts %q", p[:2])
 	}
-
-	for _, v := range []byte{0, 9, 255} {
-		payload := append([]byte{v}, payloadOf(t, tok)...)
-		forged := b64.EncodeToString(payload) + "." + b64.EncodeToString(mac(key(1), payload))
-		_, err := s.Verify(KindRows, forged)
+	forge := func(payload []byte) string {
+		return b64.EncodeToString(payload) + "." + b64.EncodeToString(mac(key(1), payload))
+	}
+	for _, v := range []byte{0, 2, 3, 4, 9, 255} {
+		_, err := s.Verify(KindRows, forge(append([]byte{v}, payloadOf(t, tok)...)))
 		if !errors.Is(err, ErrMalformedToken) || !strings.Contains(err.Error(), "plan again") {
 			t.Fatalf("version %d: %v, want ErrMalformedToken saying to plan again", v, err)
 		}
 	}
-	// A version 1 payload is read as it is: a relative path in it is not
-	// expanded.
-	payload := append([]byte{tokenV1}, payloadOf(t, tok)...)
-	got, err = s.Verify(KindRows, b64.EncodeToString(payload)+"."+b64.EncodeToString(mac(key(1), payload)))
-	if err != nil {
-		t.Fatal(err)
+	noTable := testSplit()
+	noTable.Table = nil
+	if _, err := s.Sign(KindRows, noTable); err == nil {
+		t.Fatal("a split without its table was signed")
 	}
-	if got.Deletes[0].Path != "./d.parquet" {
-		t.Fatalf("a version 1 payload was expanded: %q", got.Deletes[0].Path)
+	for name, payload := range map[string]string{
+		"neither":     `{"t":"rows"}`,
+		"both":        `{"t":"rows","s":` + payloadOf(t, tok)[len(`{"t":"rows","s":`):len(payloadOf(t, tok))-1] + `,"r":{"m":"x","s":1,"o":{},"i":0,"n":1,"f":"AAAAAAAAAAAAAAAAAAAAAA==","tb":["a","b"]}}`,
+		"no table":    strings.Replace(payloadOf(t, tok), `"tb":["db","t"],`, "", 1),
+		"empty table": strings.Replace(payloadOf(t, tok), `"tb":["db","t"],`, `"tb":[],`, 1),
+	} {
+		if _, err := s.Verify(KindRows, forge(append([]byte{tokenVersion}, payload...))); !errors.Is(err, ErrMalformedToken) {
+			t.Errorf("%s: %v, want ErrMalformedToken", name, err)
+		}
 	}
 }
 
@@ -386,7 +381,7 @@ func TestPackedTokens(t *testing.T) {
 		t.Fatalf("a file of another snapshot was packed: %v", err)
 	}
 	one, _ := s.Sign(KindRows, a)
-	if p, _, _ := strings.Cut(one, "."); p[:2] != "An" {
-		t.Fatalf("a split of one file is not a version 2 token: %q", p[:2])
+	if payload := payloadOf(t, one); strings.Contains(payload, `"p":[`) {
+		t.Fatalf("a split of one file spells packed parts: %s", payload)
 	}
 }

@@ -1,11 +1,7 @@
-// Package storage gives the sidecar one read-only iceberg-go FileIO for every
-// location a table names: it rewrites path prefixes through the configured
-// location map, then opens the result with the FileIO that iceberg-go
-// registers for its scheme (local, s3, gs, abfs…).
-//
-// Delete matching never sees the rewritten paths: callers keep the original
-// strings and only Open rewrites.
-package storage
+// The server's own FileIO: what reads the tables of a catalog that vends
+// no credentials, and every location under a location map's prefix.
+
+package catalog
 
 import (
 	"context"
@@ -19,6 +15,8 @@ import (
 	"sync"
 
 	icebergio "github.com/apache/iceberg-go/io"
+
+	"github.com/druidiceberg/sidecar/splits/split"
 )
 
 // Mapping rewrites locations that start with From to start with To.
@@ -39,7 +37,8 @@ func ParseMapping(s string) (Mapping, error) {
 var ErrReadOnly = errors.New("storage is read-only for the sidecar")
 
 // FS is a read-only iceberg-go FileIO over every scheme iceberg-go knows,
-// with the location map applied. It is safe for concurrent use.
+// with the server's properties (credentials, endpoint) and the location map
+// applied. It is safe for concurrent use.
 type FS struct {
 	props    map[string]string
 	mappings []Mapping
@@ -48,9 +47,9 @@ type FS struct {
 	byRoot map[string]icebergio.IO
 }
 
-// New returns an FS that hands props to iceberg-go's FileIO factories and
+// NewFS returns an FS that hands props to iceberg-go's FileIO factories and
 // rewrites locations through mappings (longest From first).
-func New(props map[string]string, mappings []Mapping) *FS {
+func NewFS(props map[string]string, mappings []Mapping) *FS {
 	m := append([]Mapping(nil), mappings...)
 	sort.SliceStable(m, func(i, j int) bool { return len(m[i].From) > len(m[j].From) })
 	return &FS{props: props, mappings: m, byRoot: map[string]icebergio.IO{}}
@@ -58,7 +57,7 @@ func New(props map[string]string, mappings []Mapping) *FS {
 
 // ErrOutsideMapping is the error of a location under a mapped prefix that
 // climbs out of the mapping's target with a ".." segment.
-var ErrOutsideMapping = errors.New("location climbs out of its location map target")
+var ErrOutsideMapping = fmt.Errorf("%w: it climbs out of its location map target", split.ErrForbiddenLocation)
 
 // Rewrite applies the location map to a location.
 func (f *FS) Rewrite(location string) string {
@@ -68,6 +67,16 @@ func (f *FS) Rewrite(location string) string {
 		}
 	}
 	return location
+}
+
+// Mapped reports whether a location is under a location map's prefix.
+func (f *FS) Mapped(location string) bool {
+	for _, m := range f.mappings {
+		if strings.HasPrefix(location, m.From) {
+			return true
+		}
+	}
+	return false
 }
 
 // Open opens a location for reading. A mapping's target is a root: a mapped

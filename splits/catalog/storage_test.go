@@ -1,4 +1,4 @@
-package storage
+package catalog
 
 import (
 	"errors"
@@ -9,7 +9,7 @@ import (
 )
 
 func TestRewrite(t *testing.T) {
-	fsys := New(nil, []Mapping{
+	fsys := NewFS(nil, []Mapping{
 		{From: "s3://lake/", To: "/data/lake/"},
 		{From: "s3://lake/db/hot/", To: "/fast/hot/"},
 	})
@@ -34,7 +34,7 @@ func TestOpenThroughMapping(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "f.parquet"), []byte("PAR1"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	fsys := New(nil, []Mapping{{From: "hdfs://nn:8020/warehouse/t", To: dir}})
+	fsys := NewFS(nil, []Mapping{{From: "hdfs://nn:8020/warehouse/t", To: dir}})
 	f, err := fsys.Open("hdfs://nn:8020/warehouse/t/f.parquet")
 	if err != nil {
 		t.Fatal(err)
@@ -68,7 +68,7 @@ func TestMappingIsARoot(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "secret"), []byte("key"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	fsys := New(nil, []Mapping{{From: "s3a://lake/", To: inside + "/"}})
+	fsys := NewFS(nil, []Mapping{{From: "s3a://lake/", To: inside + "/"}})
 	for _, loc := range []string{
 		"s3a://lake/../secret",
 		"s3a://lake/db/t/../../../secret",

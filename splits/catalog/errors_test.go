@@ -1,4 +1,4 @@
-package storage
+package catalog
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/druidiceberg/sidecar/internal/testnet"
+	"github.com/druidiceberg/sidecar/splits/split"
 )
 
 func TestIsTransient(t *testing.T) {
@@ -81,5 +82,18 @@ func TestClassify(t *testing.T) {
 		if got := IsTransient(tc.err); got != tc.transient {
 			t.Errorf("%s: IsTransient %v", tc.name, got)
 		}
+	}
+}
+
+// TestNoCredentialsIsDenied: a store request that found no credentials to
+// sign with (nothing vended, none configured) is a refusal of the
+// configuration, not an internal error.
+func TestNoCredentialsIsDenied(t *testing.T) {
+	err := errors.New(`operation error S3: GetObject, get identity: get credentials: failed to refresh cached credentials, no EC2 IMDS role found`)
+	if got := classify("lake", "open s3://b/k", err); !errors.Is(got, split.ErrDenied) {
+		t.Fatalf("no credentials: %v, want ErrDenied", got)
+	}
+	if got := classify("lake", "open s3://b/k", errors.New("some other failure")); errors.Is(got, split.ErrDenied) {
+		t.Fatalf("another failure: %v, is ErrDenied", got)
 	}
 }

@@ -1,14 +1,15 @@
-package splits
+package catalog
 
 import (
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"testing"
 
 	"github.com/apache/iceberg-go/catalog/rest"
 	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/druidiceberg/sidecar/splits/split"
 )
 
 func TestSQLDriver(t *testing.T) {
@@ -32,7 +33,7 @@ func TestSQLDriver(t *testing.T) {
 	if _, _, err := SQLDriver("mysql://x", nil); err == nil {
 		t.Error("an unknown database must ask for sql.driver and sql.dialect")
 	}
-	if err := (CatalogConfig{Type: "sql"}).Validate(); err == nil {
+	if err := (Config{Type: "sql"}).Validate(); err == nil {
 		t.Error("catalog sql without a URI must be refused")
 	}
 }
@@ -41,7 +42,7 @@ func TestSQLDriver(t *testing.T) {
 // whether a secret-looking property, the URI's password or a value read from
 // the environment or a file; and the cause stays matchable.
 func TestRedact(t *testing.T) {
-	cfg := CatalogConfig{
+	cfg := Config{
 		Type: "rest", Name: "lake", URI: "https://sidecar:uri-pass%2Fword@catalog:8181",
 		Props: map[string]string{
 			"credential":           "client-id:client-secret-9",
@@ -51,7 +52,7 @@ func TestRedact(t *testing.T) {
 		Secrets: []string{"env-secret-9"},
 	}
 	cause := fmt.Errorf("%w: 401 for client-id:client-secret-9 with key s3-secret-9, uri-pass/word, uri-pass%%2Fword, env-secret-9 in eu-west-1",
-		ErrUnavailable)
+		split.ErrUnavailable)
 	err := redact(cause, cfg.secrets())
 	for _, secret := range []string{"client-secret-9", "s3-secret-9", "uri-pass", "env-secret-9"} {
 		if strings.Contains(err.Error(), secret) {
@@ -61,7 +62,7 @@ func TestRedact(t *testing.T) {
 	if !strings.Contains(err.Error(), "eu-west-1") {
 		t.Errorf("a value that is no secret was redacted: %s", err)
 	}
-	if !errors.Is(err, ErrUnavailable) {
+	if !errors.Is(err, split.ErrUnavailable) {
 		t.Error("redaction hides the cause")
 	}
 	if plain := errors.New("nothing secret"); redact(plain, cfg.secrets()) != plain {
@@ -88,51 +89,6 @@ func TestDeniedByCatalog(t *testing.T) {
 	for _, tc := range tests {
 		if got := deniedByCatalog(tc.err); got != tc.want {
 			t.Errorf("%s: denied %v, want %v", tc.name, got, tc.want)
-		}
-	}
-}
-
-func TestParseIdentifier(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		want []string // nil: refused with ErrBadRequest
-	}{
-		{"demo.orders", []string{"demo", "orders"}},
-		{"a.b.c", []string{"a", "b", "c"}},
-		{"démo.ördérs", []string{"démo", "ördérs"}},
-		{"demo.my table", []string{"demo", "my table"}},
-		{"demo." + strings.Repeat("x", MaxNameBytes), []string{"demo", strings.Repeat("x", MaxNameBytes)}},
-		{"demo." + strings.Repeat("x", MaxNameBytes+1), nil},
-		{strings.Repeat("a.", MaxNameParts-1) + "t", strings.Split(strings.Repeat("a.", MaxNameParts-1)+"t", ".")},
-		{strings.Repeat("a.", MaxNameParts) + "t", nil},
-		{"orders", nil}, {"demo.", nil}, {".orders", nil}, {"demo..orders", nil},
-		{"demo.ord\x00ers", nil}, {"demo.a/b", nil}, {`demo.a\b`, nil}, {"demo.a\tb", nil},
-		{"demo.\u0085", nil}, {"demo.\xff", nil}, {strings.Repeat("x", 1<<20), nil},
-	} {
-		got, err := ParseIdentifier(tc.name)
-		switch {
-		case tc.want == nil && !errors.Is(err, ErrBadRequest):
-			t.Errorf("%.40q: %v, %v; want ErrBadRequest", tc.name, got, err)
-		case tc.want != nil && (err != nil || !slices.Equal(got, tc.want)):
-			t.Errorf("%.40q: %v, %v; want %v", tc.name, got, err, tc.want)
-		}
-		if err != nil && len(err.Error()) > 300 {
-			t.Errorf("%.40q: a %d-byte error", tc.name, len(err.Error()))
-		}
-	}
-}
-
-func TestQuote(t *testing.T) {
-	for in, want := range map[string]string{
-		"ok":                          `"ok"`,
-		"a\x00b":                      `"a\x00b"`,
-		strings.Repeat("x", 64):       `"` + strings.Repeat("x", 64) + `"`,
-		strings.Repeat("x", 65):       `"` + strings.Repeat("x", 64) + `"… (65 bytes)`,
-		strings.Repeat("é", 40):       `"` + strings.Repeat("é", 32) + `"… (80 bytes)`,
-		"x" + strings.Repeat("é", 40): `"x` + strings.Repeat("é", 31) + `"… (81 bytes)`,
-	} {
-		if got := Quote(in); got != want {
-			t.Errorf("Quote(%.20q) = %s, want %s", in, got, want)
 		}
 	}
 }
