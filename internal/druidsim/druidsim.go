@@ -23,10 +23,17 @@
 //     every request, retries, resumption by byte offset, decompression by
 //     extension), and Parquet files read as Druid's Parquet reader does.
 //
-// Its HTTP handler serves POST /druid/v2/sql/task, POST
-// /druid/indexer/v1/task and GET /druid/indexer/v1/task/{id}/status, with
-// Basic auth when configured, and lets a test decide per task whether it
-// succeeds, fails or is lost.
+// Its Server answers as Druid's processes do, with Basic auth when
+// configured: the Broker (POST /druid/v2/sql/task and its /enabled probe,
+// SqlTaskResource), the Overlord leader (the task API: submission, status,
+// leader, worker capacity), a standby Overlord (307 to the leader), and a
+// Router with or without the management proxy (ServeHTTP is one with it).
+// Tasks run in the cluster's task slots on a clock a test controls: an MSQ
+// statement takes a controller's slot and its workers', and controllers
+// that take every slot fail with TaskStartTimeout; the task runner refuses
+// payloads it cannot hand a worker (Kubernetes' TASK_JSON, ZooKeeper's
+// znodes). A test decides per task whether it succeeds, fails or is lost,
+// and reads how many Druid tasks were in flight at most.
 //
 // It does not model rollup, segment versions, locking or query-time
 // behaviour.
