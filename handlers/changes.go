@@ -21,7 +21,7 @@ var changesParams = map[string]bool{
 	"table": true, "catalog": true, "fromSnapshot": true, "toSnapshot": true, "timeColumn": true,
 	"granularity": true, "dataSource": true, "include": true, "mode": true, "columns": true,
 	"timestamps": true, "binaryAsString": true, "geo": true, "maxNumConcurrentSubTasks": true, "minSplits": true,
-	"compression": true,
+	"compression": true, "metadataColumns": true,
 }
 
 // changesResponse is the answer of GET /changes.
@@ -87,7 +87,7 @@ func (s *server) getChanges(w http.ResponseWriter, r *http.Request) error {
 	}
 	// The parameters that shape the rows are those of GET /splits.
 	shared := url.Values{}
-	for _, k := range []string{"table", "mode", "columns", "timestamps", "binaryAsString", "geo", "minSplits", "compression"} {
+	for _, k := range []string{"table", "mode", "columns", "timestamps", "binaryAsString", "geo", "minSplits", "compression", "metadataColumns"} {
 		if v, ok := q[k]; ok {
 			shared[k] = v
 		}

@@ -36,6 +36,7 @@ type icebergSpec struct {
 	Ref            string   `json:"ref"`
 	Mode           string   `json:"mode"`
 	Columns        []string `json:"columns"`
+	MetaColumns    []string `json:"metadataColumns"`
 	Timestamps     string   `json:"timestamps"`
 	BinaryAsString bool     `json:"binaryAsString"`
 	Geo            string   `json:"geo"`
@@ -53,7 +54,7 @@ var specFields = map[string]bool{
 	"type": true, "namespace": true, "tableName": true, "icebergFilter": true, "snapshotTime": true,
 	"residualFilterMode": true, "icebergCatalog": true, "warehouseSource": true,
 	"snapshotId": true, "ref": true, "mode": true, "columns": true, "timestamps": true, "binaryAsString": true, "geo": true,
-	"applyResidual": true, "minSplits": true, "compression": true,
+	"metadataColumns": true, "applyResidual": true, "minSplits": true, "compression": true,
 }
 
 // ignoredWarning says what an ignored property of the spec means.
@@ -157,6 +158,9 @@ func (s *server) postSplits(w http.ResponseWriter, r *http.Request) error {
 	req.Encoding.BinaryAsString = spec.BinaryAsString
 	var err error
 	if req.Encoding.GeoWKB, err = parseGeo(spec.Geo); err != nil {
+		return err
+	}
+	if req.MetaColumns, err = parseMetaColumns(spec.MetaColumns); err != nil {
 		return err
 	}
 	if req.SnapshotTime, err = snapshotTime(spec.SnapshotTime); err != nil {

@@ -19,7 +19,7 @@ import (
 // 400 that names it, so a typo never silently plans something else.
 var splitsParams = map[string]bool{
 	"table": true, "snapshotId": true, "snapshotTime": true, "ref": true, "mode": true,
-	"columns": true, "timestamps": true, "binaryAsString": true, "geo": true,
+	"columns": true, "timestamps": true, "binaryAsString": true, "geo": true, "metadataColumns": true,
 	"icebergFilter": true, "residualFilterMode": true, "applyResidual": true,
 	"fromSnapshot": true, "toSnapshot": true, "catalog": true, "minSplits": true, "compression": true,
 }
@@ -344,6 +344,9 @@ func parseSplitsQuery(q url.Values, extra map[string]bool) (splits.Request, erro
 			}
 			req.Columns = append(req.Columns, c)
 		}
+	}
+	if req.MetaColumns, err = metaColumnsQuery(q.Get("metadataColumns")); err != nil {
+		return req, err
 	}
 	switch v := q.Get("timestamps"); v {
 	case "", "millis":
