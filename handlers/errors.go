@@ -87,8 +87,8 @@ func toAPIError(err error) *apiError {
 	case errors.Is(err, splits.ErrConflict):
 		status, code = http.StatusConflict, "conflict"
 	case errors.Is(err, split.ErrForbiddenLocation):
-		// A planned path that climbs out of its location map's target:
-		// refused before anything was opened.
+		// A path outside the roots of its table and catalog: refused
+		// before anything was opened.
 		status, code = http.StatusForbidden, "forbidden_location"
 	case errors.Is(err, fs.ErrNotExist):
 		// A pinned file is gone: the table expired the snapshot or removed
