@@ -28,6 +28,7 @@ import (
 //	      s3.secret-access-key: {file: /run/secrets/s3-secret}
 //	    locationMap:
 //	      - {from: "s3://lake/", to: "s3://lake-replica/"}
+//	    allowTables: [sales, ops.audit] # optional; default: every table
 //	    dataRoots: ["s3://imports/"]    # optional
 type configFile struct {
 	DefaultCatalog string        `yaml:"defaultCatalog"`
@@ -45,8 +46,9 @@ type catalogYAML struct {
 	Properties  map[string]value  `yaml:"properties"`
 	LocationMap []mappingYAML     `yaml:"locationMap"`
 	Tables      map[string]string `yaml:"tables"`
-	// DataRoots are catalog.Config's DataRoots.
-	DataRoots []string `yaml:"dataRoots"`
+	// AllowTables and DataRoots are catalog.Config's Allow and DataRoots.
+	AllowTables []string `yaml:"allowTables"`
+	DataRoots   []string `yaml:"dataRoots"`
 }
 
 type mappingYAML struct {
@@ -182,7 +184,7 @@ func (c catalogYAML) entry(getenv func(string) string) (catalog.Config, error) {
 		return catalog.Config{}, fmt.Errorf("name %q: want letters, digits, '_', '.' or '-' (at most 64)", c.Name)
 	}
 	e := catalog.Config{Name: c.Name, IcebergName: c.CatalogName, Tables: c.Tables, Props: map[string]string{},
-		DataRoots: c.DataRoots}
+		Allow: c.AllowTables, DataRoots: c.DataRoots}
 	resolve := func(field string, v value) (string, error) {
 		s, secret, err := v.resolve(getenv)
 		if err != nil {

@@ -122,9 +122,11 @@ type Catalog struct {
 	loads  singleflight.Group
 	metas  *lru.Cache[string, table.Metadata]
 
-	// roots are the catalog's roots of every table's files, metaRoots a
-	// metadata file's own (by its location), realRoots the real paths of
-	// local roots (see confine.go).
+	// allow is the tables the catalog serves; roots are the catalog's
+	// roots of every table's files, metaRoots a metadata file's own (by
+	// its location), realRoots the real paths of local roots (see
+	// confine.go).
+	allow     allowlist
 	roots     roots
 	metaRoots *lru.Cache[string, roots]
 	realRoots *lru.Cache[string, string]
@@ -148,6 +150,10 @@ func New(cfg Config, opts ...Option) (*Catalog, error) {
 	if err != nil {
 		return nil, fmt.Errorf("create metadata cache: %w", err)
 	}
+	allow, err := parseAllow(cfg.Allow)
+	if err != nil {
+		return nil, err
+	}
 	metaRoots, err := lru.New[string, roots](maxCachedMetadata)
 	if err != nil {
 		return nil, fmt.Errorf("create roots cache: %w", err)
@@ -158,7 +164,7 @@ func New(cfg Config, opts ...Option) (*Catalog, error) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	c := &Catalog{cfg: cfg, secrets: cfg.secrets(), server: NewFS(cfg.Props, cfg.LocationMap), ctx: ctx, cancel: cancel,
-		now: time.Now, tables: tables, metas: metas, roots: catalogRoots(cfg), metaRoots: metaRoots, realRoots: realRoots}
+		now: time.Now, tables: tables, metas: metas, allow: allow, roots: catalogRoots(cfg), metaRoots: metaRoots, realRoots: realRoots}
 	c.conn = &conn{cfg: cfg, secrets: c.secrets, server: c.server, retryAfter: retryConnect}
 	for _, o := range opts {
 		o(c)
@@ -207,6 +213,9 @@ type loaded struct {
 // own FileIO with the location map applied (see the package doc), and the
 // load is kept for the reads of the tokens planned from it.
 func (c *Catalog) LoadTable(ctx context.Context, ident []string) (*table.Table, error) {
+	if err := c.check(ident); err != nil {
+		return nil, err
+	}
 	l, err := c.load(ctx, ident)
 	if err != nil {
 		return nil, err
@@ -223,6 +232,9 @@ func (c *Catalog) LoadTable(ctx context.Context, ident []string) (*table.Table, 
 // for many requests (see the package doc), the metadata file read once
 // while it stays cached.
 func (c *Catalog) TableAt(ctx context.Context, ident []string, metadataLocation string) (*table.Table, error) {
+	if err := c.check(ident); err != nil {
+		return nil, err
+	}
 	l, err := c.cached(ctx, ident)
 	if err != nil {
 		return nil, err
@@ -245,6 +257,9 @@ func (c *Catalog) TableAt(ctx context.Context, ident []string, metadataLocation 
 // the table's FileIO, whatever is cached, and caches what it read: for a
 // caller that suspects the file was rewritten in place.
 func (c *Catalog) ReadMetadata(ctx context.Context, ident []string, location string) (table.Metadata, error) {
+	if err := c.check(ident); err != nil {
+		return nil, err
+	}
 	l, err := c.cached(ctx, ident)
 	if err != nil {
 		return nil, err

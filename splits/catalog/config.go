@@ -44,6 +44,9 @@ type Config struct {
 	// another, or one that imported files, keeps them. Every file a table
 	// opens is under one of its roots (see tableIO.confine).
 	DataRoots []string
+	// Allow lists the namespaces and tables the catalog serves (see
+	// ParseAllow); empty serves all.
+	Allow []string
 	// Secrets are values that must never reach a log line or a client (the
 	// config file's env and file references); they are scrubbed from every
 	// catalog and storage error, as are secret-looking properties and the
@@ -105,6 +108,9 @@ func (c Config) Validate() error {
 	}
 	if key, why, ok := refusedProp(c.Props); ok {
 		return fmt.Errorf("catalog %s: property %s: %s", cmp.Or(c.Name, c.Type), key, why)
+	}
+	if _, err := parseAllow(c.Allow); err != nil {
+		return fmt.Errorf("catalog %s: %w", cmp.Or(c.Name, c.Type), err)
 	}
 	for _, d := range c.DataRoots {
 		if p, err := parsePlace(d); err != nil || p.path == "/" {
