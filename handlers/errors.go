@@ -87,9 +87,11 @@ func toAPIError(err error) *apiError {
 	case errors.Is(err, splits.ErrConflict):
 		status, code = http.StatusConflict, "conflict"
 	case errors.Is(err, split.ErrForbiddenLocation):
-		// A planned path that climbs out of its location map's target:
-		// refused before anything was opened.
+		// A path outside the roots of its table and catalog: refused
+		// before anything was opened.
 		status, code = http.StatusForbidden, "forbidden_location"
+	case errors.Is(err, split.ErrNotServed):
+		status, code = http.StatusForbidden, "table_not_served"
 	case errors.Is(err, fs.ErrNotExist):
 		// A pinned file is gone: the table expired the snapshot or removed
 		// orphan files after planning. Planning again gives valid tokens.

@@ -121,6 +121,11 @@ func TestLoadAndLeaks(t *testing.T) {
 	if on.resized, err = signer.Sign(split.KindFile, sp); err != nil {
 		t.Fatal(err)
 	}
+	// A file token, signed with the key, of a file outside every root.
+	sp.Data.Path = "/etc/passwd"
+	if on.outside, err = signer.Sign(split.KindFile, sp); err != nil {
+		t.Fatal(err)
+	}
 
 	transport := &http.Transport{MaxIdleConnsPerHost: clients}
 	client := &http.Client{Transport: transport}
@@ -396,11 +401,13 @@ var attackerIP = net.ParseIP("127.0.0.2")
 
 // attackTargets are what the attacks of the load aim at: a row stream and
 // its bytes, the current snapshot, a file token that pins another size
-// than its file's, and the server's write-stall timeout.
+// than its file's, one signed with the key for a file outside every root,
+// and the server's write-stall timeout.
 type attackTargets struct {
 	rows     loadTarget
 	snapshot int64
 	resized  string
+	outside  string
 	stall    time.Duration
 }
 
@@ -498,6 +505,7 @@ func moreAttacks(srv *testServer, on attackTargets) (_ []attack, done func()) {
 			"fromSnapshot", strconv.FormatInt(on.snapshot, 10), "dataSource", "l", "timestampColumn", "event_ts").Encode())},
 		{"Range past the end", []int{http.StatusRequestedRangeNotSatisfiable}, get(on.rows.path, "Range", fmt.Sprintf("bytes=%d-", len(on.rows.want)+1))},
 		{"file of another size", []int{http.StatusConflict}, get("/files/" + on.resized)},
+		{"signed token outside the roots", []int{http.StatusForbidden}, get("/files/" + on.outside)},
 		{"answers never read", []int{http.StatusOK}, func() (int, error) { return neverRead(srv, addr, on) }},
 		{"idle connection flood", []int{http.StatusOK}, func() (int, error) { return connectionFlood(addr) }},
 	}, transport.CloseIdleConnections

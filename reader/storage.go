@@ -128,19 +128,24 @@ func openParquet(fs *watchedIO, what, path string, size int64) (_ *parquet.File,
 	}()
 	// parquet-go allocates the footer length the file's last 8 bytes give
 	// before it holds it to the file's size: hold it first, and hand
-	// parquet-go those 8 bytes again without another read of storage.
-	r := io.ReaderAt(f)
+	// parquet-go those 8 bytes again without another read of storage. A
+	// file that does not begin and end with Parquet's magic bytes is
+	// refused before anything quotes its bytes (parquet-go quotes a wrong
+	// magic; the footer length is four of the file's bytes).
+	t := &tailReader{ReaderAt: f, off: -1}
 	if size >= 8 {
-		t := &tailReader{ReaderAt: f, off: size - 8}
-		if n, _ := f.ReadAt(t.tail[:], t.off); n == 8 {
-			if footer := int64(binary.LittleEndian.Uint32(t.tail[:4])); footer > size-12 {
-				return nil, nil, fmt.Errorf("read %s %s: %w: its footer of %d bytes is longer than the file's %d",
-					what, path, ErrCorruptFile, footer, size)
+		if n, _ := f.ReadAt(t.tail[:], size-8); n == 8 {
+			if m := string(t.tail[4:]); m != parquetMagic && m != encryptedMagic {
+				return nil, nil, fmt.Errorf("read %s %s: %w: it does not end with Parquet's magic bytes", what, path, ErrCorruptFile)
 			}
-			r = t
+			if footer := int64(binary.LittleEndian.Uint32(t.tail[:4])); footer > size-12 {
+				return nil, nil, fmt.Errorf("read %s %s: %w: its footer is longer than the file's %d bytes",
+					what, path, ErrCorruptFile, size)
+			}
+			t.off = size - 8
 		}
 	}
-	pf, err := parquet.OpenFile(r, size,
+	pf, err := parquet.OpenFile(t, size,
 		parquet.SkipPageIndex(true),
 		parquet.SkipBloomFilters(true),
 		parquet.ReadBufferSize(readBufferSize),
@@ -154,8 +159,20 @@ func openParquet(fs *watchedIO, what, path string, size int64) (_ *parquet.File,
 	return pf, f, nil
 }
 
-// tailReader serves the last 8 bytes of a file from memory and every other
-// read from the file.
+// Parquet's magic bytes: a plain file and one with an encrypted footer
+// (which parquet-go refuses in words of its own) begin and end with them.
+const (
+	parquetMagic   = "PAR1"
+	encryptedMagic = "PARE"
+)
+
+// errNoMagic is the error of a file that does not begin with Parquet's
+// magic bytes, which parquet-go would quote.
+var errNoMagic = errors.New("it does not begin with Parquet's magic bytes")
+
+// tailReader serves the last 8 bytes of a file (at off, when not -1) from
+// memory and every other read from the file; the read of the leading magic
+// bytes fails with errNoMagic when they are not Parquet's.
 type tailReader struct {
 	io.ReaderAt
 	off  int64
@@ -166,5 +183,11 @@ func (t *tailReader) ReadAt(p []byte, off int64) (int, error) {
 	if off == t.off && len(p) == len(t.tail) {
 		return copy(p, t.tail[:]), nil
 	}
-	return t.ReaderAt.ReadAt(p, off)
+	n, err := t.ReaderAt.ReadAt(p, off)
+	if off == 0 && len(p) == len(parquetMagic) && n == len(p) && string(p) != parquetMagic && string(p) != encryptedMagic {
+		// No bytes read: parquet-go ignores the error of a whole read.
+		clear(p)
+		return 0, errNoMagic
+	}
+	return n, err
 }

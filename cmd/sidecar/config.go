@@ -30,6 +30,10 @@ type config struct {
 	CatalogProps map[string]string
 	Tables       map[string]string
 	LocationMap  []catalog.Mapping
+	// AllowTables and DataRoots are the catalog's allowlist and data
+	// roots (catalog.Config's Allow and DataRoots).
+	AllowTables []string
+	DataRoots   []string
 	// ConfigFile, when set, holds the catalogs instead of the catalog flags.
 	ConfigFile string
 	// Catalogs are the catalogs served: the one the catalog flags describe,
@@ -204,7 +208,7 @@ func parseServe(args []string, getenv func(string) string, help io.Writer) (conf
 	fs.SetOutput(io.Discard)
 	c := config{readHeaderTimeout: defaultReadHeaderTimeout, bodyTimeout: defaultBodyTimeout, idleTimeout: defaultIdleTimeout,
 		startupPing: defaultStartupPing}
-	var props, tables, locs multiFlag
+	var props, tables, locs, allow, dataRoots multiFlag
 	fs.StringVar(&c.Addr, "addr", "127.0.0.1:8080", "listen address")
 	fs.StringVar(&c.HealthAddr, "health-addr", "", "address of a listener of its own for /healthz, /readyz and /metrics, which answers while --addr is at --max-connections (default: none; those routes are on --addr too)")
 	fs.IntVar(&c.MaxConnections, "max-connections", 0, "client connections open at once on --addr: near it the longest idle are closed, at it new ones refused with 503 (0: three quarters of the process's open-file limit)")
@@ -219,6 +223,8 @@ func parseServe(args []string, getenv func(string) string, help io.Writer) (conf
 	fs.Var(&props, "catalog-prop", "KEY=VALUE handed to iceberg-go's catalog and FileIO (repeatable)")
 	fs.Var(&tables, "table", "NS.NAME=METADATA_LOCATION for the static catalog (repeatable)")
 	fs.Var(&locs, "location-map", "FROM=TO path-prefix rewrite applied when opening files (repeatable)")
+	fs.Var(&allow, "allow-table", "NS or NS.NAME: serve only these namespaces and tables, planning and reading (repeatable; default: every table the catalog holds)")
+	fs.Var(&dataRoots, "data-root", "location prefix whose files the tables may name besides their own locations and the warehouse, such as where a snapshot or imported table keeps them (repeatable)")
 	fs.StringVar(&c.TokenKeyFile, "token-key-file", "./sidecar-token.key", "HMAC key file for split tokens; created with mode 0600 when missing")
 	fs.DurationVar(&c.TokenTTL, "token-ttl", 0, "tokens expire this long after planning (410 after); 0 never")
 	fs.BoolVar(&c.Demo, "demo", false, "write the demo tables into the local warehouse if they are absent")
@@ -253,6 +259,7 @@ func parseServe(args []string, getenv func(string) string, help io.Writer) (conf
 	if c.BasicAuth, err = serveCredentials(c.BasicAuthFile, getenv); err != nil {
 		return c, err
 	}
+	c.AllowTables, c.DataRoots = allow, dataRoots
 	for _, l := range locs {
 		m, err := catalog.ParseMapping(l)
 		if err != nil {
@@ -280,7 +287,8 @@ func parseServe(args []string, getenv func(string) string, help io.Writer) (conf
 }
 
 // catalogFlags describe the one catalog of a sidecar without --config.
-var catalogFlags = []string{"catalog", "catalog-name", "warehouse", "catalog-uri", "catalog-prop", "table", "location-map"}
+var catalogFlags = []string{"catalog", "catalog-name", "warehouse", "catalog-uri", "catalog-prop", "table", "location-map",
+	"allow-table", "data-root"}
 
 func keyValues(flagName string, vals []string) (map[string]string, error) {
 	m := map[string]string{}
@@ -364,7 +372,8 @@ func (c config) validate() error {
 // --catalog: type) and a --catalog-prop of that property are settled by
 // settle; set names the flags given.
 func (c *config) catalogConfig(set map[string]bool) (catalog.Config, error) {
-	cfg := catalog.Config{Name: c.CatalogName, Props: c.CatalogProps, Tables: c.Tables, LocationMap: c.LocationMap}
+	cfg := catalog.Config{Name: c.CatalogName, Props: c.CatalogProps, Tables: c.Tables, LocationMap: c.LocationMap,
+		Allow: c.AllowTables, DataRoots: c.DataRoots}
 	var err error
 	if cfg.Type, err = settle("--catalog", c.Catalog, set["catalog"], "--catalog-prop ", c.CatalogProps, "type"); err != nil {
 		return cfg, err

@@ -28,6 +28,8 @@ import (
 //	      s3.secret-access-key: {file: /run/secrets/s3-secret}
 //	    locationMap:
 //	      - {from: "s3://lake/", to: "s3://lake-replica/"}
+//	    allowTables: [sales, ops.audit] # optional; default: every table
+//	    dataRoots: ["s3://imports/"]    # optional
 type configFile struct {
 	DefaultCatalog string        `yaml:"defaultCatalog"`
 	Catalogs       []catalogYAML `yaml:"catalogs"`
@@ -44,6 +46,9 @@ type catalogYAML struct {
 	Properties  map[string]value  `yaml:"properties"`
 	LocationMap []mappingYAML     `yaml:"locationMap"`
 	Tables      map[string]string `yaml:"tables"`
+	// AllowTables and DataRoots are catalog.Config's Allow and DataRoots.
+	AllowTables []string `yaml:"allowTables"`
+	DataRoots   []string `yaml:"dataRoots"`
 }
 
 type mappingYAML struct {
@@ -178,7 +183,8 @@ func (c catalogYAML) entry(getenv func(string) string) (catalog.Config, error) {
 	if !catalogNameRE.MatchString(c.Name) {
 		return catalog.Config{}, fmt.Errorf("name %q: want letters, digits, '_', '.' or '-' (at most 64)", c.Name)
 	}
-	e := catalog.Config{Name: c.Name, IcebergName: c.CatalogName, Tables: c.Tables, Props: map[string]string{}}
+	e := catalog.Config{Name: c.Name, IcebergName: c.CatalogName, Tables: c.Tables, Props: map[string]string{},
+		Allow: c.AllowTables, DataRoots: c.DataRoots}
 	resolve := func(field string, v value) (string, error) {
 		s, secret, err := v.resolve(getenv)
 		if err != nil {

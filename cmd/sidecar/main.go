@@ -103,6 +103,12 @@ func serve(ctx context.Context, cfg config, logOut io.Writer, ready chan<- strin
 	if err != nil {
 		return err
 	}
+	if st, err := os.Stat(cfg.TokenKeyFile); err == nil && st.Mode().Perm()&0o077 != 0 {
+		// Whoever reads the key signs tokens for any file the tables'
+		// roots hold.
+		log.Warn("token key file is readable by group or others; make it 0400 or 0600",
+			slog.String("file", cfg.TokenKeyFile), slog.String("mode", st.Mode().Perm().String()))
+	}
 	signer, err := split.NewSigner(keys...)
 	if err != nil {
 		return fmt.Errorf("token key file %s: %w", cfg.TokenKeyFile, err)

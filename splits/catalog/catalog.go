@@ -121,6 +121,15 @@ type Catalog struct {
 	tables *lru.Cache[string, *loaded]
 	loads  singleflight.Group
 	metas  *lru.Cache[string, table.Metadata]
+
+	// allow is the tables the catalog serves; roots are the catalog's
+	// roots of every table's files, metaRoots a metadata file's own (by
+	// its location), realRoots the real paths of local roots (see
+	// confine.go).
+	allow     allowlist
+	roots     roots
+	metaRoots *lru.Cache[string, roots]
+	realRoots *lru.Cache[string, string]
 }
 
 // New returns the catalog cfg describes. It does not contact the catalog:
@@ -141,9 +150,21 @@ func New(cfg Config, opts ...Option) (*Catalog, error) {
 	if err != nil {
 		return nil, fmt.Errorf("create metadata cache: %w", err)
 	}
+	allow, err := parseAllow(cfg.Allow)
+	if err != nil {
+		return nil, err
+	}
+	metaRoots, err := lru.New[string, roots](maxCachedMetadata)
+	if err != nil {
+		return nil, fmt.Errorf("create roots cache: %w", err)
+	}
+	realRoots, err := lru.New[string, string](maxCachedTables)
+	if err != nil {
+		return nil, fmt.Errorf("create roots cache: %w", err)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	c := &Catalog{cfg: cfg, secrets: cfg.secrets(), server: NewFS(cfg.Props, cfg.LocationMap), ctx: ctx, cancel: cancel,
-		now: time.Now, tables: tables, metas: metas}
+		now: time.Now, tables: tables, metas: metas, allow: allow, roots: catalogRoots(cfg), metaRoots: metaRoots, realRoots: realRoots}
 	c.conn = &conn{cfg: cfg, secrets: c.secrets, server: c.server, retryAfter: retryConnect}
 	for _, o := range opts {
 		o(c)
@@ -183,6 +204,8 @@ type loaded struct {
 	at  time.Time
 	// fs is tbl's FileIO, asked for again after fsMaxAge.
 	fs *loadedFS
+	// roots are the table's roots as this load records them (tableRoots).
+	roots roots
 }
 
 // LoadTable loads a table from the catalog, always asking the catalog (a
@@ -190,6 +213,9 @@ type loaded struct {
 // own FileIO with the location map applied (see the package doc), and the
 // load is kept for the reads of the tokens planned from it.
 func (c *Catalog) LoadTable(ctx context.Context, ident []string) (*table.Table, error) {
+	if err := c.check(ident); err != nil {
+		return nil, err
+	}
 	l, err := c.load(ctx, ident)
 	if err != nil {
 		return nil, err
@@ -206,6 +232,9 @@ func (c *Catalog) LoadTable(ctx context.Context, ident []string) (*table.Table, 
 // for many requests (see the package doc), the metadata file read once
 // while it stays cached.
 func (c *Catalog) TableAt(ctx context.Context, ident []string, metadataLocation string) (*table.Table, error) {
+	if err := c.check(ident); err != nil {
+		return nil, err
+	}
 	l, err := c.cached(ctx, ident)
 	if err != nil {
 		return nil, err
@@ -228,6 +257,9 @@ func (c *Catalog) TableAt(ctx context.Context, ident []string, metadataLocation 
 // the table's FileIO, whatever is cached, and caches what it read: for a
 // caller that suspects the file was rewritten in place.
 func (c *Catalog) ReadMetadata(ctx context.Context, ident []string, location string) (table.Metadata, error) {
+	if err := c.check(ident); err != nil {
+		return nil, err
+	}
 	l, err := c.cached(ctx, ident)
 	if err != nil {
 		return nil, err
@@ -240,16 +272,17 @@ func (c *Catalog) readMetadata(ctx context.Context, l *loaded, ident []string, l
 	fsF := c.readThrough(ident, l.tbl.Metadata(), l.tbl.MetadataLocation()).FS
 	tbl, err := table.NewFromLocation(ctx, ident, location, fsF, nil)
 	if err != nil {
-		return nil, redact(classify(c.cfg.Name, "read metadata "+location, err), c.secrets)
+		return nil, redact(classify(c.cfg.Name, "read metadata "+location, quotesNoBytes(err)), c.secrets)
 	}
 	c.metas.Add(location, tbl.Metadata())
 	return tbl.Metadata(), nil
 }
 
 // readThrough is a table of the given metadata that reads through the
-// table's FileIO (tableIO).
+// table's FileIO (tableIO), confined to the roots of the table as the
+// catalog loaded it and as this metadata records it.
 func (c *Catalog) readThrough(ident []string, meta table.Metadata, metadataLocation string) *table.Table {
-	tio := &tableIO{c: c, ident: slices.Clone(ident)}
+	tio := &tableIO{c: c, ident: slices.Clone(ident), meta: meta, metaLocation: metadataLocation}
 	fsF := func(context.Context) (icebergio.IO, error) { return tio, nil }
 	return table.New(ident, meta, metadataLocation, fsF, nil)
 }
@@ -302,7 +335,7 @@ func (c *Catalog) loadNow(ctx context.Context, ident []string) (*loaded, error) 
 	if err := servable(c.cfg.Name, ident, tbl); err != nil {
 		return nil, err
 	}
-	l := &loaded{tbl: tbl, at: c.now(), fs: &loadedFS{}}
+	l := &loaded{tbl: tbl, at: c.now(), fs: &loadedFS{}, roots: tableRoots(tbl.Metadata(), tbl.MetadataLocation())}
 	// The table's FileIO is built now, so that a table whose storage the
 	// sidecar cannot read fails its plan, not the first read of a token.
 	if _, err := l.fs.get(c, tbl); err != nil {

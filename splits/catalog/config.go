@@ -39,6 +39,14 @@ type Config struct {
 	// LocationMap rewrites path prefixes when a file is opened, whichever
 	// FileIO reads the table.
 	LocationMap []Mapping
+	// DataRoots are locations beyond the tables' own (and the warehouse)
+	// whose files the tables may name: where a table made by snapshotting
+	// another, or one that imported files, keeps them. Every file a table
+	// opens is under one of its roots (see tableIO.confine).
+	DataRoots []string
+	// Allow lists the namespaces and tables the catalog serves (see
+	// ParseAllow); empty serves all.
+	Allow []string
 	// Secrets are values that must never reach a log line or a client (the
 	// config file's env and file references); they are scrubbed from every
 	// catalog and storage error, as are secret-looking properties and the
@@ -100,6 +108,15 @@ func (c Config) Validate() error {
 	}
 	if key, why, ok := refusedProp(c.Props); ok {
 		return fmt.Errorf("catalog %s: property %s: %s", cmp.Or(c.Name, c.Type), key, why)
+	}
+	if _, err := parseAllow(c.Allow); err != nil {
+		return fmt.Errorf("catalog %s: %w", cmp.Or(c.Name, c.Type), err)
+	}
+	for _, d := range c.DataRoots {
+		if p, err := parsePlace(d); err != nil || p.path == "/" {
+			return fmt.Errorf("catalog %s: data root %q: want a folder or a bucket's prefix, not the root of a file system or bucket",
+				cmp.Or(c.Name, c.Type), d)
+		}
 	}
 	return nil
 }

@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -146,4 +147,16 @@ func deniedByCatalog(err error) bool {
 	var sqlErr interface{ SQLState() string }
 	return errors.Is(err, rest.ErrUnauthorized) || errors.Is(err, rest.ErrForbidden) ||
 		errors.Is(err, rest.ErrAuthorizationExpired) || (errors.As(err, &sqlErr) && strings.HasPrefix(sqlErr.SQLState(), "28"))
+}
+
+// quotesNoBytes keeps a file's bytes out of the error of decoding it as
+// JSON: Go's decoder quotes the first character it refuses, which for a
+// file that is no metadata (a key, a password file) is the file's. It
+// gives the offset instead.
+func quotesNoBytes(err error) error {
+	var se *json.SyntaxError
+	if !errors.As(err, &se) {
+		return err
+	}
+	return &redactedError{msg: strings.ReplaceAll(err.Error(), se.Error(), fmt.Sprintf("not JSON at byte %d", se.Offset)), err: err}
 }

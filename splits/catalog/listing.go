@@ -21,7 +21,7 @@ type tableLister interface {
 	ListTables(ctx context.Context, namespace table.Identifier) iter.Seq2[table.Identifier, error]
 }
 
-// Tables lists the catalog's tables as NS.NAME, sorted, at most
+// Tables lists the catalog's tables that it serves as NS.NAME, sorted, at most
 // maxListedTables of them (truncated reports whether there were more).
 func (c *Catalog) Tables(ctx context.Context) (names []string, truncated bool, err error) {
 	loader, err := c.conn.get(ctx)
@@ -31,7 +31,9 @@ func (c *Catalog) Tables(ctx context.Context) (names []string, truncated bool, e
 	switch l := loader.(type) {
 	case staticCatalog:
 		for n := range l.tables {
-			names = append(names, n)
+			if ident, err := split.ParseIdentifier(n); err == nil && c.allow.allows(ident) {
+				names = append(names, n)
+			}
 		}
 	case tableLister:
 		var walk func(parent table.Identifier, depth int) error
@@ -44,6 +46,9 @@ func (c *Catalog) Tables(ctx context.Context) (names []string, truncated bool, e
 				for ident, err := range l.ListTables(ctx, ns) {
 					if err != nil {
 						return err
+					}
+					if !c.allow.allows(ident) {
+						continue
 					}
 					names = append(names, strings.Join(ident, "."))
 					if len(names) > maxListedTables {

@@ -71,12 +71,18 @@ func (f *FS) Rewrite(location string) string {
 
 // Mapped reports whether a location is under a location map's prefix.
 func (f *FS) Mapped(location string) bool {
+	_, ok := f.mapping(location)
+	return ok
+}
+
+// mapping is the mapping that rewrites a location, if any.
+func (f *FS) mapping(location string) (Mapping, bool) {
 	for _, m := range f.mappings {
 		if strings.HasPrefix(location, m.From) {
-			return true
+			return m, true
 		}
 	}
-	return false
+	return Mapping{}, false
 }
 
 // Open opens a location for reading. A mapping's target is a root: a mapped

@@ -47,11 +47,16 @@ func (f *loadedFS) get(c *Catalog, tbl *table.Table) (icebergio.IO, error) {
 // (vended credentials), or through the server's when that FileIO serves
 // another bucket only. Opening a file whose credentials expired or were
 // refused loads the table again and opens it with the new ones; so does a
-// read of a file already open (tableFile). Errors are classified with the
-// split package's sentinels and name the catalog.
+// read of a file already open (tableFile). Every location is confined to
+// the table's roots before it is opened (confine). Errors are classified
+// with the split package's sentinels and name the catalog.
 type tableIO struct {
 	c     *Catalog
 	ident []string
+	// meta is the metadata the table reads through (at metaLocation),
+	// whose roots count with those of the table as loaded now.
+	meta         table.Metadata
+	metaLocation string
 }
 
 // Open opens a location for reading, within the stall timeout.
@@ -71,13 +76,30 @@ func (t *tableIO) Remove(string) error { return ErrReadOnly }
 // failed).
 var errRenewal = errors.New("renew the vended storage credentials")
 
-// open opens location: under a location map's prefix with the server's
-// FileIO, otherwise with the table's current one. failed, when not nil, is
+// open opens location once confine allows it, and holds the file opened to
+// the one checked (localFile.verify); see openConfined.
+func (t *tableIO) open(location string, failed *loaded) (icebergio.File, *loaded, error) {
+	local, err := t.confine(location)
+	if err != nil {
+		return nil, nil, err
+	}
+	f, l, err := t.openConfined(location, failed)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := local.verify(f); err != nil {
+		return nil, nil, err
+	}
+	return f, l, nil
+}
+
+// openConfined opens location: under a location map's prefix with the
+// server's FileIO, otherwise with the table's current one. failed, when not nil, is
 // the load whose credentials a file already open had refused: it is
 // replaced first. A store that refuses the credentials, or a FileIO that
 // cannot renew them, has the table loaded again once. open returns the
 // load the file was opened with, nil when the server's FileIO opened it.
-func (t *tableIO) open(location string, failed *loaded) (icebergio.File, *loaded, error) {
+func (t *tableIO) openConfined(location string, failed *loaded) (icebergio.File, *loaded, error) {
 	if t.c.server.Mapped(location) {
 		f, err := t.via(t.c.server).Open(location)
 		return f, nil, err

@@ -36,4 +36,7 @@ var (
 	// ErrForbiddenLocation: a location the sidecar refuses to open, such
 	// as one that climbs out of its location map's target.
 	ErrForbiddenLocation = errors.New("location refused")
+	// ErrNotServed: the table is outside the namespaces and tables the
+	// sidecar is configured to serve.
+	ErrNotServed = errors.New("table not served")
 )

@@ -1,0 +1,191 @@
+package catalog
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/apache/iceberg-go/catalog/hadoop"
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/druidiceberg/sidecar/internal/demo"
+	"github.com/druidiceberg/sidecar/splits/split"
+)
+
+// localLake writes the demo tables into a warehouse under a folder of its
+// own and returns the folder and the warehouse.
+func localLake(t *testing.T) (dir, warehouse string) {
+	t.Helper()
+	dir = t.TempDir()
+	warehouse = filepath.Join(dir, "warehouse")
+	hc, err := hadoop.NewCatalog("test", warehouse, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer hc.Close()
+	if err := demo.Write(context.Background(), hc); err != nil {
+		t.Fatal(err)
+	}
+	return dir, warehouse
+}
+
+// TestConfinedToRoots: whatever location a table is asked to open (a
+// signed token names them), only files under the table's roots (its
+// location and the warehouse here) and the catalog's data roots open: a
+// file beside the warehouse, /etc/passwd, a ".." that climbs out (written
+// or percent-encoded), a symbolic link that leads out, a directory and a
+// named pipe inside the table are refused with ErrForbiddenLocation before
+// anything reads them, and the error holds none of their bytes.
+func TestConfinedToRoots(t *testing.T) {
+	ctx := context.Background()
+	dir, warehouse := localLake(t)
+	secret := filepath.Join(dir, "secret.key")
+	if err := os.WriteFile(secret, []byte("root:x:0:0:secret\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	imported := filepath.Join(dir, "imported")
+	if err := os.MkdirAll(imported, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(imported, "f.parquet"), []byte("PAR1"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cat, err := New(Config{Type: "local", Name: "lake", Warehouse: warehouse, DataRoots: []string{imported}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cat.Close() })
+	tbl, err := cat.LoadTable(ctx, demo.Orders)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fsys, err := tbl.FS(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tableDir := strings.TrimPrefix(tbl.Location(), "file://")
+	data := filepath.Join(tableDir, "data")
+	entries, err := os.ReadDir(data)
+	if err != nil || len(entries) == 0 {
+		t.Fatalf("read %s: %d files, %v", data, len(entries), err)
+	}
+	dataFile := filepath.Join(data, entries[0].Name())
+	if err := os.Symlink(secret, filepath.Join(data, "link.parquet")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(data, "dir.parquet"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	fifo := filepath.Join(data, "fifo.parquet")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// Held open for writing, so that an open for reading does not block.
+	w, err := os.OpenFile(fifo, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = w.Close() })
+
+	for _, loc := range []string{tbl.MetadataLocation(), dataFile, "file://" + dataFile, filepath.Join(imported, "f.parquet")} {
+		f, err := fsys.Open(loc)
+		if err != nil {
+			t.Fatalf("open %s, inside the roots: %v", loc, err)
+		}
+		_ = f.Close()
+	}
+
+	for name, loc := range map[string]string{
+		"a file beside the warehouse":      secret,
+		"a file URI beside the warehouse":  "file://" + secret,
+		"/etc/passwd":                      "/etc/passwd",
+		"a climb with ..":                  data + "/../../../../secret.key",
+		"a climb percent-encoded":          "file://" + data + "/%2e%2e/%2e%2e/%2e%2e/%2e%2e/secret.key",
+		"a file URI of another host":       "file://elsewhere" + secret,
+		"a symbolic link out of the table": filepath.Join(data, "link.parquet"),
+		"a directory":                      filepath.Join(data, "dir.parquet"),
+		"a named pipe":                     fifo,
+		"a bucket no root names":           "s3://other-bucket/secret.parquet",
+		"a sibling whose name extends":     warehouse + "-other/x.parquet",
+		"a data root's sibling":            imported + "2/f.parquet",
+	} {
+		t.Run(name, func(t *testing.T) {
+			f, err := fsys.Open(loc)
+			if err == nil {
+				_ = f.Close()
+				t.Fatalf("opened %s", loc)
+			}
+			if !errors.Is(err, split.ErrForbiddenLocation) {
+				t.Fatalf("open %s: %v, want ErrForbiddenLocation", loc, err)
+			}
+			if strings.Contains(err.Error(), "root:") {
+				t.Fatalf("the error holds the file's bytes: %v", err)
+			}
+		})
+	}
+
+	// A missing file inside the roots stays a missing file.
+	if _, err := fsys.Open(filepath.Join(data, "missing.parquet")); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("missing file: %v, want fs.ErrNotExist", err)
+	}
+}
+
+// TestTableRoots: a table's roots are its location, the properties that
+// put its files elsewhere (write.data.path, the object-store and folder
+// paths, write.metadata.path) and the table locations of its metadata
+// files and manifest lists, now and in its metadata log (where a moved or
+// migrated table was); s3a and s3 name one store; nothing else is a root.
+func TestTableRoots(t *testing.T) {
+	meta, err := table.ParseMetadataBytes([]byte(`{
+  "format-version": 2, "table-uuid": "9c12d441-03fe-4693-9a96-a0705ddf69c1",
+  "location": "s3://lake/db/t", "last-sequence-number": 1, "last-updated-ms": 1, "last-column-id": 1,
+  "current-schema-id": 0, "schemas": [{"type": "struct", "schema-id": 0, "fields": [{"id": 1, "name": "id", "required": true, "type": "long"}]}],
+  "default-spec-id": 0, "partition-specs": [{"spec-id": 0, "fields": []}], "last-partition-id": 999,
+  "default-sort-order-id": 0, "sort-orders": [{"order-id": 0, "fields": []}],
+  "properties": {"write.data.path": "s3://hot/t-data", "write.object-storage.path": "s3://objects/t",
+    "write.metadata.path": "s3://meta/t/metadata"},
+  "current-snapshot-id": 1,
+  "snapshots": [{"snapshot-id": 1, "sequence-number": 1, "timestamp-ms": 1, "manifest-list": "s3://older/db/t/metadata/snap-1.avro",
+    "summary": {"operation": "append"}, "schema-id": 0}],
+  "metadata-log": [{"metadata-file": "hdfs://nn:8020/warehouse/db/t/metadata/v1.metadata.json", "timestamp-ms": 1}]
+}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := tableRoots(meta, "s3://meta/t/metadata/v2.metadata.json")
+	for loc, want := range map[string]bool{
+		"s3://lake/db/t/data/a.parquet":                   true,
+		"s3a://lake/db/t/data/a.parquet":                  true,
+		"s3://hot/t-data/0101/a.parquet":                  true,
+		"s3://objects/t/1a2b/db/t/a.parquet":              true,
+		"s3://meta/t/metadata/snap-2.avro":                true,
+		"s3://older/db/t/data/a.parquet":                  true,
+		"hdfs://nn:8020/warehouse/db/t/data/a.parquet":    true,
+		"s3://lake/db/t2/data/a.parquet":                  false,
+		"s3://lake/db/other/a.parquet":                    false,
+		"s3://hot/t-data-other/a.parquet":                 false,
+		"hdfs://nn:8020/warehouse/db/other/a.parquet":     false,
+		"hdfs://other:8020/warehouse/db/t/data/a.parquet": false,
+		"gs://lake/db/t/data/a.parquet":                   false,
+		"/lake/db/t/data/a.parquet":                       false,
+	} {
+		p, err := parsePlace(loc)
+		if err != nil {
+			t.Fatalf("parse %s: %v", loc, err)
+		}
+		if got := r.holds(p); got != want {
+			t.Errorf("%s under the table's roots: %v, want %v", loc, got, want)
+		}
+	}
+	for _, loc := range []string{"s3://lake/db/t/../u/a.parquet", "s3://lake/db/t/%2E%2E/u/a.parquet", "s3://lake/db/t/./a.parquet",
+		"file://host/etc/passwd"} {
+		if _, err := parsePlace(loc); !errors.Is(err, split.ErrForbiddenLocation) {
+			t.Errorf("parse %s: %v, want ErrForbiddenLocation", loc, err)
+		}
+	}
+}
