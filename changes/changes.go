@@ -228,15 +228,6 @@ func (df *Differ) Changes(ctx context.Context, req Request) (Result, error) {
 			from.SnapshotID, to.SnapshotID))
 		return c.finish(out), nil
 	}
-	before, _, err := df.plannedFiles(ctx, tbl, req.Table, from.SnapshotID)
-	if err != nil {
-		return Result{}, err
-	}
-	after, tasks, err := df.plannedFiles(ctx, tbl, req.Table, to.SnapshotID)
-	if err != nil {
-		return Result{}, err
-	}
-	out.Target = tasks
 	col, err := splits.NewTimeColumn(tbl.Metadata(), field)
 	if err != nil {
 		return Result{}, err
@@ -246,6 +237,78 @@ func (df *Differ) Changes(ctx context.Context, req Request) (Result, error) {
 		return Result{}, fmt.Errorf("read the files of %s: %w", req.Table, err)
 	}
 	d := &fileDiff{meta: tbl.Metadata(), field: field, col: col, c: c, deletes: newDeleteReader(fsys, tbl.Metadata())}
+	for _, r := range rewritesAside(tbl, from, to) {
+		tasks, err := df.diff(ctx, tbl, req.Table, d, r.from, r.to)
+		if err != nil {
+			return Result{}, err
+		}
+		if r.to == to.SnapshotID {
+			out.Target = tasks
+		}
+	}
+	return c.finish(out), nil
+}
+
+// span is a run of snapshots to diff: the one before it and its last.
+type span struct{ from, to int64 }
+
+// maxSpans bounds the diffs of one request: past it the snapshots are
+// diffed end to end, which is right too, and plans two snapshots only.
+const maxSpans = 8
+
+// rewritesAside is what to diff to go from one snapshot to another while
+// skipping the snapshots that rewrote files without changing the table's
+// rows: a replace snapshot, which by Iceberg's spec "data and delete
+// files were added and removed without changing table data"
+// (rewrite_data_files, rewrite_position_delete_files: compaction). Its
+// files differ, its rows do not, and a diff across it would re-ingest
+// every interval it compacted. So the runs of other snapshots between them
+// are diffed each on its own, from the snapshot before the run (iceberg-go
+// 's incremental changelog scan skips replace snapshots alike). When from
+// is not an ancestor of to (a rollback, another branch), a schema changed
+// on the way, no replace snapshot lies between them, or the runs are
+// many, the diff is from to to.
+func rewritesAside(tbl *table.Table, from, to *table.Snapshot) []span {
+	whole := []span{{from.SnapshotID, to.SnapshotID}}
+	var chain []*table.Snapshot
+	for s := to; s.SnapshotID != from.SnapshotID; {
+		if s.ParentSnapshotID == nil || schemaID(s) != schemaID(from) {
+			return whole
+		}
+		chain = append(chain, s)
+		if s = tbl.SnapshotByID(*s.ParentSnapshotID); s == nil {
+			return whole
+		}
+	}
+	slices.Reverse(chain)
+	var out []span
+	base := from.SnapshotID
+	for i, s := range chain {
+		if s.Summary != nil && s.Summary.Operation == table.OpReplace {
+			base = s.SnapshotID
+			continue
+		}
+		if i+1 == len(chain) || chain[i+1].Summary != nil && chain[i+1].Summary.Operation == table.OpReplace {
+			out = append(out, span{base, s.SnapshotID})
+		}
+	}
+	if len(out) > maxSpans || len(out) == 1 && out[0] == whole[0] {
+		return whole
+	}
+	return out
+}
+
+// diff records what differs between two snapshots, data file by data
+// file, and returns the target's tasks as planned.
+func (df *Differ) diff(ctx context.Context, tbl *table.Table, name string, d *fileDiff, fromID, toID int64) ([]table.FileScanTask, error) {
+	before, _, err := df.plannedFiles(ctx, tbl, name, fromID)
+	if err != nil {
+		return nil, err
+	}
+	after, tasks, err := df.plannedFiles(ctx, tbl, name, toID)
+	if err != nil {
+		return nil, err
+	}
 	for _, path := range sortedKeys(after) {
 		a := after[path]
 		b, ok := before[path]
@@ -270,9 +333,9 @@ func (df *Differ) Changes(ctx context.Context, req Request) (Result, error) {
 		}
 	}
 	if d.deletes.err != nil {
-		return Result{}, d.deletes.err
+		return nil, d.deletes.err
 	}
-	return c.finish(out), nil
+	return tasks, nil
 }
 
 // TimeField finds the top-level column Druid's __time comes from and checks

@@ -195,6 +195,63 @@ func TestChangesMinimal(t *testing.T) {
 	}
 }
 
+// TestChangesCompaction: compaction (a replace snapshot: files
+// rewritten, rows the same) is no change, alone or between snapshots that
+// change rows; those changes are still found, and only they. The
+// rewritten files and removed delete files would otherwise make every
+// compacted interval a change.
+func TestChangesCompaction(t *testing.T) {
+	e := newChangesEnv(t)
+	for _, tc := range []struct {
+		layout tablegen.Layout
+		// A positional delete is the time range of the data file it
+		// names: one day's, or the three days of an unpartitioned one.
+		deleted string
+	}{
+		{tablegen.LayoutDay, day2},
+		{tablegen.LayoutUnpartitioned, "2024-03-01T00:00:00.000Z/2024-03-04T00:00:00.000Z"},
+	} {
+		t.Run(string(tc.layout), func(t *testing.T) {
+			h, name := e.history(t, tablegen.HistoryOptions{Time: tablegen.TimeTimestamp, Layout: tc.layout})
+			threeDays(t, e, h)
+			if err := h.Delete(e.ctx, table.WriteModeMergeOnRead, 1, 6); err != nil {
+				t.Fatal(err)
+			}
+			from := current(h)
+			if err := h.Compact(e.ctx); err != nil {
+				t.Fatal(err)
+			}
+			before, err := tablegen.OracleRows(e.ctx, h.Table(), from)
+			if err != nil {
+				t.Fatal(err)
+			}
+			after, err := tablegen.OracleRows(e.ctx, h.Table(), current(h))
+			if err != nil {
+				t.Fatal(err)
+			}
+			slices.Sort(before)
+			slices.Sort(after)
+			if !slices.Equal(before, after) || len(after) != 4 {
+				t.Fatalf("compaction changed the rows: %v → %v", before, after)
+			}
+			if got, _ := e.changes(t, name, from, druid.GranularityDay); len(got) != 0 {
+				t.Fatalf("a compaction is changes %v", got)
+			}
+			// A delete between two compactions is a change, of the
+			// file it deletes from only.
+			if err := h.Delete(e.ctx, table.WriteModeMergeOnRead, 3); err != nil {
+				t.Fatal(err)
+			}
+			if err := h.Compact(e.ctx); err != nil {
+				t.Fatal(err)
+			}
+			if got, _ := e.changes(t, name, from, druid.GranularityDay); !slices.Equal(got, []string{tc.deleted + " position_deletes"}) {
+				t.Fatalf("compact, delete, compact: changes %v, want %s", got, tc.deleted)
+			}
+		})
+	}
+}
+
 // TestChangesPositionalDeleteNamesOtherFiles: a positional delete file
 // whose file_path bounds span several data files is attached to all of
 // them by PlanFiles; its rows say which it names, so a file it names no

@@ -88,7 +88,8 @@ func (st Statement) Check() error {
 
 // SQL renders the statement over src. Every name is a quoted identifier
 // and every JSON argument a string literal, each escaped, so no name can
-// end the statement.
+// end the statement. A statement larger than MaxPayloadBytes is refused
+// (ErrTooLarge).
 //
 // Beside OVERWRITE, the statement's own WHERE keeps only rows inside the
 // interval (MSQ fails a whole REPLACE with InsertTimeOutOfBounds when a row
@@ -98,6 +99,20 @@ func (st Statement) SQL(src Source) (string, error) {
 	if err := st.Check(); err != nil {
 		return "", err
 	}
+	var intervals []Interval
+	if !st.Overwrite.All() {
+		intervals = []Interval{st.Overwrite}
+	}
+	query, err := st.render(intervals, src)
+	if err != nil {
+		return "", err
+	}
+	return query, checkPayload("statement", len(query))
+}
+
+// render writes the statement over src, a REPLACE overwriting the
+// intervals (all time when there are none): checked, sorted, disjoint.
+func (st Statement) render(intervals []Interval, src Source) (string, error) {
 	if src.URIs == 0 && !src.empty {
 		return "", fmt.Errorf("%w: the plan has no URI to read, and Druid's http inputSource refuses an empty uris list", ErrNothingToRead)
 	}
@@ -117,9 +132,15 @@ func (st Statement) SQL(src Source) (string, error) {
 		Type string `json:"type"`
 	}
 	var sig []sigColumn
-	var selects []string
 	for _, c := range src.Columns() {
 		sig = append(sig, sigColumn{Name: c.Name, Type: c.Extern})
+	}
+	outputs, err := src.outputs()
+	if err != nil {
+		return "", err
+	}
+	selects := []string{src.timeExpr() + ` AS "__time"`}
+	for _, c := range outputs {
 		selects = append(selects, c.Select())
 	}
 	signature, err := json.Marshal(sig)
@@ -129,28 +150,42 @@ func (st Statement) SQL(src Source) (string, error) {
 	var b strings.Builder
 	if st.Replace {
 		b.WriteString("REPLACE INTO " + Ident(st.DataSource) + " OVERWRITE ")
-		if st.Overwrite.All() {
+		if len(intervals) == 0 {
 			b.WriteString("ALL")
 		} else {
-			b.WriteString(`WHERE "__time" >= ` + Timestamp(st.Overwrite.Start) + ` AND "__time" < ` + Timestamp(st.Overwrite.End))
+			b.WriteString("WHERE " + within(`"__time"`, intervals))
 		}
 	} else {
 		b.WriteString("INSERT INTO " + Ident(st.DataSource))
 	}
-	b.WriteString("\nSELECT\n  " + src.timeExpr() + ` AS "__time",` + "\n  ")
+	b.WriteString("\nSELECT\n  ")
 	b.WriteString(strings.Join(selects, ",\n  "))
 	b.WriteString("\nFROM TABLE(\n  EXTERN(\n    ")
 	b.WriteString(String(string(srcJSON)) + ",\n    ")
 	b.WriteString(String(string(formatJSON)) + ",\n    ")
 	b.WriteString(String(string(signature)) + "\n  )\n)\n")
-	if st.Overwrite.All() {
+	if len(intervals) == 0 {
 		b.WriteString("WHERE " + Ident(src.TimeField.Name) + " IS NOT NULL\n")
 	} else {
-		b.WriteString("WHERE " + src.timeExpr() + " >= " + Timestamp(st.Overwrite.Start) +
-			" AND " + src.timeExpr() + " < " + Timestamp(st.Overwrite.End) + "\n")
+		b.WriteString("WHERE " + within(src.timeExpr(), intervals) + "\n")
 	}
 	b.WriteString("PARTITIONED BY " + st.PartitionedBy.PartitionedBy())
 	return b.String(), nil
+}
+
+// within is the condition that expr (a TIMESTAMP) lies in one of the
+// intervals: OVERWRITE WHERE takes an OR of ANDs of comparisons with
+// TIMESTAMP literals (DruidSqlParserUtils.convertQueryToDimFilter).
+func within(expr string, intervals []Interval) string {
+	if len(intervals) == 1 {
+		iv := intervals[0]
+		return expr + " >= " + Timestamp(iv.Start) + " AND " + expr + " < " + Timestamp(iv.End)
+	}
+	parts := make([]string, len(intervals))
+	for i := range intervals {
+		parts[i] = "(" + within(expr, intervals[i:i+1]) + ")"
+	}
+	return strings.Join(parts, " OR ")
 }
 
 // Context is the statement's MSQ query context. sqlTimeZone is UTC, so

@@ -82,6 +82,32 @@ func (s Source) timeExpr() string {
 	return "MILLIS_TO_TIMESTAMP(" + Ident(s.TimeField.Name) + ")"
 }
 
+// TimeColumnName is Druid's time column, which every datasource has.
+const TimeColumnName = "__time"
+
+// outputs are the served columns that become columns of their own beside
+// __time: every one, the time column too, but a time column named __time,
+// which is Druid's __time itself. Another column named __time is refused:
+// Druid keeps the name for its time column (MSQ fails the statement with
+// "Duplicate field in SELECT: [__time]", MSQTaskSqlEngine
+// .validateNoDuplicateAliases; native ingestion a __time dimension that is
+// not the first and long-typed, DataSchema.computeAndValidateOutputFieldNames).
+func (s Source) outputs() ([]Column, error) {
+	var out []Column
+	for _, c := range s.Columns() {
+		if c.Name == TimeColumnName {
+			if s.TimeField.Name == TimeColumnName {
+				continue
+			}
+			return nil, fmt.Errorf("%w: the table has a column named %s, the name Druid keeps for its time column, and %s is "+
+				"not the time column: make it the time column (timestampColumn or timeColumn %s), or leave it out with columns",
+				ErrInvalid, TimeColumnName, TimeColumnName, TimeColumnName)
+		}
+		out = append(out, c)
+	}
+	return out, nil
+}
+
 // Columns maps every served column.
 func (s Source) Columns() []Column {
 	cols := make([]Column, len(s.Fields))

@@ -1,6 +1,7 @@
 package druid
 
 import (
+	"encoding/json"
 	"fmt"
 )
 
@@ -19,13 +20,26 @@ type Task struct {
 	Interval Interval
 }
 
-// Spec renders the task over src. Its dimensionsSpec lists every served
+// Spec renders the task over src; one larger than MaxPayloadBytes is
+// refused (ErrTooLarge). Its dimensionsSpec lists every served
 // column, the time column too, with the dimension type of the one type
 // mapping (ColumnOf), so the datasource has the columns, and the types, an
 // MSQ statement over the same source writes. (A listed timestamp column
 // is ingested as a dimension too: DataSchema.computeDimensionsSpec leaves
 // it out only when it is not listed.)
 func (t Task) Spec(src Source) (map[string]any, error) {
+	spec, err := t.spec(src)
+	if err != nil {
+		return nil, err
+	}
+	b, err := json.Marshal(spec)
+	if err != nil {
+		return nil, fmt.Errorf("encode task: %w", err)
+	}
+	return spec, checkPayload("task", len(b))
+}
+
+func (t Task) spec(src Source) (map[string]any, error) {
 	if t.DataSource == "" {
 		return nil, fmt.Errorf("%w: dataSource is required", ErrInvalid)
 	}
@@ -49,8 +63,12 @@ func (t Task) Spec(src Source) (map[string]any, error) {
 		granularitySpec["intervals"] = []string{t.Interval.String()}
 		ioConfig["dropExisting"] = true
 	}
+	outputs, err := src.outputs()
+	if err != nil {
+		return nil, err
+	}
 	var dims []map[string]any
-	for _, c := range src.Columns() {
+	for _, c := range outputs {
 		dims = append(dims, map[string]any{"type": c.Dimension, "name": c.Name})
 	}
 	return map[string]any{

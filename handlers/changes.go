@@ -35,7 +35,19 @@ type changesResponse struct {
 	TimeColumn  string           `json:"timeColumn"`
 	Granularity string           `json:"granularity"`
 	Changes     []changeResponse `json:"changes"`
-	Warnings    []string         `json:"warnings"`
+	// Statements are the changes' REPLACEs merged into as few statements
+	// as Druid takes (druid.Statement.Batches): what sync submits.
+	Statements []statementResponse `json:"statements"`
+	Warnings   []string            `json:"warnings"`
+}
+
+// statementResponse is one REPLACE that overwrites the intervals of
+// several changes.
+type statementResponse struct {
+	// Intervals are ISO 8601 START/END, or ALL.
+	Intervals []string `json:"intervals"`
+	// SQL is the body of POST /druid/v2/sql/task.
+	SQL sqlTask `json:"sql"`
 }
 
 // changeResponse is one changed interval with the Druid work that brings
@@ -133,7 +145,7 @@ func (s *server) getChanges(w http.ResponseWriter, r *http.Request) error {
 	resp := changesResponse{
 		Table: ch.Table, DataSource: dataSource, FromSnapshot: ch.FromSnapshot, ToSnapshot: ch.ToSnapshot,
 		TimeColumn: ch.TimeField.Name, Granularity: string(ch.Granularity),
-		Changes: []changeResponse{}, Warnings: append([]string{}, ch.Warnings...),
+		Changes: []changeResponse{}, Statements: []statementResponse{}, Warnings: append([]string{}, ch.Warnings...),
 	}
 	// The target snapshot is planned once, by the diff when it needed it:
 	// the work of each change is cut from that one scan.
@@ -143,17 +155,31 @@ func (s *server) getChanges(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	var parts []druid.Part
 	for _, c := range ch.Changes {
-		cr, warnings, err := s.changeWork(r, cat, scan, target, ch, c, dataSource, subTasks)
+		cr, part, warnings, err := s.changeWork(r, cat, scan, target, ch, c, dataSource, subTasks)
 		if err != nil {
 			return err
 		}
 		resp.Changes = append(resp.Changes, cr)
+		parts = append(parts, part)
 		for _, w := range warnings {
 			if !slices.Contains(resp.Warnings, w) {
 				resp.Warnings = append(resp.Warnings, w)
 			}
 		}
+	}
+	st := druid.Statement{Replace: true, DataSource: dataSource, PartitionedBy: ch.Granularity, AllowEmpty: true}
+	batches, err := st.Batches(parts)
+	if err != nil {
+		return err
+	}
+	for _, b := range batches {
+		sr := statementResponse{SQL: sqlTask{Query: b.Query, Context: b.Context}}
+		for _, iv := range b.Intervals {
+			sr.Intervals = append(sr.Intervals, iv.String())
+		}
+		resp.Statements = append(resp.Statements, sr)
 	}
 	return writeJSON(w, resp)
 }
@@ -161,51 +187,69 @@ func (s *server) getChanges(w http.ResponseWriter, r *http.Request) error {
 // changeWork cuts the splits of one changed interval from the scan of the
 // target snapshot (the interval holds row by row, since Druid rejects rows
 // outside an OVERWRITE range) and renders the statement and task that
-// replace the interval with those rows.
+// replace the interval with those rows, packing more per split when they
+// would be larger than Druid's task runners take. The part is what the
+// merged statements read for the interval.
 func (s *server) changeWork(r *http.Request, cat Catalog, scan *splits.Scan, req splits.Request, ch changes.Result, c changes.Change,
-	dataSource string, subTasks int) (changeResponse, []string, error) {
+	dataSource string, subTasks int) (changeResponse, druid.Part, []string, error) {
 	iv := druid.Interval{Start: c.Start, End: c.End}
 	var cut *splits.TimeInterval
 	if !c.All {
 		cut = &splits.TimeInterval{Column: ch.TimeField.Name, Start: c.Start, End: c.End}
 	}
 	req.Interval = cut
-	// Without a target snapshot the plan is empty: nothing to read.
-	src, resp, err := sourceOf(req, ch.TimeField.Name, "timeColumn", func() (splits.Plan, splitsResponse, error) {
-		return s.answer(r, req, nil, func() (splits.Plan, error) { return cat.Changes.Cut(r.Context(), scan, cut) })
-	})
-	if err != nil {
-		return changeResponse{}, nil, err
-	}
-	cr := changeResponse{Interval: c.String(), Splits: src.URIs}
-	for _, reason := range c.Reasons {
-		cr.Reasons = append(cr.Reasons, string(reason))
-	}
-	var warnings []string
-	for _, w := range resp.Warnings {
-		if !strings.HasPrefix(w, "no data file to read") {
-			warnings = append(warnings, w)
+	plan := func(req splits.Request) (druid.Source, splitsResponse, error) {
+		sc := scan
+		if req.MaxSplits > 0 {
+			// Fewer, larger splits: the target scanned again with the
+			// bound, from the files the diff planned.
+			var err error
+			if sc, err = cat.Changes.Target(r.Context(), ch, req); err != nil {
+				return druid.Source{}, splitsResponse{}, err
+			}
 		}
+		// Without a target snapshot the plan is empty: nothing to read.
+		return sourceOf(req, ch.TimeField.Name, "timeColumn", func() (splits.Plan, splitsResponse, error) {
+			return s.answer(r, req, nil, func() (splits.Plan, error) { return cat.Changes.Cut(r.Context(), sc, cut) })
+		})
 	}
-	if src.URIs == 0 {
-		// The interval is replaced with nothing.
-		src = src.EmptySource(iv.Start)
+	type work struct {
+		cr       changeResponse
+		part     druid.Part
+		warnings []string
 	}
-	st := druid.Statement{Replace: true, DataSource: dataSource, Overwrite: iv, PartitionedBy: ch.Granularity, AllowEmpty: true}
-	query, err := st.SQL(src)
-	if err != nil {
-		return changeResponse{}, nil, err
-	}
-	task, err := druid.Task{DataSource: dataSource, SegmentGranularity: ch.Granularity, SubTasks: subTasks, Interval: iv}.Spec(src)
-	switch {
-	case errors.Is(err, druid.ErrNothingToRead):
-		// A native task without an interval replaces only the time
-		// chunks its rows fall into: with no row, nothing.
-		warnings = append(warnings, "the table has no row to ingest: only the statement can replace ALL with nothing (the change has no task)")
-	case err != nil:
-		return changeResponse{}, nil, err
-	}
-	cr.SQL = sqlTask{Query: query, Context: st.Context(src)}
-	cr.Task = task
-	return cr, warnings, nil
+	wk, err := withinPayload(req, plan, func(src druid.Source, resp splitsResponse) (work, error) {
+		cr := changeResponse{Interval: c.String(), Splits: src.URIs}
+		for _, reason := range c.Reasons {
+			cr.Reasons = append(cr.Reasons, string(reason))
+		}
+		var warnings []string
+		for _, w := range resp.Warnings {
+			if !strings.HasPrefix(w, "no data file to read") {
+				warnings = append(warnings, w)
+			}
+		}
+		if src.URIs == 0 {
+			// The interval is replaced with nothing.
+			src = src.EmptySource(iv.Start)
+		}
+		st := druid.Statement{Replace: true, DataSource: dataSource, Overwrite: iv, PartitionedBy: ch.Granularity, AllowEmpty: true}
+		query, err := st.SQL(src)
+		if err != nil {
+			return work{}, err
+		}
+		task, err := druid.Task{DataSource: dataSource, SegmentGranularity: ch.Granularity, SubTasks: subTasks, Interval: iv}.Spec(src)
+		switch {
+		case errors.Is(err, druid.ErrNothingToRead):
+			// A native task without an interval replaces only the time
+			// chunks its rows fall into: with no row, nothing.
+			warnings = append(warnings, "the table has no row to ingest: only the statement can replace ALL with nothing (the change has no task)")
+		case err != nil:
+			return work{}, err
+		}
+		cr.SQL = sqlTask{Query: query, Context: st.Context(src)}
+		cr.Task = task
+		return work{cr: cr, part: druid.Part{Interval: iv, Source: src}, warnings: warnings}, nil
+	})
+	return wk.cr, wk.part, wk.warnings, err
 }

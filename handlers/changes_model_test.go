@@ -33,6 +33,13 @@ type changes struct {
 		} `json:"sql"`
 		Task json.RawMessage `json:"task"`
 	} `json:"changes"`
+	Statements []struct {
+		Intervals []string `json:"intervals"`
+		SQL       struct {
+			Query   string         `json:"query"`
+			Context map[string]any `json:"context"`
+		} `json:"sql"`
+	} `json:"statements"`
 	Warnings []string `json:"warnings"`
 }
 
@@ -160,7 +167,8 @@ func (c historyCase) String() string {
 // model Druid datasource in step with them through GET /changes alone: an
 // initial load, then after every few commits the changes since the last
 // applied snapshot, each applied as Druid would apply its MSQ statement
-// (or index_parallel task). After each round the datasource holds exactly
+// (or index_parallel task), or the merged statements that overwrite them
+// all. After each round the datasource holds exactly
 // the table's live rows at the applied snapshot, per iceberg-go's oracle.
 func TestChangesKeepDruidRight(t *testing.T) {
 	n := 150
@@ -200,14 +208,37 @@ func TestChangesKeepDruidRight(t *testing.T) {
 					q.Set("fromSnapshot", fmt.Sprint(*applied))
 				}
 				c := srv.changes(t, q)
+				// The merged statements overwrite the changes' intervals,
+				// in order.
+				var merged []string
+				for _, st := range c.Statements {
+					merged = append(merged, st.Intervals...)
+				}
+				var each []string
 				for _, ch := range c.Changes {
-					if hc.tasks && ch.Interval != "ALL" {
-						err = druid.ExecTask(ctx, ch.Task)
-					} else {
-						err = druid.ExecSQL(ctx, ch.SQL.Query, ch.SQL.Context)
+					each = append(each, ch.Interval)
+				}
+				if !slices.Equal(merged, each) {
+					t.Fatalf("round %d: statements overwrite %v, the changes are %v", round, merged, each)
+				}
+				switch {
+				case !hc.tasks && hc.opts.Seed%2 == 1:
+					// As sync applies them: the merged statements.
+					for _, st := range c.Statements {
+						if err := druid.ExecSQL(ctx, st.SQL.Query, st.SQL.Context); err != nil {
+							t.Fatalf("round %d after %v: Druid refuses the statement for %v: %v", round, log, st.Intervals, err)
+						}
 					}
-					if err != nil {
-						t.Fatalf("round %d after %v: Druid refuses the work for %s: %v", round, log, ch.Interval, err)
+				default:
+					for _, ch := range c.Changes {
+						if hc.tasks && ch.Interval != "ALL" {
+							err = druid.ExecTask(ctx, ch.Task)
+						} else {
+							err = druid.ExecSQL(ctx, ch.SQL.Query, ch.SQL.Context)
+						}
+						if err != nil {
+							t.Fatalf("round %d after %v: Druid refuses the work for %s: %v", round, log, ch.Interval, err)
+						}
 					}
 				}
 				applied = c.ToSnapshot

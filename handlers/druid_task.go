@@ -74,11 +74,10 @@ func (s *server) getDruidTask(w http.ResponseWriter, r *http.Request) error {
 		// As many splits as the task runs subtasks at once.
 		req.MinSplits = task.SubTasks
 	}
-	src, _, err := s.druidSource(r, req, q.Get("timestampColumn"), "timestampColumn")
-	if err != nil {
-		return err
+	plan := func(req splits.Request) (druid.Source, splitsResponse, error) {
+		return s.druidSource(r, req, q.Get("timestampColumn"), "timestampColumn")
 	}
-	spec, err := task.Spec(src)
+	spec, err := withinPayload(req, plan, func(src druid.Source, _ splitsResponse) (map[string]any, error) { return task.Spec(src) })
 	if err != nil {
 		return err
 	}
@@ -147,18 +146,20 @@ func (s *server) getDruidSQL(w http.ResponseWriter, r *http.Request) error {
 	if !st.Overwrite.All() {
 		req.Interval = &splits.TimeInterval{Column: q.Get("timestampColumn"), Start: st.Overwrite.Start, End: st.Overwrite.End}
 	}
-	src, resp, err := s.druidSource(r, req, q.Get("timestampColumn"), "timestampColumn")
+	plan := func(req splits.Request) (druid.Source, splitsResponse, error) {
+		return s.druidSource(r, req, q.Get("timestampColumn"), "timestampColumn")
+	}
+	task, err := withinPayload(req, plan, func(src druid.Source, resp splitsResponse) (sqlTask, error) {
+		warnings := resp.Warnings
+		if src.URIs == 0 && st.Replace {
+			src = src.EmptySource(st.Overwrite.Start)
+			warnings = append(warnings, st.Warnings(src)...)
+		}
+		query, err := st.SQL(src)
+		return sqlTask{Query: query, Context: st.Context(src), Warnings: warnings}, err
+	})
 	if err != nil {
 		return err
 	}
-	warnings := resp.Warnings
-	if src.URIs == 0 && st.Replace {
-		src = src.EmptySource(st.Overwrite.Start)
-		warnings = append(warnings, st.Warnings(src)...)
-	}
-	query, err := st.SQL(src)
-	if err != nil {
-		return err
-	}
-	return writeJSON(w, sqlTask{Query: query, Context: st.Context(src), Warnings: warnings})
+	return writeJSON(w, task)
 }

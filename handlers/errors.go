@@ -111,6 +111,8 @@ func toAPIError(err error) *apiError {
 		status, code = http.StatusUnprocessableEntity, "memory_exceeded"
 	case errors.Is(err, splits.ErrTooManySplits):
 		status, code = http.StatusUnprocessableEntity, "too_many_splits"
+	case errors.Is(err, druid.ErrTooLarge):
+		status, code = http.StatusUnprocessableEntity, "spec_too_large"
 	case errors.Is(err, splits.ErrUnsupported):
 		status, code = http.StatusUnprocessableEntity, "unsupported"
 	case splits.IsDamagedMetadata(err):

@@ -101,12 +101,12 @@ func (pl *planning) rawFilesAtScale() error {
 	if pl.pk.maxSplits > 0 && n > pl.pk.maxSplits {
 		if req.Mode == ModeFiles {
 			return fmt.Errorf("%w: mode=files: %s plans %d data files, one URI each, more than the %d one answer may hold "+
-				"(--max-splits): use mode=auto or mode=rows (packed splits), narrow it with icebergFilter or fromSnapshot, "+
-				"or raise the limit", ErrTooManySplits, req.Table, n, pl.pk.maxSplits)
+				"(%s): use mode=auto or mode=rows (packed splits), narrow it with icebergFilter or fromSnapshot, "+
+				"or raise the limit", ErrTooManySplits, req.Table, n, pl.pk.maxSplits, pl.pk.bound)
 		}
 		pl.plan.Path = PathRows
 		pl.plan.Warnings = append(pl.plan.Warnings, fmt.Sprintf("served on the row path although no delete file applies: "+
-			"its %d data files are more URIs than one answer may hold (--max-splits %d); the row path packs them", n, pl.pk.maxSplits))
+			"its %d data files are more URIs than one answer may hold (%s: %d); the row path packs them", n, pl.pk.bound, pl.pk.maxSplits))
 		return nil
 	}
 	if req.Mode != ModeAuto || n <= autoRawFiles {

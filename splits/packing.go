@@ -90,11 +90,23 @@ func WithMaxSplitFiles(n int) PlannerOption {
 }
 
 // packing is how one plan packs: the target split size, the most files a
-// split and the most splits a plan (0: no bound).
+// split and the most splits a plan (0: no bound), and what sets that
+// bound, for messages.
 type packing struct {
 	target    int64
 	maxFiles  int
 	maxSplits int
+	bound     string
+}
+
+// packingFor is how the planner packs req's plan: with its own bound on
+// splits (--max-splits), or the request's when that is lower.
+func (p *Planner) packingFor(req Request) packing {
+	pk := packing{target: p.targetSplitSize, maxFiles: p.maxSplitFiles, maxSplits: p.maxSplits, bound: "--max-splits"}
+	if req.MaxSplits > 0 && (pk.maxSplits <= 0 || req.MaxSplits < pk.maxSplits) {
+		pk.maxSplits, pk.bound = req.MaxSplits, "the most URIs a generated Druid task holds"
+	}
+	return pk
 }
 
 // packTarget is the target split size of one plan: the packing's, lowered
@@ -171,8 +183,8 @@ func (p *Planner) pack(ctx context.Context, pl *planning) error {
 			ends = packEnds(sizes, target, maxFiles)
 		}
 		pl.plan.Warnings = append(pl.plan.Warnings, fmt.Sprintf("the splits are packed up to %s and %d files each, "+
-			"above the target split size, so that the plan holds at most %d splits (--max-splits)",
-			byteCount(target), maxFiles, pl.pk.maxSplits))
+			"above the target split size, so that the plan holds at most %d splits (%s)",
+			byteCount(target), maxFiles, pl.pk.maxSplits, pl.pk.bound))
 	}
 	pl.plan.Splits = make([]PlannedSplit, 0, len(ends))
 	from := 0

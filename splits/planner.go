@@ -165,7 +165,7 @@ func (p *Planner) NewScan(ctx context.Context, tbl *table.Table, req Request, ta
 	// The splits pin the row encoding they were planned under.
 	req.Encoding.Version = split.RowEncoding
 	pl := &planning{req: req, tbl: tbl, plan: Plan{Table: req.Table, Path: PathFiles},
-		pk: packing{target: p.targetSplitSize, maxFiles: p.maxSplitFiles, maxSplits: p.maxSplits}}
+		pk: p.packingFor(req)}
 	if req.Mode == ModeRows {
 		pl.plan.Path = PathRows
 	}

@@ -72,6 +72,11 @@ type Request struct {
 	// as the data files have as many row groups): the target split size
 	// is lowered to the plan's bytes divided by it. 0 or 1 leaves it.
 	MinSplits int
+	// MaxSplits, when positive and below the planner's bound
+	// (WithMaxSplits), bounds the plan's splits: the generators of Druid
+	// specs pack more per split so that a spec stays within the payload
+	// Druid's task runners take.
+	MaxSplits int
 	// Compression chooses the row URIs of the answer; planning ignores
 	// it.
 	Compression Compression

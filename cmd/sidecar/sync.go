@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -11,6 +10,7 @@ import (
 	"maps"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 )
@@ -22,14 +22,21 @@ import (
 // --public-url: start it with the name Druid's workers reach it by), signed
 // with its keys, and sync needs no catalog credentials. For each pair it
 // reads the checkpoint (the snapshot Druid holds), asks for the changes
-// since it, submits each change's MSQ statement to Druid (POST
-// /druid/v2/sql/task), polls the tasks (GET
-// /druid/indexer/v1/task/{id}/status), and moves the checkpoint to the
-// target snapshot only when every task succeeded. Before submitting, the
-// intervals are written to the state file as pending; a failed, lost or
-// interrupted run leaves them there and the next run re-ingests them, from
-// whatever the table holds then. REPLACE is idempotent: redoing work is
-// safe, skipping it never happens.
+// since it, submits the changes' MSQ statements, merged into few (POST
+// /druid/v2/sql/task on a Broker), polls the tasks (GET
+// /druid/indexer/v1/task/{id}/status on the Overlord), and moves the
+// checkpoint to the target snapshot only when every task succeeded. Before
+// submitting, the intervals are written to the state file as pending; a
+// failed, lost or interrupted run leaves them there and the next run
+// re-ingests them, from whatever the table holds then. REPLACE is
+// idempotent: redoing work is safe, skipping it never happens.
+//
+// The statements are paced: at most --max-tasks Druid tasks in flight,
+// each statement counting its maxNumTasks, and none submitted while Druid
+// has no free task slot (its worker capacity, or a task of sync's that
+// waits for a slot). MSQ controllers that take every slot leave their
+// workers none, and fail with TaskStartTimeout; a burst of statements
+// does exactly that.
 //
 // The first sync of a datasource (no checkpoint, or one made for another
 // table, time column or granularity) is an initial load: REPLACE … OVERWRITE
@@ -39,17 +46,22 @@ import (
 
 // syncer runs syncs.
 type syncer struct {
-	cfg    syncConfig
-	log    *slog.Logger
+	cfg syncConfig
+	log *slog.Logger
+	// client asks the sidecar; druid talks to Druid.
 	client *http.Client
+	druid  *druidAPI
 	out    io.Writer
 	now    func() time.Time
 	// sleep waits d or until ctx ends.
 	sleep func(ctx context.Context, d time.Duration) error
+	// probed says Druid's endpoints were checked.
+	probed bool
 }
 
 func newSyncer(cfg syncConfig, log *slog.Logger, out io.Writer) *syncer {
-	return &syncer{cfg: cfg, log: log, client: &http.Client{Timeout: cfg.HTTPTimeout}, out: out, now: time.Now, sleep: sleepCtx}
+	return &syncer{cfg: cfg, log: log, client: &http.Client{Timeout: cfg.HTTPTimeout}, druid: newDruidAPI(cfg, log),
+		out: out, now: time.Now, sleep: sleepCtx}
 }
 
 func sleepCtx(ctx context.Context, d time.Duration) error {
@@ -86,7 +98,14 @@ func (s *syncer) run(ctx context.Context) error {
 }
 
 // once syncs every pair; a pair that fails does not stop the others.
+// Druid's endpoints are checked first, once.
 func (s *syncer) once(ctx context.Context) error {
+	if !s.cfg.DryRun && !s.probed {
+		if err := s.druid.probe(ctx); err != nil {
+			return err
+		}
+		s.probed = true
+	}
 	var errs []error
 	for _, p := range s.cfg.Pairs {
 		if err := s.pair(ctx, p); err != nil {
@@ -108,12 +127,44 @@ type changesAnswer struct {
 	Changes      []struct {
 		Interval string   `json:"interval"`
 		Reasons  []string `json:"reasons"`
-		SQL      struct {
-			Query   string         `json:"query"`
-			Context map[string]any `json:"context"`
-		} `json:"sql"`
+		SQL      sqlBody  `json:"sql"`
 	} `json:"changes"`
-	Warnings []string `json:"warnings"`
+	// Statements are the changes' REPLACEs merged into few (a sidecar of
+	// an older release answers none: then each change's is one).
+	Statements []statement `json:"statements"`
+	Warnings   []string    `json:"warnings"`
+}
+
+// sqlBody is the body of POST /druid/v2/sql/task.
+type sqlBody struct {
+	Query   string         `json:"query"`
+	Context map[string]any `json:"context"`
+}
+
+// statement is one REPLACE of the intervals of one or more changes.
+type statement struct {
+	Intervals []string `json:"intervals"`
+	SQL       sqlBody  `json:"sql"`
+}
+
+// statements are the answer's statements, each with the pair's context
+// merged over its own.
+func (a changesAnswer) statements(p syncPair) []statement {
+	out := slices.Clone(a.Statements)
+	if len(out) == 0 {
+		for _, c := range a.Changes {
+			out = append(out, statement{Intervals: []string{c.Interval}, SQL: c.SQL})
+		}
+	}
+	for i := range out {
+		qctx := maps.Clone(out[i].SQL.Context)
+		if qctx == nil {
+			qctx = map[string]any{}
+		}
+		maps.Copy(qctx, p.Context)
+		out[i].SQL.Context = qctx
+	}
+	return out
 }
 
 // errSnapshotGone is a checkpoint snapshot the table no longer has.
@@ -187,22 +238,7 @@ func (s *syncer) pair(ctx context.Context, p syncPair) error {
 		return err
 	}
 
-	ids := make([]string, 0, len(ans.Changes))
-	for _, c := range ans.Changes {
-		qctx := maps.Clone(c.SQL.Context)
-		if qctx == nil {
-			qctx = map[string]any{}
-		}
-		maps.Copy(qctx, p.Context)
-		id, err := s.submit(ctx, c.SQL.Query, qctx)
-		if err != nil {
-			return fmt.Errorf("submit %s: %w", c.Interval, err)
-		}
-		s.log.Info("task submitted", slog.String("data_source", p.DataSource), slog.String("interval", c.Interval),
-			slog.String("task_id", id))
-		ids = append(ids, id)
-	}
-	if err := s.wait(ctx, ids); err != nil {
+	if err := s.apply(ctx, p, ans.statements(p)); err != nil {
 		return err
 	}
 	st.DataSources[p.DataSource] = done
@@ -222,19 +258,27 @@ func ptrValue(p *int64) any {
 
 func equalPtr(a, b *int64) bool { return (a == nil && b == nil) || (a != nil && b != nil && *a == *b) }
 
-// print writes what a dry run would submit: one JSON object per statement.
+// print writes what a dry run would submit: one JSON object per
+// statement.
 func (s *syncer) print(p syncPair, ans changesAnswer) error {
+	reasons := map[string][]string{}
+	for _, c := range ans.Changes {
+		reasons[c.Interval] = c.Reasons
+	}
 	enc := json.NewEncoder(s.out)
 	enc.SetEscapeHTML(false)
-	for _, c := range ans.Changes {
-		qctx := maps.Clone(c.SQL.Context)
-		if qctx == nil {
-			qctx = map[string]any{}
+	for _, st := range ans.statements(p) {
+		var why []string
+		for _, iv := range st.Intervals {
+			for _, r := range reasons[iv] {
+				if !slices.Contains(why, r) {
+					why = append(why, r)
+				}
+			}
 		}
-		maps.Copy(qctx, p.Context)
 		if err := enc.Encode(map[string]any{
 			"dataSource": p.DataSource, "table": p.Table, "fromSnapshot": ans.FromSnapshot, "toSnapshot": ans.ToSnapshot,
-			"interval": c.Interval, "reasons": c.Reasons, "query": c.SQL.Query, "context": qctx,
+			"intervals": st.Intervals, "reasons": why, "query": st.SQL.Query, "context": st.SQL.Context,
 		}); err != nil {
 			return fmt.Errorf("print statement: %w", err)
 		}
@@ -258,7 +302,7 @@ func (s *syncer) changes(ctx context.Context, p syncPair, from *int64, include [
 		q.Set("include", strings.Join(coalesce(include, maxInclude), ","))
 	}
 	var ans changesAnswer
-	status, body, err := s.do(ctx, http.MethodGet, strings.TrimRight(s.cfg.SidecarURL, "/")+"/changes?"+q.Encode(), nil, s.cfg.SidecarAuth)
+	status, body, _, err := send(ctx, s.client, http.MethodGet, strings.TrimRight(s.cfg.SidecarURL, "/")+"/changes?"+q.Encode(), nil, s.cfg.SidecarAuth)
 	if err != nil {
 		return ans, fmt.Errorf("ask the sidecar for changes: %w", err)
 	}
@@ -278,130 +322,167 @@ func (s *syncer) changes(ctx context.Context, p syncPair, from *int64, include [
 	return ans, nil
 }
 
-// submit posts an MSQ statement to Druid and returns its task id.
-func (s *syncer) submit(ctx context.Context, query string, qctx map[string]any) (string, error) {
-	body, err := json.Marshal(map[string]any{"query": query, "context": qctx})
-	if err != nil {
-		return "", fmt.Errorf("encode SQL task: %w", err)
-	}
-	status, resp, err := s.do(ctx, http.MethodPost, strings.TrimRight(s.cfg.DruidURL, "/")+"/druid/v2/sql/task", body, s.cfg.DruidAuth)
-	if err != nil {
-		return "", err
-	}
-	if status != http.StatusOK && status != http.StatusAccepted {
-		return "", fmt.Errorf("Druid answered %d: %s", status, strings.TrimSpace(string(resp)))
-	}
-	var ans struct {
-		TaskID string `json:"taskId"`
-	}
-	if err := json.Unmarshal(resp, &ans); err != nil || ans.TaskID == "" {
-		return "", fmt.Errorf("Druid's answer holds no taskId: %s", strings.TrimSpace(string(resp)))
-	}
-	return ans.TaskID, nil
+// flight is a statement Druid runs.
+type flight struct {
+	id        string
+	intervals []string
+	need      int
+	submitted time.Time
+	// unknown and misrouted count the status answers in a row that were
+	// no status: the Overlord not knowing the task, a 404 not its own.
+	unknown, misrouted int
+	// waiting says the task waits for a task slot.
+	waiting bool
 }
 
-// wait polls the tasks until each has ended; every one must succeed. A
-// task Druid no longer knows (404) is lost: it may have done its work or
-// not, so it fails the sync, and its interval stays pending.
-func (s *syncer) wait(ctx context.Context, ids []string) error {
-	deadline := s.now().Add(s.cfg.TaskTimeout)
-	running := append([]string(nil), ids...)
+// statusRetries is how many status answers in a row that are no status
+// sync takes before it gives up on a task: a task the Overlord does not
+// know is then lost; a status that only a misrouted 404 answers stays
+// unknown (the sync fails, and its work stays pending, as for a lost
+// one).
+const statusRetries = 5
+
+// maxBackoff bounds the wait between two looks for a free task slot.
+const maxBackoff = time.Minute
+
+// apply submits the statements, at most --max-tasks Druid tasks in flight
+// and none while Druid has no free task slot, and waits until every one
+// has ended. Every one must succeed. After a failure nothing more is
+// submitted (its work and the rest stay pending for the next run), and
+// what runs is waited for, so that the next run starts with its slots
+// free.
+func (s *syncer) apply(ctx context.Context, p syncPair, stmts []statement) error {
+	var running []*flight
+	inFlight, next := 0, 0
 	var failed []string
+	backoff := s.cfg.PollInterval
+	var blockedSince time.Time
 	for {
-		var still []string
-		for _, id := range running {
-			state, msg, err := s.status(ctx, id)
-			switch {
-			case err != nil:
-				if ctx.Err() != nil {
-					return fmt.Errorf("wait for task %s: %w", id, ctx.Err())
-				}
-				// A status request that failed says nothing of the
-				// task: ask again.
-				s.log.Warn("task status unknown", slog.String("task_id", id), slog.String("error", err.Error()))
-				still = append(still, id)
-			case state == "SUCCESS":
-				s.log.Info("task succeeded", slog.String("task_id", id))
-			case state == "FAILED" || state == "LOST":
-				s.log.Error("task failed", slog.String("task_id", id), slog.String("state", state), slog.String("error", msg))
-				failed = append(failed, fmt.Sprintf("%s %s (%s)", id, state, msg))
-			default:
-				still = append(still, id)
+		blocked := false
+		for next < len(stmts) && len(failed) == 0 {
+			st := stmts[next]
+			need := maxNumTasks(st.SQL.Context)
+			if need > s.cfg.MaxTasks {
+				failed = append(failed, fmt.Sprintf("the statement of %s takes maxNumTasks %d, more than --max-tasks %d",
+					strings.Join(st.Intervals, " "), need, s.cfg.MaxTasks))
+				break
 			}
+			if inFlight+need > s.cfg.MaxTasks || slices.ContainsFunc(running, func(f *flight) bool { return f.waiting }) {
+				break // a slot of sync's own frees first
+			}
+			if free, known := s.druid.freeSlots(ctx); known && free < need {
+				blocked = true
+				break
+			}
+			id, err := s.druid.submit(ctx, st.SQL.Query, st.SQL.Context)
+			if err != nil {
+				failed = append(failed, fmt.Sprintf("submit %s: %v", strings.Join(st.Intervals, " "), err))
+				break
+			}
+			s.log.Info("task submitted", slog.String("data_source", p.DataSource), slog.String("intervals", strings.Join(st.Intervals, " ")),
+				slog.String("task_id", id), slog.Int("tasks_in_flight", inFlight+need))
+			running = append(running, &flight{id: id, intervals: st.Intervals, need: need, submitted: s.now()})
+			inFlight += need
+			next++
+			blockedSince, backoff = time.Time{}, s.cfg.PollInterval
 		}
-		running = still
-		if len(running) == 0 {
+		if len(running) == 0 && (next == len(stmts) || len(failed) > 0) {
 			break
 		}
-		if !s.now().Before(deadline) {
-			return fmt.Errorf("tasks %s did not end within --task-timeout %s", strings.Join(running, ", "), s.cfg.TaskTimeout)
+		delay := s.cfg.PollInterval
+		if blocked && len(running) == 0 {
+			// Druid has no free slot, and none of sync's will free one.
+			if blockedSince.IsZero() {
+				blockedSince = s.now()
+				s.log.Info("no free task slot in Druid: waiting", slog.String("data_source", p.DataSource))
+			}
+			if !s.now().Before(blockedSince.Add(s.cfg.TaskTimeout)) {
+				failed = append(failed, fmt.Sprintf("Druid had no free task slot for --task-timeout %s", s.cfg.TaskTimeout))
+				break
+			}
+			delay, backoff = backoff, min(2*backoff, max(maxBackoff, s.cfg.PollInterval))
 		}
-		if err := s.sleep(ctx, s.cfg.PollInterval); err != nil {
-			return fmt.Errorf("wait for tasks %s: %w", strings.Join(running, ", "), err)
+		if err := s.sleep(ctx, delay); err != nil {
+			return fmt.Errorf("wait for tasks %s: %w", ids(running), err)
 		}
+		still := running[:0]
+		for _, f := range running {
+			done, why := s.poll(ctx, f)
+			if ctx.Err() != nil {
+				return fmt.Errorf("wait for task %s: %w", f.id, ctx.Err())
+			}
+			switch {
+			case !done:
+				still = append(still, f)
+				continue
+			case why != "":
+				failed = append(failed, why)
+			}
+			inFlight -= f.need
+		}
+		running = still
 	}
 	if len(failed) > 0 {
-		return fmt.Errorf("%d of %d tasks did not succeed: %s", len(failed), len(ids), strings.Join(failed, "; "))
+		if skipped := len(stmts) - next; skipped > 0 {
+			failed = append(failed, fmt.Sprintf("%d statements not submitted", skipped))
+		}
+		return fmt.Errorf("%d of %d statements did not succeed: %s", len(failed), len(stmts), strings.Join(failed, "; "))
 	}
 	return nil
 }
 
-// status is a task's state: SUCCESS, FAILED, RUNNING (or another state
-// Druid reports while it runs), or LOST when Druid does not know it.
-func (s *syncer) status(ctx context.Context, id string) (state, msg string, err error) {
-	status, body, err := s.do(ctx, http.MethodGet,
-		strings.TrimRight(s.cfg.DruidURL, "/")+"/druid/indexer/v1/task/"+url.PathEscape(id)+"/status", nil, s.cfg.DruidAuth)
-	if err != nil {
-		return "", "", err
+// poll asks for a flight's status: done says it ended (or sync gave up on
+// it), why says how it failed.
+func (s *syncer) poll(ctx context.Context, f *flight) (done bool, why string) {
+	st, err := s.druid.status(ctx, f.id)
+	switch {
+	case errors.Is(err, errUnknownTask):
+		// Never lost on one answer: an Overlord that just took over, a
+		// status asked early; ask again.
+		f.unknown++
+		s.log.Warn("druid does not know the task (yet)", slog.String("task_id", f.id), slog.Int("times", f.unknown))
+		if f.unknown >= statusRetries {
+			s.log.Error("task lost", slog.String("task_id", f.id))
+			return true, fmt.Sprintf("%s LOST (Druid does not know the task)", f.id)
+		}
+		return false, ""
+	case errors.Is(err, errNotOverlord):
+		f.misrouted++
+		s.log.Warn("task status answered by something else than the Overlord", slog.String("task_id", f.id), slog.String("error", err.Error()))
+		if f.misrouted >= statusRetries {
+			return true, fmt.Sprintf("%s unknown: %v; --druid-overlord must be an Overlord, or a Router with "+
+				"druid.router.managementProxy.enabled=true", f.id, err)
+		}
+		return false, ""
+	case errors.Is(err, errRedirect):
+		s.log.Error("task status unknown", slog.String("task_id", f.id), slog.String("error", err.Error()))
+		return true, fmt.Sprintf("%s unknown: %v", f.id, err)
+	case err != nil:
+		// A status request that failed says nothing of the task: ask
+		// again.
+		s.log.Warn("task status unknown", slog.String("task_id", f.id), slog.String("error", err.Error()))
+	default:
+		f.unknown, f.misrouted = 0, 0
+		f.waiting = st.Runner == "PENDING"
+		switch st.State {
+		case "SUCCESS":
+			s.log.Info("task succeeded", slog.String("task_id", f.id), slog.String("intervals", strings.Join(f.intervals, " ")))
+			return true, ""
+		case "FAILED":
+			s.log.Error("task failed", slog.String("task_id", f.id), slog.String("error", st.Msg))
+			return true, fmt.Sprintf("%s FAILED (%s)", f.id, st.Msg)
+		}
 	}
-	if status == http.StatusNotFound {
-		return "LOST", "Druid does not know the task", nil
+	if !s.now().Before(f.submitted.Add(s.cfg.TaskTimeout)) {
+		return true, fmt.Sprintf("%s did not end within --task-timeout %s", f.id, s.cfg.TaskTimeout)
 	}
-	if status != http.StatusOK {
-		return "", "", fmt.Errorf("task status: Druid answered %d: %s", status, strings.TrimSpace(string(body)))
-	}
-	var ans struct {
-		Status *struct {
-			Status     string `json:"status"`
-			StatusCode string `json:"statusCode"`
-			ErrorMsg   string `json:"errorMsg"`
-		} `json:"status"`
-	}
-	if err := json.Unmarshal(body, &ans); err != nil || ans.Status == nil {
-		return "", "", fmt.Errorf("task status: no status in %s", strings.TrimSpace(string(body)))
-	}
-	state = ans.Status.StatusCode
-	if state == "" {
-		state = ans.Status.Status
-	}
-	return state, ans.Status.ErrorMsg, nil
+	return false, ""
 }
 
-// do sends one request and reads the answer, at most 64 MiB of it.
-func (s *syncer) do(ctx context.Context, method, u string, body []byte, cred *credential) (int, []byte, error) {
-	var r io.Reader
-	if body != nil {
-		r = bytes.NewReader(body)
+func ids(fs []*flight) string {
+	var out []string
+	for _, f := range fs {
+		out = append(out, f.id)
 	}
-	req, err := http.NewRequestWithContext(ctx, method, u, r)
-	if err != nil {
-		return 0, nil, err
-	}
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	req.Header.Set("Accept", "application/json")
-	if cred != nil {
-		req.SetBasicAuth(cred.Username, cred.Password)
-	}
-	resp, err := s.client.Do(req)
-	if err != nil {
-		return 0, nil, err
-	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
-	if err != nil {
-		return resp.StatusCode, nil, fmt.Errorf("read answer of %s %s: %w", method, req.URL.Redacted(), err)
-	}
-	return resp.StatusCode, data, nil
+	return strings.Join(out, ", ")
 }

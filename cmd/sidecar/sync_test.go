@@ -63,7 +63,9 @@ func newSyncEnv(t *testing.T) *syncEnv {
 	}
 	sidecar := httptest.NewUnstartedServer(nil)
 	sidecar.Config.Handler = handlers.New(handlers.Config{
-		Catalogs:         []handlers.Catalog{catalogRoutes(sc, planner, reader.New())},
+		// As main wires it: delete files decoded once for all splits.
+		Catalogs: []handlers.Catalog{catalogRoutes(sc, planner,
+			reader.New(reader.WithDeleteCache(reader.NewDeleteCache(64<<20, nil))))},
 		Signer:           signer,
 		BasicAuth:        []handlers.Credential{{Username: sidecarUser, Password: sidecarPassword}},
 		PublicURL:        "http://" + sidecar.Listener.Addr().String(),
@@ -87,7 +89,7 @@ func newSyncEnv(t *testing.T) *syncEnv {
 		ctx: context.Background(), cat: cat, druid: druid, logs: &bytes.Buffer{},
 		cfg: syncConfig{
 			SidecarURL: sidecar.URL, DruidURL: druidSrv.URL, StateFile: filepath.Join(dir, "state.json"),
-			Once: true, Interval: time.Minute, PollInterval: time.Millisecond, TaskTimeout: time.Minute,
+			Once: true, Interval: time.Minute, PollInterval: time.Millisecond, TaskTimeout: time.Minute, MaxTasks: 4,
 			HTTPTimeout: time.Minute, LogFormat: "text",
 			SidecarAuth: &credential{sidecarUser, sidecarPassword}, DruidAuth: &credential{druidUser, druidPassword},
 		},
@@ -111,21 +113,42 @@ func (e *syncEnv) state(t *testing.T, ds string) *checkpoint {
 	return st.DataSources[ds]
 }
 
-// intervals are the OVERWRITE intervals of the statements submitted after
-// the first n, as /changes writes them.
+// overwrites are the intervals a statement's OVERWRITE names, as [start,
+// end) pairs; nil for OVERWRITE ALL.
+func overwrites(t *testing.T, q string) [][2]time.Time {
+	t.Helper()
+	if strings.Contains(q, "OVERWRITE ALL") {
+		return nil
+	}
+	clause, _, ok := strings.Cut(q, "\nSELECT")
+	if !ok || !strings.Contains(clause, "OVERWRITE WHERE") {
+		t.Fatalf("not a REPLACE: %s", q)
+	}
+	var out [][2]time.Time
+	parts := strings.Split(clause, "TIMESTAMP '")[1:]
+	for i := 0; i+1 < len(parts); i += 2 {
+		a, err1 := time.Parse("2006-01-02 15:04:05.000", parts[i][:23])
+		b, err2 := time.Parse("2006-01-02 15:04:05.000", parts[i+1][:23])
+		if err1 != nil || err2 != nil {
+			t.Fatalf("OVERWRITE of %s: %v %v", q, err1, err2)
+		}
+		out = append(out, [2]time.Time{a, b})
+	}
+	return out
+}
+
+// intervals are the starts of the OVERWRITE intervals of the statements
+// submitted after the first n, as /changes writes them, or ALL.
 func (e *syncEnv) intervals(t *testing.T, n int) []string {
 	t.Helper()
 	var out []string
 	for _, s := range e.druid.Submitted()[n:] {
-		q := s.Query
-		switch {
-		case strings.Contains(q, "OVERWRITE ALL"):
+		ivs := overwrites(t, s.Query)
+		if ivs == nil {
 			out = append(out, "ALL")
-		case strings.Contains(q, "OVERWRITE WHERE"):
-			i := strings.Index(q, "TIMESTAMP '")
-			out = append(out, q[i+11:i+34])
-		default:
-			t.Fatalf("not a REPLACE: %s", q)
+		}
+		for _, iv := range ivs {
+			out = append(out, iv[0].Format("2006-01-02 15:04:05.000"))
 		}
 	}
 	slices.Sort(out)
@@ -144,22 +167,17 @@ func (e *syncEnv) covered(t *testing.T, n int, iv string) bool {
 		}
 	}
 	for _, s := range e.druid.Submitted()[n:] {
-		q := s.Query
-		if strings.Contains(q, "OVERWRITE ALL") {
+		ivs := overwrites(t, s.Query)
+		if ivs == nil {
 			return true
 		}
 		if iv == "ALL" {
 			continue
 		}
-		i := strings.Index(q, "TIMESTAMP '")
-		j := strings.Index(q[i+1:], "TIMESTAMP '") + i + 1
-		a, err1 := time.Parse("2006-01-02 15:04:05.000", q[i+11:i+34])
-		b, err2 := time.Parse("2006-01-02 15:04:05.000", q[j+11:j+34])
-		if err1 != nil || err2 != nil {
-			t.Fatalf("OVERWRITE of %s: %v %v", q, err1, err2)
-		}
-		if !a.After(start) && !b.Before(end) {
-			return true
+		for _, o := range ivs {
+			if !o[0].After(start) && !o[1].Before(end) {
+				return true
+			}
 		}
 	}
 	return false
@@ -231,10 +249,11 @@ func threeDayTable(t *testing.T, e *syncEnv, name string) *tablegen.History {
 	return h
 }
 
-// TestSyncRedoesFailedWork: a sync whose tasks do not all succeed (one
-// fails, one is lost, or the process stops while waiting) keeps the
-// checkpoint where it was and leaves the intervals pending; the next sync
-// submits the same intervals again, and only then moves the checkpoint.
+// TestSyncRedoesFailedWork: a sync whose task does not succeed (it fails,
+// is lost, or the process stops while waiting) keeps the checkpoint where
+// it was and leaves the intervals pending; the next sync submits the same
+// intervals again, and only then moves the checkpoint. The two changed
+// days are one statement.
 func TestSyncRedoesFailedWork(t *testing.T) {
 	for _, how := range []string{"failed", "lost", "interrupted"} {
 		t.Run(how, func(t *testing.T) {
@@ -256,7 +275,7 @@ func TestSyncRedoesFailedWork(t *testing.T) {
 			}
 			want := []string{"2024-03-01 00:00:00.000", "2024-03-03 00:00:00.000"}
 			n := len(e.druid.Submitted())
-			second := fmt.Sprintf("query-%04d", n+2)
+			second := fmt.Sprintf("query-%04d", n+1)
 			ctx, cancel := context.WithCancel(context.Background())
 			e.ctx = ctx
 			e.druid.Decide = func(id string, _ druidsim.Submission) druidsim.Outcome {
@@ -280,8 +299,8 @@ func TestSyncRedoesFailedWork(t *testing.T) {
 			if *cp.SnapshotID != loaded || len(cp.Pending) != 2 {
 				t.Fatalf("after a %s task: checkpoint %d pending %v, want %d and both intervals", how, *cp.SnapshotID, cp.Pending, loaded)
 			}
-			if got := e.intervals(t, n); !slices.Equal(got, want) {
-				t.Fatalf("submitted %v, want %v", got, want)
+			if got := e.intervals(t, n); !slices.Equal(got, want) || len(e.druid.Submitted()) != n+1 {
+				t.Fatalf("submitted %v in %d statements, want %v in one", got, len(e.druid.Submitted())-n, want)
 			}
 
 			e.druid.Decide = nil
@@ -308,9 +327,10 @@ func TestSyncRedoesFailedWork(t *testing.T) {
 }
 
 // TestSyncPendingSurvivesRollback: work of an unfinished sync may have
-// reached Druid. When the table is then rolled back to the checkpoint
-// snapshot, the snapshots compare equal, yet the intervals Druid may have
-// changed are re-ingested: pending work is redone, never forgotten.
+// reached Druid (its task did the work, and Druid then lost it). When the
+// table is then rolled back to the checkpoint snapshot, the snapshots
+// compare equal, yet the intervals Druid may have changed are
+// re-ingested: pending work is redone, never forgotten.
 func TestSyncPendingSurvivesRollback(t *testing.T) {
 	e := newSyncEnv(t)
 	h := threeDayTable(t, e, "t")
@@ -322,15 +342,11 @@ func TestSyncPendingSurvivesRollback(t *testing.T) {
 	if err := h.Delete(e.ctx, table.WriteModeMergeOnRead, 1, 6); err != nil {
 		t.Fatal(err)
 	}
-	first := fmt.Sprintf("query-%04d", len(e.druid.Submitted())+1)
-	e.druid.Decide = func(id string, _ druidsim.Submission) druidsim.Outcome {
-		if id == first {
-			return druidsim.Succeed // this day reaches Druid…
-		}
-		return druidsim.Fail // …the other does not
+	e.druid.Decide = func(string, druidsim.Submission) druidsim.Outcome {
+		return druidsim.Lose // the days reach Druid, and sync cannot know
 	}
 	if err := e.sync(p); err == nil {
-		t.Fatal("a half-failed sync succeeded")
+		t.Fatal("a sync of a lost task succeeded")
 	}
 	tx := h.Table().NewTransaction()
 	if err := tx.RollbackToSnapshot(loaded); err != nil {
@@ -464,14 +480,14 @@ func TestSyncCommand(t *testing.T) {
 	}
 	var printed struct {
 		DataSource string         `json:"dataSource"`
-		Interval   string         `json:"interval"`
+		Intervals  []string       `json:"intervals"`
 		Query      string         `json:"query"`
 		Context    map[string]any `json:"context"`
 	}
 	if err := json.Unmarshal(stdout.Bytes(), &printed); err != nil {
 		t.Fatalf("dry run printed %q: %v", stdout.String(), err)
 	}
-	if printed.DataSource != `events "x"` || printed.Interval != "ALL" || !strings.Contains(printed.Query, `REPLACE INTO "events ""x""" OVERWRITE ALL`) ||
+	if printed.DataSource != `events "x"` || !slices.Equal(printed.Intervals, []string{"ALL"}) || !strings.Contains(printed.Query, `REPLACE INTO "events ""x""" OVERWRITE ALL`) ||
 		printed.Context["maxNumTasks"] != float64(3) {
 		t.Fatalf("dry run printed %s", stdout.String())
 	}
@@ -496,21 +512,24 @@ func TestSyncCommand(t *testing.T) {
 		t.Fatal("a password is in the log")
 	}
 
-	// Wrong Druid credentials: the sync fails, the checkpoint stays.
+	// Wrong Druid credentials: the sync fails before it submits anything,
+	// and the checkpoint stays.
 	if err := h.Delete(e.ctx, table.WriteModeMergeOnRead, 3); err != nil {
 		t.Fatal(err)
 	}
 	env["SIDECAR_DRUID_PASSWORD"] = "wrong"
 	stderr.Reset()
-	if code := run(context.Background(), args, getenv, &stdout, &stderr); code != 1 || !strings.Contains(stderr.String(), "401") {
+	n := len(e.druid.Submitted())
+	if code := run(context.Background(), args, getenv, &stdout, &stderr); code != 1 || !strings.Contains(stderr.String(), "401") ||
+		len(e.druid.Submitted()) != n {
 		t.Fatalf("wrong Druid password: exit %d: %s", code, stderr.String())
 	}
 	st, err := readState(state)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cp := st.DataSources[`events "x"`]; *cp.SnapshotID == h.Table().CurrentSnapshot().SnapshotID || len(cp.Pending) != 1 {
-		t.Fatalf("after a refused submission: %+v", cp)
+	if cp := st.DataSources[`events "x"`]; *cp.SnapshotID == h.Table().CurrentSnapshot().SnapshotID {
+		t.Fatalf("after refused credentials: %+v", cp)
 	}
 }
 
@@ -575,7 +594,12 @@ func TestSyncConfig(t *testing.T) {
 		want string
 	}{
 		{[]string{"--druid", "http://d"}, nil, "--config is required"},
-		{[]string{"--config", good}, nil, "--druid is required"},
+		{[]string{"--config", good}, nil, "--druid (a Router), or --druid-broker and --druid-overlord, are required"},
+		{[]string{"--config", good, "--druid-broker", "http://b"}, nil, "--druid-overlord"},
+		{[]string{"--config", good, "--druid", "http://d", "--druid-overlord", "http://o, overlord:8081"}, nil, "--druid-overlord"},
+		{[]string{"--config", good, "--druid", "http://d", "--max-tasks", "1"}, nil, "--max-tasks 1"},
+		{[]string{"--config", write("pairs:\n  - {table: a.b, dataSource: d, timeColumn: ts, context: {maxNumTasks: 6}}\n"), "--druid", "http://d"},
+			nil, "maxNumTasks 6 is more than --max-tasks 4"},
 		{[]string{"--config", good, "--druid", "router:8888"}, nil, "--druid"},
 		{[]string{"--config", good, "--druid", "http://d"}, map[string]string{"SIDECAR_DRUID_USERNAME": "u"}, "SIDECAR_DRUID_PASSWORD"},
 		{[]string{"--config", good, "--druid", "http://d", "--druid-auth-file", auth}, map[string]string{"SIDECAR_DRUID_PASSWORD": "p"}, "not both"},
@@ -742,4 +766,38 @@ func TestCoalesce(t *testing.T) {
 	if all := coalesce(append(many, "ALL"), maxInclude); !slices.Equal(all, []string{"ALL"}) {
 		t.Fatalf("with ALL: %v", all)
 	}
+}
+
+// TestSyncCompaction: compacting a table with deletes (a replace snapshot:
+// its files rewritten with the deletes applied, its rows the same) is no
+// change. Sync submits no REPLACE for it, moves the checkpoint, and Druid
+// still holds the table's rows.
+func TestSyncCompaction(t *testing.T) {
+	e := newSyncEnv(t)
+	h := threeDayTable(t, e, "compacted")
+	p := syncPair{Table: "sync.compacted", DataSource: "compacted", TimeColumn: "ts", Granularity: "DAY", Mode: "auto"}
+	if err := e.sync(p); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Delete(e.ctx, table.WriteModeMergeOnRead, 1, 4); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.sync(p); err != nil {
+		t.Fatal(err)
+	}
+	e.matches(t, h.Table(), p, "after the deletes")
+	if err := h.Compact(e.ctx); err != nil {
+		t.Fatal(err)
+	}
+	n := len(e.druid.Submitted())
+	if err := e.sync(p); err != nil {
+		t.Fatal(err)
+	}
+	if got := e.druid.Submitted()[n:]; len(got) != 0 {
+		t.Fatalf("a compaction submitted %d statements: %s", len(got), got[0].Query)
+	}
+	if cp := e.state(t, "compacted"); *cp.SnapshotID != h.Table().CurrentSnapshot().SnapshotID {
+		t.Fatalf("the checkpoint is %d, not the compaction's snapshot", *cp.SnapshotID)
+	}
+	e.matches(t, h.Table(), p, "after the compaction")
 }

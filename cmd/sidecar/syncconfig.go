@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"flag"
 	"fmt"
@@ -23,9 +24,20 @@ import (
 // anything starts. Flags come first; SIDECAR_<NAME> environment variables
 // fill what the flags leave unset. The pairs come from the --config file.
 type syncConfig struct {
-	ConfigFile   string
-	SidecarURL   string
-	DruidURL     string
+	ConfigFile string
+	SidecarURL string
+	// DruidURL is a Router: statements and task status both go there,
+	// unless BrokerURL or OverlordURLs say otherwise.
+	DruidURL string
+	// BrokerURL is where statements go: a Broker, or a Router.
+	BrokerURL string
+	// OverlordURLs are the Overlords (comma-separated), or a Router with
+	// the management proxy: where task status comes from. A standby's
+	// redirect is followed to one of them only.
+	OverlordURLs string
+	// MaxTasks is the most Druid tasks sync's statements take at once,
+	// each counting its maxNumTasks (the controller and its workers).
+	MaxTasks     int
 	StateFile    string
 	Once         bool
 	DryRun       bool
@@ -82,7 +94,13 @@ func parseSync(args []string, getenv func(string) string, help io.Writer) (syncC
 	var c syncConfig
 	fs.StringVar(&c.ConfigFile, "config", "", "YAML file of the (table → datasource) pairs to keep in step (required)")
 	fs.StringVar(&c.SidecarURL, "sidecar", "http://127.0.0.1:8080", "base URL of the running sidecar that plans the changes (GET /changes)")
-	fs.StringVar(&c.DruidURL, "druid", "", "base URL of Druid's router or overlord, e.g. http://router:8888 (required unless --dry-run)")
+	fs.StringVar(&c.DruidURL, "druid", "", "base URL of a Druid Router, e.g. http://router:8888, for statements and task status "+
+		"(the task API needs druid.router.managementProxy.enabled=true); or give --druid-broker and --druid-overlord")
+	fs.StringVar(&c.BrokerURL, "druid-broker", "", "base URL of a Druid Broker (or Router) that takes the statements; default --druid")
+	fs.StringVar(&c.OverlordURLs, "druid-overlord", "", "base URLs of the Druid Overlords, comma-separated (or a Router with the "+
+		"management proxy), for task status; a standby's redirect is followed only to one of them; default --druid")
+	fs.IntVar(&c.MaxTasks, "max-tasks", 4, "most Druid tasks sync's statements take at once, each counting its maxNumTasks "+
+		"(the controller and its workers)")
 	fs.StringVar(&c.StateFile, "state-file", "./sidecar-sync-state.json", "where the last snapshot applied per datasource is kept")
 	fs.BoolVar(&c.Once, "once", false, "sync every pair once and exit (for cron); otherwise loop every --interval")
 	fs.BoolVar(&c.DryRun, "dry-run", false, "print the statements that would be submitted; submit nothing, write no state")
@@ -108,15 +126,29 @@ func parseSync(args []string, getenv func(string) string, help io.Writer) (syncC
 	if err := c.validate(); err != nil {
 		return c, err
 	}
-	c.Pairs, err = loadSyncFile(c.ConfigFile)
-	return c, err
+	if c.Pairs, err = loadSyncFile(c.ConfigFile); err != nil {
+		return c, err
+	}
+	for _, p := range c.Pairs {
+		if n := maxNumTasks(p.Context); n > c.MaxTasks {
+			return c, fmt.Errorf("--config %s: pair %s: context maxNumTasks %d is more than --max-tasks %d, so its statements "+
+				"could never be submitted", c.ConfigFile, p.DataSource, n, c.MaxTasks)
+		}
+	}
+	return c, nil
 }
 
 func (c syncConfig) validate() error {
 	if c.ConfigFile == "" {
 		return errors.New("--config is required: the YAML file of the pairs to sync")
 	}
-	for _, u := range []struct{ flag, val string }{{"--sidecar", c.SidecarURL}, {"--druid", c.DruidURL}} {
+	urls := []struct{ flag, val string }{{"--sidecar", c.SidecarURL}, {"--druid", c.DruidURL}, {"--druid-broker", c.BrokerURL}}
+	for _, o := range c.overlords() {
+		if o != c.DruidURL {
+			urls = append(urls, struct{ flag, val string }{"--druid-overlord", o})
+		}
+	}
+	for _, u := range urls {
 		if u.val == "" {
 			continue
 		}
@@ -128,8 +160,11 @@ func (c syncConfig) validate() error {
 	if c.SidecarURL == "" {
 		return errors.New("--sidecar is required")
 	}
-	if c.DruidURL == "" && !c.DryRun {
-		return errors.New("--druid is required (or --dry-run)")
+	if (c.broker() == "" || len(c.overlords()) == 0) && !c.DryRun {
+		return errors.New("--druid (a Router), or --druid-broker and --druid-overlord, are required (or --dry-run)")
+	}
+	if c.MaxTasks < 2 {
+		return fmt.Errorf("--max-tasks %d: an MSQ statement takes at least 2 tasks (a controller and a worker)", c.MaxTasks)
 	}
 	if c.StateFile == "" && !c.DryRun {
 		return errors.New("--state-file must not be empty")
@@ -141,6 +176,36 @@ func (c syncConfig) validate() error {
 		return fmt.Errorf("--log-format %q: want text or json", c.LogFormat)
 	}
 	return nil
+}
+
+// broker is where statements go.
+func (c syncConfig) broker() string { return cmp.Or(c.BrokerURL, c.DruidURL) }
+
+// overlords are where task status comes from.
+func (c syncConfig) overlords() []string {
+	var out []string
+	for _, o := range strings.Split(c.OverlordURLs, ",") {
+		if o = strings.TrimSpace(o); o != "" {
+			out = append(out, o)
+		}
+	}
+	if len(out) == 0 && c.DruidURL != "" {
+		out = []string{c.DruidURL}
+	}
+	return out
+}
+
+// maxNumTasks is the Druid tasks an MSQ statement of this context runs:
+// its maxNumTasks (MultiStageQueryContext, default 2), the controller
+// included.
+func maxNumTasks(qctx map[string]any) int {
+	switch n := qctx["maxNumTasks"].(type) {
+	case float64:
+		return max(int(n), 2)
+	case int:
+		return max(n, 2)
+	}
+	return 2
 }
 
 // loadSyncFile reads and validates the pairs. Parsing is strict: an

@@ -23,10 +23,17 @@
 //     every request, retries, resumption by byte offset, decompression by
 //     extension), and Parquet files read as Druid's Parquet reader does.
 //
-// Its HTTP handler serves POST /druid/v2/sql/task, POST
-// /druid/indexer/v1/task and GET /druid/indexer/v1/task/{id}/status, with
-// Basic auth when configured, and lets a test decide per task whether it
-// succeeds, fails or is lost.
+// Its Server answers as Druid's processes do, with Basic auth when
+// configured: the Broker (POST /druid/v2/sql/task and its /enabled probe,
+// SqlTaskResource), the Overlord leader (the task API: submission, status,
+// leader, worker capacity), a standby Overlord (307 to the leader), and a
+// Router with or without the management proxy (ServeHTTP is one with it).
+// Tasks run in the cluster's task slots on a clock a test controls: an MSQ
+// statement takes a controller's slot and its workers', and controllers
+// that take every slot fail with TaskStartTimeout; the task runner refuses
+// payloads it cannot hand a worker (Kubernetes' TASK_JSON, ZooKeeper's
+// znodes). A test decides per task whether it succeeds, fails or is lost,
+// and reads how many Druid tasks were in flight at most.
 //
 // It does not model rollup, segment versions, locking or query-time
 // behaviour.
@@ -103,10 +110,28 @@ func (d *Druid) Rows(dataSource string) []Row {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	rows := slices.Clone(d.datasources[dataSource])
-	slices.SortFunc(rows, func(a, b Row) int {
-		return cmp.Or(cmp.Compare(a.Time, b.Time), strings.Compare(a.String(), b.String()))
-	})
+	sortRows(rows)
 	return rows
+}
+
+// sortRows sorts rows by time, then by their String, each row's computed
+// once (a JSON encoding of its columns: computing it per comparison made
+// the sort of a few thousand rows take seconds).
+func sortRows(rows []Row) {
+	type keyed struct {
+		s string
+		r Row
+	}
+	ks := make([]keyed, len(rows))
+	for i, r := range rows {
+		ks[i] = keyed{r.String(), r}
+	}
+	slices.SortFunc(ks, func(a, b keyed) int {
+		return cmp.Or(cmp.Compare(a.r.Time, b.r.Time), strings.Compare(a.s, b.s))
+	})
+	for i := range ks {
+		rows[i] = ks[i].r
+	}
 }
 
 // Types returns the Druid column types of a datasource's columns, as the
@@ -195,9 +220,7 @@ func Expect(lines []string, timeColumn string, types map[string]string) ([]Row, 
 		}
 		out = append(out, Row{Time: ms, Columns: obj})
 	}
-	slices.SortFunc(out, func(a, b Row) int {
-		return cmp.Or(cmp.Compare(a.Time, b.Time), strings.Compare(a.String(), b.String()))
-	})
+	sortRows(out)
 	return out, nil
 }
 

@@ -447,8 +447,8 @@ func TestServer(t *testing.T) {
 	}{
 		{string(good), "nobody", 401},
 		{`{"context":{}}`, "u", 400},
-		{string(good), "u", 200},
-		{string(good), "u", 200},
+		{string(good), "u", 202},
+		{string(good), "u", 202},
 	} {
 		if status, _ := post(tc.body, tc.user); status != tc.status {
 			t.Fatalf("%s as %s: %d, want %d", tc.body, tc.user, status, tc.status)
@@ -464,7 +464,8 @@ func TestServer(t *testing.T) {
 		resp.Body.Close()
 		return resp.StatusCode
 	}
-	if status("query-0001") != 200 || status("query-0002") != 404 || status("query-9999") != 404 {
+	// TaskResourceFilter refuses a task the Overlord does not hold with 400.
+	if status("query-0001") != 200 || status("query-0002") != 400 || status("query-9999") != 400 {
 		t.Fatal("task status")
 	}
 	// The lost task did its work: both inserts are in.

@@ -16,6 +16,10 @@ import (
 // and math.MaxInt64 stand for unbounded ends.
 type span struct{ lo, hi int64 }
 
+// maxPartitionBuckets is MSQ's Limits.MAX_PARTITION_BUCKETS: the most
+// time chunks one INSERT or REPLACE writes.
+const maxPartitionBuckets = 5000
+
 // ExecSQL runs an MSQ INSERT or REPLACE as Druid's SQL task would, all or
 // nothing. Each refusal names the Druid class that makes it.
 func (d *Druid) ExecSQL(ctx context.Context, query string, queryContext map[string]any) error {
@@ -63,6 +67,15 @@ func (d *Druid) ExecSQL(ctx context.Context, query string, queryContext map[stri
 			return fmt.Errorf("EXTERN signature: column %q twice", c.Name)
 		}
 		types[c.Name] = c.Type
+	}
+	// MSQTaskSqlEngine.validateNoDuplicateAliases: every output name once,
+	// __time too (a column named __time beside the time expression).
+	aliases := map[string]bool{}
+	for _, it := range st.items {
+		if aliases[it.name] {
+			return fmt.Errorf("Duplicate field in SELECT: [%s]", it.name)
+		}
+		aliases[it.name] = true
 	}
 	outTypes := map[string]string{}
 	timeItem := -1
@@ -154,6 +167,19 @@ func (d *Druid) ExecSQL(ctx context.Context, query string, queryContext map[stri
 			}
 		}
 		rows = append(rows, r)
+	}
+	if !gran.all {
+		// Limits.MAX_PARTITION_BUCKETS: one statement writes at most 5,000
+		// time chunks (TooManyBucketsFault).
+		buckets := map[int64]bool{}
+		for _, r := range rows {
+			start, _ := gran.bucketStart(msTime(r.Time))
+			buckets[start.UnixMilli()] = true
+		}
+		if len(buckets) > maxPartitionBuckets {
+			return fmt.Errorf("TooManyBuckets: Too many partition buckets (max = %d); try breaking your query up into smaller "+
+				"queries or using a wider PARTITIONED BY", maxPartitionBuckets)
+		}
 	}
 	if len(rows) == 0 {
 		// MultiStageQueryContext.failOnEmptyInsert (Druid 29 and later,

@@ -140,10 +140,22 @@ func (d *Druid) ExecTask(ctx context.Context, spec []byte) error {
 	}
 	var dims []dimension
 	listed := map[string]bool{}
-	for _, raw := range ds.DimensionsSpec.Dimensions {
+	for i, raw := range ds.DimensionsSpec.Dimensions {
 		dim, err := parseDimension(raw)
 		if err != nil {
 			return err
+		}
+		if dim.name == "__time" {
+			// DataSchema.computeAndValidateOutputFieldNames: __time is the
+			// primary timestamp; as a dimension only the first, long-typed
+			// (with forceSegmentSortByTime, the default).
+			if i > 0 {
+				return fmt.Errorf("Encountered dimension[__time] at position[%d]. This is only supported when the dimensionsSpec "+
+					"parameter[forceSegmentSortByTime] is set to[false].", i)
+			}
+			if dim.typ != "long" {
+				return fmt.Errorf("Encountered dimension[__time] with incorrect type[%s]. Type must be 'long'.", dim.typ)
+			}
 		}
 		if listed[dim.name] {
 			return fmt.Errorf("dimension %q listed twice", dim.name)

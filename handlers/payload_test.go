@@ -1,0 +1,116 @@
+package handlers_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/druidiceberg/sidecar/druid"
+	"github.com/druidiceberg/sidecar/internal/druidsim"
+	"github.com/druidiceberg/sidecar/internal/tablegen"
+	"github.com/druidiceberg/sidecar/splits"
+)
+
+// TestSpecsWithinPayload: a table whose plan is more URIs than a generated
+// task may hold gets its splits packed into fewer, larger ones by
+// /druid/task, /druid/sql and /changes, so every spec stays within
+// druid.MaxPayloadBytes; Druid (the model, with the Kubernetes task
+// runner's TASK_JSON limit) takes each, and ingests every live row.
+func TestSpecsWithinPayload(t *testing.T) {
+	ctx := context.Background()
+	cat, dir := localWarehouse(t)
+	t.Parallel()
+	tbl, err := tablegen.Bench(ctx, cat, table.Identifier{"payload", "t"}, 200, 200, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := tablegen.OracleRows(ctx, tbl, tbl.CurrentSnapshot().SnapshotID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// One split per data file, so that the plan is 200 URIs.
+	srv := splittingServer(t, dir, splits.WithTargetSplitSize(1), splits.WithMaxSplitFiles(1))
+	params := q("table", "payload.t", "mode", "rows", "minSplits", "200", "dataSource", "bench", "timestampColumn", "event_ts")
+	p := srv.plan(t, q("table", "payload.t", "mode", "rows", "minSplits", "200"))
+	if len(p.InputSource.URIs) != 200 || len(mustJSON(p.InputSource)) < druid.MaxPayloadBytes*5/4 {
+		t.Fatalf("the plan is %d URIs in %d bytes", len(p.InputSource.URIs), len(mustJSON(p.InputSource)))
+	}
+
+	model := druidsim.NewServer()
+	model.Client, model.Runner, model.Concurrency = srv.Client(), druidsim.RunnerKubernetes, 4
+	api := httptest.NewServer(model)
+	defer api.Close()
+	submit := func(path, body string) {
+		t.Helper()
+		resp, err := http.Post(api.URL+path, "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode/100 != 2 {
+			t.Fatalf("%s: %d", path, resp.StatusCode)
+		}
+	}
+	// A task's size is its JSON as Druid stores it, compact; a
+	// statement's its text.
+	check := func(what, spec string, ds string) {
+		t.Helper()
+		var compact bytes.Buffer
+		if json.Compact(&compact, []byte(spec)) == nil {
+			spec = compact.String()
+		}
+		if len(spec) > druid.MaxPayloadBytes {
+			t.Fatalf("%s: %d bytes", what, len(spec))
+		}
+		if errs := model.Errors(); len(errs) > 0 {
+			t.Fatalf("%s: Druid refused it: %v", what, errs)
+		}
+		if got := len(model.Rows(ds)); got != len(want) {
+			t.Fatalf("%s: Druid holds %d rows, the table %d", what, got, len(want))
+		}
+	}
+
+	resp, body := srv.get(t, "/druid/task?"+params.Encode())
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("/druid/task: %d %s", resp.StatusCode, body)
+	}
+	var task struct {
+		Spec struct {
+			IOConfig struct {
+				InputSource struct{ URIs []string } `json:"inputSource"`
+			} `json:"ioConfig"`
+		} `json:"spec"`
+	}
+	if err := json.Unmarshal(body, &task); err != nil || len(task.Spec.IOConfig.InputSource.URIs) >= 200 {
+		t.Fatalf("/druid/task reads %d URIs (%v)", len(task.Spec.IOConfig.InputSource.URIs), err)
+	}
+	submit("/druid/indexer/v1/task", string(body))
+	check("/druid/task", string(body), "bench")
+
+	params.Set("dataSource", "bench_sql")
+	resp, body = srv.get(t, "/druid/sql?"+params.Encode())
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("/druid/sql: %d %s", resp.StatusCode, body)
+	}
+	var st struct{ Query string }
+	if err := json.Unmarshal(body, &st); err != nil {
+		t.Fatal(err)
+	}
+	submit("/druid/v2/sql/task", string(body))
+	check("/druid/sql", st.Query, "bench_sql")
+
+	c := srv.changes(t, q("table", "payload.t", "mode", "rows", "minSplits", "200", "dataSource", "bench_changes", "timeColumn", "event_ts",
+		"granularity", "ALL"))
+	if len(c.Changes) != 1 || len(c.Statements) != 1 || c.Changes[0].Splits >= 200 {
+		t.Fatalf("/changes: %d changes, %d statements", len(c.Changes), len(c.Statements))
+	}
+	b, _ := json.Marshal(c.Statements[0].SQL)
+	submit("/druid/v2/sql/task", string(b))
+	check("/changes", c.Statements[0].SQL.Query, "bench_changes")
+}
