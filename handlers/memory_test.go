@@ -2,16 +2,12 @@ package handlers_test
 
 import (
 	"net/http"
-	"net/http/httptest"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/prometheus/client_golang/prometheus"
-
 	"github.com/druidiceberg/sidecar/handlers"
 	"github.com/druidiceberg/sidecar/internal/memory"
-	"github.com/druidiceberg/sidecar/metrics"
 	"github.com/druidiceberg/sidecar/reader"
 	"github.com/druidiceberg/sidecar/splits"
 	sidecatalog "github.com/druidiceberg/sidecar/splits/catalog"
@@ -28,16 +24,14 @@ func memoryServer(t *testing.T, f fixture, budget *memory.Budget, deleteBound in
 	if err != nil {
 		t.Fatal(err)
 	}
-	reg := prometheus.NewRegistry()
-	m := metrics.New(reg)
-	cache := reader.NewDeleteCache(testDeleteCacheSize, handlers.DeleteCacheMetrics(m))
+	cfg := sidecatalog.Config{Type: "static", Tables: map[string]string{"fixtures.t": filepath.Join(f.Dir, f.Metadata)}}
+	cache := reader.NewDeleteCache(testDeleteCacheSize, nil)
 	budget.OnPressure(cache.Reclaim)
-	c := plannerCatalog(t, sidecatalog.Config{Type: "static", Tables: map[string]string{"fixtures.t": filepath.Join(f.Dir, f.Metadata)}},
-		f.mappings(), signer, splits.WithMemoryBudget(budget), splits.WithTargetSplitSize(0))
+	c := plannerCatalog(t, cfg, f.mappings(), signer, splits.WithMemoryBudget(budget), splits.WithTargetSplitSize(0))
 	c.Rows = reader.New(reader.WithDeleteCache(cache), reader.WithMemory(budget, deleteBound, "--max-delete-memory"))
-	srv := httptest.NewServer(handlers.New(handlers.Config{Catalogs: []handlers.Catalog{c}, Signer: signer, Metrics: m, Gatherer: reg}))
-	t.Cleanup(srv.Close)
-	return &testServer{Server: srv, reg: reg, cache: cache}
+	s := newServerWithCache(t, cfg, f.mappings(), 0, func(hc *handlers.Config) { hc.Catalogs = []handlers.Catalog{c} })
+	s.cache = cache
+	return s
 }
 
 // equalityFixture has 3 data files and equality delete files.
