@@ -82,10 +82,8 @@ func TestScope(t *testing.T) {
 	t.Parallel()
 	b := NewBudget(100, "the test budget", nil)
 	ctx, end := WithScope(context.Background())
-	inner, noop := Scoped(ctx)
-	noop()
 	r, _ := b.Reserve(Plan, 40, 0, "")
-	if !Hold(inner, r) {
+	if !Hold(ctx, r) {
 		t.Fatal("Hold in a scope reported false")
 	}
 	if b.Stats().Used != 40 {
@@ -94,6 +92,10 @@ func TestScope(t *testing.T) {
 	end()
 	if b.Stats().Used != 0 {
 		t.Fatal("the scope's end did not release what it held")
+	}
+	r, _ = b.Reserve(Plan, 40, 0, "")
+	if Hold(ctx, r) || b.Stats().Used != 0 {
+		t.Fatal("a scope that ended must release at once what it is given")
 	}
 	r, _ = b.Reserve(Plan, 40, 0, "")
 	if Hold(context.Background(), r) || b.Stats().Used != 0 {

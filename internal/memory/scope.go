@@ -24,15 +24,6 @@ func WithScope(ctx context.Context) (context.Context, func()) {
 	return context.WithValue(ctx, scopeKey{}, s), s.end
 }
 
-// Scoped is WithScope when ctx carries no scope yet; otherwise it returns
-// ctx and a function that does nothing, since the scope's owner ends it.
-func Scoped(ctx context.Context) (context.Context, func()) {
-	if _, ok := ctx.Value(scopeKey{}).(*scope); ok {
-		return ctx, func() {}
-	}
-	return WithScope(ctx)
-}
-
 // Hold keeps r until the scope of ctx ends and reports true; without a
 // scope (or once it ended) it releases r at once and reports false: the
 // reservation then only admitted what it reserved.
