@@ -14,8 +14,11 @@ import (
 
 	"github.com/apache/iceberg-go/catalog/hadoop"
 	"github.com/apache/iceberg-go/table"
+	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/druidiceberg/sidecar/internal/memory"
 	"github.com/druidiceberg/sidecar/internal/tablegen"
+	"github.com/druidiceberg/sidecar/metrics"
 	"github.com/druidiceberg/sidecar/splits"
 )
 
@@ -107,5 +110,34 @@ func TestSidecarUnderAMemoryLimit(t *testing.T) {
 	}
 	if got := int64(fitsOneAtATime * splits.PlanBytesPerFile); got > 4<<20 || 2*got <= 4<<20 {
 		t.Fatalf("the test's tables no longer straddle the budget: %d bytes a plan", got)
+	}
+}
+
+// TestMemoryRule: the budget is half the Go memory limit, and one decoded
+// delete file's bound --max-delete-memory, or half the budget, or 1 GiB
+// without a limit; an error names where the bound comes from.
+func TestMemoryRule(t *testing.T) {
+	t.Parallel()
+	m := metrics.New(prometheus.NewRegistry())
+	tests := []struct {
+		name                 string
+		cfg                  config
+		budget, bound        int64
+		boundName, budgetsIn string
+	}{
+		{"a limit", config{memoryLimit: memory.Limit{Bytes: 1 << 30, Origin: "GOMEMLIMIT"}}, 512 << 20, 256 << 20,
+			"--max-delete-memory (by default half the memory budget", "GOMEMLIMIT"},
+		{"the flag", config{MaxDeleteMemory: 2 << 30, memoryLimit: memory.Limit{Bytes: 1 << 30, Origin: "GOMEMLIMIT"}}, 512 << 20, 2 << 30,
+			"--max-delete-memory", "GOMEMLIMIT"},
+		{"no limit", config{}, 0, 1 << 30, "without a memory limit", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			b, bound, name := memoryRule(tt.cfg, m)
+			if b.Capacity() != tt.budget || bound != tt.bound || !strings.Contains(name, tt.boundName) || !strings.Contains(b.Origin(), tt.budgetsIn) {
+				t.Errorf("budget %d (%s), bound %d (%s); want %d, %d (%s)", b.Capacity(), b.Origin(), bound, name, tt.budget, tt.bound, tt.boundName)
+			}
+		})
 	}
 }
