@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/druidiceberg/sidecar/druid"
+	"github.com/druidiceberg/sidecar/internal/memory"
 	"github.com/druidiceberg/sidecar/reader"
 	"github.com/druidiceberg/sidecar/splits"
 	"github.com/druidiceberg/sidecar/splits/split"
@@ -106,6 +107,10 @@ func toAPIError(err error) *apiError {
 		status, code = http.StatusBadGateway, "denied"
 	case errors.Is(err, splits.ErrUnavailable):
 		status, code = http.StatusServiceUnavailable, "unavailable"
+	case errors.Is(err, memory.ErrBusy):
+		status, code = http.StatusServiceUnavailable, "memory_busy"
+	case errors.Is(err, memory.ErrTooLarge):
+		status, code = http.StatusUnprocessableEntity, "memory_exceeded"
 	case errors.Is(err, splits.ErrTooManySplits):
 		status, code = http.StatusUnprocessableEntity, "too_many_splits"
 	case errors.Is(err, druid.ErrTooLarge):

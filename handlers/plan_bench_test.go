@@ -8,6 +8,9 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"runtime/metrics"
 	"sync"
 	"syscall"
 	"testing"
@@ -215,4 +218,62 @@ func cpuTime(b *testing.B) time.Duration {
 		b.Fatal(err)
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// BenchmarkPlanMemory measures the live heap that planning the wide table
+// holds at its peak, each way, per data file planned: what the memory rule
+// of the sidecar's planning admission (splits.PlanBytesPerFile) is sized
+// from. The collector runs at GOGC=10 while it measures, so the live heap
+// it samples (runtime/metrics' /gc/heap/live:bytes, after every cycle) is
+// close to the live peak; the default GOGC lets the heap grow to twice it.
+//
+//	SIDECAR_WIDE_FILES=100000,1000 go test -run '^$' -bench PlanMemory -benchtime 1x ./handlers/
+func BenchmarkPlanMemory(b *testing.B) {
+	planners := widePlanners(b)
+	_, _, n := wideWarehouse(b)
+	for _, name := range []string{"PlanFiles", "Planner", "HTTP"} {
+		b.Run(name, func(b *testing.B) {
+			var peak uint64
+			for b.Loop() {
+				peak = max(peak, peakLiveHeap(func() { planners[name]() }))
+			}
+			b.ReportMetric(float64(peak)/float64(n), "live-B/file")
+			b.ReportMetric(float64(peak)/(1<<20), "live-MiB")
+		})
+	}
+}
+
+// peakLiveHeap runs f and returns the most the live heap grew above what
+// it was before f, sampled after every collection at GOGC=10.
+func peakLiveHeap(f func()) uint64 {
+	sample := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	live := func() uint64 {
+		metrics.Read(sample)
+		return sample[0].Value.Uint64()
+	}
+	runtime.GC()
+	base := live()
+	defer debug.SetGCPercent(debug.SetGCPercent(10))
+	stop, peak := make(chan struct{}), make(chan uint64)
+	go func() {
+		var most uint64
+		t := time.NewTicker(200 * time.Microsecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-stop:
+				peak <- most
+				return
+			case <-t.C:
+				most = max(most, live())
+			}
+		}
+	}()
+	f()
+	close(stop)
+	most := <-peak
+	if most < base {
+		return 0
+	}
+	return most - base
 }

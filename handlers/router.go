@@ -96,7 +96,7 @@ func New(cfg Config) http.Handler {
 	r.Group(func(r chi.Router) {
 		r.Use(s.require(auth, failures), s.strictQuery)
 		r.Group(func(r chi.Router) {
-			r.Use(s.readBody, s.renderFirst, planGate, s.planDeadline)
+			r.Use(s.readBody, s.renderFirst, planGate, s.memoryScope, s.planDeadline)
 			r.Get("/splits", s.handle(s.getSplits))
 			r.Post("/splits", s.handle(s.postSplits))
 			r.Get("/druid/task", s.handle(s.getDruidTask))
@@ -110,7 +110,7 @@ func New(cfg Config) http.Handler {
 			}
 			r.Get("/files/{token}", s.handle(s.getFile))
 		})
-		r.With(s.readBody, s.renderFirst, planGate, s.planDeadline).Get("/", s.handle(s.getStatus))
+		r.With(s.readBody, s.renderFirst, planGate, s.memoryScope, s.planDeadline).Get("/", s.handle(s.getStatus))
 		r.Get("/openapi.yaml", func(w http.ResponseWriter, _ *http.Request) {
 			w.Header().Set("Content-Type", "application/yaml")
 			_, _ = w.Write(api.OpenAPI)

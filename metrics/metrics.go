@@ -57,6 +57,12 @@ type Metrics struct {
 	// AdmissionRejected counts requests refused with 503 because too many
 	// of their kind (stream, plan) were running.
 	AdmissionRejected *prometheus.CounterVec
+	// MemoryReserved is the memory budget's reserved bytes by kind (plan,
+	// deletes); MemoryRefused counts the reservations refused, by kind and
+	// reason (busy: others held it, a 503; too_large: it can never fit, a
+	// 422).
+	MemoryReserved *prometheus.GaugeVec
+	MemoryRefused  *prometheus.CounterVec
 	// CatalogErrors counts failed catalog calls.
 	CatalogErrors prometheus.Counter
 	// TableReloads counts tables loaded again from their catalog to read
@@ -158,6 +164,14 @@ func New(reg prometheus.Registerer) *Metrics {
 			Name: "sidecar_delete_cache_bytes",
 			Help: "Estimated memory held by the decoded delete files in the delete cache, in bytes.",
 		}),
+		MemoryReserved: f.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "sidecar_memory_reserved_bytes",
+			Help: "Memory reserved from the memory budget, by kind: plan (a plan's data files by the sizing rule) and deletes (decoded delete files, being loaded, used by streams or kept by the delete cache).",
+		}, []string{"kind"}),
+		MemoryRefused: f.NewCounterVec(prometheus.CounterOpts{
+			Name: "sidecar_memory_refused_total",
+			Help: "Reservations of the memory budget refused, by kind (plan, deletes) and reason (busy: others held the memory, answered 503; too_large: it can never fit, answered 422).",
+		}, []string{"kind", "reason"}),
 		AdmissionRejected: f.NewCounterVec(prometheus.CounterOpts{
 			Name: "sidecar_admission_rejected_total",
 			Help: "Requests answered 503 because too many of their kind (stream, plan) were running.",

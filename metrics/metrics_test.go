@@ -39,6 +39,8 @@ func TestNamesPassPromtool(t *testing.T) {
 	m.DeleteCacheMisses.WithLabelValues("equality").Inc()
 	m.DeleteCacheEvictions.Inc()
 	m.DeleteCacheBytes.Set(4096)
+	m.MemoryReserved.WithLabelValues("plan").Add(4096)
+	m.MemoryRefused.WithLabelValues("deletes", "busy").Inc()
 	m.CatalogErrors.Inc()
 
 	srv := httptest.NewServer(promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
@@ -57,7 +59,7 @@ func TestNamesPassPromtool(t *testing.T) {
 		"sidecar_plan_duration_seconds", "sidecar_rows_read_total", "sidecar_rows_emitted_total", "sidecar_rows_filtered_total",
 		"sidecar_rows_deleted_total", "sidecar_invalid_utf8_values_total", "sidecar_http_response_bytes_total",
 		"sidecar_streams_active", "sidecar_stream_aborts_total", "sidecar_catalog_errors_total",
-		"sidecar_delete_file_loads_total", "sidecar_delete_cache_hits_total", "sidecar_delete_cache_misses_total",
+		"sidecar_delete_file_loads_total", "sidecar_memory_reserved_bytes", "sidecar_memory_refused_total", "sidecar_delete_cache_hits_total", "sidecar_delete_cache_misses_total",
 		"sidecar_delete_cache_evictions_total", "sidecar_delete_cache_bytes",
 		"go_goroutines", "process_cpu_seconds_total",
 	} {

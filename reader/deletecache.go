@@ -12,6 +12,7 @@ import (
 	"github.com/apache/iceberg-go/table/dv"
 	"golang.org/x/sync/singleflight"
 
+	"github.com/druidiceberg/sidecar/internal/memory"
 	"github.com/druidiceberg/sidecar/splits/split"
 )
 
@@ -20,7 +21,9 @@ import (
 // read and decoded once while it stays cached, not once per split. It is
 // bounded by an estimate of the memory its entries hold: past the bound it
 // drops the least recently used ones, and an entry larger than the whole
-// bound is used by the streams that asked for it but not kept.
+// bound is used by the streams that asked for it but not kept. An entry a
+// stream still uses is never evicted: while every entry is in use the cache
+// may hold more than its bound, and gives it back as the streams end.
 //
 // A first request for a delete file loads it; requests for the same file
 // that arrive while it loads wait for that load instead of starting their
@@ -127,23 +130,34 @@ type cacheEntry struct {
 	key  string
 	val  any
 	size int64
+	// res is what the entry holds of the memory budget, given back when it
+	// leaves the cache; refs counts the streams using it, which keep it
+	// from leaving (see pin).
+	res  *memory.Reservation
+	refs int
 }
 
 // get returns the value cached under key, or loads it once for every
 // concurrent caller. load returns the value and its estimated size in
-// bytes. loaded says whether this caller ran the load.
-func (c *DeleteCache) get(key string, kind split.DeleteKind, load func() (any, int64, error)) (val any, loaded bool, err error) {
+// bytes, having reserved that from the memory budget in res, which the
+// entry then holds. loaded says whether this caller ran the load. unpin,
+// which the caller calls once it no longer uses the value, keeps the
+// entry in the cache until then; when the value was not kept (larger than
+// the cache), unpin gives res back instead.
+func (c *DeleteCache) get(key string, kind split.DeleteKind, res *memory.Reservation, load func() (any, int64, error)) (val any, loaded bool, unpin func(), err error) {
 	c.mu.Lock()
 	if e, ok := c.entries[key]; ok {
 		c.lru.MoveToFront(e)
 		c.hits[kind]++
+		ce := c.pinLocked(e)
 		c.mu.Unlock()
 		c.observeLookup(kind, true)
-		return e.Value.(*cacheEntry).val, false, nil
+		return ce.val, false, c.unpinner(ce), nil
 	}
 	c.flying++
 	c.mu.Unlock()
 
+	var stored *cacheEntry
 	val, err, _ = c.group.Do(key, func() (v any, err error) {
 		c.mu.Lock()
 		if e, ok := c.entries[key]; ok {
@@ -157,7 +171,7 @@ func (c *DeleteCache) get(key string, kind split.DeleteKind, load func() (any, i
 		if err != nil {
 			return nil, err
 		}
-		c.add(key, v, size)
+		stored = c.add(key, v, size, res)
 		return v, nil
 	})
 
@@ -166,12 +180,46 @@ func (c *DeleteCache) get(key string, kind split.DeleteKind, load func() (any, i
 	c.flying--
 	if hit {
 		c.hits[kind]++
+		// A waiter on another's load: pin what that load stored.
+		if e, ok := c.entries[key]; ok && e.Value.(*cacheEntry).val == val {
+			stored = c.pinLocked(e)
+		}
 	} else {
 		c.misses[kind]++
 	}
 	c.mu.Unlock()
 	c.observeLookup(kind, hit)
-	return val, loaded, err
+	switch {
+	case err != nil:
+		return nil, loaded, func() {}, err
+	case stored != nil:
+		return val, loaded, c.unpinner(stored), nil
+	case loaded:
+		return val, loaded, res.Release, nil
+	}
+	return val, loaded, func() {}, nil
+}
+
+func (c *DeleteCache) pinLocked(e *list.Element) *cacheEntry {
+	ce := e.Value.(*cacheEntry)
+	ce.refs++
+	return ce
+}
+
+// unpinner returns the function that ends one use of e: an entry no
+// stream uses may leave the cache, and does at once while the cache is
+// over its bound.
+func (c *DeleteCache) unpinner(e *cacheEntry) func() {
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			c.mu.Lock()
+			e.refs--
+			out := c.evictLocked(func() bool { return c.bytes > c.max })
+			c.mu.Unlock()
+			c.gone(out)
+		})
+	}
 }
 
 func (c *DeleteCache) observeLookup(kind split.DeleteKind, hit bool) {
@@ -180,45 +228,90 @@ func (c *DeleteCache) observeLookup(kind split.DeleteKind, hit bool) {
 	}
 }
 
-// add stores a loaded value, evicting the least recently used entries past
-// the bound; a value larger than the bound is not stored.
-func (c *DeleteCache) add(key string, val any, size int64) {
+// add stores a loaded value, pinned by its loader, and evicts the least
+// recently used entries that no stream uses past the bound; a value larger
+// than the bound is not stored (nil).
+func (c *DeleteCache) add(key string, val any, size int64, res *memory.Reservation) *cacheEntry {
 	size += int64(len(key)) + entryOverhead
 	if size > c.max {
-		return
+		return nil
 	}
 	c.mu.Lock()
 	if _, ok := c.entries[key]; ok {
 		c.mu.Unlock()
-		return
+		return nil
 	}
-	c.entries[key] = c.lru.PushFront(&cacheEntry{key: key, val: val, size: size})
+	e := &cacheEntry{key: key, val: val, size: size, res: res, refs: 1}
+	c.entries[key] = c.lru.PushFront(e)
 	c.bytes += size
-	delta, evicted := size, 0
-	for c.bytes > c.max {
-		e := c.lru.Back()
-		ce := e.Value.(*cacheEntry)
-		c.lru.Remove(e)
-		delete(c.entries, ce.key)
-		c.bytes -= ce.size
-		delta -= ce.size
-		evicted++
-	}
-	c.evicted += int64(evicted)
+	out := c.evictLocked(func() bool { return c.bytes > c.max })
 	c.mu.Unlock()
 	if c.obs != nil {
-		c.obs.DeleteCacheChanged(delta, evicted)
+		c.obs.DeleteCacheChanged(size, 0)
+	}
+	c.gone(out)
+	return e
+}
+
+// Reclaim evicts entries that no stream uses, least recently used first,
+// until they held need bytes or none is left: the memory budget calls it
+// (memory.Budget.OnPressure) before it refuses a reservation.
+func (c *DeleteCache) Reclaim(need int64) {
+	c.mu.Lock()
+	freed := int64(0)
+	out := c.evictLocked(func() bool { return freed < need }, &freed)
+	c.mu.Unlock()
+	c.gone(out)
+}
+
+// evictLocked drops the least recently used entries that no stream uses
+// while more is true, adding their sizes to each of freed, and returns
+// them.
+func (c *DeleteCache) evictLocked(more func() bool, freed ...*int64) []*cacheEntry {
+	var out []*cacheEntry
+	for e := c.lru.Back(); e != nil && more(); {
+		prev := e.Prev()
+		if ce := e.Value.(*cacheEntry); ce.refs <= 0 {
+			c.lru.Remove(e)
+			delete(c.entries, ce.key)
+			c.bytes -= ce.size
+			for _, f := range freed {
+				*f += ce.size
+			}
+			out = append(out, ce)
+		}
+		e = prev
+	}
+	c.evicted += int64(len(out))
+	return out
+}
+
+// gone gives back the memory of evicted entries and reports them; called
+// without the lock.
+func (c *DeleteCache) gone(out []*cacheEntry) {
+	if len(out) == 0 {
+		return
+	}
+	delta := int64(0)
+	for _, e := range out {
+		e.res.Release()
+		delta -= e.size
+	}
+	if c.obs != nil {
+		c.obs.DeleteCacheChanged(delta, len(out))
 	}
 }
 
 // The memory estimates. A string-keyed map entry costs its key's bytes and
-// about 40 more (the string header, the map slot and its control byte at the
-// map's load factor, and the key allocation's rounding); a roaring bitmap
+// about 64 more (the string header, the map slot and its control byte at the
+// map's load factor after growth, and the key allocation's rounding): a
+// million 9-byte equality keys hold 71.6 bytes each, measured with
+// runtime.ReadMemStats after a collection; a roaring bitmap
 // costs its serialized size and a few hundred bytes of structs, slices and
 // its map of 32-bit buckets; a cache entry costs its key, a list element
 // and the map entry that finds it.
 const (
-	mapEntryOverhead = 40
+	mapEntryOverhead = 64
 	mapOverhead      = 64
 	bitmapOverhead   = 320
 	entryOverhead    = 160
@@ -286,9 +379,10 @@ func (k keyBuilder) str(s string) keyBuilder {
 func (k keyBuilder) int(v int64) keyBuilder { return binary.AppendVarint(k, v) }
 
 // positionKey identifies a decoded positional delete file: its path as the
-// manifest spells it, and its size.
-func positionKey(space uint64, d split.DeleteFile) string {
-	return string(newKey('p', space).str(d.Path).int(d.Size))
+// manifest spells it, and its size; with dataPath, only the positions of
+// that data file.
+func positionKey(space uint64, d split.DeleteFile, dataPath string) string {
+	return string(newKey('p', space).str(d.Path).int(d.Size).str(dataPath))
 }
 
 // deletionVectorKey identifies a deletion vector: its puffin file, the

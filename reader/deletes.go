@@ -2,6 +2,7 @@ package reader
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"iter"
@@ -14,6 +15,7 @@ import (
 	"github.com/apache/iceberg-go/table/dv"
 	"github.com/parquet-go/parquet-go"
 
+	"github.com/druidiceberg/sidecar/internal/memory"
 	"github.com/druidiceberg/sidecar/reader/parquetpage"
 	"github.com/druidiceberg/sidecar/splits/split"
 )
@@ -91,7 +93,8 @@ func (w *positionWalk) deleted(pos uint64) bool {
 
 // deleteLoader loads the delete files of one Open: through the Reader's
 // DeleteCache when it has one, straight from storage otherwise. It counts
-// the files it read itself.
+// the files it read itself, and holds what they reserved of the memory
+// budget (or their cache entries) until the stream is closed (release).
 type deleteLoader struct {
 	r      *Reader
 	fs     icebergio.IO // the table's FileIO
@@ -100,6 +103,8 @@ type deleteLoader struct {
 	// Reader has no DeleteCache, by path: the files of a packed split
 	// mostly share them.
 	eqKeys map[string]*eqKeys
+	// held end this stream's uses of decoded delete files.
+	held []func()
 }
 
 // fs returns a FileIO for one delete file, so that a storage error while
@@ -107,21 +112,79 @@ type deleteLoader struct {
 func (l *deleteLoader) watched() *watchedIO { return &watchedIO{IO: l.fs} }
 
 // cached returns the value under key, loading it (and counting the load)
-// when this caller has to; without a cache it always loads.
-func (l *deleteLoader) cached(key func() string, kind split.DeleteKind, load func() (any, int64, error)) (any, error) {
+// when this caller has to; without a cache it always loads. load decodes
+// the file, reserving what it holds from res as it goes (see charge), and
+// returns the value and its estimated size.
+// what names the file for the errors.
+func (l *deleteLoader) cached(key func() string, kind split.DeleteKind, what string, load func(res *memory.Reservation) (any, int64, error)) (any, error) {
+	res, err := l.r.budget.Reserve(memory.Deletes, 0, l.r.deleteBound, l.r.deleteBoundName)
+	if err != nil {
+		return nil, err
+	}
+	sized := func() (any, int64, error) {
+		v, size, err := load(res)
+		if err == nil {
+			// The estimate replaces what the decoding charged.
+			if err = res.Set(size); err != nil {
+				err = fmt.Errorf("hold decoded %s: %w", what, err)
+			}
+		}
+		if err != nil {
+			res.Release()
+			return nil, 0, err
+		}
+		return v, size, nil
+	}
 	if l.r.cache == nil {
-		v, _, err := load()
+		v, _, err := sized()
 		if err == nil {
 			l.loaded[kind]++
+			l.held = append(l.held, res.Release)
 		}
 		return v, err
 	}
-	v, loaded, err := l.r.cache.get(key(), kind, load)
+	v, loaded, unpin, err := l.r.cache.get(key(), kind, res, sized)
 	if loaded && err == nil {
 		l.loaded[kind]++
 	}
+	if !loaded {
+		res.Release() // reserved nothing
+	}
+	l.held = append(l.held, unpin)
 	return v, err
 }
+
+// release ends the uses of what the loader loaded.
+func (l *deleteLoader) release() {
+	for _, f := range l.held {
+		f()
+	}
+	l.held = nil
+}
+
+// charge counts memory that a delete file being decoded takes, reserving
+// it from the budget a chunk at a time: a reservation takes a lock, and a
+// decoded file adds a few bytes a row.
+type charge struct {
+	res     *memory.Reservation
+	pending int64
+}
+
+const chargeChunk = 64 << 10
+
+func (c *charge) add(n int64) error {
+	c.pending += n
+	if c.pending < chargeChunk {
+		return nil
+	}
+	n, c.pending = c.pending, 0
+	return c.res.Grow(n)
+}
+
+// positionBytes is what a deleted position adds to its bitmap at most: two
+// bytes in an array container; a dense container holds 65,536 positions
+// in 8 KiB.
+const positionBytes = 2
 
 // loadPositions reads every positional delete file and deletion vector of
 // the split. The bitmaps it gets may be shared with other streams through
@@ -165,20 +228,46 @@ func loadPositions(l *deleteLoader, s split.Split) (*positions, error) {
 }
 
 // positionDeletes returns the positions that the positional delete file d
-// names for the data file dataPath; nil when it names none. With a cache the
-// whole file is decoded once, for every data file it names; without one,
-// only dataPath's positions are kept.
+// names for the data file dataPath; nil when it names none. Without a
+// cache, only dataPath's positions are kept. With one, the file is decoded
+// once for every data file it names, as long as that holds at most
+// wholeFileBytes; a larger file (many data files, or paths that are no
+// data file of the table) is decoded for each data file, keeping only that
+// file's positions, and the cache remembers that it is.
 func (l *deleteLoader) positionDeletes(d split.DeleteFile, dataPath string) (*dv.RoaringPositionBitmap, error) {
 	if !strings.EqualFold(d.Format, string(iceberg.ParquetFile)) {
 		return nil, fmt.Errorf("%w: positional delete file %s is %s; only Parquet delete files are read",
 			ErrUnsupported, d.Path, d.Format)
 	}
 	only := dataPath
+	key := func() string { return positionKey(l.r.space, d, "") }
 	if l.r.cache != nil {
-		only = ""
+		v, err := l.cached(key, split.DeletePosition, "positional delete file "+d.Path, func(res *memory.Reservation) (any, int64, error) {
+			whole := int64(wholeFileBytes)
+			if l.r.deleteBound > 0 {
+				// Decoding whole never refuses what one data file's
+				// positions would fit in.
+				whole = min(whole, l.r.deleteBound/2)
+			}
+			e, err := readPositionDeletes(l.watched(), d, "", res, whole)
+			if errors.Is(err, errWholeTooLarge) {
+				return wideFile, 0, nil
+			}
+			if err != nil {
+				return nil, 0, err
+			}
+			return e, e.size(), nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		if v != wideFile {
+			return v.(*positionEntry).positionsOf(d, dataPath)
+		}
+		key = func() string { return positionKey(l.r.space, d, dataPath) }
 	}
-	v, err := l.cached(func() string { return positionKey(l.r.space, d) }, split.DeletePosition, func() (any, int64, error) {
-		e, err := readPositionDeletes(l.watched(), d, only)
+	v, err := l.cached(key, split.DeletePosition, "positional delete file "+d.Path, func(res *memory.Reservation) (any, int64, error) {
+		e, err := readPositionDeletes(l.watched(), d, only, res, 0)
 		if err != nil {
 			return nil, 0, err
 		}
@@ -187,7 +276,24 @@ func (l *deleteLoader) positionDeletes(d split.DeleteFile, dataPath string) (*dv
 	if err != nil {
 		return nil, err
 	}
-	e := v.(*positionEntry)
+	return v.(*positionEntry).positionsOf(d, dataPath)
+}
+
+// wholeFileBytes bounds the memory of a positional delete file decoded for
+// every data file it names: a file that names a partition's data files
+// holds far less; past it, the file is decoded for each data file.
+const wholeFileBytes = 16 << 20
+
+// errWholeTooLarge stops decoding a positional delete file whole.
+var errWholeTooLarge = errors.New("the positional delete file is too large to decode for every data file it names")
+
+// wideFile is the cache's entry for a positional delete file that is
+// decoded for each data file (see positionDeletes).
+var wideFile = &positionEntry{}
+
+// positionsOf returns the positions of the data file dataPath, or the
+// error of an impossible position the file gives it.
+func (e *positionEntry) positionsOf(d split.DeleteFile, dataPath string) (*dv.RoaringPositionBitmap, error) {
 	if bad, ok := e.corrupt[dataPath]; ok {
 		return nil, fmt.Errorf("read positional delete file %s: %w: position %s", d.Path, ErrCorruptFile, bad)
 	}
@@ -197,8 +303,10 @@ func (l *deleteLoader) positionDeletes(d split.DeleteFile, dataPath string) (*dv
 // readPositionDeletes decodes the positional delete file d into one bitmap
 // per data file it names (only that of the data file only, when only is not
 // empty). Data files are told apart by the path exactly as the manifests
-// spell it, never by the location-mapped one.
-func readPositionDeletes(fs *watchedIO, d split.DeleteFile, only string) (_ *positionEntry, err error) {
+// spell it, never by the location-mapped one. What it decodes is reserved
+// from res as it goes; with whole > 0, decoding stops with
+// errWholeTooLarge once it would hold more than whole bytes.
+func readPositionDeletes(fs *watchedIO, d split.DeleteFile, only string, res *memory.Reservation, whole int64) (_ *positionEntry, err error) {
 	pf, f, err := openParquet(fs, "positional delete file", d.Path, d.Size)
 	if err != nil {
 		return nil, err
@@ -218,6 +326,13 @@ func readPositionDeletes(fs *watchedIO, d split.DeleteFile, only string) (_ *pos
 	// one of the row before.
 	var curPath []byte
 	var cur *dv.RoaringPositionBitmap
+	mem, held := charge{res: res}, int64(0)
+	account := func(n int64) error {
+		if held += n; whole > 0 && held > whole {
+			return errWholeTooLarge
+		}
+		return mem.add(n)
+	}
 	err = scanRows(fs, pf, f, r.order, func() error {
 		if lp.null() {
 			return nil
@@ -229,6 +344,9 @@ func readPositionDeletes(fs *watchedIO, d split.DeleteFile, only string) (_ *pos
 		if cur == nil || !bytes.Equal(path, curPath) {
 			curPath = append(curPath[:0], path...)
 			if cur = e.byPath[string(path)]; cur == nil {
+				if err := account(int64(len(path)) + mapEntryOverhead + bitmapOverhead); err != nil {
+					return err
+				}
 				cur = dv.NewRoaringPositionBitmap()
 				e.byPath[string(path)] = cur
 			}
@@ -242,6 +360,9 @@ func readPositionDeletes(fs *watchedIO, d split.DeleteFile, only string) (_ *pos
 				return fmt.Errorf("%w: position %s", ErrCorruptFile, q)
 			}
 			if _, seen := e.corrupt[string(path)]; !seen {
+				if err := account(int64(len(path)+len(q)) + mapEntryOverhead); err != nil {
+					return err
+				}
 				if e.corrupt == nil {
 					e.corrupt = map[string]string{}
 				}
@@ -250,8 +371,11 @@ func readPositionDeletes(fs *watchedIO, d split.DeleteFile, only string) (_ *pos
 			return nil
 		}
 		cur.Set(uint64(lq.cur.Int64[lq.vpos]))
-		return nil
+		return account(positionBytes)
 	})
+	if errors.Is(err, errWholeTooLarge) {
+		return nil, err
+	}
 	if err != nil {
 		return nil, fmt.Errorf("read positional delete file %s: %w", d.Path, err)
 	}
@@ -293,7 +417,7 @@ func (l *deleteLoader) deletionVector(d split.DeleteFile, dataPath string) (*dv.
 		return nil, fmt.Errorf("read deletion vector %s: %w: it references %s, not %s",
 			d.Path, ErrCorruptFile, ref, dataPath)
 	}
-	v, err := l.cached(func() string { return deletionVectorKey(l.r.space, d, ref) }, split.DeleteDeletionVector, func() (any, int64, error) {
+	v, err := l.cached(func() string { return deletionVectorKey(l.r.space, d, ref) }, split.DeleteDeletionVector, "deletion vector "+d.Path, func(*memory.Reservation) (any, int64, error) {
 		bm, err := readDeletionVector(l.watched(), d, ref)
 		if err != nil {
 			return nil, 0, err

@@ -24,6 +24,10 @@ type eqKeys struct {
 // row in 70 that is not deleted still reaches the map.
 const bitsPerKey = 16
 
+// filterBytesPerKey is what the filter holds for each key, at most: the
+// filter's size is rounded up to a power of two.
+const filterBytesPerKey = 2 * bitsPerKey / 8
+
 // newEqKeys builds the filter over the keys of m; m is not copied and must
 // not change afterwards.
 func newEqKeys(m map[string]struct{}) *eqKeys {

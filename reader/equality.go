@@ -10,6 +10,7 @@ import (
 	"github.com/apache/iceberg-go"
 	"github.com/parquet-go/parquet-go"
 
+	"github.com/druidiceberg/sidecar/internal/memory"
 	"github.com/druidiceberg/sidecar/reader/parquetpage"
 	"github.com/druidiceberg/sidecar/splits/split"
 )
@@ -116,8 +117,8 @@ func (l *deleteLoader) equalityKeys(d split.DeleteFile, t split.TableSchema) (*e
 			return nil, err
 		}
 	}
-	v, err := l.cached(func() string { return key }, split.DeleteEquality, func() (any, int64, error) {
-		keys, err := readEqualityDeletes(l.watched(), d, t)
+	v, err := l.cached(func() string { return key }, split.DeleteEquality, "equality delete file "+d.Path, func(res *memory.Reservation) (any, int64, error) {
+		keys, err := readEqualityDeletes(l.watched(), d, t, res)
 		if err != nil {
 			return nil, 0, err
 		}
@@ -205,8 +206,9 @@ func (r *resolver) findColumn(c *parquet.Column, id int) *parquet.Column {
 // reading its equality columns by field id, or through the table's name
 // mapping when the file has no ids (the file may hold more columns, such as
 // the whole rows Flink writes). Keys are in the table schema's types, so a
-// key column written under an older, narrower type still matches.
-func readEqualityDeletes(fs *watchedIO, d split.DeleteFile, t split.TableSchema) (_ map[string]struct{}, err error) {
+// key column written under an older, narrower type still matches. What it
+// decodes is reserved from res as it goes, its filter included.
+func readEqualityDeletes(fs *watchedIO, d split.DeleteFile, t split.TableSchema, res *memory.Reservation) (_ map[string]struct{}, err error) {
 	if !strings.EqualFold(d.Format, string(iceberg.ParquetFile)) {
 		return nil, fmt.Errorf("%w: equality delete file %s is %s; only Parquet delete files are read",
 			ErrUnsupported, d.Path, d.Format)
@@ -238,6 +240,7 @@ func readEqualityDeletes(fs *watchedIO, d split.DeleteFile, t split.TableSchema)
 	}
 	keys := map[string]struct{}{}
 	var kb []byte
+	mem := charge{res: res}
 	err = scanRows(fs, pf, f, r.order, func() error {
 		kb = kb[:0]
 		for _, l := range cols {
@@ -245,6 +248,7 @@ func readEqualityDeletes(fs *watchedIO, d split.DeleteFile, t split.TableSchema)
 		}
 		if _, ok := keys[string(kb)]; !ok {
 			keys[string(kb)] = struct{}{}
+			return mem.add(int64(len(kb)) + mapEntryOverhead + filterBytesPerKey)
 		}
 		return nil
 	})

@@ -47,6 +47,7 @@ import (
 	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/parquet-go/parquet-go"
 
+	"github.com/druidiceberg/sidecar/internal/memory"
 	"github.com/druidiceberg/sidecar/reader/parquetpage"
 	"github.com/druidiceberg/sidecar/splits/split"
 )
@@ -71,7 +72,12 @@ type Reader struct {
 	enc       encoding
 	cache     *DeleteCache // nil: every Open reads its delete files
 	space     uint64       // the Reader's namespace in cache
-	entries   int          // entries a leaf decodes at a time; 0: batchEntries
+	// budget is the memory that decoded delete files reserve as they
+	// decode (nil: none); deleteBound bounds one file's (0: the budget's).
+	budget          *memory.Budget
+	deleteBound     int64
+	deleteBoundName string
+	entries         int // entries a leaf decodes at a time; 0: batchEntries
 }
 
 // Option configures a Reader.
@@ -106,6 +112,18 @@ func WithBinaryAsString(asString bool) Option {
 // Open reads and decodes its split's delete files.
 func WithDeleteCache(c *DeleteCache) Option {
 	return func(r *Reader) { r.cache = c }
+}
+
+// WithMemory has delete files reserve from b the memory they hold as they
+// are decoded, and keep it while they are used or cached; bound, when > 0,
+// is the most one decoded delete file may hold, and boundName what sets it
+// (for the error). A file that would hold more than bound (or than the
+// budget) fails Open with an error that names it and wraps
+// memory.ErrTooLarge; one that does not fit while others hold the budget
+// fails with memory.ErrBusy. The DeleteCache gives idle entries back when
+// b asks (DeleteCache.Reclaim).
+func WithMemory(b *memory.Budget, bound int64, boundName string) Option {
+	return func(r *Reader) { r.budget, r.deleteBound, r.deleteBoundName = b, bound, boundName }
 }
 
 // New returns a Reader.
@@ -241,6 +259,7 @@ func (r *Reader) OpenAll(ctx context.Context, fs icebergio.IO, parts []split.Spl
 		st.name = fmt.Sprintf("%s and %d more data files", first.Data.Path, len(parts)-1)
 	}
 	if st.cur, err = st.open(ctx, first); err != nil {
+		st.loader.release()
 		return nil, err
 	}
 	st.next = 1
@@ -612,6 +631,7 @@ func (s *Stream) Close() error {
 		return nil
 	}
 	s.closed = true
+	defer s.loader.release()
 	return s.closeCurrent()
 }
 

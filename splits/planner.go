@@ -29,6 +29,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 	lru "github.com/hashicorp/golang-lru/v2"
 
+	"github.com/druidiceberg/sidecar/internal/memory"
 	"github.com/druidiceberg/sidecar/splits/split"
 )
 
@@ -62,6 +63,8 @@ type Planner struct {
 	footers         *lru.Cache[string, footerGroups]
 	// plans caches the plans that reference tokens name (see Resolve).
 	plans *planCache
+	// budget admits plans by the memory they need (WithMemoryBudget).
+	budget *memory.Budget
 }
 
 // NewPlanner returns a planner over a catalog. It does not contact the
@@ -279,6 +282,11 @@ func schemaOf(meta table.Metadata, sp split.Split) (split.TableSchema, error) {
 // PlanFiles plans a table's snapshot with iceberg-go: every data file with
 // the delete files that apply to it. Its errors are classified as Plan's.
 func (p *Planner) PlanFiles(ctx context.Context, tbl *table.Table, name string, snapshotID int64) (_ []table.FileScanTask, err error) {
+	if snap := tbl.Metadata().SnapshotByID(snapshotID); snap != nil {
+		if err := p.admitPlan(ctx, tbl, name, snap); err != nil {
+			return nil, err
+		}
+	}
 	scan := tbl.Scan(table.WithSnapshotID(snapshotID))
 	defer func() {
 		if cerr := scan.Close(); cerr != nil && err == nil {

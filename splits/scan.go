@@ -61,6 +61,9 @@ func (p *Planner) scanWith(ctx context.Context, pl *planning) error {
 			return fmt.Errorf("%w: icebergFilter: %w", ErrBadRequest, err)
 		}
 	}
+	if err := p.admitPlan(ctx, pl.tbl, req.Table, pl.snap); err != nil {
+		return err
+	}
 	var tasks []table.FileScanTask
 	var err error
 	if req.FromSnapshot != nil {

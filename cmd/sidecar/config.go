@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/druidiceberg/sidecar/handlers"
+	"github.com/druidiceberg/sidecar/internal/memory"
 	"github.com/druidiceberg/sidecar/splits"
 	"github.com/druidiceberg/sidecar/splits/catalog"
 )
@@ -93,6 +94,13 @@ type config struct {
 	// startupPing is how long start-up waits for each catalog before it
 	// listens anyway; not a flag either.
 	startupPing time.Duration
+
+	// MaxDeleteMemory bounds the memory one decoded delete file may hold;
+	// 0 is the memory rule's (memoryRule).
+	MaxDeleteMemory int64
+	// memoryLimit is the process's Go memory limit (memory.SetLimit),
+	// which sizes the memory budget; set by run, not a flag.
+	memoryLimit memory.Limit
 }
 
 // defaultWriteStallTimeout is the default of --write-stall-timeout: minutes,
@@ -241,7 +249,9 @@ func parseServe(args []string, getenv func(string) string, help io.Writer) (conf
 	fs.IntVar(&c.MaxSplitFiles, "max-split-files", splits.DefaultMaxSplitFiles, "most data files one split of the row path packs")
 	fs.IntVar(&c.BatchRows, "batch-rows", 0, "rows per flushed batch of a row stream (0: the reader's default)")
 	deleteCache := byteSize(defaultDeleteCacheSize)
-	fs.Var(&deleteCache, "delete-cache-size", "memory for decoded delete files shared by all streams, such as 256MiB or 1GiB (0: decode them for every split)")
+	fs.Var(&deleteCache, "delete-cache-size", "memory for decoded delete files shared by all streams, such as 256MiB or 1GiB, raised to --max-delete-memory (0: decode them for every split)")
+	var maxDelete byteSize
+	fs.Var(&maxDelete, "max-delete-memory", "most memory one decoded delete file may hold; a split past it is a 422 (0: half the memory budget, or 1GiB without a memory limit; raise it for upsert tables with large equality-delete sets)")
 	fs.StringVar(&c.BasicAuthFile, "basic-auth-file", "", "file of username:password lines; when set (or SIDECAR_BASIC_AUTH_USERNAME and _PASSWORD are), HTTP Basic auth is required")
 	fs.BoolVar(&c.AuthMetrics, "auth-metrics", false, "require Basic auth on /metrics too")
 	fs.StringVar(&c.DruidPasswordEnv, "druid-password-env", "SIDECAR_HTTP_PASSWORD", "environment variable Druid's tasks read the password from; named in the generated inputSource")
@@ -250,6 +260,7 @@ func parseServe(args []string, getenv func(string) string, help io.Writer) (conf
 		return c, err
 	}
 	c.DeleteCacheSize = int64(deleteCache)
+	c.MaxDeleteMemory = int64(maxDelete)
 	if c.CatalogProps, err = keyValues("--catalog-prop", props); err != nil {
 		return c, err
 	}

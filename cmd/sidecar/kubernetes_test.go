@@ -16,7 +16,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"go.yaml.in/yaml/v3"
 
+	"github.com/druidiceberg/sidecar/internal/memory"
 	"github.com/druidiceberg/sidecar/metrics"
+	"github.com/druidiceberg/sidecar/splits"
 	"github.com/druidiceberg/sidecar/splits/split"
 )
 
@@ -49,6 +51,13 @@ type k8sObject struct {
 						Name          string `yaml:"name"`
 						ContainerPort int    `yaml:"containerPort"`
 					} `yaml:"ports"`
+					Env []struct {
+						Name string `yaml:"name"`
+					} `yaml:"env"`
+					Resources struct {
+						Requests map[string]string `yaml:"requests"`
+						Limits   map[string]string `yaml:"limits"`
+					} `yaml:"resources"`
 					ReadinessProbe k8sProbe `yaml:"readinessProbe"`
 					LivenessProbe  k8sProbe `yaml:"livenessProbe"`
 					VolumeMounts   []struct {
@@ -291,5 +300,38 @@ func TestKubernetesManifests(t *testing.T) {
 	}
 	if !ok {
 		t.Errorf("the autoscaler does not target sidecar_streams_active per pod below --max-streams %d", cfg.MaxStreams)
+	}
+	checkMemoryRule(t, c.Env, c.Resources.Requests["memory"], c.Resources.Limits["memory"])
+}
+
+// manifestPlanFiles is the table size the manifest's memory is sized for:
+// two plans of it at once.
+const manifestPlanFiles = 100_000
+
+// checkMemoryRule holds the manifest's memory to the memory rule: no
+// GOMEMLIMIT (the sidecar derives it from the container's limit), a limit
+// whose budget plans two tables of manifestPlanFiles data files at once,
+// and a request equal to it.
+func checkMemoryRule(t *testing.T, env []struct {
+	Name string `yaml:"name"`
+}, request, limit string) {
+	t.Helper()
+	for _, e := range env {
+		if e.Name == "GOMEMLIMIT" || e.Name == "SIDECAR_MAX_DELETE_MEMORY" {
+			t.Errorf("the manifest sets %s: the memory rule sizes it from the container's limit", e.Name)
+		}
+	}
+	n, ok := strings.CutSuffix(limit, "Gi")
+	gib, err := strconv.Atoi(n)
+	if !ok || err != nil {
+		t.Fatalf("memory limit %q, want whole Gi", limit)
+	}
+	capacity, _ := memory.BudgetOf(memory.Limit{Bytes: int64(float64(int64(gib)<<30) * memory.ContainerShare)})
+	if need := int64(2 * manifestPlanFiles * splits.PlanBytesPerFile); capacity < need {
+		t.Errorf("a %s limit gives a budget of %s, less than two plans of %d data files (%s)", limit,
+			memory.Bytes(capacity), manifestPlanFiles, memory.Bytes(need))
+	}
+	if request != limit {
+		t.Errorf("memory request %q, limit %q: equal, so that a replica is not evicted for memory it was promised", request, limit)
 	}
 }

@@ -22,6 +22,7 @@ import (
 
 	"github.com/druidiceberg/sidecar/handlers"
 	"github.com/druidiceberg/sidecar/internal/demo"
+	"github.com/druidiceberg/sidecar/internal/memory"
 	"github.com/druidiceberg/sidecar/metrics"
 	"github.com/druidiceberg/sidecar/reader"
 	"github.com/druidiceberg/sidecar/splits"
@@ -62,6 +63,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		if err != nil {
 			fmt.Fprintf(stderr, "sidecar serve: %v\n", err)
 			return 2
+		}
+		if cfg.memoryLimit, err = memory.SetLimit(getenv, os.DirFS("/")); err != nil {
+			fmt.Fprintf(stderr, "sidecar serve: %v\n", err)
+			return 1
 		}
 		if err := serve(ctx, cfg, stderr, nil); err != nil {
 			fmt.Fprintf(stderr, "sidecar serve: %v\n", err)
@@ -128,9 +133,17 @@ func serve(ctx context.Context, cfg config, logOut io.Writer, ready chan<- strin
 	if cfg.BatchRows > 0 {
 		readerOpts = append(readerOpts, reader.WithBatchRows(cfg.BatchRows))
 	}
+	budget, deleteBound, boundName := memoryRule(cfg, m)
+	log.Info("memory", slog.Int64("limit", cfg.memoryLimit.Bytes), slog.String("limit_from", cfg.memoryLimit.Origin),
+		slog.Int64("budget", budget.Capacity()), slog.Int64("max_delete_memory", deleteBound))
+	readerOpts = append(readerOpts, reader.WithMemory(budget, deleteBound, boundName))
 	if cfg.DeleteCacheSize > 0 {
-		// One cache and one bound for every catalog's streams.
-		cache := reader.NewDeleteCache(cfg.DeleteCacheSize, handlers.DeleteCacheMetrics(m))
+		// One cache and one bound for every catalog's streams. It keeps
+		// at least one delete file of the largest size decoded, so that
+		// a large equality-delete set every split needs is decoded once;
+		// its idle entries give memory back to the budget.
+		cache := reader.NewDeleteCache(max(cfg.DeleteCacheSize, deleteBound), handlers.DeleteCacheMetrics(m))
+		budget.OnPressure(cache.Reclaim)
 		readerOpts = append(readerOpts, reader.WithDeleteCache(cache))
 	}
 	var cats []handlers.Catalog
@@ -155,7 +168,7 @@ func serve(ctx context.Context, cfg config, logOut io.Writer, ready chan<- strin
 		}()
 		planner, err := splits.NewPlanner(cat, signer,
 			splits.WithTargetSplitSize(int64(cfg.TargetSplitSize)), splits.WithMaxSplitFiles(cfg.MaxSplitFiles),
-			splits.WithMaxSplits(cfg.MaxSplits))
+			splits.WithMaxSplits(cfg.MaxSplits), splits.WithMemoryBudget(budget))
 		if err != nil {
 			return err
 		}
