@@ -7,7 +7,6 @@ import (
 	"iter"
 	"math"
 	"strconv"
-	"strings"
 
 	"github.com/apache/iceberg-go"
 	icebergio "github.com/apache/iceberg-go/io"
@@ -169,9 +168,8 @@ func loadPositions(l *deleteLoader, s split.Split) (*positions, error) {
 // whole file is decoded once, for every data file it names; without one,
 // only dataPath's positions are kept.
 func (l *deleteLoader) positionDeletes(d split.DeleteFile, dataPath string) (*dv.RoaringPositionBitmap, error) {
-	if !strings.EqualFold(d.Format, string(iceberg.ParquetFile)) {
-		return nil, fmt.Errorf("%w: positional delete file %s is %s; only Parquet delete files are read",
-			ErrUnsupported, d.Path, d.Format)
+	if err := checkFormat("positional delete file", d.Path, d.Format); err != nil {
+		return nil, err
 	}
 	only := dataPath
 	if l.r.cache != nil {
@@ -199,12 +197,12 @@ func (l *deleteLoader) positionDeletes(d split.DeleteFile, dataPath string) (*dv
 // empty). Data files are told apart by the path exactly as the manifests
 // spell it, never by the location-mapped one.
 func readPositionDeletes(fs *watchedIO, d split.DeleteFile, only string) (_ *positionEntry, err error) {
-	pf, f, err := openParquet(fs, "positional delete file", d.Path, d.Size)
+	cf, err := openColumns(fs, "positional delete file", d)
 	if err != nil {
 		return nil, err
 	}
-	defer closeErr(f, &err, "close positional delete file "+d.Path)
-	root := pf.Root()
+	defer closeErr(cf, &err, "close positional delete file "+d.Path)
+	root := cf.root
 	pathCol := deleteColumn(root, fieldIDDeleteFilePath, nameDeleteFilePath)
 	posCol := deleteColumn(root, fieldIDDeletePos, nameDeletePos)
 	if pathCol == nil || posCol == nil || pathCol.Type().Kind() != parquet.ByteArray || posCol.Type().Kind() != parquet.Int64 {
@@ -218,7 +216,7 @@ func readPositionDeletes(fs *watchedIO, d split.DeleteFile, only string) (_ *pos
 	// one of the row before.
 	var curPath []byte
 	var cur *dv.RoaringPositionBitmap
-	err = scanRows(fs, pf, f, r.order, func() error {
+	err = cf.scan(fs, r.order, func() error {
 		if lp.null() {
 			return nil
 		}
