@@ -3,13 +3,8 @@ package reader_test
 import (
 	"bytes"
 	"context"
-	"errors"
-	"fmt"
 	"os"
-	"runtime"
-	"runtime/debug"
 	"testing"
-	"time"
 
 	"github.com/twmb/avro/ocf"
 
@@ -77,7 +72,7 @@ func FuzzCorruptAvro(f *testing.F) {
 			target = bucket + "/pos.avro"
 		}
 		fsys := &overlayIO{IO: testFS(dir), path: target, data: data}
-		out, err := readAvroBounded(t, fsys, sp, schema, int64(len(data)))
+		out, err := readWithin(t, fsys, sp, schema, avroAllocBound(int64(len(data))), "a damaged Avro file")
 		switch {
 		case err != nil:
 			if !clearError(err) {
@@ -107,46 +102,3 @@ func avroFuzzSplit(del bool, size, delSize int64) split.Split {
 // files bytes may make: a block may declare and decompress to at most 64
 // MiB, and what it decompresses to is decoded and encoded in chunks.
 func avroAllocBound(files int64) uint64 { return 256<<20 + 64*uint64(files) }
-
-// readAvroBounded reads sp through fsys, failing t on a panic, a read past
-// its deadline, or an allocation beyond avroAllocBound.
-func readAvroBounded(t *testing.T, fsys *overlayIO, sp split.Split, ts split.TableSchema, files int64) ([]byte, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	type result struct {
-		out       []byte
-		err       error
-		panic     string
-		allocated uint64
-	}
-	done := make(chan result, 1)
-	go func() {
-		defer func() {
-			if p := recover(); p != nil {
-				done <- result{panic: fmt.Sprintf("%v\n%s", p, debug.Stack())}
-			}
-		}()
-		var out bytes.Buffer
-		var before, after runtime.MemStats
-		runtime.ReadMemStats(&before)
-		err := readSplit(ctx, newReader(fsys), sp, ts, &out)
-		runtime.ReadMemStats(&after)
-		done <- result{out: out.Bytes(), err: err, allocated: after.TotalAlloc - before.TotalAlloc}
-	}()
-	select {
-	case r := <-done:
-		if r.panic != "" {
-			t.Fatalf("the reader panicked: %s", r.panic)
-		}
-		if errors.Is(r.err, context.DeadlineExceeded) {
-			t.Fatal("the read ran past its deadline")
-		}
-		if bound := avroAllocBound(files); r.allocated > bound {
-			t.Fatalf("the read allocated %d MiB, more than the %d MiB bound", r.allocated>>20, bound>>20)
-		}
-		return r.out, r.err
-	case <-time.After(time.Minute):
-		t.Fatal("the read hangs: it ignored its context for a minute")
-		return nil, nil
-	}
-}
