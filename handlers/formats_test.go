@@ -3,6 +3,7 @@ package handlers_test
 import (
 	"context"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -12,43 +13,46 @@ import (
 	"github.com/druidiceberg/sidecar/internal/icewrite"
 )
 
+// describeFile describes a file of tbl to Iceberg, of the given content,
+// format, record count and size.
+func describeFile(t *testing.T, tbl *table.Table, content iceberg.ManifestEntryContent, name string, format iceberg.FileFormat, records, size int64) *iceberg.DataFileBuilder {
+	t.Helper()
+	b, err := iceberg.NewDataFileBuilder(*iceberg.UnpartitionedSpec, content, icewrite.DataPath(tbl, name), format, nil, nil, nil, records, size)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
 // TestUnservedFormatsRefusedWhenPlanning: a data file or delete file in a
-// format the reader does not read (ORC, Avro) is a 422 when planning,
-// naming the file, in every mode, never a plan whose streams fail.
+// format the reader does not read (ORC) is a 422 when planning, naming the
+// file, in every mode, never a plan whose streams fail.
 func TestUnservedFormatsRefusedWhenPlanning(t *testing.T) {
 	ctx := context.Background()
 	cat, dir := localWarehouse(t)
 	sc := iceberg.NewSchema(0, iceberg.NestedField{ID: 1, Name: "id", Type: iceberg.PrimitiveTypes.Int64, Required: true})
-	describe := func(tbl *table.Table, content iceberg.ManifestEntryContent, name string, format iceberg.FileFormat) iceberg.DataFile {
-		t.Helper()
-		b, err := iceberg.NewDataFileBuilder(*iceberg.UnpartitionedSpec, content, icewrite.DataPath(tbl, name), format, nil, nil, nil, 10, 1000)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return b.Build()
-	}
 	orc, err := icewrite.CreateTable(ctx, cat, table.Identifier{"fmt", "orc"}, sc, 2)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := icewrite.CommitDelta(ctx, orc, []iceberg.DataFile{describe(orc, iceberg.EntryContentData, "a.orc", iceberg.OrcFile)}, nil); err != nil {
+	if _, err := icewrite.CommitDelta(ctx, orc, []iceberg.DataFile{describeFile(t, orc, iceberg.EntryContentData, "a.orc", iceberg.OrcFile, 10, 1000).Build()}, nil); err != nil {
 		t.Fatal(err)
 	}
-	avro, err := icewrite.CreateTable(ctx, cat, table.Identifier{"fmt", "avrodel"}, sc, 2)
+	orcDel, err := icewrite.CreateTable(ctx, cat, table.Identifier{"fmt", "orcdel"}, sc, 2)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if avro, err = icewrite.CommitDelta(ctx, avro, []iceberg.DataFile{describe(avro, iceberg.EntryContentData, "a.parquet", iceberg.ParquetFile)}, nil); err != nil {
+	if orcDel, err = icewrite.CommitDelta(ctx, orcDel, []iceberg.DataFile{describeFile(t, orcDel, iceberg.EntryContentData, "a.parquet", iceberg.ParquetFile, 10, 1000).Build()}, nil); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := icewrite.CommitDelta(ctx, avro, nil, []iceberg.DataFile{describe(avro, iceberg.EntryContentPosDeletes, "d.avro", iceberg.AvroFile)}); err != nil {
+	if _, err := icewrite.CommitDelta(ctx, orcDel, nil, []iceberg.DataFile{describeFile(t, orcDel, iceberg.EntryContentPosDeletes, "d.orc", iceberg.OrcFile, 10, 1000).Build()}); err != nil {
 		t.Fatal(err)
 	}
 	srv := localServer(t, dir)
-	for _, tt := range []struct{ table, file string }{{"fmt.orc", "a.orc"}, {"fmt.avrodel", "d.avro"}} {
+	for _, tt := range []struct{ table, file string }{{"fmt.orc", "a.orc"}, {"fmt.orcdel", "d.orc"}} {
 		for _, mode := range []string{"auto", "rows", "files"} {
 			resp, body := srv.get(t, "/splits?"+q("table", tt.table, "mode", mode).Encode())
-			if resp.StatusCode == http.StatusConflict && mode == "files" && tt.file == "d.avro" {
+			if resp.StatusCode == http.StatusConflict && mode == "files" && tt.file == "d.orc" {
 				continue // mode=files refuses any delete file first
 			}
 			if resp.StatusCode != http.StatusUnprocessableEntity || errorCode(t, body) != "unsupported" || !strings.Contains(string(body), tt.file) {
@@ -56,4 +60,77 @@ func TestUnservedFormatsRefusedWhenPlanning(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestAvroTableServedOnRowPath: a table of Avro data files, with Avro
+// equality and positional delete files, plans on the row path only (the
+// raw files would need Druid's avro_ocf format, which reads other types),
+// and streams the rows Iceberg says it holds.
+func TestAvroTableServedOnRowPath(t *testing.T) {
+	ctx := context.Background()
+	cat, dir := localWarehouse(t)
+	sc := iceberg.NewSchema(0,
+		iceberg.NestedField{ID: 1, Name: "id", Type: iceberg.PrimitiveTypes.Int64, Required: true},
+		iceberg.NestedField{ID: 2, Name: "name", Type: iceberg.PrimitiveTypes.String},
+		iceberg.NestedField{ID: 3, Name: "ts", Type: iceberg.PrimitiveTypes.TimestampTz},
+		iceberg.NestedField{ID: 4, Name: "amount", Type: iceberg.DecimalTypeOf(9, 2)},
+	)
+	tbl, err := icewrite.CreateTable(ctx, cat, table.Identifier{"fmt", "avro"}, sc, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const dataSchema = `{"type":"record","name":"table","fields":[
+		{"name":"id","type":"long","field-id":1},
+		{"name":"name","type":["null","string"],"default":null,"field-id":2},
+		{"name":"ts","type":["null",{"type":"long","logicalType":"timestamp-micros","adjust-to-utc":true}],"default":null,"field-id":3},
+		{"name":"amount","type":["null",{"type":"fixed","name":"fixed_4","size":4,"logicalType":"decimal","precision":9,"scale":2}],"default":null,"field-id":4}]}`
+	var recs []map[string]any
+	var want []string
+	for i := range int64(5) {
+		recs = append(recs, map[string]any{"id": i, "name": "n" + strconv.FormatInt(i, 10), "ts": 1_700_000_000_000_000 + i*1500,
+			"amount": []byte{0, 0, 0x30, byte(0x39 + i)}})
+		want = append(want, `{"id":`+strconv.FormatInt(i, 10)+`,"name":"n`+strconv.FormatInt(i, 10)+`","ts":`+
+			strconv.FormatInt(1_700_000_000_000+i+i/2, 10)+`,"amount":"`+strconv.FormatFloat(float64(12345+i)/100, 'f', 2, 64)+`"}`)
+	}
+	loc := icewrite.DataPath(tbl, "a.avro")
+	size, err := icewrite.WriteAvroFile(ctx, tbl, loc, dataSchema, recs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tbl, err = icewrite.CommitDelta(ctx, tbl, []iceberg.DataFile{describeFile(t, tbl, iceberg.EntryContentData, "a.avro", iceberg.AvroFile, 5, size).Build()}, nil); err != nil {
+		t.Fatal(err)
+	}
+	first := tbl.CurrentSnapshot().SnapshotID
+
+	eqSize, err := icewrite.WriteAvroFile(ctx, tbl, icewrite.DataPath(tbl, "eq.avro"),
+		`{"type":"record","name":"eq","fields":[{"name":"name","type":["null","string"],"default":null,"field-id":2}]}`,
+		[]map[string]any{{"name": "n3"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	posSize, err := icewrite.WriteAvroFile(ctx, tbl, icewrite.DataPath(tbl, "pos.avro"),
+		`{"type":"record","name":"pos","fields":[{"name":"file_path","type":"string","field-id":2147483546},{"name":"pos","type":"long","field-id":2147483545}]}`,
+		[]map[string]any{{"file_path": loc, "pos": int64(0)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	eq := describeFile(t, tbl, iceberg.EntryContentEqDeletes, "eq.avro", iceberg.AvroFile, 1, eqSize).EqualityFieldIDs([]int{2}).Build()
+	pos := describeFile(t, tbl, iceberg.EntryContentPosDeletes, "pos.avro", iceberg.AvroFile, 1, posSize).Build()
+	if _, err = icewrite.CommitDelta(ctx, tbl, nil, []iceberg.DataFile{eq, pos}); err != nil {
+		t.Fatal(err)
+	}
+
+	srv := localServer(t, dir)
+	snap := strconv.FormatInt(first, 10)
+	p := srv.plan(t, q("table", "fmt.avro", "snapshotId", snap))
+	assertRowPathBecause(t, p, "a.avro is AVRO")
+	assertSameRows(t, srv.rows(t, p), want)
+	resp, body := srv.get(t, "/splits?"+q("table", "fmt.avro", "snapshotId", snap, "mode", "files").Encode())
+	if resp.StatusCode != http.StatusConflict || !strings.Contains(string(body), "avro_ocf") {
+		t.Errorf("mode=files: %d %s, want 409 naming Druid's avro_ocf format", resp.StatusCode, body)
+	}
+
+	live := []string{want[1], want[2], want[4]}
+	p = srv.plan(t, q("table", "fmt.avro"))
+	assertSameRows(t, srv.rows(t, p), live)
 }

@@ -426,6 +426,13 @@ func (tg *corruptTarget) read(t *testing.T, m mutation) ([]byte, error) {
 		}
 	}
 	fsys := &overlayIO{IO: tg.fs, path: tg.path, data: m.data}
+	return readWithin(t, fsys, sp, tg.table, tg.allocBound(), tg.name+", "+m.what)
+}
+
+// readWithin reads sp through fsys, failing t (naming what was read) on a
+// panic, a read past its deadline or one that ignores it, or an
+// allocation over bound.
+func readWithin(t *testing.T, fsys icebergio.IO, sp split.Split, ts split.TableSchema, bound uint64, what string) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	type result struct {
@@ -444,24 +451,24 @@ func (tg *corruptTarget) read(t *testing.T, m mutation) ([]byte, error) {
 		var out bytes.Buffer
 		var before, after runtime.MemStats
 		runtime.ReadMemStats(&before)
-		err := readSplit(ctx, newReader(fsys), sp, tg.table, &out)
+		err := readSplit(ctx, newReader(fsys), sp, ts, &out)
 		runtime.ReadMemStats(&after)
 		done <- result{out: out.Bytes(), err: err, allocated: after.TotalAlloc - before.TotalAlloc}
 	}()
 	select {
 	case r := <-done:
 		if r.panic != "" {
-			t.Fatalf("%s, %s: the reader panicked: %s", tg.name, m.what, r.panic)
+			t.Fatalf("%s: the reader panicked: %s", what, r.panic)
 		}
 		if errors.Is(r.err, context.DeadlineExceeded) {
-			t.Fatalf("%s, %s: the read ran past its deadline", tg.name, m.what)
+			t.Fatalf("%s: the read ran past its deadline", what)
 		}
-		if bound := tg.allocBound(); r.allocated > bound {
-			t.Fatalf("%s, %s: the read allocated %d MiB, more than the %d MiB bound for its files", tg.name, m.what, r.allocated>>20, bound>>20)
+		if r.allocated > bound {
+			t.Fatalf("%s: the read allocated %d MiB, more than the %d MiB bound for its files", what, r.allocated>>20, bound>>20)
 		}
 		return r.out, r.err
 	case <-time.After(time.Minute):
-		t.Fatalf("%s, %s: the read hangs: it ignored its context for a minute", tg.name, m.what)
+		t.Fatalf("%s: the read hangs: it ignored its context for a minute", what)
 		return nil, nil
 	}
 }

@@ -40,6 +40,9 @@ type leaf struct {
 	// batchEntries.
 	entries int
 	eof     bool // the column chunk has no more entries
+	// whole is true for the leaf of an Avro file, whose batch is filled
+	// with whole rows and is followed by nothing (see avroFile.fill).
+	whole bool
 
 	pages     parquetpage.Reader
 	col       parquetpage.Column
@@ -91,6 +94,10 @@ func (l *leaf) end() error {
 // load decodes the next batch of the column chunk.
 func (l *leaf) load() error {
 	l.next, l.nextV = 0, 0
+	if l.whole {
+		l.eof = true
+		return io.EOF
+	}
 	n := batchEntries
 	if l.entries > 0 {
 		n = l.entries

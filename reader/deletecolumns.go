@@ -2,7 +2,6 @@ package reader
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/apache/iceberg-go"
 	icebergio "github.com/apache/iceberg-go/io"
@@ -32,7 +31,7 @@ const (
 )
 
 // ReadDeleteColumns reads the columns with the given field ids of the
-// Parquet delete file d, for callers that look at a delete file's values
+// Parquet or Avro delete file d, for callers that look at a delete file's values
 // rather than apply it (the /changes diff). It reads the way rows are
 // read: its own page decoding and bounded decompression, a damaged file as
 // ErrCorruptFile and a failing store as a storage error. Columns are found
@@ -45,33 +44,30 @@ func ReadDeleteColumns(fs icebergio.IO, d split.DeleteFile, t split.TableSchema,
 	if d.Kind != split.DeleteEquality {
 		what = "positional delete file"
 	}
-	if !strings.EqualFold(d.Format, string(iceberg.ParquetFile)) {
-		return nil, fmt.Errorf("%w: %s %s is %s; only Parquet delete files are read", ErrUnsupported, what, d.Path, d.Format)
-	}
 	if d.Records > maxRows {
 		return nil, fmt.Errorf("%w: %s %s has %d rows, more than %d", ErrUnsupported, what, d.Path, d.Records, maxRows)
 	}
 	w := &watchedIO{IO: fs, records: map[string]int64{d.Path: d.Records}}
-	pf, f, err := openParquet(w, what, d.Path, d.Size)
+	cf, err := openColumns(w, what, d)
 	if err != nil {
 		return nil, err
 	}
-	defer closeErr(f, &err, "close "+what+" "+d.Path)
-	if pf.NumRows() > maxRows {
-		return nil, fmt.Errorf("%w: %s %s has %d rows, more than %d", ErrUnsupported, what, d.Path, pf.NumRows(), maxRows)
+	defer closeErr(cf, &err, "close "+what+" "+d.Path)
+	if cf.pf != nil && cf.pf.NumRows() > maxRows {
+		return nil, fmt.Errorf("%w: %s %s has %d rows, more than %d", ErrUnsupported, what, d.Path, cf.pf.NumRows(), maxRows)
 	}
-	r, err := newResolver(d.Path, pf.Root(), t.NameMapping)
+	r, err := newResolver(d.Path, cf.root, t.NameMapping)
 	if err != nil {
 		return nil, err
 	}
 	leaves := make([]*leaf, len(ids))
 	for i, id := range ids {
-		if leaves[i], err = deleteLeaf(r, pf.Root(), d.Path, t.Schema, id); err != nil {
+		if leaves[i], err = deleteLeaf(r, cf.root, d.Path, t.Schema, id); err != nil {
 			return nil, fmt.Errorf("read %s %s: %w", what, d.Path, err)
 		}
 	}
 	cols := make([]DeleteColumn, len(ids))
-	err = scanRows(w, pf, f, r.order, func() error {
+	err = cf.scan(w, r.order, func() error {
 		for i, l := range leaves {
 			c := &cols[i]
 			null := l.null()

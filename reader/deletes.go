@@ -8,7 +8,6 @@ import (
 	"iter"
 	"math"
 	"strconv"
-	"strings"
 
 	"github.com/apache/iceberg-go"
 	icebergio "github.com/apache/iceberg-go/io"
@@ -235,9 +234,8 @@ func loadPositions(l *deleteLoader, s split.Split) (*positions, error) {
 // data file of the table) is decoded for each data file, keeping only that
 // file's positions, and the cache remembers that it is.
 func (l *deleteLoader) positionDeletes(d split.DeleteFile, dataPath string) (*dv.RoaringPositionBitmap, error) {
-	if !strings.EqualFold(d.Format, string(iceberg.ParquetFile)) {
-		return nil, fmt.Errorf("%w: positional delete file %s is %s; only Parquet delete files are read",
-			ErrUnsupported, d.Path, d.Format)
+	if err := checkFormat("positional delete file", d.Path, d.Format); err != nil {
+		return nil, err
 	}
 	only := dataPath
 	key := func() string { return positionKey(l.r.space, d, "") }
@@ -307,12 +305,12 @@ func (e *positionEntry) positionsOf(d split.DeleteFile, dataPath string) (*dv.Ro
 // from res as it goes; with whole > 0, decoding stops with
 // errWholeTooLarge once it would hold more than whole bytes.
 func readPositionDeletes(fs *watchedIO, d split.DeleteFile, only string, res *memory.Reservation, whole int64) (_ *positionEntry, err error) {
-	pf, f, err := openParquet(fs, "positional delete file", d.Path, d.Size)
+	cf, err := openColumns(fs, "positional delete file", d)
 	if err != nil {
 		return nil, err
 	}
-	defer closeErr(f, &err, "close positional delete file "+d.Path)
-	root := pf.Root()
+	defer closeErr(cf, &err, "close positional delete file "+d.Path)
+	root := cf.root
 	pathCol := deleteColumn(root, fieldIDDeleteFilePath, nameDeleteFilePath)
 	posCol := deleteColumn(root, fieldIDDeletePos, nameDeletePos)
 	if pathCol == nil || posCol == nil || pathCol.Type().Kind() != parquet.ByteArray || posCol.Type().Kind() != parquet.Int64 {
@@ -333,7 +331,7 @@ func readPositionDeletes(fs *watchedIO, d split.DeleteFile, only string, res *me
 		}
 		return mem.add(n)
 	}
-	err = scanRows(fs, pf, f, r.order, func() error {
+	err = cf.scan(fs, r.order, func() error {
 		if lp.null() {
 			return nil
 		}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"strings"
 
 	"github.com/apache/iceberg-go"
 	"github.com/parquet-go/parquet-go"
@@ -209,16 +208,12 @@ func (r *resolver) findColumn(c *parquet.Column, id int) *parquet.Column {
 // key column written under an older, narrower type still matches. What it
 // decodes is reserved from res as it goes, its filter included.
 func readEqualityDeletes(fs *watchedIO, d split.DeleteFile, t split.TableSchema, res *memory.Reservation) (_ map[string]struct{}, err error) {
-	if !strings.EqualFold(d.Format, string(iceberg.ParquetFile)) {
-		return nil, fmt.Errorf("%w: equality delete file %s is %s; only Parquet delete files are read",
-			ErrUnsupported, d.Path, d.Format)
-	}
-	pf, f, err := openParquet(fs, "equality delete file", d.Path, d.Size)
+	cf, err := openColumns(fs, "equality delete file", d)
 	if err != nil {
 		return nil, err
 	}
-	defer closeErr(f, &err, "close equality delete file "+d.Path)
-	r, err := newResolver(d.Path, pf.Root(), t.NameMapping)
+	defer closeErr(cf, &err, "close equality delete file "+d.Path)
+	r, err := newResolver(d.Path, cf.root, t.NameMapping)
 	if err != nil {
 		return nil, err
 	}
@@ -228,7 +223,7 @@ func readEqualityDeletes(fs *watchedIO, d split.DeleteFile, t split.TableSchema,
 		if err != nil {
 			return nil, err
 		}
-		c := r.findColumn(pf.Root(), id)
+		c := r.findColumn(cf.root, id)
 		if !flatLeaf(c) {
 			return nil, fmt.Errorf("read equality delete file %s: %w: no column with field id %d that holds one value a row", d.Path, ErrCorruptFile, id)
 		}
@@ -241,7 +236,7 @@ func readEqualityDeletes(fs *watchedIO, d split.DeleteFile, t split.TableSchema,
 	keys := map[string]struct{}{}
 	var kb []byte
 	mem := charge{res: res}
-	err = scanRows(fs, pf, f, r.order, func() error {
+	err = cf.scan(fs, r.order, func() error {
 		kb = kb[:0]
 		for _, l := range cols {
 			kb = l.appendKey(kb)

@@ -1,7 +1,9 @@
-// Package reader turns one split (a Parquet data file and the delete files
-// the planner matched to it, or several such files packed into one split)
-// into its live rows, encoded as NDJSON the way Druid's Parquet reader
-// would present the same values.
+// Package reader turns one split (a Parquet or Avro data file and the
+// delete files the planner matched to it, or several such files packed into
+// one split) into its live rows, encoded as NDJSON the way Druid's Parquet
+// reader would present the same values. An Avro file's records are shredded
+// into the columns of the Parquet schema its Avro schema stands for (see
+// avroschema.go), so both formats share everything past the decoding.
 //
 // Open does everything that can fail before the first byte: it opens the
 // data file, reads its footer, picks the split's row groups, resolves the Iceberg schema against the
@@ -40,7 +42,6 @@ import (
 	"io"
 	iofs "io/fs"
 	"slices"
-	"strings"
 	"sync/atomic"
 
 	"github.com/apache/iceberg-go"
@@ -203,12 +204,14 @@ type fileStream struct {
 	fs      *watchedIO
 	file    icebergio.File
 	pf      *parquet.File
+	avro    *avroFile // instead of pf for an Avro data file
 	leaves  []*leaf
 	groups  []rowGroup // the row groups the split reads
 	rows    rowEncoder
 	deletes *positions
 	eq      []*eqSet
 	filter  *residual // nil without a residual filter
+	kb      []byte    // scratch for equality keys
 }
 
 // counts are the row counts of a stream; invalid counts the invalid UTF-8
@@ -279,9 +282,8 @@ func (s *Stream) open(ctx context.Context, sp split.Split) (_ *fileStream, err e
 	if err != nil {
 		return nil, fmt.Errorf("open split of %s: %w", sp.Data.Path, err)
 	}
-	if sp.Data.Format != "" && !strings.EqualFold(sp.Data.Format, string(iceberg.ParquetFile)) {
-		return nil, fmt.Errorf("%w: data file %s is %s; only Parquet data files are read",
-			ErrUnsupported, sp.Data.Path, sp.Data.Format)
+	if err := checkFormat("data file", sp.Data.Path, sp.Data.Format); err != nil {
+		return nil, err
 	}
 	filter, filterIDs, err := parseResidual(sp.Filter, schema)
 	if err != nil {
@@ -291,11 +293,19 @@ func (s *Stream) open(ctx context.Context, sp split.Split) (_ *fileStream, err e
 		return nil, err
 	}
 	fs := newWatchedIO(s.fs, sp)
-	pf, f, err := openParquet(fs, "data file", sp.Data.Path, sp.Data.Size)
-	if err != nil {
-		return nil, err
+	st := &fileStream{path: sp.Data.Path, fs: fs}
+	var root *parquet.Column
+	if isAvro(sp.Data.Format) {
+		if st.avro, err = openAvroData(fs, sp.Data); err != nil {
+			return nil, err
+		}
+		root = st.avro.root
+	} else {
+		if st.pf, st.file, err = openParquet(fs, "data file", sp.Data.Path, sp.Data.Size); err != nil {
+			return nil, err
+		}
+		root = st.pf.Root()
 	}
-	st := &fileStream{path: sp.Data.Path, fs: fs, file: f, pf: pf}
 	st.rows.enc = encoding{
 		isoTimestamps:  r.enc.isoTimestamps || sp.Encoding.ISOTimestamps,
 		binaryAsString: r.enc.binaryAsString || sp.Encoding.BinaryAsString,
@@ -306,11 +316,12 @@ func (s *Stream) open(ctx context.Context, sp split.Split) (_ *fileStream, err e
 			_ = st.close()
 		}
 	}()
-	if st.groups, err = selectRowGroups(pf, sp.Data); err != nil {
-		return nil, err
+	if st.pf != nil {
+		if st.groups, err = selectRowGroups(st.pf, sp.Data); err != nil {
+			return nil, err
+		}
 	}
 
-	root := pf.Root()
 	res, err := newResolver(sp.Data.Path, root, t.NameMapping)
 	if err != nil {
 		return nil, err
@@ -351,6 +362,9 @@ func (s *Stream) open(ctx context.Context, sp split.Split) (_ *fileStream, err e
 		st.filter = filter
 	}
 	st.leaves = res.order
+	if st.avro != nil {
+		st.avro.read(st.leaves)
+	}
 	if r.entries > 0 {
 		for _, l := range st.leaves {
 			l.entries = r.entries
@@ -466,9 +480,11 @@ func (s *Stream) closeCurrent() error {
 // run writes the surviving rows of one file's row groups into b.
 func (f *fileStream) run(b *batch) error {
 	s := b.s
-	var kb []byte
 	dels := f.deletes.walk()
 	defer dels.stop()
+	if f.avro != nil {
+		return f.runAvro(b, dels)
+	}
 	meta := f.pf.Metadata().RowGroups
 	for _, g := range f.groups {
 		// base is file-absolute: the rows of every row group before this
@@ -497,50 +513,8 @@ func (f *fileStream) run(b *batch) error {
 					return fmt.Errorf("read data file %s: %w", f.path, f.fs.classify(err))
 				}
 			}
-			s.local.read++
-			if b.sinceCheck++; b.sinceCheck >= s.batchRows {
-				// Many deleted rows in a row: still notice a cancel.
-				b.sinceCheck = 0
-				if err := b.ctx.Err(); err != nil {
-					return err
-				}
-			}
-			if pos := uint64(base + i); pos >= dels.next {
-				if dels.deleted(pos) {
-					s.countPositional(f.deletes.kindOf(pos))
-					continue
-				}
-			}
-			deleted := false
-			for _, e := range f.eq {
-				if kb, deleted = e.contains(kb); deleted {
-					break
-				}
-			}
-			if deleted {
-				s.local.equality++
-				continue
-			}
-			if f.filter != nil {
-				ok, err := f.filter.match()
-				if err != nil {
-					return fmt.Errorf("apply residual filter to row %d of data file %s: %w", base+i, f.path, err)
-				}
-				if !ok {
-					s.local.filtered++
-					continue
-				}
-			}
-			f.rows.pos = base + i
-			b.buf = f.rows.appendRow(b.buf)
-			if f.rows.scratch.err != nil {
-				return fmt.Errorf("encode row %d of data file %s: %w", base+i, f.path, f.rows.scratch.err)
-			}
-			s.local.emitted++
-			if b.rows++; b.rows >= s.batchRows || len(b.buf) >= maxBatchBytes {
-				if err := b.emit(); err != nil {
-					return err
-				}
+			if err := f.row(b, dels, base+i); err != nil {
+				return err
 			}
 		}
 		for _, l := range f.leaves {
@@ -548,6 +522,56 @@ func (f *fileStream) run(b *batch) error {
 				return fmt.Errorf("read data file %s: %w", f.path, f.fs.classify(err))
 			}
 		}
+	}
+	return nil
+}
+
+// row writes the row at position pos of the file, whose entries the
+// leaves are at, into b unless a delete or the residual filter removes it.
+func (f *fileStream) row(b *batch, dels *positionWalk, pos int64) error {
+	s := b.s
+	s.local.read++
+	if b.sinceCheck++; b.sinceCheck >= s.batchRows {
+		// Many deleted rows in a row: still notice a cancel.
+		b.sinceCheck = 0
+		if err := b.ctx.Err(); err != nil {
+			return err
+		}
+	}
+	if p := uint64(pos); p >= dels.next {
+		if dels.deleted(p) {
+			s.countPositional(f.deletes.kindOf(p))
+			return nil
+		}
+	}
+	deleted := false
+	for _, e := range f.eq {
+		if f.kb, deleted = e.contains(f.kb); deleted {
+			break
+		}
+	}
+	if deleted {
+		s.local.equality++
+		return nil
+	}
+	if f.filter != nil {
+		ok, err := f.filter.match()
+		if err != nil {
+			return fmt.Errorf("apply residual filter to row %d of data file %s: %w", pos, f.path, err)
+		}
+		if !ok {
+			s.local.filtered++
+			return nil
+		}
+	}
+	f.rows.pos = pos
+	b.buf = f.rows.appendRow(b.buf)
+	if f.rows.scratch.err != nil {
+		return fmt.Errorf("encode row %d of data file %s: %w", pos, f.path, f.rows.scratch.err)
+	}
+	s.local.emitted++
+	if b.rows++; b.rows >= s.batchRows || len(b.buf) >= maxBatchBytes {
+		return b.emit()
 	}
 	return nil
 }
@@ -643,6 +667,11 @@ func (f *fileStream) close() error {
 	}
 	if f.file != nil {
 		if err := f.file.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("close data file %s: %w", f.path, err))
+		}
+	}
+	if f.avro != nil {
+		if err := f.avro.Close(); err != nil {
 			errs = append(errs, fmt.Errorf("close data file %s: %w", f.path, err))
 		}
 	}

@@ -45,7 +45,7 @@ func TestOpenErrors(t *testing.T) {
 		{"corrupt delete file", withDeletes(split.DeleteFile{Kind: split.DeletePosition, Path: bucket + "/junk.parquet", Format: "PARQUET"}), idSchema, reader.ErrCorruptFile},
 		{"no field ids", dataSplit("noids.parquet", zNoIDs, 1), idSchema, reader.ErrNoFieldIDs},
 		{"string read as long", s, iceberg.NewSchema(0, field(2, "name", iceberg.PrimitiveTypes.Int64)), reader.ErrSchemaMismatch},
-		{"avro delete file", withDeletes(split.DeleteFile{Kind: split.DeletePosition, Path: bucket + "/d.avro", Format: "AVRO"}), idSchema, reader.ErrUnsupported},
+		{"orc delete file", withDeletes(split.DeleteFile{Kind: split.DeletePosition, Path: bucket + "/d.orc", Format: "ORC"}), idSchema, reader.ErrUnsupported},
 		{"variant over a string column", s, iceberg.NewSchema(0, field(2, "v", iceberg.VariantType{})), reader.ErrSchemaMismatch},
 		{"geometry over a long column", s, iceberg.NewSchema(0, field(1, "g", iceberg.GeometryType{})), reader.ErrSchemaMismatch},
 		{"equality delete without the key column", withDeletes(split.DeleteFile{Kind: split.DeleteEquality, Path: bucket + "/data.parquet", Format: "PARQUET", EqualityIDs: []int{2, 1}}), iceberg.NewSchema(0, field(1, "id", iceberg.PrimitiveTypes.Int64)), reader.ErrUnsupported},

@@ -30,7 +30,9 @@ import (
 //   - an identity partition's source column may be absent from a file
 //     (Hive-style imports): Iceberg takes its value from the partition;
 //   - Druid's Parquet reader reads some types other than the row stream
-//     serves them (see rawTypeHazard).
+//     serves them (see rawTypeHazard);
+//   - a data file is Avro, which the Parquet reader cannot read at all
+//     (see rawFormatHazard).
 //
 // Auto mode serves such a plan on the row path, which reads by field id, and
 // says why in a warning; mode=files is refused, as it is with delete files.
@@ -97,12 +99,36 @@ func rawSchemaHazard(meta table.Metadata, schema *iceberg.Schema) string {
 	return ""
 }
 
+// rawFormatHazard returns why an Avro data file cannot be handed to Druid
+// raw; "" when there is none (an ORC file is refused when the plan's
+// splits are made, whatever the path). The raw-file path
+// gives every URI of a plan the one parquet inputFormat, which cannot read
+// an Avro file, and Druid's own avro_ocf format reads the file otherwise
+// than Iceberg does (extensions-core/avro-extensions/src/main/java/org/
+// apache/druid/data/input/avro/AvroOCFReader.java reads records with the
+// writer's schema through a GenericDatumReader, by name, not field id;
+// AvroFlattenerMaker.transformValue keeps a timestamp as its raw long of
+// micros, a decimal and a uuid as bytes, and drops the nulls of a list).
+func rawFormatHazard(tasks []table.FileScanTask) string {
+	for _, t := range tasks {
+		if f := t.File; f.FileFormat() == iceberg.AvroFile {
+			return fmt.Sprintf("data file %s is %s, which the raw files' parquet inputFormat cannot read, and Druid's "+
+				"avro_ocf format reads by name with other types (timestamps as raw microseconds, decimals as bytes)",
+				f.FilePath(), f.FileFormat())
+		}
+	}
+	return ""
+}
+
 // rawHazard returns why the plan's data files, read raw, could show other
 // columns than Iceberg reads from them (see above); "" when none could. mk
 // gives the identity fields of a file's partition spec.
 func rawHazard(meta table.Metadata, schema *iceberg.Schema, tasks []table.FileScanTask, mk *splitMaker) (string, error) {
 	if len(tasks) == 0 {
 		return "", nil
+	}
+	if why := rawFormatHazard(tasks); why != "" {
+		return why, nil
 	}
 	if why := rawSchemaHazard(meta, schema); why != "" {
 		return why, nil

@@ -57,8 +57,8 @@ func (m *splitMaker) identityOf(f iceberg.DataFile) ([]identityField, error) {
 
 func (m *splitMaker) split(task table.FileScanTask) (split.Split, error) {
 	f := task.File
-	if f.FileFormat() != iceberg.ParquetFile {
-		return split.Split{}, fmt.Errorf("%w: data file %s is %s; only Parquet data files are served",
+	if !rowFormat(f.FileFormat()) {
+		return split.Split{}, fmt.Errorf("%w: data file %s is %s; only Parquet and Avro data files are served",
 			ErrUnsupported, f.FilePath(), f.FileFormat())
 	}
 	s := split.Split{
@@ -91,11 +91,11 @@ func (m *splitMaker) split(task table.FileScanTask) (split.Split, error) {
 		for _, d := range files {
 			// Refused here, when planning, rather than when the first
 			// stream opens it.
-			want := iceberg.ParquetFile
+			ok, want := rowFormat(d.FileFormat()), "Parquet and Avro"
 			if kind == split.DeleteDeletionVector {
-				want = iceberg.PuffinFile
+				ok, want = d.FileFormat() == iceberg.PuffinFile, string(iceberg.PuffinFile)
 			}
-			if d.FileFormat() != want {
+			if !ok {
 				return fmt.Errorf("%w: %s delete file %s of data file %s is %s; only %s ones are served",
 					ErrUnsupported, kind, d.FilePath(), f.FilePath(), d.FileFormat(), want)
 			}
@@ -113,6 +113,12 @@ func (m *splitMaker) split(task table.FileScanTask) (split.Split, error) {
 		return split.Split{}, err
 	}
 	return s, nil
+}
+
+// rowFormat reports whether the row path reads data and delete files of
+// format f: Parquet and Avro, not ORC.
+func rowFormat(f iceberg.FileFormat) bool {
+	return f == iceberg.ParquetFile || f == iceberg.AvroFile
 }
 
 // DeleteFileOf describes the delete file d, of the given kind, as a split

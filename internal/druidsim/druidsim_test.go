@@ -473,3 +473,16 @@ func TestServer(t *testing.T) {
 		t.Fatalf("rows %s", got)
 	}
 }
+
+// TestAvroNeverReadRaw: an Avro data file is neither read by the parquet
+// inputFormat nor through Druid's avro_ocf format, which types Iceberg's
+// values otherwise (AvroFlattenerMaker).
+func TestAvroNeverReadRaw(t *testing.T) {
+	if _, err := New().parquetRows([]byte("Obj\x01\x04\x16avro.schema"), false); err == nil || !strings.Contains(err.Error(), "Avro") {
+		t.Errorf("parquet inputFormat over an Avro file: %v", err)
+	}
+	_, err := parseSource(json.RawMessage(`{"type":"inline","data":"x"}`), json.RawMessage(`{"type":"avro_ocf"}`))
+	if err == nil || !strings.Contains(err.Error(), "avro_ocf") {
+		t.Errorf("avro_ocf inputFormat: %v", err)
+	}
+}

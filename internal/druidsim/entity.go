@@ -70,6 +70,15 @@ func parseSource(src, format json.RawMessage) (source, error) {
 	}
 	switch s.format.Type {
 	case "json", "parquet":
+	case "avro_ocf":
+		// The sidecar never hands Druid an Avro file: Druid's avro_ocf
+		// format (extensions-core/avro-extensions/src/main/java/org/apache/
+		// druid/data/input/avro/AvroOCFReader.java) reads records by name
+		// with the writer's schema, and AvroFlattenerMaker.transformValue
+		// keeps a timestamp as its raw long, a decimal or uuid as bytes, and
+		// drops a list's nulls: not the values Iceberg reads.
+		return s, errors.New("inputFormat avro_ocf: Druid reads Iceberg's Avro files by name with other types; " +
+			"the sidecar serves them on the row path")
 	default:
 		return s, fmt.Errorf("inputFormat type %q is not modelled", s.format.Type)
 	}

@@ -3,6 +3,7 @@ package druidsim
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"math/big"
@@ -37,6 +38,12 @@ import (
 //
 // Columns are keyed by the file's names: Druid finds a column by name.
 func (d *Druid) parquetRows(data []byte, binaryAsString bool) ([]map[string]any, error) {
+	if bytes.HasPrefix(data, []byte("Obj\x01")) {
+		// An Avro Object Container File: parquet-java's ParquetFileReader
+		// (readFooter) refuses any file without the PAR1 magic at its end.
+		return nil, errors.New("open parquet: an Avro file is not a Parquet file (no PAR1 magic): " +
+			"the raw-file path must never carry one")
+	}
 	pr, err := file.NewParquetReader(bytes.NewReader(data))
 	if err != nil {
 		return nil, fmt.Errorf("open parquet: %w", err)

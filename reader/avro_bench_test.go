@@ -1,0 +1,90 @@
+package reader_test
+
+import (
+	"context"
+	"math/big"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/twmb/avro/ocf"
+)
+
+// benchAvroSchema is benchRow's Iceberg Avro schema.
+const benchAvroSchema = `{"type":"record","name":"bench","fields":[
+ {"name":"id","type":"long","field-id":1},
+ {"name":"user_id","type":"int","field-id":2},
+ {"name":"name","type":"string","field-id":3},
+ {"name":"score","type":"double","field-id":4},
+ {"name":"ratio","type":"float","field-id":5},
+ {"name":"flag","type":"boolean","field-id":6},
+ {"name":"ts","type":{"type":"long","logicalType":"timestamp-micros","adjust-to-utc":true},"field-id":7},
+ {"name":"day","type":{"type":"int","logicalType":"date"},"field-id":8},
+ {"name":"amount","type":{"type":"fixed","name":"fixed_5","size":5,"logicalType":"decimal","precision":10,"scale":2},"field-id":9},
+ {"name":"note","type":["null","string"],"default":null,"field-id":10}]}`
+
+// BenchmarkReadAvro reads the benchmark table's rows from an Avro file
+// (deflate, as Iceberg's Avro writer compresses by default) and from the
+// same rows as Parquet (BenchmarkRead's file), in rows/s.
+func BenchmarkReadAvro(b *testing.B) {
+	dir := b.TempDir()
+	ps := writeBenchFile(b, dir, 0)
+	names := []string{"alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel"}
+	notes := []string{"ok", "late delivery", "gift \"wrapped\"", "naïve café"}
+	start := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
+	recs := make([]map[string]any, benchRows)
+	for i := range recs {
+		r := map[string]any{
+			"id": int64(i), "user_id": int32(i*7919) % 100_000, "name": names[i%len(names)],
+			"score": float64(i%1000) * 1.25, "ratio": float32(i%97) / 10, "flag": i%3 == 0,
+			"ts": start.Add(time.Duration(i) * time.Second).UnixMicro(), "day": int32(19723 + i%365),
+			"amount": big.NewInt(int64(i%100_000) * 37).FillBytes(make([]byte, 5)), "note": nil,
+		}
+		if i%4 != 0 {
+			r["note"] = notes[i%len(notes)]
+		}
+		recs[i] = r
+	}
+	_, size := writeAvro(b, dir, "data.avro", benchAvroSchema, recs, ocf.WithCodec(ocf.DeflateCodec(1)))
+	as := avroSplit("data.avro", size, benchRows)
+	r := newReader(testFS(dir))
+	ctx := context.Background()
+	// Both files give the same bytes: the benchmark compares like with like.
+	a, _ := readAll(b, r, as, benchSchema)
+	p, _ := readAll(b, r, ps, benchSchema)
+	if !slices.Equal(a, p) {
+		b.Fatal("the Avro and the Parquet file give different rows")
+	}
+	for _, bc := range []struct {
+		name string
+		cols []int
+	}{{"all_columns", nil}, {"3_of_10_columns", []int{1, 3, 7}}} {
+		for _, f := range []struct {
+			format string
+			size   int64
+		}{{"parquet", ps.Data.Size}, {"avro", size}} {
+			b.Run(bc.name+"/"+f.format, func(b *testing.B) {
+				s := ps
+				if f.format == "avro" {
+					s = as
+				}
+				s.Columns = bc.cols
+				b.ReportAllocs()
+				for b.Loop() {
+					st, err := r.Open(ctx, s, tableOf(benchSchema))
+					if err != nil {
+						b.Fatal(err)
+					}
+					if err := st.Run(ctx, &countingWriter{}, nil); err != nil {
+						b.Fatal(err)
+					}
+					if err := st.Close(); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportMetric(float64(benchRows)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
+				b.ReportMetric(float64(f.size)/benchRows, "file_B/row")
+			})
+		}
+	}
+}
