@@ -57,14 +57,8 @@ type colSchema struct {
 // column, COMPLEX<json> whatever it holds (NestedDataColumnIndexerV4).
 func (d *Druid) columnTypeOf(s colSchema, vals []any) string {
 	switch s.typ {
-	case "long":
-		return "LONG"
-	case "float":
-		return "FLOAT"
-	case "double":
-		return "DOUBLE"
-	case "string":
-		return "STRING"
+	case "long", "float", "double", "string":
+		return druidType(s.typ)
 	case "json":
 		if d.version() < 28 {
 			return "COMPLEX<json>"
