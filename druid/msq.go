@@ -194,8 +194,20 @@ func within(expr string, intervals []Interval) string {
 // failOnEmptyInsert false lets a REPLACE that reads no row delete its
 // interval (MultiStageQueryContext, Druid 29 and later); earlier versions
 // ignore the key and fail such a statement with InsertCannotBeEmpty.
+//
+// arrayIngestMode array makes an ARRAY column of a list of scalars
+// declared ARRAY<…> in EXTERN, pinned to that type in every segment
+// (DimensionSchemaUtils.createDimensionSchema: an AutoTypeColumnSchema
+// with castToType); under mvd, the default before Druid 31, Druid refuses
+// numeric arrays and makes string arrays multi-value STRING columns.
 func (st Statement) Context(src Source) map[string]any {
 	ctx := map[string]any{"maxNumTasks": 2, "sqlTimeZone": "UTC"}
+	for _, c := range src.Columns() {
+		if IsArray(c.Extern) {
+			ctx["arrayIngestMode"] = "array"
+			break
+		}
+	}
 	if st.AllowEmpty || src.empty {
 		ctx["failOnEmptyInsert"] = false
 	}

@@ -69,7 +69,11 @@ func (t Task) spec(src Source) (map[string]any, error) {
 	}
 	var dims []map[string]any
 	for _, c := range outputs {
-		dims = append(dims, map[string]any{"type": c.Dimension, "name": c.Name})
+		dim := map[string]any{"type": c.Dimension, "name": c.Name}
+		if c.Cast != "" {
+			dim["castToType"] = c.Cast
+		}
+		dims = append(dims, dim)
 	}
 	return map[string]any{
 		"type": "index_parallel",

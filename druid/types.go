@@ -1,6 +1,8 @@
 package druid
 
 import (
+	"strings"
+
 	"github.com/apache/iceberg-go"
 
 	"github.com/druidiceberg/sidecar/splits/split"
@@ -36,6 +38,20 @@ type Column struct {
 	// paths, where schema discovery would make it a STRING from JSON and a
 	// truncated LONG from Parquet (ExprEval.bestEffortOf).
 	Dimension string
+	// Cast is the castToType of an auto Dimension (Druid 29,
+	// apache/druid#15417), which every segment of the column keeps.
+	// Without it an auto or json column is typed segment by segment from
+	// the values each DAY (segmentGranularity) bucket holds
+	// (AutoTypeColumnIndexer.getLogicalType): a segment whose rows are all
+	// null is persisted as STRING (AutoTypeColumnMerger), one of only empty
+	// lists as ARRAY<LONG>, and the Broker merges the segments' types with
+	// ColumnType.leastRestrictiveType, so a boolean column would read as
+	// VARCHAR and a list of longs as ARRAY<VARCHAR>. castToType takes
+	// primitive and primitive-array types only: nested data (structs,
+	// maps, variants, lists of them) cannot be pinned; its all-null
+	// segments are STRING, and the Broker's merge still gives
+	// COMPLEX<json>, which wins over every other type.
+	Cast string
 	// boolean columns are read as text and turned into Druid's 1/0.
 	boolean bool
 }
@@ -52,7 +68,7 @@ func ColumnOf(f iceberg.NestedField, enc split.Encoding) Column {
 		// useStrictBooleans, the default since Druid 28): schema discovery
 		// does so (ExprEval.bestEffortOf), and the statement does so from
 		// the text.
-		c.Druid, c.Extern, c.Dimension, c.boolean = TypeLong, "string", "auto", true
+		c.Druid, c.Extern, c.Dimension, c.Cast, c.boolean = TypeLong, "string", "auto", TypeLong, true
 	case iceberg.Int32Type, iceberg.Int64Type, iceberg.DateType, iceberg.TimeType:
 		c.Druid, c.Extern, c.Dimension = TypeLong, "long", "long"
 	case iceberg.TimestampType, iceberg.TimestampTzType, iceberg.TimestampNsType, iceberg.TimestampTzNsType:
@@ -73,12 +89,44 @@ func ColumnOf(f iceberg.NestedField, enc split.Encoding) Column {
 	case iceberg.UnknownType:
 		// Always null: the plainest column that holds nulls.
 		c.Druid, c.Extern, c.Dimension = TypeString, "string", "string"
+	case *iceberg.ListType:
+		if elem := arrayElement(f.Type.(*iceberg.ListType).Element, enc); elem != "" {
+			// A list of scalars is an ARRAY column under both engines
+			// (Druid 28 and later): pinned (Cast), so that no segment types
+			// it otherwise.
+			c.Druid = "ARRAY<" + elem + ">"
+			c.Extern, c.Dimension, c.Cast = c.Druid, "auto", c.Druid
+			return c
+		}
+		c.Druid, c.Extern, c.Dimension = TypeComplex, "COMPLEX<json>", "json"
 	default:
-		// Structs, lists, maps and variants: nested JSON.
+		// Structs, maps, variants and lists of them: nested JSON.
 		c.Druid, c.Extern, c.Dimension = TypeComplex, "COMPLEX<json>", "json"
 	}
 	return c
 }
+
+// arrayElement is the Druid element type of a list of elem, or "" when
+// the list is nested data (a list of structs, lists, maps or variants).
+// Druid's ARRAY columns hold LONG, DOUBLE and STRING elements only: an
+// auto column's castToType FLOAT[] is DOUBLE[] (AutoTypeColumnSchema), and
+// booleans are LONG 1/0 as at the top level.
+func arrayElement(elem iceberg.Type, enc split.Encoding) string {
+	switch elem.(type) {
+	case *iceberg.StructType, *iceberg.ListType, *iceberg.MapType, iceberg.VariantType:
+		return ""
+	}
+	switch t := ColumnOf(iceberg.NestedField{Name: "element", Type: elem}, enc).Druid; t {
+	case TypeFloat:
+		return TypeDouble
+	case TypeLong, TypeDouble, TypeString:
+		return t
+	}
+	return ""
+}
+
+// IsArray says whether a Druid column type is an ARRAY.
+func IsArray(typ string) bool { return strings.HasPrefix(typ, "ARRAY<") }
 
 // Select is the column's expression in a statement's SELECT list, over
 // the EXTERN column of the same name, named as the column.

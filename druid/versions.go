@@ -16,6 +16,17 @@ const (
 	// (dimensionsSpec.useSchemaDiscovery), which the raw files' nested
 	// columns rely on.
 	VersionSchemaDiscovery = "26.0"
+	// VersionListNulls: Druid's JSON reader keeps the nulls inside lists
+	// (apache/druid#13712); before, [1,null,3] is read as [1,3].
+	VersionListNulls = "26.0"
+	// VersionArrays: a list of scalars is an ARRAY column under both
+	// engines (nested column format v5: AutoTypeColumnIndexer for json
+	// dimensions, arrayIngestMode for MSQ); before, COMPLEX<json>.
+	VersionArrays = "28.0"
+	// VersionPinnedTypes: castToType pins an auto column's type in every
+	// segment (apache/druid#15417), so that booleans and lists keep one
+	// type in segments whose rows are all null.
+	VersionPinnedTypes = "29.0"
 	// VersionEmptyReplace: failOnEmptyInsert (apache/druid#15495), which
 	// lets a REPLACE that reads no row delete its interval.
 	VersionEmptyReplace = "29.0"

@@ -182,18 +182,17 @@ func TestDruidIngestsEveryType(t *testing.T) {
 			}
 			types := d.Types("ds")
 			for col, typ := range wantTypes {
-				if got := types[col]; got != typ && !(typ == druid.TypeComplex && strings.HasPrefix(got, "ARRAY<")) {
+				if got := types[col]; got != typ {
 					t.Errorf("column %s is %s in Druid, want %s", col, got, typ)
 				}
 			}
 			typesSeen = append(typesSeen, types)
 		})
 	}
-	// The engines agree on every column's type but for lists of scalars,
-	// which native ingestion keeps as ARRAY columns (the docs say so).
+	// The engines agree on every column's type.
 	for i := 1; i < len(typesSeen); i++ {
 		for col, typ := range typesSeen[0] {
-			if got := typesSeen[i][col]; got != typ && !strings.HasPrefix(got, "ARRAY<") && !strings.HasPrefix(typ, "ARRAY<") {
+			if got := typesSeen[i][col]; got != typ {
 				t.Errorf("column %s: %s in one run, %s in another", col, typ, got)
 			}
 		}
@@ -272,7 +271,8 @@ func TestRawFilesReadLikeRows(t *testing.T) {
 			}
 			got := map[string]string{}
 			for path, src := range sources {
-				sql, err := druid.Statement{Replace: true, DataSource: "ds", PartitionedBy: druid.GranularityAll}.SQL(src)
+				st := druid.Statement{Replace: true, DataSource: "ds", PartitionedBy: druid.GranularityAll}
+				sql, err := st.SQL(src)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -282,7 +282,7 @@ func TestRawFilesReadLikeRows(t *testing.T) {
 				}
 				specJSON, _ := json.Marshal(spec)
 				for engine, exec := range map[string]func(d *druidsim.Druid) error{
-					"MSQ":    func(d *druidsim.Druid) error { return d.ExecSQL(ctx, sql, map[string]any{"sqlTimeZone": "UTC"}) },
+					"MSQ":    func(d *druidsim.Druid) error { return d.ExecSQL(ctx, sql, st.Context(src)) },
 					"native": func(d *druidsim.Druid) error { return d.ExecTask(ctx, specJSON) },
 				} {
 					d := druidsim.New()

@@ -35,6 +35,7 @@ func sourceOf(req splits.Request, timeColumn, param string, planned func() (spli
 	if err != nil {
 		return druid.Source{}, resp, err
 	}
+	resp.Warnings = append(resp.Warnings, druid.TypeWarnings(plan.Fields)...)
 	return druid.Source{
 		InputSource: resp.InputSource, InputFormat: resp.InputFormat,
 		Fields: plan.Fields, TimeField: tf, Encoding: req.Encoding, URIs: len(resp.InputSource.URIs),

@@ -192,7 +192,7 @@ func TestIdentityAndDefaults(t *testing.T) {
 		s.Columns = []int{1, 5, 6, 14, 15}
 		s.Encoding = split.Encoding{ISOTimestamps: true, BinaryAsString: true}
 		got, _ := readAll(t, newReader(testFS(dir)), s, schema)
-		want := `{"id":1,"when":"1969-12-31T23:59:59.998500Z","bin":"\u0000\ufffd","n_tstz":"2024-01-02T03:04:05.123456Z","n_tsns":"2024-01-02T03:04:05.123456789Z"}`
+		want := `{"id":1,"when":"1969-12-31T23:59:59.999000Z","bin":"\u0000\ufffd","n_tstz":"2024-01-02T03:04:05.123456Z","n_tsns":"2024-01-02T03:04:05.123456789Z"}`
 		if got[0] != want {
 			t.Errorf("got  %s\nwant %s", got[0], want)
 		}

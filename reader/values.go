@@ -210,7 +210,12 @@ func int96Nanos(i deprecated.Int96) int64 {
 
 // appendTimestamp appends a timestamp stored as v steps of unit nanoseconds:
 // integer epoch milliseconds truncated toward zero, or with iso an RFC 3339
-// UTC string with 6 (micros) or 9 (nanos) fraction digits.
+// UTC string with 6 (micros) or 9 (nanos) fraction digits, of the same
+// millisecond: Druid parses the string with Joda, which keeps the first
+// three fraction digits (the millisecond below), so a time before 1970
+// with sub-millisecond digits is written at its millisecond toward zero,
+// the digits below it zero (-0.5 ms as 1970-01-01T00:00:00.000000Z, not
+// 1969-12-31T23:59:59.999500Z, which Druid reads as -1 ms).
 func appendTimestamp(b []byte, v, unit int64, nanos, iso bool) []byte {
 	if !iso {
 		switch unit {
@@ -221,6 +226,9 @@ func appendTimestamp(b []byte, v, unit int64, nanos, iso bool) []byte {
 		default:
 			return appendInt(b, v/nanosPerMilli)
 		}
+	}
+	if perMilli := nanosPerMilli / unit; v < 0 && perMilli > 1 {
+		v = v / perMilli * perMilli
 	}
 	perSec := nanosPerSec / unit
 	sec := v / perSec
@@ -391,6 +399,12 @@ func (s *shortTries) took(ok bool) bool {
 func appendFloatGeneral(b []byte, f float64, bitSize int) []byte {
 	if math.IsNaN(f) || math.IsInf(f, 0) {
 		return append(b, "null"...)
+	}
+	if f == 0 && math.Signbit(f) {
+		// Jackson reads -0 as the integer 0 (IntNode), so Druid would get
+		// +0.0; -0.0 is a DoubleNode of the same 64-bit value, and a float
+		// column reads it back as the float -0.0.
+		return append(b, "-0.0"...)
 	}
 	abs := math.Abs(f)
 	format := byte('f')

@@ -179,15 +179,24 @@ func checkValue(t *testing.T, raw []byte, i int64, d float64, i32 int32) {
 			t.Fatalf("time %d reads back as %d", i, got)
 		}
 
-		// Timestamps: millis truncated toward zero, or the same instant.
+		// Timestamps: millis truncated toward zero, or the same instant;
+		// before 1970 the instant of those millis (what Druid reads).
 		micros := out(parquet.Int64Value(i), valueType{conv: convTimestamp, unit: 1000})
 		nanos := out(parquet.Int64Value(i), valueType{conv: convTimestamp, unit: 1, nanos: true})
 		day := out(parquet.Int32Value(i32), valueType{conv: convDateTimestamp})
 		if iso {
 			if i > math.MinInt64/1000 && i < math.MaxInt64/1000 {
-				instant(micros, i*1000, 6)
+				want := i * 1000
+				if i < 0 {
+					want = i / 1000 * 1_000_000
+				}
+				instant(micros, want, 6)
 			}
-			instant(nanos, i, 9)
+			want := i
+			if i < 0 {
+				want = i / 1_000_000 * 1_000_000
+			}
+			instant(nanos, want, 9)
 			if d := int64(i32); d > -106_000 && d < 106_000 {
 				instant(day, d*86_400*1e9, 6)
 			}
@@ -385,6 +394,9 @@ func checkShortest(t *testing.T, d float64, f float32) {
 func strconvFloat(f float64, bitSize int) []byte {
 	if math.IsNaN(f) || math.IsInf(f, 0) {
 		return []byte("null")
+	}
+	if f == 0 && math.Signbit(f) {
+		return []byte("-0.0") // Jackson reads -0 as the integer 0
 	}
 	abs := math.Abs(f)
 	format := byte('f')

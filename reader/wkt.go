@@ -341,6 +341,12 @@ func appendCoordinate(b []byte, f float64) []byte {
 		return append(b, "Infinity"...)
 	case math.IsInf(f, -1):
 		return append(b, "-Infinity"...)
+	case f == 0:
+		// WKT text, not a JSON number: -0 as JTS writes it.
+		if math.Signbit(f) {
+			return append(b, "-0"...)
+		}
+		return append(b, '0')
 	}
 	return appendFloat(b, f, 64)
 }

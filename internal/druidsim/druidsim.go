@@ -5,8 +5,10 @@
 // class it follows. Where the model and Druid disagree, Druid is right
 // and the model is the bug.
 //
-// It models a datasource as rows bucketed by time, with a Druid column
-// type per column:
+// It models a datasource as rows bucketed by time, in segments (one per
+// time chunk an ingestion writes) that each type their columns as Druid's
+// indexers do, and the type the Broker merges from them (Segments,
+// Types):
 //
 //   - MSQ INSERT and REPLACE (ExecSQL): the statement is parsed as Druid
 //     SQL, OVERWRITE WHERE turned into intervals in the query's
@@ -42,7 +44,6 @@ package druidsim
 import (
 	"cmp"
 	"fmt"
-	"maps"
 	"net/http"
 	"slices"
 	"strings"
@@ -69,8 +70,12 @@ type Druid struct {
 	// Getenv resolves an environment password provider.
 	Getenv func(string) string
 	// Version is the Druid release modelled, as its major number; 0 is
-	// 29. Druid 29 brought failOnEmptyInsert and scaled INT32/INT64
-	// decimals in the Parquet reader; Druid 30 PARTITIONED BY literals.
+	// 29. Druid 26 brought the auto dimension type; Druid 28 nested
+	// columns of format v5 for json dimensions (lists as ARRAY columns),
+	// MSQ's arrayIngestMode and the Broker's leastRestrictive type merge;
+	// Druid 29 failOnEmptyInsert, castToType and scaled INT32/INT64
+	// decimals in the Parquet reader; Druid 30 PARTITIONED BY literals;
+	// Druid 31 arrayIngestMode array by default.
 	Version int
 	// SQLTimeZone is the cluster's druid.sql.planner.sqlTimeZone, which a
 	// statement without the sqlTimeZone context parameter is read in;
@@ -82,7 +87,7 @@ type Druid struct {
 
 	mu          sync.Mutex
 	datasources map[string][]Row
-	types       map[string]map[string]string
+	segments    map[string][]segment
 	tasks       map[string]*task
 	n           int
 	errs        []error
@@ -95,7 +100,7 @@ type Druid struct {
 
 // New returns an empty Druid.
 func New() *Druid {
-	return &Druid{datasources: map[string][]Row{}, types: map[string]map[string]string{}, tasks: map[string]*task{}}
+	return &Druid{datasources: map[string][]Row{}, segments: map[string][]segment{}, tasks: map[string]*task{}}
 }
 
 func (d *Druid) version() int {
@@ -132,19 +137,6 @@ func sortRows(rows []Row) {
 	for i := range ks {
 		rows[i] = ks[i].r
 	}
-}
-
-// Types returns the Druid column types of a datasource's columns, as the
-// last ingestion that wrote rows gave them.
-func (d *Druid) Types(dataSource string) map[string]string {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return maps.Clone(d.types[dataSource])
-}
-
-// setTypes records the column types of a write; d.mu is held.
-func (d *Druid) setTypes(dataSource string, types map[string]string) {
-	d.types[dataSource] = maps.Clone(types)
 }
 
 // Errors are the statements and tasks Druid refused: each is a bug in
@@ -193,8 +185,8 @@ func (d *Druid) Retries() int {
 
 // Expect is what a datasource holds after ingesting NDJSON lines (the
 // sidecar's row stream) whose columns have the given Druid column types
-// (LONG, FLOAT, DOUBLE, STRING, COMPLEX<json>; a column without a type is
-// kept as read): each value converted as a typed dimension of that type
+// (LONG, FLOAT, DOUBLE, STRING, ARRAY<…>, COMPLEX<json>; a column without
+// a type is kept as read): each value converted as a typed dimension of that type
 // converts it, the time column as __time, rows without a time left out.
 // It is the expectation a test holds Rows against, sorted as Rows is.
 func Expect(lines []string, timeColumn string, types map[string]string) ([]Row, error) {
@@ -209,6 +201,12 @@ func Expect(lines []string, timeColumn string, types map[string]string) ([]Row, 
 			continue
 		}
 		for col, v := range obj {
+			if strings.HasPrefix(types[col], "ARRAY<") {
+				if obj[col], ok = castValue(v, types[col]); !ok {
+					return nil, fmt.Errorf("column %s: %s cannot be %s", col, canonical(v), types[col])
+				}
+				continue
+			}
 			dim := map[string]string{"LONG": "long", "FLOAT": "float", "DOUBLE": "double", "STRING": "string"}[types[col]]
 			if dim == "" {
 				obj[col] = bestEffort(v)

@@ -59,7 +59,7 @@ func (d *Druid) ExecSQL(ctx context.Context, query string, queryContext map[stri
 		// ColumnType.fromString: the model knows the scalar types and
 		// COMPLEX<json>.
 		switch c.Type {
-		case "string", "long", "float", "double", "COMPLEX<json>":
+		case "string", "long", "float", "double", "COMPLEX<json>", "ARRAY<LONG>", "ARRAY<DOUBLE>", "ARRAY<STRING>":
 		default:
 			return fmt.Errorf("EXTERN signature: column %q has type %q, which the model does not know", c.Name, c.Type)
 		}
@@ -98,6 +98,10 @@ func (d *Druid) ExecSQL(ctx context.Context, query string, queryContext map[stri
 			return fmt.Errorf("SELECT: column %q twice", it.name)
 		}
 		outTypes[it.name] = typ
+	}
+	schemas, err := d.msqSchemas(outTypes, queryContext)
+	if err != nil {
+		return err
 	}
 	if timeItem < 0 && !gran.all {
 		return fmt.Errorf("SELECT: no __time column, and PARTITIONED BY %s needs one", gran)
@@ -203,10 +207,59 @@ func (d *Druid) ExecSQL(ctx context.Context, query string, queryContext map[stri
 		})
 		d.datasources[st.dataSource] = append(kept, rows...)
 	}
-	if len(rows) > 0 {
-		d.setTypes(st.dataSource, outTypes)
-	}
+	d.writeSegments(st.dataSource, gran, rows, schemas, func(lo, hi int64) bool {
+		return st.replace && (st.overwriteAll || slices.ContainsFunc(replaced, func(s span) bool { return s.lo <= lo && hi <= s.hi }))
+	})
 	return nil
+}
+
+// msqSchemas are the dimension schemas MSQ writes a statement's columns
+// with (DimensionSchemaUtils.createDimensionSchema, useAutoColumnSchemas
+// false): a classic typed dimension for LONG, FLOAT, DOUBLE and STRING;
+// for ARRAY types by arrayIngestMode (Druid 28; the default is mvd before
+// Druid 31, array from it), under array an auto dimension cast to the
+// type, under mvd a multi-value STRING dimension for ARRAY<STRING> and a
+// refusal for numeric arrays, under none a refusal; before Druid 28 a
+// string array is multi-value and a numeric one refused; COMPLEX<json>
+// through its handler, the auto indexer without a cast (a json dimension).
+func (d *Druid) msqSchemas(outTypes map[string]string, qctx map[string]any) (map[string]colSchema, error) {
+	mode := "mvd"
+	if d.version() >= 31 {
+		mode = "array"
+	}
+	if v, ok := qctx["arrayIngestMode"].(string); ok && d.version() >= 28 {
+		mode = strings.ToLower(v)
+	}
+	out := map[string]colSchema{}
+	for name, t := range outTypes {
+		elem, isArray := strings.CutPrefix(t, "ARRAY<")
+		switch {
+		case !isArray:
+			out[name] = colSchema{typ: map[string]string{"LONG": "long", "FLOAT": "float", "DOUBLE": "double", "STRING": "string"}[t]}
+			if t == "COMPLEX<json>" {
+				out[name] = colSchema{typ: "json"}
+			}
+		case d.version() < 28:
+			if elem != "STRING>" {
+				return nil, fmt.Errorf("Cannot create dimension for type [%s]", t)
+			}
+			out[name] = colSchema{typ: "string"}
+		case mode == "array":
+			cast := t
+			if d.version() < 29 {
+				cast = ""
+			}
+			out[name] = colSchema{typ: "auto", cast: cast}
+		case mode == "mvd" && elem == "STRING>":
+			out[name] = colSchema{typ: "string"}
+		case mode == "mvd":
+			return nil, fmt.Errorf("Numeric arrays can only be ingested when 'arrayIngestMode' is set to 'array' in the MSQ query's "+
+				"context. Current value of the parameter [%s]", mode)
+		default:
+			return nil, fmt.Errorf("String arrays can not be ingested when 'arrayIngestMode' is set to '%s'", mode)
+		}
+	}
+	return out, nil
 }
 
 // sqlTimeZone is the zone TIMESTAMP literals are read in: the query
@@ -243,6 +296,12 @@ func checkContext(qctx map[string]any) error {
 		}
 		if !isNum || n != math.Trunc(n) || n < 2 {
 			return fmt.Errorf("maxNumTasks %v: want an integer of at least 2", v)
+		}
+	}
+	if v, ok := qctx["arrayIngestMode"]; ok {
+		// ArrayIngestMode: none, mvd or array.
+		if s, isStr := v.(string); !isStr || !slices.Contains([]string{"none", "mvd", "array"}, strings.ToLower(s)) {
+			return fmt.Errorf("arrayIngestMode %v: want none, mvd or array", v)
 		}
 	}
 	if v, ok := qctx["failOnEmptyInsert"]; ok {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 )
@@ -44,29 +45,48 @@ type indexTask struct {
 }
 
 // dimension is one entry of dimensionsSpec.dimensions: a name (a string
-// dimension) or {"type","name"} (DimensionSchema; no type is "string").
-type dimension struct{ name, typ string }
+// dimension) or {"type","name"} (DimensionSchema; no type is "string"),
+// with an auto dimension's castToType.
+type dimension struct{ name, typ, cast string }
 
-func parseDimension(raw json.RawMessage) (dimension, error) {
+func (d *Druid) parseDimension(raw json.RawMessage) (dimension, error) {
 	var name string
 	if json.Unmarshal(raw, &name) == nil {
 		return dimension{name: name, typ: "string"}, nil
 	}
-	var d struct{ Type, Name string }
-	if err := json.Unmarshal(raw, &d); err != nil {
+	var dim struct {
+		Type, Name string
+		CastToType string `json:"castToType"`
+	}
+	if err := json.Unmarshal(raw, &dim); err != nil {
 		return dimension{}, fmt.Errorf("dimension %s: %w", raw, err)
 	}
-	switch d.Type {
+	switch dim.Type {
 	case "":
-		d.Type = "string"
-	case "string", "long", "float", "double", "auto", "json":
+		dim.Type = "string"
+	case "string", "long", "float", "double", "json":
+	case "auto":
+		// AutoTypeColumnSchema, registered from Druid 26: before, Jackson
+		// knows no such type id.
+		if d.version() < 26 {
+			return dimension{}, fmt.Errorf("dimension %q: Could not resolve type id 'auto' (Druid %d)", dim.Name, d.version())
+		}
 	default:
-		return dimension{}, fmt.Errorf("dimension %q: type %q is not modelled", d.Name, d.Type)
+		return dimension{}, fmt.Errorf("dimension %q: type %q is not modelled", dim.Name, dim.Type)
 	}
-	if d.Name == "" {
+	if dim.Name == "" {
 		return dimension{}, fmt.Errorf("dimension %s has no name", raw)
 	}
-	return dimension{name: d.Name, typ: d.Type}, nil
+	out := dimension{name: dim.Name, typ: dim.Type}
+	if dim.Type == "auto" && dim.CastToType != "" && d.version() >= 29 {
+		// castToType came with Druid 29 (apache/druid#15417); Druid's
+		// mapper ignores the property before.
+		var err error
+		if out.cast, err = castType(dim.CastToType); err != nil {
+			return dimension{}, fmt.Errorf("dimension %q: %w", dim.Name, err)
+		}
+	}
+	return out, nil
 }
 
 // segmentGranularity reads granularitySpec.segmentGranularity: a
@@ -141,7 +161,7 @@ func (d *Druid) ExecTask(ctx context.Context, spec []byte) error {
 	var dims []dimension
 	listed := map[string]bool{}
 	for i, raw := range ds.DimensionsSpec.Dimensions {
-		dim, err := parseDimension(raw)
+		dim, err := d.parseDimension(raw)
 		if err != nil {
 			return err
 		}
@@ -184,7 +204,7 @@ func (d *Druid) ExecTask(ctx context.Context, spec []byte) error {
 	dropped, unparseable := 0, 0
 	var withError []string
 	chunks := map[int64]bool{}
-	types := map[string]string{}
+	schemas := map[string]colSchema{}
 	for _, obj := range raw {
 		ms, ok := parseTimestamp(obj[ds.TimestampSpec.Column], ds.TimestampSpec.Format)
 		if !ok {
@@ -205,12 +225,17 @@ func (d *Druid) ExecTask(ctx context.Context, spec []byte) error {
 			}
 		}
 		for _, dim := range rowDims {
-			v, ok := dimensionValue(obj[dim.name], dim.typ)
+			var v any
+			if dim.cast != "" {
+				v, ok = castValue(obj[dim.name], dim.cast)
+			} else {
+				v, ok = dimensionValue(obj[dim.name], dim.typ)
+			}
 			if !ok {
 				withError = append(withError, fmt.Sprintf("%s (%s) %s", dim.name, dim.typ, canonical(obj[dim.name])))
 			}
 			cols[dim.name] = v
-			types[dim.name] = mergeType(types[dim.name], dimensionType(dim.typ, v))
+			schemas[dim.name] = colSchema{typ: dim.typ, cast: dim.cast}
 		}
 		rows = append(rows, Row{Time: ms, Columns: cols})
 		if start, ok := gran.bucketStart(msTime(ms)); ok {
@@ -225,65 +250,40 @@ func (d *Druid) ExecTask(ctx context.Context, spec []byte) error {
 	d.unparseable += unparseable
 	d.nulled = append(d.nulled, withError...)
 	cur := d.datasources[ds.DataSource]
+	// replaced says which time chunk [lo, hi) of the datasource the task
+	// replaces.
+	replaced := func(lo, hi int64) bool { return false }
 	switch {
 	case t.Spec.IOConfig.AppendToExisting:
 	case len(intervals) > 0 && t.Spec.IOConfig.DropExisting:
 		// The intervals' chunks are replaced, also when no row is read
 		// (tombstones).
-		cur = slices.DeleteFunc(slices.Clone(cur), func(r Row) bool {
-			start, ok := gran.bucketStart(msTime(r.Time))
-			if !ok {
-				return true
-			}
-			return slices.ContainsFunc(intervals, func(s span) bool {
-				return start.UnixMilli() < s.hi && gran.next(start).UnixMilli() > s.lo
-			})
-		})
-	case gran.all:
-		if len(rows) > 0 {
-			cur = nil
+		replaced = func(lo, hi int64) bool {
+			return slices.ContainsFunc(intervals, func(s span) bool { return lo < s.hi && hi > s.lo })
 		}
+	case gran.all:
+		replaced = func(lo, hi int64) bool { return len(rows) > 0 }
 	default:
 		// Overwrite by time chunk: only the chunks that get rows.
-		cur = slices.DeleteFunc(slices.Clone(cur), func(r Row) bool {
-			start, _ := gran.bucketStart(msTime(r.Time))
-			return chunks[start.UnixMilli()]
-		})
+		replaced = func(lo, hi int64) bool {
+			for c := range chunks {
+				if c < hi && gran.next(msTime(c)).UnixMilli() > lo {
+					return true
+				}
+			}
+			return false
+		}
 	}
+	cur = slices.DeleteFunc(slices.Clone(cur), func(r Row) bool {
+		start, ok := gran.bucketStart(msTime(r.Time))
+		if !ok {
+			return replaced(math.MinInt64, math.MaxInt64)
+		}
+		return replaced(start.UnixMilli(), gran.next(start).UnixMilli())
+	})
 	d.datasources[ds.DataSource] = append(cur, rows...)
-	if len(rows) > 0 {
-		d.setTypes(ds.DataSource, types)
-	}
+	d.writeSegments(ds.DataSource, gran, rows, schemas, replaced)
 	return nil
-}
-
-// dimensionType is the column type a dimension's value gives.
-func dimensionType(typ string, v any) string {
-	switch typ {
-	case "long":
-		return "LONG"
-	case "float":
-		return "FLOAT"
-	case "double":
-		return "DOUBLE"
-	case "string":
-		return "STRING"
-	}
-	return bestEffortType(v)
-}
-
-// mergeType is the type of a column over rows: the logical type of an
-// auto column is the least restrictive of its values' (AutoTypeColumnIndexer).
-func mergeType(a, b string) string {
-	switch {
-	case a == "":
-		return b
-	case b == "" || a == b:
-		return a
-	case a == "COMPLEX<json>" || b == "COMPLEX<json>":
-		return "COMPLEX<json>"
-	}
-	return leastRestrictive(a, b)
 }
 
 // parseTimestamp reads a timestampSpec value as

@@ -287,6 +287,10 @@ func externValue(v any, typ string) (out any, ok bool) {
 		return stringValue(v), true
 	case "COMPLEX<json>":
 		return v, true
+	case "ARRAY<LONG>", "ARRAY<DOUBLE>", "ARRAY<STRING>":
+		// An ARRAY column of EXTERN is read as an auto column cast to
+		// its type (DimensionSchemaUtils.createDimensionSchemaForExtern).
+		return castValue(v, typ)
 	}
 	return nil, false
 }
