@@ -100,7 +100,7 @@ func (cs catalogs) forRequest(r *http.Request) (Catalog, error) {
 	if name == "" {
 		if cs.def == "" {
 			return Catalog{}, fmt.Errorf("%w: this sidecar serves the catalogs %s: name one with ?catalog=NAME",
-				splits.ErrBadRequest, strings.Join(cs.names, ", "))
+				errBadRequest, strings.Join(cs.names, ", "))
 		}
 		name = cs.def
 	}

@@ -6,22 +6,19 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
-	"sort"
-	"strconv"
 	"strings"
 
 	"github.com/druidiceberg/sidecar/changes"
 	"github.com/druidiceberg/sidecar/druid"
 	"github.com/druidiceberg/sidecar/splits"
-	"github.com/druidiceberg/sidecar/splits/split"
 )
 
-// changesParams are the query parameters of GET /changes.
+// changesParams are the query parameters of GET /changes besides the
+// plan parameters it shares (planParams): its fromSnapshot and toSnapshot
+// are the two snapshots diffed.
 var changesParams = map[string]bool{
-	"table": true, "catalog": true, "fromSnapshot": true, "toSnapshot": true, "timeColumn": true,
-	"granularity": true, "dataSource": true, "include": true, "mode": true, "columns": true,
-	"timestamps": true, "binaryAsString": true, "geo": true, "maxNumConcurrentSubTasks": true, "minSplits": true,
-	"compression": true,
+	"fromSnapshot": true, "toSnapshot": true, "timeColumn": true, "granularity": true, "dataSource": true, "include": true,
+	"maxNumConcurrentSubTasks": true,
 }
 
 // changesResponse is the answer of GET /changes.
@@ -73,45 +70,37 @@ type changeResponse struct {
 // re-ingest exactly that interval from the target snapshot.
 func (s *server) getChanges(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
-	var unknown []string
-	for k, v := range q {
-		if !changesParams[k] {
-			unknown = append(unknown, k)
-		} else if len(v) > 1 {
-			return fmt.Errorf("%w: query parameter %s given %d times", splits.ErrBadRequest, k, len(v))
-		}
-	}
-	if len(unknown) > 0 {
-		sort.Strings(unknown)
-		return fmt.Errorf("%w: unknown query parameter %s", splits.ErrBadRequest, strings.Join(unknown, ", "))
+	if err := checkQuery(q, func(k string) bool { return changesParams[k] || planParams[k] }); err != nil {
+		return err
 	}
 	// The parameters that shape the rows are those of GET /splits.
 	shared := url.Values{}
-	for _, k := range []string{"table", "mode", "columns", "timestamps", "binaryAsString", "geo", "minSplits", "compression"} {
-		if v, ok := q[k]; ok {
+	for k, v := range q {
+		if planParams[k] && !changesParams[k] {
 			shared[k] = v
 		}
 	}
-	base, err := parseSplitsQuery(shared, nil)
+	p, err := planQuery(shared, nil)
+	if err != nil {
+		return err
+	}
+	base, err := p.request()
 	if err != nil {
 		return err
 	}
 	req := changes.Request{Table: base.Table, TimeColumn: q.Get("timeColumn")}
-	for name, dst := range map[string]**int64{"fromSnapshot": &req.FromSnapshot, "toSnapshot": &req.ToSnapshot} {
-		if v := q.Get(name); v != "" {
-			id, err := strconv.ParseInt(v, 10, 64)
-			if err != nil {
-				return fmt.Errorf("%w: %s %s is not an integer", splits.ErrBadRequest, name, split.Quote(v))
-			}
-			*dst = &id
-		}
+	if req.FromSnapshot, err = queryID(q, "fromSnapshot"); err != nil {
+		return err
+	}
+	if req.ToSnapshot, err = queryID(q, "toSnapshot"); err != nil {
+		return err
 	}
 	if req.Granularity, err = druid.ParseGranularity(q.Get("granularity")); err != nil {
 		return err
 	}
 	if v := q.Get("include"); v != "" {
 		if n := strings.Count(v, ",") + 1; n > maxIncludeIntervals {
-			return fmt.Errorf("%w: include names %d intervals, more than the %d allowed", splits.ErrBadRequest, n, maxIncludeIntervals)
+			return fmt.Errorf("%w: include names %d intervals, more than the %d allowed", errBadRequest, n, maxIncludeIntervals)
 		}
 		for _, one := range strings.Split(v, ",") {
 			c, err := changes.ParseChangeInterval(strings.TrimSpace(one))
@@ -125,7 +114,7 @@ func (s *server) getChanges(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if q.Get("minSplits") == "" {
+	if p.minSplits == nil {
 		// As many splits as each task runs subtasks at once.
 		base.MinSplits = subTasks
 	}

@@ -46,7 +46,7 @@ func sourceOf(req splits.Request, timeColumn, param string, planned func() (spli
 func required(q url.Values, names ...string) error {
 	for _, n := range names {
 		if q.Get(n) == "" {
-			return fmt.Errorf("%w: %s is required", splits.ErrBadRequest, n)
+			return fmt.Errorf("%w: %s is required", errBadRequest, n)
 		}
 	}
 	return nil
@@ -56,7 +56,11 @@ func required(q url.Values, names ...string) error {
 // for POST /druid/indexer/v1/task.
 func (s *server) getDruidTask(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
-	req, err := parseSplitsQuery(q, taskParams)
+	p, err := planQuery(q, taskParams)
+	if err != nil {
+		return err
+	}
+	req, err := p.request()
 	if err != nil {
 		return err
 	}
@@ -70,7 +74,7 @@ func (s *server) getDruidTask(w http.ResponseWriter, r *http.Request) error {
 	if task.SubTasks, err = maxSubTasks(q); err != nil {
 		return err
 	}
-	if q.Get("minSplits") == "" {
+	if p.minSplits == nil {
 		// As many splits as the task runs subtasks at once.
 		req.MinSplits = task.SubTasks
 	}
@@ -92,7 +96,7 @@ func maxSubTasks(q url.Values) (int, error) {
 	}
 	n, err := strconv.Atoi(v)
 	if err != nil || n < 1 {
-		return 0, fmt.Errorf("%w: maxNumConcurrentSubTasks %q: want a positive integer", splits.ErrBadRequest, v)
+		return 0, fmt.Errorf("%w: maxNumConcurrentSubTasks %q: want a positive integer", errBadRequest, v)
 	}
 	return n, nil
 }
@@ -111,7 +115,11 @@ type sqlTask struct {
 // nothing to read replaces its interval with nothing.
 func (s *server) getDruidSQL(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
-	req, err := parseSplitsQuery(q, sqlParams)
+	p, err := planQuery(q, sqlParams)
+	if err != nil {
+		return err
+	}
+	req, err := p.request()
 	if err != nil {
 		return err
 	}
@@ -126,7 +134,7 @@ func (s *server) getDruidSQL(w http.ResponseWriter, r *http.Request) error {
 		// row deleted or filtered): it then empties its interval.
 		st.Replace, st.AllowEmpty = true, true
 	default:
-		return fmt.Errorf("%w: statement %q: want insert or replace", splits.ErrBadRequest, verb)
+		return fmt.Errorf("%w: statement %q: want insert or replace", errBadRequest, verb)
 	}
 	if st.PartitionedBy, err = druid.ParseGranularity(q.Get("partitionedBy")); err != nil {
 		return fmt.Errorf("partitionedBy: %w", err)
@@ -134,11 +142,11 @@ func (s *server) getDruidSQL(w http.ResponseWriter, r *http.Request) error {
 	if v := q.Get("overwrite"); v != "" && !strings.EqualFold(v, "all") {
 		start, end, err := splits.ParseInterval(v)
 		if err != nil {
-			return fmt.Errorf("%w: overwrite: %w", splits.ErrBadRequest, err)
+			return fmt.Errorf("%w: overwrite: %w", errBadRequest, err)
 		}
 		st.Overwrite = druid.Interval{Start: start.UTC(), End: end.UTC()}
 	} else if v != "" && !st.Replace {
-		return fmt.Errorf("%w: overwrite goes with statement=replace", splits.ErrBadRequest)
+		return fmt.Errorf("%w: overwrite goes with statement=replace", errBadRequest)
 	}
 	if err := st.Check(); err != nil {
 		return err

@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"net/url"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -14,19 +12,6 @@ import (
 	"github.com/druidiceberg/sidecar/splits"
 	"github.com/druidiceberg/sidecar/splits/split"
 )
-
-// splitsParams are the query parameters GET /splits accepts; any other is a
-// 400 that names it, so a typo never silently plans something else.
-var splitsParams = map[string]bool{
-	"table": true, "snapshotId": true, "snapshotTime": true, "ref": true, "mode": true,
-	"columns": true, "timestamps": true, "binaryAsString": true, "geo": true,
-	"icebergFilter": true, "residualFilterMode": true, "applyResidual": true,
-	"fromSnapshot": true, "toSnapshot": true, "catalog": true, "minSplits": true, "compression": true,
-}
-
-// maxMinSplits bounds minSplits: Druid runs one subtask per split, and no
-// cluster runs more at once.
-const maxMinSplits = 10_000
 
 // splitsResponse is the answer of GET /splits.
 type splitsResponse struct {
@@ -100,7 +85,11 @@ type splitRange struct {
 }
 
 func (s *server) getSplits(w http.ResponseWriter, r *http.Request) error {
-	req, err := parseSplitsQuery(r.URL.Query(), nil)
+	p, err := planQuery(r.URL.Query(), nil)
+	if err != nil {
+		return err
+	}
+	req, err := p.request()
 	if err != nil {
 		return err
 	}
@@ -119,9 +108,6 @@ func (s *server) planAndAnswer(w http.ResponseWriter, r *http.Request, req split
 // planResponse plans req and renders the answer of /splits, which the Druid
 // spec generators build on.
 func (s *server) planResponse(r *http.Request, req splits.Request, warnings []string) (splits.Plan, splitsResponse, error) {
-	if err := checkRequestBounds(req); err != nil {
-		return splits.Plan{}, splitsResponse{}, err
-	}
 	cat, err := s.catalogs.forRequest(r)
 	if err != nil {
 		return splits.Plan{}, splitsResponse{}, err
@@ -146,7 +132,7 @@ func (s *server) answer(r *http.Request, req splits.Request, warnings []string, 
 		// never hands one out.
 		if len(ps.Token) > split.MaxTokenLength {
 			return p, splitsResponse{}, fmt.Errorf("%w: a split of %s needs a token of %d bytes, longer than the %d this "+
-				"server accepts back; narrow icebergFilter, or plan without applyResidual", splits.ErrBadRequest,
+				"server accepts back; narrow icebergFilter, or plan without applyResidual", errBadRequest,
 				ps.Parts[0].Data.Path, len(ps.Token), split.MaxTokenLength)
 		}
 	}
@@ -267,146 +253,6 @@ func writeJSON(w http.ResponseWriter, v any) error {
 	enc.SetEscapeHTML(false)
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
-}
-
-// parseGeo reads how geometries are served: "wkt" (or "", the default) or
-// "wkb" (base64), which it reports as true.
-func parseGeo(v string) (bool, error) {
-	switch v {
-	case "", "wkt":
-		return false, nil
-	case "wkb":
-		return true, nil
-	}
-	return false, fmt.Errorf("%w: geo %s: want wkt or wkb", splits.ErrBadRequest, split.Quote(v))
-}
-
-// parseSplitsQuery parses the query of GET /splits; extra names the other
-// parameters a route that builds on it takes.
-func parseSplitsQuery(q url.Values, extra map[string]bool) (splits.Request, error) {
-	var unknown []string
-	for k, v := range q {
-		if !splitsParams[k] && !extra[k] {
-			unknown = append(unknown, k)
-		} else if len(v) > 1 {
-			return splits.Request{}, fmt.Errorf("%w: query parameter %s given %d times", splits.ErrBadRequest, k, len(v))
-		}
-	}
-	if len(unknown) > 0 {
-		sort.Strings(unknown)
-		return splits.Request{}, fmt.Errorf("%w: unknown query parameter %s", splits.ErrBadRequest, strings.Join(unknown, ", "))
-	}
-	req := splits.Request{Table: q.Get("table"), Ref: q.Get("ref")}
-	if req.Table == "" {
-		return req, fmt.Errorf("%w: query parameter table is required (table=NAMESPACE.NAME)", splits.ErrBadRequest)
-	}
-	if v := q.Get("snapshotId"); v != "" {
-		id, err := strconv.ParseInt(v, 10, 64)
-		if err != nil {
-			return req, fmt.Errorf("%w: snapshotId %s is not an integer", splits.ErrBadRequest, split.Quote(v))
-		}
-		req.SnapshotID = &id
-	}
-	for _, name := range []string{"fromSnapshot", "toSnapshot"} {
-		v := q.Get(name)
-		if v == "" {
-			continue
-		}
-		id, err := strconv.ParseInt(v, 10, 64)
-		if err != nil {
-			return req, fmt.Errorf("%w: %s %s is not an integer", splits.ErrBadRequest, name, split.Quote(v))
-		}
-		if name == "fromSnapshot" {
-			req.FromSnapshot = &id
-			continue
-		}
-		if req.SnapshotID != nil {
-			return req, fmt.Errorf("%w: toSnapshot and snapshotId name the same thing; give one", splits.ErrBadRequest)
-		}
-		req.SnapshotID = &id
-	}
-	if v := q.Get("snapshotTime"); v != "" {
-		t, err := parseTime(v)
-		if err != nil {
-			return req, err
-		}
-		req.SnapshotTime = &t
-	}
-	mode, err := splits.ParseMode(q.Get("mode"))
-	if err != nil {
-		return req, err
-	}
-	req.Mode = mode
-	if v := q.Get("columns"); v != "" {
-		for _, c := range strings.Split(v, ",") {
-			if c = strings.TrimSpace(c); c == "" {
-				return req, fmt.Errorf("%w: columns %s has an empty name", splits.ErrBadRequest, split.Quote(v))
-			}
-			req.Columns = append(req.Columns, c)
-		}
-	}
-	switch v := q.Get("timestamps"); v {
-	case "", "millis":
-	case "iso":
-		req.Encoding.ISOTimestamps = true
-	default:
-		return req, fmt.Errorf("%w: timestamps %s: want millis or iso", splits.ErrBadRequest, split.Quote(v))
-	}
-	if req.Encoding.GeoWKB, err = parseGeo(q.Get("geo")); err != nil {
-		return req, err
-	}
-	if v := q.Get("binaryAsString"); v != "" {
-		b, err := strconv.ParseBool(v)
-		if err != nil {
-			return req, fmt.Errorf("%w: binaryAsString %s: want true or false", splits.ErrBadRequest, split.Quote(v))
-		}
-		req.Encoding.BinaryAsString = b
-	}
-	if v := q.Get("icebergFilter"); v != "" {
-		if err := splits.CheckFilterBounds([]byte(v)); err != nil {
-			return req, err
-		}
-		req.Filter = &splits.Filter{}
-		if err := json.Unmarshal([]byte(v), req.Filter); err != nil {
-			return req, fmt.Errorf("%w: %w", splits.ErrBadRequest, err)
-		}
-	}
-	if req.Compression, err = splits.ParseCompression(q.Get("compression")); err != nil {
-		return req, err
-	}
-	if v := q.Get("minSplits"); v != "" {
-		if req.MinSplits, err = parseMinSplits(v); err != nil {
-			return req, err
-		}
-	}
-	if req.ResidualMode, err = splits.ParseResidualMode(q.Get("residualFilterMode")); err != nil {
-		return req, err
-	}
-	if v := q.Get("applyResidual"); v != "" {
-		if req.ApplyResidual, err = strconv.ParseBool(v); err != nil {
-			return req, fmt.Errorf("%w: applyResidual %s: want true or false", splits.ErrBadRequest, split.Quote(v))
-		}
-	}
-	return req, nil
-}
-
-// parseMinSplits reads minSplits: a whole number from 0 to maxMinSplits.
-func parseMinSplits(v string) (int, error) {
-	n, err := strconv.Atoi(v)
-	if err != nil || n < 0 || n > maxMinSplits {
-		return 0, fmt.Errorf("%w: minSplits %q: want a whole number from 0 to %d", splits.ErrBadRequest, v, maxMinSplits)
-	}
-	return n, nil
-}
-
-// parseTime reads snapshotTime as Druid reads a DateTime: the ISO 8601
-// forms Joda takes (splits.ParseInstant).
-func parseTime(v string) (time.Time, error) {
-	t, err := splits.ParseInstant(v)
-	if err != nil {
-		return time.Time{}, fmt.Errorf("%w: snapshotTime: %w", splits.ErrBadRequest, err)
-	}
-	return t, nil
 }
 
 // baseURL is the configured public URL, or the scheme and host the request
