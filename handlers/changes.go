@@ -208,7 +208,7 @@ func (s *server) changeWork(r *http.Request, cat Catalog, scan *splits.Scan, req
 		warnings []string
 	}
 	wk, err := withinPayload(req, plan, func(src druid.Source, resp splitsResponse) (work, error) {
-		cr := changeResponse{Interval: c.String(), Splits: src.URIs}
+		cr := changeResponse{Interval: c.String(), Splits: len(src.InputSource.URIs)}
 		for _, reason := range c.Reasons {
 			cr.Reasons = append(cr.Reasons, string(reason))
 		}
@@ -218,7 +218,7 @@ func (s *server) changeWork(r *http.Request, cat Catalog, scan *splits.Scan, req
 				warnings = append(warnings, w)
 			}
 		}
-		if src.URIs == 0 {
+		if len(src.InputSource.URIs) == 0 {
 			// The interval is replaced with nothing.
 			src = src.EmptySource(iv.Start)
 		}

@@ -37,7 +37,7 @@ func sourceOf(req splits.Request, timeColumn, param string, planned func() (spli
 	}
 	return druid.Source{
 		InputSource: resp.InputSource, InputFormat: resp.InputFormat,
-		Fields: plan.Fields, TimeField: tf, Encoding: req.Encoding, URIs: len(resp.InputSource.URIs),
+		Fields: plan.Fields, TimeField: tf, Encoding: req.Encoding,
 	}, resp, nil
 }
 
@@ -159,7 +159,7 @@ func (s *server) getDruidSQL(w http.ResponseWriter, r *http.Request) error {
 	}
 	task, err := withinPayload(req, plan, func(src druid.Source, resp splitsResponse) (sqlTask, error) {
 		warnings := resp.Warnings
-		if src.URIs == 0 && st.Replace {
+		if len(src.InputSource.URIs) == 0 && st.Replace {
 			src = src.EmptySource(st.Overwrite.Start)
 			warnings = append(warnings, st.Warnings(src)...)
 		}

@@ -9,47 +9,23 @@ import (
 	"strings"
 	"time"
 
+	"github.com/druidiceberg/sidecar/druid"
 	"github.com/druidiceberg/sidecar/splits"
 	"github.com/druidiceberg/sidecar/splits/split"
 )
 
 // splitsResponse is the answer of GET /splits.
 type splitsResponse struct {
-	Table       string          `json:"table"`
-	SnapshotID  *int64          `json:"snapshotId"`
-	Mode        splits.Path     `json:"mode"`
-	InputSource inputSource     `json:"inputSource"`
-	InputFormat inputFormat     `json:"inputFormat"`
-	Columns     []planColumn    `json:"columns"`
-	Splits      []splitResponse `json:"splits"`
+	Table       string                `json:"table"`
+	SnapshotID  *int64                `json:"snapshotId"`
+	Mode        splits.Path           `json:"mode"`
+	InputSource druid.HTTPInputSource `json:"inputSource"`
+	InputFormat druid.InputFormat     `json:"inputFormat"`
+	Columns     []planColumn          `json:"columns"`
+	Splits      []splitResponse       `json:"splits"`
 	// Warnings tell the client what it may not expect: ignored fields of a
 	// Druid spec, residual filters under residualFilterMode=warn.
 	Warnings []string `json:"warnings"`
-}
-
-// inputSource is a Druid http inputSource, ready to paste into a spec.
-type inputSource struct {
-	Type string   `json:"type"`
-	URIs []string `json:"uris"`
-	// Username and Password are Druid's httpAuthenticationUsername and
-	// httpAuthenticationPassword; the password is a provider that names an
-	// environment variable, never the secret.
-	Username string            `json:"httpAuthenticationUsername,omitempty"`
-	Password *passwordProvider `json:"httpAuthenticationPassword,omitempty"`
-}
-
-// passwordProvider is Druid's environment variable password provider.
-type passwordProvider struct {
-	Type     string `json:"type"`
-	Variable string `json:"variable"`
-}
-
-// inputFormat is the Druid inputFormat that reads what the URIs serve.
-type inputFormat struct {
-	Type string `json:"type"`
-	// BinaryAsString is Druid's Parquet option; on the row path the
-	// sidecar itself writes binaries as text.
-	BinaryAsString bool `json:"binaryAsString,omitempty"`
 }
 
 type splitResponse struct {
@@ -149,7 +125,7 @@ func (s *server) render(r *http.Request, req splits.Request, plan splits.Plan, s
 	resp := splitsResponse{
 		Table:       plan.Table,
 		Mode:        plan.Path,
-		InputSource: inputSource{Type: "http", URIs: []string{}},
+		InputSource: druid.HTTPInputSource{Type: "http", URIs: []string{}},
 		Splits:      []splitResponse{},
 		Warnings:    append(append([]string{}, warnings...), plan.Warnings...),
 	}
@@ -158,16 +134,16 @@ func (s *server) render(r *http.Request, req splits.Request, plan splits.Plan, s
 	}
 	if len(s.BasicAuth) > 0 {
 		resp.InputSource.Username = s.BasicAuth[0].Username
-		resp.InputSource.Password = &passwordProvider{Type: "environment", Variable: s.DruidPasswordEnv}
+		resp.InputSource.Password = &druid.PasswordProvider{Type: "environment", Variable: s.DruidPasswordEnv}
 	}
 	if plan.SnapshotID != 0 {
 		id := plan.SnapshotID
 		resp.SnapshotID = &id
 	}
-	resp.InputFormat = inputFormat{Type: "parquet", BinaryAsString: req.Encoding.BinaryAsString}
+	resp.InputFormat = druid.InputFormat{Type: "parquet", BinaryAsString: req.Encoding.BinaryAsString}
 	resp.Columns = planColumns(plan.Fields, req.Encoding)
 	if plan.Path == splits.PathRows {
-		resp.InputFormat = inputFormat{Type: "json"}
+		resp.InputFormat = druid.InputFormat{Type: "json"}
 	}
 	// The URIs are cut from one string: a wide plan has thousands, each
 	// mostly its token.
