@@ -43,5 +43,9 @@ func (s *server) postSplits(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return s.planAndAnswer(w, r, req, warnings)
+	pl, err := s.plan(r, req)
+	if err != nil {
+		return err
+	}
+	return writeSplits(w, pl.answer(warnings))
 }

@@ -17,28 +17,15 @@ var (
 	sqlParams  = map[string]bool{"dataSource": true, "timestampColumn": true, "statement": true, "partitionedBy": true, "overwrite": true}
 )
 
-// druidSource plans req and describes the answer for the druid package:
-// the planned inputSource and format, the served columns and the time
-// column (named by the query parameter param), checked against what the
-// plan serves.
-func (s *server) druidSource(r *http.Request, req splits.Request, timeColumn, param string) (druid.Source, splitsResponse, error) {
-	return sourceOf(req, timeColumn, param, func() (splits.Plan, splitsResponse, error) { return s.planResponse(r, req, nil) })
-}
-
-// sourceOf is druidSource with the plan and its answer made by planned.
-func sourceOf(req splits.Request, timeColumn, param string, planned func() (splits.Plan, splitsResponse, error)) (druid.Source, splitsResponse, error) {
-	plan, resp, err := planned()
+// specSource plans req and makes what a generated spec reads of the plan,
+// its time column named by the query parameter timestampColumn.
+func (s *server) specSource(r *http.Request, req splits.Request) (planned, druid.Source, error) {
+	pl, err := s.plan(r, req)
 	if err != nil {
-		return druid.Source{}, resp, err
+		return pl, druid.Source{}, err
 	}
-	tf, err := druid.TimeField(plan.Fields, timeColumn, param)
-	if err != nil {
-		return druid.Source{}, resp, err
-	}
-	return druid.Source{
-		InputSource: resp.InputSource, InputFormat: resp.InputFormat,
-		Fields: plan.Fields, TimeField: tf, Encoding: req.Encoding,
-	}, resp, nil
+	src, err := pl.source(r.URL.Query().Get("timestampColumn"), "timestampColumn")
+	return pl, src, err
 }
 
 // required checks the parameters a spec cannot be written without before
@@ -78,10 +65,14 @@ func (s *server) getDruidTask(w http.ResponseWriter, r *http.Request) error {
 		// As many splits as the task runs subtasks at once.
 		req.MinSplits = task.SubTasks
 	}
-	plan := func(req splits.Request) (druid.Source, splitsResponse, error) {
-		return s.druidSource(r, req, q.Get("timestampColumn"), "timestampColumn")
-	}
-	spec, err := withinPayload(req, plan, func(src druid.Source, _ splitsResponse) (map[string]any, error) { return task.Spec(src) })
+	spec, err := withinPayload(req, func(req splits.Request) (map[string]any, druid.Source, error) {
+		_, src, err := s.specSource(r, req)
+		if err != nil {
+			return nil, src, err
+		}
+		spec, err := task.Spec(src)
+		return spec, src, err
+	})
 	if err != nil {
 		return err
 	}
@@ -154,17 +145,18 @@ func (s *server) getDruidSQL(w http.ResponseWriter, r *http.Request) error {
 	if !st.Overwrite.All() {
 		req.Interval = &splits.TimeInterval{Column: q.Get("timestampColumn"), Start: st.Overwrite.Start, End: st.Overwrite.End}
 	}
-	plan := func(req splits.Request) (druid.Source, splitsResponse, error) {
-		return s.druidSource(r, req, q.Get("timestampColumn"), "timestampColumn")
-	}
-	task, err := withinPayload(req, plan, func(src druid.Source, resp splitsResponse) (sqlTask, error) {
-		warnings := resp.Warnings
+	task, err := withinPayload(req, func(req splits.Request) (sqlTask, druid.Source, error) {
+		pl, src, err := s.specSource(r, req)
+		if err != nil {
+			return sqlTask{}, src, err
+		}
+		warnings := pl.warnings()
 		if len(src.InputSource.URIs) == 0 && st.Replace {
 			src = src.EmptySource(st.Overwrite.Start)
 			warnings = append(warnings, st.Warnings(src)...)
 		}
 		query, err := st.SQL(src)
-		return sqlTask{Query: query, Context: st.Context(src), Warnings: warnings}, err
+		return sqlTask{Query: query, Context: st.Context(src), Warnings: warnings}, src, err
 	})
 	if err != nil {
 		return err

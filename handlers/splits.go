@@ -1,13 +1,10 @@
 package handlers
 
 import (
-	"cmp"
 	"encoding/json"
-	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/druidiceberg/sidecar/druid"
 	"github.com/druidiceberg/sidecar/splits"
@@ -69,115 +66,32 @@ func (s *server) getSplits(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return s.planAndAnswer(w, r, req, nil)
-}
-
-// planAndAnswer plans req and writes the answer.
-func (s *server) planAndAnswer(w http.ResponseWriter, r *http.Request, req splits.Request, warnings []string) error {
-	_, resp, err := s.planResponse(r, req, warnings)
+	pl, err := s.plan(r, req)
 	if err != nil {
 		return err
 	}
-	return writeSplits(w, resp)
+	return writeSplits(w, pl.answer(nil))
 }
 
-// planResponse plans req and renders the answer of /splits, which the Druid
-// spec generators build on.
-func (s *server) planResponse(r *http.Request, req splits.Request, warnings []string) (splits.Plan, splitsResponse, error) {
-	cat, err := s.catalogs.forRequest(r)
-	if err != nil {
-		return splits.Plan{}, splitsResponse{}, err
-	}
-	return s.answer(r, req, warnings, func() (splits.Plan, error) { return cat.Plans.Plan(r.Context(), req) })
-}
-
-// answer renders the answer of /splits for the plan that plan makes for
-// req, and counts it in the metrics.
-func (s *server) answer(r *http.Request, req splits.Request, warnings []string, plan func() (splits.Plan, error)) (splits.Plan, splitsResponse, error) {
-	start := time.Now()
-	base, err := s.baseURL(r)
-	if err != nil {
-		return splits.Plan{}, splitsResponse{}, err
-	}
-	p, err := plan()
-	if err != nil {
-		return p, splitsResponse{}, err
-	}
-	for _, ps := range p.Splits {
-		// The server would refuse such a URI (400 malformed_token): a plan
-		// never hands one out.
-		if len(ps.Token) > split.MaxTokenLength {
-			return p, splitsResponse{}, fmt.Errorf("%w: a split of %s needs a token of %d bytes, longer than the %d this "+
-				"server accepts back; narrow icebergFilter, or plan without applyResidual", errBadRequest,
-				ps.Parts[0].Data.Path, len(ps.Token), split.MaxTokenLength)
-		}
-	}
-	return p, s.render(r, req, p, start, base, warnings), nil
-}
-
-// render is the answer of /splits for plan, planned since start, its URIs
-// under base.
-func (s *server) render(r *http.Request, req splits.Request, plan splits.Plan, start time.Time, base string, warnings []string) splitsResponse {
-	if s.Metrics != nil {
-		s.Metrics.PlanDuration.Observe(time.Since(start).Seconds())
-		s.Metrics.SplitsPlanned.WithLabelValues(string(plan.Path)).Add(float64(len(plan.Splits)))
-	}
+// answer is the answer of /splits for the plan; warnings (those of the
+// request) come first.
+func (p planned) answer(warnings []string) splitsResponse {
+	in, format := p.input()
 	resp := splitsResponse{
-		Table:       plan.Table,
-		Mode:        plan.Path,
-		InputSource: druid.HTTPInputSource{Type: "http", URIs: []string{}},
-		Splits:      []splitResponse{},
-		Warnings:    append(append([]string{}, warnings...), plan.Warnings...),
+		Table:       p.Table,
+		Mode:        p.Path,
+		InputSource: in,
+		InputFormat: format,
+		Columns:     planColumns(p.Fields, p.req.Encoding),
+		Splits:      make([]splitResponse, 0, len(p.Splits)),
+		Warnings:    append(append([]string{}, warnings...), p.warnings()...),
 	}
-	if req.Filter != nil {
-		resp.Warnings = append(resp.Warnings, req.Filter.Ignored("icebergFilter")...)
-	}
-	if len(s.BasicAuth) > 0 {
-		resp.InputSource.Username = s.BasicAuth[0].Username
-		resp.InputSource.Password = &druid.PasswordProvider{Type: "environment", Variable: s.DruidPasswordEnv}
-	}
-	if plan.SnapshotID != 0 {
-		id := plan.SnapshotID
+	if p.SnapshotID != 0 {
+		id := p.SnapshotID
 		resp.SnapshotID = &id
 	}
-	resp.InputFormat = druid.InputFormat{Type: "parquet", BinaryAsString: req.Encoding.BinaryAsString}
-	resp.Columns = planColumns(plan.Fields, req.Encoding)
-	if plan.Path == splits.PathRows {
-		resp.InputFormat = druid.InputFormat{Type: "json"}
-	}
-	// The URIs are cut from one string: a wide plan has thousands, each
-	// mostly its token.
-	routes := func(k split.TokenKind) (route, suffix string) {
-		if k == split.KindRows {
-			return "/splits/", rowSuffixes[cmp.Or(req.Compression, splits.DefaultCompression)]
-		}
-		return "/files/", ""
-	}
-	size := 0
-	for _, ps := range plan.Splits {
-		route, suffix := routes(ps.Kind)
-		size += len(base) + len(route) + len(ps.Token) + len(suffix)
-	}
-	var uris strings.Builder
-	uris.Grow(size)
-	ends := make([]int, len(plan.Splits))
-	for i, ps := range plan.Splits {
-		route, suffix := routes(ps.Kind)
-		uris.WriteString(base)
-		uris.WriteString(route)
-		uris.WriteString(ps.Token)
-		uris.WriteString(suffix)
-		ends[i] = uris.Len()
-	}
-	all := uris.String()
-	resp.InputSource.URIs = make([]string, 0, len(plan.Splits))
-	resp.Splits = make([]splitResponse, 0, len(plan.Splits))
-	from := 0
-	for i, ps := range plan.Splits {
-		uri := all[from:ends[i]]
-		from = ends[i]
-		resp.InputSource.URIs = append(resp.InputSource.URIs, uri)
-		resp.Splits = append(resp.Splits, describeSplit(ps, uri))
+	for i, ps := range p.Splits {
+		resp.Splits = append(resp.Splits, describeSplit(ps, in.URIs[i]))
 	}
 	return resp
 }

@@ -172,7 +172,7 @@ func (p *Planner) NewScan(ctx context.Context, tbl *table.Table, req Request, ta
 	if pl.snap == nil {
 		// An empty table has no snapshot and no rows.
 		pl.plan.Fields = pl.tbl.Schema().Fields()
-		pl.plan.Warnings = append(pl.plan.Warnings, noFilesWarning)
+		pl.plan.Empty = true
 		return &Scan{pl: *pl}, nil
 	}
 	pl.plan.SnapshotID = pl.snap.SnapshotID
