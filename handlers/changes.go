@@ -128,6 +128,7 @@ func (s *server) getChanges(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	req.Rows = rows
 	ch, err := cat.Changes.Changes(r.Context(), req)
 	if err != nil {
 		return err
@@ -137,21 +138,13 @@ func (s *server) getChanges(w http.ResponseWriter, r *http.Request) error {
 		TimeColumn: ch.TimeField.Name, Granularity: string(ch.Granularity),
 		Changes: []changeResponse{}, Statements: []statementResponse{}, Warnings: append([]string{}, ch.Warnings...),
 	}
-	// The target snapshot is planned once, by the diff when it needed it:
-	// the work of each change is cut from that one scan.
-	target := rows
-	target.SnapshotID = ch.ToSnapshot
-	scan, err := cat.Changes.Target(r.Context(), ch, target)
-	if err != nil {
-		return err
-	}
 	at, err := s.uriBase(r)
 	if err != nil {
 		return err
 	}
 	var parts []druid.Part
 	for _, c := range ch.Changes {
-		work, err := s.changeWork(r, cat, scan, target, ch, c, at, dataSource, subTasks)
+		work, err := s.changeWork(r, ch, c, rows, at, dataSource, subTasks)
 		if err != nil {
 			return err
 		}
@@ -178,35 +171,19 @@ func (s *server) getChanges(w http.ResponseWriter, r *http.Request) error {
 	return writeJSON(w, resp)
 }
 
-// changeWork plans the rows of one changed interval at the target snapshot
-// (cut from its one scan: the interval holds row by row, since Druid
-// rejects rows outside an OVERWRITE range) and renders the statement and
-// task that replace the interval with them, packing more per split when
-// they would be larger than Druid's task runners take. The part is what
-// the merged statements read for the interval.
-func (s *server) changeWork(r *http.Request, cat Catalog, scan *splits.Scan, req splits.Request, ch changes.Result, c changes.Change,
-	base uriBase, dataSource string, subTasks int) (changeWork, error) {
-	var cut *splits.TimeInterval
-	if !c.All {
-		cut = &splits.TimeInterval{Column: ch.TimeField.Name, Start: c.Start, End: c.End}
-	}
-	req.Interval = cut
-	return withinPayload(req, func(req splits.Request) (changeWork, druid.Source, error) {
-		sc := scan
-		if req.MaxSplits > 0 {
-			// Fewer, larger splits: the target scanned again with the
-			// bound, from the files the diff planned.
-			var err error
-			if sc, err = cat.Changes.Target(r.Context(), ch, req); err != nil {
-				return changeWork{}, druid.Source{}, err
-			}
-		}
+// changeWork plans the rows of one changed interval (ch.Plan, with the
+// options of rows) and renders the statement and task that replace the
+// interval with them, packing more per split when they would be larger
+// than Druid's task runners take.
+func (s *server) changeWork(r *http.Request, ch changes.Result, c changes.Change, rows splits.Request, at uriBase,
+	dataSource string, subTasks int) (changeWork, error) {
+	return withinPayload(rows, func(req splits.Request) (changeWork, druid.Source, error) {
 		start := time.Now()
-		p, err := cat.Changes.Cut(r.Context(), sc, cut)
+		p, err := ch.Plan(r.Context(), c, req.MaxSplits)
 		if err != nil {
 			return changeWork{}, druid.Source{}, err
 		}
-		pl, err := s.planned(req, p, base, start)
+		pl, err := s.planned(req, p, at, start)
 		if err != nil {
 			return changeWork{}, druid.Source{}, err
 		}
