@@ -81,11 +81,7 @@ func (s *server) getChanges(w http.ResponseWriter, r *http.Request) error {
 			shared[k] = v
 		}
 	}
-	p, err := planQuery(shared, nil)
-	if err != nil {
-		return err
-	}
-	rows, err := p.request()
+	p, rows, err := queryRequest(shared, nil)
 	if err != nil {
 		return err
 	}

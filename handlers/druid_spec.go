@@ -43,9 +43,5 @@ func (s *server) postSplits(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	pl, err := s.plan(r, req)
-	if err != nil {
-		return err
-	}
-	return writeSplits(w, pl.answer(warnings))
+	return s.answerSplits(w, r, req, warnings)
 }

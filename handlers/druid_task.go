@@ -43,11 +43,7 @@ func required(q url.Values, names ...string) error {
 // for POST /druid/indexer/v1/task.
 func (s *server) getDruidTask(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
-	p, err := planQuery(q, taskParams)
-	if err != nil {
-		return err
-	}
-	req, err := p.request()
+	p, req, err := queryRequest(q, taskParams)
 	if err != nil {
 		return err
 	}
@@ -106,11 +102,7 @@ type sqlTask struct {
 // nothing to read replaces its interval with nothing.
 func (s *server) getDruidSQL(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
-	p, err := planQuery(q, sqlParams)
-	if err != nil {
-		return err
-	}
-	req, err := p.request()
+	_, req, err := queryRequest(q, sqlParams)
 	if err != nil {
 		return err
 	}

@@ -176,6 +176,17 @@ func planQuery(q url.Values, extra map[string]bool) (planRequest, error) {
 	return p, nil
 }
 
+// queryRequest reads a plan request from a query (planQuery) and checks it
+// (request).
+func queryRequest(q url.Values, extra map[string]bool) (planRequest, splits.Request, error) {
+	p, err := planQuery(q, extra)
+	if err != nil {
+		return p, splits.Request{}, err
+	}
+	req, err := p.request()
+	return p, req, err
+}
+
 // icebergSpec is the body of POST /splits: a Druid `iceberg` inputSource,
 // plus the sidecar's own optional fields.
 type icebergSpec struct {

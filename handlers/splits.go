@@ -58,19 +58,21 @@ type splitRange struct {
 }
 
 func (s *server) getSplits(w http.ResponseWriter, r *http.Request) error {
-	p, err := planQuery(r.URL.Query(), nil)
+	_, req, err := queryRequest(r.URL.Query(), nil)
 	if err != nil {
 		return err
 	}
-	req, err := p.request()
-	if err != nil {
-		return err
-	}
+	return s.answerSplits(w, r, req, nil)
+}
+
+// answerSplits plans req and writes the answer of /splits; warnings (those
+// of the request) come first.
+func (s *server) answerSplits(w http.ResponseWriter, r *http.Request, req splits.Request, warnings []string) error {
 	pl, err := s.plan(r, req)
 	if err != nil {
 		return err
 	}
-	return writeSplits(w, pl.answer(nil))
+	return writeSplits(w, pl.answer(warnings))
 }
 
 // answer is the answer of /splits for the plan; warnings (those of the
