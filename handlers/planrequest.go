@@ -331,19 +331,11 @@ func (p planRequest) request() (splits.Request, error) {
 	if req.Mode, err = splits.ParseMode(p.mode); err != nil {
 		return req, err
 	}
-	switch p.timestamps {
-	case "", "millis":
-	case "iso":
-		req.Encoding.ISOTimestamps = true
-	default:
-		return req, fmt.Errorf("%w: timestamps %s: want millis or iso", errBadRequest, split.Quote(p.timestamps))
+	if req.Encoding.ISOTimestamps, err = either("timestamps", p.timestamps, "millis", "iso"); err != nil {
+		return req, err
 	}
-	switch p.geo {
-	case "", "wkt":
-	case "wkb":
-		req.Encoding.GeoWKB = true
-	default:
-		return req, fmt.Errorf("%w: geo %s: want wkt or wkb", errBadRequest, split.Quote(p.geo))
+	if req.Encoding.GeoWKB, err = either("geo", p.geo, "wkt", "wkb"); err != nil {
+		return req, err
 	}
 	req.Encoding.BinaryAsString = p.binaryAsString
 	if req.Compression, err = splits.ParseCompression(p.compression); err != nil {
@@ -363,6 +355,18 @@ func (p planRequest) request() (splits.Request, error) {
 		return req, fmt.Errorf("%w: columns names %d columns, more than the %d allowed", errBadRequest, len(p.columns), maxColumns)
 	}
 	return req, nil
+}
+
+// either reads parameter name of two values: "" and the default def are
+// false, other true.
+func either(name, v, def, other string) (bool, error) {
+	switch v {
+	case "", def:
+		return false, nil
+	case other:
+		return true, nil
+	}
+	return false, fmt.Errorf("%w: %s %s: want %s or %s", errBadRequest, name, split.Quote(v), def, other)
 }
 
 // minSplitsError refuses minSplits v.
