@@ -60,6 +60,13 @@ func evolutionTables() []evolutionTable {
 		{"all_types", local(func(ctx context.Context, c *hadoopCatalog, id table.Identifier) (*tablegen.Built, error) {
 			return tablegen.AllTypes(ctx, c, id)
 		}), true},
+		{"spec_change_deletes", local(func(ctx context.Context, c *hadoopCatalog, id table.Identifier) (*tablegen.Built, error) {
+			return tablegen.SpecChange(ctx, c, id)
+		}), true},
+		{"row_lineage", local(func(ctx context.Context, c *hadoopCatalog, id table.Identifier) (*tablegen.Built, error) {
+			b, _, err := tablegen.Lineage(ctx, c, id)
+			return b, err
+		}), true},
 	}
 }
 

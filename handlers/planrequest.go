@@ -31,8 +31,11 @@ type planRequest struct {
 	ref          string
 	fromSnapshot *int64
 
-	mode           string
-	columns        []string
+	mode    string
+	columns []string
+	// metaColumns are the names of the metadata columns asked for, as
+	// given.
+	metaColumns    []string
 	timestamps     string
 	geo            string
 	binaryAsString bool
@@ -52,7 +55,7 @@ type planRequest struct {
 var planParams = map[string]bool{
 	"table": true, "catalog": true, "snapshotId": false, "snapshotTime": false, "ref": false,
 	"fromSnapshot": false, "toSnapshot": false,
-	"mode": true, "columns": true, "timestamps": true, "binaryAsString": true, "geo": true,
+	"mode": true, "columns": true, "metadataColumns": true, "timestamps": true, "binaryAsString": true, "geo": true,
 	"minSplits": true, "compression": true,
 	"icebergFilter": false, "residualFilterMode": false, "applyResidual": false,
 }
@@ -151,6 +154,9 @@ func planQuery(q url.Values, extra map[string]bool) (planRequest, error) {
 			p.columns = append(p.columns, c)
 		}
 	}
+	if v := q.Get("metadataColumns"); v != "" {
+		p.metaColumns = strings.Split(v, ",")
+	}
 	if err := queryBool(q, "binaryAsString", &p.binaryAsString); err != nil {
 		return p, err
 	}
@@ -203,6 +209,7 @@ type icebergSpec struct {
 	Ref            string   `json:"ref"`
 	Mode           string   `json:"mode"`
 	Columns        []string `json:"columns"`
+	MetaColumns    []string `json:"metadataColumns"`
 	Timestamps     string   `json:"timestamps"`
 	BinaryAsString bool     `json:"binaryAsString"`
 	Geo            string   `json:"geo"`
@@ -220,7 +227,7 @@ var specFields = map[string]bool{
 	"type": true, "namespace": true, "tableName": true, "icebergFilter": true, "snapshotTime": true,
 	"residualFilterMode": true, "icebergCatalog": true, "warehouseSource": true,
 	"snapshotId": true, "ref": true, "mode": true, "columns": true, "timestamps": true, "binaryAsString": true, "geo": true,
-	"applyResidual": true, "minSplits": true, "compression": true,
+	"metadataColumns": true, "applyResidual": true, "minSplits": true, "compression": true,
 }
 
 // planSpec reads a plan request from the properties of a Druid iceberg
@@ -256,7 +263,7 @@ func planSpec(body map[string]json.RawMessage) (planRequest, []string, error) {
 	}
 	p := planRequest{
 		table: spec.Namespace + "." + spec.TableName, snapshotID: spec.SnapshotID, ref: spec.Ref,
-		mode: spec.Mode, columns: spec.Columns, timestamps: spec.Timestamps, geo: spec.Geo,
+		mode: spec.Mode, columns: spec.Columns, metaColumns: spec.MetaColumns, timestamps: spec.Timestamps, geo: spec.Geo,
 		binaryAsString: spec.BinaryAsString, compression: spec.Compression,
 		filter: spec.IcebergFilter, residualMode: spec.ResidualFilterMode, applyResidual: spec.ApplyResidual,
 	}
@@ -331,6 +338,9 @@ func (p planRequest) request() (splits.Request, error) {
 	if req.Mode, err = splits.ParseMode(p.mode); err != nil {
 		return req, err
 	}
+	if req.MetaColumns, err = metaColumns(p.metaColumns); err != nil {
+		return req, err
+	}
 	if req.Encoding.ISOTimestamps, err = either("timestamps", p.timestamps, "millis", "iso"); err != nil {
 		return req, err
 	}
@@ -355,6 +365,18 @@ func (p planRequest) request() (splits.Request, error) {
 		return req, fmt.Errorf("%w: columns names %d columns, more than the %d allowed", errBadRequest, len(p.columns), maxColumns)
 	}
 	return req, nil
+}
+
+// metaColumns reads the metadata columns named (split.ParseMetaColumns),
+// each trimmed.
+func metaColumns(names []string) (split.MetaColumns, error) {
+	trimmed := make([]string, len(names))
+	for i, n := range names {
+		if trimmed[i] = strings.TrimSpace(n); trimmed[i] == "" {
+			return 0, fmt.Errorf("%w: metadataColumns has an empty name", errBadRequest)
+		}
+	}
+	return split.ParseMetaColumns(trimmed)
 }
 
 // either reads parameter name of two values: "" and the default def are

@@ -5,6 +5,10 @@ type rowEncoder struct {
 	fields  []*node
 	enc     encoding
 	scratch scratch
+	// meta are the metadata columns after the fields, and pos the
+	// position of the row in its data file, which they may need.
+	meta []metaColumn
+	pos  int64
 }
 
 // appendRow appends the current row as one NDJSON line.
@@ -29,6 +33,9 @@ func (e *rowEncoder) appendRow(b []byte) []byte {
 		b = appendValue(b, l.cur, l.vpos, &l.vt, &e.enc, &e.scratch)
 		l.pos++
 		l.vpos++
+	}
+	if len(e.meta) > 0 {
+		b = e.appendMeta(b, e.pos, len(e.fields) > 0)
 	}
 	return append(b, '}', '\n')
 }

@@ -228,8 +228,8 @@ func (r *Reader) OpenAll(ctx context.Context, fs icebergio.IO, parts []split.Spl
 	first := parts[0]
 	for _, p := range parts[1:] {
 		if p.MetadataLocation != first.MetadataLocation || p.SnapshotID != first.SnapshotID || p.SchemaID != first.SchemaID ||
-			!slices.Equal(p.Columns, first.Columns) || p.Encoding != first.Encoding {
-			return nil, fmt.Errorf("%w: data file %s is packed with %s but planned from another snapshot, schema, projection or encoding",
+			!slices.Equal(p.Columns, first.Columns) || p.Encoding != first.Encoding || p.Meta != first.Meta {
+			return nil, fmt.Errorf("%w: data file %s is packed with %s but planned from another snapshot, schema, projection, encoding or metadata columns",
 				split.ErrMalformedToken, p.Data.Path, first.Data.Path)
 		}
 	}
@@ -309,6 +309,11 @@ func (s *Stream) open(ctx context.Context, sp split.Split) (_ *fileStream, err e
 			return nil, fmt.Errorf("resolve columns: %w", err)
 		}
 		st.rows.fields = append(st.rows.fields, n)
+	}
+	if sp.Meta != 0 {
+		if st.rows.meta, err = res.resolveMeta(sp, t.PartitionType, root); err != nil {
+			return nil, err
+		}
 	}
 
 	if st.deletes, err = loadPositions(s.loader, sp); err != nil {
@@ -507,6 +512,7 @@ func (f *fileStream) run(b *batch) error {
 					continue
 				}
 			}
+			f.rows.pos = base + i
 			b.buf = f.rows.appendRow(b.buf)
 			if f.rows.scratch.err != nil {
 				return fmt.Errorf("encode row %d of data file %s: %w", base+i, f.path, f.rows.scratch.err)

@@ -20,12 +20,12 @@ import (
 // reading a manifest.
 func (pl *planning) servesChangedValues() error {
 	req := pl.req
-	// A projection and ISO timestamps change what is served, which only
-	// the row path can do; binaryAsString is also a Druid Parquet option,
-	// so it needs no row path.
-	if len(pl.columns) > 0 || req.Encoding.ISOTimestamps {
+	// A projection, ISO timestamps and metadata columns change what is
+	// served, which only the row path can do; binaryAsString is also a
+	// Druid Parquet option, so it needs no row path.
+	if len(pl.columns) > 0 || req.Encoding.ISOTimestamps || req.MetaColumns != 0 {
 		if req.Mode == ModeFiles {
-			return fmt.Errorf("%w: columns and timestamps=iso need the row path, not mode=files", ErrBadRequest)
+			return fmt.Errorf("%w: columns, timestamps=iso and metadataColumns need the row path, not mode=files", ErrBadRequest)
 		}
 		pl.plan.Path = PathRows
 	}

@@ -239,6 +239,9 @@ func (p *Planner) rowSplit(pl *planning, t table.FileScanTask) (split.Split, err
 		return split.Split{}, err
 	}
 	sp.Columns, sp.Encoding = pl.columns, pl.req.Encoding
+	if err := pl.withMeta(&sp, t); err != nil {
+		return split.Split{}, err
+	}
 	// A bound residual: its literals carry their field's type (an unbound
 	// timestamp literal has no JSON form). The whole filter is the residual
 	// of every file its partition decided nothing of: encoded once.

@@ -173,12 +173,18 @@ func (p *Planner) NewScan(ctx context.Context, tbl *table.Table, req Request, ta
 		// An empty table has no snapshot and no rows.
 		pl.plan.Fields = pl.tbl.Schema().Fields()
 		pl.plan.Empty = true
+		if err := pl.addMetaColumns(); err != nil {
+			return nil, err
+		}
 		return &Scan{pl: *pl}, nil
 	}
 	pl.plan.SnapshotID = pl.snap.SnapshotID
 	pl.plan.Fields = pl.schema.Fields()
 	if len(pl.columns) > 0 {
 		pl.plan.Fields = slices.DeleteFunc(pl.plan.Fields, func(f iceberg.NestedField) bool { return !slices.Contains(pl.columns, f.ID) })
+	}
+	if err := pl.addMetaColumns(); err != nil {
+		return nil, err
 	}
 	if err := pl.servesChangedValues(); err != nil {
 		return nil, err
@@ -258,7 +264,11 @@ func (p *Planner) Source(ctx context.Context, sp split.Split) (Source, error) {
 func schemaOf(meta table.Metadata, sp split.Split) (split.TableSchema, error) {
 	for _, s := range meta.Schemas() {
 		if s.ID == sp.SchemaID {
-			return split.TableSchema{Schema: s, NameMapping: meta.NameMapping()}, nil
+			ts := split.TableSchema{Schema: s, NameMapping: meta.NameMapping()}
+			if sp.Meta.Has(split.MetaPartition) {
+				ts.PartitionType = PartitionType(meta, s)
+			}
+			return ts, nil
 		}
 	}
 	// The token was signed for a schema this metadata file holds: the file

@@ -30,6 +30,8 @@ type planOptions struct {
 	SchemaID int            `json:"sc"`
 	Columns  []int          `json:"c,omitempty"`
 	Encoding split.Encoding `json:"e,omitzero"`
+	// Meta are the metadata columns the rows carry.
+	Meta split.MetaColumns `json:"mc,omitempty"`
 	// Filter is the scan's row filter as iceberg's REST JSON expression,
 	// bound to the schema (a timeWindow's times already resolved).
 	Filter        json.RawMessage `json:"f,omitempty"`
@@ -59,7 +61,7 @@ func (p *Planner) refOf(pl *planning) (split.PlanRef, bool) {
 		return split.PlanRef{}, false
 	}
 	o := planOptions{
-		Table: pl.req.Table, SchemaID: pl.schema.ID, Columns: pl.columns, Encoding: pl.req.Encoding,
+		Table: pl.req.Table, SchemaID: pl.schema.ID, Columns: pl.columns, Encoding: pl.req.Encoding, Meta: pl.req.MetaColumns,
 		Filter: pl.filterJSON, ApplyResidual: pl.req.ApplyResidual, FromSnapshot: pl.req.FromSnapshot,
 		Target: pl.pk.target, MaxFiles: pl.pk.maxFiles, MaxSplits: pl.pk.maxSplits, MinSplits: pl.req.MinSplits,
 	}
@@ -153,7 +155,7 @@ func (p *Planner) replan(ctx context.Context, kind split.TokenKind, ref split.Pl
 	if !ok {
 		return nil, fmt.Errorf("%w: metadata %s has no schema %d", ErrPlanMismatch, ref.MetadataLocation, o.SchemaID)
 	}
-	req := Request{Table: o.Table, Columns: nil, Encoding: o.Encoding, ApplyResidual: o.ApplyResidual,
+	req := Request{Table: o.Table, Columns: nil, Encoding: o.Encoding, MetaColumns: o.Meta, ApplyResidual: o.ApplyResidual,
 		FromSnapshot: o.FromSnapshot, MinSplits: o.MinSplits, Mode: ModeRows}
 	pl := &planning{req: req, tbl: tbl, snap: snap, schema: schema, columns: o.Columns,
 		plan: Plan{Table: o.Table, SnapshotID: snap.SnapshotID, Path: PathRows},

@@ -56,6 +56,9 @@ type Request struct {
 	// hold what they hold.
 	Columns  []string
 	Encoding split.Encoding
+	// MetaColumns are the metadata columns the rows carry after the
+	// table's (see split.MetaColumns); any takes the row path.
+	MetaColumns split.MetaColumns
 	// Filter is Druid's icebergFilter; nil plans every file.
 	Filter *Filter
 	// ResidualMode is Druid's residualFilterMode: ignore (default), warn

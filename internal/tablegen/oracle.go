@@ -40,8 +40,19 @@ import (
 // in file order within a file. Strings are escaped as encoding/json escapes
 // them, except that <, > and & are left alone; compare parsed JSON, not bytes,
 // against an encoder that makes other choices.
-func OracleRows(ctx context.Context, tbl *table.Table, snapshotID int64) (_ []string, err error) {
-	scan := tbl.Scan(table.WithSnapshotID(snapshotID))
+func OracleRows(ctx context.Context, tbl *table.Table, snapshotID int64) ([]string, error) {
+	return oracleRows(ctx, tbl, snapshotID)
+}
+
+// OracleLineageRows is OracleRows with iceberg-go's row lineage
+// (table.WithRowLineage): _row_id and _last_updated_sequence_number after
+// the schema's columns, stored or inherited as iceberg-go works them out.
+func OracleLineageRows(ctx context.Context, tbl *table.Table, snapshotID int64) ([]string, error) {
+	return oracleRows(ctx, tbl, snapshotID, table.WithRowLineage())
+}
+
+func oracleRows(ctx context.Context, tbl *table.Table, snapshotID int64, opts ...table.ScanOption) (_ []string, err error) {
+	scan := tbl.Scan(append([]table.ScanOption{table.WithSnapshotID(snapshotID)}, opts...)...)
 	defer func() {
 		if cerr := scan.Close(); cerr != nil {
 			err = errors.Join(err, fmt.Errorf("close oracle scan of %s: %w", identString(tbl.Identifier()), cerr))

@@ -59,6 +59,9 @@ type Split struct {
 	// Encoding pins how values are written, so a token always yields the
 	// same bytes.
 	Encoding Encoding `json:"e,omitzero"`
+	// Meta are the metadata columns the rows carry after the schema's
+	// (see MetaColumns); the data file then carries what they need.
+	Meta MetaColumns `json:"mc,omitempty"`
 	// Filter, when set, is the part of the request's icebergFilter that
 	// planning could not decide for this file (its residual), in iceberg's
 	// REST JSON expression form (iceberg.ParseExpr reads it back against the
@@ -77,12 +80,12 @@ type Part struct {
 }
 
 // SameTable reports whether two splits can be packed into one: they read
-// the same table's snapshot in the same catalog, schema, projection and
-// encoding.
+// the same table's snapshot in the same catalog, schema, projection,
+// encoding and metadata columns.
 func SameTable(a, b Split) bool {
 	return a.Catalog == b.Catalog && slices.Equal(a.Table, b.Table) && a.Location == b.Location && a.MetadataLocation == b.MetadataLocation &&
 		a.SnapshotID == b.SnapshotID && a.SchemaID == b.SchemaID && slices.Equal(a.Columns, b.Columns) &&
-		a.Encoding == b.Encoding
+		a.Encoding == b.Encoding && a.Meta == b.Meta
 }
 
 // RowEncoding is the version of the row encoding: how the reader writes a
@@ -128,6 +131,19 @@ type DataFile struct {
 	// the file (see RowGroupRange); nil is the whole file, so the token of
 	// a file that is not split has no such field.
 	Range *RowGroupRange `json:"g,omitempty"`
+	// FirstRowID and DataSequence are the file's first_row_id (after
+	// inheritance; nil when the file has none) and the data sequence
+	// number of its manifest entry: what a row's _row_id and
+	// _last_updated_sequence_number inherit when the file stores none.
+	// The planner sets them only for a split that serves those columns.
+	FirstRowID   *int64 `json:"fr,omitempty"`
+	DataSequence *int64 `json:"ds,omitempty"`
+	// Partition is the file's partition tuple, for _partition: each
+	// partition field of its spec by partition field id (FieldID), with
+	// its value in the form IdentityValue documents, as the transform's
+	// result type. The planner sets it only for a split that serves
+	// _partition.
+	Partition []IdentityValue `json:"pt,omitempty"`
 }
 
 // RowGroupRange is the part of a data file that one of its splits reads, in
@@ -266,4 +282,8 @@ type TableSchema struct {
 	// NameMapping is the table's schema.name-mapping.default; nil when the
 	// table has none.
 	NameMapping iceberg.NameMapping
+	// PartitionType is the table's partition type, the type of the
+	// _partition metadata column (see MetaColumns.Fields); nil when the
+	// split serves no _partition.
+	PartitionType *iceberg.StructType
 }

@@ -118,6 +118,10 @@ func appendSplit(b []byte, s Split) ([]byte, error) {
 		}
 		b = append(b, '}')
 	}
+	if s.Meta != 0 {
+		b = append(b, `,"mc":`...)
+		b = strconv.AppendUint(b, uint64(s.Meta), 10)
+	}
 	if len(s.Filter) > 0 {
 		b = append(b, `,"r":`...)
 		if b, err = appendRawJSON(b, s.Filter); err != nil {
@@ -174,22 +178,12 @@ func appendDataFile(b []byte, d DataFile) ([]byte, error) {
 		b = append(b, `,"sp":`...)
 		b = strconv.AppendInt(b, int64(d.SpecID), 10)
 	}
+	var err error
 	if len(d.Identity) > 0 {
-		b = append(b, `,"i":[`...)
-		for i, v := range d.Identity {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = append(b, `{"f":`...)
-			b = strconv.AppendInt(b, int64(v.FieldID), 10)
-			b = append(b, `,"v":`...)
-			var err error
-			if b, err = appendRawJSON(b, v.Value); err != nil {
-				return nil, err
-			}
-			b = append(b, '}')
+		b = append(b, `,"i":`...)
+		if b, err = appendValues(b, d.Identity); err != nil {
+			return nil, err
 		}
-		b = append(b, ']')
 	}
 	if r := d.Range; r != nil {
 		b = append(b, `,"g":{"s":`...)
@@ -202,7 +196,40 @@ func appendDataFile(b []byte, d DataFile) ([]byte, error) {
 		}
 		b = append(b, '}')
 	}
+	if d.FirstRowID != nil {
+		b = append(b, `,"fr":`...)
+		b = strconv.AppendInt(b, *d.FirstRowID, 10)
+	}
+	if d.DataSequence != nil {
+		b = append(b, `,"ds":`...)
+		b = strconv.AppendInt(b, *d.DataSequence, 10)
+	}
+	if len(d.Partition) > 0 {
+		b = append(b, `,"pt":`...)
+		if b, err = appendValues(b, d.Partition); err != nil {
+			return nil, err
+		}
+	}
 	return append(b, '}'), nil
+}
+
+// appendValues appends identity or partition values as a JSON array.
+func appendValues(b []byte, vs []IdentityValue) ([]byte, error) {
+	b = append(b, '[')
+	for i, v := range vs {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"f":`...)
+		b = strconv.AppendInt(b, int64(v.FieldID), 10)
+		b = append(b, `,"v":`...)
+		var err error
+		if b, err = appendRawJSON(b, v.Value); err != nil {
+			return nil, err
+		}
+		b = append(b, '}')
+	}
+	return append(b, ']'), nil
 }
 
 func appendDeleteFile(b []byte, d DeleteFile) []byte {
