@@ -41,20 +41,6 @@ func New(planner Planner) *Differ {
 	return &Differ{planner: planner}
 }
 
-// Target scans the target snapshot of res, from the scan tasks the diff
-// planned for it: the target is planned once per request, and the work of
-// each change is cut from it with Cut. req gives the scan's options; its
-// snapshot is res's target.
-func (d *Differ) Target(ctx context.Context, res Result, req splits.Request) (*splits.Scan, error) {
-	req.SnapshotID = res.ToSnapshot
-	return d.planner.NewScan(ctx, res.Loaded, req, res.Target)
-}
-
-// Cut plans the rows of sc within iv (all of them when iv is nil).
-func (d *Differ) Cut(ctx context.Context, sc *splits.Scan, iv *splits.TimeInterval) (splits.Plan, error) {
-	return d.planner.Cut(ctx, sc, iv)
-}
-
 // Reason says why an interval's content differs between two snapshots.
 type Reason string
 
@@ -124,6 +110,11 @@ type Request struct {
 	// Include are intervals to report as changed whatever the snapshots
 	// say, such as those of a sync run that did not finish.
 	Include []Change
+	// Rows are the options the rows of every change are planned with
+	// (Result.Plan): the mode, columns, encoding and packing. Their table
+	// and snapshot are the request's table and target snapshot, their
+	// interval the change's.
+	Rows splits.Request
 }
 
 // Result is the answer to a Request.
@@ -138,12 +129,46 @@ type Result struct {
 	// alone.
 	Changes  []Change
 	Warnings []string
-	// Loaded is the table as loaded, and Target the data files of its
-	// target snapshot as PlanFiles planned them for the diff (nil when
-	// the diff did not need them), so that the work of each change is cut
-	// from them without planning the snapshot again.
-	Loaded *table.Table
-	Target []table.FileScanTask
+
+	// target is the target snapshot, scanned once for every change.
+	target *target
+}
+
+// target is the target snapshot of a Result, scanned once: each change is
+// planned from it.
+type target struct {
+	planner Planner
+	// tbl is the table as loaded, tasks the data files of its target
+	// snapshot as PlanFiles planned them for the diff (nil when the diff
+	// did not need them), so that the snapshot is not planned again.
+	tbl   *table.Table
+	tasks []table.FileScanTask
+	rows  splits.Request
+	scan  *splits.Scan
+}
+
+// Plan plans the rows of change c at the target snapshot, cut from its one
+// scan: those whose time lies in c's interval (the interval holds row by
+// row), or all of them for an ALL change; without a target snapshot the
+// plan is empty. maxSplits, when positive, bounds the plan's splits
+// (splits.Request.MaxSplits): the target is then scanned again with the
+// bound, from the files the diff planned.
+func (r Result) Plan(ctx context.Context, c Change, maxSplits int) (splits.Plan, error) {
+	t := r.target
+	sc := t.scan
+	if maxSplits > 0 {
+		rows := t.rows
+		rows.MaxSplits = maxSplits
+		var err error
+		if sc, err = t.planner.NewScan(ctx, t.tbl, rows, t.tasks); err != nil {
+			return splits.Plan{}, err
+		}
+	}
+	var iv *splits.TimeInterval
+	if !c.All {
+		iv = &splits.TimeInterval{Column: r.TimeField.Name, Start: c.Start, End: c.End}
+	}
+	return t.planner.Cut(ctx, sc, iv)
 }
 
 // Changes finds the time intervals whose rows differ between two snapshots,
@@ -174,26 +199,45 @@ type Result struct {
 // any time: the change is then ALL, never a guess. So is a change of schema
 // between the snapshots (every row may read differently) and a time range
 // outside the years 1 to 9999.
+//
+// It then scans the target snapshot with req.Rows, once, for Result.Plan.
 func (df *Differ) Changes(ctx context.Context, req Request) (Result, error) {
+	out, t, err := df.changes(ctx, req)
+	if err != nil {
+		return Result{}, err
+	}
+	t.planner, t.rows = df.planner, req.Rows
+	t.rows.Table, t.rows.SnapshotID = req.Table, out.ToSnapshot
+	if t.scan, err = df.planner.NewScan(ctx, t.tbl, t.rows, t.tasks); err != nil {
+		return Result{}, err
+	}
+	out.target = t
+	return out, nil
+}
+
+// changes is Changes but the target's scan: the changes, and the target
+// as the diff loaded and planned it.
+func (df *Differ) changes(ctx context.Context, req Request) (Result, *target, error) {
 	gran := req.Granularity
 	if gran == "" {
 		gran = druid.GranularityDay
 	}
 	tbl, err := df.planner.LoadTable(ctx, req.Table)
 	if err != nil {
-		return Result{}, err
+		return Result{}, nil, err
 	}
 	to := tbl.CurrentSnapshot()
 	if req.ToSnapshot != nil {
 		if to = tbl.SnapshotByID(*req.ToSnapshot); to == nil {
-			return Result{}, fmt.Errorf("%w: %s has no snapshot %d (toSnapshot)", splits.ErrSnapshotNotFound, req.Table, *req.ToSnapshot)
+			return Result{}, nil, fmt.Errorf("%w: %s has no snapshot %d (toSnapshot)", splits.ErrSnapshotNotFound, req.Table, *req.ToSnapshot)
 		}
 	}
 	field, err := TimeField(snapshotSchema(tbl, to), req.TimeColumn)
 	if err != nil {
-		return Result{}, err
+		return Result{}, nil, err
 	}
-	out := Result{Table: req.Table, FromSnapshot: req.FromSnapshot, TimeField: field, Granularity: gran, Loaded: tbl}
+	out := Result{Table: req.Table, FromSnapshot: req.FromSnapshot, TimeField: field, Granularity: gran}
+	t := &target{tbl: tbl}
 	if to != nil {
 		id := to.SnapshotID
 		out.ToSnapshot = &id
@@ -209,44 +253,44 @@ func (df *Differ) Changes(ctx context.Context, req Request) (Result, error) {
 	}
 	if req.FromSnapshot == nil {
 		c.everything(ReasonInitialLoad, "")
-		return c.finish(out), nil
+		return c.finish(out), t, nil
 	}
 	from := tbl.SnapshotByID(*req.FromSnapshot)
 	if from == nil {
-		return Result{}, fmt.Errorf("%w: %s has no snapshot %d (fromSnapshot; expired?): re-ingest the whole table",
+		return Result{}, nil, fmt.Errorf("%w: %s has no snapshot %d (fromSnapshot; expired?): re-ingest the whole table",
 			splits.ErrSnapshotNotFound, req.Table, *req.FromSnapshot)
 	}
 	switch {
 	case to == nil:
 		// The table had rows and now has no snapshot at all.
 		c.everything(ReasonDataRemoved, "")
-		return c.finish(out), nil
+		return c.finish(out), t, nil
 	case from.SnapshotID == to.SnapshotID:
-		return c.finish(out), nil
+		return c.finish(out), t, nil
 	case schemaID(from) != schemaID(to):
 		c.everything(ReasonSchemaChanged, fmt.Sprintf("the schema changed between snapshots %d and %d: every row may read differently",
 			from.SnapshotID, to.SnapshotID))
-		return c.finish(out), nil
+		return c.finish(out), t, nil
 	}
 	col, err := splits.NewTimeColumn(tbl.Metadata(), field)
 	if err != nil {
-		return Result{}, err
+		return Result{}, nil, err
 	}
 	fsys, err := tbl.FS(ctx)
 	if err != nil {
-		return Result{}, fmt.Errorf("read the files of %s: %w", req.Table, err)
+		return Result{}, nil, fmt.Errorf("read the files of %s: %w", req.Table, err)
 	}
 	d := &fileDiff{meta: tbl.Metadata(), field: field, col: col, c: c, deletes: newDeleteReader(fsys, tbl.Metadata())}
 	for _, r := range rewritesAside(tbl, from, to) {
 		tasks, err := df.diff(ctx, tbl, req.Table, d, r.from, r.to)
 		if err != nil {
-			return Result{}, err
+			return Result{}, nil, err
 		}
 		if r.to == to.SnapshotID {
-			out.Target = tasks
+			t.tasks = tasks
 		}
 	}
-	return c.finish(out), nil
+	return c.finish(out), t, nil
 }
 
 // span is a run of snapshots to diff: the one before it and its last.

@@ -150,46 +150,33 @@ func (st Statement) batch(parts []Part, reads []read) (Batch, error) {
 // serves one interval as raw Parquet files, another on the row path).
 var errApart = errors.New("the parts are read differently")
 
-// read is how a part's rows are read, decoded once for all the
-// statements it may join: its http inputSource's URIs, and what must be
-// the same for two parts to share a statement (the inputSource's other
-// properties, the format, the columns).
+// read is how a part's rows are read, worked out once for all the
+// statements it may join: what must be the same for two parts to share a
+// statement (the inputSource's properties but its URIs, the format, the
+// columns).
 type read struct {
 	empty bool
-	uris  []json.RawMessage
-	props map[string]json.RawMessage
 	alike string
-	err   error
 }
 
-// reads decodes every part's source.
+// reads works out every part's read.
 func reads(parts []Part) []read {
 	out := make([]read, len(parts))
 	for i, p := range parts {
 		s := p.Source
-		if s.empty {
+		if s.empty() {
 			out[i].empty = true
 			continue
 		}
-		raw, err := json.Marshal(s.InputSource)
-		if err != nil {
-			out[i].err = fmt.Errorf("encode inputSource: %w", err)
-			continue
-		}
-		var m map[string]json.RawMessage
-		if json.Unmarshal(raw, &m) != nil || json.Unmarshal(m["uris"], &out[i].uris) != nil || string(m["type"]) != `"http"` {
-			out[i].err = fmt.Errorf("%w: only http inputSources are merged", errApart)
-			continue
-		}
-		delete(m, "uris")
-		props, _ := json.Marshal(m)
-		format, _ := json.Marshal(s.InputFormat)
+		props := s.InputSource
+		props.URIs = nil
 		var cols []string
 		for _, c := range s.Columns() {
 			cols = append(cols, c.Name+" "+c.Extern)
 		}
-		alike, _ := json.Marshal([]any{props, format, cols, s.TimeField.Name, s.Encoding})
-		out[i].props, out[i].alike = m, string(alike)
+		// Plain values always encode.
+		alike, _ := json.Marshal([]any{props, s.InputFormat, cols, s.TimeField.Name, s.Encoding})
+		out[i].alike = string(alike)
 	}
 	return out
 }
@@ -206,10 +193,6 @@ func union(parts []Part, rs []read) (Source, error) {
 		switch {
 		case r.empty:
 			continue
-		case r.err != nil:
-			if len(parts) > 1 {
-				return Source{}, r.err
-			}
 		case first >= 0 && r.alike != rs[first].alike:
 			return Source{}, fmt.Errorf("%w: %s and %s", errApart, parts[first].Interval, parts[i].Interval)
 		}
@@ -224,17 +207,14 @@ func union(parts []Part, rs []read) (Source, error) {
 	case n == 1:
 		return parts[first].Source, nil
 	}
-	var uris []json.RawMessage
-	for _, r := range rs {
-		uris = append(uris, r.uris...)
+	var uris []string
+	for _, p := range parts {
+		if !p.Source.empty() {
+			uris = append(uris, p.Source.InputSource.URIs...)
+		}
 	}
-	merged := make(map[string]any, len(rs[first].props)+1)
-	for k, v := range rs[first].props {
-		merged[k] = v
-	}
-	merged["uris"] = uris
 	out := parts[first].Source
-	out.InputSource, out.URIs = merged, len(uris)
+	out.InputSource.URIs = uris
 	return out, nil
 }
 

@@ -40,9 +40,9 @@ func dayParts(base string, n, uris int) []druid.Part {
 		parts = append(parts, druid.Part{
 			Interval: druid.Interval{Start: start, End: start.AddDate(0, 0, 1)},
 			Source: druid.Source{
-				InputSource: map[string]any{"type": "http", "uris": us, "httpAuthenticationUsername": "druid"},
-				InputFormat: map[string]any{"type": "json"},
-				Fields:      []iceberg.NestedField{ts, v}, TimeField: ts, URIs: uris,
+				InputSource: druid.HTTPInputSource{Type: "http", URIs: us, Username: "druid"},
+				InputFormat: druid.InputFormat{Type: "json"},
+				Fields:      []iceberg.NestedField{ts, v}, TimeField: ts,
 			},
 		})
 	}
@@ -158,7 +158,7 @@ func TestBatchesBounds(t *testing.T) {
 	// Intervals read otherwise (raw Parquet files for one, the row path
 	// for the next) are statements apart.
 	mixed := dayParts(base, 3, 1)
-	mixed[1].Source.InputFormat = map[string]any{"type": "parquet"}
+	mixed[1].Source.InputFormat = druid.InputFormat{Type: "parquet"}
 	if b, err := day.Batches(mixed); err != nil || len(b) != 3 {
 		t.Fatalf("json, parquet, json: %v, %d statements", err, len(b))
 	}

@@ -113,13 +113,13 @@ func (st Statement) SQL(src Source) (string, error) {
 // render writes the statement over src, a REPLACE overwriting the
 // intervals (all time when there are none): checked, sorted, disjoint.
 func (st Statement) render(intervals []Interval, src Source) (string, error) {
-	if src.URIs == 0 && !src.empty {
+	if len(src.InputSource.URIs) == 0 && !src.empty() {
 		return "", fmt.Errorf("%w: the plan has no URI to read, and Druid's http inputSource refuses an empty uris list", ErrNothingToRead)
 	}
-	if src.empty && !st.Replace {
+	if src.empty() && !st.Replace {
 		return "", fmt.Errorf("%w: an INSERT of nothing", ErrNothingToRead)
 	}
-	srcJSON, err := json.Marshal(src.InputSource)
+	srcJSON, err := json.Marshal(src.inputSource())
 	if err != nil {
 		return "", fmt.Errorf("encode inputSource: %w", err)
 	}
@@ -208,7 +208,7 @@ func (st Statement) Context(src Source) map[string]any {
 			break
 		}
 	}
-	if st.AllowEmpty || src.empty {
+	if st.AllowEmpty || src.empty() {
 		ctx["failOnEmptyInsert"] = false
 	}
 	return ctx
@@ -217,7 +217,7 @@ func (st Statement) Context(src Source) map[string]any {
 // Warnings are what an operator should know before submitting the
 // statement over src.
 func (st Statement) Warnings(src Source) []string {
-	if !src.empty {
+	if !src.empty() {
 		return nil
 	}
 	return []string{fmt.Sprintf("nothing to read: this REPLACE deletes what %s holds in %s; it needs Druid %s or later "+

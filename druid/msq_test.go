@@ -66,9 +66,9 @@ func hostileSource() druid.Source {
 	tf := iceberg.NestedField{ID: 99, Name: `ts"') --`, Type: iceberg.PrimitiveTypes.TimestampTz}
 	fields = append(fields, tf)
 	return druid.Source{
-		InputSource: map[string]any{"type": "http", "uris": []string{"http://sidecar/splits/a'b/rows"}},
-		InputFormat: map[string]any{"type": "json"},
-		Fields:      fields, TimeField: tf, URIs: 1,
+		InputSource: druid.HTTPInputSource{Type: "http", URIs: []string{"http://sidecar/splits/a'b/rows"}},
+		InputFormat: druid.InputFormat{Type: "json"},
+		Fields:      fields, TimeField: tf,
 	}
 }
 
@@ -177,7 +177,7 @@ func TestStatementCheck(t *testing.T) {
 // are refused.
 func TestNothingToRead(t *testing.T) {
 	src := hostileSource()
-	src.URIs, src.InputSource = 0, map[string]any{"type": "http", "uris": []string{}}
+	src.InputSource = druid.HTTPInputSource{Type: "http", URIs: []string{}}
 	day := druid.Interval{Start: time.Date(2024, 3, 2, 0, 0, 0, 0, time.UTC), End: time.Date(2024, 3, 3, 0, 0, 0, 0, time.UTC)}
 	replace := druid.Statement{Replace: true, DataSource: "d", PartitionedBy: druid.GranularityDay, Overwrite: day}
 	if _, err := replace.SQL(src); !errors.Is(err, druid.ErrNothingToRead) {

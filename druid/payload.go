@@ -62,27 +62,23 @@ func checkPayload(what string, n int) error {
 // leaves beside everything but the URIs, in URIs of their mean length. ok
 // is false when fewer URIs would not bring it within the bound.
 func (s Source) FitURIs(size int) (n int, ok bool) {
-	if s.URIs == 0 {
-		return 0, false
-	}
-	raw, err := json.Marshal(s.InputSource)
-	if err != nil {
-		return 0, false
-	}
-	var in struct {
-		URIs []json.RawMessage `json:"uris"`
-	}
-	if json.Unmarshal(raw, &in) != nil || len(in.URIs) == 0 {
+	uris := s.InputSource.URIs
+	if len(uris) == 0 || s.empty() {
 		return 0, false
 	}
 	uriBytes := 0
-	for _, u := range in.URIs {
-		uriBytes += len(u) + 1
+	for _, u := range uris {
+		// As the spec spells it: a JSON string, and a comma.
+		raw, err := json.Marshal(u)
+		if err != nil {
+			return 0, false
+		}
+		uriBytes += len(raw) + 1
 	}
 	room := MaxPayloadBytes - (size - uriBytes)
 	// A tenth to spare: the URIs of another packing differ in length.
-	n = room * 9 / 10 * len(in.URIs) / uriBytes
-	if n < 1 || n >= len(in.URIs) {
+	n = room * 9 / 10 * len(uris) / uriBytes
+	if n < 1 || n >= len(uris) {
 		return 0, false
 	}
 	return n, true

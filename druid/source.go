@@ -14,8 +14,11 @@ import (
 // inputFormat, and the columns they serve.
 type Source struct {
 	// InputSource and InputFormat are the planned http inputSource and its
-	// format, encoded as JSON by the generators.
-	InputSource, InputFormat any
+	// format. Druid's HttpInputSource refuses an empty uris list when it
+	// is constructed ("Empty URIs"), so a Source without a URI cannot be
+	// generated; see EmptySource.
+	InputSource HTTPInputSource
+	InputFormat InputFormat
 	// Fields are the served top-level columns, in order.
 	Fields []iceberg.NestedField
 	// TimeField is the column __time comes from: a timestamp, a date or a
@@ -23,12 +26,20 @@ type Source struct {
 	TimeField iceberg.NestedField
 	// Encoding is how the values are served.
 	Encoding split.Encoding
-	// URIs counts the inputSource's URIs. Druid's HttpInputSource refuses
-	// an empty list when it is constructed ("Empty URIs"), so a Source
-	// without one cannot be generated; see EmptySource.
-	URIs int
-	// empty marks EmptySource's stand-in, which reads no row.
-	empty bool
+	// inline is EmptySource's stand-in, which reads no row, in place of
+	// InputSource; nil otherwise.
+	inline *inlineInputSource
+}
+
+// empty says that s is EmptySource's stand-in.
+func (s Source) empty() bool { return s.inline != nil }
+
+// inputSource is the inputSource a spec over s reads.
+func (s Source) inputSource() any {
+	if s.inline != nil {
+		return s.inline
+	}
+	return s.InputSource
 }
 
 // TimeField checks that a served column can be __time: a timestamp, a
@@ -136,8 +147,8 @@ func (s Source) EmptySource(start time.Time) Source {
 		}
 	}
 	out := s
-	out.InputSource = map[string]any{"type": "inline", "data": row + "\n"}
-	out.InputFormat = map[string]any{"type": "json"}
-	out.URIs, out.empty = 0, true
+	out.InputSource = HTTPInputSource{}
+	out.InputFormat = InputFormat{Type: "json"}
+	out.inline = &inlineInputSource{Data: row + "\n", Type: "inline"}
 	return out
 }

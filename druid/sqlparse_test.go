@@ -32,9 +32,9 @@ func TestStatementsParseInDruid(t *testing.T) {
 	for _, tf := range []iceberg.NestedField{fields[8], fields[6], fields[2]} {
 		for _, iso := range []bool{false, true} {
 			src := druid.Source{
-				InputSource: map[string]any{"type": "http", "uris": []string{"http://sidecar:8080/splits/t/rows"}},
-				InputFormat: map[string]any{"type": "json"},
-				Fields:      fields, TimeField: tf, Encoding: split.Encoding{ISOTimestamps: iso}, URIs: 1,
+				InputSource: druid.HTTPInputSource{Type: "http", URIs: []string{"http://sidecar:8080/splits/t/rows"}},
+				InputFormat: druid.InputFormat{Type: "json"},
+				Fields:      fields, TimeField: tf, Encoding: split.Encoding{ISOTimestamps: iso},
 			}
 			for _, g := range []druid.Granularity{druid.GranularityHour, druid.GranularityDay, druid.GranularityWeek,
 				druid.GranularityMonth, druid.GranularityQuarter, druid.GranularityYear, druid.GranularityAll} {

@@ -46,16 +46,16 @@ func (t Task) spec(src Source) (map[string]any, error) {
 	if t.SubTasks < 1 {
 		return nil, fmt.Errorf("%w: maxNumConcurrentSubTasks %d: want a positive integer", ErrInvalid, t.SubTasks)
 	}
-	if src.URIs == 0 && !src.empty {
+	if len(src.InputSource.URIs) == 0 && !src.empty() {
 		return nil, fmt.Errorf("%w: the plan has no URI to read, and Druid's http inputSource refuses an empty uris list", ErrNothingToRead)
 	}
-	if src.empty && t.Interval.All() {
+	if src.empty() && t.Interval.All() {
 		return nil, fmt.Errorf("%w: a task of nothing without an interval", ErrNothingToRead)
 	}
 	granularitySpec := map[string]any{"type": "uniform", "segmentGranularity": t.SegmentGranularity.Segment(), "queryGranularity": "NONE", "rollup": false}
 	ioConfig := map[string]any{
 		"type":             "index_parallel",
-		"inputSource":      src.InputSource,
+		"inputSource":      src.inputSource(),
 		"inputFormat":      src.InputFormat,
 		"appendToExisting": false,
 	}

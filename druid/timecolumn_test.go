@@ -30,9 +30,9 @@ func TestTimeColumnNamedTime(t *testing.T) {
 	v := iceberg.NestedField{ID: 2, Name: "v", Type: iceberg.PrimitiveTypes.String}
 	ts := iceberg.NestedField{ID: 3, Name: "ts", Type: iceberg.PrimitiveTypes.Int64}
 	src := druid.Source{
-		InputSource: map[string]any{"type": "http", "uris": []string{srv.URL + "/rows"}},
-		InputFormat: map[string]any{"type": "json"},
-		Fields:      []iceberg.NestedField{tm, v}, TimeField: tm, URIs: 1,
+		InputSource: druid.HTTPInputSource{Type: "http", URIs: []string{srv.URL + "/rows"}},
+		InputFormat: druid.InputFormat{Type: "json"},
+		Fields:      []iceberg.NestedField{tm, v}, TimeField: tm,
 	}
 	day := druid.Interval{Start: time.Date(2024, 3, 2, 0, 0, 0, 0, time.UTC), End: time.Date(2024, 3, 3, 0, 0, 0, 0, time.UTC)}
 	st := druid.Statement{Replace: true, DataSource: "ds", PartitionedBy: druid.GranularityDay, Overwrite: day}

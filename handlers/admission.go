@@ -10,8 +10,6 @@ import (
 	"net/http"
 	"strconv"
 	"time"
-
-	"github.com/druidiceberg/sidecar/splits"
 )
 
 // admit bounds how many requests of one kind run at once. Past the bound it
@@ -130,7 +128,7 @@ func bodyError(err error, timeout time.Duration) error {
 		return errorf(http.StatusRequestTimeout, "body_timeout", fmt.Sprintf(
 			"the request body did not arrive within %s; send it whole", timeout))
 	}
-	return fmt.Errorf("%w: read the request body: %w", splits.ErrBadRequest, err)
+	return fmt.Errorf("%w: read the request body: %w", errBadRequest, err)
 }
 
 // errPlanTimeout is the cause of a planning request's context past

@@ -42,13 +42,10 @@ type Plans interface {
 	Plan(ctx context.Context, req splits.Request) (splits.Plan, error)
 }
 
-// Changes finds the changed intervals between two snapshots and plans each
-// (changes.Differ): the target snapshot is scanned once per request and
-// every interval is cut from that scan.
+// Changes finds the changed intervals between two snapshots
+// (changes.Differ); the result plans each (changes.Result.Plan).
 type Changes interface {
 	Changes(ctx context.Context, req changes.Request) (changes.Result, error)
-	Target(ctx context.Context, res changes.Result, req splits.Request) (*splits.Scan, error)
-	Cut(ctx context.Context, sc *splits.Scan, iv *splits.TimeInterval) (splits.Plan, error)
 }
 
 // Splits re-derives the splits a token names, and opens the table they
@@ -100,7 +97,7 @@ func (cs catalogs) forRequest(r *http.Request) (Catalog, error) {
 	if name == "" {
 		if cs.def == "" {
 			return Catalog{}, fmt.Errorf("%w: this sidecar serves the catalogs %s: name one with ?catalog=NAME",
-				splits.ErrBadRequest, strings.Join(cs.names, ", "))
+				errBadRequest, strings.Join(cs.names, ", "))
 		}
 		name = cs.def
 	}

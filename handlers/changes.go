@@ -6,22 +6,20 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
-	"sort"
-	"strconv"
 	"strings"
+	"time"
 
 	"github.com/druidiceberg/sidecar/changes"
 	"github.com/druidiceberg/sidecar/druid"
 	"github.com/druidiceberg/sidecar/splits"
-	"github.com/druidiceberg/sidecar/splits/split"
 )
 
-// changesParams are the query parameters of GET /changes.
+// changesParams are the query parameters of GET /changes besides the
+// plan parameters it shares (planParams): its fromSnapshot and toSnapshot
+// are the two snapshots diffed.
 var changesParams = map[string]bool{
-	"table": true, "catalog": true, "fromSnapshot": true, "toSnapshot": true, "timeColumn": true,
-	"granularity": true, "dataSource": true, "include": true, "mode": true, "columns": true,
-	"timestamps": true, "binaryAsString": true, "geo": true, "maxNumConcurrentSubTasks": true, "minSplits": true,
-	"compression": true, "metadataColumns": true,
+	"fromSnapshot": true, "toSnapshot": true, "timeColumn": true, "granularity": true, "dataSource": true, "include": true,
+	"maxNumConcurrentSubTasks": true,
 }
 
 // changesResponse is the answer of GET /changes.
@@ -73,45 +71,33 @@ type changeResponse struct {
 // re-ingest exactly that interval from the target snapshot.
 func (s *server) getChanges(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
-	var unknown []string
-	for k, v := range q {
-		if !changesParams[k] {
-			unknown = append(unknown, k)
-		} else if len(v) > 1 {
-			return fmt.Errorf("%w: query parameter %s given %d times", splits.ErrBadRequest, k, len(v))
-		}
-	}
-	if len(unknown) > 0 {
-		sort.Strings(unknown)
-		return fmt.Errorf("%w: unknown query parameter %s", splits.ErrBadRequest, strings.Join(unknown, ", "))
+	if err := checkQuery(q, func(k string) bool { return changesParams[k] || planParams[k] }); err != nil {
+		return err
 	}
 	// The parameters that shape the rows are those of GET /splits.
 	shared := url.Values{}
-	for _, k := range []string{"table", "mode", "columns", "timestamps", "binaryAsString", "geo", "minSplits", "compression", "metadataColumns"} {
-		if v, ok := q[k]; ok {
+	for k, v := range q {
+		if planParams[k] && !changesParams[k] {
 			shared[k] = v
 		}
 	}
-	base, err := parseSplitsQuery(shared, nil)
+	p, rows, err := queryRequest(shared, nil)
 	if err != nil {
 		return err
 	}
-	req := changes.Request{Table: base.Table, TimeColumn: q.Get("timeColumn")}
-	for name, dst := range map[string]**int64{"fromSnapshot": &req.FromSnapshot, "toSnapshot": &req.ToSnapshot} {
-		if v := q.Get(name); v != "" {
-			id, err := strconv.ParseInt(v, 10, 64)
-			if err != nil {
-				return fmt.Errorf("%w: %s %s is not an integer", splits.ErrBadRequest, name, split.Quote(v))
-			}
-			*dst = &id
-		}
+	req := changes.Request{Table: rows.Table, TimeColumn: q.Get("timeColumn")}
+	if req.FromSnapshot, err = queryID(q, "fromSnapshot"); err != nil {
+		return err
+	}
+	if req.ToSnapshot, err = queryID(q, "toSnapshot"); err != nil {
+		return err
 	}
 	if req.Granularity, err = druid.ParseGranularity(q.Get("granularity")); err != nil {
 		return err
 	}
 	if v := q.Get("include"); v != "" {
 		if n := strings.Count(v, ",") + 1; n > maxIncludeIntervals {
-			return fmt.Errorf("%w: include names %d intervals, more than the %d allowed", splits.ErrBadRequest, n, maxIncludeIntervals)
+			return fmt.Errorf("%w: include names %d intervals, more than the %d allowed", errBadRequest, n, maxIncludeIntervals)
 		}
 		for _, one := range strings.Split(v, ",") {
 			c, err := changes.ParseChangeInterval(strings.TrimSpace(one))
@@ -125,19 +111,20 @@ func (s *server) getChanges(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if q.Get("minSplits") == "" {
+	if p.minSplits == nil {
 		// As many splits as each task runs subtasks at once.
-		base.MinSplits = subTasks
+		rows.MinSplits = subTasks
 	}
 	dataSource := q.Get("dataSource")
 	if dataSource == "" {
 		// The table's own name, without its namespace.
-		dataSource = base.Table[strings.LastIndex(base.Table, ".")+1:]
+		dataSource = rows.Table[strings.LastIndex(rows.Table, ".")+1:]
 	}
 	cat, err := s.catalogs.forRequest(r)
 	if err != nil {
 		return err
 	}
+	req.Rows = rows
 	ch, err := cat.Changes.Changes(r.Context(), req)
 	if err != nil {
 		return err
@@ -147,23 +134,19 @@ func (s *server) getChanges(w http.ResponseWriter, r *http.Request) error {
 		TimeColumn: ch.TimeField.Name, Granularity: string(ch.Granularity),
 		Changes: []changeResponse{}, Statements: []statementResponse{}, Warnings: append([]string{}, ch.Warnings...),
 	}
-	// The target snapshot is planned once, by the diff when it needed it:
-	// the work of each change is cut from that one scan.
-	target := base
-	target.SnapshotID = ch.ToSnapshot
-	scan, err := cat.Changes.Target(r.Context(), ch, target)
+	at, err := s.uriBase(r)
 	if err != nil {
 		return err
 	}
 	var parts []druid.Part
 	for _, c := range ch.Changes {
-		cr, part, warnings, err := s.changeWork(r, cat, scan, target, ch, c, dataSource, subTasks)
+		work, err := s.changeWork(r, ch, c, rows, at, dataSource, subTasks)
 		if err != nil {
 			return err
 		}
-		resp.Changes = append(resp.Changes, cr)
-		parts = append(parts, part)
-		for _, w := range warnings {
+		resp.Changes = append(resp.Changes, work.resp)
+		parts = append(parts, work.part)
+		for _, w := range work.warnings {
 			if !slices.Contains(resp.Warnings, w) {
 				resp.Warnings = append(resp.Warnings, w)
 			}
@@ -184,72 +167,69 @@ func (s *server) getChanges(w http.ResponseWriter, r *http.Request) error {
 	return writeJSON(w, resp)
 }
 
-// changeWork cuts the splits of one changed interval from the scan of the
-// target snapshot (the interval holds row by row, since Druid rejects rows
-// outside an OVERWRITE range) and renders the statement and task that
-// replace the interval with those rows, packing more per split when they
-// would be larger than Druid's task runners take. The part is what the
-// merged statements read for the interval.
-func (s *server) changeWork(r *http.Request, cat Catalog, scan *splits.Scan, req splits.Request, ch changes.Result, c changes.Change,
-	dataSource string, subTasks int) (changeResponse, druid.Part, []string, error) {
-	iv := druid.Interval{Start: c.Start, End: c.End}
-	var cut *splits.TimeInterval
-	if !c.All {
-		cut = &splits.TimeInterval{Column: ch.TimeField.Name, Start: c.Start, End: c.End}
-	}
-	req.Interval = cut
-	plan := func(req splits.Request) (druid.Source, splitsResponse, error) {
-		sc := scan
-		if req.MaxSplits > 0 {
-			// Fewer, larger splits: the target scanned again with the
-			// bound, from the files the diff planned.
-			var err error
-			if sc, err = cat.Changes.Target(r.Context(), ch, req); err != nil {
-				return druid.Source{}, splitsResponse{}, err
-			}
-		}
-		// Without a target snapshot the plan is empty: nothing to read.
-		return sourceOf(req, ch.TimeField.Name, "timeColumn", func() (splits.Plan, splitsResponse, error) {
-			return s.answer(r, req, nil, func() (splits.Plan, error) { return cat.Changes.Cut(r.Context(), sc, cut) })
-		})
-	}
-	type work struct {
-		cr       changeResponse
-		part     druid.Part
-		warnings []string
-	}
-	wk, err := withinPayload(req, plan, func(src druid.Source, resp splitsResponse) (work, error) {
-		cr := changeResponse{Interval: c.String(), Splits: src.URIs}
-		for _, reason := range c.Reasons {
-			cr.Reasons = append(cr.Reasons, string(reason))
-		}
-		var warnings []string
-		for _, w := range resp.Warnings {
-			if !strings.HasPrefix(w, "no data file to read") {
-				warnings = append(warnings, w)
-			}
-		}
-		if src.URIs == 0 {
-			// The interval is replaced with nothing.
-			src = src.EmptySource(iv.Start)
-		}
-		st := druid.Statement{Replace: true, DataSource: dataSource, Overwrite: iv, PartitionedBy: ch.Granularity, AllowEmpty: true}
-		query, err := st.SQL(src)
+// changeWork plans the rows of one changed interval (ch.Plan, with the
+// options of rows) and renders the statement and task that replace the
+// interval with them, packing more per split when they would be larger
+// than Druid's task runners take.
+func (s *server) changeWork(r *http.Request, ch changes.Result, c changes.Change, rows splits.Request, at uriBase,
+	dataSource string, subTasks int) (changeWork, error) {
+	return withinPayload(rows, func(req splits.Request) (changeWork, druid.Source, error) {
+		start := time.Now()
+		p, err := ch.Plan(r.Context(), c, req.MaxSplits)
 		if err != nil {
-			return work{}, err
+			return changeWork{}, druid.Source{}, err
 		}
-		task, err := druid.Task{DataSource: dataSource, SegmentGranularity: ch.Granularity, SubTasks: subTasks, Interval: iv}.Spec(src)
-		switch {
-		case errors.Is(err, druid.ErrNothingToRead):
-			// A native task without an interval replaces only the time
-			// chunks its rows fall into: with no row, nothing.
-			warnings = append(warnings, "the table has no row to ingest: only the statement can replace ALL with nothing (the change has no task)")
-		case err != nil:
-			return work{}, err
+		pl, err := s.planned(req, p, at, start)
+		if err != nil {
+			return changeWork{}, druid.Source{}, err
 		}
-		cr.SQL = sqlTask{Query: query, Context: st.Context(src)}
-		cr.Task = task
-		return work{cr: cr, part: druid.Part{Interval: iv, Source: src}, warnings: warnings}, nil
+		src, err := pl.source(ch.TimeField.Name, "timeColumn")
+		if err != nil {
+			return changeWork{}, src, err
+		}
+		work, err := renderChange(c, src, pl.Warnings, druid.Task{DataSource: dataSource, SegmentGranularity: ch.Granularity, SubTasks: subTasks})
+		return work, src, err
 	})
-	return wk.cr, wk.part, wk.warnings, err
+}
+
+// changeWork is the Druid work of one change: its answer, the part the
+// merged statements read for it, and what the client should know of it.
+type changeWork struct {
+	resp     changeResponse
+	part     druid.Part
+	warnings []string
+}
+
+// renderChange renders the statement and the task (task gives the
+// datasource, granularity and subtasks) that replace change c's interval
+// with the rows of src; an empty plan's replaces it with nothing.
+func renderChange(c changes.Change, src druid.Source, warnings []string, task druid.Task) (changeWork, error) {
+	iv := druid.Interval{Start: c.Start, End: c.End}
+	cr := changeResponse{Interval: c.String(), Splits: len(src.InputSource.URIs)}
+	for _, reason := range c.Reasons {
+		cr.Reasons = append(cr.Reasons, string(reason))
+	}
+	warnings = slices.Clone(warnings)
+	if len(src.InputSource.URIs) == 0 {
+		// The interval is replaced with nothing.
+		src = src.EmptySource(iv.Start)
+	}
+	st := druid.Statement{Replace: true, DataSource: task.DataSource, Overwrite: iv, PartitionedBy: task.SegmentGranularity, AllowEmpty: true}
+	query, err := st.SQL(src)
+	if err != nil {
+		return changeWork{}, err
+	}
+	task.Interval = iv
+	spec, err := task.Spec(src)
+	switch {
+	case errors.Is(err, druid.ErrNothingToRead):
+		// A native task without an interval replaces only the time
+		// chunks its rows fall into: with no row, nothing.
+		warnings = append(warnings, "the table has no row to ingest: only the statement can replace ALL with nothing (the change has no task)")
+	case err != nil:
+		return changeWork{}, err
+	}
+	cr.SQL = sqlTask{Query: query, Context: st.Context(src)}
+	cr.Task = spec
+	return changeWork{resp: cr, part: druid.Part{Interval: iv, Source: src}, warnings: warnings}, nil
 }

@@ -81,7 +81,7 @@ func newCompressor(c splits.Compression, w io.Writer) (*chunkedCompressor, error
 		}
 		zw = z
 	default:
-		return nil, fmt.Errorf("%w: compression %q", splits.ErrBadRequest, c)
+		return nil, fmt.Errorf("%w: compression %q", errBadRequest, c)
 	}
 	return &chunkedCompressor{c: zw, buf: make([]byte, 0, compressChunk)}, nil
 }

@@ -264,10 +264,10 @@ func TestRawFilesReadLikeRows(t *testing.T) {
 			fields := []iceberg.NestedField{idField, f}
 			rows := srv.plan(t, q("table", "db.all", "mode", "rows", "columns", "id,"+f.Name))
 			sources := map[string]druid.Source{
-				"raw": {InputSource: map[string]any{"type": "http", "uris": []string{rawURI}}, InputFormat: map[string]any{"type": "parquet"},
-					Fields: fields, TimeField: idField, URIs: 1},
-				"rows": {InputSource: map[string]any{"type": "http", "uris": rows.InputSource.URIs}, InputFormat: map[string]any{"type": "json"},
-					Fields: fields, TimeField: idField, URIs: len(rows.InputSource.URIs)},
+				"raw": {InputSource: druid.HTTPInputSource{Type: "http", URIs: []string{rawURI}}, InputFormat: druid.InputFormat{Type: "parquet"},
+					Fields: fields, TimeField: idField},
+				"rows": {InputSource: druid.HTTPInputSource{Type: "http", URIs: rows.InputSource.URIs}, InputFormat: druid.InputFormat{Type: "json"},
+					Fields: fields, TimeField: idField},
 			}
 			got := map[string]string{}
 			for path, src := range sources {

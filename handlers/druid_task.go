@@ -17,29 +17,15 @@ var (
 	sqlParams  = map[string]bool{"dataSource": true, "timestampColumn": true, "statement": true, "partitionedBy": true, "overwrite": true}
 )
 
-// druidSource plans req and describes the answer for the druid package:
-// the planned inputSource and format, the served columns and the time
-// column (named by the query parameter param), checked against what the
-// plan serves.
-func (s *server) druidSource(r *http.Request, req splits.Request, timeColumn, param string) (druid.Source, splitsResponse, error) {
-	return sourceOf(req, timeColumn, param, func() (splits.Plan, splitsResponse, error) { return s.planResponse(r, req, nil) })
-}
-
-// sourceOf is druidSource with the plan and its answer made by planned.
-func sourceOf(req splits.Request, timeColumn, param string, planned func() (splits.Plan, splitsResponse, error)) (druid.Source, splitsResponse, error) {
-	plan, resp, err := planned()
+// specSource plans req and makes what a generated spec reads of the plan,
+// its time column named by the query parameter timestampColumn.
+func (s *server) specSource(r *http.Request, req splits.Request) (planned, druid.Source, error) {
+	pl, err := s.plan(r, req)
 	if err != nil {
-		return druid.Source{}, resp, err
+		return pl, druid.Source{}, err
 	}
-	tf, err := druid.TimeField(plan.Fields, timeColumn, param)
-	if err != nil {
-		return druid.Source{}, resp, err
-	}
-	resp.Warnings = append(resp.Warnings, druid.TypeWarnings(plan.Fields)...)
-	return druid.Source{
-		InputSource: resp.InputSource, InputFormat: resp.InputFormat,
-		Fields: plan.Fields, TimeField: tf, Encoding: req.Encoding, URIs: len(resp.InputSource.URIs),
-	}, resp, nil
+	src, err := pl.source(r.URL.Query().Get("timestampColumn"), "timestampColumn")
+	return pl, src, err
 }
 
 // required checks the parameters a spec cannot be written without before
@@ -47,7 +33,7 @@ func sourceOf(req splits.Request, timeColumn, param string, planned func() (spli
 func required(q url.Values, names ...string) error {
 	for _, n := range names {
 		if q.Get(n) == "" {
-			return fmt.Errorf("%w: %s is required", splits.ErrBadRequest, n)
+			return fmt.Errorf("%w: %s is required", errBadRequest, n)
 		}
 	}
 	return nil
@@ -57,7 +43,7 @@ func required(q url.Values, names ...string) error {
 // for POST /druid/indexer/v1/task.
 func (s *server) getDruidTask(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
-	req, err := parseSplitsQuery(q, taskParams)
+	p, req, err := queryRequest(q, taskParams)
 	if err != nil {
 		return err
 	}
@@ -71,14 +57,18 @@ func (s *server) getDruidTask(w http.ResponseWriter, r *http.Request) error {
 	if task.SubTasks, err = maxSubTasks(q); err != nil {
 		return err
 	}
-	if q.Get("minSplits") == "" {
+	if p.minSplits == nil {
 		// As many splits as the task runs subtasks at once.
 		req.MinSplits = task.SubTasks
 	}
-	plan := func(req splits.Request) (druid.Source, splitsResponse, error) {
-		return s.druidSource(r, req, q.Get("timestampColumn"), "timestampColumn")
-	}
-	spec, err := withinPayload(req, plan, func(src druid.Source, _ splitsResponse) (map[string]any, error) { return task.Spec(src) })
+	spec, err := withinPayload(req, func(req splits.Request) (map[string]any, druid.Source, error) {
+		_, src, err := s.specSource(r, req)
+		if err != nil {
+			return nil, src, err
+		}
+		spec, err := task.Spec(src)
+		return spec, src, err
+	})
 	if err != nil {
 		return err
 	}
@@ -93,7 +83,7 @@ func maxSubTasks(q url.Values) (int, error) {
 	}
 	n, err := strconv.Atoi(v)
 	if err != nil || n < 1 {
-		return 0, fmt.Errorf("%w: maxNumConcurrentSubTasks %q: want a positive integer", splits.ErrBadRequest, v)
+		return 0, fmt.Errorf("%w: maxNumConcurrentSubTasks %q: want a positive integer", errBadRequest, v)
 	}
 	return n, nil
 }
@@ -112,7 +102,7 @@ type sqlTask struct {
 // nothing to read replaces its interval with nothing.
 func (s *server) getDruidSQL(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
-	req, err := parseSplitsQuery(q, sqlParams)
+	_, req, err := queryRequest(q, sqlParams)
 	if err != nil {
 		return err
 	}
@@ -127,7 +117,7 @@ func (s *server) getDruidSQL(w http.ResponseWriter, r *http.Request) error {
 		// row deleted or filtered): it then empties its interval.
 		st.Replace, st.AllowEmpty = true, true
 	default:
-		return fmt.Errorf("%w: statement %q: want insert or replace", splits.ErrBadRequest, verb)
+		return fmt.Errorf("%w: statement %q: want insert or replace", errBadRequest, verb)
 	}
 	if st.PartitionedBy, err = druid.ParseGranularity(q.Get("partitionedBy")); err != nil {
 		return fmt.Errorf("partitionedBy: %w", err)
@@ -135,11 +125,11 @@ func (s *server) getDruidSQL(w http.ResponseWriter, r *http.Request) error {
 	if v := q.Get("overwrite"); v != "" && !strings.EqualFold(v, "all") {
 		start, end, err := splits.ParseInterval(v)
 		if err != nil {
-			return fmt.Errorf("%w: overwrite: %w", splits.ErrBadRequest, err)
+			return fmt.Errorf("%w: overwrite: %w", errBadRequest, err)
 		}
 		st.Overwrite = druid.Interval{Start: start.UTC(), End: end.UTC()}
 	} else if v != "" && !st.Replace {
-		return fmt.Errorf("%w: overwrite goes with statement=replace", splits.ErrBadRequest)
+		return fmt.Errorf("%w: overwrite goes with statement=replace", errBadRequest)
 	}
 	if err := st.Check(); err != nil {
 		return err
@@ -147,17 +137,18 @@ func (s *server) getDruidSQL(w http.ResponseWriter, r *http.Request) error {
 	if !st.Overwrite.All() {
 		req.Interval = &splits.TimeInterval{Column: q.Get("timestampColumn"), Start: st.Overwrite.Start, End: st.Overwrite.End}
 	}
-	plan := func(req splits.Request) (druid.Source, splitsResponse, error) {
-		return s.druidSource(r, req, q.Get("timestampColumn"), "timestampColumn")
-	}
-	task, err := withinPayload(req, plan, func(src druid.Source, resp splitsResponse) (sqlTask, error) {
-		warnings := resp.Warnings
-		if src.URIs == 0 && st.Replace {
+	task, err := withinPayload(req, func(req splits.Request) (sqlTask, druid.Source, error) {
+		pl, src, err := s.specSource(r, req)
+		if err != nil {
+			return sqlTask{}, src, err
+		}
+		warnings := append(pl.warnings(), druid.TypeWarnings(pl.Fields)...)
+		if len(src.InputSource.URIs) == 0 && st.Replace {
 			src = src.EmptySource(st.Overwrite.Start)
 			warnings = append(warnings, st.Warnings(src)...)
 		}
 		query, err := st.SQL(src)
-		return sqlTask{Query: query, Context: st.Context(src), Warnings: warnings}, err
+		return sqlTask{Query: query, Context: st.Context(src), Warnings: warnings}, src, err
 	})
 	if err != nil {
 		return err

@@ -125,3 +125,19 @@ func TestDruidSQL(t *testing.T) {
 		})
 	}
 }
+
+// TestEmptyPlanSaysWhy: an answer over a plan without files says why there
+// is nothing to ingest, since Druid refuses an http inputSource without
+// URIs (the planner marks the plan empty; the answer words it).
+func TestEmptyPlanSaysWhy(t *testing.T) {
+	t.Parallel()
+	srv := partitionedFixture(t).server(t)
+	resp, body := srv.get(t, "/druid/sql?table=fixtures.t&dataSource=events&timestampColumn=event_time&statement=replace&overwrite=1990-01-01/1990-01-02")
+	var task struct{ Warnings []string }
+	if err := json.Unmarshal(body, &task); err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("%d %s", resp.StatusCode, body)
+	}
+	if len(task.Warnings) == 0 || !strings.Contains(task.Warnings[0], "nothing to ingest") {
+		t.Fatalf("warnings %q", task.Warnings)
+	}
+}

@@ -24,7 +24,7 @@ const retryAfterSeconds = 5
 
 // Errors quote client input, which can be a megabyte: an error's message
 // is cut to maxMessageBytes and the error a log line carries to
-// maxLoggedErrorBytes, and the handlers quote a value with splits.Quote.
+// maxLoggedErrorBytes, and the handlers quote a value with split.Quote.
 const (
 	maxMessageBytes     = 1 << 10
 	maxLoggedErrorBytes = 4 << 10
@@ -42,6 +42,11 @@ func clip(s string, n int) string {
 	}
 	return fmt.Sprintf("%s… (%d bytes)", s[:cut], len(s))
 }
+
+// errBadRequest: the request is malformed, as the handlers read it (a
+// parameter, a body). Its text is the domain's splits.ErrBadRequest's, and
+// it is answered alike: 400 bad_request.
+var errBadRequest = errors.New("bad request")
 
 // apiError is an error with its HTTP rendering: Message goes to the client,
 // Err to the log.
@@ -69,7 +74,7 @@ func toAPIError(err error) *apiError {
 	}
 	status, code := http.StatusInternalServerError, "internal"
 	switch {
-	case errors.Is(err, splits.ErrBadRequest), errors.Is(err, druid.ErrInvalid):
+	case errors.Is(err, errBadRequest), errors.Is(err, splits.ErrBadRequest), errors.Is(err, druid.ErrInvalid):
 		status, code = http.StatusBadRequest, "bad_request"
 	case errors.Is(err, split.ErrMalformedToken):
 		status, code = http.StatusBadRequest, "malformed_token"

@@ -126,7 +126,7 @@ func FuzzPostSplits(f *testing.F) {
 }
 
 // FuzzSplitsQuery sends arbitrary query strings to the three routes that
-// parse the parameters of GET /splits (parseSplitsQuery, and the Druid spec
+// parse the parameters of GET /splits (planQuery, and the Druid spec
 // routes on top of it): every answer is a 200 or a 4xx JSON error, never a
 // 5xx or a panic.
 //

@@ -10,8 +10,6 @@ import (
 	"time"
 
 	"github.com/go-chi/chi/v5"
-
-	"github.com/druidiceberg/sidecar/splits"
 )
 
 // statusRecorder remembers the status and counts body bytes. It passes
@@ -147,7 +145,7 @@ func (s *server) strictQuery(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if _, err := url.ParseQuery(r.URL.RawQuery); err != nil {
 			writeError(w, r, s.Logger, fmt.Errorf("%w: the query string does not parse (%w): percent-encode every "+
-				"%%, and separate parameters with &", splits.ErrBadRequest, err))
+				"%%, and separate parameters with &", errBadRequest, err))
 			return
 		}
 		next.ServeHTTP(w, r)

@@ -1,70 +1,28 @@
 package handlers
 
 import (
-	"cmp"
 	"encoding/json"
-	"fmt"
 	"net/http"
-	"net/url"
-	"sort"
 	"strconv"
 	"strings"
-	"time"
 
+	"github.com/druidiceberg/sidecar/druid"
 	"github.com/druidiceberg/sidecar/splits"
 	"github.com/druidiceberg/sidecar/splits/split"
 )
 
-// splitsParams are the query parameters GET /splits accepts; any other is a
-// 400 that names it, so a typo never silently plans something else.
-var splitsParams = map[string]bool{
-	"table": true, "snapshotId": true, "snapshotTime": true, "ref": true, "mode": true,
-	"columns": true, "timestamps": true, "binaryAsString": true, "geo": true, "metadataColumns": true,
-	"icebergFilter": true, "residualFilterMode": true, "applyResidual": true,
-	"fromSnapshot": true, "toSnapshot": true, "catalog": true, "minSplits": true, "compression": true,
-}
-
-// maxMinSplits bounds minSplits: Druid runs one subtask per split, and no
-// cluster runs more at once.
-const maxMinSplits = 10_000
-
 // splitsResponse is the answer of GET /splits.
 type splitsResponse struct {
-	Table       string          `json:"table"`
-	SnapshotID  *int64          `json:"snapshotId"`
-	Mode        splits.Path     `json:"mode"`
-	InputSource inputSource     `json:"inputSource"`
-	InputFormat inputFormat     `json:"inputFormat"`
-	Columns     []planColumn    `json:"columns"`
-	Splits      []splitResponse `json:"splits"`
+	Table       string                `json:"table"`
+	SnapshotID  *int64                `json:"snapshotId"`
+	Mode        splits.Path           `json:"mode"`
+	InputSource druid.HTTPInputSource `json:"inputSource"`
+	InputFormat druid.InputFormat     `json:"inputFormat"`
+	Columns     []planColumn          `json:"columns"`
+	Splits      []splitResponse       `json:"splits"`
 	// Warnings tell the client what it may not expect: ignored fields of a
 	// Druid spec, residual filters under residualFilterMode=warn.
 	Warnings []string `json:"warnings"`
-}
-
-// inputSource is a Druid http inputSource, ready to paste into a spec.
-type inputSource struct {
-	Type string   `json:"type"`
-	URIs []string `json:"uris"`
-	// Username and Password are Druid's httpAuthenticationUsername and
-	// httpAuthenticationPassword; the password is a provider that names an
-	// environment variable, never the secret.
-	Username string            `json:"httpAuthenticationUsername,omitempty"`
-	Password *passwordProvider `json:"httpAuthenticationPassword,omitempty"`
-}
-
-// passwordProvider is Druid's environment variable password provider.
-type passwordProvider struct {
-	Type     string `json:"type"`
-	Variable string `json:"variable"`
-}
-
-// inputFormat is the Druid inputFormat that reads what the URIs serve.
-type inputFormat struct {
-	Type string `json:"type"`
-	// BinaryAsString is Druid's Parquet option; on the row path the
-	// sidecar itself writes binaries as text.
-	BinaryAsString bool `json:"binaryAsString,omitempty"`
 }
 
 type splitResponse struct {
@@ -100,122 +58,42 @@ type splitRange struct {
 }
 
 func (s *server) getSplits(w http.ResponseWriter, r *http.Request) error {
-	req, err := parseSplitsQuery(r.URL.Query(), nil)
+	_, req, err := queryRequest(r.URL.Query(), nil)
 	if err != nil {
 		return err
 	}
-	return s.planAndAnswer(w, r, req, nil)
+	return s.answerSplits(w, r, req, nil)
 }
 
-// planAndAnswer plans req and writes the answer.
-func (s *server) planAndAnswer(w http.ResponseWriter, r *http.Request, req splits.Request, warnings []string) error {
-	_, resp, err := s.planResponse(r, req, warnings)
+// answerSplits plans req and writes the answer of /splits; warnings (those
+// of the request) come first.
+func (s *server) answerSplits(w http.ResponseWriter, r *http.Request, req splits.Request, warnings []string) error {
+	pl, err := s.plan(r, req)
 	if err != nil {
 		return err
 	}
-	return writeSplits(w, resp)
+	return writeSplits(w, pl.answer(warnings))
 }
 
-// planResponse plans req and renders the answer of /splits, which the Druid
-// spec generators build on.
-func (s *server) planResponse(r *http.Request, req splits.Request, warnings []string) (splits.Plan, splitsResponse, error) {
-	if err := checkRequestBounds(req); err != nil {
-		return splits.Plan{}, splitsResponse{}, err
-	}
-	cat, err := s.catalogs.forRequest(r)
-	if err != nil {
-		return splits.Plan{}, splitsResponse{}, err
-	}
-	return s.answer(r, req, warnings, func() (splits.Plan, error) { return cat.Plans.Plan(r.Context(), req) })
-}
-
-// answer renders the answer of /splits for the plan that plan makes for
-// req, and counts it in the metrics.
-func (s *server) answer(r *http.Request, req splits.Request, warnings []string, plan func() (splits.Plan, error)) (splits.Plan, splitsResponse, error) {
-	start := time.Now()
-	base, err := s.baseURL(r)
-	if err != nil {
-		return splits.Plan{}, splitsResponse{}, err
-	}
-	p, err := plan()
-	if err != nil {
-		return p, splitsResponse{}, err
-	}
-	for _, ps := range p.Splits {
-		// The server would refuse such a URI (400 malformed_token): a plan
-		// never hands one out.
-		if len(ps.Token) > split.MaxTokenLength {
-			return p, splitsResponse{}, fmt.Errorf("%w: a split of %s needs a token of %d bytes, longer than the %d this "+
-				"server accepts back; narrow icebergFilter, or plan without applyResidual", splits.ErrBadRequest,
-				ps.Parts[0].Data.Path, len(ps.Token), split.MaxTokenLength)
-		}
-	}
-	return p, s.render(r, req, p, start, base, warnings), nil
-}
-
-// render is the answer of /splits for plan, planned since start, its URIs
-// under base.
-func (s *server) render(r *http.Request, req splits.Request, plan splits.Plan, start time.Time, base string, warnings []string) splitsResponse {
-	if s.Metrics != nil {
-		s.Metrics.PlanDuration.Observe(time.Since(start).Seconds())
-		s.Metrics.SplitsPlanned.WithLabelValues(string(plan.Path)).Add(float64(len(plan.Splits)))
-	}
+// answer is the answer of /splits for the plan; warnings (those of the
+// request) come first.
+func (p planned) answer(warnings []string) splitsResponse {
+	in, format := p.input()
 	resp := splitsResponse{
-		Table:       plan.Table,
-		Mode:        plan.Path,
-		InputSource: inputSource{Type: "http", URIs: []string{}},
-		Splits:      []splitResponse{},
-		Warnings:    append(append([]string{}, warnings...), plan.Warnings...),
+		Table:       p.Table,
+		Mode:        p.Path,
+		InputSource: in,
+		InputFormat: format,
+		Columns:     planColumns(p.Fields, p.req.Encoding),
+		Splits:      make([]splitResponse, 0, len(p.Splits)),
+		Warnings:    append(append([]string{}, warnings...), p.warnings()...),
 	}
-	if req.Filter != nil {
-		resp.Warnings = append(resp.Warnings, req.Filter.Ignored("icebergFilter")...)
-	}
-	if len(s.BasicAuth) > 0 {
-		resp.InputSource.Username = s.BasicAuth[0].Username
-		resp.InputSource.Password = &passwordProvider{Type: "environment", Variable: s.DruidPasswordEnv}
-	}
-	if plan.SnapshotID != 0 {
-		id := plan.SnapshotID
+	if p.SnapshotID != 0 {
+		id := p.SnapshotID
 		resp.SnapshotID = &id
 	}
-	resp.InputFormat = inputFormat{Type: "parquet", BinaryAsString: req.Encoding.BinaryAsString}
-	resp.Columns = planColumns(plan.Fields, req.Encoding)
-	if plan.Path == splits.PathRows {
-		resp.InputFormat = inputFormat{Type: "json"}
-	}
-	// The URIs are cut from one string: a wide plan has thousands, each
-	// mostly its token.
-	routes := func(k split.TokenKind) (route, suffix string) {
-		if k == split.KindRows {
-			return "/splits/", rowSuffixes[cmp.Or(req.Compression, splits.DefaultCompression)]
-		}
-		return "/files/", ""
-	}
-	size := 0
-	for _, ps := range plan.Splits {
-		route, suffix := routes(ps.Kind)
-		size += len(base) + len(route) + len(ps.Token) + len(suffix)
-	}
-	var uris strings.Builder
-	uris.Grow(size)
-	ends := make([]int, len(plan.Splits))
-	for i, ps := range plan.Splits {
-		route, suffix := routes(ps.Kind)
-		uris.WriteString(base)
-		uris.WriteString(route)
-		uris.WriteString(ps.Token)
-		uris.WriteString(suffix)
-		ends[i] = uris.Len()
-	}
-	all := uris.String()
-	resp.InputSource.URIs = make([]string, 0, len(plan.Splits))
-	resp.Splits = make([]splitResponse, 0, len(plan.Splits))
-	from := 0
-	for i, ps := range plan.Splits {
-		uri := all[from:ends[i]]
-		from = ends[i]
-		resp.InputSource.URIs = append(resp.InputSource.URIs, uri)
-		resp.Splits = append(resp.Splits, describeSplit(ps, uri))
+	for i, ps := range p.Splits {
+		resp.Splits = append(resp.Splits, describeSplit(ps, in.URIs[i]))
 	}
 	return resp
 }
@@ -267,149 +145,6 @@ func writeJSON(w http.ResponseWriter, v any) error {
 	enc.SetEscapeHTML(false)
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
-}
-
-// parseGeo reads how geometries are served: "wkt" (or "", the default) or
-// "wkb" (base64), which it reports as true.
-func parseGeo(v string) (bool, error) {
-	switch v {
-	case "", "wkt":
-		return false, nil
-	case "wkb":
-		return true, nil
-	}
-	return false, fmt.Errorf("%w: geo %s: want wkt or wkb", splits.ErrBadRequest, split.Quote(v))
-}
-
-// parseSplitsQuery parses the query of GET /splits; extra names the other
-// parameters a route that builds on it takes.
-func parseSplitsQuery(q url.Values, extra map[string]bool) (splits.Request, error) {
-	var unknown []string
-	for k, v := range q {
-		if !splitsParams[k] && !extra[k] {
-			unknown = append(unknown, k)
-		} else if len(v) > 1 {
-			return splits.Request{}, fmt.Errorf("%w: query parameter %s given %d times", splits.ErrBadRequest, k, len(v))
-		}
-	}
-	if len(unknown) > 0 {
-		sort.Strings(unknown)
-		return splits.Request{}, fmt.Errorf("%w: unknown query parameter %s", splits.ErrBadRequest, strings.Join(unknown, ", "))
-	}
-	req := splits.Request{Table: q.Get("table"), Ref: q.Get("ref")}
-	if req.Table == "" {
-		return req, fmt.Errorf("%w: query parameter table is required (table=NAMESPACE.NAME)", splits.ErrBadRequest)
-	}
-	if v := q.Get("snapshotId"); v != "" {
-		id, err := strconv.ParseInt(v, 10, 64)
-		if err != nil {
-			return req, fmt.Errorf("%w: snapshotId %s is not an integer", splits.ErrBadRequest, split.Quote(v))
-		}
-		req.SnapshotID = &id
-	}
-	for _, name := range []string{"fromSnapshot", "toSnapshot"} {
-		v := q.Get(name)
-		if v == "" {
-			continue
-		}
-		id, err := strconv.ParseInt(v, 10, 64)
-		if err != nil {
-			return req, fmt.Errorf("%w: %s %s is not an integer", splits.ErrBadRequest, name, split.Quote(v))
-		}
-		if name == "fromSnapshot" {
-			req.FromSnapshot = &id
-			continue
-		}
-		if req.SnapshotID != nil {
-			return req, fmt.Errorf("%w: toSnapshot and snapshotId name the same thing; give one", splits.ErrBadRequest)
-		}
-		req.SnapshotID = &id
-	}
-	if v := q.Get("snapshotTime"); v != "" {
-		t, err := parseTime(v)
-		if err != nil {
-			return req, err
-		}
-		req.SnapshotTime = &t
-	}
-	mode, err := splits.ParseMode(q.Get("mode"))
-	if err != nil {
-		return req, err
-	}
-	req.Mode = mode
-	if v := q.Get("columns"); v != "" {
-		for _, c := range strings.Split(v, ",") {
-			if c = strings.TrimSpace(c); c == "" {
-				return req, fmt.Errorf("%w: columns %s has an empty name", splits.ErrBadRequest, split.Quote(v))
-			}
-			req.Columns = append(req.Columns, c)
-		}
-	}
-	if req.MetaColumns, err = metaColumnsQuery(q.Get("metadataColumns")); err != nil {
-		return req, err
-	}
-	switch v := q.Get("timestamps"); v {
-	case "", "millis":
-	case "iso":
-		req.Encoding.ISOTimestamps = true
-	default:
-		return req, fmt.Errorf("%w: timestamps %s: want millis or iso", splits.ErrBadRequest, split.Quote(v))
-	}
-	if req.Encoding.GeoWKB, err = parseGeo(q.Get("geo")); err != nil {
-		return req, err
-	}
-	if v := q.Get("binaryAsString"); v != "" {
-		b, err := strconv.ParseBool(v)
-		if err != nil {
-			return req, fmt.Errorf("%w: binaryAsString %s: want true or false", splits.ErrBadRequest, split.Quote(v))
-		}
-		req.Encoding.BinaryAsString = b
-	}
-	if v := q.Get("icebergFilter"); v != "" {
-		if err := splits.CheckFilterBounds([]byte(v)); err != nil {
-			return req, err
-		}
-		req.Filter = &splits.Filter{}
-		if err := json.Unmarshal([]byte(v), req.Filter); err != nil {
-			return req, fmt.Errorf("%w: %w", splits.ErrBadRequest, err)
-		}
-	}
-	if req.Compression, err = splits.ParseCompression(q.Get("compression")); err != nil {
-		return req, err
-	}
-	if v := q.Get("minSplits"); v != "" {
-		if req.MinSplits, err = parseMinSplits(v); err != nil {
-			return req, err
-		}
-	}
-	if req.ResidualMode, err = splits.ParseResidualMode(q.Get("residualFilterMode")); err != nil {
-		return req, err
-	}
-	if v := q.Get("applyResidual"); v != "" {
-		if req.ApplyResidual, err = strconv.ParseBool(v); err != nil {
-			return req, fmt.Errorf("%w: applyResidual %s: want true or false", splits.ErrBadRequest, split.Quote(v))
-		}
-	}
-	return req, nil
-}
-
-// parseMinSplits reads minSplits: a whole number from 0 to maxMinSplits.
-func parseMinSplits(v string) (int, error) {
-	n, err := strconv.Atoi(v)
-	if err != nil || n < 0 || n > maxMinSplits {
-		return 0, fmt.Errorf("%w: minSplits %q: want a whole number from 0 to %d", splits.ErrBadRequest, v, maxMinSplits)
-	}
-	return n, nil
-}
-
-// parseTime reads snapshotTime as Druid reads a DateTime: the ISO 8601
-// forms Joda takes (splits.ParseInstant).
-func parseTime(v string) (time.Time, error) {
-	t, err := splits.ParseInstant(v)
-	if err != nil {
-		return time.Time{}, fmt.Errorf("%w: snapshotTime: %w", splits.ErrBadRequest, err)
-	}
-	return t, nil
 }
 
 // baseURL is the configured public URL, or the scheme and host the request

@@ -4,6 +4,8 @@ import (
 	"net/http/httptest"
 	"reflect"
 	"testing"
+
+	"github.com/druidiceberg/sidecar/druid"
 )
 
 // TestWriteSplitsIsWriteJSON: the fast writer of /splits answers writes
@@ -13,13 +15,13 @@ func TestWriteSplitsIsWriteJSON(t *testing.T) {
 	// The fields writeSplits writes; a new field must be taught to it
 	// (and counted here).
 	for typ, n := range map[reflect.Type]int{
-		reflect.TypeFor[splitsResponse]():   8,
-		reflect.TypeFor[planColumn]():       5,
-		reflect.TypeFor[inputSource]():      4,
-		reflect.TypeFor[passwordProvider](): 2,
-		reflect.TypeFor[inputFormat]():      2,
-		reflect.TypeFor[splitResponse]():    12,
-		reflect.TypeFor[splitRange]():       2,
+		reflect.TypeFor[splitsResponse]():         8,
+		reflect.TypeFor[planColumn]():             5,
+		reflect.TypeFor[druid.HTTPInputSource]():  4,
+		reflect.TypeFor[druid.PasswordProvider](): 2,
+		reflect.TypeFor[druid.InputFormat]():      2,
+		reflect.TypeFor[splitResponse]():          12,
+		reflect.TypeFor[splitRange]():             2,
 	} {
 		if typ.NumField() != n {
 			t.Errorf("%s has %d fields, writeSplits writes %d: teach it the new ones", typ, typ.NumField(), n)
@@ -30,9 +32,9 @@ func TestWriteSplitsIsWriteJSON(t *testing.T) {
 		Table:      "ns.t",
 		SnapshotID: &id,
 		Mode:       "v2",
-		InputSource: inputSource{Type: "http", URIs: []string{"http://h/splits/a.b/rows", "http://h/files/c.d"},
-			Username: "druid", Password: &passwordProvider{Type: "environment", Variable: "SIDECAR_HTTP_PASSWORD"}},
-		InputFormat: inputFormat{Type: "parquet", BinaryAsString: true},
+		InputSource: druid.HTTPInputSource{Type: "http", URIs: []string{"http://h/splits/a.b/rows", "http://h/files/c.d"},
+			Username: "druid", Password: &druid.PasswordProvider{Type: "environment", Variable: "SIDECAR_HTTP_PASSWORD"}},
+		InputFormat: druid.InputFormat{Type: "parquet", BinaryAsString: true},
 		Columns: []planColumn{{Name: "id", IcebergType: "long", DruidType: "LONG"},
 			{Name: "g \"quoted\" <&>", IcebergType: "geography(EPSG:4326, karney)", DruidType: "STRING", CRS: "EPSG:4326", EdgeAlgorithm: "karney"}},
 		Splits: []splitResponse{
@@ -45,8 +47,8 @@ func TestWriteSplitsIsWriteJSON(t *testing.T) {
 		},
 		Warnings: []string{"residual filter on 1 file(s): id > 3 && name <> 'x'", "é"},
 	}
-	empty := splitsResponse{Table: "ns.empty", Mode: "v1", InputSource: inputSource{Type: "http", URIs: []string{}},
-		InputFormat: inputFormat{Type: "parquet"}, Columns: []planColumn{}, Splits: []splitResponse{}, Warnings: []string{}}
+	empty := splitsResponse{Table: "ns.empty", Mode: "v1", InputSource: druid.HTTPInputSource{Type: "http", URIs: []string{}},
+		InputFormat: druid.InputFormat{Type: "parquet"}, Columns: []planColumn{}, Splits: []splitResponse{}, Warnings: []string{}}
 	nils := splitsResponse{Table: "ns.nil"}
 	// Many chunks' worth.
 	many := full

@@ -267,17 +267,18 @@ func TestApplyResidualPinsFilter(t *testing.T) {
 	}
 }
 
-// TestEmptyPlanWarns: a plan without files says why there is nothing to
-// ingest, since Druid refuses an http inputSource without URIs.
-func TestEmptyPlanWarns(t *testing.T) {
+// TestEmptyPlanIsMarked: a plan without files says so (Empty), for the
+// answers to say why there is nothing to ingest, since Druid refuses an
+// http inputSource without URIs; it warns of nothing else.
+func TestEmptyPlanIsMarked(t *testing.T) {
 	p := eventsTable(t)
 	plan, err := p.Plan(context.Background(), Request{Table: "events.daily",
 		Filter: parseFilter(t, `{"type":"equals","filterColumn":"day","filterValue":"2030-01-01"}`)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(plan.Splits) != 0 || len(plan.Warnings) != 1 || !strings.Contains(plan.Warnings[0], "nothing to ingest") {
-		t.Fatalf("%d splits, warnings %q", len(plan.Splits), plan.Warnings)
+	if len(plan.Splits) != 0 || !plan.Empty || len(plan.Warnings) != 0 {
+		t.Fatalf("%d splits, empty %v, warnings %q", len(plan.Splits), plan.Empty, plan.Warnings)
 	}
 }
 

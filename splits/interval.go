@@ -77,7 +77,7 @@ func (pl *planning) selectInterval() error {
 		kept = append(kept, t)
 	}
 	if len(kept) == 0 && len(pl.tasks) > 0 {
-		pl.plan.Warnings = append(pl.plan.Warnings, noFilesWarning)
+		pl.plan.Empty = true
 	}
 	pl.tasks, pl.interval = kept, sel
 	return nil

@@ -175,7 +175,7 @@ func (p *Planner) NewScan(ctx context.Context, tbl *table.Table, req Request, ta
 	if pl.snap == nil {
 		// An empty table has no snapshot and no rows.
 		pl.plan.Fields = pl.tbl.Schema().Fields()
-		pl.plan.Warnings = append(pl.plan.Warnings, noFilesWarning)
+		pl.plan.Empty = true
 		if err := pl.addMetaColumns(); err != nil {
 			return nil, err
 		}

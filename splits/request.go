@@ -172,6 +172,11 @@ type Plan struct {
 	SnapshotID int64
 	Path       Path
 	Splits     []PlannedSplit
+	// Empty says that the plan has no data file to read: the table has
+	// no snapshot, nothing was appended after FromSnapshot, or the filter
+	// or the time interval pruned every file. Druid's http inputSource
+	// refuses an empty uris list, so there is nothing to ingest.
+	Empty bool
 	// Warnings are things the client should know, such as a residual
 	// filter under residualFilterMode=warn.
 	Warnings []string

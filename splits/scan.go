@@ -89,7 +89,7 @@ func (p *Planner) scanWith(ctx context.Context, pl *planning) error {
 }
 
 // orderTasks takes pl's tasks whole (see wholeFiles) and in path order, and
-// warns when there is none.
+// marks the plan empty when there is none.
 func (pl *planning) orderTasks() {
 	pl.tasks = wholeFiles(pl.tasks)
 	// PlanFiles returns tasks in no promised order; a stable order makes
@@ -101,7 +101,7 @@ func (pl *planning) orderTasks() {
 		return cmp.Compare(a.Start, b.Start)
 	})
 	if len(pl.tasks) == 0 {
-		pl.plan.Warnings = append(pl.plan.Warnings, noFilesWarning)
+		pl.plan.Empty = true
 	}
 }
 
@@ -152,11 +152,6 @@ func wholeFiles(tasks []table.FileScanTask) []table.FileScanTask {
 	}
 	return out
 }
-
-// noFilesWarning explains an empty plan: Druid's http input source refuses
-// an empty uris list, so there is nothing to submit.
-const noFilesWarning = "no data file to read (empty table, nothing appended after fromSnapshot, or the filter pruned every file): " +
-	"Druid's http inputSource needs at least one URI, so there is nothing to ingest"
 
 // checkResiduals applies the residual mode: the residual of a task is what
 // of the filter its file's partition values could not decide, so the file
