@@ -209,7 +209,7 @@ func renderChange(c changes.Change, src druid.Source, warnings []string, task dr
 	for _, reason := range c.Reasons {
 		cr.Reasons = append(cr.Reasons, string(reason))
 	}
-	warnings = slices.Clone(warnings)
+	warnings = append(slices.Clone(warnings), druid.TypeWarnings(src.Fields)...)
 	if len(src.InputSource.URIs) == 0 {
 		// The interval is replaced with nothing.
 		src = src.EmptySource(iv.Start)

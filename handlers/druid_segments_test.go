@@ -46,6 +46,10 @@ func TestDruidSegmentTypes(t *testing.T) {
 	if !strings.Contains(strings.Join(sql.Warnings, " "), `"lst", "lst_st" hold lists: Druid before 26.0 drops the nulls`) {
 		t.Errorf("warnings %q: want the one of lists before Druid 26", sql.Warnings)
 	}
+	ch := srv.changes(t, q("table", "db.all", "timeColumn", "id", "dataSource", "ds"))
+	if !strings.Contains(strings.Join(ch.Warnings, " "), `"lst", "lst_st" hold lists`) {
+		t.Errorf("/changes warnings %q: want the one of lists before Druid 26", ch.Warnings)
+	}
 	if sql.Context["arrayIngestMode"] != "array" {
 		t.Errorf("context %v: want arrayIngestMode array", sql.Context)
 	}
