@@ -293,37 +293,18 @@ func (a *avroFile) put(n *avroNode, v any, rep int) error {
 		return nil
 	}
 	b := &l.batch
+	ok := true
 	switch n.phys {
 	case parquet.Boolean:
-		x, ok := v.(bool)
-		if !ok {
-			return a.mismatch(n, v)
-		}
-		b.Bool = append(b.Bool, x)
+		ok = appendAs(&b.Bool, v)
 	case parquet.Int32:
-		x, ok := v.(int32)
-		if !ok {
-			return a.mismatch(n, v)
-		}
-		b.Int32 = append(b.Int32, x)
+		ok = appendAs(&b.Int32, v)
 	case parquet.Int64:
-		x, ok := v.(int64)
-		if !ok {
-			return a.mismatch(n, v)
-		}
-		b.Int64 = append(b.Int64, x)
+		ok = appendAs(&b.Int64, v)
 	case parquet.Float:
-		x, ok := v.(float32)
-		if !ok {
-			return a.mismatch(n, v)
-		}
-		b.Float = append(b.Float, x)
+		ok = appendAs(&b.Float, v)
 	case parquet.Double:
-		x, ok := v.(float64)
-		if !ok {
-			return a.mismatch(n, v)
-		}
-		b.Double = append(b.Double, x)
+		ok = appendAs(&b.Double, v)
 	default:
 		var raw []byte
 		switch x := v.(type) {
@@ -340,8 +321,20 @@ func (a *avroFile) put(n *avroNode, v any, rep int) error {
 		b.Refs = append(b.Refs, parquetpage.Ref{Off: uint32(len(b.Bytes)), Len: uint32(len(raw))})
 		b.Bytes = append(b.Bytes, raw...)
 	}
+	if !ok {
+		return a.mismatch(n, v)
+	}
 	l.entry(l.maxDef, rep)
 	return nil
+}
+
+// appendAs appends v to dst when it is a T, and reports whether it was.
+func appendAs[T any](dst *[]T, v any) bool {
+	x, ok := v.(T)
+	if ok {
+		*dst = append(*dst, x)
+	}
+	return ok
 }
 
 func (a *avroFile) mismatch(n *avroNode, v any) error {
