@@ -5,7 +5,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"net/http"
-	"net/http/httptest"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -13,13 +12,8 @@ import (
 	"testing"
 
 	icebergio "github.com/apache/iceberg-go/io"
-	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/druidiceberg/sidecar/handlers"
 	"github.com/druidiceberg/sidecar/internal/testcatalog"
-	"github.com/druidiceberg/sidecar/metrics"
-	"github.com/druidiceberg/sidecar/reader"
-	"github.com/druidiceberg/sidecar/splits"
 	sidecatalog "github.com/druidiceberg/sidecar/splits/catalog"
 	"github.com/druidiceberg/sidecar/splits/split"
 )
@@ -71,21 +65,11 @@ func TestTokensOpenOnlyPlannedPaths(t *testing.T) {
 		LocationMap: fx.mappings()}
 	rec := &recorder{}
 	cat := testcatalog.Sidecar(t, cfg, sidecatalog.WithFileIOWrapper(rec.wrap))
-	planner, err := splits.NewPlanner(cat, signer)
-	if err != nil {
-		t.Fatal(err)
-	}
-	reg := prometheus.NewRegistry()
-	srv := httptest.NewServer(handlers.New(handlers.Config{
-		Catalogs: []handlers.Catalog{wireCatalog(cat, planner, reader.New())},
-		Signer:   signer, Metrics: metrics.New(reg), Gatherer: reg,
-	}))
-	t.Cleanup(srv.Close)
-	ts := &testServer{Server: srv, reg: reg}
+	ts := serveCatalog(t, cat, signer)
 
 	// A genuine rows token, and the split it pins.
 	p := ts.plan(t, q("table", "fixtures.t"))
-	genuine := strings.TrimSuffix(strings.TrimPrefix(strings.TrimPrefix(p.Splits[0].URI, srv.URL), "/splits/"), "/rows")
+	genuine := strings.TrimSuffix(strings.TrimPrefix(strings.TrimPrefix(p.Splits[0].URI, ts.URL), "/splits/"), "/rows")
 	sp, err := signer.Verify(split.KindRows, genuine)
 	if err != nil {
 		t.Fatal(err)

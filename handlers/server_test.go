@@ -130,6 +130,23 @@ func plannerCatalog(t testing.TB, cfg sidecatalog.Config, mappings []sidecatalog
 	return wireCatalog(cat, planner, reader.New())
 }
 
+// serveCatalog serves cat, a catalog the test built with options of its
+// own, through the real router, with a planner that signs with signer.
+func serveCatalog(t testing.TB, cat *sidecatalog.Catalog, signer *split.Signer) *testServer {
+	t.Helper()
+	planner, err := splits.NewPlanner(cat, signer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := prometheus.NewRegistry()
+	srv := httptest.NewServer(handlers.New(handlers.Config{
+		Catalogs: []handlers.Catalog{wireCatalog(cat, planner, reader.New())},
+		Signer:   signer, Metrics: metrics.New(reg), Gatherer: reg,
+	}))
+	t.Cleanup(srv.Close)
+	return &testServer{Server: srv, reg: reg}
+}
+
 // wireCatalog wires a catalog, its planner and a reader into the route
 // families as cmd/sidecar does.
 func wireCatalog(cat *sidecatalog.Catalog, p *splits.Planner, rd *reader.Reader) handlers.Catalog {

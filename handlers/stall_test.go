@@ -13,14 +13,9 @@ import (
 	"time"
 
 	"github.com/apache/iceberg-go/table"
-	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/druidiceberg/sidecar/handlers"
 	"github.com/druidiceberg/sidecar/internal/tablegen"
 	"github.com/druidiceberg/sidecar/internal/testcatalog"
-	"github.com/druidiceberg/sidecar/metrics"
-	"github.com/druidiceberg/sidecar/reader"
-	"github.com/druidiceberg/sidecar/splits"
 	sidecatalog "github.com/druidiceberg/sidecar/splits/catalog"
 	"github.com/druidiceberg/sidecar/splits/split"
 )
@@ -94,22 +89,12 @@ func TestStalledStoreAbortsTheStream(t *testing.T) {
 		t.Fatal(err)
 	}
 	sc := testcatalog.Sidecar(t, cfg, sidecatalog.WithStallTimeout(200*time.Millisecond))
-	planner, err := splits.NewPlanner(sc, signer)
-	if err != nil {
-		t.Fatal(err)
-	}
-	reg := prometheus.NewRegistry()
-	srv := httptest.NewServer(handlers.New(handlers.Config{
-		Catalogs: []handlers.Catalog{wireCatalog(sc, planner, reader.New())},
-		Signer:   signer, Metrics: metrics.New(reg), Gatherer: reg,
-	}))
-	t.Cleanup(srv.Close)
-	ts := &testServer{Server: srv, reg: reg}
+	ts := serveCatalog(t, sc, signer)
 	p := ts.plan(t, q("table", "lake.stall"))
 	if len(p.Splits) != 1 {
 		t.Fatalf("%d splits", len(p.Splits))
 	}
-	whole, body := ts.get(t, strings.TrimPrefix(p.Splits[0].URI, srv.URL))
+	whole, body := ts.get(t, strings.TrimPrefix(p.Splits[0].URI, ts.URL))
 	if whole.StatusCode != http.StatusOK || len(body) < 64<<10 {
 		t.Fatalf("the stream with the store answering: %d, %d bytes", whole.StatusCode, len(body))
 	}
@@ -140,7 +125,7 @@ func TestStalledStoreAbortsTheStream(t *testing.T) {
 
 	// Stalled from the start: an error before the first byte, which Druid
 	// retries too.
-	resp, errBody := ts.get(t, strings.TrimPrefix(p.Splits[0].URI, srv.URL))
+	resp, errBody := ts.get(t, strings.TrimPrefix(p.Splits[0].URI, ts.URL))
 	if resp.StatusCode != http.StatusServiceUnavailable || errorCode(t, errBody) != "unavailable" || resp.Header.Get("Retry-After") == "" {
 		t.Fatalf("a stream whose store stalls before the first byte: %d %s", resp.StatusCode, errBody)
 	}
