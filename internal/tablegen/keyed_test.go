@@ -2,11 +2,11 @@ package tablegen
 
 import (
 	"context"
-	"slices"
 	"fmt"
+	"reflect"
+	"slices"
 	"strconv"
 	"strings"
-	"reflect"
 	"testing"
 
 	"github.com/apache/iceberg-go/table"
