@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"reflect"
 	"slices"
@@ -100,6 +101,35 @@ func TestV3Types(t *testing.T) {
 				t.Errorf("snapshot %d (%s):\n got %s\nwant %s", i+1, want.Doc, strings.Join(got, "\n     "), strings.Join(want.Rows, "\n     "))
 			}
 		}
+	})
+
+	// Row lineage of the table, written out from the spec's inheritance
+	// rules: the rows of the k-th data file (snapshot k adds it) read
+	// _row_id = first_row_id + _pos, first_row_id being the rows of the
+	// files before it, and _last_updated_sequence_number k; the deletion
+	// vectors of snapshot 4 leave the others' ids and positions alone.
+	t.Run("row lineage, by hand", func(t *testing.T) {
+		var want []string
+		seen, first := 0, 0
+		for k, s := range built.Snapshots[:3] {
+			for pos, row := range s.Rows[seen:] {
+				var r struct{ ID int64 }
+				if err := json.Unmarshal([]byte(row), &r); err != nil {
+					t.Fatal(err)
+				}
+				if r.ID != 2 && r.ID != 15 {
+					want = append(want, fmt.Sprintf(`{"id":%d,"_row_id":%d,"_last_updated_sequence_number":%d,"_pos":%d}`,
+						r.ID, first+pos, k+1, pos))
+				}
+			}
+			first += len(s.Rows) - seen
+			seen = len(s.Rows)
+		}
+		if len(want) != len(built.Current().Rows) {
+			t.Fatalf("%d rows with lineage, the table has %d", len(want), len(built.Current().Rows))
+		}
+		p := srv.plan(t, q("table", "db.v3", "columns", "id", "metadataColumns", "_row_id,_last_updated_sequence_number,_pos"))
+		assertSameRows(t, srv.rows(t, p), want)
 	})
 
 	t.Run("Druid ingests the rows in the docs' types", func(t *testing.T) {
