@@ -205,7 +205,8 @@ func appendDataFile(b []byte, d DataFile) ([]byte, error) {
 }
 
 // appendFileFields appends the fields a data file and a delete file share:
-// path, format (when not Parquet's empty default), size and records.
+// path, format (empty when the token leaves out the usual one), size and
+// records.
 func appendFileFields(b []byte, path, format string, size, records int64) []byte {
 	b = append(b, `"p":`...)
 	b = jsonstr.AppendString(b, path)
