@@ -39,7 +39,9 @@ type indexTask struct {
 			DropExisting     bool            `json:"dropExisting"`
 		} `json:"ioConfig"`
 		TuningConfig struct {
-			MaxNumConcurrentSubTasks *int `json:"maxNumConcurrentSubTasks"`
+			MaxNumConcurrentSubTasks *int            `json:"maxNumConcurrentSubTasks"`
+			ForceGuaranteedRollup    bool            `json:"forceGuaranteedRollup"`
+			PartitionsSpec           json.RawMessage `json:"partitionsSpec"`
 		} `json:"tuningConfig"`
 	} `json:"spec"`
 }
@@ -139,6 +141,11 @@ func (d *Druid) ExecTask(ctx context.Context, spec []byte) error {
 	if n := t.Spec.TuningConfig.MaxNumConcurrentSubTasks; n != nil && *n < 1 {
 		return fmt.Errorf("maxNumConcurrentSubTasks %d: want at least 1", *n)
 	}
+	partitions, err := parsePartitionsSpec(t.Spec.TuningConfig.PartitionsSpec, t.Spec.TuningConfig.ForceGuaranteedRollup,
+		t.Spec.IOConfig.AppendToExisting)
+	if err != nil {
+		return err
+	}
 	ds := t.Spec.DataSchema
 	if ds.DataSource == "" {
 		return fmt.Errorf("dataSchema.dataSource is required")
@@ -223,6 +230,9 @@ func (d *Druid) ExecTask(ctx context.Context, spec []byte) error {
 					rowDims = append(rowDims, dimension{name: name, typ: discoveredType})
 				}
 			}
+		}
+		if err := partitions.checkRow(obj); err != nil {
+			return err
 		}
 		for _, dim := range rowDims {
 			var v any
