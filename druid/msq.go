@@ -36,6 +36,9 @@ type Statement struct {
 	// nothing then deletes what its interval held (failOnEmptyInsert
 	// false). Statements of an EmptySource always allow it.
 	AllowEmpty bool
+	// ClusteredBy are the statement's CLUSTERED BY columns (Partitioning's;
+	// the native fields are not read).
+	ClusteredBy []string
 }
 
 // Check refuses what Druid's SQL layer refuses before any task runs.
@@ -139,6 +142,10 @@ func (st Statement) render(intervals []Interval, src Source) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	clustering := Partitioning{ClusteredBy: st.ClusteredBy}
+	if err := clustering.check(src); err != nil {
+		return "", err
+	}
 	selects := []string{src.timeExpr() + ` AS "__time"`}
 	for _, c := range outputs {
 		selects = append(selects, c.Select())
@@ -170,6 +177,7 @@ func (st Statement) render(intervals []Interval, src Source) (string, error) {
 		b.WriteString("WHERE " + within(src.timeExpr(), intervals) + "\n")
 	}
 	b.WriteString("PARTITIONED BY " + st.PartitionedBy.PartitionedBy())
+	b.WriteString(clustering.clusteredBy())
 	return b.String(), nil
 }
 

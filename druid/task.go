@@ -18,6 +18,9 @@ type Task struct {
 	// tombstones). The zero Interval replaces the time chunks the rows
 	// fall into.
 	Interval Interval
+	// Partitioning is the secondary partitioning of the segments: a
+	// range or hashed partitionsSpec comes with forceGuaranteedRollup.
+	Partitioning Partitioning
 }
 
 // Spec renders the task over src; one larger than MaxPayloadBytes is
@@ -67,6 +70,9 @@ func (t Task) spec(src Source) (map[string]any, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := t.Partitioning.check(src); err != nil {
+		return nil, err
+	}
 	var dims []map[string]any
 	for _, c := range outputs {
 		dim := map[string]any{"type": c.Dimension, "name": c.Name}
@@ -74,6 +80,15 @@ func (t Task) spec(src Source) (map[string]any, error) {
 			dim["castToType"] = c.Cast
 		}
 		dims = append(dims, dim)
+	}
+	partitionsSpec, perfect := t.Partitioning.partitionsSpec()
+	tuningConfig := map[string]any{
+		"type":                     "index_parallel",
+		"maxNumConcurrentSubTasks": t.SubTasks,
+		"partitionsSpec":           partitionsSpec,
+	}
+	if perfect {
+		tuningConfig["forceGuaranteedRollup"] = true
 	}
 	return map[string]any{
 		"type": "index_parallel",
@@ -84,12 +99,8 @@ func (t Task) spec(src Source) (map[string]any, error) {
 				"dimensionsSpec":  map[string]any{"dimensions": dims},
 				"granularitySpec": granularitySpec,
 			},
-			"ioConfig": ioConfig,
-			"tuningConfig": map[string]any{
-				"type":                     "index_parallel",
-				"maxNumConcurrentSubTasks": t.SubTasks,
-				"partitionsSpec":           map[string]any{"type": "dynamic"},
-			},
+			"ioConfig":     ioConfig,
+			"tuningConfig": tuningConfig,
 		},
 	}, nil
 }

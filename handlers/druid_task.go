@@ -9,13 +9,53 @@ import (
 
 	"github.com/druidiceberg/sidecar/druid"
 	"github.com/druidiceberg/sidecar/splits"
+	"github.com/druidiceberg/sidecar/splits/split"
 )
 
 // specParams are what the spec generators take besides the /splits ones.
 var (
-	taskParams = map[string]bool{"dataSource": true, "timestampColumn": true, "segmentGranularity": true, "maxNumConcurrentSubTasks": true}
-	sqlParams  = map[string]bool{"dataSource": true, "timestampColumn": true, "statement": true, "partitionedBy": true, "overwrite": true}
+	taskParams = map[string]bool{"dataSource": true, "timestampColumn": true, "segmentGranularity": true, "maxNumConcurrentSubTasks": true,
+		"clusteredBy": true, "partitionsSpec": true, "targetRowsPerSegment": true, "maxRowsPerSegment": true, "numShards": true}
+	sqlParams = map[string]bool{"dataSource": true, "timestampColumn": true, "statement": true, "partitionedBy": true, "overwrite": true,
+		"clusteredBy": true}
 )
+
+// partitioning reads the secondary partitioning parameters: clusteredBy
+// (a comma-separated list of columns) for both engines, and, where a
+// native task is generated, partitionsSpec, targetRowsPerSegment,
+// maxRowsPerSegment and numShards. The columns are checked against the
+// plan when the spec is rendered.
+func partitioning(q url.Values) (druid.Partitioning, error) {
+	var p druid.Partitioning
+	if v := q.Get("clusteredBy"); v != "" {
+		for _, c := range strings.Split(v, ",") {
+			if c = strings.TrimSpace(c); c == "" {
+				return p, fmt.Errorf("%w: clusteredBy %s has an empty name", errBadRequest, split.Quote(v))
+			}
+			p.ClusteredBy = append(p.ClusteredBy, c)
+		}
+		if len(p.ClusteredBy) > maxColumns {
+			return p, fmt.Errorf("%w: clusteredBy names %d columns, more than the %d allowed", errBadRequest, len(p.ClusteredBy), maxColumns)
+		}
+	}
+	var err error
+	if p.Native, err = druid.ParsePartitions(q.Get("partitionsSpec")); err != nil {
+		return p, err
+	}
+	for _, n := range []struct {
+		name string
+		dst  *int
+	}{{"targetRowsPerSegment", &p.TargetRows}, {"maxRowsPerSegment", &p.MaxRows}, {"numShards", &p.NumShards}} {
+		v := q.Get(n.name)
+		if v == "" {
+			continue
+		}
+		if *n.dst, err = strconv.Atoi(v); err != nil || *n.dst < 1 {
+			return p, fmt.Errorf("%w: %s %s: want a positive integer", errBadRequest, n.name, split.Quote(v))
+		}
+	}
+	return p, nil
+}
 
 // specSource plans req and makes what a generated spec reads of the plan,
 // its time column named by the query parameter timestampColumn.
@@ -51,6 +91,9 @@ func (s *server) getDruidTask(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	task := druid.Task{DataSource: q.Get("dataSource")}
+	if task.Partitioning, err = partitioning(q); err != nil {
+		return err
+	}
 	if task.SegmentGranularity, err = druid.ParseGranularity(q.Get("segmentGranularity")); err != nil {
 		return fmt.Errorf("segmentGranularity: %w", err)
 	}
@@ -110,6 +153,11 @@ func (s *server) getDruidSQL(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	st := druid.Statement{DataSource: q.Get("dataSource")}
+	clustering, err := partitioning(q)
+	if err != nil {
+		return err
+	}
+	st.ClusteredBy = clustering.ClusteredBy
 	switch verb := strings.ToLower(q.Get("statement")); verb {
 	case "", "insert":
 	case "replace":
