@@ -319,6 +319,26 @@ func TestRules(t *testing.T) {
 				return d.ExecTask(ctx, b)
 			},
 			err: "Empty URIs"},
+		{rule: "TimestampSpec.parseDateTime: a row without its time is missingValue when set",
+			run: func(d *Druid) error {
+				b := bytes.Replace(taskSpec(nil, false, `"DAY"`, nil, `{"v":"a"}`, row(day2, "b")), []byte(`"format":"millis"`),
+					[]byte(`"format":"millis","missingValue":"2024-03-01T00:00:00.000Z"`), 1)
+				return d.ExecTask(ctx, b)
+			},
+			check: func(t *testing.T, d *Druid) {
+				if rows := d.Rows("ds"); len(rows) != 2 || rows[0].Time != day1 || rows[1].Time != day2 || d.Unparseable() != 0 {
+					t.Fatalf("rows %v, %d unparseable", rows, d.Unparseable())
+				}
+			}},
+		{rule: "TimestampSpec.parseDateTime: without missingValue a row without its time is unparseable",
+			run: func(d *Druid) error {
+				return d.ExecTask(ctx, taskSpec(nil, false, `"DAY"`, nil, `{"v":"a"}`, row(day2, "b")))
+			},
+			check: func(t *testing.T, d *Druid) {
+				if rows := d.Rows("ds"); len(rows) != 1 || d.Unparseable() != 1 {
+					t.Fatalf("rows %v, %d unparseable", rows, d.Unparseable())
+				}
+			}},
 		{rule: "IndexTask.IndexTuningConfig: range partitioning without forceGuaranteedRollup",
 			run: func(d *Druid) error {
 				return d.ExecTask(ctx, withTuning(taskSpec(nil, false, `"DAY"`, nil, row(day1, "a")), false,

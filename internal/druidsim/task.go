@@ -17,8 +17,9 @@ type indexTask struct {
 		DataSchema struct {
 			DataSource    string `json:"dataSource"`
 			TimestampSpec struct {
-				Column string `json:"column"`
-				Format string `json:"format"`
+				Column       string `json:"column"`
+				Format       string `json:"format"`
+				MissingValue string `json:"missingValue"`
 			} `json:"timestampSpec"`
 			DimensionsSpec struct {
 				Dimensions          []json.RawMessage `json:"dimensions"`
@@ -157,6 +158,17 @@ func (d *Druid) ExecTask(ctx context.Context, spec []byte) error {
 	if err != nil {
 		return err
 	}
+	// TimestampSpec.parseDateTime: a null or absent time is missingValue
+	// (a Joda DateTime, read from an ISO string), when set.
+	var missing *int64
+	if mv := ds.TimestampSpec.MissingValue; mv != "" {
+		t, err := jodaInstant(mv)
+		if err != nil {
+			return fmt.Errorf("timestampSpec.missingValue %q: %w", mv, err)
+		}
+		ms := t.UnixMilli()
+		missing = &ms
+	}
 	var intervals []span
 	for _, s := range ds.GranularitySpec.Intervals {
 		a, b, err := jodaInterval(s)
@@ -214,6 +226,9 @@ func (d *Druid) ExecTask(ctx context.Context, spec []byte) error {
 	schemas := map[string]colSchema{}
 	for _, obj := range raw {
 		ms, ok := parseTimestamp(obj[ds.TimestampSpec.Column], ds.TimestampSpec.Format)
+		if v := obj[ds.TimestampSpec.Column]; v == nil && missing != nil {
+			ms, ok = *missing, true
+		}
 		if !ok {
 			unparseable++
 			continue
