@@ -122,6 +122,22 @@ func (st Statement) render(intervals []Interval, src Source) (string, error) {
 	if src.empty() && !st.Replace {
 		return "", fmt.Errorf("%w: an INSERT of nothing", ErrNothingToRead)
 	}
+	if err := src.checkConstant(); err != nil {
+		return "", err
+	}
+	if src.constant() {
+		if src.empty() {
+			// The stand-in's row would be kept: its time is the constant.
+			return "", fmt.Errorf("%w: a REPLACE of nothing without a time column", ErrNothingToRead)
+		}
+		// Every row has the one time: the statement keeps all or none.
+		for _, iv := range intervals {
+			if src.ConstantTime.Before(iv.Start) || !src.ConstantTime.Before(iv.End) {
+				return "", fmt.Errorf("%w: constantTime %s lies outside overwrite %s: Druid would refuse every row "+
+					"(InsertTimeOutOfBounds)", ErrInvalid, src.ConstantTime.UTC().Format(isoMillis), iv)
+			}
+		}
+	}
 	srcJSON, err := json.Marshal(src.inputSource())
 	if err != nil {
 		return "", fmt.Errorf("encode inputSource: %w", err)
@@ -171,9 +187,12 @@ func (st Statement) render(intervals []Interval, src Source) (string, error) {
 	b.WriteString(String(string(srcJSON)) + ",\n    ")
 	b.WriteString(String(string(formatJSON)) + ",\n    ")
 	b.WriteString(String(string(signature)) + "\n  )\n)\n")
-	if len(intervals) == 0 {
+	switch {
+	case src.constant():
+		// Every row has a time, within the intervals.
+	case len(intervals) == 0:
 		b.WriteString("WHERE " + Ident(src.TimeField.Name) + " IS NOT NULL\n")
-	} else {
+	default:
 		b.WriteString("WHERE " + within(src.timeExpr(), intervals) + "\n")
 	}
 	b.WriteString("PARTITIONED BY " + st.PartitionedBy.PartitionedBy())

@@ -55,6 +55,13 @@ func (t Task) spec(src Source) (map[string]any, error) {
 	if src.empty() && t.Interval.All() {
 		return nil, fmt.Errorf("%w: a task of nothing without an interval", ErrNothingToRead)
 	}
+	if err := src.checkConstant(); err != nil {
+		return nil, err
+	}
+	if src.empty() && src.constant() {
+		// The stand-in's row has no time, which missingValue would give.
+		return nil, fmt.Errorf("%w: a task of nothing without a time column", ErrNothingToRead)
+	}
 	granularitySpec := map[string]any{"type": "uniform", "segmentGranularity": t.SegmentGranularity.Segment(), "queryGranularity": "NONE", "rollup": false}
 	ioConfig := map[string]any{
 		"type":             "index_parallel",
@@ -95,7 +102,7 @@ func (t Task) spec(src Source) (map[string]any, error) {
 		"spec": map[string]any{
 			"dataSchema": map[string]any{
 				"dataSource":      t.DataSource,
-				"timestampSpec":   map[string]any{"column": src.TimeField.Name, "format": src.TimestampFormat()},
+				"timestampSpec":   src.timestampSpec(),
 				"dimensionsSpec":  map[string]any{"dimensions": dims},
 				"granularitySpec": granularitySpec,
 			},

@@ -150,3 +150,71 @@ func anyStrings(v any) []string {
 	}
 	return out
 }
+
+// TestDruidConstantTime: a plan that serves no time column (here the
+// columns id and cat) is ingested at one constantTime through /druid/task
+// and /druid/sql, both run by Druid (the model) to rows at that time; the
+// statement's warnings say so. Asking for both a column and a constant, a
+// constant that is no instant, or a constant outside a REPLACE's interval
+// is a 400.
+func TestDruidConstantTime(t *testing.T) {
+	ctx := context.Background()
+	cat, dir := localWarehouse(t)
+	srv := localServer(t, dir)
+	h, err := tablegen.NewHistory(ctx, cat, table.Identifier{"notime", "events"}, tablegen.HistoryOptions{Time: tablegen.TimeTimestamp, Layout: tablegen.LayoutDay})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := (int64(19_783)*24 + 1) * 3600 * 1_000_000
+	if err := h.Append(ctx, tablegen.HistoryRow{ID: 1, TS: &ts, Cat: "a"}, tablegen.HistoryRow{ID: 2, Cat: "b"}); err != nil {
+		t.Fatal(err)
+	}
+	base := "table=notime.events&dataSource=events&columns=id,cat&constantTime=2000-01-01T00:00:00Z&"
+	const at = 946684800000 // 2000-01-01
+	check := func(what string, d *druidsim.Druid) {
+		t.Helper()
+		rows := d.Rows("events")
+		if len(rows) != 2 || d.Unparseable() != 0 || len(d.Nulled()) > 0 {
+			t.Fatalf("%s: rows %v, %d unparseable, nulled %v", what, rows, d.Unparseable(), d.Nulled())
+		}
+		for _, r := range rows {
+			if r.Time != at || r.Columns["cat"] == nil {
+				t.Fatalf("%s: row %s", what, r)
+			}
+		}
+	}
+
+	d := druidsim.New()
+	d.Client = srv.Client()
+	if err := d.ExecTask(ctx, srv.druidTask(t, mustQuery(t, base))); err != nil {
+		t.Fatalf("Druid refuses the task: %v", err)
+	}
+	check("task", d)
+
+	for _, stmt := range []string{"statement=insert", "statement=replace", "statement=replace&overwrite=2000-01-01/2000-01-02"} {
+		sql := srv.druidSQL(t, mustQuery(t, base+stmt))
+		if !strings.Contains(strings.Join(sql.Warnings, "\n"), "no time column: every row's __time is 2000-01-01T00:00:00.000Z") {
+			t.Fatalf("%s: warnings %q", stmt, sql.Warnings)
+		}
+		d := druidsim.New()
+		d.Client = srv.Client()
+		if err := d.ExecSQL(ctx, sql.Query, sql.Context); err != nil {
+			t.Fatalf("%s: Druid refuses the statement: %v\n%s", stmt, err, sql.Query)
+		}
+		check(stmt, d)
+	}
+
+	for _, tc := range []struct{ path, want string }{
+		{"/druid/task?" + base + "timestampColumn=ts", "exclude each other"},
+		{"/druid/sql?" + base + "statement=replace&overwrite=2000-01-02/2000-01-03", "outside overwrite"},
+		{"/druid/task?table=notime.events&dataSource=e&constantTime=yesterday", "constantTime"},
+		{"/druid/task?table=notime.events&dataSource=e&constantTime=10000-01-01T00:00:00Z", "years 1 to 9999"},
+		{"/druid/task?table=notime.events&dataSource=e", "timestampColumn is required (or constantTime"},
+		{"/changes?table=notime.events&timeColumn=ts&constantTime=2000-01-01T00:00:00Z", "unknown query parameter constantTime"},
+	} {
+		resp, body := srv.get(t, tc.path)
+		if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(body), tc.want) {
+			t.Errorf("%s: %d %s; want 400 containing %q", tc.path, resp.StatusCode, body, tc.want)
+		}
+	}
+}

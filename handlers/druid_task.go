@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/druidiceberg/sidecar/druid"
 	"github.com/druidiceberg/sidecar/splits"
@@ -14,9 +15,9 @@ import (
 
 // specParams are what the spec generators take besides the /splits ones.
 var (
-	taskParams = map[string]bool{"dataSource": true, "timestampColumn": true, "segmentGranularity": true, "maxNumConcurrentSubTasks": true,
+	taskParams = map[string]bool{"dataSource": true, "timestampColumn": true, "constantTime": true, "segmentGranularity": true, "maxNumConcurrentSubTasks": true,
 		"clusteredBy": true, "partitionsSpec": true, "targetRowsPerSegment": true, "maxRowsPerSegment": true, "numShards": true}
-	sqlParams = map[string]bool{"dataSource": true, "timestampColumn": true, "statement": true, "partitionedBy": true, "overwrite": true,
+	sqlParams = map[string]bool{"dataSource": true, "timestampColumn": true, "constantTime": true, "statement": true, "partitionedBy": true, "overwrite": true,
 		"clusteredBy": true}
 )
 
@@ -57,14 +58,46 @@ func partitioning(q url.Values) (druid.Partitioning, error) {
 	return p, nil
 }
 
+// specTime is where a generated spec takes __time from: the column
+// timestampColumn names, or, for a table without a time column, the one
+// instant constantTime gives every row.
+type specTime struct {
+	column   string
+	constant time.Time
+}
+
+// readSpecTime reads timestampColumn or constantTime, one of which a
+// generated spec needs.
+func readSpecTime(q url.Values) (specTime, error) {
+	st := specTime{column: q.Get("timestampColumn")}
+	c := q.Get("constantTime")
+	switch {
+	case c != "" && st.column != "":
+		return st, fmt.Errorf("%w: timestampColumn and constantTime exclude each other: give one", errBadRequest)
+	case c != "":
+		t, err := splits.ParseInstant(c)
+		if err != nil {
+			return st, fmt.Errorf("%w: constantTime: %w", errBadRequest, err)
+		}
+		st.constant = t.UTC()
+	case st.column == "":
+		return st, fmt.Errorf("%w: timestampColumn is required (or constantTime, for a table without a time column)", errBadRequest)
+	}
+	return st, nil
+}
+
 // specSource plans req and makes what a generated spec reads of the plan,
-// its time column named by the query parameter timestampColumn.
-func (s *server) specSource(r *http.Request, req splits.Request) (planned, druid.Source, error) {
+// its __time taken as st says.
+func (s *server) specSource(r *http.Request, req splits.Request, st specTime) (planned, druid.Source, error) {
 	pl, err := s.plan(r, req)
 	if err != nil {
 		return pl, druid.Source{}, err
 	}
-	src, err := pl.source(r.URL.Query().Get("timestampColumn"), "timestampColumn")
+	if !st.constant.IsZero() {
+		src := pl.constantSource(st.constant)
+		return pl, src, nil
+	}
+	src, err := pl.source(st.column, "timestampColumn")
 	return pl, src, err
 }
 
@@ -87,7 +120,11 @@ func (s *server) getDruidTask(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if err := required(q, "dataSource", "timestampColumn"); err != nil {
+	if err := required(q, "dataSource"); err != nil {
+		return err
+	}
+	tm, err := readSpecTime(q)
+	if err != nil {
 		return err
 	}
 	task := druid.Task{DataSource: q.Get("dataSource")}
@@ -105,7 +142,7 @@ func (s *server) getDruidTask(w http.ResponseWriter, r *http.Request) error {
 		req.MinSplits = task.SubTasks
 	}
 	spec, err := withinPayload(req, func(req splits.Request) (map[string]any, druid.Source, error) {
-		_, src, err := s.specSource(r, req)
+		_, src, err := s.specSource(r, req, tm)
 		if err != nil {
 			return nil, src, err
 		}
@@ -149,7 +186,11 @@ func (s *server) getDruidSQL(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if err := required(q, "dataSource", "timestampColumn"); err != nil {
+	if err := required(q, "dataSource"); err != nil {
+		return err
+	}
+	tm, err := readSpecTime(q)
+	if err != nil {
 		return err
 	}
 	st := druid.Statement{DataSource: q.Get("dataSource")}
@@ -182,15 +223,18 @@ func (s *server) getDruidSQL(w http.ResponseWriter, r *http.Request) error {
 	if err := st.Check(); err != nil {
 		return err
 	}
-	if !st.Overwrite.All() {
+	if !st.Overwrite.All() && tm.constant.IsZero() {
 		req.Interval = &splits.TimeInterval{Column: q.Get("timestampColumn"), Start: st.Overwrite.Start, End: st.Overwrite.End}
 	}
 	task, err := withinPayload(req, func(req splits.Request) (sqlTask, druid.Source, error) {
-		pl, src, err := s.specSource(r, req)
+		pl, src, err := s.specSource(r, req, tm)
 		if err != nil {
 			return sqlTask{}, src, err
 		}
 		warnings := append(pl.warnings(), druid.TypeWarnings(pl.Fields)...)
+		if !tm.constant.IsZero() {
+			warnings = append(warnings, src.ConstantTimeWarning())
+		}
 		if len(src.InputSource.URIs) == 0 && st.Replace {
 			src = src.EmptySource(st.Overwrite.Start)
 			warnings = append(warnings, st.Warnings(src)...)
