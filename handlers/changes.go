@@ -129,6 +129,7 @@ func (s *server) getChanges(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	rows.TimeColumn = req.TimeColumn
 	req.Rows = rows
 	ch, err := cat.Changes.Changes(r.Context(), req)
 	if err != nil {

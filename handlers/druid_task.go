@@ -127,6 +127,7 @@ func (s *server) getDruidTask(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	req.TimeColumn = tm.column
 	task := druid.Task{DataSource: q.Get("dataSource")}
 	if task.Partitioning, err = partitioning(q); err != nil {
 		return err
@@ -193,6 +194,7 @@ func (s *server) getDruidSQL(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	req.TimeColumn = tm.column
 	st := druid.Statement{DataSource: q.Get("dataSource")}
 	clustering, err := partitioning(q)
 	if err != nil {
