@@ -15,12 +15,11 @@ import (
 // segments table, VARCHAR), and finds the segments of an interval by
 // comparing that text, which orders instants only while their years have
 // four digits and no sign: "10000-01-01" sorts before "2024-01-01".
-// SqlSegmentsMetadataQuery falls back to reading every segment when the
-// interval asked for lies outside the years 1000 to 9999
-// (apache/druid#11582, #12844 for eternity, #15608 for half-eternity), but
-// a segment of another era can still be missed by a query of a plain
-// interval (apache/druid#12860), so a later REPLACE, drop or compaction
-// may not see it. A statement cannot name such an interval either: a
+// SqlSegmentsMetadataQuery compares text only when the interval asked for
+// lies in the years 0 to 9999 (DateTimes.canCompareAsString; #12844 adds
+// eternity, #15608 half-eternity), so a segment that reaches past them
+// can still be missed by a query of a plain interval (apache/druid#12860):
+// a later REPLACE, drop or compaction may not see it. A statement cannot name such an interval either: a
 // TIMESTAMP literal has a four-digit year (Calcite's TimestampString).
 var (
 	firstDruidYear = time.Date(1, 1, 1, 0, 0, 0, 0, time.UTC).UnixMilli()
