@@ -533,6 +533,9 @@ func firstDiff(got, want []byte) string {
 // internal/tablegen, each with the rows its split reads as intact.
 func corruptTargets(f testing.TB) []*corruptTarget {
 	f.Helper()
+	if builtTargets != nil {
+		return builtTargets
+	}
 	ctx := context.Background()
 	var targets []*corruptTarget
 	add := func(name string, tbl *table.Table, fsys icebergio.IO) {
@@ -613,7 +616,10 @@ func corruptTargets(f testing.TB) []*corruptTarget {
 
 	// Tables written with iceberg-go's writers (arrow-go: no page CRCs)
 	// and parquet-go (page CRCs), with every kind of delete file.
-	wh := f.TempDir()
+	wh, err := os.MkdirTemp(testRoot, "corrupt-")
+	if err != nil {
+		f.Fatal(err)
+	}
 	cat, err := hadoop.NewCatalog("sidecar", wh, nil)
 	if err != nil {
 		f.Fatal(err)
@@ -655,8 +661,14 @@ func corruptTargets(f testing.TB) []*corruptTarget {
 	// A fixed order, so that a saved input names the same target on
 	// every run (the tablegen tables live under a new temp dir each time).
 	sort.SliceStable(targets, func(i, j int) bool { return targets[i].name < targets[j].name })
+	builtTargets = targets
 	return targets
 }
+
+// builtTargets are corruptTargets' targets once built: the test and the
+// fuzz target's seed run corrupt copies of the same files, so the tables
+// are written once per run of the package, under testRoot.
+var builtTargets []*corruptTarget
 
 // readAllIO reads a whole file through fsys.
 func readAllIO(fsys icebergio.IO, path string) ([]byte, error) {

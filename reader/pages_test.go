@@ -2,6 +2,7 @@ package reader_test
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -9,6 +10,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -61,8 +63,15 @@ func TestPagesAgainstParquetGo(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: write: %v", g, err)
 		}
-		if err := comparePages(data, oracle, generated); err != nil {
+		counted := map[string]int{}
+		if err := comparePages(data, oracle, counted); err != nil {
 			t.Errorf("%s: %v", g, err)
+		}
+		if v := "large v" + strconv.Itoa(1+boolInt(g.v2)) + " " + g.codec.CompressionCodec().String(); g.rows == largePageRows && counted[v] == 0 {
+			t.Errorf("%s: no page larger than the read-ahead (%s)", g, v)
+		}
+		for k, n := range counted {
+			generated[k] += n
 		}
 	}
 	t.Logf("generated files; pages by encoding: %v", generated)
@@ -335,7 +344,9 @@ type pageGen struct {
 	codec    compress.Codec
 	rows     int
 	pageSize int
-	seed     uint64
+	// groupRows is the most rows a row group holds; 0 is half the rows.
+	groupRows int
+	seed      uint64
 }
 
 func (g pageGen) String() string {
@@ -346,6 +357,9 @@ func (g pageGen) String() string {
 	return fmt.Sprintf("%s/%s, data page v%d, %s, %d rows, pages of %d bytes, seed %d",
 		g.kind, g.enc.Encoding(), v, g.codec.CompressionCodec(), g.rows, g.pageSize, g.seed)
 }
+
+// largePageRows is the row count of the generated files of large pages.
+const largePageRows = 10_000
 
 // pageGens lists every encoding of every physical type that parquet-go
 // writes, each with pages v1 and v2, cycling through the codecs.
@@ -363,11 +377,15 @@ func pageGens() []pageGen {
 	codecs := []compress.Codec{&parquet.Uncompressed, &parquet.Snappy, &parquet.Zstd, &parquet.Gzip, &parquet.Lz4Raw, &parquet.Brotli}
 	var out []pageGen
 	// Pages larger than parquetpage's read-ahead, compressed or not, which
-	// it reads whole into the shared scratch or the page's own buffer.
+	// it reads whole into the shared scratch or the page's own buffer: one
+	// row group of 10,000 rows makes pages of up to hundreds of KiB, and
+	// TestPagesAgainstParquetGo checks that each of these files holds a
+	// page larger than the read-ahead in its codec.
 	for _, kind := range []parquet.Kind{parquet.Int64, parquet.ByteArray} {
 		for _, codec := range codecs {
 			for _, v2 := range []bool{false, true} {
-				out = append(out, pageGen{kind: kind, enc: &parquet.Plain, v2: v2, codec: codec, rows: 30_000, pageSize: 1 << 20})
+				out = append(out, pageGen{kind: kind, enc: &parquet.Plain, v2: v2, codec: codec,
+					rows: largePageRows, groupRows: largePageRows, pageSize: 1 << 20})
 			}
 		}
 	}
@@ -441,7 +459,7 @@ func (g pageGen) write() (_ []byte, err error) {
 		parquet.PageBufferSize(g.pageSize),
 		parquet.DataPageVersion(version),
 		parquet.Compression(g.codec),
-		parquet.MaxRowsPerRowGroup(int64(max(1, g.rows/2))))
+		parquet.MaxRowsPerRowGroup(int64(cmp.Or(g.groupRows, max(1, g.rows/2)))))
 	rng := rand.New(rand.NewPCG(g.seed, uint64(g.kind)))
 	vals := valueGen{kind: g.kind, rng: rng}
 	rows := make([]parquet.Row, 0, g.rows)

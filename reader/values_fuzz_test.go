@@ -413,7 +413,8 @@ func strconvFloat(f float64, bitSize int) []byte {
 
 // TestShortFloats holds the fast paths to strconv on decimals of up to 9
 // fraction digits, their neighbours, halfway cases, and random bits, and
-// checks that they take the decimals they are for.
+// checks that they take the decimals they are for. -short draws a tenth
+// of the random values.
 func TestShortFloats(t *testing.T) {
 	for _, f := range []float32{0.1, 1.25, 3.14159, 100.5, 0.001, -7} {
 		if _, ok := appendShortFloat32(nil, f); !ok {
@@ -426,7 +427,11 @@ func TestShortFloats(t *testing.T) {
 		}
 	}
 	rng := rand.New(rand.NewPCG(1, 2))
-	for range 200_000 {
+	draws := 200_000
+	if testing.Short() {
+		draws /= 10
+	}
+	for range draws {
 		k := rng.IntN(10)
 		m := rng.Int64N(1 << uint(1+rng.IntN(53)))
 		d := float64(m) / math.Pow10(k)

@@ -40,8 +40,9 @@ func TestPackEnds(t *testing.T) {
 // minSplits asks for at least that many splits; the raw-file path keeps
 // one file a split.
 func TestPacking(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
-	const files = 40
+	const files = 80 // the table TestAutoAtScale and TestPlanReferences read too
 	tbl, dir := benchTable(t, files)
 	var all []string
 	var total int64
@@ -125,6 +126,7 @@ func TestPacking(t *testing.T) {
 // would not divide their number by autoPackRatio), and takes the packed row
 // path, saying why, for many small files; mode=files keeps the raw files.
 func TestAutoAtScale(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	tbl, dir := benchTable(t, 80)
 	first := tbl.Metadata().Snapshots()[0].SnapshotID // before the delete files

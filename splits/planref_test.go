@@ -3,30 +3,29 @@ package splits
 import (
 	"context"
 	"errors"
+	"fmt"
 	"reflect"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/apache/iceberg-go/catalog/hadoop"
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/druidiceberg/sidecar/internal/tablegen"
-	"github.com/druidiceberg/sidecar/internal/testcatalog"
 	"github.com/druidiceberg/sidecar/splits/split"
 )
 
-// benchTable builds tablegen.Bench's table ns.t of files data files with
-// positional and equality deletes in a new local warehouse.
+// benchTable is tablegen.Bench's table ns.t of files data files of 100
+// rows each, with positional and equality deletes, in a local warehouse
+// of its own, built once per run of the package and shared, read-only, by
+// the tests that ask for that many files.
 func benchTable(t *testing.T, files int) (*table.Table, string) {
 	t.Helper()
-	dir := t.TempDir()
-	cat := testcatalog.Local(t, dir)
-	tbl, err := tablegen.Bench(context.Background(), cat, table.Identifier{"ns", "t"}, files*100, files, 0.02, 0.01)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tbl, dir
+	return readOnlyTable(t, fmt.Sprintf("bench-%d", files), func(ctx context.Context, cat *hadoop.Catalog) (*table.Table, error) {
+		return tablegen.Bench(ctx, cat, table.Identifier{"ns", "t"}, files*100, files, 0.02, 0.01)
+	})
 }
 
 // TestPlanReferences: a split too large for a short token gets a reference
@@ -36,8 +35,9 @@ func benchTable(t *testing.T, files int) (*table.Table, string) {
 // reference whose fingerprint does not match the plan is ErrPlanMismatch,
 // planned once while the metadata file does not change.
 func TestPlanReferences(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
-	_, dir := benchTable(t, 60)
+	_, dir := benchTable(t, 80)
 	p := localPlanner(t, dir, WithTargetSplitSize(50_000))
 	replica := localPlanner(t, dir, WithTargetSplitSize(1), WithMaxSplitFiles(2))
 	filter := parseFilter(t, `{"type":"range","filterColumn":"id","lower":"1000","upper":"4500"}`)

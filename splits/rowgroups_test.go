@@ -2,6 +2,7 @@ package splits
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path"
 	"path/filepath"
@@ -9,8 +10,8 @@ import (
 	"testing"
 
 	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/catalog/hadoop"
 	icebergio "github.com/apache/iceberg-go/io"
-
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/druidiceberg/sidecar/internal/tablegen"
@@ -19,17 +20,14 @@ import (
 	"github.com/druidiceberg/sidecar/splits/split"
 )
 
-// rowGroupsTable writes tablegen.RowGroups as rg.t into a fresh warehouse
-// and returns the table and the warehouse.
+// rowGroupsTable is tablegen.RowGroups as rg.t in a local warehouse of its
+// own, and the warehouse, built once per run of the package and shared,
+// read-only, by the tests that ask for the same version and offsets.
 func rowGroupsTable(t *testing.T, formatVersion int, offsets tablegen.SplitOffsets) (*table.Table, string) {
 	t.Helper()
-	dir := t.TempDir()
-	cat := testcatalog.Local(t, dir)
-	tbl, err := tablegen.RowGroups(context.Background(), cat, table.Identifier{"rg", "t"}, formatVersion, offsets)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tbl, dir
+	return readOnlyTable(t, fmt.Sprintf("rowgroups-v%d-%d", formatVersion, offsets), func(ctx context.Context, cat *hadoop.Catalog) (*table.Table, error) {
+		return tablegen.RowGroups(ctx, cat, table.Identifier{"rg", "t"}, formatVersion, offsets)
+	})
 }
 
 // localPlanner is a planner over the local warehouse dir.
@@ -92,6 +90,7 @@ const targetSize = 4000
 // otherwise; smaller files and the raw-file path stay whole, with the
 // tokens they had before.
 func TestPlanSplitsLargeFiles(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	for _, tc := range []struct {
 		name    string
@@ -105,6 +104,7 @@ func TestPlanSplitsLargeFiles(t *testing.T) {
 		{"v3 footer", 3, tablegen.SplitOffsetsNone},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			tbl, dir := rowGroupsTable(t, tc.version, tc.offsets)
 			p := localPlanner(t, dir, WithTargetSplitSize(targetSize))
 			tasks, err := tbl.Scan().PlanFiles(ctx)

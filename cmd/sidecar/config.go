@@ -94,6 +94,12 @@ type config struct {
 	// startupPing is how long start-up waits for each catalog before it
 	// listens anyway; not a flag either.
 	startupPing time.Duration
+	// sendBuffer, when not 0, is the socket send buffer (SO_SNDBUF) of the
+	// connections the main listener accepts; 0 leaves the kernel's, which
+	// grows to megabytes. Not a flag: tests shrink it so that a row stream
+	// whose client stops reading stalls after a few hundred KiB instead of
+	// after megabytes of rows encoded into the buffer.
+	sendBuffer int
 
 	// MaxDeleteMemory bounds the memory one decoded delete file may hold;
 	// 0 is the memory rule's (memoryRule).

@@ -26,6 +26,7 @@ import (
 // sidecar runs as a process whose limit is a quarter of this one's (at most
 // 1,024), and the flood opens a quarter more connections than that.
 func TestConnectionFlood(t *testing.T) {
+	t.Parallel()
 	var rl syscall.Rlimit
 	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &rl); err != nil {
 		t.Fatal(err)

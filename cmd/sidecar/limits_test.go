@@ -26,9 +26,17 @@ import (
 )
 
 // limitsRows is the size of the table the limit tests stream: each stream
-// is tens of MB of NDJSON, far more than a connection's socket buffers hold,
-// so a stream whose client stops reading stays open and holds its slot.
-const limitsRows = 200_000
+// is megabytes of NDJSON, many times what a connection's socket buffers
+// hold (the server's send buffer is testSendBuffer, the stalled client's
+// receive buffer as small), so a stream whose client stops reading stays
+// open and holds its slot. The test checks that margin.
+const limitsRows = 20_000
+
+// testSendBuffer is the send buffer of the connections the limit and
+// shutdown tests' servers accept (config.sendBuffer): with the kernel's,
+// which grows to megabytes, each stalled stream would encode megabytes of
+// rows into it before it stalls.
+const testSendBuffer = 64 << 10
 
 // TestLimits holds `sidecar serve`, as main wires it (http.Server, router,
 // admission), to the limits docs/security.md promises, over real connections:
@@ -39,7 +47,8 @@ const limitsRows = 200_000
 // in 408; a slow but live reader of a row stream is not cut; a POST
 // body over the limit is 413.
 func TestLimits(t *testing.T) {
-	testenv.SkipShort(t, "writes a table of 200,000 rows")
+	t.Parallel()
+	testenv.SkipShort(t, "holds 64 row streams open and waits out the slow-client timeouts")
 	dir := t.TempDir()
 	writeBigTable(t, dir, limitsRows, 0.01, 0)
 	// Short slow-client bounds so that the test waits seconds, not minutes;
@@ -55,6 +64,11 @@ func TestLimits(t *testing.T) {
 	firstSnapshot := firstSnapshotID(t, filepath.Join(dir, "warehouse"))
 	fileURI := getPlan(t, fmt.Sprintf("%s/splits?mode=files&table=bench.big&snapshotId=%d", s.base, firstSnapshot)).InputSource.URIs[0]
 	want := getBody(t, rowsURI)
+	// The kernel doubles a socket's buffer sizes; a stream many times both
+	// buffers together cannot end in them.
+	if buffers := 2 * (testSendBuffer + stalledReceiveBuffer); len(want) < 8*buffers {
+		t.Fatalf("the stream is %d bytes, want at least 8× the %d bytes of socket buffers", len(want), buffers)
+	}
 
 	t.Run("65th stream", func(t *testing.T) {
 		// 64 clients that read the answer's head and then stop reading:
@@ -276,8 +290,17 @@ func startServeWith(t *testing.T, dir string, change func(*config)) (*served, co
 		"--warehouse", filepath.Join(dir, "warehouse"),
 		"--token-key-file", filepath.Join(dir, "token.key"),
 		"--shutdown-grace", "1s",
-	}, change)
+	}, func(c *config) {
+		c.sendBuffer = testSendBuffer
+		if change != nil {
+			change(c)
+		}
+	})
 }
+
+// stalledReceiveBuffer is the receive buffer of stalledClient's
+// connections.
+const stalledReceiveBuffer = 64 << 10
 
 // stalledClient opens a new connection per request with a small receive
 // buffer, so that a response it stops reading fills the connection soon.
@@ -285,7 +308,7 @@ func stalledClient() *http.Client {
 	d := &net.Dialer{Control: func(_, _ string, rc syscall.RawConn) error {
 		var serr error
 		err := rc.Control(func(fd uintptr) {
-			serr = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 64<<10)
+			serr = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, stalledReceiveBuffer)
 		})
 		return errors.Join(err, serr)
 	}}
@@ -342,6 +365,7 @@ func firstSnapshotID(t *testing.T, warehouse string) int64 {
 // start-up check gives up, /healthz answers, and a plan ends in 503
 // plan_timeout.
 func TestServeBesideAHangingCatalog(t *testing.T) {
+	t.Parallel()
 	hanging := testnet.SilentAddr(t)
 	s, _ := startServeWith(t, t.TempDir(), func(c *config) {
 		c.Catalogs = []sidecatalog.Config{{Type: "rest", Name: "lake", URI: "http://" + hanging}}

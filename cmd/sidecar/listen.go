@@ -36,7 +36,18 @@ func serveHTTP(ctx context.Context, cfg config, hc handlers.Config, m *metrics.M
 		log.Warn("--max-connections is not below the open-file limit: past the limit, accept fails with too many open files",
 			slog.Int("max_connections", maxConns), slog.Uint64("open_file_limit", limit))
 	}
-	tcp, err := net.Listen("tcp", cfg.Addr)
+	var lc net.ListenConfig
+	if cfg.sendBuffer > 0 {
+		// Accepted sockets inherit the listening socket's buffer size.
+		lc.Control = func(_, _ string, rc syscall.RawConn) error {
+			var serr error
+			err := rc.Control(func(fd uintptr) {
+				serr = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_SNDBUF, cfg.sendBuffer)
+			})
+			return errors.Join(err, serr)
+		}
+	}
+	tcp, err := lc.Listen(context.WithoutCancel(ctx), "tcp", cfg.Addr)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", cfg.Addr, err)
 	}

@@ -171,6 +171,7 @@ func TestEnvFallback(t *testing.T) {
 // TestServeDemo runs the README's first command end to end: the demo tables
 // are written, planned and read over HTTP, and the server shuts down cleanly.
 func TestServeDemo(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	s, cfg := startServeArgs(t, []string{
 		"--addr", "127.0.0.1:0", "--demo",

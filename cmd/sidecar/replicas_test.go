@@ -168,6 +168,7 @@ func (r *recorder) Write(p []byte) (int, error) {
 // on elsewhere. The datasource holds exactly the table's live rows, and
 // the two replicas left serve byte-identical streams for every URI.
 func TestReplicas(t *testing.T) {
+	t.Parallel()
 	testenv.SkipShort(t, "runs three sidecar processes over a table of 120 files")
 	ctx := context.Background()
 	dir := t.TempDir()

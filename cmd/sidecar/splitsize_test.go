@@ -62,6 +62,7 @@ func TestTargetSplitSize(t *testing.T) {
 // every catalog: with a small one, a table's larger files are served as
 // several URIs whose rows together are the table's live rows.
 func TestServeSplitsLargeFiles(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	wh := filepath.Join(dir, "warehouse")
 	cat, err := hadoop.NewCatalog("sidecar", wh, nil)

@@ -42,6 +42,7 @@ func checkSnapshots(t *testing.T, ctx context.Context, tbl *table.Table, b *Buil
 }
 
 func TestEvolution(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	cat := newCatalog(t)
 	ident := table.Identifier{"evolution", "t"}
@@ -60,6 +61,7 @@ func TestEvolution(t *testing.T) {
 }
 
 func TestMigrated(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	cat := newCatalog(t)
 	ident := table.Identifier{"migrated", "t"}
@@ -115,6 +117,7 @@ func parquetFieldIDs(t *testing.T, path string) map[string]int {
 }
 
 func TestMigratedWithoutNameMapping(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	cat := newCatalog(t)
 	ident := table.Identifier{"migrated", "no_mapping"}
@@ -160,6 +163,7 @@ func TestMigratedWithoutNameMapping(t *testing.T) {
 }
 
 func TestIdentityPartitioned(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	cat := newCatalog(t)
 	ident := table.Identifier{"partitioned", "t"}
@@ -218,6 +222,7 @@ func TestIdentityPartitioned(t *testing.T) {
 }
 
 func TestAllTypes(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	cat := newCatalog(t)
 	ident := table.Identifier{"alltypes", "t"}

@@ -15,8 +15,8 @@ import (
 // of the oracle's live rows are the ones the generator holds live, and rows
 // a merge-on-read or equality delete removed are gone.
 func TestHistoryTracksItsRows(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
-	cat := newCatalog(t)
 	cases := []HistoryOptions{
 		{Seed: 1, Time: TimeTimestamp, Layout: LayoutDay},
 		{Seed: 2, Time: TimeTimestampTz, Layout: LayoutUnpartitioned},
@@ -25,7 +25,8 @@ func TestHistoryTracksItsRows(t *testing.T) {
 	}
 	for i, opts := range cases {
 		t.Run(fmt.Sprintf("%s_%s", opts.Time, opts.Layout), func(t *testing.T) {
-			h, err := NewHistory(ctx, cat, table.Identifier{"hist", fmt.Sprintf("t%d", i)}, opts)
+			t.Parallel()
+			h, err := NewHistory(ctx, newCatalog(t), table.Identifier{"hist", fmt.Sprintf("t%d", i)}, opts)
 			if err != nil {
 				t.Fatal(err)
 			}

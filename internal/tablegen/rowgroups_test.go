@@ -14,6 +14,7 @@ import (
 )
 
 func TestRowGroups(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	rows := map[int64]mixedRow{}
 	for _, r := range genMixedRows(1, 270) {

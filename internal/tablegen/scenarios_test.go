@@ -60,6 +60,7 @@ func wantMixedJSON(t *testing.T, r mixedRow) string {
 }
 
 func TestScenarios(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	for _, sc := range Scenarios() {
 		t.Run(sc.Name, func(t *testing.T) {

@@ -11,6 +11,7 @@ import (
 // TestV3Types: every snapshot of the V3Types table reads, with iceberg-go's
 // ReadTasks, as the builder wrote its rows out by hand.
 func TestV3Types(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	cat := newCatalog(t)
 	ident := table.Identifier{"v3", "t"}

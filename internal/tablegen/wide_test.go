@@ -11,6 +11,7 @@ import (
 // TestWide: PlanFiles attaches every delete file of a small Wide table
 // where its doc says, and the table reads as the doc says.
 func TestWide(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	const dataFiles, deleteFiles = 250, 30
 	tbl, err := Wide(ctx, newCatalog(t), table.Identifier{"wide", "orders"}, dataFiles, deleteFiles)

@@ -64,6 +64,7 @@ func TestOutcomes(t *testing.T) {
 			name += ",CI"
 		}
 		t.Run(name, func(t *testing.T) {
+			t.Parallel() // each case waits on a child process of its own
 			args := []string{"-test.run=^TestOutcomes$", "-test.v"}
 			if tc.short {
 				args = append(args, "-test.short")
