@@ -43,6 +43,7 @@ func localServer(t testing.TB, dir string) *testServer {
 // same snapshot, and against the bytes a sidecar without a delete cache
 // serves for the same tokens.
 func TestOracle(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	cat, dir := localWarehouse(t)
 	srv := localServer(t, dir)
@@ -204,6 +205,7 @@ func TestRawFiles(t *testing.T) {
 // gives 410 before the first byte, and a data file that breaks while its
 // rows are streaming cuts the connection instead of ending the body cleanly.
 func TestFileRemovedAfterPlanning(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	cat, dir := localWarehouse(t)
 	// 100,000 rows a file: each 16-byte token column page holds about
