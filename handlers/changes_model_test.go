@@ -5,14 +5,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"maps"
 	"math/rand/v2"
 	"net/url"
 	"slices"
 	"strings"
 	"testing"
 
-	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/druidiceberg/sidecar/internal/druidsim"
@@ -165,20 +163,6 @@ func (c historyCase) String() string {
 	return s
 }
 
-// snappy is opts with data files compressed with Snappy rather than
-// iceberg-go's default zstd, whose encoder and decoder state, allocated
-// again for every small file, is a third of the histories' CPU under
-// -race. What /changes answers does not depend on the codec; the reader's
-// tests hold every codec.
-func snappy(opts tablegen.HistoryOptions) tablegen.HistoryOptions {
-	opts.Properties = maps.Clone(opts.Properties)
-	if opts.Properties == nil {
-		opts.Properties = iceberg.Properties{}
-	}
-	opts.Properties["write.parquet.compression-codec"] = "snappy"
-	return opts
-}
-
 // TestChangesKeepDruidRight writes random Iceberg histories and keeps a
 // model Druid datasource in step with them through GET /changes alone: an
 // initial load, then after every few commits the changes since the last
@@ -194,11 +178,15 @@ func TestChangesKeepDruidRight(t *testing.T) {
 	ctx := context.Background()
 	cat, dir := localWarehouse(t)
 	srv := localServer(t, dir)
+	// Snappy data files: what /changes answers does not depend on the
+	// codec, and zstd's state, allocated for every small file, was a third
+	// of the histories' CPU under -race.
+	writes := snappyWrites{cat}
 	for i, hc := range historyCases(n, 1000) {
 		t.Run(hc.String(), func(t *testing.T) {
 			t.Parallel()
 			rng := rand.New(rand.NewPCG(hc.opts.Seed, 2))
-			h, err := tablegen.NewHistory(ctx, cat, table.Identifier{"model", fmt.Sprintf("t%d", i)}, snappy(hc.opts))
+			h, err := tablegen.NewHistory(ctx, writes, table.Identifier{"model", fmt.Sprintf("t%d", i)}, hc.opts)
 			if err != nil {
 				t.Fatal(err)
 			}
