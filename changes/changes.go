@@ -93,7 +93,7 @@ func ParseChangeInterval(s string) (Change, error) {
 	return Change{Start: start.UTC(), End: end.UTC()}, nil
 }
 
-// Request asks which time intervals of a table fileDiff between two
+// Request asks which time intervals of a table differ between two
 // snapshots.
 type Request struct {
 	Table string
@@ -178,8 +178,8 @@ func (r Result) Plan(ctx context.Context, c Change, maxSplits int) (splits.Plan,
 // sequence-number rules decide which delete files apply to which data
 // file), and compared data file by data file. A data file's rows at a
 // snapshot are its rows minus what the delete files attached to it delete,
-// so its rows fileDiff only when it was added or removed, or when the set of
-// delete files attached to it changed. The rows that may fileDiff lie within:
+// so its rows differ only when it was added or removed, or when the set of
+// delete files attached to it changed. The rows that may differ lie within:
 //
 //   - an added or removed data file: the file's time range;
 //   - a positional delete file or deletion vector attached to one snapshot

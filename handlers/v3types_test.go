@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"reflect"
 	"slices"
@@ -62,6 +63,7 @@ func TestV3Types(t *testing.T) {
 			{"name": "g", "icebergType": "geometry", "druidType": "STRING", "crs": "OGC:CRS84"},
 			{"name": "gg", "icebergType": "geography", "druidType": "STRING", "crs": "OGC:CRS84", "edgeAlgorithm": "spherical"},
 			{"name": "u", "icebergType": "unknown", "druidType": "STRING"},
+			{"name": "ts", "icebergType": "timestamp_ns", "druidType": "LONG"},
 		}
 		if !reflect.DeepEqual(answer.Columns, want) {
 			t.Errorf("columns %v, want %v", answer.Columns, want)
@@ -100,6 +102,50 @@ func TestV3Types(t *testing.T) {
 				t.Errorf("snapshot %d (%s):\n got %s\nwant %s", i+1, want.Doc, strings.Join(got, "\n     "), strings.Join(want.Rows, "\n     "))
 			}
 		}
+	})
+
+	// Row lineage of the table, written out from the spec's inheritance
+	// rules: the data files are added by snapshots 1, 2, 3 and 5 (4 adds
+	// deletion vectors only), so their rows' _last_updated_sequence_number
+	// is that snapshot's, and _row_id is first_row_id + _pos, first_row_id
+	// being the number of rows the files before it added; the deletion
+	// vectors of snapshot 4 leave the other rows' ids and positions alone.
+	t.Run("row lineage, by hand", func(t *testing.T) {
+		ids := func(rows []string) []int64 {
+			var out []int64
+			for _, row := range rows {
+				var r struct{ ID int64 }
+				if err := json.Unmarshal([]byte(row), &r); err != nil {
+					t.Fatal(err)
+				}
+				out = append(out, r.ID)
+			}
+			return out
+		}
+		var want []string
+		var before []int64
+		first := 0
+		for _, snap := range []int{1, 2, 3, 5} {
+			var added []int64
+			for _, id := range ids(built.Snapshots[snap-1].Rows) {
+				if !slices.Contains(before, id) {
+					added = append(added, id)
+				}
+			}
+			for pos, id := range added {
+				if id != 2 && id != 15 {
+					want = append(want, fmt.Sprintf(`{"id":%d,"_row_id":%d,"_last_updated_sequence_number":%d,"_pos":%d}`,
+						id, first+pos, snap, pos))
+				}
+			}
+			first += len(added)
+			before = append(before, added...)
+		}
+		if len(want) != len(built.Current().Rows) {
+			t.Fatalf("%d rows with lineage, the table has %d", len(want), len(built.Current().Rows))
+		}
+		p := srv.plan(t, q("table", "db.v3", "columns", "id", "metadataColumns", "_row_id,_last_updated_sequence_number,_pos"))
+		assertSameRows(t, srv.rows(t, p), want)
 	})
 
 	t.Run("Druid ingests the rows in the docs' types", func(t *testing.T) {

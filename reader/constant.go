@@ -264,8 +264,12 @@ func defaultLiteral(t iceberg.Type, v any) (iceberg.Literal, error) {
 	case float32:
 		return iceberg.Float32Literal(x).To(t)
 	case float64:
+		// iceberg-go v0.7.0 writes the default of a timestamp, date or time
+		// as a JSON number in the type's unit (the spec's form is an ISO
+		// string), which reads back as a float64.
 		switch t.(type) {
-		case iceberg.Int32Type, iceberg.Int64Type:
+		case iceberg.Int32Type, iceberg.Int64Type, iceberg.DateType, iceberg.TimeType, iceberg.TimestampType,
+			iceberg.TimestampTzType, iceberg.TimestampNsType, iceberg.TimestampTzNsType:
 			if x != math.Trunc(x) || math.Abs(x) > 1<<63 {
 				return nil, fmt.Errorf("%v is not an integer", x)
 			}

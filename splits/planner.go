@@ -199,7 +199,7 @@ func (p *Planner) NewScan(ctx context.Context, tbl *table.Table, req Request, ta
 		return nil, err
 	}
 	pl.maker = newSplitMaker(pl.tbl.Metadata(), pl.tbl.MetadataLocation(), pl.snap.SnapshotID, pl.schema.ID).
-		in(p.cat.Name(), pl.tbl.Identifier())
+		in(p.cat.Name(), pl.tbl.Identifier()).checking(p.cat)
 	return &Scan{pl: *pl}, nil
 }
 

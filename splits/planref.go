@@ -182,7 +182,7 @@ func (p *Planner) replan(ctx context.Context, kind split.TokenKind, ref split.Pl
 	if err := pl.selectInterval(); err != nil {
 		return nil, err
 	}
-	pl.maker = newSplitMaker(tbl.Metadata(), ref.MetadataLocation, snap.SnapshotID, schema.ID).in(p.cat.Name(), ref.Table)
+	pl.maker = newSplitMaker(tbl.Metadata(), ref.MetadataLocation, snap.SnapshotID, schema.ID).in(p.cat.Name(), ref.Table).checking(p.cat)
 	if err := p.pack(ctx, pl); err != nil {
 		return nil, err
 	}

@@ -27,6 +27,37 @@ type splitMaker struct {
 	snapshotID       int64
 	schemaID         int
 	identity         map[int32][]identityField
+	// storage refuses a location whose store the catalog cannot open
+	// (see StorageChecker); nil checks nothing.
+	storage func(location string) error
+}
+
+// StorageChecker is a Catalog that can tell, before anything opens it,
+// whether it has a FileIO for a location's store
+// (splits/catalog.Catalog.Storage).
+type StorageChecker interface {
+	Storage(location string) error
+}
+
+// checking has the maker refuse the data and delete files cat cannot open,
+// when cat is a StorageChecker.
+func (m *splitMaker) checking(cat Catalog) *splitMaker {
+	if sc, ok := cat.(StorageChecker); ok {
+		m.storage = sc.Storage
+	}
+	return m
+}
+
+// openable refuses a file of the split whose store cannot be opened, naming
+// what the file is to the table.
+func (m *splitMaker) openable(what, location string) error {
+	if m.storage == nil {
+		return nil
+	}
+	if err := m.storage(location); err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	return nil
 }
 
 func newSplitMaker(meta table.Metadata, metadataLocation string, snapshotID int64, schemaID int) *splitMaker {
@@ -60,6 +91,9 @@ func (m *splitMaker) split(task table.FileScanTask) (split.Split, error) {
 	if !rowFormat(f.FileFormat()) {
 		return split.Split{}, fmt.Errorf("%w: data file %s is %s; only Parquet and Avro data files are served",
 			ErrUnsupported, f.FilePath(), f.FileFormat())
+	}
+	if err := m.openable("data file", f.FilePath()); err != nil {
+		return split.Split{}, err
 	}
 	s := split.Split{
 		Catalog:          m.catalog,
@@ -98,6 +132,9 @@ func (m *splitMaker) split(task table.FileScanTask) (split.Split, error) {
 			if !ok {
 				return fmt.Errorf("%w: %s delete file %s of data file %s is %s; only %s ones are served",
 					ErrUnsupported, kind, d.FilePath(), f.FilePath(), d.FileFormat(), want)
+			}
+			if err := m.openable(fmt.Sprintf("%s delete file of data file %s", kind, f.FilePath()), d.FilePath()); err != nil {
+				return err
 			}
 			s.Deletes = append(s.Deletes, DeleteFileOf(kind, d))
 		}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -169,7 +170,7 @@ func V3TypesSchema() *iceberg.Schema {
 }
 
 // V3Types writes a format-version 3 table of the types that have a layout
-// of their own (see V3TypesSchema), in four snapshots, and returns it with
+// of their own (see V3TypesSchema), in five snapshots, and returns it with
 // the expected rows of each:
 //
 //  1. data file 1 (iceberg-go, variants unshredded; geometries as plain
@@ -185,6 +186,10 @@ func V3TypesSchema() *iceberg.Schema {
 //     or not at all, geometry and geography with the GEOMETRY and
 //     GEOGRAPHY logical types, and no column for u;
 //  4. a deletion vector on data file 1 (id 2) and data file 3 (id 15).
+//  5. (schema 1) ts timestamp_ns added with an initial-default
+//     (V3TypesTsDefault), which the earlier files' rows read, and data file
+//     4 (parquet-go): ids 20-23 with ts stored (before 1970, below the
+//     millisecond, null) and no column for v, g, gg or u.
 //
 // The builder fails unless data file 2 is shredded, so the table holds
 // the layouts it says it holds. iceberg-go's ReadTasks reads snapshots 1
@@ -291,7 +296,75 @@ func V3Types(ctx context.Context, cat catalog.Catalog, ident table.Identifier) (
 	}
 	b.record(tbl, "deletion vectors of ids 2 and 15", v3Cols, live(2, 15))
 	b.Snapshots[3].OracleDiffers = b.Snapshots[2].OracleDiffers
+
+	// 5. A timestamp_ns column with an initial-default, and a file that
+	// stores it.
+	if tbl, err = updateSchema(ctx, tbl, func(u *table.UpdateSchema) {
+		u.AddColumn([]string{"ts"}, iceberg.PrimitiveTypes.TimestampNs, "", false,
+			iceberg.NewLiteral(iceberg.TimestampNano(V3TypesTsDefault)))
+	}); err != nil {
+		return nil, err
+	}
+	fifth, err := writeV3Timestamps(ctx, tbl)
+	if err != nil {
+		return nil, err
+	}
+	if tbl, err = icewrite.CommitDelta(ctx, tbl, []iceberg.DataFile{fifth}, nil); err != nil {
+		return nil, err
+	}
+	var withTs []string
+	for _, r := range live(2, 15) {
+		withTs = append(withTs, strings.TrimSuffix(r, "}")+`,"ts":`+strconv.FormatInt(V3TypesTsDefault/1_000_000, 10)+"}")
+	}
+	for _, r := range v3Timestamps {
+		withTs = append(withTs, fmt.Sprintf(`{"id":%d,"v":null,"g":null,"gg":null,"u":null,"ts":%s}`, r.ID, r.ms))
+	}
+	b.record(tbl, "ts timestamp_ns added with an initial-default; a file that stores it", append(slices.Clone(v3Cols), "ts"), withTs)
+	b.Snapshots[4].OracleDiffers = b.Snapshots[2].OracleDiffers
 	return b, nil
+}
+
+// V3TypesTsDefault is the initial-default of the V3Types column ts
+// (timestamp_ns), in nanoseconds since the epoch: its rows in the files
+// written before ts existed read it, as epoch milliseconds truncated.
+const V3TypesTsDefault = 1_700_000_000_123_456_789
+
+// v3TsRow is a row of the V3Types data file that stores ts, and nothing
+// but id.
+type v3TsRow struct {
+	ID int64  `parquet:"id,id(1)"`
+	Ts *int64 `parquet:"ts,id(6),optional,timestamp(nanosecond)"`
+}
+
+// v3Timestamps are the rows of that file, with ts as served (ms is the
+// expected JSON value: epoch milliseconds truncated toward zero).
+var v3Timestamps = []struct {
+	v3TsRow
+	ms string
+}{
+	{v3TsRow{20, ptr(int64(1_700_000_000_999_999_999))}, "1700000000999"},
+	{v3TsRow{21, ptr(int64(-1_500_000))}, "-1"},
+	{v3TsRow{22, ptr(int64(-500_000))}, "0"},
+	{v3TsRow{23, nil}, jNull},
+}
+
+// writeV3Timestamps writes v3Timestamps with parquet-go as data file 4.
+func writeV3Timestamps(ctx context.Context, tbl *table.Table) (iceberg.DataFile, error) {
+	rows := make([]v3TsRow, len(v3Timestamps))
+	for i, r := range v3Timestamps {
+		rows[i] = r.v3TsRow
+	}
+	loc := icewrite.DataPath(tbl, DataFileName(4))
+	size, err := icewrite.WriteParquetFile(ctx, tbl, loc, rows)
+	if err != nil {
+		return nil, err
+	}
+	db, err := iceberg.NewDataFileBuilder(*iceberg.UnpartitionedSpec, iceberg.EntryContentData, loc, iceberg.ParquetFile,
+		nil, nil, nil, int64(len(rows)), size)
+	if err != nil {
+		return nil, fmt.Errorf("describe data file %s: %w", loc, err)
+	}
+	return db.Build(), nil
 }
 
 // oracleGeoLogical is why iceberg-go v0.7.0's ReadTasks does not read the

@@ -127,3 +127,28 @@ func (f *FS) ioFor(path string) (icebergio.IO, error) {
 	f.byRoot[root] = fsys
 	return fsys, nil
 }
+
+// Storage checks that this build of the sidecar has a FileIO for a
+// location's store, after the location map: the scheme (s3, s3a, s3n and
+// oss are iceberg-go's S3 FileIO; gs its GCS one; abfs, abfss, wasb and
+// wasbs its Azure one; file and a plain path the local one) must be one
+// iceberg-go registered in this binary (io.GetRegisteredSchemes). A
+// location it would not open is refused with split.ErrUnsupported, naming
+// the location and its scheme, so that a plan refuses the table rather
+// than hand out a URI whose stream fails.
+func (f *FS) Storage(location string) error {
+	target := f.Rewrite(location)
+	u, err := url.Parse(target)
+	if err != nil || len(u.Scheme) <= 1 {
+		return nil // a local path (or a drive letter); opening it says the rest
+	}
+	if slices.Contains(icebergio.GetRegisteredSchemes(), u.Scheme) {
+		return nil
+	}
+	return fmt.Errorf("%w: %s is on %s:// storage, which this sidecar cannot open: its iceberg-go has no FileIO "+
+		"for the scheme (gs:// and the Azure schemes come with the gcs and azure build tags; the container image "+
+		"has every store), or map the location to one it can open (locationMap)", split.ErrUnsupported, location, u.Scheme)
+}
+
+// Storage is FS.Storage with the catalog's location map.
+func (c *Catalog) Storage(location string) error { return c.server.Storage(location) }

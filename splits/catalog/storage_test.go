@@ -5,7 +5,10 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+
+	"github.com/druidiceberg/sidecar/splits/split"
 )
 
 func TestRewrite(t *testing.T) {
@@ -86,5 +89,34 @@ func TestMappingIsARoot(t *testing.T) {
 	// Dots inside a name are no segment.
 	if _, err := fsys.Open("s3a://lake/a..b/..c.parquet"); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("a name with dots: %v, want os.ErrNotExist", err)
+	}
+}
+
+// TestStorage: a location is refused when no FileIO of this build opens its
+// scheme after the location map (this test binary links iceberg-go's S3
+// FileIO, which takes s3, s3a, s3n and oss, and not the GCS or Azure ones).
+func TestStorage(t *testing.T) {
+	fsys := NewFS(nil, []Mapping{{From: "gs://mapped/", To: "/data/mapped/"}})
+	for loc, ok := range map[string]bool{
+		"/local/x.parquet":               true,
+		"file:///local/x.parquet":        true,
+		"C:/local/x.parquet":             true,
+		"s3://b/x.parquet":               true,
+		"s3a://b/x.parquet":              true,
+		"s3n://b/x.parquet":              true,
+		"oss://b/x.parquet":              true,
+		"gs://mapped/x.parquet":          true, // a local file once mapped
+		"gs://b/x.parquet":               false,
+		"abfss://c@a.dfs/x.parquet":      false,
+		"wasbs://c@a.blob/x.parquet":     false,
+		"hdfs://namenode:8020/x.parquet": false,
+	} {
+		err := fsys.Storage(loc)
+		switch {
+		case ok && err != nil:
+			t.Errorf("Storage(%q) = %v, want nil", loc, err)
+		case !ok && (!errors.Is(err, split.ErrUnsupported) || !strings.Contains(err.Error(), loc)):
+			t.Errorf("Storage(%q) = %v, want split.ErrUnsupported naming it", loc, err)
+		}
 	}
 }

@@ -117,8 +117,8 @@ type DataFile struct {
 	// Path is the location as written in the manifest; the location map is
 	// applied only when the file is opened.
 	Path string `json:"p"`
-	// Format is the file format as the manifest names it; a token leaves
-	// out PARQUET, the only format served.
+	// Format is the file format as the manifest names it (PARQUET or
+	// AVRO); a token leaves out the usual one (tokenpaths.go).
 	Format  string `json:"f,omitempty"`
 	Size    int64  `json:"z"`
 	Records int64  `json:"n"`

@@ -164,16 +164,7 @@ func appendDeletes(b []byte, ds []DeleteFile) []byte {
 }
 
 func appendDataFile(b []byte, d DataFile) ([]byte, error) {
-	b = append(b, `{"p":`...)
-	b = jsonstr.AppendString(b, d.Path)
-	if d.Format != "" {
-		b = append(b, `,"f":`...)
-		b = jsonstr.AppendString(b, d.Format)
-	}
-	b = append(b, `,"z":`...)
-	b = strconv.AppendInt(b, d.Size, 10)
-	b = append(b, `,"n":`...)
-	b = strconv.AppendInt(b, d.Records, 10)
+	b = appendFileFields(append(b, '{'), d.Path, d.Format, d.Size, d.Records)
 	if d.SpecID != 0 {
 		b = append(b, `,"sp":`...)
 		b = strconv.AppendInt(b, int64(d.SpecID), 10)
@@ -213,6 +204,22 @@ func appendDataFile(b []byte, d DataFile) ([]byte, error) {
 	return append(b, '}'), nil
 }
 
+// appendFileFields appends the fields a data file and a delete file share:
+// path, format (empty when the token leaves out the usual one), size and
+// records.
+func appendFileFields(b []byte, path, format string, size, records int64) []byte {
+	b = append(b, `"p":`...)
+	b = jsonstr.AppendString(b, path)
+	if format != "" {
+		b = append(b, `,"f":`...)
+		b = jsonstr.AppendString(b, format)
+	}
+	b = append(b, `,"z":`...)
+	b = strconv.AppendInt(b, size, 10)
+	b = append(b, `,"n":`...)
+	return strconv.AppendInt(b, records, 10)
+}
+
 // appendValues appends identity or partition values as a JSON array.
 func appendValues(b []byte, vs []IdentityValue) ([]byte, error) {
 	b = append(b, '[')
@@ -239,16 +246,7 @@ func appendDeleteFile(b []byte, d DeleteFile) []byte {
 		b = jsonstr.AppendString(b, string(d.Kind))
 		b = append(b, ',')
 	}
-	b = append(b, `"p":`...)
-	b = jsonstr.AppendString(b, d.Path)
-	if d.Format != "" {
-		b = append(b, `,"f":`...)
-		b = jsonstr.AppendString(b, d.Format)
-	}
-	b = append(b, `,"z":`...)
-	b = strconv.AppendInt(b, d.Size, 10)
-	b = append(b, `,"n":`...)
-	b = strconv.AppendInt(b, d.Records, 10)
+	b = appendFileFields(b, d.Path, d.Format, d.Size, d.Records)
 	if len(d.EqualityIDs) > 0 {
 		b = append(b, `,"e":`...)
 		b = appendInts(b, d.EqualityIDs)
