@@ -36,6 +36,9 @@ type Statement struct {
 	// nothing then deletes what its interval held (failOnEmptyInsert
 	// false). Statements of an EmptySource always allow it.
 	AllowEmpty bool
+	// ClusteredBy are the statement's CLUSTERED BY columns (Partitioning's;
+	// the native fields are not read).
+	ClusteredBy []string
 }
 
 // Check refuses what Druid's SQL layer refuses before any task runs.
@@ -119,6 +122,22 @@ func (st Statement) render(intervals []Interval, src Source) (string, error) {
 	if src.empty() && !st.Replace {
 		return "", fmt.Errorf("%w: an INSERT of nothing", ErrNothingToRead)
 	}
+	if err := src.checkConstant(); err != nil {
+		return "", err
+	}
+	if src.constant() {
+		if src.empty() {
+			// The stand-in's row would be kept: its time is the constant.
+			return "", fmt.Errorf("%w: a REPLACE of nothing without a time column", ErrNothingToRead)
+		}
+		// Every row has the one time: the statement keeps all or none.
+		for _, iv := range intervals {
+			if src.ConstantTime.Before(iv.Start) || !src.ConstantTime.Before(iv.End) {
+				return "", fmt.Errorf("%w: constantTime %s lies outside overwrite %s: Druid would refuse every row "+
+					"(InsertTimeOutOfBounds)", ErrInvalid, src.ConstantTime.UTC().Format(isoMillis), iv)
+			}
+		}
+	}
 	srcJSON, err := json.Marshal(src.inputSource())
 	if err != nil {
 		return "", fmt.Errorf("encode inputSource: %w", err)
@@ -137,6 +156,10 @@ func (st Statement) render(intervals []Interval, src Source) (string, error) {
 	}
 	outputs, err := src.outputs()
 	if err != nil {
+		return "", err
+	}
+	clustering := Partitioning{ClusteredBy: st.ClusteredBy}
+	if err := clustering.check(src); err != nil {
 		return "", err
 	}
 	selects := []string{src.timeExpr() + ` AS "__time"`}
@@ -164,12 +187,16 @@ func (st Statement) render(intervals []Interval, src Source) (string, error) {
 	b.WriteString(String(string(srcJSON)) + ",\n    ")
 	b.WriteString(String(string(formatJSON)) + ",\n    ")
 	b.WriteString(String(string(signature)) + "\n  )\n)\n")
-	if len(intervals) == 0 {
+	switch {
+	case src.constant():
+		// Every row has a time, within the intervals.
+	case len(intervals) == 0:
 		b.WriteString("WHERE " + Ident(src.TimeField.Name) + " IS NOT NULL\n")
-	} else {
+	default:
 		b.WriteString("WHERE " + within(src.timeExpr(), intervals) + "\n")
 	}
 	b.WriteString("PARTITIONED BY " + st.PartitionedBy.PartitionedBy())
+	b.WriteString(clustering.clusteredBy())
 	return b.String(), nil
 }
 

@@ -3,6 +3,7 @@ package druid
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/apache/iceberg-go"
@@ -22,8 +23,15 @@ type Source struct {
 	// Fields are the served top-level columns, in order.
 	Fields []iceberg.NestedField
 	// TimeField is the column __time comes from: a timestamp, a date or a
-	// long of epoch milliseconds.
+	// long of epoch milliseconds. It is the zero field when ConstantTime
+	// is set.
 	TimeField iceberg.NestedField
+	// ConstantTime, when not zero, is the __time of every row, for a
+	// table without a time column: the native timestampSpec names a
+	// column no row has, with ConstantTime as its missingValue
+	// (TimestampSpec.parseDateTime gives missingValue for a null or absent
+	// value), and a statement selects it as a TIMESTAMP literal.
+	ConstantTime time.Time
 	// Encoding is how the values are served.
 	Encoding split.Encoding
 	// inline is EmptySource's stand-in, which reads no row, in place of
@@ -62,10 +70,48 @@ func TimeField(fields []iceberg.NestedField, name, param string) (iceberg.Nested
 	return iceberg.NestedField{}, fmt.Errorf("%w: %s %q is not a column the plan serves", ErrInvalid, param, name)
 }
 
+// constant says that every row's __time is ConstantTime.
+func (s Source) constant() bool { return !s.ConstantTime.IsZero() }
+
+// checkConstant refuses a ConstantTime outside the years 1 to 9999: a
+// statement writes it as a TIMESTAMP literal, which has a four-digit year
+// (Calcite's TimestampString), and year 0 is no year of the calendar
+// Druid's Joda times and the sidecar's ISO strings share.
+func (s Source) checkConstant() error {
+	if y := s.ConstantTime.UTC().Year(); s.constant() && (y < 1 || y > 9999) {
+		return fmt.Errorf("%w: constantTime %s: want a time in the years 1 to 9999", ErrInvalid, s.ConstantTime.UTC().Format(time.RFC3339))
+	}
+	return nil
+}
+
+// ConstantTimeWarning says what a spec over a source with a ConstantTime
+// does.
+func (s Source) ConstantTimeWarning() string {
+	return fmt.Sprintf("no time column: every row's __time is %s (constantTime), so the table lands in one time chunk; "+
+		"a REPLACE or task with another constantTime writes another chunk and leaves this one", s.ConstantTime.UTC().Format(isoMillis))
+}
+
+// isoMillis is how Druid writes an instant.
+const isoMillis = "2006-01-02T15:04:05.000Z"
+
+// timestampSpec is the native task's timestampSpec: the time column in
+// its format, or, with a ConstantTime, a column no row has and the time as
+// its missingValue.
+func (s Source) timestampSpec() map[string]any {
+	if !s.constant() {
+		return map[string]any{"column": s.TimeField.Name, "format": s.TimestampFormat()}
+	}
+	name := "__constant_time"
+	for slices.ContainsFunc(s.Fields, func(f iceberg.NestedField) bool { return f.Name == name }) {
+		name += "_"
+	}
+	return map[string]any{"column": name, "format": "auto", "missingValue": s.ConstantTime.UTC().Format(isoMillis)}
+}
+
 // isoTime says whether the time column is served as an ISO 8601 string:
 // a timestamp under timestamps=iso (dates stay epoch milliseconds).
 func (s Source) isoTime() bool {
-	if !s.Encoding.ISOTimestamps {
+	if s.constant() || !s.Encoding.ISOTimestamps {
 		return false
 	}
 	switch s.TimeField.Type.(type) {
@@ -87,6 +133,9 @@ func (s Source) TimestampFormat() string {
 // TIME_PARSE of its ISO text, or MILLIS_TO_TIMESTAMP of its epoch
 // milliseconds.
 func (s Source) timeExpr() string {
+	if s.constant() {
+		return Timestamp(s.ConstantTime)
+	}
 	if s.isoTime() {
 		return "TIME_PARSE(" + Ident(s.TimeField.Name) + ")"
 	}

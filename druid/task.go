@@ -18,6 +18,9 @@ type Task struct {
 	// tombstones). The zero Interval replaces the time chunks the rows
 	// fall into.
 	Interval Interval
+	// Partitioning is the secondary partitioning of the segments: a
+	// range or hashed partitionsSpec comes with forceGuaranteedRollup.
+	Partitioning Partitioning
 }
 
 // Spec renders the task over src; one larger than MaxPayloadBytes is
@@ -52,6 +55,13 @@ func (t Task) spec(src Source) (map[string]any, error) {
 	if src.empty() && t.Interval.All() {
 		return nil, fmt.Errorf("%w: a task of nothing without an interval", ErrNothingToRead)
 	}
+	if err := src.checkConstant(); err != nil {
+		return nil, err
+	}
+	if src.empty() && src.constant() {
+		// The stand-in's row has no time, which missingValue would give.
+		return nil, fmt.Errorf("%w: a task of nothing without a time column", ErrNothingToRead)
+	}
 	granularitySpec := map[string]any{"type": "uniform", "segmentGranularity": t.SegmentGranularity.Segment(), "queryGranularity": "NONE", "rollup": false}
 	ioConfig := map[string]any{
 		"type":             "index_parallel",
@@ -67,6 +77,9 @@ func (t Task) spec(src Source) (map[string]any, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := t.Partitioning.check(src); err != nil {
+		return nil, err
+	}
 	var dims []map[string]any
 	for _, c := range outputs {
 		dim := map[string]any{"type": c.Dimension, "name": c.Name}
@@ -75,21 +88,26 @@ func (t Task) spec(src Source) (map[string]any, error) {
 		}
 		dims = append(dims, dim)
 	}
+	partitionsSpec, perfect := t.Partitioning.partitionsSpec()
+	tuningConfig := map[string]any{
+		"type":                     "index_parallel",
+		"maxNumConcurrentSubTasks": t.SubTasks,
+		"partitionsSpec":           partitionsSpec,
+	}
+	if perfect {
+		tuningConfig["forceGuaranteedRollup"] = true
+	}
 	return map[string]any{
 		"type": "index_parallel",
 		"spec": map[string]any{
 			"dataSchema": map[string]any{
 				"dataSource":      t.DataSource,
-				"timestampSpec":   map[string]any{"column": src.TimeField.Name, "format": src.TimestampFormat()},
+				"timestampSpec":   src.timestampSpec(),
 				"dimensionsSpec":  map[string]any{"dimensions": dims},
 				"granularitySpec": granularitySpec,
 			},
-			"ioConfig": ioConfig,
-			"tuningConfig": map[string]any{
-				"type":                     "index_parallel",
-				"maxNumConcurrentSubTasks": t.SubTasks,
-				"partitionsSpec":           map[string]any{"type": "dynamic"},
-			},
+			"ioConfig":     ioConfig,
+			"tuningConfig": tuningConfig,
 		},
 	}, nil
 }

@@ -20,6 +20,7 @@ import (
 var changesParams = map[string]bool{
 	"fromSnapshot": true, "toSnapshot": true, "timeColumn": true, "granularity": true, "dataSource": true, "include": true,
 	"maxNumConcurrentSubTasks": true,
+	"clusteredBy":              true, "partitionsSpec": true, "targetRowsPerSegment": true, "maxRowsPerSegment": true, "numShards": true,
 }
 
 // changesResponse is the answer of GET /changes.
@@ -111,6 +112,10 @@ func (s *server) getChanges(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	parts, err := partitioning(q)
+	if err != nil {
+		return err
+	}
 	if p.minSplits == nil {
 		// As many splits as each task runs subtasks at once.
 		rows.MinSplits = subTasks
@@ -124,6 +129,7 @@ func (s *server) getChanges(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	rows.TimeColumn = req.TimeColumn
 	req.Rows = rows
 	ch, err := cat.Changes.Changes(r.Context(), req)
 	if err != nil {
@@ -138,22 +144,23 @@ func (s *server) getChanges(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	var parts []druid.Part
+	task := druid.Task{DataSource: dataSource, SegmentGranularity: ch.Granularity, SubTasks: subTasks, Partitioning: parts}
+	var reads []druid.Part
 	for _, c := range ch.Changes {
-		work, err := s.changeWork(r, ch, c, rows, at, dataSource, subTasks)
+		work, err := s.changeWork(r, ch, c, rows, at, task)
 		if err != nil {
 			return err
 		}
 		resp.Changes = append(resp.Changes, work.resp)
-		parts = append(parts, work.part)
+		reads = append(reads, work.part)
 		for _, w := range work.warnings {
 			if !slices.Contains(resp.Warnings, w) {
 				resp.Warnings = append(resp.Warnings, w)
 			}
 		}
 	}
-	st := druid.Statement{Replace: true, DataSource: dataSource, PartitionedBy: ch.Granularity, AllowEmpty: true}
-	batches, err := st.Batches(parts)
+	st := druid.Statement{Replace: true, DataSource: dataSource, PartitionedBy: ch.Granularity, AllowEmpty: true, ClusteredBy: parts.ClusteredBy}
+	batches, err := st.Batches(reads)
 	if err != nil {
 		return err
 	}
@@ -172,7 +179,7 @@ func (s *server) getChanges(w http.ResponseWriter, r *http.Request) error {
 // interval with them, packing more per split when they would be larger
 // than Druid's task runners take.
 func (s *server) changeWork(r *http.Request, ch changes.Result, c changes.Change, rows splits.Request, at uriBase,
-	dataSource string, subTasks int) (changeWork, error) {
+	task druid.Task) (changeWork, error) {
 	return withinPayload(rows, func(req splits.Request) (changeWork, druid.Source, error) {
 		start := time.Now()
 		p, err := ch.Plan(r.Context(), c, req.MaxSplits)
@@ -187,7 +194,7 @@ func (s *server) changeWork(r *http.Request, ch changes.Result, c changes.Change
 		if err != nil {
 			return changeWork{}, src, err
 		}
-		work, err := renderChange(c, src, pl.Warnings, druid.Task{DataSource: dataSource, SegmentGranularity: ch.Granularity, SubTasks: subTasks})
+		work, err := renderChange(c, src, pl.Warnings, task)
 		return work, src, err
 	})
 }
@@ -214,7 +221,8 @@ func renderChange(c changes.Change, src druid.Source, warnings []string, task dr
 		// The interval is replaced with nothing.
 		src = src.EmptySource(iv.Start)
 	}
-	st := druid.Statement{Replace: true, DataSource: task.DataSource, Overwrite: iv, PartitionedBy: task.SegmentGranularity, AllowEmpty: true}
+	st := druid.Statement{Replace: true, DataSource: task.DataSource, Overwrite: iv, PartitionedBy: task.SegmentGranularity, AllowEmpty: true,
+		ClusteredBy: task.Partitioning.ClusteredBy}
 	query, err := st.SQL(src)
 	if err != nil {
 		return changeWork{}, err

@@ -6,25 +6,98 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/druidiceberg/sidecar/druid"
 	"github.com/druidiceberg/sidecar/splits"
+	"github.com/druidiceberg/sidecar/splits/split"
 )
 
 // specParams are what the spec generators take besides the /splits ones.
 var (
-	taskParams = map[string]bool{"dataSource": true, "timestampColumn": true, "segmentGranularity": true, "maxNumConcurrentSubTasks": true}
-	sqlParams  = map[string]bool{"dataSource": true, "timestampColumn": true, "statement": true, "partitionedBy": true, "overwrite": true}
+	taskParams = map[string]bool{"dataSource": true, "timestampColumn": true, "constantTime": true, "segmentGranularity": true, "maxNumConcurrentSubTasks": true,
+		"clusteredBy": true, "partitionsSpec": true, "targetRowsPerSegment": true, "maxRowsPerSegment": true, "numShards": true}
+	sqlParams = map[string]bool{"dataSource": true, "timestampColumn": true, "constantTime": true, "statement": true, "partitionedBy": true, "overwrite": true,
+		"clusteredBy": true}
 )
 
+// partitioning reads the secondary partitioning parameters: clusteredBy
+// (a comma-separated list of columns) for both engines, and, where a
+// native task is generated, partitionsSpec, targetRowsPerSegment,
+// maxRowsPerSegment and numShards. The columns are checked against the
+// plan when the spec is rendered.
+func partitioning(q url.Values) (druid.Partitioning, error) {
+	var p druid.Partitioning
+	if v := q.Get("clusteredBy"); v != "" {
+		for _, c := range strings.Split(v, ",") {
+			if c = strings.TrimSpace(c); c == "" {
+				return p, fmt.Errorf("%w: clusteredBy %s has an empty name", errBadRequest, split.Quote(v))
+			}
+			p.ClusteredBy = append(p.ClusteredBy, c)
+		}
+		if len(p.ClusteredBy) > maxColumns {
+			return p, fmt.Errorf("%w: clusteredBy names %d columns, more than the %d allowed", errBadRequest, len(p.ClusteredBy), maxColumns)
+		}
+	}
+	var err error
+	if p.Native, err = druid.ParsePartitions(q.Get("partitionsSpec")); err != nil {
+		return p, err
+	}
+	for _, n := range []struct {
+		name string
+		dst  *int
+	}{{"targetRowsPerSegment", &p.TargetRows}, {"maxRowsPerSegment", &p.MaxRows}, {"numShards", &p.NumShards}} {
+		v := q.Get(n.name)
+		if v == "" {
+			continue
+		}
+		if *n.dst, err = strconv.Atoi(v); err != nil || *n.dst < 1 {
+			return p, fmt.Errorf("%w: %s %s: want a positive integer", errBadRequest, n.name, split.Quote(v))
+		}
+	}
+	return p, nil
+}
+
+// specTime is where a generated spec takes __time from: the column
+// timestampColumn names, or, for a table without a time column, the one
+// instant constantTime gives every row.
+type specTime struct {
+	column   string
+	constant time.Time
+}
+
+// readSpecTime reads timestampColumn or constantTime, one of which a
+// generated spec needs.
+func readSpecTime(q url.Values) (specTime, error) {
+	st := specTime{column: q.Get("timestampColumn")}
+	c := q.Get("constantTime")
+	switch {
+	case c != "" && st.column != "":
+		return st, fmt.Errorf("%w: timestampColumn and constantTime exclude each other: give one", errBadRequest)
+	case c != "":
+		t, err := splits.ParseInstant(c)
+		if err != nil {
+			return st, fmt.Errorf("%w: constantTime: %w", errBadRequest, err)
+		}
+		st.constant = t.UTC()
+	case st.column == "":
+		return st, fmt.Errorf("%w: timestampColumn is required (or constantTime, for a table without a time column)", errBadRequest)
+	}
+	return st, nil
+}
+
 // specSource plans req and makes what a generated spec reads of the plan,
-// its time column named by the query parameter timestampColumn.
-func (s *server) specSource(r *http.Request, req splits.Request) (planned, druid.Source, error) {
+// its __time taken as st says.
+func (s *server) specSource(r *http.Request, req splits.Request, st specTime) (planned, druid.Source, error) {
 	pl, err := s.plan(r, req)
 	if err != nil {
 		return pl, druid.Source{}, err
 	}
-	src, err := pl.source(r.URL.Query().Get("timestampColumn"), "timestampColumn")
+	if !st.constant.IsZero() {
+		src := pl.constantSource(st.constant)
+		return pl, src, nil
+	}
+	src, err := pl.source(st.column, "timestampColumn")
 	return pl, src, err
 }
 
@@ -47,10 +120,18 @@ func (s *server) getDruidTask(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if err := required(q, "dataSource", "timestampColumn"); err != nil {
+	if err := required(q, "dataSource"); err != nil {
 		return err
 	}
+	tm, err := readSpecTime(q)
+	if err != nil {
+		return err
+	}
+	req.TimeColumn = tm.column
 	task := druid.Task{DataSource: q.Get("dataSource")}
+	if task.Partitioning, err = partitioning(q); err != nil {
+		return err
+	}
 	if task.SegmentGranularity, err = druid.ParseGranularity(q.Get("segmentGranularity")); err != nil {
 		return fmt.Errorf("segmentGranularity: %w", err)
 	}
@@ -62,7 +143,7 @@ func (s *server) getDruidTask(w http.ResponseWriter, r *http.Request) error {
 		req.MinSplits = task.SubTasks
 	}
 	spec, err := withinPayload(req, func(req splits.Request) (map[string]any, druid.Source, error) {
-		_, src, err := s.specSource(r, req)
+		_, src, err := s.specSource(r, req, tm)
 		if err != nil {
 			return nil, src, err
 		}
@@ -106,10 +187,20 @@ func (s *server) getDruidSQL(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if err := required(q, "dataSource", "timestampColumn"); err != nil {
+	if err := required(q, "dataSource"); err != nil {
 		return err
 	}
+	tm, err := readSpecTime(q)
+	if err != nil {
+		return err
+	}
+	req.TimeColumn = tm.column
 	st := druid.Statement{DataSource: q.Get("dataSource")}
+	clustering, err := partitioning(q)
+	if err != nil {
+		return err
+	}
+	st.ClusteredBy = clustering.ClusteredBy
 	switch verb := strings.ToLower(q.Get("statement")); verb {
 	case "", "insert":
 	case "replace":
@@ -134,15 +225,18 @@ func (s *server) getDruidSQL(w http.ResponseWriter, r *http.Request) error {
 	if err := st.Check(); err != nil {
 		return err
 	}
-	if !st.Overwrite.All() {
+	if !st.Overwrite.All() && tm.constant.IsZero() {
 		req.Interval = &splits.TimeInterval{Column: q.Get("timestampColumn"), Start: st.Overwrite.Start, End: st.Overwrite.End}
 	}
 	task, err := withinPayload(req, func(req splits.Request) (sqlTask, druid.Source, error) {
-		pl, src, err := s.specSource(r, req)
+		pl, src, err := s.specSource(r, req, tm)
 		if err != nil {
 			return sqlTask{}, src, err
 		}
 		warnings := append(pl.warnings(), druid.TypeWarnings(pl.Fields)...)
+		if !tm.constant.IsZero() {
+			warnings = append(warnings, src.ConstantTimeWarning())
+		}
 		if len(src.InputSource.URIs) == 0 && st.Replace {
 			src = src.EmptySource(st.Overwrite.Start)
 			warnings = append(warnings, st.Warnings(src)...)

@@ -154,3 +154,10 @@ func (p planned) source(timeColumn, param string) (druid.Source, error) {
 	in, format := p.input()
 	return druid.Source{InputSource: in, InputFormat: format, Fields: p.Fields, TimeField: tf, Encoding: p.req.Encoding}, nil
 }
+
+// constantSource is what a generated spec reads of the plan when the
+// table has no time column: every row's __time is at.
+func (p planned) constantSource(at time.Time) druid.Source {
+	in, format := p.input()
+	return druid.Source{InputSource: in, InputFormat: format, Fields: p.Fields, ConstantTime: at, Encoding: p.req.Encoding}
+}

@@ -221,6 +221,7 @@ func (p *Planner) Cut(ctx context.Context, sc *Scan, iv *TimeInterval) (Plan, er
 	if err := pl.selectInterval(); err != nil {
 		return Plan{}, err
 	}
+	pl.timeRangeWarning()
 	if err := pl.decidePath(); err != nil {
 		return Plan{}, err
 	}

@@ -88,6 +88,11 @@ type Request struct {
 	// hold such rows, each filtered row by row unless all its times lie
 	// in the interval (what /changes re-ingests).
 	Interval *TimeInterval
+	// TimeColumn, when set, is the top-level column Druid's __time comes
+	// from (the Interval's column, when it has one): the plan warns when
+	// its files' metadata shows times outside the years 1 to 9999
+	// (timeRangeWarning). It changes no split.
+	TimeColumn string
 	// ApplyResidual makes the row path drop the rows that do not match
 	// the filter, so the filter holds row by row and not only file by
 	// file; it takes the row path whenever a residual remains.

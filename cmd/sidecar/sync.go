@@ -293,6 +293,9 @@ func (s *syncer) changes(ctx context.Context, p syncPair, from *int64, include [
 	if p.Catalog != "" {
 		q.Set("catalog", p.Catalog)
 	}
+	if len(p.ClusteredBy) > 0 {
+		q.Set("clusteredBy", strings.Join(p.ClusteredBy, ","))
+	}
 	if from != nil {
 		q.Set("fromSnapshot", fmt.Sprint(*from))
 	}

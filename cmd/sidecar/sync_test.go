@@ -801,3 +801,35 @@ func TestSyncCompaction(t *testing.T) {
 	}
 	e.matches(t, h.Table(), p, "after the compaction")
 }
+
+// TestSyncClusteredBy: a pair's clusteredBy reaches every statement sync
+// submits as CLUSTERED BY, and Druid (the model) runs them to the table's
+// rows; an empty name in the config is refused.
+func TestSyncClusteredBy(t *testing.T) {
+	e := newSyncEnv(t)
+	h := threeDayTable(t, e, "clustered")
+	p := syncPair{Table: "sync.clustered", DataSource: "events", TimeColumn: "ts", Granularity: "DAY", Mode: "auto",
+		ClusteredBy: []string{"cat", "id"}}
+	if err := e.sync(p); err != nil {
+		t.Fatal(err)
+	}
+	subs := e.druid.Submitted()
+	if len(subs) == 0 {
+		t.Fatal("nothing submitted")
+	}
+	for _, s := range subs {
+		if !strings.HasSuffix(s.Query, "\nCLUSTERED BY \"cat\", \"id\"") {
+			t.Fatalf("statement without the pair's CLUSTERED BY:\n%s", s.Query)
+		}
+	}
+	e.matches(t, h.Table(), p, "after a clustered sync")
+
+	f := filepath.Join(t.TempDir(), "sync.yaml")
+	if err := os.WriteFile(f, []byte("pairs:\n  - {table: a.b, dataSource: d, timeColumn: ts, clusteredBy: [cat, '']}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := parseSync([]string{"--config", f, "--dry-run"}, func(string) string { return "" }, &bytes.Buffer{}); err == nil ||
+		!strings.Contains(err.Error(), "clusteredBy") {
+		t.Fatalf("an empty clusteredBy name: %v", err)
+	}
+}

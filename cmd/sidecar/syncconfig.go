@@ -71,6 +71,9 @@ type syncPair struct {
 	Mode string `yaml:"mode"`
 	// Context is merged over the MSQ context /changes gives each statement.
 	Context map[string]any `yaml:"context"`
+	// ClusteredBy are the statements' CLUSTERED BY columns (GET /changes'
+	// clusteredBy).
+	ClusteredBy []string `yaml:"clusteredBy"`
 }
 
 // syncFile is the --config file of sync.
@@ -83,6 +86,7 @@ type syncPair struct {
 //	    granularity: DAY           # optional; the datasource's segment granularity
 //	    mode: auto                 # optional: auto, rows or files
 //	    context: {maxNumTasks: 4}  # optional: merged over the MSQ context
+//	    clusteredBy: [customer]    # optional: CLUSTERED BY of every statement
 type syncFile struct {
 	Pairs []syncPair `yaml:"pairs"`
 }
@@ -255,6 +259,12 @@ func loadSyncFile(path string) ([]syncPair, error) {
 			return nil, fmt.Errorf("%s: %w", where, err)
 		}
 		p.Mode = string(m)
+		for _, c := range p.ClusteredBy {
+			// /changes takes them comma-separated.
+			if strings.TrimSpace(c) == "" || strings.Contains(c, ",") {
+				return nil, fmt.Errorf("%s: clusteredBy %q: want column names, without commas", where, c)
+			}
+		}
 		if slices.Contains(seen, p.DataSource) {
 			return nil, fmt.Errorf("%s: dataSource %q is the target of another pair: a datasource mirrors one table", where, p.DataSource)
 		}

@@ -120,6 +120,17 @@ func taskSpec(intervals []string, drop bool, gran string, dims []any, rows ...st
 	return b
 }
 
+// withTuning sets a task's tuningConfig: forceGuaranteedRollup and the
+// partitionsSpec (JSON).
+func withTuning(task []byte, perfect bool, partitionsSpec string) []byte {
+	var spec map[string]any
+	_ = json.Unmarshal(task, &spec) // taskSpec's own JSON
+	spec["spec"].(map[string]any)["tuningConfig"] = map[string]any{"type": "index_parallel", "forceGuaranteedRollup": perfect,
+		"partitionsSpec": json.RawMessage(partitionsSpec)}
+	b, _ := json.Marshal(spec)
+	return b
+}
+
 // TestRules: each rule of the model refuses (or types) what the Druid
 // class it names refuses, fed the input Druid would reject.
 func TestRules(t *testing.T) {
@@ -308,6 +319,117 @@ func TestRules(t *testing.T) {
 				return d.ExecTask(ctx, b)
 			},
 			err: "Empty URIs"},
+		{rule: "TimestampSpec.parseDateTime: a row without its time is missingValue when set",
+			run: func(d *Druid) error {
+				b := bytes.Replace(taskSpec(nil, false, `"DAY"`, nil, `{"v":"a"}`, row(day2, "b")), []byte(`"format":"millis"`),
+					[]byte(`"format":"millis","missingValue":"2024-03-01T00:00:00.000Z"`), 1)
+				return d.ExecTask(ctx, b)
+			},
+			check: func(t *testing.T, d *Druid) {
+				if rows := d.Rows("ds"); len(rows) != 2 || rows[0].Time != day1 || rows[1].Time != day2 || d.Unparseable() != 0 {
+					t.Fatalf("rows %v, %d unparseable", rows, d.Unparseable())
+				}
+			}},
+		{rule: "TimestampSpec.parseDateTime: without missingValue a row without its time is unparseable",
+			run: func(d *Druid) error {
+				return d.ExecTask(ctx, taskSpec(nil, false, `"DAY"`, nil, `{"v":"a"}`, row(day2, "b")))
+			},
+			check: func(t *testing.T, d *Druid) {
+				if rows := d.Rows("ds"); len(rows) != 1 || d.Unparseable() != 1 {
+					t.Fatalf("rows %v, %d unparseable", rows, d.Unparseable())
+				}
+			}},
+		{rule: "IndexTask.IndexTuningConfig: range partitioning without forceGuaranteedRollup",
+			run: func(d *Druid) error {
+				return d.ExecTask(ctx, withTuning(taskSpec(nil, false, `"DAY"`, nil, row(day1, "a")), false,
+					`{"type":"range","partitionDimensions":["v"],"targetRowsPerSegment":10}`))
+			},
+			err: "DynamicPartitionsSpec must be used for best-effort rollup"},
+		{rule: "IndexTask.IndexTuningConfig: hashed partitioning without forceGuaranteedRollup",
+			run: func(d *Druid) error {
+				return d.ExecTask(ctx, withTuning(taskSpec(nil, false, `"DAY"`, nil, row(day1, "a")), false, `{"type":"hashed","numShards":2}`))
+			},
+			err: "DynamicPartitionsSpec must be used for best-effort rollup"},
+		{rule: "IndexTask.IndexTuningConfig: forceGuaranteedRollup with a dynamic partitionsSpec",
+			run: func(d *Druid) error {
+				return d.ExecTask(ctx, withTuning(taskSpec(nil, false, `"DAY"`, nil, row(day1, "a")), true, `{"type":"dynamic"}`))
+			},
+			err: "DynamicPartitionsSpec cannot be used for perfect rollup"},
+		{rule: "DimensionRangePartitionsSpec: partitionDimensions must be specified",
+			run: func(d *Druid) error {
+				return d.ExecTask(ctx, withTuning(taskSpec(nil, false, `"DAY"`, nil, row(day1, "a")), true, `{"type":"range","targetRowsPerSegment":10}`))
+			},
+			err: "partitionDimensions must be specified"},
+		{rule: "ParallelIndexTuningConfig: an empty partitionDimensions list",
+			run: func(d *Druid) error {
+				return d.ExecTask(ctx, withTuning(taskSpec(nil, false, `"DAY"`, nil, row(day1, "a")), true,
+					`{"type":"range","partitionDimensions":[],"targetRowsPerSegment":10}`))
+			},
+			err: "partitionDimensions must be specified"},
+		{rule: "DimensionRangePartitionsSpec: exactly one of targetRowsPerSegment and maxRowsPerSegment",
+			run: func(d *Druid) error {
+				return d.ExecTask(ctx, withTuning(taskSpec(nil, false, `"DAY"`, nil, row(day1, "a")), true,
+					`{"type":"range","partitionDimensions":["v"]}`))
+			},
+			err: "Exactly one of targetRowsPerSegment or maxRowsPerSegment must be present"},
+		{rule: "HashedPartitionsSpec: numShards and targetRowsPerSegment together",
+			run: func(d *Druid) error {
+				return d.ExecTask(ctx, withTuning(taskSpec(nil, false, `"DAY"`, nil, row(day1, "a")), true,
+					`{"type":"hashed","numShards":2,"targetRowsPerSegment":10}`))
+			},
+			err: "At most one of targetRowsPerSegment or numShards"},
+		{rule: "HashedPartitionsSpec: numShards should be positive",
+			run: func(d *Druid) error {
+				return d.ExecTask(ctx, withTuning(taskSpec(nil, false, `"DAY"`, nil, row(day1, "a")), true, `{"type":"hashed","numShards":0}`))
+			},
+			err: "numShards[0] should be positive"},
+		{rule: "ParallelIndexSupervisorTask.isGuaranteedRollup: perfect rollup cannot append",
+			run: func(d *Druid) error {
+				b := withTuning(taskSpec(nil, false, `"DAY"`, nil, row(day1, "a")), true, `{"type":"hashed","numShards":2}`)
+				return d.ExecTask(ctx, bytes.Replace(b, []byte(`"appendToExisting":false`), []byte(`"appendToExisting":true`), 1))
+			},
+			err: "Perfect rollup cannot be guaranteed when appending"},
+		{rule: "RangePartitionIndexTaskInputRowIteratorBuilder: a row with several values in a range dimension",
+			run: func(d *Druid) error {
+				return d.ExecTask(ctx, withTuning(taskSpec(nil, false, `"DAY"`, nil, fmt.Sprintf(`{"t":%d,"v":["a","b"]}`, day1)), true,
+					`{"type":"range","partitionDimensions":["v"],"targetRowsPerSegment":10}`))
+			},
+			err: "Cannot partition on multi-value dimension [v]"},
+		{rule: "range partitioning with forceGuaranteedRollup ingests the rows",
+			run: func(d *Druid) error {
+				return d.ExecTask(ctx, withTuning(taskSpec(nil, false, `"DAY"`, nil, row(day1, "a"), row(day2, "b")), true,
+					`{"type":"range","partitionDimensions":["v"],"targetRowsPerSegment":10}`))
+			},
+			check: func(t *testing.T, d *Druid) {
+				if values(d, "ds") != "a,b" {
+					t.Fatalf("rows %s", values(d, "ds"))
+				}
+			}},
+		{rule: "DruidSqlParserUtils.resolveClusteredByColumnsToOutputColumns: CLUSTERED BY a name the SELECT does not output",
+			run: func(d *Druid) error {
+				return d.ExecSQL(ctx, stmt(`INSERT INTO "ds"`, "", `DAY CLUSTERED BY "w"`, row(day1, "a")), utc)
+			},
+			err: "Column 'w' not found in any table"},
+		{rule: "DruidSqlParserUtils.resolveClusteredByColumnsToOutputColumns: an ordinal past the SELECT list",
+			run: func(d *Druid) error {
+				return d.ExecSQL(ctx, stmt(`INSERT INTO "ds"`, "", `DAY CLUSTERED BY 3`, row(day1, "a")), utc)
+			},
+			err: "Ordinal out of range"},
+		{rule: "FrameWriterUtils.verifySortColumns: CLUSTERED BY a COMPLEX<json> column",
+			run: func(d *Druid) error {
+				return d.ExecSQL(ctx, stmtOver(inline(fmt.Sprintf(`{"t":%d,"j":{"a":1}}`, day1)), `[{"name":"t","type":"long"},{"name":"j","type":"COMPLEX<json>"}]`,
+					`INSERT INTO "ds"`, `MILLIS_TO_TIMESTAMP("t") AS "__time", "j"`, "", `DAY CLUSTERED BY "j"`), utc)
+			},
+			err: "ColumnTypeNotSupported"},
+		{rule: "CLUSTERED BY an output column ingests the rows",
+			run: func(d *Druid) error {
+				return d.ExecSQL(ctx, stmt(`INSERT INTO "ds"`, "", `DAY CLUSTERED BY "v", 1`, row(day1, "a")), utc)
+			},
+			check: func(t *testing.T, d *Druid) {
+				if values(d, "ds") != "a" {
+					t.Fatalf("rows %s", values(d, "ds"))
+				}
+			}},
 	} {
 		t.Run(tc.rule, func(t *testing.T) {
 			d := New()

@@ -99,6 +99,9 @@ func (d *Druid) ExecSQL(ctx context.Context, query string, queryContext map[stri
 		}
 		outTypes[it.name] = typ
 	}
+	if err := checkClusteredBy(st, outTypes); err != nil {
+		return err
+	}
 	schemas, err := d.msqSchemas(outTypes, queryContext)
 	if err != nil {
 		return err
@@ -210,6 +213,41 @@ func (d *Druid) ExecSQL(ctx context.Context, query string, queryContext map[stri
 	d.writeSegments(st.dataSource, gran, rows, schemas, func(lo, hi int64) bool {
 		return st.replace && (st.overwriteAll || slices.ContainsFunc(replaced, func(s span) bool { return s.lo <= lo && hi <= s.hi }))
 	})
+	return nil
+}
+
+// checkClusteredBy checks CLUSTERED BY against the statement's output
+// columns: each item is an output name or a 1-based ordinal of the SELECT
+// list (DruidSqlParserUtils.resolveClusteredByColumnsToOutputColumns); a
+// name that is no column fails validation as Calcite does. MSQ sorts the
+// rows by the clustering key, and a COMPLEX<json> column has no sortable
+// form: the query fails with ColumnTypeNotSupported
+// (FrameWriterUtils.verifySortColumns, MSQErrorReport).
+func checkClusteredBy(st *statement, outTypes map[string]string) error {
+	for _, e := range st.clusteredBy {
+		name := e.text
+		switch e.kind {
+		case "ident":
+		case "number":
+			n, err := strconv.Atoi(e.text)
+			if err != nil || n < 1 || n > len(st.items) {
+				return fmt.Errorf("CLUSTERED BY: Ordinal out of range: %s", e.text)
+			}
+			name = st.items[n-1].name
+		default:
+			return fmt.Errorf("CLUSTERED BY %s: the model reads output names and ordinals only", e)
+		}
+		if name == "__time" {
+			continue
+		}
+		typ, ok := outTypes[name]
+		if !ok {
+			return fmt.Errorf("CLUSTERED BY: Column '%s' not found in any table", name)
+		}
+		if strings.HasPrefix(typ, "COMPLEX<") {
+			return fmt.Errorf("ColumnTypeNotSupported: Cannot sort by column [%s] of type [%s]", name, typ)
+		}
+	}
 	return nil
 }
 

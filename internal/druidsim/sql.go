@@ -132,6 +132,7 @@ type statement struct {
 	signature    []struct{ Name, Type string }
 	where        *cond
 	partition    partitionClause
+	clusteredBy  []*expr
 }
 
 // partitionClause is what follows PARTITIONED BY.
@@ -320,6 +321,24 @@ func parseStatement(sql string) (*statement, error) {
 	}
 	if st.partition, err = p.partition(); err != nil {
 		return nil, err
+	}
+	// insert.ftl / replace.ftl: an optional CLUSTERED BY list after
+	// PARTITIONED BY.
+	if p.isWord("CLUSTERED") {
+		if err := p.words("CLUSTERED", "BY"); err != nil {
+			return nil, err
+		}
+		for {
+			e, err := p.expr()
+			if err != nil {
+				return nil, fmt.Errorf("CLUSTERED BY: %w", err)
+			}
+			st.clusteredBy = append(st.clusteredBy, e)
+			if !p.isPunct(",") {
+				break
+			}
+			p.pos++
+		}
 	}
 	if p.pos != len(p.toks) {
 		return nil, fmt.Errorf("trailing tokens after PARTITIONED BY: %q", p.toks[p.pos].text)

@@ -17,8 +17,9 @@ type indexTask struct {
 		DataSchema struct {
 			DataSource    string `json:"dataSource"`
 			TimestampSpec struct {
-				Column string `json:"column"`
-				Format string `json:"format"`
+				Column       string `json:"column"`
+				Format       string `json:"format"`
+				MissingValue string `json:"missingValue"`
 			} `json:"timestampSpec"`
 			DimensionsSpec struct {
 				Dimensions          []json.RawMessage `json:"dimensions"`
@@ -39,7 +40,9 @@ type indexTask struct {
 			DropExisting     bool            `json:"dropExisting"`
 		} `json:"ioConfig"`
 		TuningConfig struct {
-			MaxNumConcurrentSubTasks *int `json:"maxNumConcurrentSubTasks"`
+			MaxNumConcurrentSubTasks *int            `json:"maxNumConcurrentSubTasks"`
+			ForceGuaranteedRollup    bool            `json:"forceGuaranteedRollup"`
+			PartitionsSpec           json.RawMessage `json:"partitionsSpec"`
 		} `json:"tuningConfig"`
 	} `json:"spec"`
 }
@@ -139,6 +142,11 @@ func (d *Druid) ExecTask(ctx context.Context, spec []byte) error {
 	if n := t.Spec.TuningConfig.MaxNumConcurrentSubTasks; n != nil && *n < 1 {
 		return fmt.Errorf("maxNumConcurrentSubTasks %d: want at least 1", *n)
 	}
+	partitions, err := parsePartitionsSpec(t.Spec.TuningConfig.PartitionsSpec, t.Spec.TuningConfig.ForceGuaranteedRollup,
+		t.Spec.IOConfig.AppendToExisting)
+	if err != nil {
+		return err
+	}
 	ds := t.Spec.DataSchema
 	if ds.DataSource == "" {
 		return fmt.Errorf("dataSchema.dataSource is required")
@@ -149,6 +157,17 @@ func (d *Druid) ExecTask(ctx context.Context, spec []byte) error {
 	gran, err := segmentGranularity(ds.GranularitySpec.SegmentGranularity)
 	if err != nil {
 		return err
+	}
+	// TimestampSpec.parseDateTime: a null or absent time is missingValue
+	// (a Joda DateTime, read from an ISO string), when set.
+	var missing *int64
+	if mv := ds.TimestampSpec.MissingValue; mv != "" {
+		t, err := jodaInstant(mv)
+		if err != nil {
+			return fmt.Errorf("timestampSpec.missingValue %q: %w", mv, err)
+		}
+		ms := t.UnixMilli()
+		missing = &ms
 	}
 	var intervals []span
 	for _, s := range ds.GranularitySpec.Intervals {
@@ -207,6 +226,9 @@ func (d *Druid) ExecTask(ctx context.Context, spec []byte) error {
 	schemas := map[string]colSchema{}
 	for _, obj := range raw {
 		ms, ok := parseTimestamp(obj[ds.TimestampSpec.Column], ds.TimestampSpec.Format)
+		if v := obj[ds.TimestampSpec.Column]; v == nil && missing != nil {
+			ms, ok = *missing, true
+		}
 		if !ok {
 			unparseable++
 			continue
@@ -223,6 +245,9 @@ func (d *Druid) ExecTask(ctx context.Context, spec []byte) error {
 					rowDims = append(rowDims, dimension{name: name, typ: discoveredType})
 				}
 			}
+		}
+		if err := partitions.checkRow(obj); err != nil {
+			return err
 		}
 		for _, dim := range rowDims {
 			var v any
