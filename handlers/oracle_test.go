@@ -22,7 +22,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/druidiceberg/sidecar/internal/tablegen"
-	"github.com/druidiceberg/sidecar/internal/testcatalog"
+	"github.com/druidiceberg/sidecar/splits/catalog/catalogtest"
 	"github.com/druidiceberg/sidecar/splits/split"
 )
 
@@ -30,7 +30,7 @@ import (
 func localWarehouse(t *testing.T) (*hadoop.Catalog, string) {
 	t.Helper()
 	dir := t.TempDir()
-	cat := testcatalog.Local(t, dir)
+	cat := catalogtest.Local(t, dir)
 	return cat, dir
 }
 
