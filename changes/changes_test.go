@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/druidiceberg/sidecar/internal/testcatalog"
+	"github.com/druidiceberg/sidecar/splits/catalog/catalogtest"
 
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog/hadoop"
@@ -42,7 +42,7 @@ type changesEnv struct {
 func newChangesEnv(t *testing.T) *changesEnv {
 	t.Helper()
 	dir := t.TempDir()
-	cat := testcatalog.Local(t, dir)
+	cat := catalogtest.Local(t, dir)
 	signer, err := split.NewSigner(bytes.Repeat([]byte{9}, 32))
 	if err != nil {
 		t.Fatal(err)
@@ -60,7 +60,7 @@ func (e *changesEnv) differ(t *testing.T, wrap ...func(icebergio.IO) icebergio.I
 	for _, w := range wrap {
 		opts = append(opts, catalog.WithFileIOWrapper(w))
 	}
-	p, err := splits.NewPlanner(testcatalog.Sidecar(t, catalog.Config{Type: "local", Warehouse: e.dir}, opts...), e.signer)
+	p, err := splits.NewPlanner(catalogtest.Open(t, catalog.Config{Type: "local", Warehouse: e.dir}, opts...), e.signer)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,10 +12,10 @@ import (
 
 	"github.com/druidiceberg/sidecar/handlers"
 	"github.com/druidiceberg/sidecar/internal/tablegen"
-	"github.com/druidiceberg/sidecar/internal/testcatalog"
 	"github.com/druidiceberg/sidecar/reader"
 	"github.com/druidiceberg/sidecar/splits"
 	sidecatalog "github.com/druidiceberg/sidecar/splits/catalog"
+	"github.com/druidiceberg/sidecar/splits/catalog/catalogtest"
 	"github.com/druidiceberg/sidecar/splits/split"
 )
 
@@ -75,7 +75,7 @@ func TestChangesPlanOnce(t *testing.T) {
 	}
 	files := &openCounter{opened: map[string]int{}}
 	srv := newServer(t, cfg, nil, func(c *handlers.Config) {
-		cat := testcatalog.Sidecar(t, cfg, sidecatalog.WithFileIOWrapper(files.wrap))
+		cat := catalogtest.Open(t, cfg, sidecatalog.WithFileIOWrapper(files.wrap))
 		p, err := splits.NewPlanner(cat, signer)
 		if err != nil {
 			t.Fatal(err)

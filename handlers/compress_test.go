@@ -55,6 +55,7 @@ func decompress(t *testing.T, suffix string, b []byte) []byte {
 // by the extension above its retries, ingests the table's live rows
 // through broken connections.
 func TestCompressedRows(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	cat, dir := localWarehouse(t)
 	tbl, err := tablegen.Bench(ctx, cat, table.Identifier{"gz", "t"}, 6_000, 6, 0.02, 0.01)

@@ -13,8 +13,8 @@ import (
 	"testing"
 
 	"github.com/druidiceberg/sidecar/internal/demo"
-	"github.com/druidiceberg/sidecar/internal/testcatalog"
 	sidecatalog "github.com/druidiceberg/sidecar/splits/catalog"
+	"github.com/druidiceberg/sidecar/splits/catalog/catalogtest"
 	"github.com/druidiceberg/sidecar/splits/split"
 )
 
@@ -30,7 +30,7 @@ func signedLake(t *testing.T, cfg sidecatalog.Config) (srv *testServer, dir, war
 	t.Helper()
 	dir = t.TempDir()
 	warehouse = filepath.Join(dir, "warehouse")
-	if err := demo.Write(context.Background(), testcatalog.Local(t, warehouse)); err != nil {
+	if err := demo.Write(context.Background(), catalogtest.Local(t, warehouse)); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(filepath.Join(dir, "sidecar-token.key"), []byte(secretBytes), 0o600); err != nil {

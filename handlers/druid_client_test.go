@@ -94,6 +94,7 @@ func (d *druidClient) read(t *testing.T, uri string) []byte {
 // raw-file path, with a Druid-like client that breaks connections at random
 // points; the bytes it assembles equal one clean read.
 func TestDruidRetries(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	cat, dir := localWarehouse(t)
 	srv := localServer(t, dir)

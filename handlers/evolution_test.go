@@ -83,6 +83,7 @@ func evolutionTables() []evolutionTable {
 // builder's expected rows and, where iceberg-go reads the table right,
 // against OracleRows; keys come in the snapshot schema's order.
 func TestEvolutionSnapshots(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	for _, et := range evolutionTables() {
 		t.Run(et.name, func(t *testing.T) {
@@ -117,6 +118,7 @@ func TestEvolutionSnapshots(t *testing.T) {
 // in schema order whatever the order asked, the rows are the expected rows
 // projected, and equality deletes on columns not projected still apply.
 func TestEvolutionProjection(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	tables := map[string]evolutionTable{}
 	for _, et := range evolutionTables() {
@@ -255,6 +257,7 @@ var fixtureOracleFailures = map[string]string{}
 // fixture, at the current snapshot and at every snapshot of its
 // extra_checks, against iceberg-go's Scan.ReadTasks on the same table.
 func TestFixturesAgainstOracle(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	for _, f := range loadFixtures(t) {
 		t.Run(f.Name, func(t *testing.T) {

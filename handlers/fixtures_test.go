@@ -94,6 +94,7 @@ func (f fixture) mappings() []sidecatalog.Mapping {
 // TestFixtures serves every engine-written table through the HTTP API and
 // holds its rows against expected.json, and its time-travel counts.
 func TestFixtures(t *testing.T) {
+	t.Parallel()
 	for _, f := range loadFixtures(t) {
 		t.Run(f.Name, func(t *testing.T) {
 			srv := f.server(t)

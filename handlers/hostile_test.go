@@ -65,6 +65,7 @@ func wideOr(width int) string {
 // wide one; each bound is now a 400 that names it, whichever route and
 // spelling carries the filter.
 func TestHostileFilters(t *testing.T) {
+	t.Parallel()
 	srv := newDemoServer(t)
 	spec := func(member, filter string) string {
 		return `{"type":"iceberg","namespace":"demo","tableName":"orders","` + member + `":` + filter + `}`
@@ -116,6 +117,7 @@ func TestHostileFilters(t *testing.T) {
 // planning; a residual within the bound plans URIs that read; a split of
 // many delete files is a short reference into its plan.
 func TestPlanNeverHandsOutARefusedURI(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	cat, dir := localWarehouse(t)
 	if err := demo.Write(ctx, cat); err != nil {
@@ -289,6 +291,7 @@ func TestHostileNames(t *testing.T) {
 // error body and in a 900 KB log line. Error bodies and log lines now
 // quote client input shortened, whichever parameter carries it.
 func TestHostileEcho(t *testing.T) {
+	t.Parallel()
 	var logs testlog.Buffer
 	srv := newDemoServer(t, func(c *handlers.Config) { c.Logger = slog.New(slog.NewJSONHandler(&logs, nil)) })
 	p := srv.plan(t, q("table", "demo.orders"))

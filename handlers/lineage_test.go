@@ -23,6 +23,7 @@ const allMeta = "_partition,_spec_id,_pos,_file,_last_updated_sequence_number,_r
 // holds the rows to the builder's hand-derived rows and, for row lineage,
 // to iceberg-go's ReadTasks (table.WithRowLineage) at every snapshot.
 func TestMetadataColumns(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	cat, dir := localWarehouse(t)
 	built, meta, err := tablegen.Lineage(ctx, cat, table.Identifier{"lin", "t"})

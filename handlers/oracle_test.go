@@ -7,6 +7,7 @@ import (
 	"errors"
 	"io"
 	"math"
+	"net"
 	"net/http"
 	"os"
 	"slices"
@@ -21,7 +22,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/druidiceberg/sidecar/internal/tablegen"
-	"github.com/druidiceberg/sidecar/internal/testcatalog"
+	"github.com/druidiceberg/sidecar/splits/catalog/catalogtest"
 	"github.com/druidiceberg/sidecar/splits/split"
 )
 
@@ -29,7 +30,7 @@ import (
 func localWarehouse(t *testing.T) (*hadoop.Catalog, string) {
 	t.Helper()
 	dir := t.TempDir()
-	cat := testcatalog.Local(t, dir)
+	cat := catalogtest.Local(t, dir)
 	return cat, dir
 }
 
@@ -42,6 +43,7 @@ func localServer(t testing.TB, dir string) *testServer {
 // same snapshot, and against the bytes a sidecar without a delete cache
 // serves for the same tokens.
 func TestOracle(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	cat, dir := localWarehouse(t)
 	srv := localServer(t, dir)
@@ -203,10 +205,16 @@ func TestRawFiles(t *testing.T) {
 // gives 410 before the first byte, and a data file that breaks while its
 // rows are streaming cuts the connection instead of ending the body cleanly.
 func TestFileRemovedAfterPlanning(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	cat, dir := localWarehouse(t)
-	srv := localServer(t, dir)
-	if _, err := tablegen.Bench(ctx, cat, table.Identifier{"gone", "t"}, 400_000, 2, 0.01, 0); err != nil {
+	// 100,000 rows a file: each 16-byte token column page holds about
+	// 50,000, so the reader must read more of the second file long after
+	// the first rows, which are all the server can write into the few KiB
+	// of buffers before the client stops reading.
+	srv := newServerListening(t, sidecatalog.Config{Type: "local", Warehouse: dir}, nil, testDeleteCacheSize,
+		func(l net.Listener) net.Listener { return smallBuffers{Listener: l} })
+	if _, err := tablegen.Bench(ctx, cat, table.Identifier{"gone", "t"}, 200_000, 2, 0.01, 0); err != nil {
 		t.Fatal(err)
 	}
 	p := srv.plan(t, q("table", "gone.t", "minSplits", "2"))

@@ -20,9 +20,9 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/druidiceberg/sidecar/internal/tablegen"
-	"github.com/druidiceberg/sidecar/internal/testcatalog"
 	"github.com/druidiceberg/sidecar/splits"
 	sidecatalog "github.com/druidiceberg/sidecar/splits/catalog"
+	"github.com/druidiceberg/sidecar/splits/catalog/catalogtest"
 	"github.com/druidiceberg/sidecar/splits/split"
 )
 
@@ -99,7 +99,7 @@ func widePlanners(b *testing.B) map[string]func() int {
 	if err != nil {
 		b.Fatal(err)
 	}
-	planner, err := splits.NewPlanner(testcatalog.Sidecar(b, sidecatalog.Config{Type: "local", Warehouse: dir}), signer)
+	planner, err := splits.NewPlanner(catalogtest.Open(b, sidecatalog.Config{Type: "local", Warehouse: dir}), signer)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -21,6 +21,7 @@ import (
 // and a reference to a plan that planning again does not give is a 409
 // plan_mismatch, never other rows.
 func TestReferenceTokens(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	cat, dir := localWarehouse(t)
 	tbl, err := tablegen.Bench(ctx, cat, table.Identifier{"ref", "t"}, 6000, 60, 0.02, 0.01)

@@ -23,6 +23,7 @@ import (
 // rows-emitted counter. Like promtool, the server is optional on a
 // workstation and required in CI, which installs it (.ci/run).
 func TestRealPrometheusScrapes(t *testing.T) {
+	t.Parallel()
 	bin := testenv.Tool(t, "prometheus", "apt-get install prometheus")
 	testenv.SkipShort(t, "starts a Prometheus server")
 	srv := newDemoServer(t)

@@ -23,6 +23,7 @@ import (
 // planned files' rows that do not match come through too, as Druid's own
 // iceberg input source gives them.
 func TestApplyResidual(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	cat, dir := localWarehouse(t)
 	srv := localServer(t, dir)

@@ -13,8 +13,8 @@ import (
 
 	icebergio "github.com/apache/iceberg-go/io"
 
-	"github.com/druidiceberg/sidecar/internal/testcatalog"
 	sidecatalog "github.com/druidiceberg/sidecar/splits/catalog"
+	"github.com/druidiceberg/sidecar/splits/catalog/catalogtest"
 	"github.com/druidiceberg/sidecar/splits/split"
 )
 
@@ -64,7 +64,7 @@ func TestTokensOpenOnlyPlannedPaths(t *testing.T) {
 	cfg := sidecatalog.Config{Type: "static", Tables: map[string]string{"fixtures.t": filepath.Join(fx.Dir, fx.Metadata)},
 		LocationMap: fx.mappings()}
 	rec := &recorder{}
-	cat := testcatalog.Sidecar(t, cfg, sidecatalog.WithFileIOWrapper(rec.wrap))
+	cat := catalogtest.Open(t, cfg, sidecatalog.WithFileIOWrapper(rec.wrap))
 	ts := serveCatalog(t, cat, signer)
 
 	// A genuine rows token, and the split it pins.

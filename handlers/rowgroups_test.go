@@ -76,6 +76,7 @@ func (s *testServer) rangedPlan(t *testing.T, query string) (rangedPlan, []byte)
 // for byte the file's unsplit rows; each answers Range requests and a
 // Druid-like client that breaks connections assembles the same bytes.
 func TestRowGroupSplits(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	cat, dir := localWarehouse(t)
 	// One file (or range of one) a split, so that each split's rows are

@@ -19,11 +19,11 @@ import (
 
 	differ "github.com/druidiceberg/sidecar/changes"
 	"github.com/druidiceberg/sidecar/handlers"
-	"github.com/druidiceberg/sidecar/internal/testcatalog"
 	"github.com/druidiceberg/sidecar/metrics"
 	"github.com/druidiceberg/sidecar/reader"
 	"github.com/druidiceberg/sidecar/splits"
 	sidecatalog "github.com/druidiceberg/sidecar/splits/catalog"
+	"github.com/druidiceberg/sidecar/splits/catalog/catalogtest"
 	"github.com/druidiceberg/sidecar/splits/split"
 
 	// The local catalog is iceberg-go's hadoop catalog, registered on import.
@@ -122,7 +122,7 @@ func plannerCatalog(t testing.TB, cfg sidecatalog.Config, mappings []sidecatalog
 	if mappings != nil {
 		cfg.LocationMap = mappings
 	}
-	cat := testcatalog.Sidecar(t, cfg)
+	cat := catalogtest.Open(t, cfg)
 	planner, err := splits.NewPlanner(cat, signer, opts...)
 	if err != nil {
 		t.Fatal(err)

@@ -15,8 +15,8 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/druidiceberg/sidecar/internal/tablegen"
-	"github.com/druidiceberg/sidecar/internal/testcatalog"
 	sidecatalog "github.com/druidiceberg/sidecar/splits/catalog"
+	"github.com/druidiceberg/sidecar/splits/catalog/catalogtest"
 	"github.com/druidiceberg/sidecar/splits/split"
 )
 
@@ -88,7 +88,7 @@ func TestStalledStoreAbortsTheStream(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sc := testcatalog.Sidecar(t, cfg, sidecatalog.WithStallTimeout(200*time.Millisecond))
+	sc := catalogtest.Open(t, cfg, sidecatalog.WithStallTimeout(200*time.Millisecond))
 	ts := serveCatalog(t, sc, signer)
 	p := ts.plan(t, q("table", "lake.stall"))
 	if len(p.Splits) != 1 {

@@ -63,7 +63,9 @@ func TestStatusPage(t *testing.T) {
 // chromium package) and checks the screenshot is a real page. Optional on a
 // workstation, required in CI, which installs Chromium (.ci/run).
 func TestStatusPageScreenshot(t *testing.T) {
+	t.Parallel()
 	bin := testenv.Tool(t, "chromium", "apt-get install chromium")
+	testenv.SkipShort(t, "starts Chromium")
 	srv := newDemoServer(t)
 	out := filepath.Join(t.TempDir(), "status.png")
 	if dir := os.Getenv("SIDECAR_SCREENSHOT_DIR"); dir != "" {

@@ -19,13 +19,13 @@ import (
 
 	"github.com/druidiceberg/sidecar/handlers"
 	"github.com/druidiceberg/sidecar/internal/tablegen"
-	"github.com/druidiceberg/sidecar/internal/testcatalog"
 	"github.com/druidiceberg/sidecar/internal/testlog"
 	"github.com/druidiceberg/sidecar/internal/vendingcatalog"
 	"github.com/druidiceberg/sidecar/metrics"
 	"github.com/druidiceberg/sidecar/reader"
 	"github.com/druidiceberg/sidecar/splits"
 	sidecatalog "github.com/druidiceberg/sidecar/splits/catalog"
+	"github.com/druidiceberg/sidecar/splits/catalog/catalogtest"
 	"github.com/druidiceberg/sidecar/splits/split"
 )
 
@@ -51,7 +51,7 @@ func newReplica(t *testing.T, cfg sidecatalog.Config) *replica {
 	reg := prometheus.NewRegistry()
 	m := metrics.New(reg)
 	logs := &testlog.Buffer{}
-	cat := testcatalog.Sidecar(t, cfg, sidecatalog.WithEvents(m))
+	cat := catalogtest.Open(t, cfg, sidecatalog.WithEvents(m))
 	planner, err := splits.NewPlanner(cat, signer)
 	if err != nil {
 		t.Fatal(err)

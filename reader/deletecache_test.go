@@ -19,10 +19,10 @@ import (
 	"github.com/parquet-go/parquet-go"
 
 	"github.com/druidiceberg/sidecar/internal/tablegen"
-	"github.com/druidiceberg/sidecar/internal/testcatalog"
 	"github.com/druidiceberg/sidecar/reader"
 	"github.com/druidiceberg/sidecar/splits"
 	"github.com/druidiceberg/sidecar/splits/catalog"
+	"github.com/druidiceberg/sidecar/splits/catalog/catalogtest"
 	"github.com/druidiceberg/sidecar/splits/split"
 )
 
@@ -480,7 +480,7 @@ func TestDeleteCacheReadersDoNotShareEntries(t *testing.T) {
 // and holds the three to the same bytes and counts.
 func TestDeleteCacheScenarios(t *testing.T) {
 	ctx := context.Background()
-	cat := testcatalog.Local(t, filepath.Join(t.TempDir(), "warehouse"))
+	cat := catalogtest.Local(t, filepath.Join(t.TempDir(), "warehouse"))
 	fs := catalog.NewFS(nil, nil)
 	cache := reader.NewDeleteCache(64<<20, nil)
 	plain, cached := newReader(fs), newReader(fs, reader.WithDeleteCache(cache))

@@ -18,10 +18,10 @@ import (
 	"github.com/parquet-go/parquet-go/format"
 
 	"github.com/druidiceberg/sidecar/internal/tablegen"
-	"github.com/druidiceberg/sidecar/internal/testcatalog"
 	"github.com/druidiceberg/sidecar/reader"
 	"github.com/druidiceberg/sidecar/splits"
 	"github.com/druidiceberg/sidecar/splits/catalog"
+	"github.com/druidiceberg/sidecar/splits/catalog/catalogtest"
 	"github.com/druidiceberg/sidecar/splits/split"
 )
 
@@ -213,7 +213,7 @@ func TestUnknownStored(t *testing.T) {
 // out by hand, byte for byte and in file order.
 func TestV3TypesTable(t *testing.T) {
 	ctx := context.Background()
-	cat := testcatalog.Local(t, t.TempDir())
+	cat := catalogtest.Local(t, t.TempDir())
 	b, err := tablegen.V3Types(ctx, cat, table.Identifier{"v3", "t"})
 	if err != nil {
 		t.Fatal(err)

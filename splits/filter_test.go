@@ -16,8 +16,8 @@ import (
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
 
-	"github.com/druidiceberg/sidecar/internal/testcatalog"
 	sidecatalog "github.com/druidiceberg/sidecar/splits/catalog"
+	"github.com/druidiceberg/sidecar/splits/catalog/catalogtest"
 	"github.com/druidiceberg/sidecar/splits/split"
 )
 
@@ -28,7 +28,7 @@ func eventsTable(t *testing.T) *Planner {
 	t.Helper()
 	ctx := context.Background()
 	dir := t.TempDir()
-	cat := testcatalog.Local(t, dir)
+	cat := catalogtest.Local(t, dir)
 	sc := iceberg.NewSchema(0,
 		iceberg.NestedField{ID: 1, Name: "id", Type: iceberg.PrimitiveTypes.Int64, Required: true},
 		iceberg.NestedField{ID: 2, Name: "day", Type: iceberg.PrimitiveTypes.Date, Required: true},
@@ -70,7 +70,7 @@ func eventsTable(t *testing.T) *Planner {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := NewPlanner(testcatalog.Sidecar(t, sidecatalog.Config{Type: "local", Warehouse: dir}), signer)
+	p, err := NewPlanner(catalogtest.Open(t, sidecatalog.Config{Type: "local", Warehouse: dir}), signer)
 	if err != nil {
 		t.Fatal(err)
 	}

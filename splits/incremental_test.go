@@ -11,8 +11,8 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/druidiceberg/sidecar/internal/tablegen"
-	"github.com/druidiceberg/sidecar/internal/testcatalog"
 	"github.com/druidiceberg/sidecar/splits/catalog"
+	"github.com/druidiceberg/sidecar/splits/catalog/catalogtest"
 	"github.com/druidiceberg/sidecar/splits/split"
 )
 
@@ -21,7 +21,7 @@ import (
 func TestIncrementalAppends(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	cat := testcatalog.Local(t, dir)
+	cat := catalogtest.Local(t, dir)
 	var sc tablegen.Scenario
 	for _, s := range tablegen.Scenarios() {
 		if s.Name == "positional_multi_file" { // appends A, B, C, then positional deletes
@@ -37,7 +37,7 @@ func TestIncrementalAppends(t *testing.T) {
 		t.Fatalf("%d snapshots, want 3 appends and a delete", len(snaps))
 	}
 	signer, _ := split.NewSigner(key(4))
-	p, err := NewPlanner(testcatalog.Sidecar(t, catalog.Config{Type: "local", Warehouse: dir}), signer)
+	p, err := NewPlanner(catalogtest.Open(t, catalog.Config{Type: "local", Warehouse: dir}), signer)
 	if err != nil {
 		t.Fatal(err)
 	}

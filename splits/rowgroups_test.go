@@ -15,8 +15,8 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/druidiceberg/sidecar/internal/tablegen"
-	"github.com/druidiceberg/sidecar/internal/testcatalog"
 	"github.com/druidiceberg/sidecar/splits/catalog"
+	"github.com/druidiceberg/sidecar/splits/catalog/catalogtest"
 	"github.com/druidiceberg/sidecar/splits/split"
 )
 
@@ -34,7 +34,7 @@ func rowGroupsTable(t *testing.T, formatVersion int, offsets tablegen.SplitOffse
 func localPlanner(t *testing.T, dir string, opts ...PlannerOption) *Planner {
 	t.Helper()
 	signer, _ := split.NewSigner(key(5))
-	p, err := NewPlanner(testcatalog.Sidecar(t, catalog.Config{Type: "local", Warehouse: dir}), signer, opts...)
+	p, err := NewPlanner(catalogtest.Open(t, catalog.Config{Type: "local", Warehouse: dir}), signer, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,8 +19,10 @@ var binaryInternal = []string{"internal/connlimit", "internal/demo", "internal/i
 
 // TestBinaryLinksNoTestOnlyPackage: the sidecar binary (with every
 // optional catalog and store) links no package of internal/ but the small
-// libraries that are there for it; the table generators, the Druid model
-// and the test helpers stay out of the binary.
+// libraries that are there for it, and no test helper kept beside the
+// package it serves (a name ending in "test", such as
+// splits/catalog/catalogtest); the table generators, the Druid model and
+// the test helpers stay out of the binary.
 func TestBinaryLinksNoTestOnlyPackage(t *testing.T) {
 	root, err := filepath.Abs(filepath.Join("..", ".."))
 	if err != nil {
@@ -55,6 +57,11 @@ func TestBinaryLinksNoTestOnlyPackage(t *testing.T) {
 	for _, p := range internal {
 		if !slices.Contains(binaryInternal, p) {
 			t.Errorf("the binary links %s, a package for tests: %v", p, internal)
+		}
+	}
+	for p := range linked {
+		if strings.HasSuffix(filepath.Base(p), "test") {
+			t.Errorf("the binary links %s, a test helper", p)
 		}
 	}
 	for _, want := range []string{"splits/catalog", "reader", "handlers", "internal/jsonstr"} {

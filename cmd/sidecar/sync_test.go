@@ -23,10 +23,10 @@ import (
 	"github.com/druidiceberg/sidecar/internal/demo"
 	"github.com/druidiceberg/sidecar/internal/druidsim"
 	"github.com/druidiceberg/sidecar/internal/tablegen"
-	"github.com/druidiceberg/sidecar/internal/testcatalog"
 	"github.com/druidiceberg/sidecar/reader"
 	"github.com/druidiceberg/sidecar/splits"
 	sidecatalog "github.com/druidiceberg/sidecar/splits/catalog"
+	"github.com/druidiceberg/sidecar/splits/catalog/catalogtest"
 	"github.com/druidiceberg/sidecar/splits/split"
 )
 
@@ -51,12 +51,12 @@ func newSyncEnv(t *testing.T) *syncEnv {
 	t.Helper()
 	dir := t.TempDir()
 	wh := filepath.Join(dir, "warehouse")
-	cat := testcatalog.Local(t, wh)
+	cat := catalogtest.Local(t, wh)
 	signer, err := split.NewSigner(bytes.Repeat([]byte{3}, 32))
 	if err != nil {
 		t.Fatal(err)
 	}
-	sc := testcatalog.Sidecar(t, sidecatalog.Config{Type: "local", Warehouse: wh})
+	sc := catalogtest.Open(t, sidecatalog.Config{Type: "local", Warehouse: wh})
 	planner, err := splits.NewPlanner(sc, signer)
 	if err != nil {
 		t.Fatal(err)

@@ -10,10 +10,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/druidiceberg/sidecar/internal/testcatalog"
+	"github.com/druidiceberg/sidecar/splits/catalog/catalogtest"
 
 	"github.com/apache/iceberg-go/catalog/hadoop"
 	"github.com/apache/iceberg-go/table"
+
 	"github.com/druidiceberg/sidecar/internal/icewrite"
 	"github.com/druidiceberg/sidecar/internal/tablegen"
 )
@@ -135,7 +136,7 @@ func TestWriteCreatesOnlyWhatIsAbsent(t *testing.T) {
 // does not exist yet, as --demo may find it.
 func newCatalog(t *testing.T) *hadoop.Catalog {
 	t.Helper()
-	return testcatalog.Local(t, filepath.Join(t.TempDir(), "warehouse"))
+	return catalogtest.Local(t, filepath.Join(t.TempDir(), "warehouse"))
 }
 
 // oracle reads the current snapshot of tbl with tablegen.OracleRows, which

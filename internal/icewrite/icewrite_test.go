@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/druidiceberg/sidecar/internal/testcatalog"
+	"github.com/druidiceberg/sidecar/splits/catalog/catalogtest"
 
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
@@ -20,7 +20,7 @@ import (
 // does not exist yet: creating the first namespace must create it.
 func newCatalog(tb testing.TB) *hadoop.Catalog {
 	tb.Helper()
-	return testcatalog.Local(tb, filepath.Join(tb.TempDir(), "warehouse"))
+	return catalogtest.Local(tb, filepath.Join(tb.TempDir(), "warehouse"))
 }
 
 // idSchema is a table of one required long column, id.

@@ -7,7 +7,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/druidiceberg/sidecar/internal/testcatalog"
+	"github.com/druidiceberg/sidecar/splits/catalog/catalogtest"
 
 	"github.com/apache/iceberg-go/catalog/hadoop"
 	"github.com/apache/iceberg-go/table"
@@ -16,7 +16,7 @@ import (
 // newCatalog returns a hadoop catalog over a fresh warehouse in t.TempDir().
 func newCatalog(tb testing.TB) *hadoop.Catalog {
 	tb.Helper()
-	return testcatalog.Local(tb, filepath.Join(tb.TempDir(), "warehouse"))
+	return catalogtest.Local(tb, filepath.Join(tb.TempDir(), "warehouse"))
 }
 
 // planned is what PlanFiles attached, keyed by data file base name.

@@ -1,7 +1,10 @@
-// Package testcatalog gives tests an Iceberg catalog of their own: iceberg-go's
+// Package catalogtest gives tests an Iceberg catalog of their own: iceberg-go's
 // filesystem (hadoop) catalog over a local folder, the catalog the sidecar's
-// "local" type opens. Only tests import it.
-package testcatalog
+// "local" type opens, and the sidecar's own catalog over it, closed when the
+// test ends. It sits beside the package it serves, as net/http/httptest
+// does; only tests import it, and the binary never links it
+// (cmd/sidecar's TestBinaryLinksNoTestOnlyPackage).
+package catalogtest
 
 import (
 	"testing"
@@ -24,9 +27,8 @@ func Local(t testing.TB, dir string) *hadoop.Catalog {
 	return cat
 }
 
-// Sidecar opens the sidecar's catalog of cfg (splits/catalog), closed when
-// the test ends.
-func Sidecar(t testing.TB, cfg catalog.Config, opts ...catalog.Option) *catalog.Catalog {
+// Open opens the sidecar's catalog of cfg, closed when the test ends.
+func Open(t testing.TB, cfg catalog.Config, opts ...catalog.Option) *catalog.Catalog {
 	t.Helper()
 	cat, err := catalog.New(cfg, opts...)
 	if err != nil {
