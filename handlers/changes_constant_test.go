@@ -25,6 +25,7 @@ import (
 // whose files are the same, or across a compaction (a replace snapshot),
 // there is no change.
 func TestChangesConstantTime(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	cat, dir := localWarehouse(t)
 	srv := localServer(t, dir)
