@@ -105,8 +105,13 @@ type Request struct {
 	// TimeColumn is the top-level column Druid's __time comes from: a
 	// timestamp (micro- or nanoseconds, with or without zone), a date, or a
 	// long of epoch milliseconds.
-	TimeColumn  string
-	Granularity druid.Granularity
+	TimeColumn string
+	// ConstantTime, when not zero, stands for TimeColumn, for a table
+	// without a time column: every row's Druid time is this instant, so
+	// every row lies in the one granularity bucket that holds it, and a
+	// change is that bucket or nothing.
+	ConstantTime time.Time
+	Granularity  druid.Granularity
 	// Include are intervals to report as changed whatever the snapshots
 	// say, such as those of a sync run that did not finish.
 	Include []Change
@@ -122,9 +127,11 @@ type Result struct {
 	Table        string
 	FromSnapshot *int64
 	// ToSnapshot is the target snapshot; nil for a table without one.
-	ToSnapshot  *int64
-	TimeField   iceberg.NestedField
-	Granularity druid.Granularity
+	ToSnapshot *int64
+	// TimeField is the time column; the zero field with ConstantTime.
+	TimeField    iceberg.NestedField
+	ConstantTime time.Time
+	Granularity  druid.Granularity
 	// Changes are sorted, disjoint and not adjacent; an All change is
 	// alone.
 	Changes  []Change
@@ -149,7 +156,8 @@ type target struct {
 
 // Plan plans the rows of change c at the target snapshot, cut from its one
 // scan: those whose time lies in c's interval (the interval holds row by
-// row), or all of them for an ALL change; without a target snapshot the
+// row), or all of them for an ALL change or a constant time (every row
+// lies in the change's bucket); without a target snapshot the
 // plan is empty. maxSplits, when positive, bounds the plan's splits
 // (splits.Request.MaxSplits): the target is then scanned again with the
 // bound, from the files the diff planned.
@@ -165,7 +173,7 @@ func (r Result) Plan(ctx context.Context, c Change, maxSplits int) (splits.Plan,
 		}
 	}
 	var iv *splits.TimeInterval
-	if !c.All {
+	if !c.All && r.ConstantTime.IsZero() {
 		iv = &splits.TimeInterval{Column: r.TimeField.Name, Start: c.Start, End: c.End}
 	}
 	return t.planner.Cut(ctx, sc, iv)
@@ -200,6 +208,13 @@ func (r Result) Plan(ctx context.Context, c Change, maxSplits int) (splits.Plan,
 // between the snapshots (every row may read differently) and a time range
 // outside the years 1 to 9999.
 //
+// With req.ConstantTime (a table without a time column) every row lies in
+// the bucket of that instant: whatever would change some interval, or ALL
+// (an initial load, a change of schema, a removed snapshot), changes that
+// bucket, and the bucket's plan reads the whole table. The files are
+// compared as above, so a snapshot whose files differ not (or a replace
+// snapshot, skipped as above) is no change.
+//
 // It then scans the target snapshot with req.Rows, once, for Result.Plan.
 func (df *Differ) Changes(ctx context.Context, req Request) (Result, error) {
 	out, t, err := df.changes(ctx, req)
@@ -232,19 +247,30 @@ func (df *Differ) changes(ctx context.Context, req Request) (Result, *target, er
 			return Result{}, nil, fmt.Errorf("%w: %s has no snapshot %d (toSnapshot)", splits.ErrSnapshotNotFound, req.Table, *req.ToSnapshot)
 		}
 	}
-	field, err := TimeField(snapshotSchema(tbl, to), req.TimeColumn)
-	if err != nil {
+	at := req.ConstantTime.UTC()
+	var field iceberg.NestedField
+	if at.IsZero() {
+		if field, err = TimeField(snapshotSchema(tbl, to), req.TimeColumn); err != nil {
+			return Result{}, nil, err
+		}
+	} else if err := checkConstant(req); err != nil {
 		return Result{}, nil, err
 	}
 	out := Result{Table: req.Table, FromSnapshot: req.FromSnapshot, TimeField: field, Granularity: gran}
+	if !at.IsZero() {
+		out.ConstantTime = at
+	}
 	t := &target{tbl: tbl}
 	if to != nil {
 		id := to.SnapshotID
 		out.ToSnapshot = &id
 	}
-	c := &collector{gran: gran}
+	c := &collector{gran: gran, at: out.ConstantTime}
 	for _, in := range req.Include {
 		switch {
+		case !at.IsZero() && !in.All && !c.holdsConstant(in):
+			c.warn(fmt.Sprintf("include %s holds no row: every row's time is constantTime %s; it is left alone",
+				in, at.Format(time.RFC3339Nano)))
 		case in.All:
 			c.everything(ReasonRequested, "")
 		case in.End.After(in.Start):
@@ -272,15 +298,17 @@ func (df *Differ) changes(ctx context.Context, req Request) (Result, *target, er
 			from.SnapshotID, to.SnapshotID))
 		return c.finish(out), t, nil
 	}
-	col, err := splits.NewTimeColumn(tbl.Metadata(), field)
-	if err != nil {
-		return Result{}, nil, err
+	var col splits.TimeColumn
+	if at.IsZero() {
+		if col, err = splits.NewTimeColumn(tbl.Metadata(), field); err != nil {
+			return Result{}, nil, err
+		}
 	}
 	fsys, err := tbl.FS(ctx)
 	if err != nil {
 		return Result{}, nil, fmt.Errorf("read the files of %s: %w", req.Table, err)
 	}
-	d := &fileDiff{meta: tbl.Metadata(), field: field, col: col, c: c, deletes: newDeleteReader(fsys, tbl.Metadata())}
+	d := &fileDiff{meta: tbl.Metadata(), field: field, col: col, constant: !at.IsZero(), c: c, deletes: newDeleteReader(fsys, tbl.Metadata())}
 	for _, r := range rewritesAside(tbl, from, to) {
 		tasks, err := df.diff(ctx, tbl, req.Table, d, r.from, r.to)
 		if err != nil {
@@ -400,6 +428,19 @@ func TimeField(schema *iceberg.Schema, name string) (iceberg.NestedField, error)
 	return f, nil
 }
 
+// checkConstant refuses a constant time with a time column, or outside
+// the years 1 to 9999 (the bucket must have a name in Druid SQL).
+func checkConstant(req Request) error {
+	if req.TimeColumn != "" {
+		return fmt.Errorf("%w: timeColumn and constantTime exclude each other: give one", splits.ErrBadRequest)
+	}
+	at := req.ConstantTime.UTC()
+	if y := at.Year(); y < 1 || y > 9999 {
+		return fmt.Errorf("%w: constantTime %s: want a time in the years 1 to 9999", splits.ErrBadRequest, at.Format(time.RFC3339))
+	}
+	return nil
+}
+
 // snapshotSchema is the schema a snapshot was written with, or the table's.
 func snapshotSchema(tbl *table.Table, s *table.Snapshot) *iceberg.Schema {
 	if s != nil && s.SchemaID != nil {
@@ -467,22 +508,45 @@ func (df *Differ) plannedFiles(ctx context.Context, tbl *table.Table, name strin
 
 // collector gathers changed time ranges as aligned intervals.
 type collector struct {
-	gran     druid.Granularity
+	gran druid.Granularity
+	// at, when not zero, is every row's time: any change is its bucket.
+	at       time.Time
 	all      []Reason
 	changes  []Change
 	warnings []string
 }
 
-// everything records a change that no interval bounds.
-func (c *collector) everything(r Reason, warning string) {
-	c.all = append(c.all, r)
+// warn records a warning once.
+func (c *collector) warn(warning string) {
 	if warning != "" && !slices.Contains(c.warnings, warning) {
 		c.warnings = append(c.warnings, warning)
 	}
 }
 
-// addTime records that rows with times in [lo, hi] (inclusive) changed.
+// everything records a change that no interval bounds: with a constant
+// time, its bucket, which holds every row.
+func (c *collector) everything(r Reason, warning string) {
+	c.warn(warning)
+	if !c.at.IsZero() && c.gran != druid.GranularityAll {
+		start := c.gran.Floor(c.at)
+		c.changes = append(c.changes, Change{Start: start, End: c.gran.Next(start), Reasons: []Reason{r}})
+		return
+	}
+	c.all = append(c.all, r)
+}
+
+// holdsConstant says whether change ch's interval holds the constant time.
+func (c *collector) holdsConstant(ch Change) bool {
+	return !c.at.Before(ch.Start) && c.at.Before(ch.End)
+}
+
+// addTime records that rows with times in [lo, hi] (inclusive) changed;
+// with a constant time, that the rows at it did, whatever lo and hi.
 func (c *collector) addTime(lo, hi time.Time, r Reason) {
+	if !c.at.IsZero() {
+		c.everything(r, "")
+		return
+	}
 	if c.gran == druid.GranularityAll {
 		c.everything(r, "")
 		return
@@ -544,11 +608,14 @@ func sortReasons(rs []Reason) []Reason {
 
 // fileDiff turns changed data and delete files into changed time ranges.
 type fileDiff struct {
-	meta    table.Metadata
-	field   iceberg.NestedField
-	col     splits.TimeColumn
-	c       *collector
-	deletes *deleteReader
+	meta  table.Metadata
+	field iceberg.NestedField
+	col   splits.TimeColumn
+	// constant says there is no time column: a changed file changes the
+	// constant time's bucket, whatever its rows.
+	constant bool
+	c        *collector
+	deletes  *deleteReader
 }
 
 // addSpan records a changed span of the time column's values.
@@ -564,6 +631,10 @@ func (d *fileDiff) addSpan(s splits.Span, r Reason) {
 
 // dataFile records an added or removed data file.
 func (d *fileDiff) dataFile(f iceberg.DataFile, r Reason) {
+	if d.constant {
+		d.c.everything(r, "")
+		return
+	}
 	s, ext := d.col.FileTimes(f)
 	switch ext {
 	case splits.ExtentKnown:
@@ -597,7 +668,7 @@ func (d *fileDiff) deleteFile(f, del iceberg.DataFile) {
 func (d *fileDiff) equalityDeletes(f, del iceberg.DataFile) {
 	const r = ReasonEqualityDeletes
 	fid := d.field.ID
-	if !slices.Contains(del.EqualityFieldIDs(), fid) {
+	if d.constant || !slices.Contains(del.EqualityFieldIDs(), fid) {
 		// The deleted rows may lie anywhere in f, unless no key can
 		// match f at all.
 		if d.deletes.mayMatch(del, f) {

@@ -533,3 +533,103 @@ func TestRequests(t *testing.T) {
 		}
 	}
 }
+
+// TestChangesConstantTime: with a constant time (no time column; the
+// table's ts is ignored) whatever changed rows changes the one bucket of
+// the instant, whichever days the rows' ts lie in, and the bucket's plan
+// reads every row of the table; an include is that bucket when it holds
+// the instant, and is left alone with a warning when it does not. Under
+// granularity ALL the change is ALL. A time column beside the constant,
+// or a constant outside the years 1 to 9999, is refused.
+func TestChangesConstantTime(t *testing.T) {
+	e := newChangesEnv(t)
+	h, name := e.history(t, tablegen.HistoryOptions{Time: tablegen.TimeTimestamp, Layout: tablegen.LayoutDay})
+	threeDays(t, e, h)
+	first := current(h)
+	if err := h.EqualityDelete(e.ctx, false, 3); err != nil {
+		t.Fatal(err)
+	}
+	at := time.Date(2000, 1, 1, 12, 0, 0, 0, time.UTC)
+	const bucket = "2000-01-01T00:00:00.000Z/2000-01-02T00:00:00.000Z"
+	ask := func(req Request) ([]string, Result, error) {
+		t.Helper()
+		req.Table, req.ConstantTime = name, at
+		if req.Granularity == "" {
+			req.Granularity = druid.GranularityDay
+		}
+		ch, err := e.d.Changes(e.ctx, req)
+		var out []string
+		for _, c := range ch.Changes {
+			var rs []string
+			for _, r := range c.Reasons {
+				rs = append(rs, string(r))
+			}
+			out = append(out, c.String()+" "+strings.Join(rs, ","))
+		}
+		return out, ch, err
+	}
+	inc := func(s string) Change {
+		c, err := ParseChangeInterval(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	last := current(h)
+	for _, tc := range []struct {
+		what string
+		req  Request
+		want []string
+		warn string
+	}{
+		{"an equality delete on 2024-03-02", Request{FromSnapshot: &first}, []string{bucket + " equality_deletes"}, ""},
+		{"an initial load", Request{}, []string{bucket + " initial_load"}, ""},
+		{"no change", Request{FromSnapshot: &last}, nil, ""},
+		{"an include that holds the instant", Request{FromSnapshot: &last, Include: []Change{inc("2000-01-01T06:00:00Z/2000-01-02")}},
+			[]string{bucket + " requested"}, ""},
+		{"ALL included", Request{FromSnapshot: &last, Include: []Change{{All: true}}}, []string{bucket + " requested"}, ""},
+		{"an include elsewhere", Request{FromSnapshot: &last, Include: []Change{inc("2024-03-02/2024-03-03")}}, nil,
+			"include 2024-03-02T00:00:00.000Z/2024-03-03T00:00:00.000Z holds no row"},
+		{"granularity ALL", Request{FromSnapshot: &first, Granularity: druid.GranularityAll}, []string{"ALL equality_deletes"}, ""},
+	} {
+		got, ch, err := ask(tc.req)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.what, err)
+		}
+		if !slices.Equal(got, tc.want) {
+			t.Fatalf("%s: changes %q; want %q", tc.what, got, tc.want)
+		}
+		if w := strings.Join(ch.Warnings, "\n"); tc.warn == "" && w != "" || !strings.Contains(w, tc.warn) {
+			t.Fatalf("%s: warnings %q", tc.what, ch.Warnings)
+		}
+		if !ch.ConstantTime.Equal(at) || ch.TimeField.Name != "" {
+			t.Fatalf("%s: constant %s, time field %q", tc.what, ch.ConstantTime, ch.TimeField.Name)
+		}
+		if len(ch.Changes) == 0 {
+			continue
+		}
+		// Every file of the target snapshot, although the rows' ts lie
+		// outside the bucket.
+		p, err := ch.Plan(e.ctx, ch.Changes[0], 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var files []string
+		for _, s := range p.Splits {
+			for _, part := range s.Parts {
+				files = append(files, part.Data.Path)
+			}
+		}
+		if slices.Sort(files); len(slices.Compact(files)) != 3 {
+			t.Fatalf("%s: the change's plan reads %q; want the table's three day files", tc.what, files)
+		}
+	}
+	for _, req := range []Request{{TimeColumn: "ts"}, {}} {
+		if req.TimeColumn == "" {
+			at = time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)
+		}
+		if _, _, err := ask(req); !errors.Is(err, splits.ErrBadRequest) {
+			t.Fatalf("%+v at %s: %v; want a bad request", req, at, err)
+		}
+	}
+}

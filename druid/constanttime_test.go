@@ -100,8 +100,47 @@ func TestConstantTime(t *testing.T) {
 			t.Fatalf("task at %s: %v", bad, err)
 		}
 	}
-	empty := src.EmptySource(time.Time{})
-	if _, err := (druid.Statement{Replace: true, DataSource: "ds", PartitionedBy: druid.GranularityDay}).SQL(empty); !errors.Is(err, druid.ErrNothingToRead) {
-		t.Fatalf("a REPLACE of nothing at a constant time: %v", err)
+
+	// A table emptied since: the REPLACE (and the task) of nothing over
+	// the constant's bucket, or over all time, delete its rows; the
+	// stand-in's row, whose time is none of the constant, is dropped.
+	day := druid.Interval{Start: at, End: at.AddDate(0, 0, 1)}
+	for _, iv := range []druid.Interval{day, {}} {
+		empty := src.EmptySource(iv.Start)
+		st := druid.Statement{Replace: true, DataSource: "ds", PartitionedBy: druid.GranularityDay, Overwrite: iv}
+		query, err := st.SQL(empty)
+		if err != nil {
+			t.Fatalf("a REPLACE of nothing at a constant time over %s: %v", iv, err)
+		}
+		sqlcheck.Require(t, query)
+		d := druidsim.New()
+		d.Client = srv.Client()
+		for _, q := range []string{queries[0], query} {
+			if err := d.ExecSQL(t.Context(), q, st.Context(empty)); err != nil {
+				t.Fatalf("Druid refuses the statement: %v\n%s", err, q)
+			}
+		}
+		if rows := d.Rows("ds"); len(rows) != 0 {
+			t.Fatalf("after a REPLACE of nothing over %s: rows %v", iv, rows)
+		}
+	}
+	task.Interval = day
+	spec, err = task.Spec(src.EmptySource(day.Start))
+	if err != nil {
+		t.Fatalf("a task of nothing at a constant time: %v", err)
+	}
+	if b, err = json.Marshal(spec); err != nil {
+		t.Fatal(err)
+	}
+	d = druidsim.New()
+	d.Client = srv.Client()
+	if err := d.ExecSQL(t.Context(), queries[0], nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.ExecTask(t.Context(), b); err != nil {
+		t.Fatalf("Druid refuses the task of nothing: %v", err)
+	}
+	if rows := d.Rows("ds"); len(rows) != 0 {
+		t.Fatalf("after a task of nothing: rows %v", rows)
 	}
 }

@@ -126,10 +126,6 @@ func (st Statement) render(intervals []Interval, src Source) (string, error) {
 		return "", err
 	}
 	if src.constant() {
-		if src.empty() {
-			// The stand-in's row would be kept: its time is the constant.
-			return "", fmt.Errorf("%w: a REPLACE of nothing without a time column", ErrNothingToRead)
-		}
 		// Every row has the one time: the statement keeps all or none.
 		for _, iv := range intervals {
 			if src.ConstantTime.Before(iv.Start) || !src.ConstantTime.Before(iv.End) {

@@ -101,11 +101,16 @@ func (s Source) timestampSpec() map[string]any {
 	if !s.constant() {
 		return map[string]any{"column": s.TimeField.Name, "format": s.TimestampFormat()}
 	}
+	return map[string]any{"column": s.absentColumn(), "format": "auto", "missingValue": s.ConstantTime.UTC().Format(isoMillis)}
+}
+
+// absentColumn is a column name that no served column has.
+func (s Source) absentColumn() string {
 	name := "__constant_time"
 	for slices.ContainsFunc(s.Fields, func(f iceberg.NestedField) bool { return f.Name == name }) {
 		name += "_"
 	}
-	return map[string]any{"column": name, "format": "auto", "missingValue": s.ConstantTime.UTC().Format(isoMillis)}
+	return name
 }
 
 // isoTime says whether the time column is served as an ISO 8601 string:
@@ -183,7 +188,17 @@ func (s Source) Columns() []Column {
 // time lies just before start, or is absent when start is zero (a null
 // __time, which a statement's IS NOT NULL drops and a task counts as
 // unparseable).
+//
+// A source with a ConstantTime would give the row that time, which lies
+// within the interval replaced: its stand-in instead takes __time from a
+// long column of epoch milliseconds that no served column is named, which
+// the row alone has.
 func (s Source) EmptySource(start time.Time) Source {
+	if s.constant() {
+		tf := iceberg.NestedField{ID: -1, Name: s.absentColumn(), Type: iceberg.PrimitiveTypes.Int64}
+		s.Fields = append(slices.Clone(s.Fields), tf)
+		s.TimeField, s.ConstantTime = tf, time.Time{}
+	}
 	row := "{}"
 	if !start.IsZero() {
 		before := start.Add(-time.Millisecond)

@@ -58,10 +58,6 @@ func (t Task) spec(src Source) (map[string]any, error) {
 	if err := src.checkConstant(); err != nil {
 		return nil, err
 	}
-	if src.empty() && src.constant() {
-		// The stand-in's row has no time, which missingValue would give.
-		return nil, fmt.Errorf("%w: a task of nothing without a time column", ErrNothingToRead)
-	}
 	granularitySpec := map[string]any{"type": "uniform", "segmentGranularity": t.SegmentGranularity.Segment(), "queryGranularity": "NONE", "rollup": false}
 	ioConfig := map[string]any{
 		"type":             "index_parallel",

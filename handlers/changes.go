@@ -18,7 +18,7 @@ import (
 // plan parameters it shares (planParams): its fromSnapshot and toSnapshot
 // are the two snapshots diffed.
 var changesParams = map[string]bool{
-	"fromSnapshot": true, "toSnapshot": true, "timeColumn": true, "granularity": true, "dataSource": true, "include": true,
+	"fromSnapshot": true, "toSnapshot": true, "timeColumn": true, "constantTime": true, "granularity": true, "dataSource": true, "include": true,
 	"maxNumConcurrentSubTasks": true,
 	"clusteredBy":              true, "partitionsSpec": true, "targetRowsPerSegment": true, "maxRowsPerSegment": true, "numShards": true,
 }
@@ -30,10 +30,13 @@ type changesResponse struct {
 	// FromSnapshot is null for an initial load.
 	FromSnapshot *int64 `json:"fromSnapshot"`
 	// ToSnapshot is null for a table without snapshots.
-	ToSnapshot  *int64           `json:"toSnapshot"`
-	TimeColumn  string           `json:"timeColumn"`
-	Granularity string           `json:"granularity"`
-	Changes     []changeResponse `json:"changes"`
+	ToSnapshot *int64 `json:"toSnapshot"`
+	// TimeColumn is empty with ConstantTime, every row's __time for a
+	// table without a time column.
+	TimeColumn   string           `json:"timeColumn"`
+	ConstantTime string           `json:"constantTime,omitempty"`
+	Granularity  string           `json:"granularity"`
+	Changes      []changeResponse `json:"changes"`
 	// Statements are the changes' REPLACEs merged into as few statements
 	// as Druid takes (druid.Statement.Batches): what sync submits.
 	Statements []statementResponse `json:"statements"`
@@ -69,7 +72,9 @@ type changeResponse struct {
 
 // getChanges answers the time intervals whose rows differ between two
 // snapshots, each with an MSQ REPLACE and an index_parallel task that
-// re-ingest exactly that interval from the target snapshot.
+// re-ingest exactly that interval from the target snapshot. With
+// constantTime (a table without a time column) the one interval is the
+// bucket of that instant, re-ingested from the whole table.
 func (s *server) getChanges(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
 	if err := checkQuery(q, func(k string) bool { return changesParams[k] || planParams[k] }); err != nil {
@@ -86,7 +91,11 @@ func (s *server) getChanges(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	req := changes.Request{Table: rows.Table, TimeColumn: q.Get("timeColumn")}
+	tm, err := readTime(q, "timeColumn")
+	if err != nil {
+		return err
+	}
+	req := changes.Request{Table: rows.Table, TimeColumn: tm.column, ConstantTime: tm.constant}
 	if req.FromSnapshot, err = queryID(q, "fromSnapshot"); err != nil {
 		return err
 	}
@@ -140,6 +149,11 @@ func (s *server) getChanges(w http.ResponseWriter, r *http.Request) error {
 		TimeColumn: ch.TimeField.Name, Granularity: string(ch.Granularity),
 		Changes: []changeResponse{}, Statements: []statementResponse{}, Warnings: append([]string{}, ch.Warnings...),
 	}
+	if !ch.ConstantTime.IsZero() {
+		src := druid.Source{ConstantTime: ch.ConstantTime}
+		resp.ConstantTime = ch.ConstantTime.Format("2006-01-02T15:04:05.000Z")
+		resp.Warnings = append(resp.Warnings, src.ConstantTimeWarning())
+	}
 	at, err := s.uriBase(r)
 	if err != nil {
 		return err
@@ -190,9 +204,13 @@ func (s *server) changeWork(r *http.Request, ch changes.Result, c changes.Change
 		if err != nil {
 			return changeWork{}, druid.Source{}, err
 		}
-		src, err := pl.source(ch.TimeField.Name, "timeColumn")
-		if err != nil {
-			return changeWork{}, src, err
+		var src druid.Source
+		if ch.ConstantTime.IsZero() {
+			if src, err = pl.source(ch.TimeField.Name, "timeColumn"); err != nil {
+				return changeWork{}, src, err
+			}
+		} else {
+			src = pl.constantSource(ch.ConstantTime)
 		}
 		work, err := renderChange(c, src, pl.Warnings, task)
 		return work, src, err

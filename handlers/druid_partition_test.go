@@ -211,7 +211,9 @@ func TestDruidConstantTime(t *testing.T) {
 		{"/druid/task?table=notime.events&dataSource=e&constantTime=yesterday", "constantTime"},
 		{"/druid/task?table=notime.events&dataSource=e&constantTime=10000-01-01T00:00:00Z", "years 1 to 9999"},
 		{"/druid/task?table=notime.events&dataSource=e", "timestampColumn is required (or constantTime"},
-		{"/changes?table=notime.events&timeColumn=ts&constantTime=2000-01-01T00:00:00Z", "unknown query parameter constantTime"},
+		{"/changes?table=notime.events&timeColumn=ts&constantTime=2000-01-01T00:00:00Z", "timeColumn and constantTime exclude each other"},
+		{"/changes?table=notime.events&constantTime=10000-01-01T00:00:00Z", "years 1 to 9999"},
+		{"/changes?table=notime.events", "timeColumn is required (or constantTime"},
 	} {
 		resp, body := srv.get(t, tc.path)
 		if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(body), tc.want) {

@@ -68,12 +68,16 @@ type specTime struct {
 
 // readSpecTime reads timestampColumn or constantTime, one of which a
 // generated spec needs.
-func readSpecTime(q url.Values) (specTime, error) {
-	st := specTime{column: q.Get("timestampColumn")}
+func readSpecTime(q url.Values) (specTime, error) { return readTime(q, "timestampColumn") }
+
+// readTime reads the time column parameter param (timestampColumn, or
+// /changes' timeColumn) or constantTime: exactly one of them.
+func readTime(q url.Values, param string) (specTime, error) {
+	st := specTime{column: q.Get(param)}
 	c := q.Get("constantTime")
 	switch {
 	case c != "" && st.column != "":
-		return st, fmt.Errorf("%w: timestampColumn and constantTime exclude each other: give one", errBadRequest)
+		return st, fmt.Errorf("%w: %s and constantTime exclude each other: give one", errBadRequest, param)
 	case c != "":
 		t, err := splits.ParseInstant(c)
 		if err != nil {
@@ -81,7 +85,7 @@ func readSpecTime(q url.Values) (specTime, error) {
 		}
 		st.constant = t.UTC()
 	case st.column == "":
-		return st, fmt.Errorf("%w: timestampColumn is required (or constantTime, for a table without a time column)", errBadRequest)
+		return st, fmt.Errorf("%w: %s is required (or constantTime, for a table without a time column)", errBadRequest, param)
 	}
 	return st, nil
 }

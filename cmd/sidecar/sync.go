@@ -199,7 +199,7 @@ func (s *syncer) pair(ctx context.Context, p syncPair) error {
 	for _, w := range ans.Warnings {
 		s.log.Warn("sidecar warning", slog.String("data_source", p.DataSource), slog.String("warning", w))
 	}
-	done := &checkpoint{Table: p.Table, Catalog: p.Catalog, TimeColumn: p.TimeColumn, Granularity: p.Granularity,
+	done := &checkpoint{Table: p.Table, Catalog: p.Catalog, TimeColumn: p.TimeColumn, ConstantTime: p.ConstantTime, Granularity: p.Granularity,
 		Loaded: true, SnapshotID: ans.ToSnapshot, Updated: s.now().UTC().Format(time.RFC3339)}
 	var intervals []string
 	for _, c := range ans.Changes {
@@ -227,7 +227,7 @@ func (s *syncer) pair(ctx context.Context, p syncPair) error {
 
 	// Write-ahead: what is about to be submitted is pending until it all
 	// succeeded, whatever happens to this process or to the tasks.
-	ahead := &checkpoint{Table: p.Table, Catalog: p.Catalog, TimeColumn: p.TimeColumn, Granularity: p.Granularity,
+	ahead := &checkpoint{Table: p.Table, Catalog: p.Catalog, TimeColumn: p.TimeColumn, ConstantTime: p.ConstantTime, Granularity: p.Granularity,
 		Updated: s.now().UTC().Format(time.RFC3339)}
 	if cp.matches(p) {
 		ahead.Loaded, ahead.SnapshotID = cp.Loaded, cp.SnapshotID
@@ -288,8 +288,12 @@ func (s *syncer) print(p syncPair, ans changesAnswer) error {
 
 // changes asks the sidecar for GET /changes.
 func (s *syncer) changes(ctx context.Context, p syncPair, from *int64, include []string) (changesAnswer, error) {
-	q := url.Values{"table": {p.Table}, "timeColumn": {p.TimeColumn}, "dataSource": {p.DataSource},
-		"granularity": {p.Granularity}, "mode": {p.Mode}}
+	q := url.Values{"table": {p.Table}, "dataSource": {p.DataSource}, "granularity": {p.Granularity}, "mode": {p.Mode}}
+	if p.ConstantTime != "" {
+		q.Set("constantTime", p.ConstantTime)
+	} else {
+		q.Set("timeColumn", p.TimeColumn)
+	}
 	if p.Catalog != "" {
 		q.Set("catalog", p.Catalog)
 	}

@@ -605,7 +605,7 @@ func TestSyncConfig(t *testing.T) {
 		{[]string{"--config", good, "--druid", "http://d", "--druid-auth-file", auth}, map[string]string{"SIDECAR_DRUID_PASSWORD": "p"}, "not both"},
 		{[]string{"--config", good, "--druid", "http://d", "--interval", "0s"}, nil, "--interval"},
 		{[]string{"--config", write("pairs:\n  - {table: a.b, dataSource: d, timeColumn: ts, granularty: DAY}\n"), "--dry-run"}, nil, "granularty"},
-		{[]string{"--config", write("pairs:\n  - {table: a.b, timeColumn: ts}\n"), "--dry-run"}, nil, "dataSource and timeColumn are required"},
+		{[]string{"--config", write("pairs:\n  - {table: a.b, timeColumn: ts}\n"), "--dry-run"}, nil, "dataSource and timeColumn (or constantTime, for a table without a time column) are required"},
 		{[]string{"--config", write("pairs:\n  - {table: ab, dataSource: d, timeColumn: ts}\n"), "--dry-run"}, nil, "table"},
 		{[]string{"--config", write("pairs:\n  - {table: a.b, dataSource: d, timeColumn: ts, granularity: fortnight}\n"), "--dry-run"}, nil, "fortnight"},
 		{[]string{"--config", write("pairs:\n  - {table: a.b, dataSource: d, timeColumn: ts}\n  - {table: a.c, dataSource: d, timeColumn: ts}\n"), "--dry-run"}, nil, "another pair"},
@@ -831,5 +831,87 @@ func TestSyncClusteredBy(t *testing.T) {
 	if _, err := parseSync([]string{"--config", f, "--dry-run"}, func(string) string { return "" }, &bytes.Buffer{}); err == nil ||
 		!strings.Contains(err.Error(), "clusteredBy") {
 		t.Fatalf("an empty clusteredBy name: %v", err)
+	}
+}
+
+// TestSyncConstantTime: a pair with constantTime keeps a table whose only
+// columns are ints in step: Druid (the model) holds its live rows at the
+// constant time after the initial load and after an append, each a REPLACE
+// of the instant's day; a compaction submits nothing. The config takes
+// constantTime for timeColumn, never both.
+func TestSyncConstantTime(t *testing.T) {
+	e := newSyncEnv(t)
+	ints, err := tablegen.NewInts(e.ctx, e.cat, table.Identifier{"sync", "ints"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := time.Date(2000, 1, 1, 12, 0, 0, 0, time.UTC)
+	p := syncPair{Table: "sync.ints", DataSource: "ints", ConstantTime: "2000-01-01T12:00:00.000Z", Granularity: "DAY", Mode: "auto"}
+	holds := func(why string, want ...string) {
+		t.Helper()
+		var got []string
+		for _, r := range e.druid.Rows("ints") {
+			if r.Time != at.UnixMilli() {
+				t.Fatalf("%s: row %s is not at %s", why, r, at)
+			}
+			got = append(got, fmt.Sprintf("%v,%v", r.Columns["a"], r.Columns["b"]))
+		}
+		slices.Sort(got)
+		if !slices.Equal(got, want) {
+			t.Fatalf("%s: Druid holds %q; want %q", why, got, want)
+		}
+		if errs := e.druid.Errors(); len(errs) > 0 {
+			t.Fatalf("%s: Druid refused work: %v", why, errs)
+		}
+	}
+	steps := []struct {
+		why    string
+		change func() error
+		want   []string
+		// submits says whether the sync submits the day's REPLACE.
+		submits bool
+	}{
+		{"the initial load", func() error { return ints.Append(e.ctx, [2]int32{1, 10}, [2]int32{2, 20}) }, []string{"1,10", "2,20"}, true},
+		{"an append", func() error { return ints.Append(e.ctx, [2]int32{3, 30}) }, []string{"1,10", "2,20", "3,30"}, true},
+		{"a compaction", func() error { return ints.Compact(e.ctx) }, []string{"1,10", "2,20", "3,30"}, false},
+	}
+	for _, s := range steps {
+		if err := s.change(); err != nil {
+			t.Fatal(err)
+		}
+		n := len(e.druid.Submitted())
+		if err := e.sync(p); err != nil {
+			t.Fatalf("%s: %v", s.why, err)
+		}
+		got := e.intervals(t, n)
+		if want := []string{"2000-01-01 00:00:00.000"}; s.submits && !slices.Equal(got, want) || !s.submits && len(got) != 0 {
+			t.Fatalf("%s: submitted the intervals %q", s.why, got)
+		}
+		holds("after "+s.why, s.want...)
+		if cp := e.state(t, "ints"); *cp.SnapshotID != ints.Table().CurrentSnapshot().SnapshotID || cp.ConstantTime != p.ConstantTime {
+			t.Fatalf("after %s: checkpoint %+v", s.why, cp)
+		}
+	}
+
+	for _, tc := range []struct{ pair, want string }{
+		{"{table: a.b, dataSource: d, constantTime: 2000-01-01T12:00Z}", ""},
+		{"{table: a.b, dataSource: d, timeColumn: ts, constantTime: 2000-01-01}", "exclude each other"},
+		{"{table: a.b, dataSource: d, constantTime: yesterday}", "constantTime"},
+		{"{table: a.b, dataSource: d, constantTime: 10000-01-01T00:00:00Z}", "years 1 to 9999"},
+		{"{table: a.b, dataSource: d}", "timeColumn (or constantTime"},
+	} {
+		f := filepath.Join(t.TempDir(), "sync.yaml")
+		if err := os.WriteFile(f, []byte("pairs:\n  - "+tc.pair+"\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		cfg, err := parseSync([]string{"--config", f, "--dry-run"}, func(string) string { return "" }, &bytes.Buffer{})
+		switch {
+		case tc.want == "" && err != nil:
+			t.Fatalf("%s: %v", tc.pair, err)
+		case tc.want == "" && cfg.Pairs[0].ConstantTime != p.ConstantTime:
+			t.Fatalf("%s: constantTime %q; want it as Druid writes it, %q", tc.pair, cfg.Pairs[0].ConstantTime, p.ConstantTime)
+		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+			t.Fatalf("%s: %v; want an error containing %q", tc.pair, err, tc.want)
+		}
 	}
 }

@@ -64,6 +64,10 @@ type syncPair struct {
 	Catalog    string `yaml:"catalog"`
 	DataSource string `yaml:"dataSource"`
 	TimeColumn string `yaml:"timeColumn"`
+	// ConstantTime, for a table without a time column instead of
+	// TimeColumn, is every row's __time (GET /changes' constantTime), an
+	// ISO 8601 instant kept as Druid writes it.
+	ConstantTime string `yaml:"constantTime"`
 	// Granularity is the datasource's segment granularity; DAY when empty.
 	Granularity string `yaml:"granularity"`
 	// Mode is GET /changes' mode: auto (raw Parquet files where no delete
@@ -82,7 +86,7 @@ type syncPair struct {
 //	  - table: sales.orders        # NAMESPACE.NAME
 //	    catalog: lake              # optional: the sidecar's ?catalog=
 //	    dataSource: orders
-//	    timeColumn: order_ts
+//	    timeColumn: order_ts       # or, for a table without one, constantTime: 2000-01-01T00:00:00Z
 //	    granularity: DAY           # optional; the datasource's segment granularity
 //	    mode: auto                 # optional: auto, rows or files
 //	    context: {maxNumTasks: 4}  # optional: merged over the MSQ context
@@ -243,8 +247,21 @@ func loadSyncFile(path string) ([]syncPair, error) {
 	for i := range f.Pairs {
 		p := &f.Pairs[i]
 		where := fmt.Sprintf("--config %s: pair %d", path, i+1)
-		if p.DataSource == "" || p.TimeColumn == "" {
-			return nil, fmt.Errorf("%s: dataSource and timeColumn are required", where)
+		if p.DataSource == "" || p.TimeColumn == "" && p.ConstantTime == "" {
+			return nil, fmt.Errorf("%s: dataSource and timeColumn (or constantTime, for a table without a time column) are required", where)
+		}
+		if p.ConstantTime != "" {
+			if p.TimeColumn != "" {
+				return nil, fmt.Errorf("%s: timeColumn and constantTime exclude each other: give one", where)
+			}
+			at, err := splits.ParseInstant(p.ConstantTime)
+			if y := at.UTC().Year(); err == nil && (y < 1 || y > 9999) {
+				err = errors.New("want a time in the years 1 to 9999")
+			}
+			if err != nil {
+				return nil, fmt.Errorf("%s: constantTime: %w", where, err)
+			}
+			p.ConstantTime = at.UTC().Format("2006-01-02T15:04:05.000Z")
 		}
 		if _, err := split.ParseIdentifier(p.Table); err != nil {
 			return nil, fmt.Errorf("%s: table: %w", where, err)

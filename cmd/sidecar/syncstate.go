@@ -21,13 +21,15 @@ type syncState struct {
 }
 
 // checkpoint is what Druid holds of one datasource. It is valid for a
-// pair only while table, catalog, time column and granularity are the
-// pair's: another pair starts over with an initial load.
+// pair only while table, catalog, time column (or constant time) and
+// granularity are the pair's: another pair starts over with an initial
+// load.
 type checkpoint struct {
-	Table       string `json:"table"`
-	Catalog     string `json:"catalog,omitempty"`
-	TimeColumn  string `json:"timeColumn"`
-	Granularity string `json:"granularity"`
+	Table        string `json:"table"`
+	Catalog      string `json:"catalog,omitempty"`
+	TimeColumn   string `json:"timeColumn"`
+	ConstantTime string `json:"constantTime,omitempty"`
+	Granularity  string `json:"granularity"`
 	// Loaded says the datasource holds the rows of SnapshotID (null for a
 	// table that had no snapshot when it was loaded).
 	Loaded     bool   `json:"loaded"`
@@ -45,7 +47,8 @@ const stateVersion = 1
 
 // matches says whether the checkpoint was made for the pair.
 func (c *checkpoint) matches(p syncPair) bool {
-	return c != nil && c.Table == p.Table && c.Catalog == p.Catalog && c.TimeColumn == p.TimeColumn && c.Granularity == p.Granularity
+	return c != nil && c.Table == p.Table && c.Catalog == p.Catalog && c.TimeColumn == p.TimeColumn && c.ConstantTime == p.ConstantTime &&
+		c.Granularity == p.Granularity
 }
 
 // readState reads the state file; a missing file is an empty state. A file

@@ -13,10 +13,20 @@ import (
 // files that only they used removed, in one replace snapshot. The table's
 // rows do not change; its files do.
 func (h *History) Compact(ctx context.Context) error {
-	scan := h.tbl.Scan()
+	tbl, err := compact(ctx, h.tbl)
+	if err != nil {
+		return err
+	}
+	h.tbl = tbl
+	return nil
+}
+
+// compact is Compact of any table: it returns the table as committed.
+func compact(ctx context.Context, tbl *table.Table) (*table.Table, error) {
+	scan := tbl.Scan()
 	tasks, err := scan.PlanFiles(ctx)
 	if err != nil {
-		return fmt.Errorf("plan files to compact: %w", err)
+		return nil, fmt.Errorf("plan files to compact: %w", err)
 	}
 	byPartition := map[string]*table.CompactionTaskGroup{}
 	var groups []table.CompactionTaskGroup
@@ -35,15 +45,15 @@ func (h *History) Compact(ctx context.Context) error {
 	for _, k := range order {
 		groups = append(groups, *byPartition[k])
 	}
-	tx := h.tbl.NewTransaction()
+	tx := tbl.NewTransaction()
 	if _, err := tx.RewriteDataFiles(ctx, groups, table.RewriteDataFilesOptions{}); err != nil {
-		return fmt.Errorf("compact: %w", err)
+		return nil, fmt.Errorf("compact: %w", err)
 	}
-	if err := h.commit(ctx, tx); err != nil {
-		return err
+	if tbl, err = tx.Commit(ctx); err != nil {
+		return nil, fmt.Errorf("commit: %w", err)
 	}
-	if op := h.tbl.CurrentSnapshot().Summary.Operation; op != table.OpReplace {
-		return fmt.Errorf("compaction committed a %s snapshot, not a replace", op)
+	if op := tbl.CurrentSnapshot().Summary.Operation; op != table.OpReplace {
+		return nil, fmt.Errorf("compaction committed a %s snapshot, not a replace", op)
 	}
-	return nil
+	return tbl, nil
 }
