@@ -53,7 +53,7 @@ type restCatalog struct {
 func newRESTCatalog(t *testing.T) *restCatalog {
 	t.Helper()
 	ctx := context.Background()
-	// testcatalog.Local, which imports this package.
+	// catalogtest.Local, which imports this package.
 	local, err := hadoop.NewCatalog("test", t.TempDir(), nil)
 	if err != nil {
 		t.Fatal(err)
