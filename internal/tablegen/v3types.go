@@ -354,8 +354,14 @@ func writeV3Timestamps(ctx context.Context, tbl *table.Table) (iceberg.DataFile,
 	for i, r := range v3Timestamps {
 		rows[i] = r.v3TsRow
 	}
-	loc := icewrite.DataPath(tbl, DataFileName(4))
-	size, err := icewrite.WriteParquetFile(ctx, tbl, loc, rows)
+	return writeForeignFile(ctx, tbl, DataFileName(4), rows)
+}
+
+// writeForeignFile writes rows with parquet-go as the unpartitioned data
+// file name of tbl, and describes it for a commit.
+func writeForeignFile[T any](ctx context.Context, tbl *table.Table, name string, rows []T, opts ...parquet.WriterOption) (iceberg.DataFile, error) {
+	loc := icewrite.DataPath(tbl, name)
+	size, err := icewrite.WriteParquetFile(ctx, tbl, loc, rows, opts...)
 	if err != nil {
 		return nil, err
 	}
@@ -463,15 +469,5 @@ func writeV3Foreign(ctx context.Context, tbl *table.Table) (iceberg.DataFile, er
 	for i, r := range v3Foreign {
 		rows[i] = r.row
 	}
-	loc := icewrite.DataPath(tbl, DataFileName(3))
-	size, err := icewrite.WriteParquetFile(ctx, tbl, loc, rows, schema)
-	if err != nil {
-		return nil, err
-	}
-	db, err := iceberg.NewDataFileBuilder(*iceberg.UnpartitionedSpec, iceberg.EntryContentData, loc, iceberg.ParquetFile,
-		nil, nil, nil, int64(len(rows)), size)
-	if err != nil {
-		return nil, fmt.Errorf("describe data file %s: %w", loc, err)
-	}
-	return db.Build(), nil
+	return writeForeignFile(ctx, tbl, DataFileName(3), rows, schema)
 }
