@@ -191,6 +191,12 @@ func TestDruidConstantTime(t *testing.T) {
 		t.Fatalf("Druid refuses the task: %v", err)
 	}
 	check("task", d)
+	// The task is Druid's JSON as it is; its warnings come as headers.
+	resp, body := srv.get(t, "/druid/task?"+base)
+	if warned := strings.Join(resp.Header.Values("Sidecar-Warning"), "\n"); resp.StatusCode != http.StatusOK ||
+		!strings.Contains(warned, "no time column: every row's __time is 2000-01-01T00:00:00.000Z") {
+		t.Fatalf("/druid/task: %d, warnings %q: %.200s", resp.StatusCode, warned, body)
+	}
 
 	for _, stmt := range []string{"statement=insert", "statement=replace", "statement=replace&overwrite=2000-01-01/2000-01-02"} {
 		sql := srv.druidSQL(t, mustQuery(t, base+stmt))

@@ -146,18 +146,38 @@ func (s *server) getDruidTask(w http.ResponseWriter, r *http.Request) error {
 		// As many splits as the task runs subtasks at once.
 		req.MinSplits = task.SubTasks
 	}
+	var warnings []string
 	spec, err := withinPayload(req, func(req splits.Request) (map[string]any, druid.Source, error) {
-		_, src, err := s.specSource(r, req, tm)
+		pl, src, err := s.specSource(r, req, tm)
 		if err != nil {
 			return nil, src, err
 		}
+		warnings = specWarnings(pl, src, tm)
 		spec, err := task.Spec(src)
 		return spec, src, err
 	})
 	if err != nil {
 		return err
 	}
+	// The task is Druid's own JSON, ready to POST: its warnings travel
+	// beside it, one header each.
+	for _, warning := range warnings {
+		w.Header().Add(warningHeader, warning)
+	}
 	return writeJSON(w, spec)
+}
+
+// warningHeader carries /druid/task's warnings, one per header line.
+const warningHeader = "Sidecar-Warning"
+
+// specWarnings are the warnings of a generated spec: the plan's, the
+// column types Druid reads differently, and a constant time.
+func specWarnings(pl planned, src druid.Source, tm specTime) []string {
+	warnings := append(pl.warnings(), druid.TypeWarnings(pl.Fields)...)
+	if !tm.constant.IsZero() {
+		warnings = append(warnings, src.ConstantTimeWarning())
+	}
+	return warnings
 }
 
 // maxSubTasks reads maxNumConcurrentSubTasks, 2 when absent.
@@ -237,10 +257,7 @@ func (s *server) getDruidSQL(w http.ResponseWriter, r *http.Request) error {
 		if err != nil {
 			return sqlTask{}, src, err
 		}
-		warnings := append(pl.warnings(), druid.TypeWarnings(pl.Fields)...)
-		if !tm.constant.IsZero() {
-			warnings = append(warnings, src.ConstantTimeWarning())
-		}
+		warnings := specWarnings(pl, src, tm)
 		if len(src.InputSource.URIs) == 0 && st.Replace {
 			src = src.EmptySource(st.Overwrite.Start)
 			warnings = append(warnings, st.Warnings(src)...)
