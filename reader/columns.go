@@ -378,8 +378,8 @@ func (r *resolver) valueTypeOf(f iceberg.NestedField, c *parquet.Column) (valueT
 	if _, null := logicalValue(lt).(*format.NullType); null {
 		// A column annotated NULL (as writers store a column of nothing
 		// but nulls, in any physical type) is null whatever its field's
-		// type.
-		return valueType{conv: convNull}, nil
+		// type: the spec lets unknown be promoted to any type.
+		return valueType{conv: convNull, nullOnly: true}, nil
 	}
 	vt := valueType{}
 	ok := false

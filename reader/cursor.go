@@ -106,6 +106,13 @@ func (l *leaf) load() error {
 	if errors.Is(err, io.EOF) {
 		l.eof = true
 	}
+	if l.vt.nullOnly && err == nil {
+		for i := range l.batch.N {
+			if l.defined(&l.batch, i) {
+				return fmt.Errorf("column %s is annotated NULL, yet holds a value", l.path)
+			}
+		}
+	}
 	return err
 }
 

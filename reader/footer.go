@@ -125,7 +125,7 @@ func checkSchema(pf *parquet.File, elems []*format.SchemaElement) error {
 		if _, null := logicalValue(typ.LogicalType()).(*format.NullType); null {
 			// An unknown-typed column (Iceberg's writers store it as INT32
 			// annotated NULL, others in any physical type): parquet-go gives
-			// it no kind, and the reader only ever reads its levels.
+			// it no kind, and the reader holds it to nulls (leaf.load).
 			return nil
 		}
 		if typ.Kind() != physical || (physical == parquet.FixedLenByteArray && typ.Length() != int(se.TypeLength.V)) {

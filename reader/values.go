@@ -59,6 +59,9 @@ type valueType struct {
 	scale int
 	// short steers floats past the fast path where it keeps missing.
 	short shortTries
+	// nullOnly is set for a column the file annotates NULL (a column of
+	// nothing but nulls): a value in it is damage, not data.
+	nullOnly bool
 }
 
 // encoding holds the output choices of a Reader.
