@@ -23,6 +23,7 @@ import (
 // file with another scheme of the same store delete nothing, as in
 // Iceberg's Java reader.
 func TestS3SchemeSpellings(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	for _, tc := range []struct {
 		scheme string

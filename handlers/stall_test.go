@@ -71,6 +71,7 @@ func (b stalledBody) Read([]byte) (int, error) {
 // before the first byte, the same stall is a 503. With the store
 // answering, the stream reads whole.
 func TestStalledStoreAbortsTheStream(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	s3, props := inProcessS3(t, "lake")
 	cat, cfg := sqliteCatalog(t, "s3://lake/warehouse", props)
