@@ -27,6 +27,7 @@ import (
 	"github.com/druidiceberg/sidecar/internal/testlog"
 	"github.com/druidiceberg/sidecar/internal/testnet"
 	"github.com/druidiceberg/sidecar/splits"
+	"github.com/druidiceberg/sidecar/splits/split"
 )
 
 // The tests of this file replay what a hostile client on the network
@@ -157,8 +158,10 @@ func TestPlanNeverHandsOutARefusedURI(t *testing.T) {
 	})
 
 	t.Run("a split too long for a token", func(t *testing.T) {
-		// 300 positional delete files with long names on demo.customers'
-		// one data file: every one of them rides in the split's token.
+		// Positional delete files on demo.customers' one data file, whose
+		// paths add up to more than the longest token the server reads:
+		// every one of them would ride in the split's token. Each path
+		// runs through folders of long names, so that 60 files are enough.
 		tbl, err := cat.LoadTable(ctx, table.Identifier{"demo", "customers"})
 		if err != nil {
 			t.Fatal(err)
@@ -168,14 +171,20 @@ func TestPlanNeverHandsOutARefusedURI(t *testing.T) {
 			t.Fatalf("%d tasks, %v", len(tasks), err)
 		}
 		var dels []iceberg.DataFile
-		for i := range 300 {
-			loc := fmt.Sprintf("%s/data/%03d-%s.parquet", strings.TrimSuffix(tbl.Location(), "/"), i, strings.Repeat("d", 200))
+		folders, pathBytes := strings.Repeat(strings.Repeat("d", 200)+"/", 6), 0
+		for i := range 60 {
+			loc := fmt.Sprintf("%s/data/%s%03d-%s.parquet", strings.TrimSuffix(tbl.Location(), "/"), folders, i, strings.Repeat("d", 200))
 			del, err := icewrite.WritePositionalDeletes(ctx, tbl, loc,
 				[]icewrite.PositionalDelete{{FilePath: tasks[0].File.FilePath(), Pos: 0}})
 			if err != nil {
 				t.Fatal(err)
 			}
 			dels = append(dels, del)
+			pathBytes += len(loc)
+		}
+		if pathBytes <= split.MaxTokenLength {
+			t.Fatalf("the delete files' paths add up to %d bytes, no more than a token may be (%d): not the case under test",
+				pathBytes, split.MaxTokenLength)
 		}
 		tx := tbl.NewTransaction()
 		if err := tx.NewRowDelta(nil).AddDeletes(dels...).Commit(ctx); err != nil {
