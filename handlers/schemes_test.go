@@ -35,7 +35,7 @@ func TestS3SchemeSpellings(t *testing.T) {
 		t.Run(tc.scheme, func(t *testing.T) {
 			_, props := inProcessS3(t, "lake")
 			cat, cfg := sqliteCatalog(t, tc.scheme+"://lake/warehouse", props)
-			built, err := tablegen.Spelled(ctx, cat, table.Identifier{"lake", "t"}, tc.others...)
+			built, err := tablegen.Spelled(ctx, snappyWrites{cat}, table.Identifier{"lake", "t"}, tc.others...)
 			if err != nil {
 				t.Fatalf("build: %v", err)
 			}
