@@ -220,6 +220,7 @@ func TestPlanNeverHandsOutARefusedURI(t *testing.T) {
 // resolved one by one against the table's. Past their bounds both are a
 // 400 that names the bound.
 func TestHostileCounts(t *testing.T) {
+	t.Parallel()
 	srv := newDemoServer(t)
 	days := func(n int) string {
 		parts := make([]string, n)
@@ -260,6 +261,7 @@ func TestHostileCounts(t *testing.T) {
 // reached the filesystem and answered 500. Names are checked before any
 // catalog sees them, on every route that takes one.
 func TestHostileNames(t *testing.T) {
+	t.Parallel()
 	srv := newDemoServer(t)
 	for _, name := range []string{
 		"demo.ord\x00ers", "demo.a/b", `demo.a\b`, "demo/x.orders", "demo." + strings.Repeat("x", 5000),
@@ -387,6 +389,7 @@ func trickle(t *testing.T, addr string, interval time.Duration) (net.Conn, <-cha
 // admitted only once its body is in: tricklers, more of them than there
 // are slots, take none.
 func TestHostileTrickle(t *testing.T) {
+	t.Parallel()
 	const bodyTimeout = time.Second
 	srv := newDemoServer(t, func(c *handlers.Config) { c.MaxPlans, c.BodyTimeout = 2, bodyTimeout })
 	addr := strings.TrimPrefix(srv.URL, "http://")
@@ -424,6 +427,7 @@ func TestHostileTrickle(t *testing.T) {
 // as the client waited. A planning request now has PlanTimeout; past it the
 // answer is 503 plan_timeout with Retry-After, and the slot is free.
 func TestHostilePlanDeadline(t *testing.T) {
+	t.Parallel()
 	catalog := sidecatalog.Config{Type: "rest", URI: "http://" + testnet.SilentAddr(t)}
 	for _, path := range []string{"/splits?table=demo.orders", "/druid/sql?table=demo.orders&dataSource=o&timestampColumn=t",
 		"/changes?table=demo.orders&timeColumn=t", "/?table=demo.orders", "/readyz"} {
@@ -458,6 +462,7 @@ func TestHostilePlanDeadline(t *testing.T) {
 // Basic auth the URIs name the configured public URL only, and a router
 // without one refuses to plan rather than trust a Host.
 func TestHostileHost(t *testing.T) {
+	t.Parallel()
 	const user, password = "druid", "pw"
 	spoofed := func(t *testing.T, h http.Handler, base, path string) *httptest.ResponseRecorder {
 		t.Helper()

@@ -75,6 +75,7 @@ func TestS3SchemeSpellings(t *testing.T) {
 // and its scheme) rather than handed out as URIs whose streams fail; the
 // snapshot before it still plans and reads.
 func TestUnopenableSchemeRefusedAtPlanning(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	for _, tc := range []struct{ data, del, what string }{
 		{"gs", "", "data file"},
