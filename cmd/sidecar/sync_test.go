@@ -15,7 +15,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog/hadoop"
 	"github.com/apache/iceberg-go/table"
 
@@ -47,13 +46,6 @@ const (
 	sidecarUser, sidecarPassword = "sync", "sidecar-pw"
 	druidUser, druidPassword     = "admin", "druid-pw"
 )
-
-// uncompressed are the table properties of the sync tests' tables: what
-// they check does not depend on the Parquet codec (the reader's tests
-// hold every codec): iceberg-go writes zstd by default, and a zstd
-// encoder per file (its tables cleared under the race detector) is most
-// of the cost of writing a small file.
-var uncompressed = iceberg.Properties{table.ParquetCompressionKey: "uncompressed"}
 
 func newSyncEnv(t *testing.T) *syncEnv {
 	t.Helper()
@@ -243,7 +235,7 @@ func micros(day, hour int) *int64 {
 func threeDayTable(t *testing.T, e *syncEnv, name string) *tablegen.History {
 	t.Helper()
 	h, err := tablegen.NewHistory(e.ctx, e.cat, table.Identifier{"sync", name},
-		tablegen.HistoryOptions{Time: tablegen.TimeTimestamp, Layout: tablegen.LayoutDay, Properties: uncompressed})
+		tablegen.HistoryOptions{Time: tablegen.TimeTimestamp, Layout: tablegen.LayoutDay, Properties: snappy})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -393,7 +385,7 @@ func TestSyncKeepsDruidRight(t *testing.T) {
 	}
 	for i := range n {
 		k := kinds[i%len(kinds)]
-		opts := tablegen.HistoryOptions{Seed: 5000 + uint64(i), Time: k.time, Layout: k.layout, Properties: uncompressed}
+		opts := tablegen.HistoryOptions{Seed: 5000 + uint64(i), Time: k.time, Layout: k.layout, Properties: snappy}
 		t.Run(fmt.Sprintf("%d_%s_%s", opts.Seed, k.time, k.layout), func(t *testing.T) {
 			t.Parallel()
 			e := newSyncEnv(t)

@@ -97,7 +97,7 @@ func TestSyncPaced(t *testing.T) {
 	t.Cleanup(first.Close)
 
 	h, err := tablegen.NewHistory(e.ctx, e.cat, table.Identifier{"sync", "paced"},
-		tablegen.HistoryOptions{Time: tablegen.TimeTimestamp, Layout: tablegen.LayoutUnpartitioned, Properties: uncompressed})
+		tablegen.HistoryOptions{Time: tablegen.TimeTimestamp, Layout: tablegen.LayoutUnpartitioned, Properties: snappy})
 	if err != nil {
 		t.Fatal(err)
 	}
