@@ -149,6 +149,7 @@ func TestConfigFileErrors(t *testing.T) {
 // TestServeConfigFile serves two named catalogs from a config file: each is
 // planned with ?catalog=, and without it the default one.
 func TestServeConfigFile(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	dir := t.TempDir()
 	for _, name := range []string{"east", "west"} {

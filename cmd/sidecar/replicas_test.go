@@ -178,7 +178,7 @@ func TestReplicas(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tbl, err := tablegen.Bench(ctx, cat, table.Identifier{"lake", "events"}, 24_000, 120, 0.03, 0.01)
+	tbl, err := tablegen.Bench(ctx, snappyWrites(cat), table.Identifier{"lake", "events"}, 24_000, 120, 0.03, 0.01)
 	_ = cat.Close()
 	if err != nil {
 		t.Fatal(err)

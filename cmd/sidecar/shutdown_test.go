@@ -111,9 +111,9 @@ type served struct {
 	client *http.Client
 }
 
-// writeBigTable writes bench.big, one data file of rows rows with the given
-// fractions of positional and equality deletes, into the local warehouse
-// in dir.
+// writeBigTable writes bench.big, one Snappy-compressed data file of rows
+// rows with the given fractions of positional and equality deletes, into
+// the local warehouse in dir.
 func writeBigTable(t *testing.T, dir string, rows int, pos, eq float64) {
 	t.Helper()
 	cat, err := hadoop.NewCatalog("sidecar", filepath.Join(dir, "warehouse"), nil)
@@ -121,7 +121,7 @@ func writeBigTable(t *testing.T, dir string, rows int, pos, eq float64) {
 		t.Fatal(err)
 	}
 	defer cat.Close()
-	if _, err := tablegen.Bench(context.Background(), cat, table.Identifier{"bench", "big"}, rows, 1, pos, eq); err != nil {
+	if _, err := tablegen.Bench(context.Background(), snappyWrites(cat), table.Identifier{"bench", "big"}, rows, 1, pos, eq); err != nil {
 		t.Fatalf("write the bench table: %v", err)
 	}
 }

@@ -235,7 +235,7 @@ func micros(day, hour int) *int64 {
 func threeDayTable(t *testing.T, e *syncEnv, name string) *tablegen.History {
 	t.Helper()
 	h, err := tablegen.NewHistory(e.ctx, e.cat, table.Identifier{"sync", name},
-		tablegen.HistoryOptions{Time: tablegen.TimeTimestamp, Layout: tablegen.LayoutDay})
+		tablegen.HistoryOptions{Time: tablegen.TimeTimestamp, Layout: tablegen.LayoutDay, Properties: snappy})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -255,6 +255,7 @@ func threeDayTable(t *testing.T, e *syncEnv, name string) *tablegen.History {
 // intervals again, and only then moves the checkpoint. The two changed
 // days are one statement.
 func TestSyncRedoesFailedWork(t *testing.T) {
+	t.Parallel()
 	for _, how := range []string{"failed", "lost", "interrupted"} {
 		t.Run(how, func(t *testing.T) {
 			e := newSyncEnv(t)
@@ -332,6 +333,7 @@ func TestSyncRedoesFailedWork(t *testing.T) {
 // compare equal, yet the intervals Druid may have changed are
 // re-ingested: pending work is redone, never forgotten.
 func TestSyncPendingSurvivesRollback(t *testing.T) {
+	t.Parallel()
 	e := newSyncEnv(t)
 	h := threeDayTable(t, e, "t")
 	p := syncPair{Table: "sync.t", DataSource: "events", TimeColumn: "ts", Granularity: "DAY", Mode: "rows"}
@@ -385,7 +387,7 @@ func TestSyncKeepsDruidRight(t *testing.T) {
 	}
 	for i := range n {
 		k := kinds[i%len(kinds)]
-		opts := tablegen.HistoryOptions{Seed: 5000 + uint64(i), Time: k.time, Layout: k.layout}
+		opts := tablegen.HistoryOptions{Seed: 5000 + uint64(i), Time: k.time, Layout: k.layout, Properties: snappy}
 		t.Run(fmt.Sprintf("%d_%s_%s", opts.Seed, k.time, k.layout), func(t *testing.T) {
 			t.Parallel()
 			e := newSyncEnv(t)
@@ -451,6 +453,7 @@ func TestSyncKeepsDruidRight(t *testing.T) {
 // credentials from the environment, a dry run that submits nothing and
 // writes no state, then a real run.
 func TestSyncCommand(t *testing.T) {
+	t.Parallel()
 	e := newSyncEnv(t)
 	h := threeDayTable(t, e, "cmd")
 	dir := t.TempDir()
@@ -535,6 +538,7 @@ func TestSyncCommand(t *testing.T) {
 
 // TestSyncLoop: without --once, sync runs until its context ends.
 func TestSyncLoop(t *testing.T) {
+	t.Parallel()
 	e := newSyncEnv(t)
 	h := threeDayTable(t, e, "loop")
 	cfg := e.cfg
@@ -655,6 +659,7 @@ func TestSyncStateFile(t *testing.T) {
 // TestSyncExpiredCheckpoint: a checkpoint snapshot the table no longer has
 // (expired) cannot be diffed from: the sync loads the table whole again.
 func TestSyncExpiredCheckpoint(t *testing.T) {
+	t.Parallel()
 	e := newSyncEnv(t)
 	h := threeDayTable(t, e, "expired")
 	p := syncPair{Table: "sync.expired", DataSource: "events", TimeColumn: "ts", Granularity: "DAY", Mode: "auto"}
@@ -683,6 +688,7 @@ func TestSyncExpiredCheckpoint(t *testing.T) {
 // none, loses no value, and holds every live row in the Druid types of the
 // docs' table.
 func TestSyncEveryType(t *testing.T) {
+	t.Parallel()
 	e := newSyncEnv(t)
 	if err := demo.Write(e.ctx, e.cat); err != nil {
 		t.Fatal(err)
@@ -773,6 +779,7 @@ func TestCoalesce(t *testing.T) {
 // change. Sync submits no REPLACE for it, moves the checkpoint, and Druid
 // still holds the table's rows.
 func TestSyncCompaction(t *testing.T) {
+	t.Parallel()
 	e := newSyncEnv(t)
 	h := threeDayTable(t, e, "compacted")
 	p := syncPair{Table: "sync.compacted", DataSource: "compacted", TimeColumn: "ts", Granularity: "DAY", Mode: "auto"}
@@ -806,6 +813,7 @@ func TestSyncCompaction(t *testing.T) {
 // submits as CLUSTERED BY, and Druid (the model) runs them to the table's
 // rows; an empty name in the config is refused.
 func TestSyncClusteredBy(t *testing.T) {
+	t.Parallel()
 	e := newSyncEnv(t)
 	h := threeDayTable(t, e, "clustered")
 	p := syncPair{Table: "sync.clustered", DataSource: "events", TimeColumn: "ts", Granularity: "DAY", Mode: "auto",
@@ -840,6 +848,7 @@ func TestSyncClusteredBy(t *testing.T) {
 // of the instant's day; a compaction submits nothing. The config takes
 // constantTime for timeColumn, never both.
 func TestSyncConstantTime(t *testing.T) {
+	t.Parallel()
 	e := newSyncEnv(t)
 	ints, err := tablegen.NewInts(e.ctx, e.cat, table.Identifier{"sync", "ints"})
 	if err != nil {

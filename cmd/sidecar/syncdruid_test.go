@@ -97,7 +97,7 @@ func TestSyncPaced(t *testing.T) {
 	t.Cleanup(first.Close)
 
 	h, err := tablegen.NewHistory(e.ctx, e.cat, table.Identifier{"sync", "paced"},
-		tablegen.HistoryOptions{Time: tablegen.TimeTimestamp, Layout: tablegen.LayoutUnpartitioned})
+		tablegen.HistoryOptions{Time: tablegen.TimeTimestamp, Layout: tablegen.LayoutUnpartitioned, Properties: snappy})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -161,6 +161,7 @@ func TestSyncPaced(t *testing.T) {
 // Broker takes statements and an Overlord answers for the task API, and
 // names the fix when not.
 func TestSyncEndpoints(t *testing.T) {
+	t.Parallel()
 	e := newSyncEnv(t)
 	h := threeDayTable(t, e, "ends")
 	p := syncPair{Table: "sync.ends", DataSource: "ends", TimeColumn: "ts", Granularity: "DAY", Mode: "auto"}
@@ -205,6 +206,7 @@ func TestSyncEndpoints(t *testing.T) {
 // them for another host, and the leader would answer 401), and refuses to
 // follow anywhere else.
 func TestSyncRedirects(t *testing.T) {
+	t.Parallel()
 	e := newSyncEnv(t)
 	h := threeDayTable(t, e, "redirect")
 	p := syncPair{Table: "sync.redirect", DataSource: "redirect", TimeColumn: "ts", Granularity: "DAY", Mode: "auto"}

@@ -62,6 +62,7 @@ func selfSigned(t *testing.T) (certPath, keyPath string, pool *x509.CertPool) {
 // TestServeTLS: with --tls-cert and --tls-key the sidecar speaks HTTPS and
 // hands out https URIs.
 func TestServeTLS(t *testing.T) {
+	t.Parallel()
 	certPath, keyPath, pool := selfSigned(t)
 	dir := t.TempDir()
 	s, _ := startServeArgs(t, []string{
