@@ -12,10 +12,15 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
+	kgzip "github.com/klauspost/compress/gzip"
+	kzstd "github.com/klauspost/compress/zstd"
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/compress"
+	pgzip "github.com/parquet-go/parquet-go/compress/gzip"
+	"github.com/parquet-go/parquet-go/compress/zstd"
 	"github.com/parquet-go/parquet-go/deprecated"
 	"github.com/parquet-go/parquet-go/encoding"
 	"github.com/parquet-go/parquet-go/encoding/thrift"
@@ -374,7 +379,7 @@ func pageGens() []pageGen {
 		parquet.ByteArray:         {&parquet.Plain, &parquet.RLEDictionary, &parquet.DeltaLengthByteArray, &parquet.DeltaByteArray},
 		parquet.FixedLenByteArray: {&parquet.Plain, &parquet.RLEDictionary, &parquet.DeltaByteArray, &parquet.ByteStreamSplit},
 	}
-	codecs := []compress.Codec{&parquet.Uncompressed, &parquet.Snappy, &parquet.Zstd, &parquet.Gzip, &parquet.Lz4Raw, &parquet.Brotli}
+	codecs := []compress.Codec{&parquet.Uncompressed, &parquet.Snappy, sharedZstd, sharedGzip, &parquet.Lz4Raw, &parquet.Brotli}
 	var out []pageGen
 	// Pages larger than parquetpage's read-ahead, compressed or not, which
 	// it reads whole into the shared scratch or the page's own buffer: one
@@ -398,6 +403,59 @@ func pageGens() []pageGen {
 		}
 	}
 	return out
+}
+
+// sharedZstd is parquet-go's zstd codec (parquet.Zstd) with one encoder,
+// made with the options parquet-go gives its own, for every page, so the
+// same bytes: parquet-go pools its encoders, and under -race, where
+// sync.Pool drops a share of what is put back, allocating an encoder's
+// state again was most of what writing the zstd files cost.
+var sharedZstd = func() *zstdOneEncoder {
+	enc, err := kzstd.NewWriter(nil, kzstd.WithEncoderConcurrency(1), kzstd.WithEncoderLevel(kzstd.SpeedDefault),
+		kzstd.WithZeroFrames(true), kzstd.WithEncoderCRC(false))
+	if err != nil {
+		panic(err)
+	}
+	return &zstdOneEncoder{Codec: &parquet.Zstd, enc: enc}
+}()
+
+// zstdOneEncoder is sharedZstd's type: parquet-go's codec but for Encode.
+type zstdOneEncoder struct {
+	*zstd.Codec
+	enc *kzstd.Encoder // EncodeAll is safe for concurrent use
+}
+
+func (c *zstdOneEncoder) Encode(dst, src []byte) ([]byte, error) {
+	return c.enc.EncodeAll(src, dst[:0]), nil
+}
+
+// sharedGzip is parquet-go's gzip codec (parquet.Gzip) with one writer at
+// its level, reset for every page, for the same reason as sharedZstd.
+var sharedGzip = func() *gzipOneWriter {
+	w, err := kgzip.NewWriterLevel(io.Discard, parquet.Gzip.Level)
+	if err != nil {
+		panic(err)
+	}
+	return &gzipOneWriter{Codec: &parquet.Gzip, w: w}
+}()
+
+// gzipOneWriter is sharedGzip's type: parquet-go's codec but for Encode.
+type gzipOneWriter struct {
+	*pgzip.Codec
+	mu sync.Mutex
+	w  *kgzip.Writer
+}
+
+func (c *gzipOneWriter) Encode(dst, src []byte) ([]byte, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := bytes.NewBuffer(dst[:0])
+	c.w.Reset(out)
+	if _, err := c.w.Write(src); err != nil {
+		return nil, err
+	}
+	err := c.w.Close()
+	return out.Bytes(), err
 }
 
 // The nesting shapes, one column each: name, node around the leaf, and the

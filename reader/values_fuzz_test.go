@@ -413,8 +413,13 @@ func strconvFloat(f float64, bitSize int) []byte {
 
 // TestShortFloats holds the fast paths to strconv on decimals of up to 9
 // fraction digits, their neighbours, halfway cases, and random bits, and
-// checks that they take the decimals they are for. -short draws a tenth
-// of the random values.
+// checks that they take the decimals they are for. The decimals m/10^k are
+// drawn for every k (0 to 9) and every bit length of m (1 to 53), the same
+// number for each, so that every magnitude the fast paths decide on is
+// drawn from (a uniform draw over k and the bit length gave each pair about
+// 380 on average; 40 each holds the same ground). Before them come the
+// edges: the bounds the fast paths test (1e-6, 2^23, 2^40/10^8, 2^50,
+// 2^52/10^k) and their neighbours. -short draws 4 of each pair.
 func TestShortFloats(t *testing.T) {
 	for _, f := range []float32{0.1, 1.25, 3.14159, 100.5, 0.001, -7} {
 		if _, ok := appendShortFloat32(nil, f); !ok {
@@ -426,25 +431,45 @@ func TestShortFloats(t *testing.T) {
 			t.Errorf("double %v is left to strconv", f)
 		}
 	}
-	rng := rand.New(rand.NewPCG(1, 2))
-	draws := 200_000
-	if testing.Short() {
-		draws /= 10
+	check := func(d float64) {
+		for _, x := range []float64{d, math.Nextafter(d, math.Inf(1)), math.Nextafter(d, math.Inf(-1))} {
+			for _, x := range []float64{x, -x} {
+				checkShortest(t, x, float32(x))
+				checkShortest(t, x, math.Nextafter32(float32(x), float32(math.Inf(1))))
+				checkShortest(t, x, math.Nextafter32(float32(x), float32(math.Inf(-1))))
+			}
+		}
 	}
-	for range draws {
-		k := rng.IntN(10)
-		m := rng.Int64N(1 << uint(1+rng.IntN(53)))
-		d := float64(m) / math.Pow10(k)
-		if rng.IntN(2) == 0 {
-			d = -d
+	edges := []float64{0, 1e-6, 1e-7, 1 << 23, 1 << 24, 1 << 40, 1 << 40 / 1e8, 1 << 50, 1 << 52, 1 << 53, 1e21}
+	for _, p := range pow10f {
+		edges = append(edges, 1<<52/p, 1<<23/p, 1<<40/p)
+	}
+	for _, e := range edges {
+		check(e)
+		check(e + 0.5)
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	perPair := 40
+	if testing.Short() {
+		perPair = 4
+	}
+	for k := range 10 {
+		for bits := 1; bits <= 53; bits++ {
+			for range perPair {
+				m := rng.Int64N(1 << uint(bits))
+				d := float64(m) / math.Pow10(k)
+				if rng.IntN(2) == 0 {
+					d = -d
+				}
+				for _, x := range []float64{d, math.Nextafter(d, math.Inf(1)), math.Nextafter(d, math.Inf(-1)),
+					math.Float64frombits(rng.Uint64()), float64(m) + 0.5} {
+					checkShortest(t, x, float32(x))
+					checkShortest(t, x, math.Nextafter32(float32(x), float32(math.Inf(1))))
+				}
+				f := math.Float32frombits(rng.Uint32())
+				checkShortest(t, float64(f), f)
+			}
 		}
-		for _, x := range []float64{d, math.Nextafter(d, math.Inf(1)), math.Nextafter(d, math.Inf(-1)),
-			math.Float64frombits(rng.Uint64()), float64(m) + 0.5} {
-			checkShortest(t, x, float32(x))
-			checkShortest(t, x, math.Nextafter32(float32(x), float32(math.Inf(1))))
-		}
-		f := math.Float32frombits(rng.Uint32())
-		checkShortest(t, float64(f), f)
 	}
 }
 

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/apache/iceberg-go/catalog/hadoop"
+	icecatalog "github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/druidiceberg/sidecar/internal/tablegen"
@@ -23,7 +23,7 @@ import (
 // the tests that ask for that many files.
 func benchTable(t *testing.T, files int) (*table.Table, string) {
 	t.Helper()
-	return readOnlyTable(t, fmt.Sprintf("bench-%d", files), func(ctx context.Context, cat *hadoop.Catalog) (*table.Table, error) {
+	return readOnlyTable(t, fmt.Sprintf("bench-%d", files), func(ctx context.Context, cat icecatalog.Catalog) (*table.Table, error) {
 		return tablegen.Bench(ctx, cat, table.Identifier{"ns", "t"}, files*100, files, 0.02, 0.01)
 	})
 }

@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/apache/iceberg-go"
-	"github.com/apache/iceberg-go/catalog/hadoop"
+	icecatalog "github.com/apache/iceberg-go/catalog"
 	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
 
@@ -25,7 +25,7 @@ import (
 // read-only, by the tests that ask for the same version and offsets.
 func rowGroupsTable(t *testing.T, formatVersion int, offsets tablegen.SplitOffsets) (*table.Table, string) {
 	t.Helper()
-	return readOnlyTable(t, fmt.Sprintf("rowgroups-v%d-%d", formatVersion, offsets), func(ctx context.Context, cat *hadoop.Catalog) (*table.Table, error) {
+	return readOnlyTable(t, fmt.Sprintf("rowgroups-v%d-%d", formatVersion, offsets), func(ctx context.Context, cat icecatalog.Catalog) (*table.Table, error) {
 		return tablegen.RowGroups(ctx, cat, table.Identifier{"rg", "t"}, formatVersion, offsets)
 	})
 }
@@ -136,6 +136,19 @@ func TestPlanSplitsLargeFiles(t *testing.T) {
 			}
 			if !slices.IsSorted(order) || len(order) != 3 {
 				t.Fatalf("splits not grouped by file in path order: %v", order)
+			}
+			// The sizes targetSize is chosen for: A and B larger, C not
+			// (whatever the codec the table is written with).
+			cut := 0
+			for path, parts := range perFile {
+				if len(parts) > 1 {
+					cut++
+				} else if filepath.Base(path) != tablegen.DataFileName(3) {
+					t.Errorf("%s (%d bytes) is not larger than the target %d", filepath.Base(path), files[path].FileSizeBytes(), targetSize)
+				}
+			}
+			if cut != 2 {
+				t.Fatalf("%d files split, want A and B", cut)
 			}
 			for path, parts := range perFile {
 				f := files[path]

@@ -8,8 +8,11 @@ import (
 	"sync"
 	"testing"
 
+	icecatalog "github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/catalog/hadoop"
 	"github.com/apache/iceberg-go/table"
+
+	"github.com/druidiceberg/sidecar/splits/catalog/catalogtest"
 )
 
 // shared holds the tables the tests build once per run of the package and
@@ -41,7 +44,10 @@ func TestMain(m *testing.M) {
 // readOnlyTable returns the table build writes, as the local catalog of its
 // directory, the first time name is asked for, and the same table and
 // directory every time after: the tests that share it must not change it.
-func readOnlyTable(t *testing.T, name string, build func(context.Context, *hadoop.Catalog) (*table.Table, error)) (*table.Table, string) {
+// The catalog writes Snappy files (catalogtest.SnappyWrites): planning
+// does not depend on the codec, and the tests that size splits take the
+// files' sizes from the table.
+func readOnlyTable(t *testing.T, name string, build func(context.Context, icecatalog.Catalog) (*table.Table, error)) (*table.Table, string) {
 	t.Helper()
 	shared.mu.Lock()
 	if shared.tables == nil {
@@ -65,7 +71,7 @@ func readOnlyTable(t *testing.T, name string, build func(context.Context, *hadoo
 			return
 		}
 		defer cat.Close()
-		st.tbl, st.err = build(context.Background(), cat)
+		st.tbl, st.err = build(context.Background(), catalogtest.SnappyWrites(cat))
 	})
 	if st.err != nil {
 		t.Fatal(fmt.Errorf("write the shared table %s: %w", name, st.err))

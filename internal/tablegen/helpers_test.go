@@ -9,12 +9,22 @@ import (
 
 	"github.com/druidiceberg/sidecar/splits/catalog/catalogtest"
 
+	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/catalog/hadoop"
 	"github.com/apache/iceberg-go/table"
 )
 
-// newCatalog returns a hadoop catalog over a fresh warehouse in t.TempDir().
-func newCatalog(tb testing.TB) *hadoop.Catalog {
+// newCatalog returns a hadoop catalog over a fresh warehouse in t.TempDir(),
+// whose tables write Snappy data and delete files: what the builders' tests
+// check does not depend on the codec (catalogtest.SnappyWrites).
+func newCatalog(tb testing.TB) catalog.Catalog {
+	tb.Helper()
+	return catalogtest.SnappyWrites(localCatalog(tb))
+}
+
+// localCatalog is newCatalog with iceberg-go's default codec, for the
+// benchmarks, which measure writing and reading as the sidecar's tables are.
+func localCatalog(tb testing.TB) *hadoop.Catalog {
 	tb.Helper()
 	return catalogtest.Local(tb, filepath.Join(tb.TempDir(), "warehouse"))
 }

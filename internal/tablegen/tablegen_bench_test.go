@@ -19,7 +19,7 @@ const (
 // BenchmarkBench measures building the performance table.
 func BenchmarkBench(b *testing.B) {
 	ctx := context.Background()
-	cat := newCatalog(b)
+	cat := localCatalog(b)
 	i := 0
 	for b.Loop() {
 		i++
@@ -35,7 +35,7 @@ func BenchmarkBench(b *testing.B) {
 // a map.
 func BenchmarkOracleJSONBaseline(b *testing.B) {
 	ctx := context.Background()
-	tbl, err := Bench(ctx, newCatalog(b), table.Identifier{"bench", "t"}, benchRows, benchFiles, benchPosFrac, benchEqFrac)
+	tbl, err := Bench(ctx, localCatalog(b), table.Identifier{"bench", "t"}, benchRows, benchFiles, benchPosFrac, benchEqFrac)
 	if err != nil {
 		b.Fatalf("bench: %v", err)
 	}
@@ -54,7 +54,7 @@ func BenchmarkOracleJSONBaseline(b *testing.B) {
 // same table.
 func BenchmarkOracleRows(b *testing.B) {
 	ctx := context.Background()
-	tbl, err := Bench(ctx, newCatalog(b), table.Identifier{"bench", "t"}, benchRows, benchFiles, benchPosFrac, benchEqFrac)
+	tbl, err := Bench(ctx, localCatalog(b), table.Identifier{"bench", "t"}, benchRows, benchFiles, benchPosFrac, benchEqFrac)
 	if err != nil {
 		b.Fatalf("bench: %v", err)
 	}

@@ -7,9 +7,14 @@
 package catalogtest
 
 import (
+	"context"
+	"maps"
 	"testing"
 
+	"github.com/apache/iceberg-go"
+	icecatalog "github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/catalog/hadoop"
+	"github.com/apache/iceberg-go/table"
 
 	"github.com/druidiceberg/sidecar/splits/catalog"
 )
@@ -36,4 +41,28 @@ func Open(t testing.TB, cfg catalog.Config, opts ...catalog.Option) *catalog.Cat
 	}
 	t.Cleanup(func() { _ = cat.Close() })
 	return cat
+}
+
+// SnappyWrites is cat whose new tables write Snappy-compressed Parquet files
+// rather than iceberg-go's default zstd. Under -race, zstd's encoder state is
+// allocated again for most pages (the race detector makes sync.Pool drop a
+// share of what is put back), which is most of the CPU of writing small
+// tables. For tests whose answers do not depend on the codec; the reader's
+// own tests hold every codec. Files a test writes with a Parquet writer of
+// its own keep that writer's codec.
+func SnappyWrites(cat icecatalog.Catalog) icecatalog.Catalog { return snappyWrites{cat} }
+
+type snappyWrites struct{ icecatalog.Catalog }
+
+func (c snappyWrites) CreateTable(ctx context.Context, ident table.Identifier, sc *iceberg.Schema, opts ...icecatalog.CreateTableOpt) (*table.Table, error) {
+	var cfg icecatalog.CreateTableCfg
+	for _, o := range opts {
+		o(&cfg)
+	}
+	props := maps.Clone(cfg.Properties)
+	if props == nil {
+		props = iceberg.Properties{}
+	}
+	props[table.ParquetCompressionKey] = "snappy"
+	return c.Catalog.CreateTable(ctx, ident, sc, append(opts, icecatalog.WithProperties(props))...)
 }
