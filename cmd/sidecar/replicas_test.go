@@ -29,6 +29,7 @@ import (
 	"github.com/druidiceberg/sidecar/internal/tablegen"
 	"github.com/druidiceberg/sidecar/internal/testenv"
 	"github.com/druidiceberg/sidecar/internal/testlog"
+	"github.com/druidiceberg/sidecar/splits/catalog/catalogtest"
 	"github.com/druidiceberg/sidecar/splits/split"
 )
 
@@ -178,7 +179,7 @@ func TestReplicas(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tbl, err := tablegen.Bench(ctx, snappyWrites(cat), table.Identifier{"lake", "events"}, 24_000, 120, 0.03, 0.01)
+	tbl, err := tablegen.Bench(ctx, catalogtest.SnappyWrites(cat), table.Identifier{"lake", "events"}, 24_000, 120, 0.03, 0.01)
 	_ = cat.Close()
 	if err != nil {
 		t.Fatal(err)

@@ -18,6 +18,7 @@ import (
 	"github.com/druidiceberg/sidecar/internal/tablegen"
 	"github.com/druidiceberg/sidecar/internal/testenv"
 	"github.com/druidiceberg/sidecar/internal/testlog"
+	"github.com/druidiceberg/sidecar/splits/catalog/catalogtest"
 )
 
 // shutdownRows is the size of the table the shutdown tests stream: large
@@ -121,7 +122,7 @@ func writeBigTable(t *testing.T, dir string, rows int, pos, eq float64) {
 		t.Fatal(err)
 	}
 	defer cat.Close()
-	if _, err := tablegen.Bench(context.Background(), snappyWrites(cat), table.Identifier{"bench", "big"}, rows, 1, pos, eq); err != nil {
+	if _, err := tablegen.Bench(context.Background(), catalogtest.SnappyWrites(cat), table.Identifier{"bench", "big"}, rows, 1, pos, eq); err != nil {
 		t.Fatalf("write the bench table: %v", err)
 	}
 }
