@@ -286,7 +286,7 @@ func TestMetadataExpiredAfterPlanning(t *testing.T) {
 	ctx := context.Background()
 	cat, dir := localWarehouse(t)
 	srv := localServer(t, dir)
-	tbl, err := tablegen.Bench(ctx, cat, table.Identifier{"expired", "t"}, 1000, 1, 0.01, 0)
+	tbl, err := tablegen.Bench(ctx, snappyWrites{cat}, table.Identifier{"expired", "t"}, 1000, 1, 0.01, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
