@@ -100,6 +100,12 @@ func (r *resolver) shredPair(f iceberg.NestedField, c *parquet.Column, depth int
 		return nil, fmt.Errorf("%w: variant column %s of %s is shredded deeper than %d",
 			ErrUnsupported, strings.Join(c.Path(), "."), r.path, maxVariantDepth)
 	}
+	if c.Repeated() {
+		// A pair repeats only through the list around an array's element
+		// (VariantShredding.md's three-level list): one that repeats itself
+		// would make each element a list of them.
+		return nil, r.mismatch(f, c)
+	}
 	p := &shredPair{rep: c.MaxRepetitionLevel()}
 	vc, tc := c.Column("value"), c.Column("typed_value")
 	if vc == nil && tc == nil {

@@ -3,6 +3,7 @@ package reader
 import (
 	"bytes"
 	"encoding/base64"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"math"
@@ -205,6 +206,15 @@ func matchVariant(got any, want variant.Value, iso bool) string {
 		back, err := time.Parse(time.RFC3339Nano, s)
 		if !ok || err != nil || !back.Equal(tm) || !strings.HasSuffix(s, "Z") {
 			return fail("want the instant " + tm.UTC().Format(time.RFC3339Nano))
+		}
+		return ""
+	}
+	if b := want.Bytes(); want.Type() == variant.String && len(b) >= 5 && binary.LittleEndian.Uint32(b[1:5]) == 0 {
+		// An empty long string (basic type primitive, length 0), which
+		// the spec allows: arrow-go v18.8.0's Value panics on it when it
+		// ends the buffer (unsafe.String(&v.value[5], 0)).
+		if got != "" {
+			return fail(`want ""`)
 		}
 		return ""
 	}

@@ -2,7 +2,9 @@ package tablegen
 
 import (
 	"fmt"
+	"math"
 	"math/big"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -110,7 +112,9 @@ func appendWKT(buf, raw []byte) ([]byte, error) {
 // writes it as WKT with go-geom, but for a multipoint's points, which it
 // parenthesizes one by one as the OGC grammar and JTS do ("MULTIPOINT ((1
 // 2), (3 4))", where go-geom writes "MULTIPOINT (1 2, 3 4)"). Numbers are
-// go-geom's: no exponent.
+// go-geom's: no exponent. A point whose coordinates are all NaN is empty
+// whatever the NaNs' bits, as GEOS and the spec's readers test it
+// (isnan); go-geom takes only its own NaN for empty.
 func OracleWKT(raw []byte) (string, error) {
 	g, err := wkb.Unmarshal(raw, wkbcommon.WKBOptionEmptyPointHandling(wkbcommon.EmptyPointHandlingNaN))
 	if err != nil {
@@ -122,6 +126,11 @@ func OracleWKT(raw []byte) (string, error) {
 func oracleWKT(g geom.T) (string, error) {
 	var elems []geom.T
 	switch g := g.(type) {
+	case *geom.Point:
+		if !g.Empty() && !slices.ContainsFunc(g.FlatCoords(), func(f float64) bool { return !math.IsNaN(f) }) {
+			return wkt.Marshal(geom.NewPointEmpty(g.Layout()))
+		}
+		return wkt.Marshal(g)
 	case *geom.MultiPoint:
 		for i := range g.NumPoints() {
 			elems = append(elems, g.Point(i))
