@@ -6,6 +6,7 @@ import (
 	"maps"
 	"net"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -27,6 +28,15 @@ import (
 	_ "modernc.org/sqlite"
 )
 
+// The AWS SDK would otherwise probe the instance metadata address. It is
+// set once for the package, not with t.Setenv in inProcessS3, so that the
+// tests over the in-process S3 can run in parallel.
+func init() {
+	if err := os.Setenv("AWS_EC2_METADATA_DISABLED", "true"); err != nil {
+		panic(err)
+	}
+}
+
 // inProcessS3 starts gofakes3 behind httptest with one bucket and returns
 // the FileIO properties that reach it. It is the in-process stand-in for an
 // object store, so the S3 code path runs in plain `go test`; the real
@@ -39,8 +49,6 @@ func inProcessS3(t *testing.T, bucket string) (*httptest.Server, map[string]stri
 	}
 	srv := httptest.NewServer(gofakes3.New(backend).Server())
 	t.Cleanup(srv.Close)
-	// The AWS SDK would otherwise probe the instance metadata address.
-	t.Setenv("AWS_EC2_METADATA_DISABLED", "true")
 	return srv, map[string]string{
 		"s3.endpoint":                 srv.URL,
 		"s3.region":                   "us-east-1",
@@ -163,6 +171,7 @@ func TestEveryCatalog(t *testing.T) {
 // TestObjectStoreDiesMidStream: when the object store goes away while a row
 // stream is running, the client sees an error, never a clean short body.
 func TestObjectStoreDiesMidStream(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	s3, props := inProcessS3(t, "lake")
 	cat, cfg := sqliteCatalog(t, "s3://lake/warehouse", props)
@@ -170,7 +179,7 @@ func TestObjectStoreDiesMidStream(t *testing.T) {
 	// the reader must fetch more of the file long after the first rows,
 	// which are all the server can write into the few KiB of buffers
 	// before the client stops reading.
-	if _, err := tablegen.Bench(ctx, cat, table.Identifier{"lake", "big"}, 100_000, 1, 0.01, 0); err != nil {
+	if _, err := tablegen.Bench(ctx, snappyWrites{cat}, table.Identifier{"lake", "big"}, 100_000, 1, 0.01, 0); err != nil {
 		t.Fatal(err)
 	}
 	srv := newServerListening(t, cfg, nil, testDeleteCacheSize, func(l net.Listener) net.Listener { return smallBuffers{Listener: l} })
@@ -201,6 +210,7 @@ func TestObjectStoreDiesMidStream(t *testing.T) {
 // TestReadyzFollowsTheCatalog: once connected, /readyz reports whether the
 // catalog's storage answered the last table load.
 func TestReadyzFollowsTheCatalog(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	s3, props := inProcessS3(t, "lake")
 	cat, cfg := sqliteCatalog(t, "s3://lake/warehouse", props)

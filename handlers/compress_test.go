@@ -58,7 +58,9 @@ func TestCompressedRows(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	cat, dir := localWarehouse(t)
-	tbl, err := tablegen.Bench(ctx, cat, table.Identifier{"gz", "t"}, 6_000, 6, 0.02, 0.01)
+	// Splits of 1,000 rows: each compresses to several times the bytes
+	// the Druid model's connections are cut after (checked below).
+	tbl, err := tablegen.Bench(ctx, snappyWrites{cat}, table.Identifier{"gz", "t"}, 3_000, 6, 0.02, 0.01)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,9 +68,20 @@ func TestCompressedRows(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// What the datasource must hold, the same for both codecs.
+	want := druidExpect(t, oracle, "event_ts", tbl.Schema().Fields())
 	a := localServer(t, dir)
 	b := splittingServer(t, dir, splits.WithTargetSplitSize(1))
 	plainPlan := a.plan(t, q("table", "gz.t", "minSplits", "3"))
+	// The plain streams, which both codecs compress.
+	var plains [][]byte
+	for _, s := range plainPlan.Splits {
+		resp, plain := a.get(t, strings.TrimPrefix(s.URI, a.URL))
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("GET %s: %d", s.URI, resp.StatusCode)
+		}
+		plains = append(plains, plain)
+	}
 	for _, tc := range []struct{ compression, suffix, contentType string }{
 		{"gzip", ".gz", "application/gzip"}, {"zstd", ".zst", "application/zstd"},
 	} {
@@ -90,7 +103,7 @@ func TestCompressedRows(t *testing.T) {
 				if !bytes.Equal(body, other) {
 					t.Fatalf("%s: two sidecars give different compressed bytes", path)
 				}
-				_, plain := a.get(t, strings.TrimPrefix(plainPlan.Splits[i].URI, a.URL))
+				plain := plains[i]
 				if got := decompress(t, tc.suffix, body); !bytes.Equal(got, plain) {
 					t.Fatalf("%s decompresses to %d bytes, the plain stream has %d", path, len(got), len(plain))
 				}
@@ -129,7 +142,7 @@ func TestCompressedRows(t *testing.T) {
 			if err := d.ExecTask(ctx, task); err != nil {
 				t.Fatal(err)
 			}
-			if got, want := modelRows(d, "gz"), druidExpect(t, oracle, "event_ts", tbl.Schema().Fields()); !slicesEqual(got, want) {
+			if got := modelRows(d, "gz"); !slicesEqual(got, want) {
 				t.Fatalf("the datasource holds %d rows, the oracle %d", len(got), len(want))
 			}
 			resumed := 0

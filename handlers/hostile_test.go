@@ -27,6 +27,7 @@ import (
 	"github.com/druidiceberg/sidecar/internal/testlog"
 	"github.com/druidiceberg/sidecar/internal/testnet"
 	"github.com/druidiceberg/sidecar/splits"
+	"github.com/druidiceberg/sidecar/splits/split"
 )
 
 // The tests of this file replay what a hostile client on the network
@@ -157,8 +158,10 @@ func TestPlanNeverHandsOutARefusedURI(t *testing.T) {
 	})
 
 	t.Run("a split too long for a token", func(t *testing.T) {
-		// 300 positional delete files with long names on demo.customers'
-		// one data file: every one of them rides in the split's token.
+		// Positional delete files on demo.customers' one data file, whose
+		// paths add up to more than the longest token the server reads:
+		// every one of them would ride in the split's token. Each path
+		// runs through folders of long names, so that 60 files are enough.
 		tbl, err := cat.LoadTable(ctx, table.Identifier{"demo", "customers"})
 		if err != nil {
 			t.Fatal(err)
@@ -168,14 +171,20 @@ func TestPlanNeverHandsOutARefusedURI(t *testing.T) {
 			t.Fatalf("%d tasks, %v", len(tasks), err)
 		}
 		var dels []iceberg.DataFile
-		for i := range 300 {
-			loc := fmt.Sprintf("%s/data/%03d-%s.parquet", strings.TrimSuffix(tbl.Location(), "/"), i, strings.Repeat("d", 200))
+		folders, pathBytes := strings.Repeat(strings.Repeat("d", 200)+"/", 6), 0
+		for i := range 60 {
+			loc := fmt.Sprintf("%s/data/%s%03d-%s.parquet", strings.TrimSuffix(tbl.Location(), "/"), folders, i, strings.Repeat("d", 200))
 			del, err := icewrite.WritePositionalDeletes(ctx, tbl, loc,
 				[]icewrite.PositionalDelete{{FilePath: tasks[0].File.FilePath(), Pos: 0}})
 			if err != nil {
 				t.Fatal(err)
 			}
 			dels = append(dels, del)
+			pathBytes += len(loc)
+		}
+		if pathBytes <= split.MaxTokenLength {
+			t.Fatalf("the delete files' paths add up to %d bytes, no more than a token may be (%d): not the case under test",
+				pathBytes, split.MaxTokenLength)
 		}
 		tx := tbl.NewTransaction()
 		if err := tx.NewRowDelta(nil).AddDeletes(dels...).Commit(ctx); err != nil {
@@ -211,6 +220,7 @@ func TestPlanNeverHandsOutARefusedURI(t *testing.T) {
 // resolved one by one against the table's. Past their bounds both are a
 // 400 that names the bound.
 func TestHostileCounts(t *testing.T) {
+	t.Parallel()
 	srv := newDemoServer(t)
 	days := func(n int) string {
 		parts := make([]string, n)
@@ -251,6 +261,7 @@ func TestHostileCounts(t *testing.T) {
 // reached the filesystem and answered 500. Names are checked before any
 // catalog sees them, on every route that takes one.
 func TestHostileNames(t *testing.T) {
+	t.Parallel()
 	srv := newDemoServer(t)
 	for _, name := range []string{
 		"demo.ord\x00ers", "demo.a/b", `demo.a\b`, "demo/x.orders", "demo." + strings.Repeat("x", 5000),
@@ -378,6 +389,7 @@ func trickle(t *testing.T, addr string, interval time.Duration) (net.Conn, <-cha
 // admitted only once its body is in: tricklers, more of them than there
 // are slots, take none.
 func TestHostileTrickle(t *testing.T) {
+	t.Parallel()
 	const bodyTimeout = time.Second
 	srv := newDemoServer(t, func(c *handlers.Config) { c.MaxPlans, c.BodyTimeout = 2, bodyTimeout })
 	addr := strings.TrimPrefix(srv.URL, "http://")
@@ -415,6 +427,7 @@ func TestHostileTrickle(t *testing.T) {
 // as the client waited. A planning request now has PlanTimeout; past it the
 // answer is 503 plan_timeout with Retry-After, and the slot is free.
 func TestHostilePlanDeadline(t *testing.T) {
+	t.Parallel()
 	catalog := sidecatalog.Config{Type: "rest", URI: "http://" + testnet.SilentAddr(t)}
 	for _, path := range []string{"/splits?table=demo.orders", "/druid/sql?table=demo.orders&dataSource=o&timestampColumn=t",
 		"/changes?table=demo.orders&timeColumn=t", "/?table=demo.orders", "/readyz"} {
@@ -449,6 +462,7 @@ func TestHostilePlanDeadline(t *testing.T) {
 // Basic auth the URIs name the configured public URL only, and a router
 // without one refuses to plan rather than trust a Host.
 func TestHostileHost(t *testing.T) {
+	t.Parallel()
 	const user, password = "druid", "pw"
 	spoofed := func(t *testing.T, h http.Handler, base, path string) *httptest.ResponseRecorder {
 		t.Helper()

@@ -83,6 +83,7 @@ const panickingSize = 4 << 20
 // internal before the first byte, the stream cut after it; the server
 // serves on.
 func TestPanicsEndAtTheHandler(t *testing.T) {
+	t.Parallel()
 	signer, err := split.NewSigner(testKey)
 	if err != nil {
 		t.Fatal(err)

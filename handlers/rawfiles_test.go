@@ -26,6 +26,7 @@ import (
 // the first data file, looked up by the column's name as Druid does, lacks
 // the column or holds another field under its name.
 func TestAutoModeRawFileHazards(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	for _, tt := range []struct {
 		kind string

@@ -100,7 +100,7 @@ func TestRowGroupSplits(t *testing.T) {
 		{"v3_footer", 3, tablegen.SplitOffsetsNone},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			tbl, err := tablegen.RowGroups(ctx, cat, table.Identifier{"rg", tc.name}, tc.version, tc.offsets)
+			tbl, err := tablegen.RowGroups(ctx, snappyWrites{cat}, table.Identifier{"rg", tc.name}, tc.version, tc.offsets)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -23,6 +23,7 @@ import (
 // file with another scheme of the same store delete nothing, as in
 // Iceberg's Java reader.
 func TestS3SchemeSpellings(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	for _, tc := range []struct {
 		scheme string
@@ -34,7 +35,7 @@ func TestS3SchemeSpellings(t *testing.T) {
 		t.Run(tc.scheme, func(t *testing.T) {
 			_, props := inProcessS3(t, "lake")
 			cat, cfg := sqliteCatalog(t, tc.scheme+"://lake/warehouse", props)
-			built, err := tablegen.Spelled(ctx, cat, table.Identifier{"lake", "t"}, tc.others...)
+			built, err := tablegen.Spelled(ctx, snappyWrites{cat}, table.Identifier{"lake", "t"}, tc.others...)
 			if err != nil {
 				t.Fatalf("build: %v", err)
 			}
@@ -74,6 +75,7 @@ func TestS3SchemeSpellings(t *testing.T) {
 // and its scheme) rather than handed out as URIs whose streams fail; the
 // snapshot before it still plans and reads.
 func TestUnopenableSchemeRefusedAtPlanning(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	for _, tc := range []struct{ data, del, what string }{
 		{"gs", "", "data file"},

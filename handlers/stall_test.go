@@ -71,10 +71,11 @@ func (b stalledBody) Read([]byte) (int, error) {
 // before the first byte, the same stall is a 503. With the store
 // answering, the stream reads whole.
 func TestStalledStoreAbortsTheStream(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	s3, props := inProcessS3(t, "lake")
 	cat, cfg := sqliteCatalog(t, "s3://lake/warehouse", props)
-	if _, err := tablegen.Bench(ctx, cat, table.Identifier{"lake", "stall"}, 30_000, 3, 0.01, 0); err != nil {
+	if _, err := tablegen.Bench(ctx, snappyWrites{cat}, table.Identifier{"lake", "stall"}, 30_000, 3, 0.01, 0); err != nil {
 		t.Fatal(err)
 	}
 	proxy := newStallingProxy(t, s3.URL)

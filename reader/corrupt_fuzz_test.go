@@ -307,10 +307,17 @@ func sameFooter(a, b *format.FileMetaData) bool {
 //     with it;
 //   - the length of a fixed-length decimal: any length that holds the
 //     precision is valid (writers differ: most use the fewest bytes, DuckDB
-//     16 for every wide decimal), and the values are cut differently.
+//     16 for every wide decimal), and the values are cut differently;
+//   - the annotation of a shredded variant's typed_value: it picks the
+//     variant type the column stands for (a BYTE_ARRAY is a string with
+//     STRING, binary without), and each is a valid shredding.
 func clearFooter(md *format.FileMetaData) {
 	for i := range md.Schema {
 		se := &md.Schema[i]
+		if se.Name == "typed_value" {
+			se.LogicalType = format.LogicalType{}
+			se.ConvertedType.V, se.ConvertedType.Valid = 0, false
+		}
 		if _, dec := se.LogicalType.Value.(*format.DecimalType); (dec || se.ConvertedType.V == deprecated.Decimal) && se.Type.V == format.FixedLenByteArray {
 			se.TypeLength.V = 0
 		}

@@ -209,7 +209,7 @@ func matchVariant(got any, want variant.Value, iso bool) string {
 		}
 		return ""
 	}
-	if b := want.Bytes(); want.Type() == variant.String && len(b) >= 5 && binary.LittleEndian.Uint32(b[1:5]) == 0 {
+	if b := want.Bytes(); want.BasicType() == variant.BasicPrimitive && want.Type() == variant.String && len(b) >= 5 && binary.LittleEndian.Uint32(b[1:5]) == 0 {
 		// An empty long string (basic type primitive, length 0), which
 		// the spec allows: arrow-go v18.8.0's Value panics on it when it
 		// ends the buffer (unsafe.String(&v.value[5], 0)).
