@@ -100,11 +100,7 @@ func druidExpect(t testing.TB, lines []string, timeColumn string, fields []icebe
 // datasource holds the table's rows in those types.
 func TestDruidIngestsEveryType(t *testing.T) {
 	ctx := context.Background()
-	cat, dir := localWarehouse(t)
-	b, err := tablegen.AllTypes(ctx, cat, table.Identifier{"db", "all"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	dir, b := sharedEvolution(t, "all_types")
 	srv := localServer(t, dir)
 	want := druidExpect(t, b.Current().Rows, "id", b.Table.Schema().Fields())
 	base := q("table", "db.all", "dataSource", "ds", "timestampColumn", "id")
@@ -115,11 +111,7 @@ func TestDruidIngestsEveryType(t *testing.T) {
 		}
 		return v
 	}
-	tbl, err := cat.LoadTable(ctx, table.Identifier{"db", "all"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	wantTypes := druid.Types(tbl.Schema().Fields(), split.Encoding{})
+	wantTypes := druid.Types(b.Table.Schema().Fields(), split.Encoding{})
 	run := func(t *testing.T, exec func(d *druidsim.Druid) error, nullTimes ...int) *druidsim.Druid {
 		t.Helper()
 		d := druidsim.New()
@@ -229,10 +221,7 @@ func TestDruidIngestsEveryType(t *testing.T) {
 // infinities differ too: the raw file keeps them, JSON serves null.
 func TestRawFilesReadLikeRows(t *testing.T) {
 	ctx := context.Background()
-	cat, dir := localWarehouse(t)
-	if _, err := tablegen.AllTypes(ctx, cat, table.Identifier{"db", "all"}); err != nil {
-		t.Fatal(err)
-	}
+	dir, built := sharedEvolution(t, "all_types")
 	srv := localServer(t, dir)
 	auto := srv.plan(t, q("table", "db.all"))
 	if auto.Mode != "v2" || !strings.Contains(strings.Join(auto.Warnings, " "), `column "ts_ns" is timestamp_ns`) {
@@ -250,10 +239,7 @@ func TestRawFilesReadLikeRows(t *testing.T) {
 	defer files.Close()
 	rawURI := files.URL + filepath.ToSlash(strings.TrimPrefix(auto.Splits[0].DataFile, "file://"))
 
-	tbl, err := cat.LoadTable(ctx, table.Identifier{"db", "all"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	tbl := built.Table
 	idField, _ := tbl.Schema().FindFieldByName("id")
 	differ := map[string]bool{"ts_ns": true, "tstz_ns": true, "u": true, "m_int": true, "f": true, "d": true}
 	for _, f := range tbl.Schema().Fields() {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"path"
 	"path/filepath"
@@ -25,57 +26,89 @@ type hadoopCatalog = hadoop.Catalog
 
 // evolutionTable is one table of tablegen's evolution builders.
 type evolutionTable struct {
-	name  string
-	build func(context.Context, *testing.T) (*tablegen.Built, *testServer)
+	name string
+	// table is the table's name in its warehouse.
+	table string
+	build func(*testing.T) (*tablegen.Built, *testServer)
 	// oracleAgrees is set when iceberg-go's ReadTasks reads the table right,
 	// so the sidecar is held against it as well as against the builder.
 	oracleAgrees bool
 }
 
-// evolutionTables builds every table in its own local warehouse.
+// evolutionTables are the evolution builders' tables, each written once per
+// run of the package in a shared warehouse of its own (sharedEvolution),
+// and served by a server of the test's own.
 func evolutionTables() []evolutionTable {
-	local := func(b func(context.Context, *hadoopCatalog, table.Identifier) (*tablegen.Built, error)) func(context.Context, *testing.T) (*tablegen.Built, *testServer) {
-		return func(ctx context.Context, t *testing.T) (*tablegen.Built, *testServer) {
-			t.Helper()
-			cat, dir := localWarehouse(t)
-			built, err := b(ctx, cat, table.Identifier{"evo", "t"})
-			if err != nil {
-				t.Fatalf("build: %v", err)
-			}
-			return built, localServer(t, dir)
-		}
+	local := func(name, table string, oracleAgrees bool) evolutionTable {
+		return evolutionTable{name: name, table: table, oracleAgrees: oracleAgrees,
+			build: func(t *testing.T) (*tablegen.Built, *testServer) {
+				t.Helper()
+				dir, built := sharedEvolution(t, name)
+				return built, localServer(t, dir)
+			}}
 	}
 	return []evolutionTable{
-		{"evolution", local(func(ctx context.Context, c *hadoopCatalog, id table.Identifier) (*tablegen.Built, error) {
-			return tablegen.Evolution(ctx, c, id)
-		}), true},
-		{"migrated", local(func(ctx context.Context, c *hadoopCatalog, id table.Identifier) (*tablegen.Built, error) {
-			return tablegen.Migrated(ctx, c, id, true)
-		}), true},
+		local("evolution", "evo.t", true),
+		local("migrated", "evo.t", true),
 		// iceberg-go leaves identity partition columns that the files do
 		// not store null; the builder's rows carry them.
-		{"identity_partitioned", local(func(ctx context.Context, c *hadoopCatalog, id table.Identifier) (*tablegen.Built, error) {
-			return tablegen.IdentityPartitioned(ctx, c, id)
-		}), false},
-		{"all_types", local(func(ctx context.Context, c *hadoopCatalog, id table.Identifier) (*tablegen.Built, error) {
-			return tablegen.AllTypes(ctx, c, id)
-		}), true},
-		{"spec_change_deletes", local(func(ctx context.Context, c *hadoopCatalog, id table.Identifier) (*tablegen.Built, error) {
-			return tablegen.SpecChange(ctx, c, id)
-		}), true},
-		{"upgraded_v1", local(func(ctx context.Context, c *hadoopCatalog, id table.Identifier) (*tablegen.Built, error) {
-			return tablegen.UpgradedV1(ctx, c, id)
-		}), true},
+		local("identity_partitioned", "evo.t", false),
+		local("all_types", "db.all", true),
+		local("spec_change_deletes", "evo.t", true),
+		local("upgraded_v1", "evo.t", true),
 		// iceberg-go cannot read the snapshots with the delete keyed on the
 		// column added with an initial-default (Expected.OracleDiffers).
-		{"default_after_delete", local(func(ctx context.Context, c *hadoopCatalog, id table.Identifier) (*tablegen.Built, error) {
-			return tablegen.DefaultAfterDelete(ctx, c, id)
-		}), true},
-		{"row_lineage", local(func(ctx context.Context, c *hadoopCatalog, id table.Identifier) (*tablegen.Built, error) {
-			b, _, err := tablegen.Lineage(ctx, c, id)
-			return b, err
-		}), true},
+		local("default_after_delete", "evo.t", true),
+		local("row_lineage", "evo.t", true),
 	}
+}
+
+// sharedEvolution is the table of the evolution builder name (as named in
+// evolutionTables), written once per run of the package in a shared
+// warehouse of its own: all_types as db.all, the others as evo.t.
+func sharedEvolution(t testing.TB, name string) (string, *tablegen.Built) {
+	t.Helper()
+	if name == "row_lineage" {
+		dir, l := sharedLineage(t)
+		return dir, l.built
+	}
+	return sharedWarehouse(t, "evolution/"+name, func(ctx context.Context, c *hadoop.Catalog) (*tablegen.Built, error) {
+		id := table.Identifier{"evo", "t"}
+		switch name {
+		case "evolution":
+			return tablegen.Evolution(ctx, c, id)
+		case "migrated":
+			return tablegen.Migrated(ctx, c, id, true)
+		case "identity_partitioned":
+			return tablegen.IdentityPartitioned(ctx, c, id)
+		case "all_types":
+			return tablegen.AllTypes(ctx, c, table.Identifier{"db", "all"})
+		case "spec_change_deletes":
+			return tablegen.SpecChange(ctx, c, id)
+		case "upgraded_v1":
+			return tablegen.UpgradedV1(ctx, c, id)
+		case "default_after_delete":
+			return tablegen.DefaultAfterDelete(ctx, c, id)
+		}
+		return nil, fmt.Errorf("no evolution builder %s", name)
+	})
+}
+
+// lineage is tablegen.Lineage's table and its rows with every metadata
+// column.
+type lineage struct {
+	built *tablegen.Built
+	meta  []string
+}
+
+// sharedLineage is tablegen.Lineage's table, as evo.t, written once per run
+// of the package.
+func sharedLineage(t testing.TB) (string, lineage) {
+	t.Helper()
+	return sharedWarehouse(t, "evolution/row_lineage", func(ctx context.Context, c *hadoop.Catalog) (lineage, error) {
+		b, meta, err := tablegen.Lineage(ctx, c, table.Identifier{"evo", "t"})
+		return lineage{b, meta}, err
+	})
 }
 
 // TestEvolutionSnapshots serves every evolution table and holds the rows of
@@ -87,9 +120,9 @@ func TestEvolutionSnapshots(t *testing.T) {
 	ctx := context.Background()
 	for _, et := range evolutionTables() {
 		t.Run(et.name, func(t *testing.T) {
-			built, srv := et.build(ctx, t)
+			built, srv := et.build(t)
 			for i, want := range built.Snapshots {
-				p := srv.plan(t, q("table", "evo.t", "mode", "rows", "snapshotId", strconv.FormatInt(want.SnapshotID, 10)))
+				p := srv.plan(t, q("table", et.table, "mode", "rows", "snapshotId", strconv.FormatInt(want.SnapshotID, 10)))
 				if p.SnapshotID == nil || *p.SnapshotID != want.SnapshotID {
 					t.Fatalf("snapshot %d: planned snapshot %v, want %d", i+1, p.SnapshotID, want.SnapshotID)
 				}
@@ -107,7 +140,7 @@ func TestEvolutionSnapshots(t *testing.T) {
 			}
 			// Without snapshotId: the current snapshot in the current schema.
 			cur := built.Current()
-			got := srv.rows(t, srv.plan(t, q("table", "evo.t", "mode", "rows")))
+			got := srv.rows(t, srv.plan(t, q("table", et.table, "mode", "rows")))
 			assertKeyOrder(t, got, cur.Columns)
 			assertSameRows(t, got, cur.Rows)
 		})
@@ -119,7 +152,6 @@ func TestEvolutionSnapshots(t *testing.T) {
 // projected, and equality deletes on columns not projected still apply.
 func TestEvolutionProjection(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
 	tables := map[string]evolutionTable{}
 	for _, et := range evolutionTables() {
 		tables[et.name] = et
@@ -144,18 +176,18 @@ func TestEvolutionProjection(t *testing.T) {
 		{"partition column and a stored one", "identity_partitioned", 0, "note,region", []string{"region", "note"}},
 		{"nested types", "all_types", 0, "m_int,st,lst_st", []string{"st", "m_int", "lst_st"}},
 	}
-	// Built once each, on the parent test: a warehouse lives as long as it.
+	// A server each, on the parent test: it lives as long as it.
 	built := map[string]*tablegen.Built{}
 	servers := map[string]*testServer{}
 	for _, tt := range tests {
 		if _, ok := built[tt.table]; !ok {
-			built[tt.table], servers[tt.table] = tables[tt.table].build(ctx, t)
+			built[tt.table], servers[tt.table] = tables[tt.table].build(t)
 		}
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			b, srv := built[tt.table], servers[tt.table]
-			query := q("table", "evo.t", "columns", tt.columns)
+			query := q("table", tables[tt.table].table, "columns", tt.columns)
 			exp := b.Current()
 			if tt.snapshot > 0 {
 				exp = b.Snapshots[tt.snapshot-1]
@@ -219,12 +251,7 @@ func TestMigratedWithoutNameMapping(t *testing.T) {
 // carries its file's region and day, although no data file stores them; a
 // null partition value is a null, not a missing key.
 func TestIdentityPartitionValues(t *testing.T) {
-	ctx := context.Background()
-	cat, dir := localWarehouse(t)
-	built, err := tablegen.IdentityPartitioned(ctx, cat, table.Identifier{"evo", "t"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	dir, built := sharedEvolution(t, "identity_partitioned")
 	srv := localServer(t, dir)
 	got := srv.rows(t, srv.plan(t, q("table", "evo.t", "mode", "rows")))
 	nullRegion := 0
@@ -355,12 +382,7 @@ func projectRows(t *testing.T, rows []string, keys []string) []string {
 // to Druid raw while no delete applies to them, and take the row path, with
 // the deletes committed after the upgrade attached, once one does.
 func TestUpgradedV1Paths(t *testing.T) {
-	ctx := context.Background()
-	cat, dir := localWarehouse(t)
-	built, err := tablegen.UpgradedV1(ctx, cat, table.Identifier{"evo", "t"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	dir, built := sharedEvolution(t, "upgraded_v1")
 	srv := localServer(t, dir)
 	at := func(i int) plan {
 		return srv.plan(t, q("table", "evo.t", "snapshotId", strconv.FormatInt(built.Snapshots[i].SnapshotID, 10)))

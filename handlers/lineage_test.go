@@ -8,8 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/apache/iceberg-go/table"
-
 	"github.com/druidiceberg/sidecar/internal/druidsim"
 	"github.com/druidiceberg/sidecar/internal/tablegen"
 )
@@ -25,22 +23,19 @@ const allMeta = "_partition,_spec_id,_pos,_file,_last_updated_sequence_number,_r
 func TestMetadataColumns(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	cat, dir := localWarehouse(t)
-	built, meta, err := tablegen.Lineage(ctx, cat, table.Identifier{"lin", "t"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	dir, lin := sharedLineage(t)
+	built, meta := lin.built, lin.meta
 	srv := localServer(t, dir)
 	metaCols := []string{"id", "cat", "_row_id", "_last_updated_sequence_number", "_file", "_pos", "_spec_id", "_partition"}
 
 	t.Run("every column, by hand", func(t *testing.T) {
-		got := srv.rows(t, srv.plan(t, q("table", "lin.t", "metadataColumns", allMeta)))
+		got := srv.rows(t, srv.plan(t, q("table", "evo.t", "metadataColumns", allMeta)))
 		assertKeyOrder(t, got, metaCols)
 		assertSameRows(t, got, meta)
 	})
 	t.Run("row lineage at every snapshot, by iceberg-go", func(t *testing.T) {
 		for i, s := range built.Snapshots {
-			p := srv.plan(t, q("table", "lin.t", "snapshotId", strconv.FormatInt(s.SnapshotID, 10),
+			p := srv.plan(t, q("table", "evo.t", "snapshotId", strconv.FormatInt(s.SnapshotID, 10),
 				"metadataColumns", "_row_id,_last_updated_sequence_number"))
 			oracle, err := tablegen.OracleLineageRows(ctx, built.Table, s.SnapshotID)
 			if err != nil {
@@ -51,13 +46,13 @@ func TestMetadataColumns(t *testing.T) {
 	})
 	t.Run("_pos alone", func(t *testing.T) {
 		first := strconv.FormatInt(built.Snapshots[0].SnapshotID, 10)
-		got := srv.rows(t, srv.plan(t, q("table", "lin.t", "snapshotId", first, "metadataColumns", "_pos")))
+		got := srv.rows(t, srv.plan(t, q("table", "evo.t", "snapshotId", first, "metadataColumns", "_pos")))
 		assertKeyOrder(t, got, []string{"id", "cat", "_pos"})
 		assertSameRows(t, got, []string{`{"id":1,"cat":"a","_pos":0}`, `{"id":2,"cat":"a","_pos":1}`,
 			`{"id":3,"cat":"a","_pos":2}`, `{"id":4,"cat":"a","_pos":3}`})
 	})
 	t.Run("the answer's columns", func(t *testing.T) {
-		resp, body := srv.get(t, "/splits?"+q("table", "lin.t", "metadataColumns", allMeta).Encode())
+		resp, body := srv.get(t, "/splits?"+q("table", "evo.t", "metadataColumns", allMeta).Encode())
 		if resp.StatusCode != http.StatusOK {
 			t.Fatalf("%d %s", resp.StatusCode, body)
 		}
@@ -79,30 +74,22 @@ func TestMetadataColumns(t *testing.T) {
 		}
 	})
 	t.Run("POST /splits", func(t *testing.T) {
-		resp, body := srv.post(t, "/splits", `{"type":"iceberg","namespace":"lin","tableName":"t","metadataColumns":["_spec_id"]}`)
+		resp, body := srv.post(t, "/splits", `{"type":"iceberg","namespace":"evo","tableName":"t","metadataColumns":["_spec_id"]}`)
 		if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), `"_spec_id"`) || !strings.Contains(string(body), `"mode": "v2"`) {
 			t.Fatalf("%d %s", resp.StatusCode, body)
 		}
 	})
 	t.Run("refusals, and a table of format version 2", func(t *testing.T) {
-		cat2, dir2 := localWarehouse(t)
-		if _, err := tablegen.Evolution(ctx, cat2, table.Identifier{"evo", "t"}); err != nil {
-			t.Fatal(err)
-		}
+		dir2, _ := sharedEvolution(t, "evolution")
 		v2 := localServer(t, dir2)
 		// A table without delete files: raw files, unless a metadata
 		// column is asked for, which a raw file cannot carry.
-		for _, sc := range tablegen.Scenarios() {
-			if sc.Name == "no_deletes" {
-				if _, err := sc.Build(ctx, cat2, table.Identifier{"db", "plain"}); err != nil {
-					t.Fatal(err)
-				}
-			}
-		}
-		if p := v2.plan(t, q("table", "db.plain")); p.Mode != "v1" {
+		plainDir, _ := sharedScenarios(t)
+		plain := localServer(t, plainDir)
+		if p := plain.plan(t, q("table", "scenarios.no_deletes")); p.Mode != "v1" {
 			t.Fatalf("without metadata columns: mode %s, want v1 (%q)", p.Mode, p.Warnings)
 		}
-		if p := v2.plan(t, q("table", "db.plain", "metadataColumns", "_file")); p.Mode != "v2" {
+		if p := plain.plan(t, q("table", "scenarios.no_deletes", "metadataColumns", "_file")); p.Mode != "v2" {
 			t.Fatalf("with _file: mode %s, want v2", p.Mode)
 		}
 		for _, tc := range []struct {
@@ -111,9 +98,9 @@ func TestMetadataColumns(t *testing.T) {
 			code  int
 			says  string
 		}{
-			{srv, "table=lin.t&metadataColumns=_rowid", 400, "want one of _row_id, _last_updated_sequence_number, _file, _pos, _spec_id, _partition"},
-			{srv, "table=lin.t&metadataColumns=_pos,", 400, "empty name"},
-			{srv, "table=lin.t&metadataColumns=_pos&mode=files", 400, "metadataColumns need the row path"},
+			{srv, "table=evo.t&metadataColumns=_rowid", 400, "want one of _row_id, _last_updated_sequence_number, _file, _pos, _spec_id, _partition"},
+			{srv, "table=evo.t&metadataColumns=_pos,", 400, "empty name"},
+			{srv, "table=evo.t&metadataColumns=_pos&mode=files", 400, "metadataColumns need the row path"},
 			{v2, "table=evo.t&metadataColumns=_pos,_row_id", 400, "row lineage needs format version 3, and evo.t is version 2"},
 		} {
 			resp, body := tc.srv.get(t, "/splits?"+tc.query)
@@ -133,7 +120,7 @@ func TestMetadataColumns(t *testing.T) {
 		// metadata column never shares a table column's name; each
 		// then ingests as its explicit dimension type: long, string,
 		// and json for _partition (druid.ColumnOf).
-		spec := srv.druidTask(t, q("table", "lin.t", "dataSource", "ds", "timestampColumn", "id", "metadataColumns", allMeta))
+		spec := srv.druidTask(t, q("table", "evo.t", "dataSource", "ds", "timestampColumn", "id", "metadataColumns", allMeta))
 		for _, dim := range []string{`{"name":"_row_id","type":"long"}`, `{"name":"_partition","type":"json"}`, `{"name":"_file","type":"string"}`} {
 			if !strings.Contains(strings.Join(strings.Fields(string(spec)), ""), dim) {
 				t.Errorf("task spec lacks %s:\n%s", dim, spec)

@@ -25,7 +25,7 @@ import (
 func TestApplyResidual(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	cat, dir := localWarehouse(t)
+	dir, tables := sharedScenarios(t)
 	srv := localServer(t, dir)
 	filters := []struct {
 		name  string
@@ -90,10 +90,7 @@ func TestApplyResidual(t *testing.T) {
 		if !scenarios[sc.Name] {
 			continue
 		}
-		tbl, err := sc.Build(ctx, cat, table.Identifier{"residual", sc.Name})
-		if err != nil {
-			t.Fatal(err)
-		}
+		tbl := tables[sc.Name]
 		oracle, err := tablegen.OracleRows(ctx, tbl, tbl.CurrentSnapshot().SnapshotID)
 		if err != nil {
 			t.Fatal(err)
@@ -119,7 +116,7 @@ func TestApplyResidual(t *testing.T) {
 					}
 				}
 
-				p := srv.plan(t, q("table", "residual."+sc.Name, "icebergFilter", f.druid, "applyResidual", "true"))
+				p := srv.plan(t, q("table", "scenarios."+sc.Name, "icebergFilter", f.druid, "applyResidual", "true"))
 				if p.Mode != "v2" {
 					t.Fatalf("applyResidual planned %s, want v2", p.Mode)
 				}
@@ -132,7 +129,7 @@ func TestApplyResidual(t *testing.T) {
 				assertSameRows(t, got, want)
 
 				// Without applyResidual the planned files' rows come whole.
-				p = srv.plan(t, q("table", "residual."+sc.Name, "icebergFilter", f.druid, "mode", "rows"))
+				p = srv.plan(t, q("table", "scenarios."+sc.Name, "icebergFilter", f.druid, "mode", "rows"))
 				all := srv.rows(t, p)
 				var matching, other []string
 				for _, row := range all {
