@@ -15,6 +15,7 @@ import (
 	"time"
 
 	sidecatalog "github.com/druidiceberg/sidecar/splits/catalog"
+	"github.com/druidiceberg/sidecar/splits/catalog/catalogtest"
 
 	"github.com/apache/iceberg-go/catalog/hadoop"
 	"github.com/apache/iceberg-go/table"
@@ -260,7 +261,7 @@ func TestAdmission(t *testing.T) {
 	// buffers, and the server's, hold a few KiB, so its handler blocks
 	// long before the end, holding its slot.
 	// Snappy: the stream's length is its rows', whatever the codec.
-	if _, err := tablegen.Bench(ctx, snappyWrites{cat}, table.Identifier{"adm", "t"}, 10_000, 1, 0.01, 0); err != nil {
+	if _, err := tablegen.Bench(ctx, catalogtest.SnappyWrites(cat), table.Identifier{"adm", "t"}, 10_000, 1, 0.01, 0); err != nil {
 		t.Fatal(err)
 	}
 	srv := newServerListening(t, sidecatalog.Config{Type: "local", Warehouse: dir}, nil, testDeleteCacheSize,

@@ -30,6 +30,7 @@ import (
 	"github.com/druidiceberg/sidecar/internal/testnet"
 	"github.com/druidiceberg/sidecar/splits"
 	sidecatalog "github.com/druidiceberg/sidecar/splits/catalog"
+	"github.com/druidiceberg/sidecar/splits/catalog/catalogtest"
 	"github.com/druidiceberg/sidecar/splits/split"
 )
 
@@ -425,7 +426,7 @@ func dialNonReader(addr, path string, from net.IP) (*http.Response, net.Conn, er
 func rowsTable(t *testing.T) (dir string) {
 	t.Helper()
 	cat, dir := localWarehouse(t)
-	if _, err := tablegen.Bench(context.Background(), snappyWrites{cat}, table.Identifier{"bench", "t"}, 10_000, 1, 0.05, 0); err != nil {
+	if _, err := tablegen.Bench(context.Background(), catalogtest.SnappyWrites(cat), table.Identifier{"bench", "t"}, 10_000, 1, 0.05, 0); err != nil {
 		t.Fatal(err)
 	}
 	return dir
@@ -630,7 +631,7 @@ func TestHostileRestoredMetadata(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	cat, dir := localWarehouse(t)
-	tbl, err := tablegen.Bench(ctx, snappyWrites{cat}, table.Identifier{"ref", "t"}, 3000, 30, 0.02, 0.01)
+	tbl, err := tablegen.Bench(ctx, catalogtest.SnappyWrites(cat), table.Identifier{"ref", "t"}, 3000, 30, 0.02, 0.01)
 	if err != nil {
 		t.Fatal(err)
 	}

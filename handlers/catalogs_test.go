@@ -14,6 +14,7 @@ import (
 	"time"
 
 	sidecatalog "github.com/druidiceberg/sidecar/splits/catalog"
+	"github.com/druidiceberg/sidecar/splits/catalog/catalogtest"
 
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
@@ -179,7 +180,7 @@ func TestObjectStoreDiesMidStream(t *testing.T) {
 	// the reader must fetch more of the file long after the first rows,
 	// which are all the server can write into the few KiB of buffers
 	// before the client stops reading.
-	if _, err := tablegen.Bench(ctx, snappyWrites{cat}, table.Identifier{"lake", "big"}, 100_000, 1, 0.01, 0); err != nil {
+	if _, err := tablegen.Bench(ctx, catalogtest.SnappyWrites(cat), table.Identifier{"lake", "big"}, 100_000, 1, 0.01, 0); err != nil {
 		t.Fatal(err)
 	}
 	srv := newServerListening(t, cfg, nil, testDeleteCacheSize, func(l net.Listener) net.Listener { return smallBuffers{Listener: l} })

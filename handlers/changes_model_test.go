@@ -15,6 +15,7 @@ import (
 
 	"github.com/druidiceberg/sidecar/internal/druidsim"
 	"github.com/druidiceberg/sidecar/internal/tablegen"
+	"github.com/druidiceberg/sidecar/splits/catalog/catalogtest"
 )
 
 // changes is the part of GET /changes' answer the tests read.
@@ -181,7 +182,7 @@ func TestChangesKeepDruidRight(t *testing.T) {
 	// Snappy data files: what /changes answers does not depend on the
 	// codec, and zstd's state, allocated for every small file, was a third
 	// of the histories' CPU under -race.
-	writes := snappyWrites{cat}
+	writes := catalogtest.SnappyWrites(cat)
 	for i, hc := range historyCases(n, 1000) {
 		t.Run(hc.String(), func(t *testing.T) {
 			t.Parallel()

@@ -18,6 +18,7 @@ import (
 	"github.com/druidiceberg/sidecar/internal/druidsim"
 	"github.com/druidiceberg/sidecar/internal/tablegen"
 	"github.com/druidiceberg/sidecar/splits"
+	"github.com/druidiceberg/sidecar/splits/catalog/catalogtest"
 )
 
 // decompress reads a compressed row stream as Druid does by its suffix.
@@ -60,7 +61,7 @@ func TestCompressedRows(t *testing.T) {
 	cat, dir := localWarehouse(t)
 	// Splits of 1,000 rows: each compresses to several times the bytes
 	// the Druid model's connections are cut after (checked below).
-	tbl, err := tablegen.Bench(ctx, snappyWrites{cat}, table.Identifier{"gz", "t"}, 3_000, 6, 0.02, 0.01)
+	tbl, err := tablegen.Bench(ctx, catalogtest.SnappyWrites(cat), table.Identifier{"gz", "t"}, 3_000, 6, 0.02, 0.01)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/druidiceberg/sidecar/internal/tablegen"
+	"github.com/druidiceberg/sidecar/splits/catalog/catalogtest"
 )
 
 // druidClient reads a URI as Druid's http input source does (HttpEntity
@@ -103,7 +104,7 @@ func TestDruidRetries(t *testing.T) {
 	// the table is as small as leaves each mode's cuts (60 of fewer than
 	// 4 KiB each) inside its streams; the count of cuts below fails the
 	// test if it no longer does.
-	if _, err := tablegen.Bench(ctx, snappyWrites{cat}, table.Identifier{"retry", "t"}, 6_000, 2, 0.05, 0.01); err != nil {
+	if _, err := tablegen.Bench(ctx, catalogtest.SnappyWrites(cat), table.Identifier{"retry", "t"}, 6_000, 2, 0.05, 0.01); err != nil {
 		t.Fatal(err)
 	}
 	seed := uint64(20261130)

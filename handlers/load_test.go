@@ -23,6 +23,7 @@ import (
 	"time"
 
 	sidecatalog "github.com/druidiceberg/sidecar/splits/catalog"
+	"github.com/druidiceberg/sidecar/splits/catalog/catalogtest"
 
 	"github.com/apache/iceberg-go/table"
 
@@ -70,7 +71,7 @@ func TestLoadAndLeaks(t *testing.T) {
 	const clients = 64
 	ctx := context.Background()
 	cat, dir := localWarehouse(t)
-	if _, err := tablegen.Bench(ctx, snappyWrites{cat}, table.Identifier{"load", "t"}, rows, files, 0.05, 0.01); err != nil {
+	if _, err := tablegen.Bench(ctx, catalogtest.SnappyWrites(cat), table.Identifier{"load", "t"}, rows, files, 0.05, 0.01); err != nil {
 		t.Fatalf("write the load table: %v", err)
 	}
 	tbl, err := cat.LoadTable(ctx, table.Identifier{"load", "t"})

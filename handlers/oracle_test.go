@@ -209,7 +209,7 @@ func TestFileRemovedAfterPlanning(t *testing.T) {
 		func(l net.Listener) net.Listener { return smallBuffers{Listener: l} })
 	// Snappy: what is checked does not depend on the codec, and zstd was
 	// most of the CPU of writing the table under -race.
-	if _, err := tablegen.Bench(ctx, snappyWrites{cat}, table.Identifier{"gone", "t"}, 200_000, 2, 0.01, 0); err != nil {
+	if _, err := tablegen.Bench(ctx, catalogtest.SnappyWrites(cat), table.Identifier{"gone", "t"}, 200_000, 2, 0.01, 0); err != nil {
 		t.Fatal(err)
 	}
 	p := srv.plan(t, q("table", "gone.t", "minSplits", "2"))
@@ -286,7 +286,7 @@ func TestMetadataExpiredAfterPlanning(t *testing.T) {
 	ctx := context.Background()
 	cat, dir := localWarehouse(t)
 	srv := localServer(t, dir)
-	tbl, err := tablegen.Bench(ctx, snappyWrites{cat}, table.Identifier{"expired", "t"}, 1000, 1, 0.01, 0)
+	tbl, err := tablegen.Bench(ctx, catalogtest.SnappyWrites(cat), table.Identifier{"expired", "t"}, 1000, 1, 0.01, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,20 +4,18 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"maps"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
 
-	"github.com/apache/iceberg-go"
-	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/druidiceberg/sidecar/druid"
 	"github.com/druidiceberg/sidecar/internal/druidsim"
 	"github.com/druidiceberg/sidecar/internal/tablegen"
 	"github.com/druidiceberg/sidecar/splits"
+	"github.com/druidiceberg/sidecar/splits/catalog/catalogtest"
 )
 
 // TestSpecsWithinPayload: a table whose plan is more URIs than a generated
@@ -29,7 +27,7 @@ func TestSpecsWithinPayload(t *testing.T) {
 	ctx := context.Background()
 	cat, dir := localWarehouse(t)
 	t.Parallel()
-	tbl, err := tablegen.Bench(ctx, snappyWrites{cat}, table.Identifier{"payload", "t"}, 200, 200, 0, 0)
+	tbl, err := tablegen.Bench(ctx, catalogtest.SnappyWrites(cat), table.Identifier{"payload", "t"}, 200, 200, 0, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,24 +114,4 @@ func TestSpecsWithinPayload(t *testing.T) {
 	b, _ := json.Marshal(c.Statements[0].SQL)
 	submit("/druid/v2/sql/task", string(b))
 	check("/changes", c.Statements[0].SQL.Query, "bench_changes")
-}
-
-// snappyWrites is a catalog whose new tables write Snappy data files rather
-// than iceberg-go's default zstd, whose encoder state, allocated again for
-// every file, is most of the CPU of writing many small files under -race.
-// For tests whose answers do not depend on the codec; the reader's tests
-// hold every codec.
-type snappyWrites struct{ catalog.Catalog }
-
-func (c snappyWrites) CreateTable(ctx context.Context, ident table.Identifier, sc *iceberg.Schema, opts ...catalog.CreateTableOpt) (*table.Table, error) {
-	var cfg catalog.CreateTableCfg
-	for _, o := range opts {
-		o(&cfg)
-	}
-	props := maps.Clone(cfg.Properties)
-	if props == nil {
-		props = iceberg.Properties{}
-	}
-	props["write.parquet.compression-codec"] = "snappy"
-	return c.Catalog.CreateTable(ctx, ident, sc, append(opts, catalog.WithProperties(props))...)
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/druidiceberg/sidecar/internal/tablegen"
 	"github.com/druidiceberg/sidecar/splits"
+	"github.com/druidiceberg/sidecar/splits/catalog/catalogtest"
 	"github.com/druidiceberg/sidecar/splits/split"
 )
 
@@ -25,7 +26,7 @@ func TestReferenceTokens(t *testing.T) {
 	ctx := context.Background()
 	cat, dir := localWarehouse(t)
 	// Snappy: neither the packing nor the references depend on the codec.
-	tbl, err := tablegen.Bench(ctx, snappyWrites{cat}, table.Identifier{"ref", "t"}, 6000, 60, 0.02, 0.01)
+	tbl, err := tablegen.Bench(ctx, catalogtest.SnappyWrites(cat), table.Identifier{"ref", "t"}, 6000, 60, 0.02, 0.01)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/druidiceberg/sidecar/internal/tablegen"
 	"github.com/druidiceberg/sidecar/splits"
 	sidecatalog "github.com/druidiceberg/sidecar/splits/catalog"
+	"github.com/druidiceberg/sidecar/splits/catalog/catalogtest"
 	"github.com/druidiceberg/sidecar/splits/split"
 )
 
@@ -100,7 +101,7 @@ func TestRowGroupSplits(t *testing.T) {
 		{"v3_footer", 3, tablegen.SplitOffsetsNone},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			tbl, err := tablegen.RowGroups(ctx, snappyWrites{cat}, table.Identifier{"rg", tc.name}, tc.version, tc.offsets)
+			tbl, err := tablegen.RowGroups(ctx, catalogtest.SnappyWrites(cat), table.Identifier{"rg", tc.name}, tc.version, tc.offsets)
 			if err != nil {
 				t.Fatal(err)
 			}

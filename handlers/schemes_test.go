@@ -13,6 +13,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/druidiceberg/sidecar/internal/tablegen"
+	"github.com/druidiceberg/sidecar/splits/catalog/catalogtest"
 )
 
 // TestS3SchemeSpellings serves tablegen.Spelled from an object store (the
@@ -35,7 +36,7 @@ func TestS3SchemeSpellings(t *testing.T) {
 		t.Run(tc.scheme, func(t *testing.T) {
 			_, props := inProcessS3(t, "lake")
 			cat, cfg := sqliteCatalog(t, tc.scheme+"://lake/warehouse", props)
-			built, err := tablegen.Spelled(ctx, snappyWrites{cat}, table.Identifier{"lake", "t"}, tc.others...)
+			built, err := tablegen.Spelled(ctx, catalogtest.SnappyWrites(cat), table.Identifier{"lake", "t"}, tc.others...)
 			if err != nil {
 				t.Fatalf("build: %v", err)
 			}

@@ -75,7 +75,7 @@ func TestStalledStoreAbortsTheStream(t *testing.T) {
 	ctx := context.Background()
 	s3, props := inProcessS3(t, "lake")
 	cat, cfg := sqliteCatalog(t, "s3://lake/warehouse", props)
-	if _, err := tablegen.Bench(ctx, snappyWrites{cat}, table.Identifier{"lake", "stall"}, 30_000, 3, 0.01, 0); err != nil {
+	if _, err := tablegen.Bench(ctx, catalogtest.SnappyWrites(cat), table.Identifier{"lake", "stall"}, 30_000, 3, 0.01, 0); err != nil {
 		t.Fatal(err)
 	}
 	proxy := newStallingProxy(t, s3.URL)
