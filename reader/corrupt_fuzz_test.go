@@ -308,18 +308,26 @@ func sameFooter(a, b *format.FileMetaData) bool {
 //   - the length of a fixed-length decimal: any length that holds the
 //     precision is valid (writers differ: most use the fewest bytes, DuckDB
 //     16 for every wide decimal), and the values are cut differently;
-//   - the annotation of a shredded variant's typed_value: it picks the
-//     variant type the column stands for (a BYTE_ARRAY is a string with
-//     STRING, binary without), and each is a valid shredding.
+//   - the annotation of a shredded variant's typed_value (and a decimal's
+//     scale there): it picks the variant type the column stands for (a
+//     BYTE_ARRAY is a string with STRING, binary without), and each is a
+//     valid shredding;
+//   - a scale on a column that is not a decimal, which readers ignore.
 func clearFooter(md *format.FileMetaData) {
 	for i := range md.Schema {
 		se := &md.Schema[i]
+		_, dec := se.LogicalType.Value.(*format.DecimalType)
+		dec = dec || (se.ConvertedType.Valid && se.ConvertedType.V == deprecated.Decimal)
 		if se.Name == "typed_value" {
 			se.LogicalType = format.LogicalType{}
 			se.ConvertedType.V, se.ConvertedType.Valid = 0, false
+			se.Scale.V, se.Scale.Valid = 0, false
 		}
-		if _, dec := se.LogicalType.Value.(*format.DecimalType); (dec || se.ConvertedType.V == deprecated.Decimal) && se.Type.V == format.FixedLenByteArray {
+		if dec && se.Type.V == format.FixedLenByteArray {
 			se.TypeLength.V = 0
+		}
+		if !dec {
+			se.Scale.V, se.Scale.Valid = 0, false
 		}
 		se.FieldID, se.Name = 0, ""
 		se.Precision.V, se.Precision.Valid = 0, false
