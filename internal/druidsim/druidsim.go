@@ -46,6 +46,7 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 )
@@ -60,7 +61,12 @@ type Row struct {
 
 // String is the row as canonical JSON with its __time, for comparisons.
 func (r Row) String() string {
-	return fmt.Sprintf("%d %s", r.Time, canonical(r.Columns))
+	b := strconv.AppendInt(make([]byte, 0, 256), r.Time, 10)
+	b = append(b, ' ')
+	if c, ok := appendCanonical(b, r.Columns); ok {
+		return string(c)
+	}
+	return string(b) + canonicalJSON(r.Columns)
 }
 
 // Druid is the model: datasources and tasks.
@@ -240,8 +246,11 @@ func DatasourceRows(lines []string, timeColumn string) ([]string, error) {
 
 // RowStrings are the datasource's rows as Row.String spells them, sorted.
 func (d *Druid) RowStrings(dataSource string) []string {
+	d.mu.Lock()
+	rows := slices.Clone(d.datasources[dataSource])
+	d.mu.Unlock()
 	var out []string
-	for _, r := range d.Rows(dataSource) {
+	for _, r := range rows {
 		out = append(out, r.String())
 	}
 	slices.Sort(out)

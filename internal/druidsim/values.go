@@ -7,9 +7,11 @@ import (
 	"fmt"
 	"math"
 	"math/big"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // The model holds values as Druid's Java code sees them: nil, bool
@@ -468,8 +470,19 @@ func cmpOr(a, b string) string {
 	return b
 }
 
-// canonical writes a value as JSON the way a datasource row is compared.
+// canonical writes a value as JSON the way a datasource row is compared:
+// as encoding/json writes it without HTML escaping (map keys sorted), and
+// as fmt's %v when encoding/json refuses it (a NaN or an infinity).
 func canonical(v any) string {
+	if b, ok := appendCanonical(nil, v); ok {
+		return string(b)
+	}
+	return canonicalJSON(v)
+}
+
+// canonicalJSON is canonical through encoding/json, for the values
+// appendCanonical leaves to it.
+func canonicalJSON(v any) string {
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
@@ -477,4 +490,148 @@ func canonical(v any) string {
 		return fmt.Sprintf("%v", v)
 	}
 	return strings.TrimSuffix(b.String(), "\n")
+}
+
+// appendCanonical appends v as encoding/json writes it without HTML
+// escaping, for the values the model holds most (nil, bool, int64,
+// float32, float64, string, lists and maps of them), without
+// reflection: rows are compared by this spelling, a few times per row
+// a test checks. ok is false for anything else (a Decimal, a []byte, a
+// NaN or an infinity, another type), which canonical leaves to
+// encoding/json itself.
+func appendCanonical(b []byte, v any) ([]byte, bool) {
+	switch x := v.(type) {
+	case nil:
+		return append(b, "null"...), true
+	case bool:
+		return strconv.AppendBool(b, x), true
+	case int64:
+		return strconv.AppendInt(b, x, 10), true
+	case float64:
+		return appendJSONFloat(b, x, 64)
+	case float32:
+		return appendJSONFloat(b, float64(x), 32)
+	case string:
+		return appendJSONString(b, x), true
+	case []any:
+		if x == nil {
+			return append(b, "null"...), true
+		}
+		b = append(b, '[')
+		for i, e := range x {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			var ok bool
+			if b, ok = appendCanonical(b, e); !ok {
+				return b, false
+			}
+		}
+		return append(b, ']'), true
+	case map[string]any:
+		if x == nil {
+			return append(b, "null"...), true
+		}
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		b = append(b, '{')
+		for i, k := range keys {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendJSONString(b, k)
+			b = append(b, ':')
+			var ok bool
+			if b, ok = appendCanonical(b, x[k]); !ok {
+				return b, false
+			}
+		}
+		return append(b, '}'), true
+	}
+	return b, false
+}
+
+// appendJSONFloat is encoding/json's floatEncoder: ES6 number spelling,
+// 'e' notation below 1e-6 and from 1e21 (compared in the value's own
+// width), the exponent unpadded. ok is false for NaN and infinities,
+// which encoding/json refuses.
+func appendJSONFloat(b []byte, f float64, bits int) ([]byte, bool) {
+	if math.IsInf(f, 0) || math.IsNaN(f) {
+		return b, false
+	}
+	abs := math.Abs(f)
+	format := byte('f')
+	if abs != 0 {
+		if bits == 64 && (abs < 1e-6 || abs >= 1e21) || bits == 32 && (float32(abs) < 1e-6 || float32(abs) >= 1e21) {
+			format = 'e'
+		}
+	}
+	b = strconv.AppendFloat(b, f, format, -1, bits)
+	if format == 'e' {
+		// e-09 is e-9.
+		n := len(b)
+		if n >= 4 && b[n-4] == 'e' && b[n-3] == '-' && b[n-2] == '0' {
+			b[n-2] = b[n-1]
+			b = b[:n-1]
+		}
+	}
+	return b, true
+}
+
+// appendJSONString is encoding/json's appendString without HTML
+// escaping: '"' and '\\' escaped, control characters as \b, \f, \n, \r,
+// \t or \u00XX, invalid UTF-8 as \ufffd, U+2028 and U+2029 escaped.
+func appendJSONString(b []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		if c := s[i]; c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' {
+				i++
+				continue
+			}
+			b = append(b, s[start:i]...)
+			switch c {
+			case '\\', '"':
+				b = append(b, '\\', c)
+			case '\b':
+				b = append(b, '\\', 'b')
+			case '\f':
+				b = append(b, '\\', 'f')
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			default:
+				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xF])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			b = append(b, s[start:i]...)
+			b = append(b, `\ufffd`...)
+			i += size
+			start = i
+			continue
+		}
+		if r == '\u2028' || r == '\u2029' {
+			b = append(b, s[start:i]...)
+			b = append(b, '\\', 'u', '2', '0', '2', hex[r&0xF])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
 }
