@@ -196,6 +196,31 @@ func (d *Druid) Retries() int {
 // converts it, the time column as __time, rows without a time left out.
 // It is the expectation a test holds Rows against, sorted as Rows is.
 func Expect(lines []string, timeColumn string, types map[string]string) ([]Row, error) {
+	out, err := expectRows(lines, timeColumn, types)
+	if err != nil {
+		return nil, err
+	}
+	sortRows(out)
+	return out, nil
+}
+
+// ExpectStrings are Expect's rows spelled as Row.String spells them and
+// sorted, as RowStrings lists a datasource's.
+func ExpectStrings(lines []string, timeColumn string, types map[string]string) ([]string, error) {
+	rows, err := expectRows(lines, timeColumn, types)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, len(rows))
+	for i, r := range rows {
+		out[i] = r.String()
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
+// expectRows are Expect's rows in the order of lines.
+func expectRows(lines []string, timeColumn string, types map[string]string) ([]Row, error) {
 	var out []Row
 	for _, line := range lines {
 		obj, err := jacksonLine(line)
@@ -224,7 +249,6 @@ func Expect(lines []string, timeColumn string, types map[string]string) ([]Row, 
 		}
 		out = append(out, Row{Time: ms, Columns: obj})
 	}
-	sortRows(out)
 	return out, nil
 }
 
@@ -232,16 +256,7 @@ func Expect(lines []string, timeColumn string, types map[string]string) ([]Row, 
 // holds them without a type for any column (Expect), spelled as Row.String
 // spells them and sorted, as RowStrings lists a datasource's.
 func DatasourceRows(lines []string, timeColumn string) ([]string, error) {
-	rows, err := Expect(lines, timeColumn, nil)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]string, len(rows))
-	for i, r := range rows {
-		out[i] = r.String()
-	}
-	slices.Sort(out)
-	return out, nil
+	return ExpectStrings(lines, timeColumn, nil)
 }
 
 // RowStrings are the datasource's rows as Row.String spells them, sorted.
