@@ -200,6 +200,14 @@ func javaDouble(f float64, bits int) string {
 // past 64 bits loses precision here, in Druid), strings, booleans, lists
 // and maps as they are.
 func jacksonLine(line string) (map[string]any, error) {
+	if obj, ok := quickLine(line); ok {
+		return obj, nil
+	}
+	return decodeLine(line)
+}
+
+// decodeLine is jacksonLine through encoding/json.
+func decodeLine(line string) (map[string]any, error) {
 	dec := json.NewDecoder(strings.NewReader(line))
 	dec.UseNumber()
 	var raw any
@@ -634,4 +642,199 @@ func appendJSONString(b []byte, s string) []byte {
 	}
 	b = append(b, s[start:]...)
 	return append(b, '"')
+}
+
+// quickLine is jacksonLine for the lines the row stream writes most: one
+// object of unescaped, valid UTF-8 strings, numbers, booleans, nulls,
+// lists and objects, read without encoding/json's reflection and second
+// scan. It gives the values jacksonLine gives; ok is false for any line
+// it leaves to encoding/json (an escape, a control character, invalid
+// UTF-8, a malformed or trailing value, deep nesting).
+func quickLine(line string) (map[string]any, bool) {
+	p := quickParser{s: line}
+	p.space()
+	if p.i >= len(p.s) || p.s[p.i] != '{' {
+		return nil, false
+	}
+	v, ok := p.value(0)
+	if !ok {
+		return nil, false
+	}
+	p.space()
+	if p.i != len(p.s) {
+		return nil, false
+	}
+	return v.(map[string]any), true
+}
+
+type quickParser struct {
+	s string
+	i int
+}
+
+func (p *quickParser) space() {
+	for p.i < len(p.s) {
+		switch p.s[p.i] {
+		case ' ', '\t', '\n', '\r':
+			p.i++
+		default:
+			return
+		}
+	}
+}
+
+func (p *quickParser) value(depth int) (any, bool) {
+	if depth > 100 || p.i >= len(p.s) {
+		return nil, false
+	}
+	switch c := p.s[p.i]; {
+	case c == '{':
+		p.i++
+		out := map[string]any{}
+		p.space()
+		if p.i < len(p.s) && p.s[p.i] == '}' {
+			p.i++
+			return out, true
+		}
+		for {
+			p.space()
+			k, ok := p.str()
+			if !ok {
+				return nil, false
+			}
+			p.space()
+			if p.i >= len(p.s) || p.s[p.i] != ':' {
+				return nil, false
+			}
+			p.i++
+			p.space()
+			v, ok := p.value(depth + 1)
+			if !ok {
+				return nil, false
+			}
+			out[k] = v
+			p.space()
+			if p.i >= len(p.s) {
+				return nil, false
+			}
+			switch p.s[p.i] {
+			case ',':
+				p.i++
+			case '}':
+				p.i++
+				return out, true
+			default:
+				return nil, false
+			}
+		}
+	case c == '[':
+		p.i++
+		out := []any{}
+		p.space()
+		if p.i < len(p.s) && p.s[p.i] == ']' {
+			p.i++
+			return out, true
+		}
+		for {
+			p.space()
+			v, ok := p.value(depth + 1)
+			if !ok {
+				return nil, false
+			}
+			out = append(out, v)
+			p.space()
+			if p.i >= len(p.s) {
+				return nil, false
+			}
+			switch p.s[p.i] {
+			case ',':
+				p.i++
+			case ']':
+				p.i++
+				return out, true
+			default:
+				return nil, false
+			}
+		}
+	case c == '"':
+		return p.str()
+	case c == '-' || (c >= '0' && c <= '9'):
+		return p.number()
+	case strings.HasPrefix(p.s[p.i:], "true"):
+		p.i += 4
+		return true, true
+	case strings.HasPrefix(p.s[p.i:], "false"):
+		p.i += 5
+		return false, true
+	case strings.HasPrefix(p.s[p.i:], "null"):
+		p.i += 4
+		return nil, true
+	}
+	return nil, false
+}
+
+// str reads a string without escapes or control characters, in valid
+// UTF-8.
+func (p *quickParser) str() (string, bool) {
+	if p.i >= len(p.s) || p.s[p.i] != '"' {
+		return "", false
+	}
+	start := p.i + 1
+	ascii := true
+	for j := start; j < len(p.s); j++ {
+		switch c := p.s[j]; {
+		case c == '"':
+			v := p.s[start:j]
+			if !ascii && !utf8.ValidString(v) {
+				return "", false
+			}
+			p.i = j + 1
+			return v, true
+		case c == '\\' || c < 0x20:
+			return "", false
+		case c >= utf8.RuneSelf:
+			ascii = false
+		}
+	}
+	return "", false
+}
+
+// number reads a JSON number (-?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?)
+// as jacksonValue converts it: a long when it is an integer that fits
+// one, a double otherwise.
+func (p *quickParser) number() (any, bool) {
+	start := p.i
+	digits := func() int {
+		n := 0
+		for p.i < len(p.s) && p.s[p.i] >= '0' && p.s[p.i] <= '9' {
+			p.i++
+			n++
+		}
+		return n
+	}
+	if p.s[p.i] == '-' {
+		p.i++
+	}
+	switch n := digits(); {
+	case n == 0:
+		return nil, false
+	case n > 1 && p.s[p.i-n] == '0':
+		return nil, false
+	}
+	if p.i < len(p.s) && p.s[p.i] == '.' {
+		p.i++
+		if digits() == 0 {
+			return nil, false
+		}
+	}
+	if p.i < len(p.s) && (p.s[p.i] == 'e' || p.s[p.i] == 'E') {
+		p.i++
+		if p.i < len(p.s) && (p.s[p.i] == '+' || p.s[p.i] == '-') {
+			p.i++
+		}
+		if digits() == 0 {
+			return nil, false
+		}
+	}
+	return jacksonValue(json.Number(p.s[start:p.i])), true
 }

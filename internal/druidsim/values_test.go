@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/big"
 	"math/rand/v2"
+	"reflect"
 	"strconv"
 	"testing"
 )
@@ -46,6 +47,81 @@ func TestValuesDruidReadsDifferently(t *testing.T) {
 func TestCanonicalIsEncodingJSON(t *testing.T) {
 	t.Parallel()
 	rng := rand.New(rand.NewPCG(26, 21))
+	value := randomValues(rng)
+	for i := range 20_000 {
+		v := value(0)
+		if got, want := canonical(v), canonicalJSON(v); got != want {
+			t.Fatalf("value %d %#v: canonical %s, encoding/json %s", i, v, got, want)
+		}
+		if cols, ok := v.(map[string]any); ok {
+			r := Row{Time: rng.Int64() - rng.Int64(), Columns: cols}
+			if got, want := r.String(), fmt.Sprintf("%d %s", r.Time, canonicalJSON(cols)); got != want {
+				t.Fatalf("row %d: String %s, want %s", i, got, want)
+			}
+		}
+	}
+}
+
+// TestQuickLineIsEncodingJSON: jacksonLine's own reader reads every line
+// it takes as encoding/json does (decodeLine) and leaves every line
+// encoding/json refuses: random objects of every kind, written and then
+// damaged byte by byte.
+func TestQuickLineIsEncodingJSON(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(21, 26))
+	value := randomValues(rng)
+	lines := []string{"", " ", "{}", " {} ", "{}x", "{} {}", "{}]", "[]", "1", `"a"`, "null", `{"a":01}`, `{"a":-}`,
+		`{"a":1.}`, `{"a":.5}`, `{"a":1e}`, `{"a":1e+}`, `{"a":-0}`, `{"a":-0.0}`, `{"a":1E400}`, `{"a":-1e-400}`,
+		`{"a":9223372036854775807}`, `{"a":9223372036854775808}`, `{"a":+1}`, `{"a":tru}`, `{"a":truex}`,
+		`{"a":nul}`, `{"a":[1,]}`, `{"a":[,1]}`, `{"a":1,}`, `{,"a":1}`, `{"a" 1}`, `{"a":1 "b":2}`, `{"a":1,"a":2}`,
+		"{\"a\":\"\t\"}", "{\"a\":\"\xff\"}", `{"a":"\u00e9"}`, `{"a":"é"}`, "\t{\"a\" :\r\n[ true , false,null ] }\n",
+		`{"a":{"b":{"c":[[[]]]}}}`, `{"a":[{}]}`, `{"a":"x"`, `{"a":["x"`, `{"a`}
+	for range 10_000 {
+		m := map[string]any{}
+		for range rng.IntN(6) {
+			m["k"+strconv.Itoa(rng.IntN(8))] = value(0)
+		}
+		line := canonicalJSON(m)
+		lines = append(lines, line)
+		b := []byte(line)
+		for range 1 + rng.IntN(3) {
+			if len(b) == 0 {
+				break
+			}
+			i := rng.IntN(len(b))
+			switch rng.IntN(3) {
+			case 0:
+				b = append(b[:i], b[i+1:]...)
+			case 1:
+				const alphabet = "{}[]\",:-.0eE1 \tnul\\\x01\xff"
+				b[i] = alphabet[rng.IntN(len(alphabet))]
+			default:
+				b = append(b[:i], append([]byte{b[rng.IntN(len(b))]}, b[i:]...)...)
+			}
+		}
+		lines = append(lines, string(b))
+	}
+	quick := 0
+	for _, line := range lines {
+		want, err := decodeLine(line)
+		got, ok := quickLine(line)
+		switch {
+		case ok && err != nil:
+			t.Fatalf("%q: read as %v, encoding/json refuses it: %v", line, got, err)
+		case ok && !reflect.DeepEqual(got, want):
+			t.Fatalf("%q: read as %#v, encoding/json reads %#v", line, got, want)
+		case ok:
+			quick++
+		}
+	}
+	if quick < len(lines)/4 {
+		t.Fatalf("only %d of %d lines read without encoding/json", quick, len(lines))
+	}
+}
+
+// randomValues returns a generator of random values of every kind the
+// model holds, down to a depth of 3.
+func randomValues(rng *rand.Rand) func(depth int) any {
 	strs := []string{"", "a", `q"uote`, `back\slash`, "tab\there", "nl\n\r\b\f", "\x00\x01\x1f\x7f", "<&>",
 		"é ü 漢字", "\u2028\u2029", "bad\xffutf8\xc3", "😀", "\xed\xa0\x80"}
 	floats := []float64{0, math.Copysign(0, -1), 1, -1, 0.1, 1e-6, 9.99e-7, 1e-7, 1e20, 1e21, 123456789.125,
@@ -102,16 +178,5 @@ func TestCanonicalIsEncodingJSON(t *testing.T) {
 		}
 		return int64(rng.IntN(100))
 	}
-	for i := range 20_000 {
-		v := value(0)
-		if got, want := canonical(v), canonicalJSON(v); got != want {
-			t.Fatalf("value %d %#v: canonical %s, encoding/json %s", i, v, got, want)
-		}
-		if cols, ok := v.(map[string]any); ok {
-			r := Row{Time: rng.Int64() - rng.Int64(), Columns: cols}
-			if got, want := r.String(), fmt.Sprintf("%d %s", r.Time, canonicalJSON(cols)); got != want {
-				t.Fatalf("row %d: String %s, want %s", i, got, want)
-			}
-		}
-	}
+	return value
 }
