@@ -15,16 +15,20 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/andybalholm/brotli"
 	kgzip "github.com/klauspost/compress/gzip"
 	kzstd "github.com/klauspost/compress/zstd"
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/compress"
+	pbrotli "github.com/parquet-go/parquet-go/compress/brotli"
 	pgzip "github.com/parquet-go/parquet-go/compress/gzip"
+	"github.com/parquet-go/parquet-go/compress/lz4"
 	"github.com/parquet-go/parquet-go/compress/zstd"
 	"github.com/parquet-go/parquet-go/deprecated"
 	"github.com/parquet-go/parquet-go/encoding"
 	"github.com/parquet-go/parquet-go/encoding/thrift"
 	"github.com/parquet-go/parquet-go/format"
+	plz4 "github.com/pierrec/lz4/v4"
 
 	"github.com/druidiceberg/sidecar/reader"
 	"github.com/druidiceberg/sidecar/reader/parquetpage"
@@ -379,15 +383,22 @@ func pageGens() []pageGen {
 		parquet.ByteArray:         {&parquet.Plain, &parquet.RLEDictionary, &parquet.DeltaLengthByteArray, &parquet.DeltaByteArray},
 		parquet.FixedLenByteArray: {&parquet.Plain, &parquet.RLEDictionary, &parquet.DeltaByteArray, &parquet.ByteStreamSplit},
 	}
-	codecs := []compress.Codec{&parquet.Uncompressed, &parquet.Snappy, sharedZstd, sharedGzip, &parquet.Lz4Raw, &parquet.Brotli}
+	codecs := []compress.Codec{&parquet.Uncompressed, &parquet.Snappy, sharedZstd, sharedGzip, sharedLz4, sharedBrotli}
 	var out []pageGen
 	// Pages larger than parquetpage's read-ahead, compressed or not, which
 	// it reads whole into the shared scratch or the page's own buffer: one
 	// row group of 10,000 rows makes pages of up to hundreds of KiB, and
 	// TestPagesAgainstParquetGo checks that each of these files holds a
-	// page larger than the read-ahead in its codec.
+	// page larger than the read-ahead in its codec. Their LZ4_RAW pages are
+	// LZ4 blocks of parquet-go's fast compressor (as Arrow writes them),
+	// not of its default HC one, whose search over pages this large was
+	// most of what writing them cost under -race; the small files' pages
+	// are HC's.
 	for _, kind := range []parquet.Kind{parquet.Int64, parquet.ByteArray} {
 		for _, codec := range codecs {
+			if codec == sharedLz4 {
+				codec = &lz4.Codec{Level: lz4.Fastest}
+			}
 			for _, v2 := range []bool{false, true} {
 				out = append(out, pageGen{kind: kind, enc: &parquet.Plain, v2: v2, codec: codec,
 					rows: largePageRows, groupRows: largePageRows, pageSize: 1 << 20})
@@ -447,6 +458,58 @@ type gzipOneWriter struct {
 }
 
 func (c *gzipOneWriter) Encode(dst, src []byte) ([]byte, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := bytes.NewBuffer(dst[:0])
+	c.w.Reset(out)
+	if _, err := c.w.Write(src); err != nil {
+		return nil, err
+	}
+	err := c.w.Close()
+	return out.Bytes(), err
+}
+
+// sharedLz4 is parquet-go's LZ4_RAW codec (parquet.Lz4Raw) with one
+// compressor, made with its level, for every page, so the same bytes (the
+// compressor clears its tables before each block): parquet-go makes a new
+// one, 1 MiB of tables, for each page, which under -race was most of what
+// writing the LZ4 files cost.
+var sharedLz4 = &lz4OneCompressor{Codec: &parquet.Lz4Raw, c: plz4.CompressorHC{Level: parquet.Lz4Raw.Level}}
+
+// lz4OneCompressor is sharedLz4's type: parquet-go's codec but for Encode.
+type lz4OneCompressor struct {
+	*lz4.Codec
+	mu sync.Mutex
+	c  plz4.CompressorHC
+}
+
+func (c *lz4OneCompressor) Encode(dst, src []byte) ([]byte, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if n := plz4.CompressBlockBound(len(src)); cap(dst) < n {
+		dst = make([]byte, n)
+	} else {
+		dst = dst[:cap(dst)]
+	}
+	n, err := c.c.CompressBlock(src, dst)
+	return dst[:n], err
+}
+
+// sharedBrotli is parquet-go's brotli codec (parquet.Brotli) with one
+// writer, made with its options, reset for every page, for the same reason
+// as sharedZstd.
+var sharedBrotli = &brotliOneWriter{Codec: &parquet.Brotli, w: brotli.NewWriterOptions(io.Discard,
+	brotli.WriterOptions{Quality: parquet.Brotli.Quality, LGWin: parquet.Brotli.LGWin})}
+
+// brotliOneWriter is sharedBrotli's type: parquet-go's codec but for
+// Encode.
+type brotliOneWriter struct {
+	*pbrotli.Codec
+	mu sync.Mutex
+	w  *brotli.Writer
+}
+
+func (c *brotliOneWriter) Encode(dst, src []byte) ([]byte, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	out := bytes.NewBuffer(dst[:0])
