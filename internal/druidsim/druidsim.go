@@ -46,6 +46,7 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 )
@@ -60,7 +61,12 @@ type Row struct {
 
 // String is the row as canonical JSON with its __time, for comparisons.
 func (r Row) String() string {
-	return fmt.Sprintf("%d %s", r.Time, canonical(r.Columns))
+	b := strconv.AppendInt(make([]byte, 0, 256), r.Time, 10)
+	b = append(b, ' ')
+	if c, ok := appendCanonical(b, r.Columns); ok {
+		return string(c)
+	}
+	return string(b) + canonicalJSON(r.Columns)
 }
 
 // Druid is the model: datasources and tasks.
@@ -190,6 +196,31 @@ func (d *Druid) Retries() int {
 // converts it, the time column as __time, rows without a time left out.
 // It is the expectation a test holds Rows against, sorted as Rows is.
 func Expect(lines []string, timeColumn string, types map[string]string) ([]Row, error) {
+	out, err := expectRows(lines, timeColumn, types)
+	if err != nil {
+		return nil, err
+	}
+	sortRows(out)
+	return out, nil
+}
+
+// ExpectStrings are Expect's rows spelled as Row.String spells them and
+// sorted, as RowStrings lists a datasource's.
+func ExpectStrings(lines []string, timeColumn string, types map[string]string) ([]string, error) {
+	rows, err := expectRows(lines, timeColumn, types)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, len(rows))
+	for i, r := range rows {
+		out[i] = r.String()
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
+// expectRows are Expect's rows in the order of lines.
+func expectRows(lines []string, timeColumn string, types map[string]string) ([]Row, error) {
 	var out []Row
 	for _, line := range lines {
 		obj, err := jacksonLine(line)
@@ -218,7 +249,6 @@ func Expect(lines []string, timeColumn string, types map[string]string) ([]Row, 
 		}
 		out = append(out, Row{Time: ms, Columns: obj})
 	}
-	sortRows(out)
 	return out, nil
 }
 
@@ -226,22 +256,16 @@ func Expect(lines []string, timeColumn string, types map[string]string) ([]Row, 
 // holds them without a type for any column (Expect), spelled as Row.String
 // spells them and sorted, as RowStrings lists a datasource's.
 func DatasourceRows(lines []string, timeColumn string) ([]string, error) {
-	rows, err := Expect(lines, timeColumn, nil)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]string, len(rows))
-	for i, r := range rows {
-		out[i] = r.String()
-	}
-	slices.Sort(out)
-	return out, nil
+	return ExpectStrings(lines, timeColumn, nil)
 }
 
 // RowStrings are the datasource's rows as Row.String spells them, sorted.
 func (d *Druid) RowStrings(dataSource string) []string {
+	d.mu.Lock()
+	rows := slices.Clone(d.datasources[dataSource])
+	d.mu.Unlock()
 	var out []string
-	for _, r := range d.Rows(dataSource) {
+	for _, r := range rows {
 		out = append(out, r.String())
 	}
 	slices.Sort(out)

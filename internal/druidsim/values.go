@@ -7,9 +7,11 @@ import (
 	"fmt"
 	"math"
 	"math/big"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // The model holds values as Druid's Java code sees them: nil, bool
@@ -198,6 +200,14 @@ func javaDouble(f float64, bits int) string {
 // past 64 bits loses precision here, in Druid), strings, booleans, lists
 // and maps as they are.
 func jacksonLine(line string) (map[string]any, error) {
+	if obj, ok := quickLine(line); ok {
+		return obj, nil
+	}
+	return decodeLine(line)
+}
+
+// decodeLine is jacksonLine through encoding/json.
+func decodeLine(line string) (map[string]any, error) {
 	dec := json.NewDecoder(strings.NewReader(line))
 	dec.UseNumber()
 	var raw any
@@ -468,8 +478,19 @@ func cmpOr(a, b string) string {
 	return b
 }
 
-// canonical writes a value as JSON the way a datasource row is compared.
+// canonical writes a value as JSON the way a datasource row is compared:
+// as encoding/json writes it without HTML escaping (map keys sorted), and
+// as fmt's %v when encoding/json refuses it (a NaN or an infinity).
 func canonical(v any) string {
+	if b, ok := appendCanonical(nil, v); ok {
+		return string(b)
+	}
+	return canonicalJSON(v)
+}
+
+// canonicalJSON is canonical through encoding/json, for the values
+// appendCanonical leaves to it.
+func canonicalJSON(v any) string {
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
@@ -477,4 +498,343 @@ func canonical(v any) string {
 		return fmt.Sprintf("%v", v)
 	}
 	return strings.TrimSuffix(b.String(), "\n")
+}
+
+// appendCanonical appends v as encoding/json writes it without HTML
+// escaping, for the values the model holds most (nil, bool, int64,
+// float32, float64, string, lists and maps of them), without
+// reflection: rows are compared by this spelling, a few times per row
+// a test checks. ok is false for anything else (a Decimal, a []byte, a
+// NaN or an infinity, another type), which canonical leaves to
+// encoding/json itself.
+func appendCanonical(b []byte, v any) ([]byte, bool) {
+	switch x := v.(type) {
+	case nil:
+		return append(b, "null"...), true
+	case bool:
+		return strconv.AppendBool(b, x), true
+	case int64:
+		return strconv.AppendInt(b, x, 10), true
+	case float64:
+		return appendJSONFloat(b, x, 64)
+	case float32:
+		return appendJSONFloat(b, float64(x), 32)
+	case string:
+		return appendJSONString(b, x), true
+	case []any:
+		if x == nil {
+			return append(b, "null"...), true
+		}
+		b = append(b, '[')
+		for i, e := range x {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			var ok bool
+			if b, ok = appendCanonical(b, e); !ok {
+				return b, false
+			}
+		}
+		return append(b, ']'), true
+	case map[string]any:
+		if x == nil {
+			return append(b, "null"...), true
+		}
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		b = append(b, '{')
+		for i, k := range keys {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendJSONString(b, k)
+			b = append(b, ':')
+			var ok bool
+			if b, ok = appendCanonical(b, x[k]); !ok {
+				return b, false
+			}
+		}
+		return append(b, '}'), true
+	}
+	return b, false
+}
+
+// appendJSONFloat is encoding/json's floatEncoder: ES6 number spelling,
+// 'e' notation below 1e-6 and from 1e21 (compared in the value's own
+// width), the exponent unpadded. ok is false for NaN and infinities,
+// which encoding/json refuses.
+func appendJSONFloat(b []byte, f float64, bits int) ([]byte, bool) {
+	if math.IsInf(f, 0) || math.IsNaN(f) {
+		return b, false
+	}
+	abs := math.Abs(f)
+	format := byte('f')
+	if abs != 0 {
+		if bits == 64 && (abs < 1e-6 || abs >= 1e21) || bits == 32 && (float32(abs) < 1e-6 || float32(abs) >= 1e21) {
+			format = 'e'
+		}
+	}
+	b = strconv.AppendFloat(b, f, format, -1, bits)
+	if format == 'e' {
+		// e-09 is e-9.
+		n := len(b)
+		if n >= 4 && b[n-4] == 'e' && b[n-3] == '-' && b[n-2] == '0' {
+			b[n-2] = b[n-1]
+			b = b[:n-1]
+		}
+	}
+	return b, true
+}
+
+// appendJSONString is encoding/json's appendString without HTML
+// escaping: '"' and '\\' escaped, control characters as \b, \f, \n, \r,
+// \t or \u00XX, invalid UTF-8 as \ufffd, U+2028 and U+2029 escaped.
+func appendJSONString(b []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		if c := s[i]; c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' {
+				i++
+				continue
+			}
+			b = append(b, s[start:i]...)
+			switch c {
+			case '\\', '"':
+				b = append(b, '\\', c)
+			case '\b':
+				b = append(b, '\\', 'b')
+			case '\f':
+				b = append(b, '\\', 'f')
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			default:
+				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xF])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			b = append(b, s[start:i]...)
+			b = append(b, `\ufffd`...)
+			i += size
+			start = i
+			continue
+		}
+		if r == '\u2028' || r == '\u2029' {
+			b = append(b, s[start:i]...)
+			b = append(b, '\\', 'u', '2', '0', '2', hex[r&0xF])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
+}
+
+// quickLine is jacksonLine for the lines the row stream writes most: one
+// object of unescaped, valid UTF-8 strings, numbers, booleans, nulls,
+// lists and objects, read without encoding/json's reflection and second
+// scan. It gives the values jacksonLine gives; ok is false for any line
+// it leaves to encoding/json (an escape, a control character, invalid
+// UTF-8, a malformed or trailing value, deep nesting).
+func quickLine(line string) (map[string]any, bool) {
+	p := quickParser{s: line}
+	p.space()
+	if p.i >= len(p.s) || p.s[p.i] != '{' {
+		return nil, false
+	}
+	v, ok := p.value(0)
+	if !ok {
+		return nil, false
+	}
+	p.space()
+	if p.i != len(p.s) {
+		return nil, false
+	}
+	return v.(map[string]any), true
+}
+
+type quickParser struct {
+	s string
+	i int
+}
+
+func (p *quickParser) space() {
+	for p.i < len(p.s) {
+		switch p.s[p.i] {
+		case ' ', '\t', '\n', '\r':
+			p.i++
+		default:
+			return
+		}
+	}
+}
+
+func (p *quickParser) value(depth int) (any, bool) {
+	if depth > 100 || p.i >= len(p.s) {
+		return nil, false
+	}
+	switch c := p.s[p.i]; {
+	case c == '{':
+		p.i++
+		out := map[string]any{}
+		p.space()
+		if p.i < len(p.s) && p.s[p.i] == '}' {
+			p.i++
+			return out, true
+		}
+		for {
+			p.space()
+			k, ok := p.str()
+			if !ok {
+				return nil, false
+			}
+			p.space()
+			if p.i >= len(p.s) || p.s[p.i] != ':' {
+				return nil, false
+			}
+			p.i++
+			p.space()
+			v, ok := p.value(depth + 1)
+			if !ok {
+				return nil, false
+			}
+			out[k] = v
+			p.space()
+			if p.i >= len(p.s) {
+				return nil, false
+			}
+			switch p.s[p.i] {
+			case ',':
+				p.i++
+			case '}':
+				p.i++
+				return out, true
+			default:
+				return nil, false
+			}
+		}
+	case c == '[':
+		p.i++
+		out := []any{}
+		p.space()
+		if p.i < len(p.s) && p.s[p.i] == ']' {
+			p.i++
+			return out, true
+		}
+		for {
+			p.space()
+			v, ok := p.value(depth + 1)
+			if !ok {
+				return nil, false
+			}
+			out = append(out, v)
+			p.space()
+			if p.i >= len(p.s) {
+				return nil, false
+			}
+			switch p.s[p.i] {
+			case ',':
+				p.i++
+			case ']':
+				p.i++
+				return out, true
+			default:
+				return nil, false
+			}
+		}
+	case c == '"':
+		return p.str()
+	case c == '-' || (c >= '0' && c <= '9'):
+		return p.number()
+	case strings.HasPrefix(p.s[p.i:], "true"):
+		p.i += 4
+		return true, true
+	case strings.HasPrefix(p.s[p.i:], "false"):
+		p.i += 5
+		return false, true
+	case strings.HasPrefix(p.s[p.i:], "null"):
+		p.i += 4
+		return nil, true
+	}
+	return nil, false
+}
+
+// str reads a string without escapes or control characters, in valid
+// UTF-8.
+func (p *quickParser) str() (string, bool) {
+	if p.i >= len(p.s) || p.s[p.i] != '"' {
+		return "", false
+	}
+	start := p.i + 1
+	ascii := true
+	for j := start; j < len(p.s); j++ {
+		switch c := p.s[j]; {
+		case c == '"':
+			v := p.s[start:j]
+			if !ascii && !utf8.ValidString(v) {
+				return "", false
+			}
+			p.i = j + 1
+			return v, true
+		case c == '\\' || c < 0x20:
+			return "", false
+		case c >= utf8.RuneSelf:
+			ascii = false
+		}
+	}
+	return "", false
+}
+
+// number reads a JSON number (-?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?)
+// as jacksonValue converts it: a long when it is an integer that fits
+// one, a double otherwise.
+func (p *quickParser) number() (any, bool) {
+	start := p.i
+	digits := func() int {
+		n := 0
+		for p.i < len(p.s) && p.s[p.i] >= '0' && p.s[p.i] <= '9' {
+			p.i++
+			n++
+		}
+		return n
+	}
+	if p.s[p.i] == '-' {
+		p.i++
+	}
+	switch n := digits(); {
+	case n == 0:
+		return nil, false
+	case n > 1 && p.s[p.i-n] == '0':
+		return nil, false
+	}
+	if p.i < len(p.s) && p.s[p.i] == '.' {
+		p.i++
+		if digits() == 0 {
+			return nil, false
+		}
+	}
+	if p.i < len(p.s) && (p.s[p.i] == 'e' || p.s[p.i] == 'E') {
+		p.i++
+		if p.i < len(p.s) && (p.s[p.i] == '+' || p.s[p.i] == '-') {
+			p.i++
+		}
+		if digits() == 0 {
+			return nil, false
+		}
+	}
+	return jacksonValue(json.Number(p.s[start:p.i])), true
 }
