@@ -1,5 +1,7 @@
 package reader
 
+import "fmt"
+
 // rowEncoder writes rows of resolved nodes as JSON objects.
 type rowEncoder struct {
 	fields  []*node
@@ -45,6 +47,14 @@ func (e *rowEncoder) appendNode(b []byte, n *node) []byte {
 	switch n.kind {
 	case nodePrimitive:
 		l := n.leaf
+		if l.pos >= l.rowEnd {
+			// A nested column whose row ends before its sibling's, which
+			// drives the list or map: damaged repetition levels.
+			if e.scratch.err == nil {
+				e.scratch.err = fmt.Errorf("%w: column %s: the row holds fewer entries than the columns beside it", ErrCorruptFile, l.path)
+			}
+			return append(b, "null"...)
+		}
 		if l.null() {
 			l.pos++
 			return append(b, "null"...)

@@ -86,6 +86,7 @@ func (d *valueDecoder) init(enc format.Encoding, t format.Type, size int, data [
 			return fmt.Errorf("%w: RLE booleans of %d bytes where %d remain", ErrCorrupt, n, len(data)-4)
 		}
 		d.rle.init(data[4:4+n], 1, limit)
+		d.rle.bools = true
 		return nil
 	case format.DeltaBinaryPacked:
 		if t != format.Int32 && t != format.Int64 {

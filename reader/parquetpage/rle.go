@@ -15,6 +15,11 @@ type rleDecoder struct {
 	pos   int  // the next run header
 	width uint // bits per value, at most 32
 	limit int  // values the stream may still yield, after the current run
+	// bools is set for a stream of booleans, whose RLE run value is
+	// true when it is not 0: parquet-go writes true as 0xff, and
+	// parquet-java (readInteger() != 0) and Arrow read any such byte
+	// as true.
+	bools bool
 
 	// The current run: n values left in it. An RLE run repeats value; a
 	// bit-packed run's next value starts at bit.
@@ -54,6 +59,9 @@ func (d *rleDecoder) run() error {
 		var v uint32
 		for i := range size {
 			v |= uint32(d.data[d.pos+i]) << (8 * i)
+		}
+		if d.bools && v != 0 {
+			v = 1
 		}
 		if d.width < 32 && v>>d.width != 0 {
 			// The value takes whole bytes, but no more bits than the
