@@ -66,15 +66,20 @@ func (s *testServer) changes(t testing.TB, params url.Values) changes {
 	return c
 }
 
-// liveRows are what Druid must hold for a table at a snapshot: the
-// oracle's rows with a time (a null __time is never ingested), with the
-// time as Druid's __time.
-func liveRows(t testing.TB, tbl *table.Table, snapshot *int64, timeColumn string) []string {
+// liveRows are what Druid must hold for a history's table at a snapshot:
+// its live rows with a time (a null __time is never ingested), with the
+// time as Druid's __time. At the current snapshot they are the history's
+// own record, which tablegen's TestHistoryTracksItsRows holds equal to
+// iceberg-go's oracle after every step; at another, the oracle's.
+func liveRows(t testing.TB, h *tablegen.History, snapshot *int64, timeColumn string) []string {
 	t.Helper()
 	if snapshot == nil {
 		return nil
 	}
-	rows, err := tablegen.OracleRows(context.Background(), tbl, *snapshot)
+	if cur := h.Table().CurrentSnapshot(); cur != nil && cur.SnapshotID == *snapshot {
+		return druidRows(t, h.Rows(), timeColumn)
+	}
+	rows, err := tablegen.OracleRows(context.Background(), h.Table(), *snapshot)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -248,7 +253,7 @@ func TestChangesKeepDruidRight(t *testing.T) {
 				}
 				applied = c.ToSnapshot
 				t.Logf("round %d after %v: %v (%d rows)", round, log, c.intervals(), len(modelRows(druid, ds)))
-				if got, want := modelRows(druid, ds), liveRows(t, h.Table(), applied, ts); !slices.Equal(got, want) {
+				if got, want := modelRows(druid, ds), liveRows(t, h, applied, ts); !slices.Equal(got, want) {
 					t.Fatalf("round %d after %v (changes %v):\nDruid holds\n  %s\nthe table has\n  %s",
 						round, log, c.intervals(), strings.Join(got, "\n  "), strings.Join(want, "\n  "))
 				}

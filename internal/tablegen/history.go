@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strconv"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -87,12 +88,17 @@ type historyRow struct {
 // sub-millisecond parts show how they truncate), and some sit a microsecond
 // from midnight.
 //
-// The live rows are not tracked for the caller: OracleRows is the truth.
+// Rows is its record of the live rows, which TestHistoryTracksItsRows holds
+// equal to OracleRows after every step, for every option.
 type History struct {
-	tbl    *table.Table
-	opts   HistoryOptions
-	rng    *rand.Rand
+	tbl  *table.Table
+	opts HistoryOptions
+	rng  *rand.Rand
+	// live is the latest version of each live id, what operations pick
+	// from; rows is every live row, with the versions a rewrite brought
+	// back (see Step).
 	live   map[int64]historyRow
+	rows   []historyRow
 	nextID int64
 	// baseDay is the first of the history's days, in days since the epoch.
 	baseDay int64
@@ -219,6 +225,7 @@ func (h *History) Step(ctx context.Context) (string, error) {
 // refresh reads the live rows of the current snapshot with iceberg-go.
 func (h *History) refresh(ctx context.Context) (err error) {
 	live := map[int64]historyRow{}
+	var rows []historyRow
 	if h.tbl.CurrentSnapshot() != nil {
 		scan := h.tbl.Scan()
 		defer func() {
@@ -234,19 +241,19 @@ func (h *History) refresh(ctx context.Context) (err error) {
 			if err != nil {
 				return fmt.Errorf("read live rows: %w", err)
 			}
-			if err := h.collect(rec, live); err != nil {
+			if rows, err = h.collect(rec, live, rows); err != nil {
 				rec.Release()
 				return err
 			}
 			rec.Release()
 		}
 	}
-	h.live = live
+	h.live, h.rows = live, rows
 	return nil
 }
 
-// collect adds the rows of rec to live.
-func (h *History) collect(rec arrow.RecordBatch, live map[int64]historyRow) error {
+// collect adds the rows of rec to live and to rows.
+func (h *History) collect(rec arrow.RecordBatch, live map[int64]historyRow, rows []historyRow) ([]historyRow, error) {
 	col := func(name string) (arrow.Array, error) {
 		idx := rec.Schema().FieldIndices(name)
 		if len(idx) != 1 {
@@ -256,19 +263,19 @@ func (h *History) collect(rec arrow.RecordBatch, live map[int64]historyRow) erro
 	}
 	ids, err := col("id")
 	if err != nil {
-		return err
+		return rows, err
 	}
 	ts, err := col(h.ts)
 	if err != nil {
-		return err
+		return rows, err
 	}
 	cats, err := col("cat")
 	if err != nil {
-		return err
+		return rows, err
 	}
 	vs, err := col("v")
 	if err != nil {
-		return err
+		return rows, err
 	}
 	for i := range int(rec.NumRows()) {
 		r := historyRow{id: ids.(*array.Int64).Value(i), cat: cats.(*array.String).Value(i), v: vs.(*array.Int64).Value(i)}
@@ -282,13 +289,14 @@ func (h *History) collect(rec arrow.RecordBatch, live map[int64]historyRow) erro
 			case *array.Int64:
 				v = a.Value(i)
 			default:
-				return fmt.Errorf("read live rows: ts is %s", ts.DataType())
+				return rows, fmt.Errorf("read live rows: ts is %s", ts.DataType())
 			}
 			r.ts = &v
 		}
 		live[r.id] = r
+		rows = append(rows, r)
 	}
-	return nil
+	return rows, nil
 }
 
 // pickLive picks one to three live ids.
@@ -486,6 +494,7 @@ func (h *History) appendThese(ctx context.Context, rows []historyRow) (string, e
 	for _, r := range rows {
 		h.live[r.id] = r
 	}
+	h.rows = append(h.rows, rows...)
 	return fmt.Sprintf("append %d rows", len(rows)), nil
 }
 
@@ -508,6 +517,7 @@ func (h *History) deleteRows(ctx context.Context, ids []int64, mode string) (str
 	for _, id := range ids {
 		delete(h.live, id)
 	}
+	h.drop(func(r historyRow) bool { return slices.Contains(ids, r.id) })
 	return what, nil
 }
 
@@ -577,9 +587,17 @@ func (h *History) equalityDelete(ctx context.Context, ids []int64, keyTime bool,
 	for _, id := range ids {
 		delete(h.live, id)
 	}
+	// The delete applies to the rows equal on its fields, in its own
+	// partition: a version a rewrote brought back elsewhere stays.
+	h.drop(func(r historyRow) bool {
+		return slices.ContainsFunc(keys, func(k historyRow) bool {
+			return r.id == k.id && (!keyTime || equalTime(r.ts, k.ts)) && h.samePartition(r, k)
+		})
+	})
 	for _, r := range replacements {
 		h.live[r.id] = r
 	}
+	h.rows = append(h.rows, replacements...)
 	return what, nil
 }
 
@@ -614,6 +632,8 @@ func (h *History) deleteThenAppend(ctx context.Context, ids []int64) (string, er
 	for _, r := range rows {
 		h.live[r.id] = r
 	}
+	h.drop(func(r historyRow) bool { return slices.Contains(ids, r.id) })
+	h.rows = append(h.rows, rows...)
 	return what, nil
 }
 
@@ -676,6 +696,8 @@ func (h *History) overwriteDay(ctx context.Context) (string, error) {
 	for _, r := range rows {
 		h.live[r.id] = r
 	}
+	h.drop(func(r historyRow) bool { return h.inDay(r, day) })
+	h.rows = append(h.rows, rows...)
 	return what, nil
 }
 
@@ -699,5 +721,63 @@ func (h *History) deleteDay(ctx context.Context) (string, error) {
 			delete(h.live, id)
 		}
 	}
+	h.drop(func(r historyRow) bool { return h.inDay(r, day) })
 	return what, nil
+}
+
+// drop removes the recorded rows gone says are deleted.
+func (h *History) drop(gone func(historyRow) bool) { h.rows = slices.DeleteFunc(h.rows, gone) }
+
+func equalTime(a, b *int64) bool { return (a == nil) == (b == nil) && (a == nil || *a == *b) }
+
+// samePartition says whether two rows fall in one partition of the table.
+func (h *History) samePartition(a, b historyRow) bool {
+	switch h.opts.Layout {
+	case LayoutDay:
+		return equalTime(h.day(a.ts), h.day(b.ts))
+	case LayoutCategory:
+		return a.cat == b.cat
+	}
+	return true
+}
+
+// day is the day(ts) partition value of a time in the column's unit.
+func (h *History) day(ts *int64) *int64 {
+	if ts == nil || h.opts.Time == TimeDate {
+		return ts
+	}
+	perDay := int64(86_400_000_000)
+	if h.opts.Time == TimeLongMillis {
+		perDay = 86_400_000
+	}
+	d := *ts / perDay
+	if *ts%perDay < 0 {
+		d--
+	}
+	return &d
+}
+
+// Rows are the live rows of the current snapshot as OracleRows spells them,
+// in no particular order.
+func (h *History) Rows() []string {
+	out := make([]string, 0, len(h.rows))
+	var buf []byte
+	for _, r := range h.rows {
+		buf = append(strconv.AppendInt(append(buf[:0], `{"id":`...), r.id, 10), ',')
+		buf = append(appendJSONString(buf, h.ts), ':')
+		switch {
+		case r.ts == nil:
+			buf = append(buf, "null"...)
+		case h.opts.Time == TimeDate:
+			buf = strconv.AppendInt(buf, *r.ts*86_400_000, 10)
+		case h.opts.Time == TimeLongMillis:
+			buf = strconv.AppendInt(buf, *r.ts, 10)
+		default:
+			buf = strconv.AppendInt(buf, toMillis(*r.ts, arrow.Microsecond), 10)
+		}
+		buf = appendJSONString(append(buf, `,"cat":`...), r.cat)
+		buf = strconv.AppendInt(append(buf, `,"v":`...), r.v, 10)
+		out = append(out, string(append(buf, '}')))
+	}
+	return out
 }
