@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/druidiceberg/sidecar/internal/jsonstr"
 )
 
 // The model holds values as Druid's Java code sees them: nil, bool
@@ -520,7 +522,7 @@ func appendCanonical(b []byte, v any) ([]byte, bool) {
 	case float32:
 		return appendJSONFloat(b, float64(x), 32)
 	case string:
-		return appendJSONString(b, x), true
+		return jsonstr.AppendString(b, x), true
 	case []any:
 		if x == nil {
 			return append(b, "null"...), true
@@ -550,7 +552,7 @@ func appendCanonical(b []byte, v any) ([]byte, bool) {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = appendJSONString(b, k)
+			b = jsonstr.AppendString(b, k)
 			b = append(b, ':')
 			var ok bool
 			if b, ok = appendCanonical(b, x[k]); !ok {
@@ -587,61 +589,6 @@ func appendJSONFloat(b []byte, f float64, bits int) ([]byte, bool) {
 		}
 	}
 	return b, true
-}
-
-// appendJSONString is encoding/json's appendString without HTML
-// escaping: '"' and '\\' escaped, control characters as \b, \f, \n, \r,
-// \t or \u00XX, invalid UTF-8 as \ufffd, U+2028 and U+2029 escaped.
-func appendJSONString(b []byte, s string) []byte {
-	const hex = "0123456789abcdef"
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		if c := s[i]; c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' {
-				i++
-				continue
-			}
-			b = append(b, s[start:i]...)
-			switch c {
-			case '\\', '"':
-				b = append(b, '\\', c)
-			case '\b':
-				b = append(b, '\\', 'b')
-			case '\f':
-				b = append(b, '\\', 'f')
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			default:
-				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xF])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			b = append(b, s[start:i]...)
-			b = append(b, `\ufffd`...)
-			i += size
-			start = i
-			continue
-		}
-		if r == '\u2028' || r == '\u2029' {
-			b = append(b, s[start:i]...)
-			b = append(b, '\\', 'u', '2', '0', '2', hex[r&0xF])
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
 }
 
 // quickLine is jacksonLine for the lines the row stream writes most: one
