@@ -660,18 +660,12 @@ func (p *quickParser) value(depth int) (any, bool) {
 				return nil, false
 			}
 			out[k] = v
-			p.space()
-			if p.i >= len(p.s) {
+			more, ok := p.sep('}')
+			if !ok {
 				return nil, false
 			}
-			switch p.s[p.i] {
-			case ',':
-				p.i++
-			case '}':
-				p.i++
+			if !more {
 				return out, true
-			default:
-				return nil, false
 			}
 		}
 	case c == '[':
@@ -689,18 +683,12 @@ func (p *quickParser) value(depth int) (any, bool) {
 				return nil, false
 			}
 			out = append(out, v)
-			p.space()
-			if p.i >= len(p.s) {
+			more, ok := p.sep(']')
+			if !ok {
 				return nil, false
 			}
-			switch p.s[p.i] {
-			case ',':
-				p.i++
-			case ']':
-				p.i++
+			if !more {
 				return out, true
-			default:
-				return nil, false
 			}
 		}
 	case c == '"':
@@ -718,6 +706,24 @@ func (p *quickParser) value(depth int) (any, bool) {
 		return nil, true
 	}
 	return nil, false
+}
+
+// sep reads what follows an object's member or an array's element: ','
+// (more to come) or the container's close.
+func (p *quickParser) sep(close byte) (more, ok bool) {
+	p.space()
+	if p.i >= len(p.s) {
+		return false, false
+	}
+	switch p.s[p.i] {
+	case ',':
+		p.i++
+		return true, true
+	case close:
+		p.i++
+		return false, true
+	}
+	return false, false
 }
 
 // str reads a string without escapes or control characters, in valid
