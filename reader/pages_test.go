@@ -460,12 +460,21 @@ type gzipOneWriter struct {
 func (c *gzipOneWriter) Encode(dst, src []byte) ([]byte, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	return encodeStream(c.w, dst, src)
+}
+
+// encodeStream compresses src into dst with a streaming writer that Reset
+// points at a new output, as parquet-go's own gzip and brotli codecs do.
+func encodeStream(w interface {
+	io.WriteCloser
+	Reset(io.Writer)
+}, dst, src []byte) ([]byte, error) {
 	out := bytes.NewBuffer(dst[:0])
-	c.w.Reset(out)
-	if _, err := c.w.Write(src); err != nil {
+	w.Reset(out)
+	if _, err := w.Write(src); err != nil {
 		return nil, err
 	}
-	err := c.w.Close()
+	err := w.Close()
 	return out.Bytes(), err
 }
 
@@ -512,13 +521,7 @@ type brotliOneWriter struct {
 func (c *brotliOneWriter) Encode(dst, src []byte) ([]byte, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	out := bytes.NewBuffer(dst[:0])
-	c.w.Reset(out)
-	if _, err := c.w.Write(src); err != nil {
-		return nil, err
-	}
-	err := c.w.Close()
-	return out.Bytes(), err
+	return encodeStream(c.w, dst, src)
 }
 
 // The nesting shapes, one column each: name, node around the leaf, and the
