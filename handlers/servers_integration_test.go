@@ -130,18 +130,30 @@ func logTail(path string) string {
 }
 
 // portPair returns a free loopback port p whose p+10000 is free too:
-// SeaweedFS serves gRPC on each HTTP port plus 10000.
+// SeaweedFS serves gRPC on each HTTP port plus 10000. A port is handed out
+// once per test process: a server that has not bound its ports yet must
+// not share them with one started beside it, or one server's clients
+// would reach the other's store.
 func portPair(t testing.TB) int {
 	t.Helper()
+	handedOut.Lock()
+	defer handedOut.Unlock()
 	for range 200 {
 		p := 11000 + rand.IntN(9000)
-		if free(p) && free(p+10000) {
+		if !handedOut.ports[p] && free(p) && free(p+10000) {
+			handedOut.ports[p] = true
 			return p
 		}
 	}
 	t.Fatal("no free port pair")
 	return 0
 }
+
+// handedOut is the ports portPair has returned in this process.
+var handedOut = struct {
+	sync.Mutex
+	ports map[int]bool
+}{ports: map[int]bool{}}
 
 func free(port int) bool {
 	ln, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(port))

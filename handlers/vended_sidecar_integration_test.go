@@ -174,7 +174,9 @@ func TestRealSidecarAcrossRotation(t *testing.T) {
 			wantRefused(t, w, old, "s3://"+w.Bucket+"/lake")
 			rest, err := io.ReadAll(resp.Body)
 			if err != nil {
-				t.Fatalf("the stream across the rotation: %v after %d bytes", err, 4096+len(rest))
+				// The sidecar's log says which read ended the stream and
+				// what the store answered.
+				t.Fatalf("the stream across the rotation: %v after %d bytes of %d; the sidecar's log:\n%s", err, 4096+len(rest), len(whole), r.log)
 			}
 			if got := append(head, rest...); !bytes.Equal(got, whole) {
 				t.Fatalf("the stream across the rotation sent %d bytes, not the %d of a stream before it", len(got), len(whole))
