@@ -3,6 +3,7 @@ package catalog
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"net/http"
@@ -32,24 +33,15 @@ func TestOpenAsksAMissingObjectAgain(t *testing.T) {
 			return
 		}
 		gets.Add(1)
-		w.Header().Set("Content-Type", "application/xml")
-		switch r.URL.Path {
-		case "/lake/data/f.parquet":
-			if refusals.Load() > 0 {
-				refusals.Add(-1)
-				w.Header().Set("x-amz-request-id", "18ED78BA07A3018F1689F79C")
-				w.WriteHeader(http.StatusForbidden)
-				_, _ = io.WriteString(w, `<?xml version="1.0" encoding="UTF-8"?><Error><Code>InvalidAccessKeyId</Code>`+
-					`<Message>The access key ID you provided does not exist in our records.</Message><RequestId>18ED78BA07A3018F1689F79C</RequestId></Error>`)
-				return
-			}
+		switch {
+		case r.URL.Path != "/lake/data/f.parquet":
+			s3Error(w, http.StatusNotFound, "NoSuchKey", "18ED78BA07AF8779F1689F79")
+		case refusals.Load() > 0:
+			refusals.Add(-1)
+			s3Error(w, http.StatusForbidden, "InvalidAccessKeyId", "18ED78BA07A3018F1689F79C")
+		default:
 			w.Header().Set("Content-Type", "application/octet-stream")
 			_, _ = w.Write(body)
-		default:
-			w.Header().Set("x-amz-request-id", "18ED78BA07AF8779F1689F79")
-			w.WriteHeader(http.StatusNotFound)
-			_, _ = io.WriteString(w, `<?xml version="1.0" encoding="UTF-8"?><Error><Code>NoSuchKey</Code>`+
-				`<Message>The specified key does not exist.</Message><RequestId>18ED78BA07AF8779F1689F79</RequestId></Error>`)
 		}
 	}))
 	t.Cleanup(store.Close)
@@ -95,4 +87,13 @@ func TestOpenAsksAMissingObjectAgain(t *testing.T) {
 	if n := gets.Load(); n != 2 {
 		t.Fatalf("%d GETs of the missing object, want 2", n)
 	}
+}
+
+// s3Error answers as S3 does when it refuses a request: the status, and
+// the error code and request id in the header and the XML body.
+func s3Error(w http.ResponseWriter, status int, code, requestID string) {
+	w.Header().Set("Content-Type", "application/xml")
+	w.Header().Set("x-amz-request-id", requestID)
+	w.WriteHeader(status)
+	_, _ = fmt.Fprintf(w, `<?xml version="1.0" encoding="UTF-8"?><Error><Code>%s</Code><RequestId>%s</RequestId></Error>`, code, requestID)
 }
