@@ -11,6 +11,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/druidiceberg/sidecar/internal/tablegen"
+	"github.com/druidiceberg/sidecar/internal/testenv"
 )
 
 // Tables that several tests only read are written once per run of the
@@ -31,6 +32,7 @@ type sharedBuild struct {
 }
 
 func TestMain(m *testing.M) {
+	testenv.CollectLess()
 	code := m.Run()
 	shared.mu.Lock()
 	for _, dir := range shared.dirs {

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"syscall"
 	"testing"
+
+	"github.com/druidiceberg/sidecar/internal/testenv"
 )
 
 // asSidecar, set in a child's environment, makes the test binary run as
@@ -40,6 +42,7 @@ func TestMain(m *testing.M) {
 		stop()
 		os.Exit(code)
 	}
+	testenv.CollectLess()
 	os.Exit(m.Run())
 }
 

@@ -16,6 +16,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"testing"
@@ -104,5 +105,17 @@ func PromtoolCheck(t testing.TB, scrape []byte) {
 	out, err := cmd.CombinedOutput()
 	if err != nil || len(bytes.TrimSpace(out)) > 0 {
 		t.Fatalf("promtool check metrics: %v\n%s", err, out)
+	}
+}
+
+// CollectLess lets the Go heap of a test binary grow to five times its live
+// size between collections (GOGC=400) unless GOGC is set: under -race, whose
+// shadow memory makes every allocation dearer, garbage collection was a
+// sixth of the CPU of the packages that write and serve many tables, for
+// memory this machine has. A package calls it at the start of TestMain;
+// processes the tests start run with the runtime's default.
+func CollectLess() {
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(400)
 	}
 }
