@@ -7,7 +7,6 @@ import (
 	"net"
 	"net/http/httptest"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -17,16 +16,15 @@ import (
 	"github.com/druidiceberg/sidecar/splits/catalog/catalogtest"
 
 	"github.com/apache/iceberg-go/catalog"
+	"github.com/apache/iceberg-go/catalog/hadoop"
 	"github.com/apache/iceberg-go/table"
 	"github.com/johannesboyne/gofakes3"
 	"github.com/johannesboyne/gofakes3/backend/s3mem"
 
 	"github.com/druidiceberg/sidecar/internal/tablegen"
 
-	// The catalogs and FileIOs under test, registered on import as in main.
-	_ "github.com/apache/iceberg-go/catalog/sql"
+	// The S3 FileIO, registered on import as in main.
 	_ "github.com/apache/iceberg-go/io/gocloud/s3"
-	_ "modernc.org/sqlite"
 )
 
 // The AWS SDK would otherwise probe the instance metadata address. It is
@@ -78,30 +76,40 @@ type catalogUnderTest struct {
 	open func(t *testing.T) (catalog.Catalog, sidecatalog.Config)
 }
 
-// sqliteCatalog opens iceberg-go's SQL catalog on a fresh SQLite database
-// with the given warehouse and FileIO properties, and says how the sidecar
-// reaches it.
-func sqliteCatalog(t *testing.T, warehouse string, props map[string]string) (catalog.Catalog, sidecatalog.Config) {
-	t.Helper()
-	return sqlCatalog(t, "file:"+filepath.Join(t.TempDir(), "catalog.db"), warehouse, props)
+// s3Lake is a warehouse in the in-process S3 store: tests write its tables
+// with iceberg-go's hadoop catalog, which writes to an object store when
+// told that its commits are not atomic (one writer here), and the sidecar
+// serves the tables they name as a static catalog, reading metadata and
+// files through the same store.
+type s3Lake struct {
+	S3    *httptest.Server
+	Props map[string]string
+	Cat   *hadoop.Catalog
 }
 
-// sqlCatalog opens iceberg-go's SQL catalog on the database at uri (SQLite
-// or PostgreSQL), and says how the sidecar reaches it (it infers driver and
-// dialect from the URI).
-func sqlCatalog(t *testing.T, uri, warehouse string, props map[string]string) (catalog.Catalog, sidecatalog.Config) {
+// newS3Lake starts an in-process S3 store with the bucket lake and opens the
+// hadoop catalog on the warehouse (such as s3://lake/warehouse) in it.
+func newS3Lake(t *testing.T, warehouse string) s3Lake {
 	t.Helper()
+	srv, props := inProcessS3(t, "lake")
 	all := maps.Clone(props)
-	all["type"], all["uri"], all["warehouse"] = "sql", uri, warehouse
-	all["sql.driver"], all["sql.dialect"] = "sqlite", "sqlite"
-	if strings.HasPrefix(uri, "postgres://") {
-		all["sql.driver"], all["sql.dialect"] = "pgx", "postgres"
-	}
-	cat, err := catalog.Load(context.Background(), "test", all)
+	all["allow-unsafe-commits"] = "true"
+	cat, err := hadoop.NewCatalog("lake", warehouse, all)
 	if err != nil {
-		t.Fatalf("open the SQL catalog: %v", err)
+		t.Fatalf("open the hadoop catalog on %s: %v", warehouse, err)
 	}
-	return cat, sidecatalog.Config{Type: "sql", Name: "test", URI: uri, Warehouse: warehouse, Props: props}
+	t.Cleanup(func() { _ = cat.Close() })
+	return s3Lake{S3: srv, Props: props, Cat: cat}
+}
+
+// config is how the sidecar reaches tables: a static catalog of each
+// table's current metadata, read with the store's properties.
+func (l s3Lake) config(tables ...*table.Table) sidecatalog.Config {
+	m := map[string]string{}
+	for _, tbl := range tables {
+		m[strings.Join(tbl.Identifier(), ".")] = tbl.MetadataLocation()
+	}
+	return sidecatalog.Config{Type: "static", Name: "lake", Tables: m, Props: l.Props}
 }
 
 // integrationCatalogs are the catalogs on real servers, which the
@@ -113,13 +121,6 @@ func catalogsUnderTest() []catalogUnderTest {
 		{"local", func(t *testing.T) (catalog.Catalog, sidecatalog.Config) {
 			cat, dir := localWarehouse(t)
 			return cat, sidecatalog.Config{Type: "local", Warehouse: dir}
-		}},
-		{"sql_sqlite_local_files", func(t *testing.T) (catalog.Catalog, sidecatalog.Config) {
-			return sqliteCatalog(t, t.TempDir(), map[string]string{})
-		}},
-		{"sql_sqlite_s3", func(t *testing.T) (catalog.Catalog, sidecatalog.Config) {
-			_, props := inProcessS3(t, "lake")
-			return sqliteCatalog(t, "s3://lake/warehouse", props)
 		}},
 	}, integrationCatalogs...)
 }
@@ -174,16 +175,16 @@ func TestEveryCatalog(t *testing.T) {
 func TestObjectStoreDiesMidStream(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	s3, props := inProcessS3(t, "lake")
-	cat, cfg := sqliteCatalog(t, "s3://lake/warehouse", props)
+	lake := newS3Lake(t, "s3://lake/warehouse")
 	// 100,000 rows: each 16-byte token column page holds about 50,000, so
 	// the reader must fetch more of the file long after the first rows,
 	// which are all the server can write into the few KiB of buffers
 	// before the client stops reading.
-	if _, err := tablegen.Bench(ctx, catalogtest.SnappyWrites(cat), table.Identifier{"lake", "big"}, 100_000, 1, 0.01, 0); err != nil {
+	built, err := tablegen.Bench(ctx, catalogtest.SnappyWrites(lake.Cat), table.Identifier{"lake", "big"}, 100_000, 1, 0.01, 0)
+	if err != nil {
 		t.Fatal(err)
 	}
-	srv := newServerListening(t, cfg, nil, testDeleteCacheSize, func(l net.Listener) net.Listener { return smallBuffers{Listener: l} })
+	srv := newServerListening(t, lake.config(built), nil, testDeleteCacheSize, func(l net.Listener) net.Listener { return smallBuffers{Listener: l} })
 	p := srv.plan(t, q("table", "lake.big"))
 	if len(p.Splits) != 1 {
 		t.Fatalf("%d splits", len(p.Splits))
@@ -200,8 +201,8 @@ func TestObjectStoreDiesMidStream(t *testing.T) {
 	if _, err := io.ReadFull(resp.Body, head); err != nil {
 		t.Fatal(err)
 	}
-	s3.CloseClientConnections()
-	s3.Close()
+	lake.S3.CloseClientConnections()
+	lake.S3.Close()
 	rest, err := io.ReadAll(resp.Body)
 	if err == nil {
 		t.Fatalf("the stream ended cleanly after %d more bytes with the object store gone", len(rest))
@@ -213,18 +214,18 @@ func TestObjectStoreDiesMidStream(t *testing.T) {
 func TestReadyzFollowsTheCatalog(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	s3, props := inProcessS3(t, "lake")
-	cat, cfg := sqliteCatalog(t, "s3://lake/warehouse", props)
-	if _, err := scenarioNamed(t, "no_deletes").Build(ctx, cat, table.Identifier{"lake", "t"}); err != nil {
+	lake := newS3Lake(t, "s3://lake/warehouse")
+	tbl, err := scenarioNamed(t, "no_deletes").Build(ctx, lake.Cat, table.Identifier{"lake", "t"})
+	if err != nil {
 		t.Fatal(err)
 	}
-	srv := newServer(t, cfg, nil)
+	srv := newServer(t, lake.config(tbl), nil)
 	srv.plan(t, q("table", "lake.t"))
 	if resp, body := srv.get(t, "/readyz"); resp.StatusCode != 200 {
 		t.Fatalf("/readyz with the catalog up: %d %s", resp.StatusCode, body)
 	}
-	s3.CloseClientConnections()
-	s3.Close()
+	lake.S3.CloseClientConnections()
+	lake.S3.Close()
 	resp, body := srv.get(t, "/splits?table=lake.t")
 	if resp.StatusCode != 503 || errorCode(t, body) != "unavailable" || resp.Header.Get("Retry-After") == "" {
 		t.Fatalf("/splits with the store down: %d %s", resp.StatusCode, body)

@@ -153,7 +153,7 @@ func TestRealWrongCredentials(t *testing.T) {
 	}{
 		{"REST credential", with(good, "credential", w.AccessKey+":wrong-rest-secret-77"), "wrong-rest-secret-77", `connect to rest catalog \"seaweed\"`},
 		{"S3 secret key", with(good, "s3.secret-access-key", "wrong-s3-secret-77"), "wrong-s3-secret-77", `in catalog \"seaweed\"`},
-		{"PostgreSQL password", pgWrong, "wrong-pg-password-77", `connect to sql catalog \"test\"`},
+		{"PostgreSQL password", pgWrong, "wrong-pg-password-77", `connect to sql catalog \"lake\"`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

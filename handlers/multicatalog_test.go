@@ -25,20 +25,19 @@ import (
 // rows are read through that catalog's FileIO.
 func TestNamedCatalogs(t *testing.T) {
 	ctx := context.Background()
-	// "east" is a local warehouse; "lake" a SQLite catalog whose files sit
-	// in an S3 store only its own properties reach.
+	// "east" is a local warehouse; "lake" a static catalog whose metadata
+	// and files sit in an S3 store only its own properties reach.
 	eastCat, eastDir := localWarehouse(t)
 	eastTbl, err := scenarioNamed(t, "no_deletes").Build(ctx, eastCat, table.Identifier{"sales", "orders"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, s3props := inProcessS3(t, "lake")
-	lakeCat, lakeCfg := sqliteCatalog(t, "s3://lake/warehouse", s3props)
-	lakeCfg.Name, lakeCfg.IcebergName = "lake", lakeCfg.Name
-	lakeTbl, err := scenarioNamed(t, "positional_and_equality").Build(ctx, lakeCat, table.Identifier{"sales", "orders"})
+	s3lake := newS3Lake(t, "s3://lake/warehouse")
+	lakeTbl, err := scenarioNamed(t, "positional_and_equality").Build(ctx, s3lake.Cat, table.Identifier{"sales", "orders"})
 	if err != nil {
 		t.Fatal(err)
 	}
+	lakeCfg := s3lake.config(lakeTbl)
 	down := sidecatalog.Config{Type: "rest", Name: "down", URI: "http://" + testnet.FreeAddr(t)}
 
 	signer, err := split.NewSigner(testKey)

@@ -34,13 +34,12 @@ func TestS3SchemeSpellings(t *testing.T) {
 		{"oss", []string{"s3", "s3n"}},
 	} {
 		t.Run(tc.scheme, func(t *testing.T) {
-			_, props := inProcessS3(t, "lake")
-			cat, cfg := sqliteCatalog(t, tc.scheme+"://lake/warehouse", props)
-			built, err := tablegen.Spelled(ctx, catalogtest.SnappyWrites(cat), table.Identifier{"lake", "t"}, tc.others...)
+			lake := newS3Lake(t, tc.scheme+"://lake/warehouse")
+			built, err := tablegen.Spelled(ctx, catalogtest.SnappyWrites(lake.Cat), table.Identifier{"lake", "t"}, tc.others...)
 			if err != nil {
 				t.Fatalf("build: %v", err)
 			}
-			srv := newServer(t, cfg, nil)
+			srv := newServer(t, lake.config(built.Table), nil)
 			for i, want := range built.Snapshots {
 				p := srv.plan(t, q("table", "lake.t", "mode", "rows", "snapshotId", strconv.FormatInt(want.SnapshotID, 10)))
 				for _, s := range p.Splits {

@@ -3,6 +3,7 @@ package handlers_test
 import (
 	"context"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -73,16 +74,14 @@ func (b stalledBody) Read([]byte) (int, error) {
 func TestStalledStoreAbortsTheStream(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	s3, props := inProcessS3(t, "lake")
-	cat, cfg := sqliteCatalog(t, "s3://lake/warehouse", props)
-	if _, err := tablegen.Bench(ctx, catalogtest.SnappyWrites(cat), table.Identifier{"lake", "stall"}, 30_000, 3, 0.01, 0); err != nil {
+	lake := newS3Lake(t, "s3://lake/warehouse")
+	tbl, err := tablegen.Bench(ctx, catalogtest.SnappyWrites(lake.Cat), table.Identifier{"lake", "stall"}, 30_000, 3, 0.01, 0)
+	if err != nil {
 		t.Fatal(err)
 	}
-	proxy := newStallingProxy(t, s3.URL)
-	cfg.Props = map[string]string{}
-	for k, v := range props {
-		cfg.Props[k] = v
-	}
+	proxy := newStallingProxy(t, lake.S3.URL)
+	cfg := lake.config(tbl)
+	cfg.Props = maps.Clone(lake.Props)
 	cfg.Props["s3.endpoint"] = proxy.URL
 
 	signer, err := split.NewSigner(testKey)
