@@ -176,18 +176,18 @@ func TestObjectStoreDiesMidStream(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	lake := newS3Lake(t, "s3://lake/warehouse")
-	// 100,000 rows: each 16-byte token column page holds about 50,000, so
-	// the reader must fetch more of the file long after the first rows,
-	// which are all the server can write into the few KiB of buffers
-	// before the client stops reading.
-	built, err := tablegen.Bench(ctx, catalogtest.SnappyWrites(lake.Cat), table.Identifier{"lake", "big"}, 100_000, 1, 0.01, 0)
+	// Three files of 2,000 rows in one split: the reader opens the second
+	// file, and reads its pages, only after the first file's rows, of
+	// which the server can write no more than a few hundred into the few
+	// KiB of buffers before the client stops reading.
+	built, err := tablegen.Bench(ctx, catalogtest.SnappyWrites(lake.Cat), table.Identifier{"lake", "big"}, 6_000, 3, 0.01, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	srv := newServerListening(t, lake.config(built), nil, testDeleteCacheSize, func(l net.Listener) net.Listener { return smallBuffers{Listener: l} })
 	p := srv.plan(t, q("table", "lake.big"))
-	if len(p.Splits) != 1 {
-		t.Fatalf("%d splits", len(p.Splits))
+	if len(p.Splits) != 1 || p.Splits[0].DataFiles != 3 {
+		t.Fatalf("%d splits; want one of the three data files", len(p.Splits))
 	}
 	resp, err := srv.Client().Get(p.Splits[0].URI)
 	if err != nil {

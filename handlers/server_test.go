@@ -169,6 +169,7 @@ type plan struct {
 		ID                  string `json:"id"`
 		URI                 string `json:"uri"`
 		DataFile            string `json:"dataFile"`
+		DataFiles           int    `json:"dataFiles"`
 		RecordCount         int64  `json:"recordCount"`
 		PositionDeleteFiles int    `json:"positionDeleteFiles"`
 		EqualityDeleteFiles int    `json:"equalityDeleteFiles"`
