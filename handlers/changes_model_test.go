@@ -15,6 +15,7 @@ import (
 
 	"github.com/druidiceberg/sidecar/internal/druidsim"
 	"github.com/druidiceberg/sidecar/internal/tablegen"
+	"github.com/druidiceberg/sidecar/internal/testenv"
 	"github.com/druidiceberg/sidecar/splits/catalog/catalogtest"
 )
 
@@ -177,10 +178,7 @@ func (c historyCase) String() string {
 // all. After each round the datasource holds exactly
 // the table's live rows at the applied snapshot, per iceberg-go's oracle.
 func TestChangesKeepDruidRight(t *testing.T) {
-	n := 150
-	if testing.Short() {
-		n = 40
-	}
+	n := testenv.Histories(50, 20)
 	ctx := context.Background()
 	cat, dir := localWarehouse(t)
 	srv := localServer(t, dir)

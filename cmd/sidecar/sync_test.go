@@ -23,6 +23,7 @@ import (
 	"github.com/druidiceberg/sidecar/internal/demo"
 	"github.com/druidiceberg/sidecar/internal/druidsim"
 	"github.com/druidiceberg/sidecar/internal/tablegen"
+	"github.com/druidiceberg/sidecar/internal/testenv"
 	"github.com/druidiceberg/sidecar/reader"
 	"github.com/druidiceberg/sidecar/splits"
 	sidecatalog "github.com/druidiceberg/sidecar/splits/catalog"
@@ -397,10 +398,7 @@ func TestSyncPendingSurvivesRollback(t *testing.T) {
 // the checkpoint; a failed sync never moves the checkpoint, and the next
 // one submits at least the intervals it left pending.
 func TestSyncKeepsDruidRight(t *testing.T) {
-	n := 50
-	if testing.Short() {
-		n = 12
-	}
+	n := testenv.Histories(20, 8)
 	kinds := []struct {
 		time   tablegen.TimeKind
 		layout tablegen.Layout

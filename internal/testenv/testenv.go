@@ -12,6 +12,7 @@ package testenv
 import (
 	"bytes"
 	"context"
+	"flag"
 	"fmt"
 	"os"
 	"os/exec"
@@ -77,6 +78,23 @@ func postgresTool(t testing.TB, name, root string) string {
 		return v
 	}
 	return slices.MaxFunc(matches, func(a, b string) int { return version(a) - version(b) })
+}
+
+// histories is the -histories flag of every test binary that imports
+// testenv.
+var histories = flag.Int("histories", 0, "random Iceberg histories each model test of /changes and sync runs (0: the test's own count, fewer with -short)")
+
+// Histories is how many random Iceberg histories a model test runs: the
+// -histories flag when set (.ci/run's model stage runs hundreds), else
+// short under -short and full otherwise.
+func Histories(full, short int) int {
+	switch {
+	case *histories > 0:
+		return *histories
+	case testing.Short():
+		return short
+	}
+	return full
 }
 
 // SkipShort skips t under -short; why says what makes it long ("writes a
