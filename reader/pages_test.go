@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -41,6 +42,7 @@ import (
 // two levels, data pages v1 and v2, every codec) with parquetpage and with
 // parquet-go, and compares them entry by entry: levels, nulls and values.
 func TestPagesAgainstParquetGo(t *testing.T) {
+	t.Parallel()
 	files, err := filepath.Glob(filepath.Join(fixturesDir, "*", "*", "*.parquet"))
 	if err != nil {
 		t.Fatal(err)
@@ -53,36 +55,52 @@ func TestPagesAgainstParquetGo(t *testing.T) {
 	if len(files) == 0 {
 		t.Fatalf("no Parquet files under %s", fixturesDir)
 	}
-	encodings := map[string]int{}
-	for _, f := range files {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
+	// The fixtures and each generated file are subtests of their own, run
+	// in parallel (the shared codecs serialize their writers); what they
+	// count is added up once all have run.
+	var mu sync.Mutex
+	encodings, generated := map[string]int{}, map[string]int{}
+	t.Run("all", func(t *testing.T) {
+		t.Run("fixtures", func(t *testing.T) {
+			t.Parallel()
+			counted := map[string]int{}
+			for _, f := range files {
+				data, err := os.ReadFile(f)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := comparePages(data, data, counted); err != nil {
+					t.Errorf("%s: %v", f, err)
+				}
+			}
+			mu.Lock()
+			maps.Copy(encodings, counted)
+			mu.Unlock()
+		})
+		for i, g := range pageGens() {
+			g.seed = uint64(i)
+			t.Run(g.String(), func(t *testing.T) {
+				t.Parallel()
+				data, oracle, err := g.files()
+				if err != nil {
+					t.Fatalf("write: %v", err)
+				}
+				counted := map[string]int{}
+				if err := comparePages(data, oracle, counted); err != nil {
+					t.Error(err)
+				}
+				if v := "large v" + strconv.Itoa(1+boolInt(g.v2)) + " " + g.codec.CompressionCodec().String(); g.rows == largePageRows && counted[v] == 0 {
+					t.Errorf("no page larger than the read-ahead (%s)", v)
+				}
+				mu.Lock()
+				for k, n := range counted {
+					generated[k] += n
+				}
+				mu.Unlock()
+			})
 		}
-		if err := comparePages(data, data, encodings); err != nil {
-			t.Errorf("%s: %v", f, err)
-		}
-	}
+	})
 	t.Logf("%d fixture files; pages by encoding: %v", len(files), encodings)
-
-	generated := map[string]int{}
-	for i, g := range pageGens() {
-		g.seed = uint64(i)
-		data, oracle, err := g.files()
-		if err != nil {
-			t.Fatalf("%s: write: %v", g, err)
-		}
-		counted := map[string]int{}
-		if err := comparePages(data, oracle, counted); err != nil {
-			t.Errorf("%s: %v", g, err)
-		}
-		if v := "large v" + strconv.Itoa(1+boolInt(g.v2)) + " " + g.codec.CompressionCodec().String(); g.rows == largePageRows && counted[v] == 0 {
-			t.Errorf("%s: no page larger than the read-ahead (%s)", g, v)
-		}
-		for k, n := range counted {
-			generated[k] += n
-		}
-	}
 	t.Logf("generated files; pages by encoding: %v", generated)
 	for _, want := range []string{"BOOLEAN/PLAIN", "BOOLEAN/RLE", "INT32/DELTA_BINARY_PACKED", "INT64/DELTA_BINARY_PACKED",
 		"BYTE_ARRAY/DELTA_LENGTH_BYTE_ARRAY", "BYTE_ARRAY/DELTA_BYTE_ARRAY", "FIXED_LEN_BYTE_ARRAY/DELTA_BYTE_ARRAY",
