@@ -187,7 +187,7 @@ func TestObjectStoreDiesMidStream(t *testing.T) {
 	srv := newServerListening(t, lake.config(built), nil, testDeleteCacheSize, func(l net.Listener) net.Listener { return smallBuffers{Listener: l} })
 	p := srv.plan(t, q("table", "lake.big"))
 	if len(p.Splits) != 1 || p.Splits[0].DataFiles != 3 {
-		t.Fatalf("%d splits; want one of the three data files", len(p.Splits))
+		t.Fatalf("%d splits (%+v); want one of the three data files", len(p.Splits), p.Splits)
 	}
 	resp, err := srv.Client().Get(p.Splits[0].URI)
 	if err != nil {
