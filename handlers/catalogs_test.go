@@ -102,14 +102,11 @@ func newS3Lake(t *testing.T, warehouse string) s3Lake {
 	return s3Lake{S3: srv, Props: props, Cat: cat}
 }
 
-// config is how the sidecar reaches tables: a static catalog of each
-// table's current metadata, read with the store's properties.
-func (l s3Lake) config(tables ...*table.Table) sidecatalog.Config {
-	m := map[string]string{}
-	for _, tbl := range tables {
-		m[strings.Join(tbl.Identifier(), ".")] = tbl.MetadataLocation()
-	}
-	return sidecatalog.Config{Type: "static", Name: "lake", Tables: m, Props: l.Props}
+// config is how the sidecar reaches tbl: a static catalog of its current
+// metadata, read with the store's properties.
+func (l s3Lake) config(tbl *table.Table) sidecatalog.Config {
+	return sidecatalog.Config{Type: "static", Name: "lake", Props: l.Props,
+		Tables: map[string]string{strings.Join(tbl.Identifier(), "."): tbl.MetadataLocation()}}
 }
 
 // integrationCatalogs are the catalogs on real servers, which the
