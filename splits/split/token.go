@@ -53,7 +53,15 @@ const MaxTokenLength = 64 << 10
 
 // b64 is strict so that a token has exactly one spelling: lax decoding ignores
 // the trailing bits of the last character, which would let a changed byte verify.
+// Even strict decoding skips CR and LF, so Decode first refuses any byte a
+// token never holds (tokenByte).
 var b64 = base64.RawURLEncoding.Strict()
+
+// tokenByte says whether c may appear in a token: the base64url alphabet and
+// the dot between payload and signature.
+func tokenByte(c byte) bool {
+	return 'A' <= c && c <= 'Z' || 'a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '-' || c == '_' || c == '.'
+}
 
 // claims are a token's payload after its version byte: exactly one of
 // Split and Ref is set.
@@ -209,6 +217,11 @@ func (s *Signer) Verify(kind TokenKind, token string) (Split, error) {
 func (s *Signer) Decode(kind TokenKind, token string) (Token, error) {
 	if len(token) > MaxTokenLength {
 		return Token{}, fmt.Errorf("%w: %d bytes is longer than any token", ErrMalformedToken, len(token))
+	}
+	for i := range len(token) {
+		if !tokenByte(token[i]) {
+			return Token{}, fmt.Errorf("%w: byte %d (%q) is not base64url", ErrMalformedToken, i, token[i])
+		}
 	}
 	p, sig, ok := strings.Cut(token, ".")
 	if !ok {

@@ -96,6 +96,23 @@ func TestTokenTampering(t *testing.T) {
 	}
 }
 
+// TestTokenHasOneSpelling: base64 decoding skips CR and LF even in strict
+// mode, so a token with one inserted anywhere (or a space, tab or padding)
+// would verify as the same split under another spelling; it is refused as
+// malformed.
+func TestTokenHasOneSpelling(t *testing.T) {
+	s, _ := NewSigner(key(1))
+	tok, _ := s.Sign(KindRows, testSplit())
+	for _, extra := range []string{"\n", "\r", "\r\n", " ", "\t", "="} {
+		for i := range len(tok) + 1 {
+			bad := tok[:i] + extra + tok[i:]
+			if _, err := s.Verify(KindRows, bad); !errors.Is(err, ErrMalformedToken) {
+				t.Fatalf("%q inserted at byte %d: %v", extra, i, err)
+			}
+		}
+	}
+}
+
 func TestLoadOrCreateKey(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "keys", "token.key")
 	first, err := LoadOrCreateKey(path)
