@@ -42,17 +42,7 @@ func TestHistoryTracksItsRows(t *testing.T) {
 				if len(h.Table().Metadata().Snapshots()) <= before && !strings.Contains(what, "nothing") {
 					t.Fatalf("step %d (%s) committed no snapshot", step, what)
 				}
-				rows, err := OracleRows(ctx, h.Table(), h.Table().CurrentSnapshot().SnapshotID)
-				if err != nil {
-					t.Fatal(err)
-				}
-				recorded := h.Rows()
-				slices.Sort(recorded)
-				slices.Sort(rows)
-				if !slices.Equal(recorded, rows) {
-					t.Fatalf("step %d (%s): the oracle has\n  %s\nthe generator records\n  %s", step, what,
-						strings.Join(rows, "\n  "), strings.Join(recorded, "\n  "))
-				}
+				rows := recordsTheOracle(t, h, fmt.Sprintf("step %d (%s)", step, what))
 				var got []int64
 				for _, r := range rows {
 					var row struct{ ID int64 }
@@ -116,17 +106,25 @@ func TestHistoryFollowsFilteredDeletes(t *testing.T) {
 			if err := h.settle(ctx); err != nil {
 				t.Fatal(err)
 			}
-			rows, err := OracleRows(ctx, h.Table(), h.Table().CurrentSnapshot().SnapshotID)
-			if err != nil {
-				t.Fatal(err)
-			}
-			recorded := h.Rows()
-			slices.Sort(recorded)
-			slices.Sort(rows)
-			if !slices.Equal(recorded, rows) {
-				t.Fatalf("%s: the oracle has\n  %s\nthe generator records\n  %s", what,
-					strings.Join(rows, "\n  "), strings.Join(recorded, "\n  "))
-			}
+			recordsTheOracle(t, h, what)
 		})
 	}
+}
+
+// recordsTheOracle fails unless the generator's record of the current
+// snapshot's rows is exactly the oracle's live rows, and returns them.
+func recordsTheOracle(t *testing.T, h *History, what string) []string {
+	t.Helper()
+	rows, err := OracleRows(context.Background(), h.Table(), h.Table().CurrentSnapshot().SnapshotID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	recorded := h.Rows()
+	slices.Sort(recorded)
+	slices.Sort(rows)
+	if !slices.Equal(recorded, rows) {
+		t.Fatalf("%s: the oracle has\n  %s\nthe generator records\n  %s", what,
+			strings.Join(rows, "\n  "), strings.Join(recorded, "\n  "))
+	}
+	return rows
 }
