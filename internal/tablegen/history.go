@@ -108,7 +108,7 @@ type History struct {
 	ts   string
 	mode string
 	// reread is set by an operation after which iceberg-go's table is
-	// read back rather than the record trusted (see Step).
+	// read back rather than the record trusted (see settle).
 	reread bool
 }
 
