@@ -336,7 +336,7 @@ func (c *Catalog) loadNow(ctx context.Context, ident []string) (*loaded, error) 
 		return nil, err
 	}
 	c.conn.observe(nil)
-	if err := servable(c.cfg.Name, ident, tbl); err != nil {
+	if err := servable(c.cfg, ident, tbl); err != nil {
 		return nil, err
 	}
 	if err := c.checkTable(ident, tbl.Metadata(), tbl.MetadataLocation()); err != nil {
@@ -367,9 +367,23 @@ func unreadableStorage(catalogName string, ident []string, err error) error {
 }
 
 // servable refuses a table the sidecar cannot read whatever it plans: an
-// encrypted one, and one whose load answer asks for remote signing.
-func servable(catalogName string, ident []string, tbl *table.Table) error {
+// encrypted one, one whose load answer asks for remote signing, and, from
+// a REST catalog, one whose properties configure storage (tableStorageProp):
+// iceberg-go's REST catalog (v0.7.0, catalog/rest LoadTable) merges a
+// table's properties into the configuration of the table's FileIO, over
+// the operator's, so a writer of the table could send the requests signed
+// with the operator's keys to a host of its choosing (s3.endpoint), or
+// read a key file of the process's (gcs.keypath). The other catalogs
+// build the FileIO from the catalog's properties only.
+func servable(cfg Config, ident []string, tbl *table.Table) error {
+	catalogName := cfg.Name
 	name := strings.Join(ident, ".")
+	if key, ok := tableStorageProp(tbl.Properties()); ok && cfg.Type == "rest" {
+		return fmt.Errorf("%w: table %s in catalog %q sets the storage property %s in its table properties; storage "+
+			"endpoints, regions, credentials and signers come from the sidecar's configuration or the catalog's config "+
+			"and vended credentials, never from a table's properties: remove it from the table "+
+			"(ALTER TABLE … UNSET TBLPROPERTIES ('%s'))", split.ErrUnsupported, name, catalogName, key, key)
+	}
 	for range tbl.Metadata().EncryptionKeys() {
 		return fmt.Errorf("%w: table %s in catalog %q is encrypted (its metadata holds encryption-keys); "+
 			"the sidecar does not read encrypted tables", split.ErrUnsupported, name, catalogName)

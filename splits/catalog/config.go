@@ -148,6 +148,37 @@ func (c Config) Validate() error {
 	return nil
 }
 
+// storagePropPrefixes and storageProps are the property keys iceberg-go's
+// FileIOs read (io/config.go, io/gocloud/*): endpoints, regions,
+// credentials, signers, key files and the expiry of vended credentials.
+// They may come from the operator or the catalog's config and
+// storage-credentials, never from a table's properties (see
+// tableStorageProp).
+var (
+	storagePropPrefixes = []string{"s3.", "gcs.", "adls.", "client."}
+	storageProps        = []string{"token", "expiration-time"}
+)
+
+// isStorageProp reports whether a property of that key configures a FileIO.
+func isStorageProp(key string) bool {
+	lk := strings.ToLower(key)
+	return slices.Contains(storageProps, lk) || slices.ContainsFunc(storagePropPrefixes, func(p string) bool { return strings.HasPrefix(lk, p) })
+}
+
+// tableStorageProp reports the first (in key order) of a table's
+// properties that would configure its FileIO.
+func tableStorageProp(props map[string]string) (string, bool) {
+	var found []string
+	for k := range props {
+		if isStorageProp(k) {
+			found = append(found, k)
+		}
+	}
+	if len(found) == 0 {
+		return "", false
+	}
+	return slices.Min(found), true
+}
 
 // SQLDriver returns the database/sql driver and iceberg-go dialect of a SQL
 // catalog: the sql.driver and sql.dialect properties when given, else what
