@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/apache/iceberg-go/catalog/hadoop"
+	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/druidiceberg/sidecar/internal/demo"
@@ -34,28 +35,11 @@ func localLake(t *testing.T) (dir, warehouse string) {
 	return dir, warehouse
 }
 
-// TestConfinedToRoots: whatever location a table is asked to open (a
-// signed token names them), only files under the table's roots (its
-// location and the warehouse here) and the catalog's data roots open: a
-// file beside the warehouse, /etc/passwd, a ".." that climbs out (written
-// or percent-encoded), a symbolic link that leads out, a directory and a
-// named pipe inside the table are refused with ErrForbiddenLocation before
-// anything reads them, and the error holds none of their bytes.
-func TestConfinedToRoots(t *testing.T) {
+// ordersFS is demo.orders of the catalog cfg describes, and its FileIO.
+func ordersFS(t *testing.T, cfg Config, opts ...Option) (*table.Table, icebergio.IO) {
+	t.Helper()
 	ctx := context.Background()
-	dir, warehouse := localLake(t)
-	secret := filepath.Join(dir, "secret.key")
-	if err := os.WriteFile(secret, []byte("root:x:0:0:secret\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	imported := filepath.Join(dir, "imported")
-	if err := os.MkdirAll(imported, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(imported, "f.parquet"), []byte("PAR1"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	cat, err := New(Config{Type: "local", Name: "lake", Warehouse: warehouse, DataRoots: []string{imported}})
+	cat, err := New(cfg, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,6 +52,30 @@ func TestConfinedToRoots(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return tbl, fsys
+}
+
+// TestConfinedToRoots: whatever location a table is asked to open (a
+// signed token names them), only files under the table's roots (its
+// location and the warehouse here) and the catalog's data roots open: a
+// file beside the warehouse, /etc/passwd, a ".." that climbs out (written
+// or percent-encoded), a symbolic link that leads out, a directory and a
+// named pipe inside the table are refused with ErrForbiddenLocation before
+// anything reads them, and the error holds none of their bytes.
+func TestConfinedToRoots(t *testing.T) {
+	dir, warehouse := localLake(t)
+	secret := filepath.Join(dir, "secret.key")
+	if err := os.WriteFile(secret, []byte("root:x:0:0:secret\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	imported := filepath.Join(dir, "imported")
+	if err := os.MkdirAll(imported, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(imported, "f.parquet"), []byte("PAR1"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tbl, fsys := ordersFS(t, Config{Type: "local", Name: "lake", Warehouse: warehouse, DataRoots: []string{imported}})
 	tableDir := strings.TrimPrefix(tbl.Location(), "file://")
 	data := filepath.Join(tableDir, "data")
 	entries, err := os.ReadDir(data)
@@ -233,7 +241,6 @@ func TestOperatorRoots(t *testing.T) {
 // are refused with ErrForbiddenLocation, as is a credential file a
 // catalog's value was read from (Config.PrivateFiles).
 func TestPrivateFilesRefused(t *testing.T) {
-	ctx := context.Background()
 	_, warehouse := localLake(t)
 	key := filepath.Join(warehouse, "sidecar-token.key")
 	cred := filepath.Join(warehouse, "s3-secret")
@@ -242,19 +249,7 @@ func TestPrivateFilesRefused(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	cat, err := New(Config{Type: "local", Name: "lake", Warehouse: warehouse, PrivateFiles: []string{cred}}, WithPrivateFiles(key))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cat.Close() })
-	tbl, err := cat.LoadTable(ctx, demo.Orders)
-	if err != nil {
-		t.Fatal(err)
-	}
-	fsys, err := tbl.FS(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tbl, fsys := ordersFS(t, Config{Type: "local", Name: "lake", Warehouse: warehouse, PrivateFiles: []string{cred}}, WithPrivateFiles(key))
 	data := filepath.Join(strings.TrimPrefix(tbl.Location(), "file://"), "data")
 	hard := filepath.Join(data, "hard.parquet")
 	if err := os.Link(key, hard); err != nil {
