@@ -237,7 +237,9 @@ func TestHostileOddInput(t *testing.T) {
 			}),
 			"odd.version": edited("version.metadata.json", func(m map[string]any) { m["format-version"] = 7 }),
 		}
-		st := newServer(t, sidecatalog.Config{Type: "static", Tables: tables}, nil)
+		// The edited metadata files are elsewhere than the table's files,
+		// whose folder the operator gives as a data root.
+		st := newServer(t, sidecatalog.Config{Type: "static", Tables: tables, DataRoots: []string{tbl.Location()}}, nil)
 		for name := range tables {
 			for _, path := range []string{
 				"/splits?" + q("table", name).Encode(),
@@ -318,8 +320,9 @@ func TestHostileReplacedFile(t *testing.T) {
 		t.Fatalf("%s: %d, %d bytes of %d, ETag %q", path, resp.StatusCode, len(orig), sp.Data.Size, etag)
 	}
 
-	// The data file is replaced in place by a longer one.
-	replaced := append(bytes.Clone(orig), "another file's bytes"...)
+	// The data file is replaced in place by a longer one (framed as
+	// Parquet is, so that /files's magic-bytes check passes).
+	replaced := append(append(bytes.Clone(orig[:4]), "another file's bytes"...), orig[4:]...)
 	if err := os.WriteFile(strings.TrimPrefix(sp.Data.Path, "file://"), replaced, 0o644); err != nil {
 		t.Fatal(err)
 	}

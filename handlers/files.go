@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"path"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
+	"github.com/druidiceberg/sidecar/reader"
 	"github.com/druidiceberg/sidecar/splits"
 	"github.com/druidiceberg/sidecar/splits/split"
 )
@@ -56,6 +58,9 @@ func (s *server) getFile(w http.ResponseWriter, r *http.Request) error {
 			"data file %s is %d bytes, but the plan found %d in the manifest: it was replaced after planning; plan again with GET /splits",
 			path.Base(sp.Data.Path), info.Size(), sp.Data.Size))
 	}
+	if err := parquetMagic(f, sp.Data.Size); err != nil {
+		return fmt.Errorf("serve data file %s: %w", path.Base(sp.Data.Path), err)
+	}
 	if s.Metrics != nil {
 		s.Metrics.ActiveStreams.Inc()
 		defer s.Metrics.ActiveStreams.Dec()
@@ -76,5 +81,29 @@ func (s *server) getFile(w http.ResponseWriter, r *http.Request) error {
 	// another ETag, and If-Range never splices the two.
 	w.Header().Set("ETag", `"`+split.ID(sp.Data.Path+"\x00"+strconv.FormatInt(sp.Data.Size, 10))+`"`)
 	http.ServeContent(w, r, path.Base(sp.Data.Path), time.Time{}, f)
+	return nil
+}
+
+// parquetMagic checks that a file of size bytes begins and ends with
+// Parquet's magic bytes, before any of it is served: whatever a manifest
+// names as a data file, /files hands out only what looks like Parquet
+// (a file the sidecar reads for itself, such as a token key, does not).
+// The error quotes none of the file's bytes.
+func parquetMagic(f io.ReaderAt, size int64) error {
+	const magic = "PAR1"
+	if size < 2*int64(len(magic))+4 {
+		return fmt.Errorf("%w: %d bytes is too short for a Parquet file", reader.ErrCorruptFile, size)
+	}
+	var head, tail [len(magic)]byte
+	// A ReaderAt may report io.EOF with the bytes that end the file.
+	if n, err := f.ReadAt(head[:], 0); n < len(head) {
+		return fmt.Errorf("read its first bytes: %w", err)
+	}
+	if n, err := f.ReadAt(tail[:], size-int64(len(magic))); n < len(tail) {
+		return fmt.Errorf("read its last bytes: %w", err)
+	}
+	if string(head[:]) != magic || string(tail[:]) != magic {
+		return fmt.Errorf("%w: it does not begin and end with Parquet's magic bytes (PAR1): it is not a Parquet file", reader.ErrCorruptFile)
+	}
 	return nil
 }

@@ -41,7 +41,8 @@ var optional = []struct {
 }
 
 // checkBuiltIn refuses a catalog this binary was built without: its type,
-// its SQL driver, or the storage scheme of its warehouse or location map.
+// its SQL driver, or the storage scheme of its warehouse, a storage prefix
+// or a location map target.
 func checkBuiltIn(c sidecatalog.Config) error {
 	missing := func(tag, what string) error {
 		return fmt.Errorf("catalog %s: this sidecar was built without %s; build it with -tags %s "+
@@ -61,7 +62,7 @@ func checkBuiltIn(c sidecatalog.Config) error {
 			return missing("sql", "the "+driver+" driver")
 		}
 	}
-	locations := []string{c.Warehouse}
+	locations := append([]string{c.Warehouse}, c.StoragePrefixes...)
 	for _, m := range c.LocationMap {
 		locations = append(locations, m.To)
 	}

@@ -31,10 +31,12 @@ type config struct {
 	CatalogProps map[string]string
 	Tables       map[string]string
 	LocationMap  []catalog.Mapping
-	// AllowTables and DataRoots are the catalog's allowlist and data
-	// roots (catalog.Config's Allow and DataRoots).
-	AllowTables []string
-	DataRoots   []string
+	// AllowTables, DataRoots and StoragePrefixes are the catalog's
+	// allowlist, data roots and storage prefixes (catalog.Config's Allow,
+	// DataRoots and StoragePrefixes).
+	AllowTables     []string
+	DataRoots       []string
+	StoragePrefixes []string
 	// ConfigFile, when set, holds the catalogs instead of the catalog flags.
 	ConfigFile string
 	// Catalogs are the catalogs served: the one the catalog flags describe,
@@ -222,7 +224,7 @@ func parseServe(args []string, getenv func(string) string, help io.Writer) (conf
 	fs.SetOutput(io.Discard)
 	c := config{readHeaderTimeout: defaultReadHeaderTimeout, bodyTimeout: defaultBodyTimeout, idleTimeout: defaultIdleTimeout,
 		startupPing: defaultStartupPing}
-	var props, tables, locs, allow, dataRoots multiFlag
+	var props, tables, locs, allow, dataRoots, storagePrefixes multiFlag
 	fs.StringVar(&c.Addr, "addr", "127.0.0.1:8080", "listen address")
 	fs.StringVar(&c.HealthAddr, "health-addr", "", "address of a listener of its own for /healthz, /readyz and /metrics, which answers while --addr is at --max-connections (default: none; those routes are on --addr too)")
 	fs.IntVar(&c.MaxConnections, "max-connections", 0, "client connections open at once on --addr: near it the longest idle are closed, at it new ones refused with 503 (0: three quarters of the process's open-file limit)")
@@ -239,6 +241,7 @@ func parseServe(args []string, getenv func(string) string, help io.Writer) (conf
 	fs.Var(&locs, "location-map", "FROM=TO path-prefix rewrite applied when opening files (repeatable)")
 	fs.Var(&allow, "allow-table", "NS or NS.NAME: serve only these namespaces and tables, planning and reading (repeatable; default: every table the catalog holds)")
 	fs.Var(&dataRoots, "data-root", "location prefix whose files the tables may name besides their own locations and the warehouse, such as where a snapshot or imported table keeps them (repeatable)")
+	fs.Var(&storagePrefixes, "allow-storage-prefix", "object-store bucket or prefix (s3://bucket, s3://bucket/lake) whose files the tables may name besides the warehouse, the data roots and the location map targets; a table's own metadata never adds one (repeatable; default: none, so a REST catalog whose warehouse is a name needs it)")
 	fs.StringVar(&c.TokenKeyFile, "token-key-file", "./sidecar-token.key", "HMAC key file for split tokens; created with mode 0600 when missing")
 	fs.DurationVar(&c.TokenTTL, "token-ttl", 0, "tokens expire this long after planning (410 after); 0 never")
 	fs.BoolVar(&c.Demo, "demo", false, "write the demo tables into the local warehouse if they are absent")
@@ -276,7 +279,7 @@ func parseServe(args []string, getenv func(string) string, help io.Writer) (conf
 	if c.BasicAuth, err = serveCredentials(c.BasicAuthFile, getenv); err != nil {
 		return c, err
 	}
-	c.AllowTables, c.DataRoots = allow, dataRoots
+	c.AllowTables, c.DataRoots, c.StoragePrefixes = allow, dataRoots, storagePrefixes
 	for _, l := range locs {
 		m, err := catalog.ParseMapping(l)
 		if err != nil {
@@ -305,7 +308,7 @@ func parseServe(args []string, getenv func(string) string, help io.Writer) (conf
 
 // catalogFlags describe the one catalog of a sidecar without --config.
 var catalogFlags = []string{"catalog", "catalog-name", "warehouse", "catalog-uri", "catalog-prop", "table", "location-map",
-	"allow-table", "data-root"}
+	"allow-table", "data-root", "allow-storage-prefix"}
 
 func keyValues(flagName string, vals []string) (map[string]string, error) {
 	m := map[string]string{}
@@ -390,7 +393,7 @@ func (c config) validate() error {
 // settle; set names the flags given.
 func (c *config) catalogConfig(set map[string]bool) (catalog.Config, error) {
 	cfg := catalog.Config{Name: c.CatalogName, Props: c.CatalogProps, Tables: c.Tables, LocationMap: c.LocationMap,
-		Allow: c.AllowTables, DataRoots: c.DataRoots}
+		Allow: c.AllowTables, DataRoots: c.DataRoots, StoragePrefixes: c.StoragePrefixes}
 	var err error
 	if cfg.Type, err = settle("--catalog", c.Catalog, set["catalog"], "--catalog-prop ", c.CatalogProps, "type"); err != nil {
 		return cfg, err
@@ -425,4 +428,19 @@ func settle(flag, flagValue string, flagGiven bool, propsName string, props map[
 		return prop, nil
 	}
 	return flagValue, nil
+}
+
+// privateFiles are the process's own files that no table may open,
+// whatever the catalogs' roots say: the token key, the config file, the
+// Basic auth file and the TLS certificate and key (catalog.WithPrivateFiles;
+// the files the config file's values are read from are each catalog's
+// PrivateFiles).
+func (c config) privateFiles() []string {
+	var out []string
+	for _, f := range []string{c.TokenKeyFile, c.ConfigFile, c.BasicAuthFile, c.TLSCert, c.TLSKey} {
+		if f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
 }

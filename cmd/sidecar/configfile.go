@@ -30,6 +30,7 @@ import (
 //	      - {from: "s3://lake/", to: "s3://lake-replica/"}
 //	    allowTables: [sales, ops.audit] # optional; default: every table
 //	    dataRoots: ["s3://imports/"]    # optional
+//	    allowStoragePrefixes: ["s3://lake"] # optional
 type configFile struct {
 	DefaultCatalog string        `yaml:"defaultCatalog"`
 	Catalogs       []catalogYAML `yaml:"catalogs"`
@@ -46,9 +47,11 @@ type catalogYAML struct {
 	Properties  map[string]value  `yaml:"properties"`
 	LocationMap []mappingYAML     `yaml:"locationMap"`
 	Tables      map[string]string `yaml:"tables"`
-	// AllowTables and DataRoots are catalog.Config's Allow and DataRoots.
-	AllowTables []string `yaml:"allowTables"`
-	DataRoots   []string `yaml:"dataRoots"`
+	// AllowTables, DataRoots and AllowStoragePrefixes are catalog.Config's
+	// Allow, DataRoots and StoragePrefixes.
+	AllowTables          []string `yaml:"allowTables"`
+	DataRoots            []string `yaml:"dataRoots"`
+	AllowStoragePrefixes []string `yaml:"allowStoragePrefixes"`
 }
 
 type mappingYAML struct {
@@ -184,7 +187,7 @@ func (c catalogYAML) entry(getenv func(string) string) (catalog.Config, error) {
 		return catalog.Config{}, fmt.Errorf("name %q: want letters, digits, '_', '.' or '-' (at most 64)", c.Name)
 	}
 	e := catalog.Config{Name: c.Name, IcebergName: c.CatalogName, Tables: c.Tables, Props: map[string]string{},
-		Allow: c.AllowTables, DataRoots: c.DataRoots}
+		Allow: c.AllowTables, DataRoots: c.DataRoots, StoragePrefixes: c.AllowStoragePrefixes}
 	resolve := func(field string, v value) (string, error) {
 		s, secret, err := v.resolve(getenv)
 		if err != nil {
@@ -192,6 +195,10 @@ func (c catalogYAML) entry(getenv func(string) string) (catalog.Config, error) {
 		}
 		if secret {
 			e.Secrets = append(e.Secrets, s)
+		}
+		if v.File != "" {
+			// A credential file: no table may open it.
+			e.PrivateFiles = append(e.PrivateFiles, v.File)
 		}
 		return s, nil
 	}

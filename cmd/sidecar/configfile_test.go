@@ -242,6 +242,8 @@ func TestBuiltIn(t *testing.T) {
 		{"azure", sidecatalog.Config{Name: "r", Type: "rest", URI: "http://r",
 			LocationMap: []sidecatalog.Mapping{{From: "s3://a/", To: "abfss://c@acct.dfs.core.windows.net/a/"}}}, "azure",
 			slices.Contains(icebergio.GetRegisteredSchemes(), "abfss")},
+		{"gcs storage prefix", sidecatalog.Config{Name: "r", Type: "rest", URI: "http://r", StoragePrefixes: []string{"gs://b"}}, "gcs",
+			slices.Contains(icebergio.GetRegisteredSchemes(), "gs")},
 		{"s3 and local files", sidecatalog.Config{Name: "r", Type: "rest", URI: "http://r", Warehouse: "s3://b/w",
 			LocationMap: []sidecatalog.Mapping{{From: "s3://b/", To: "/data/b/"}}}, "", true},
 	} {

@@ -80,3 +80,72 @@ func TestAllowTableAndDataRootFlags(t *testing.T) {
 		}
 	}
 }
+
+// TestAllowStoragePrefixFlag: --allow-storage-prefix (repeatable;
+// SIDECAR_ALLOW_STORAGE_PREFIX, a comma-separated list; the config file's
+// allowStoragePrefixes) reaches the catalog as its storage prefixes, a flag
+// wins over the environment, and a value that is not an object store's
+// bucket or prefix (a local folder, a scheme without a bucket) stops the
+// start. The config file's credential files and the process's own files
+// are the files no table may open.
+func TestAllowStoragePrefixFlag(t *testing.T) {
+	none := func(string) string { return "" }
+	cfg, err := parseServe([]string{"--catalog", "rest", "--catalog-uri", "http://c", "--allow-storage-prefix", "s3://lake",
+		"--allow-storage-prefix", "gs://other/t"}, none, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := cfg.Catalogs[0].StoragePrefixes; !slices.Equal(got, []string{"s3://lake", "gs://other/t"}) {
+		t.Fatalf("storage prefixes %q", got)
+	}
+	env := map[string]string{"SIDECAR_ALLOW_STORAGE_PREFIX": "s3://a, s3://b/p"}
+	cfg, err = parseServe([]string{"--catalog", "rest", "--catalog-uri", "http://c"}, func(k string) string { return env[k] }, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := cfg.Catalogs[0].StoragePrefixes; !slices.Equal(got, []string{"s3://a", "s3://b/p"}) {
+		t.Fatalf("from the environment: storage prefixes %q", got)
+	}
+	cfg, err = parseServe([]string{"--catalog", "rest", "--catalog-uri", "http://c", "--allow-storage-prefix", "s3://flag"},
+		func(k string) string { return env[k] }, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := cfg.Catalogs[0].StoragePrefixes; !slices.Equal(got, []string{"s3://flag"}) {
+		t.Fatalf("a flag must win over the environment: storage prefixes %q", got)
+	}
+
+	dir := t.TempDir()
+	secret := filepath.Join(dir, "s3-secret")
+	if err := os.WriteFile(secret, []byte("k\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(dir, "sidecar.yaml")
+	if err := os.WriteFile(file, []byte("catalogs:\n  - name: lake\n    type: rest\n    uri: http://c\n"+
+		"    allowStoragePrefixes: [\"s3://lake\"]\n    properties: {s3.secret-access-key: {file: "+secret+"}}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err = parseServe([]string{"--config", file, "--token-key-file", filepath.Join(dir, "k.key")}, none, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := cfg.Catalogs[0]
+	if !slices.Equal(c.StoragePrefixes, []string{"s3://lake"}) || !slices.Equal(c.PrivateFiles, []string{secret}) {
+		t.Fatalf("config file: storage prefixes %q, private files %q", c.StoragePrefixes, c.PrivateFiles)
+	}
+	if got := cfg.privateFiles(); !slices.Contains(got, file) || !slices.Contains(got, filepath.Join(dir, "k.key")) {
+		t.Fatalf("the process's own files %q lack the config file or the token key", got)
+	}
+
+	for _, v := range []string{"/data", "file:///data", "s3://", "s3:///x", "s3://b/../c"} {
+		if _, err := parseServe([]string{"--catalog", "rest", "--catalog-uri", "http://c", "--allow-storage-prefix", v}, none, nil); err == nil ||
+			!strings.Contains(err.Error(), "storage prefix") {
+			t.Errorf("--allow-storage-prefix %q: %v, want a refusal", v, err)
+		}
+	}
+	for _, args := range [][]string{{"--warehouse", "/"}, {"--location-map", "s3://x/=/"}} {
+		if _, err := parseServe(args, none, nil); err == nil {
+			t.Errorf("%q accepted: the root of the file system would be a root", args)
+		}
+	}
+}

@@ -157,7 +157,8 @@ func serve(ctx context.Context, cfg config, logOut io.Writer, ready chan<- strin
 		// Each catalog gives each of its tables the FileIO to read it
 		// with: the catalog's vended credentials, or the catalog's own
 		// properties, with its location map.
-		cat, err := catalog.New(c, catalog.WithEvents(m), catalog.WithStallTimeout(cfg.StorageStallTimeout))
+		cat, err := catalog.New(c, catalog.WithEvents(m), catalog.WithStallTimeout(cfg.StorageStallTimeout),
+			catalog.WithPrivateFiles(cfg.privateFiles()...))
 		if err != nil {
 			return err
 		}

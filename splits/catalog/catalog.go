@@ -88,6 +88,13 @@ func WithEvents(ev Events) Option { return func(c *Catalog) { c.events = ev } }
 // client retries, instead of hanging; 0 waits for ever.
 func WithStallTimeout(d time.Duration) Option { return func(c *Catalog) { c.stall = d } }
 
+// WithPrivateFiles adds files of the process (the token key, the config
+// file, credential and TLS files) that no table may open, whatever the
+// roots say; Config.PrivateFiles are the catalog's own.
+func WithPrivateFiles(paths ...string) Option {
+	return func(c *Catalog) { c.private = append(c.private, paths...) }
+}
+
 // WithClock sets the clock the caches age by (tests).
 func WithClock(now func() time.Time) Option { return func(c *Catalog) { c.now = now } }
 
@@ -122,14 +129,14 @@ type Catalog struct {
 	loads  singleflight.Group
 	metas  *lru.Cache[string, table.Metadata]
 
-	// allow is the tables the catalog serves; roots are the catalog's
-	// roots of every table's files, metaRoots a metadata file's own (by
-	// its location), realRoots the real paths of local roots (see
+	// allow is the tables the catalog serves; roots are the operator's
+	// roots of every table's files, realRoots the real paths of local
+	// roots, private the process's own files that no table opens (see
 	// confine.go).
 	allow     allowlist
 	roots     roots
-	metaRoots *lru.Cache[string, roots]
 	realRoots *lru.Cache[string, string]
+	private   []string
 }
 
 // New returns the catalog cfg describes. It does not contact the catalog:
@@ -154,17 +161,17 @@ func New(cfg Config, opts ...Option) (*Catalog, error) {
 	if err != nil {
 		return nil, err
 	}
-	metaRoots, err := lru.New[string, roots](maxCachedMetadata)
-	if err != nil {
-		return nil, fmt.Errorf("create roots cache: %w", err)
-	}
 	realRoots, err := lru.New[string, string](maxCachedTables)
 	if err != nil {
 		return nil, fmt.Errorf("create roots cache: %w", err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	c := &Catalog{cfg: cfg, secrets: cfg.secrets(), server: NewFS(cfg.Props, cfg.LocationMap), ctx: ctx, cancel: cancel,
-		now: time.Now, tables: tables, metas: metas, allow: allow, roots: catalogRoots(cfg), metaRoots: metaRoots, realRoots: realRoots}
+		now: time.Now, tables: tables, metas: metas, allow: allow, roots: operatorRoots(cfg), realRoots: realRoots, private: slices.Clone(cfg.PrivateFiles)}
+	if kp := cfg.Props["gcs.keypath"]; kp != "" {
+		// The GCS key file of the server's FileIO.
+		c.private = append(c.private, kp)
+	}
 	c.conn = &conn{cfg: cfg, secrets: c.secrets, server: c.server, retryAfter: retryConnect}
 	for _, o := range opts {
 		o(c)
@@ -204,8 +211,6 @@ type loaded struct {
 	at  time.Time
 	// fs is tbl's FileIO, asked for again after fsMaxAge.
 	fs *loadedFS
-	// roots are the table's roots as this load records them (tableRoots).
-	roots roots
 }
 
 // LoadTable loads a table from the catalog, always asking the catalog (a
@@ -279,10 +284,9 @@ func (c *Catalog) readMetadata(ctx context.Context, l *loaded, ident []string, l
 }
 
 // readThrough is a table of the given metadata that reads through the
-// table's FileIO (tableIO), confined to the roots of the table as the
-// catalog loaded it and as this metadata records it.
+// table's FileIO (tableIO), confined to the operator's roots.
 func (c *Catalog) readThrough(ident []string, meta table.Metadata, metadataLocation string) *table.Table {
-	tio := &tableIO{c: c, ident: slices.Clone(ident), meta: meta, metaLocation: metadataLocation}
+	tio := &tableIO{c: c, ident: slices.Clone(ident)}
 	fsF := func(context.Context) (icebergio.IO, error) { return tio, nil }
 	return table.New(ident, meta, metadataLocation, fsF, nil)
 }
@@ -332,10 +336,13 @@ func (c *Catalog) loadNow(ctx context.Context, ident []string) (*loaded, error) 
 		return nil, err
 	}
 	c.conn.observe(nil)
-	if err := servable(c.cfg.Name, ident, tbl); err != nil {
+	if err := servable(c.cfg, ident, tbl); err != nil {
 		return nil, err
 	}
-	l := &loaded{tbl: tbl, at: c.now(), fs: &loadedFS{}, roots: tableRoots(tbl.Metadata(), tbl.MetadataLocation())}
+	if err := c.checkTable(ident, tbl.Metadata(), tbl.MetadataLocation()); err != nil {
+		return nil, err
+	}
+	l := &loaded{tbl: tbl, at: c.now(), fs: &loadedFS{}}
 	// The table's FileIO is built now, so that a table whose storage the
 	// sidecar cannot read fails its plan, not the first read of a token.
 	if _, err := l.fs.get(c, tbl); err != nil {
@@ -360,9 +367,23 @@ func unreadableStorage(catalogName string, ident []string, err error) error {
 }
 
 // servable refuses a table the sidecar cannot read whatever it plans: an
-// encrypted one, and one whose load answer asks for remote signing.
-func servable(catalogName string, ident []string, tbl *table.Table) error {
+// encrypted one, one whose load answer asks for remote signing, and, from
+// a REST catalog, one whose properties configure storage (tableStorageProp):
+// iceberg-go's REST catalog (v0.7.0, catalog/rest LoadTable) merges a
+// table's properties into the configuration of the table's FileIO, over
+// the operator's, so a writer of the table could send the requests signed
+// with the operator's keys to a host of its choosing (s3.endpoint), or
+// read a key file of the process's (gcs.keypath). The other catalogs
+// build the FileIO from the catalog's properties only.
+func servable(cfg Config, ident []string, tbl *table.Table) error {
+	catalogName := cfg.Name
 	name := strings.Join(ident, ".")
+	if key, ok := tableStorageProp(tbl.Properties()); ok && cfg.Type == "rest" {
+		return fmt.Errorf("%w: table %s in catalog %q sets the storage property %s in its table properties; storage "+
+			"endpoints, regions, credentials and signers come from the sidecar's configuration or the catalog's config "+
+			"and vended credentials, never from a table's properties: remove it from the table "+
+			"(ALTER TABLE … UNSET TBLPROPERTIES ('%s'))", split.ErrUnsupported, name, catalogName, key, key)
+	}
 	for range tbl.Metadata().EncryptionKeys() {
 		return fmt.Errorf("%w: table %s in catalog %q is encrypted (its metadata holds encryption-keys); "+
 			"the sidecar does not read encrypted tables", split.ErrUnsupported, name, catalogName)

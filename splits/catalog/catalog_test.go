@@ -120,11 +120,14 @@ func (f *revokedFile) Read(p []byte) (int, error) {
 }
 
 // restLake is a Catalog over a loopback REST catalog of the demo tables,
-// with the given catalog properties.
+// with the given catalog properties. Its roots are the catalog's local
+// warehouse (a data root, since a REST catalog's warehouse is a name) and
+// the bucket s3://lake.
 func restLake(t *testing.T, props map[string]string, opts ...Option) (*Catalog, *restCatalog) {
 	t.Helper()
 	rc := newRESTCatalog(t)
-	cat, err := New(Config{Type: "rest", Name: "lake", URI: rc.URL, Props: props}, opts...)
+	cat, err := New(Config{Type: "rest", Name: "lake", URI: rc.URL, Props: props, DataRoots: []string{rc.dir},
+		StoragePrefixes: []string{"s3://lake"}}, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}

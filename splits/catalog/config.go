@@ -39,11 +39,20 @@ type Config struct {
 	// LocationMap rewrites path prefixes when a file is opened, whichever
 	// FileIO reads the table.
 	LocationMap []Mapping
-	// DataRoots are locations beyond the tables' own (and the warehouse)
-	// whose files the tables may name: where a table made by snapshotting
-	// another, or one that imported files, keeps them. Every file a table
-	// opens is under one of its roots (see tableIO.confine).
+	// DataRoots are locations beyond the warehouse whose files the tables
+	// may name: where a table made by snapshotting another, or one that
+	// imported files, keeps them. Every file a table opens is under one of
+	// the operator's roots (see operatorRoots and tableIO.confine).
 	DataRoots []string
+	// StoragePrefixes are the object-store buckets (s3://bucket) and
+	// prefixes (s3://bucket/lake) whose files the tables may name, besides
+	// the warehouse, the data roots and the location maps' targets: where a
+	// REST catalog whose warehouse is a name keeps its tables.
+	StoragePrefixes []string
+	// PrivateFiles are the process's own files (the token key, the config
+	// file, credential files) that no table may open, whatever the roots
+	// say.
+	PrivateFiles []string
 	// Allow lists the namespaces and tables the catalog serves (see
 	// ParseAllow); empty serves all.
 	Allow []string
@@ -118,7 +127,57 @@ func (c Config) Validate() error {
 				cmp.Or(c.Name, c.Type), d)
 		}
 	}
+	for _, s := range c.StoragePrefixes {
+		if p, err := parsePlace(s); err != nil || p.scheme == "file" || p.host == "" {
+			return fmt.Errorf("catalog %s: storage prefix %q: want an object store's bucket or prefix, such as s3://bucket or "+
+				"s3://bucket/lake (a local folder is a data root)", cmp.Or(c.Name, c.Type), s)
+		}
+	}
+	if c.Type == "local" {
+		if p, err := parsePlace(c.Warehouse); err == nil && p.path == "/" {
+			return fmt.Errorf("catalog %s: warehouse %q: the root of a file system would make every file the process can read a table's",
+				cmp.Or(c.Name, c.Type), c.Warehouse)
+		}
+	}
+	for _, m := range c.LocationMap {
+		if p, err := parsePlace(m.To); err != nil || p.scheme == "file" && p.path == "/" {
+			return fmt.Errorf("catalog %s: location map target %q: want a folder, a bucket or a bucket's prefix, "+
+				"not the root of a file system", cmp.Or(c.Name, c.Type), m.To)
+		}
+	}
 	return nil
+}
+
+// storagePropPrefixes and storageProps are the property keys iceberg-go's
+// FileIOs read (io/config.go, io/gocloud/*): endpoints, regions,
+// credentials, signers, key files and the expiry of vended credentials.
+// They may come from the operator or the catalog's config and
+// storage-credentials, never from a table's properties (see
+// tableStorageProp).
+var (
+	storagePropPrefixes = []string{"s3.", "gcs.", "adls.", "client."}
+	storageProps        = []string{"token", "expiration-time"}
+)
+
+// isStorageProp reports whether a property of that key configures a FileIO.
+func isStorageProp(key string) bool {
+	lk := strings.ToLower(key)
+	return slices.Contains(storageProps, lk) || slices.ContainsFunc(storagePropPrefixes, func(p string) bool { return strings.HasPrefix(lk, p) })
+}
+
+// tableStorageProp reports the first (in key order) of a table's
+// properties that would configure its FileIO.
+func tableStorageProp(props map[string]string) (string, bool) {
+	var found []string
+	for k := range props {
+		if isStorageProp(k) {
+			found = append(found, k)
+		}
+	}
+	if len(found) == 0 {
+		return "", false
+	}
+	return slices.Min(found), true
 }
 
 // SQLDriver returns the database/sql driver and iceberg-go dialect of a SQL

@@ -1,6 +1,8 @@
-// Every file a table opens is confined to roots the server knows, whatever
-// a token (or a manifest) names: a signed token is only as safe as the key
-// that signs it, and the storage credentials reach far more than the lake.
+// Every file a table opens is confined to roots the operator configured,
+// whatever a token, a manifest or a table's metadata names: a signed token
+// is only as safe as the key that signs it, whoever writes a table's
+// metadata is not the operator, and the storage credentials reach far
+// more than the lake.
 
 package catalog
 
@@ -143,7 +145,9 @@ func (p place) within(root place) bool {
 type roots []place
 
 // add adds the root at loc; a location that does not parse (or is empty)
-// adds nothing.
+// adds nothing. A root given twice is held twice, which costs holds one
+// more comparison: roots come from the operator's configuration, a
+// handful, never from a table's metadata.
 func (r *roots) add(loc string) {
 	if loc == "" {
 		return
@@ -151,11 +155,6 @@ func (r *roots) add(loc string) {
 	p, err := parsePlace(loc)
 	if err != nil {
 		return
-	}
-	for _, have := range *r {
-		if have == p {
-			return
-		}
 	}
 	*r = append(*r, p)
 }
@@ -168,30 +167,6 @@ func (r roots) holds(p place) bool {
 		}
 	}
 	return false
-}
-
-// tableRoots are the roots of a table as its metadata file (at
-// metadataLocation) records it: its location, the properties that put
-// files elsewhere, and the folders of its metadata files and manifest
-// lists, now and in the metadata log, since a table moved or migrated
-// keeps reading the files its older snapshots wrote where it was. Each
-// folder of metadata counts as the table location it is in (its parent
-// when it is a "metadata" folder).
-func tableRoots(meta table.Metadata, metadataLocation string) roots {
-	var r roots
-	r.add(meta.Location())
-	props := meta.Properties()
-	for _, key := range locationProps {
-		r.add(props[key])
-	}
-	r.add(tableDir(metadataLocation))
-	for e := range meta.PreviousFiles() {
-		r.add(tableDir(e.MetadataFile))
-	}
-	for _, s := range meta.Snapshots() {
-		r.add(tableDir(s.ManifestList))
-	}
-	return r
 }
 
 // tableDir is the table location a metadata file or manifest list is in:
@@ -210,10 +185,14 @@ func tableDir(loc string) string {
 	return dir
 }
 
-// catalogRoots are the roots a catalog's configuration gives every table:
-// its warehouse, when it is a location (a REST catalog's warehouse is often
-// a name), and its data roots.
-func catalogRoots(cfg Config) roots {
+// operatorRoots are the roots the operator gives every table of the
+// catalog, and the only ones: its warehouse, when it is a location (a REST
+// catalog's warehouse is often a name), its data roots, its storage
+// prefixes, its location maps' targets, and for the static catalog the
+// table folder of each metadata file it names. A table's metadata (its
+// location, write.data.path, its metadata log) adds none: whoever writes
+// a table's metadata would make any file the process can read a table's.
+func operatorRoots(cfg Config) roots {
 	var r roots
 	if w := cfg.Warehouse; w != "" && (cfg.Type == "local" || strings.Contains(w, "://") || strings.HasPrefix(w, "/") ||
 		strings.HasPrefix(strings.ToLower(w), "file:")) {
@@ -222,7 +201,83 @@ func catalogRoots(cfg Config) roots {
 	for _, d := range cfg.DataRoots {
 		r.add(d)
 	}
+	for _, s := range cfg.StoragePrefixes {
+		r.add(s)
+	}
+	for _, m := range cfg.LocationMap {
+		r.add(m.To)
+	}
+	if cfg.Type == "static" {
+		for _, loc := range cfg.Tables {
+			r.add(tableDir(loc))
+		}
+	}
 	return r
+}
+
+// within checks that location, after the location map, is under one of
+// the operator's roots (a mapped location under its map's target), without
+// looking at the file: the check of a plan's files and of a table's
+// locations. It returns the roots that allow it.
+func (c *Catalog) within(location string) (place, roots, error) {
+	var allowed roots
+	target := location
+	if m, ok := c.server.mapping(location); ok {
+		target = c.server.Rewrite(location)
+		allowed.add(m.To)
+	} else {
+		allowed = c.roots
+	}
+	p, err := parsePlace(target)
+	if err != nil {
+		return place{}, nil, err
+	}
+	if !allowed.holds(p) {
+		return place{}, nil, c.outside(location, p)
+	}
+	return p, allowed, nil
+}
+
+// outside is the error of a location (at p, after the location map)
+// outside the operator's roots, naming the setting that admits it.
+func (c *Catalog) outside(location string, p place) error {
+	if _, ok := c.server.mapping(location); ok {
+		return fmt.Errorf("%w: %s lands outside the target of its location map", split.ErrForbiddenLocation, location)
+	}
+	how := "add its bucket or a prefix of it with --allow-storage-prefix (allowStoragePrefixes in the config file)"
+	if p.scheme == "file" {
+		how = "add its folder with --data-root (dataRoots in the config file)"
+	}
+	return fmt.Errorf("%w: %s is outside the locations catalog %q serves files from (its warehouse, data roots, storage "+
+		"prefixes and location map targets, which the operator sets, never a table's metadata); if the table's files "+
+		"belong there, %s", split.ErrForbiddenLocation, location, c.cfg.Name, how)
+}
+
+// checkTable refuses a table whose metadata puts its files outside the
+// operator's roots: its location, the properties that put files elsewhere
+// (locationProps) and its metadata file. Its older locations (the metadata
+// log, manifest lists) are not checked here: a file there is opened only
+// when a snapshot names it, and confine refuses it then.
+func (c *Catalog) checkTable(ident []string, meta table.Metadata, metadataLocation string) error {
+	check := func(what, loc string) error {
+		if loc == "" {
+			return nil
+		}
+		if _, _, err := c.within(loc); err != nil {
+			return fmt.Errorf("table %s: its %s: %w", strings.Join(ident, "."), what, err)
+		}
+		return nil
+	}
+	if err := check("location", meta.Location()); err != nil {
+		return err
+	}
+	props := meta.Properties()
+	for _, key := range locationProps {
+		if err := check(key, props[key]); err != nil {
+			return err
+		}
+	}
+	return check("metadata file", metadataLocation)
 }
 
 // localFile is a local file that confine checked: the opened file must be
@@ -252,35 +307,15 @@ func (l *localFile) verify(f icebergio.File) error {
 // confine checks that location may be opened for the table, before
 // anything opens it, and returns the local file it names (nil for an
 // object store's). A location under a location map's prefix must land
-// within the map's target; any other must be under one of the table's
-// roots (tableRoots of the table as the catalog loaded it and of the
-// metadata the read pins) or the catalog's (catalogRoots). A local file
-// must also be a regular file whose real path (symbolic links resolved) is
-// under the real path of one of those roots: a link that leads out, a
-// directory, a device or a named pipe is refused.
+// within the map's target; any other must be under one of the operator's
+// roots (operatorRoots). A local file must also be a regular file whose
+// real path (symbolic links resolved) is under the real path of one of
+// those roots, and none of the process's own files: a link that leads out,
+// a directory, a device, a named pipe and the token key are refused.
 func (t *tableIO) confine(location string) (*localFile, error) {
-	var allowed roots
-	target := location
-	if m, ok := t.c.server.mapping(location); ok {
-		target = t.c.server.Rewrite(location)
-		allowed.add(m.To)
-		if len(allowed) == 0 {
-			return nil, fmt.Errorf("%w: %s: the target of its location map does not parse", split.ErrForbiddenLocation, location)
-		}
-	} else {
-		l, err := t.c.cached(t.c.ctx, t.ident)
-		if err != nil {
-			return nil, err
-		}
-		allowed = append(append(append(allowed, t.c.roots...), l.roots...), t.pinnedRoots()...)
-	}
-	p, err := parsePlace(target)
+	p, allowed, err := t.c.within(location)
 	if err != nil {
 		return nil, err
-	}
-	if !allowed.holds(p) {
-		return nil, fmt.Errorf("%w: %s is outside table %s's locations and the catalog's roots (its warehouse, "+
-			"location map targets and data roots)", split.ErrForbiddenLocation, location, strings.Join(t.ident, "."))
 	}
 	if p.scheme != "file" {
 		return nil, nil
@@ -314,6 +349,12 @@ func (c *Catalog) checkLocal(location, name string, allowed roots) (*localFile, 
 	if !info.Mode().IsRegular() {
 		return nil, fmt.Errorf("%w: %s is not a regular file (%s)", split.ErrForbiddenLocation, location, fileKind(info.Mode()))
 	}
+	for _, own := range c.private {
+		if oi, err := os.Stat(own); err == nil && os.SameFile(oi, info) {
+			return nil, fmt.Errorf("%w: %s is one of the sidecar's own files (its token key, configuration or credentials), "+
+				"which no table may name", split.ErrForbiddenLocation, location)
+		}
+	}
 	return &localFile{path: location, info: info}, nil
 }
 
@@ -346,18 +387,4 @@ func (c *Catalog) realPath(p string) string {
 	real = filepath.ToSlash(real)
 	c.realRoots.Add(p, real)
 	return real
-}
-
-// pinnedRoots are the roots of the metadata the table reads through
-// (readThrough), computed once per metadata file.
-func (t *tableIO) pinnedRoots() roots {
-	if t.meta == nil {
-		return nil
-	}
-	if r, ok := t.c.metaRoots.Get(t.metaLocation); ok {
-		return r
-	}
-	r := tableRoots(t.meta, t.metaLocation)
-	t.c.metaRoots.Add(t.metaLocation, r)
-	return r
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/apache/iceberg-go/catalog/hadoop"
+	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/druidiceberg/sidecar/internal/demo"
@@ -34,28 +35,11 @@ func localLake(t *testing.T) (dir, warehouse string) {
 	return dir, warehouse
 }
 
-// TestConfinedToRoots: whatever location a table is asked to open (a
-// signed token names them), only files under the table's roots (its
-// location and the warehouse here) and the catalog's data roots open: a
-// file beside the warehouse, /etc/passwd, a ".." that climbs out (written
-// or percent-encoded), a symbolic link that leads out, a directory and a
-// named pipe inside the table are refused with ErrForbiddenLocation before
-// anything reads them, and the error holds none of their bytes.
-func TestConfinedToRoots(t *testing.T) {
+// ordersFS is demo.orders of the catalog cfg describes, and its FileIO.
+func ordersFS(t *testing.T, cfg Config, opts ...Option) (*table.Table, icebergio.IO) {
+	t.Helper()
 	ctx := context.Background()
-	dir, warehouse := localLake(t)
-	secret := filepath.Join(dir, "secret.key")
-	if err := os.WriteFile(secret, []byte("root:x:0:0:secret\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	imported := filepath.Join(dir, "imported")
-	if err := os.MkdirAll(imported, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(imported, "f.parquet"), []byte("PAR1"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	cat, err := New(Config{Type: "local", Name: "lake", Warehouse: warehouse, DataRoots: []string{imported}})
+	cat, err := New(cfg, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,6 +52,30 @@ func TestConfinedToRoots(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return tbl, fsys
+}
+
+// TestConfinedToRoots: whatever location a table is asked to open (a
+// signed token names them), only files under the table's roots (its
+// location and the warehouse here) and the catalog's data roots open: a
+// file beside the warehouse, /etc/passwd, a ".." that climbs out (written
+// or percent-encoded), a symbolic link that leads out, a directory and a
+// named pipe inside the table are refused with ErrForbiddenLocation before
+// anything reads them, and the error holds none of their bytes.
+func TestConfinedToRoots(t *testing.T) {
+	dir, warehouse := localLake(t)
+	secret := filepath.Join(dir, "secret.key")
+	if err := os.WriteFile(secret, []byte("root:x:0:0:secret\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	imported := filepath.Join(dir, "imported")
+	if err := os.MkdirAll(imported, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(imported, "f.parquet"), []byte("PAR1"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tbl, fsys := ordersFS(t, Config{Type: "local", Name: "lake", Warehouse: warehouse, DataRoots: []string{imported}})
 	tableDir := strings.TrimPrefix(tbl.Location(), "file://")
 	data := filepath.Join(tableDir, "data")
 	entries, err := os.ReadDir(data)
@@ -135,20 +143,18 @@ func TestConfinedToRoots(t *testing.T) {
 	}
 }
 
-// TestTableRoots: a table's roots are its location, the properties that
-// put its files elsewhere (write.data.path, the object-store and folder
-// paths, write.metadata.path) and the table locations of its metadata
-// files and manifest lists, now and in its metadata log (where a moved or
-// migrated table was); s3a and s3 name one store; nothing else is a root.
-func TestTableRoots(t *testing.T) {
+// testMetadata is a table's metadata at s3://lake/db/t whose properties
+// are props (JSON members) and whose metadata log and manifest list are
+// in other buckets.
+func testMetadata(t *testing.T, props string) table.Metadata {
+	t.Helper()
 	meta, err := table.ParseMetadataBytes([]byte(`{
   "format-version": 2, "table-uuid": "9c12d441-03fe-4693-9a96-a0705ddf69c1",
   "location": "s3://lake/db/t", "last-sequence-number": 1, "last-updated-ms": 1, "last-column-id": 1,
   "current-schema-id": 0, "schemas": [{"type": "struct", "schema-id": 0, "fields": [{"id": 1, "name": "id", "required": true, "type": "long"}]}],
   "default-spec-id": 0, "partition-specs": [{"spec-id": 0, "fields": []}], "last-partition-id": 999,
   "default-sort-order-id": 0, "sort-orders": [{"order-id": 0, "fields": []}],
-  "properties": {"write.data.path": "s3://hot/t-data", "write.object-storage.path": "s3://objects/t",
-    "write.metadata.path": "s3://meta/t/metadata"},
+  "properties": {` + props + `},
   "current-snapshot-id": 1,
   "snapshots": [{"snapshot-id": 1, "sequence-number": 1, "timestamp-ms": 1, "manifest-list": "s3://older/db/t/metadata/snap-1.avro",
     "summary": {"operation": "append"}, "schema-id": 0}],
@@ -157,35 +163,111 @@ func TestTableRoots(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := tableRoots(meta, "s3://meta/t/metadata/v2.metadata.json")
+	return meta
+}
+
+// TestOperatorRoots (issue 32, item 1): the roots are the operator's only:
+// the warehouse, data roots, storage prefixes and location map targets.
+// What a table's metadata states (its location, write.data.path, the
+// object-store and metadata paths, its metadata log and manifest lists)
+// adds none, so a table whose metadata puts its files elsewhere is refused
+// naming the setting to change; s3a and s3 name one store.
+func TestOperatorRoots(t *testing.T) {
+	cat, err := New(Config{Type: "rest", Name: "lake", URI: "http://127.0.0.1:1", Warehouse: "s3://lake/db",
+		DataRoots: []string{"s3://imports/t"}, StoragePrefixes: []string{"s3://hot"},
+		LocationMap: []Mapping{{From: "s3://copied/", To: "s3://replica/copied/"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cat.Close() })
 	for loc, want := range map[string]bool{
-		"s3://lake/db/t/data/a.parquet":                   true,
-		"s3a://lake/db/t/data/a.parquet":                  true,
-		"s3://hot/t-data/0101/a.parquet":                  true,
-		"s3://objects/t/1a2b/db/t/a.parquet":              true,
-		"s3://meta/t/metadata/snap-2.avro":                true,
-		"s3://older/db/t/data/a.parquet":                  true,
-		"hdfs://nn:8020/warehouse/db/t/data/a.parquet":    true,
-		"s3://lake/db/t2/data/a.parquet":                  false,
-		"s3://lake/db/other/a.parquet":                    false,
-		"s3://hot/t-data-other/a.parquet":                 false,
-		"hdfs://nn:8020/warehouse/db/other/a.parquet":     false,
-		"hdfs://other:8020/warehouse/db/t/data/a.parquet": false,
-		"gs://lake/db/t/data/a.parquet":                   false,
-		"/lake/db/t/data/a.parquet":                       false,
+		"s3://lake/db/t/data/a.parquet":                true,
+		"s3a://lake/db/t/data/a.parquet":               true,
+		"s3://lake/db/t2/data/a.parquet":               true,
+		"s3://hot/t-data/0101/a.parquet":               true,
+		"s3://imports/t/a.parquet":                     true,
+		"s3://replica/copied/x.parquet":                true,
+		"s3://copied/x.parquet":                        true,
+		"s3://lake/other/a.parquet":                    false,
+		"s3://lake/dbx/a.parquet":                      false,
+		"s3://imports/u/a.parquet":                     false,
+		"s3://older/db/t/data/a.parquet":               false,
+		"hdfs://nn:8020/warehouse/db/t/data/a.parquet": false,
+		"gs://lake/db/t/data/a.parquet":                false,
+		"/lake/db/t/data/a.parquet":                    false,
+		"file:///etc/passwd":                           false,
 	} {
-		p, err := parsePlace(loc)
-		if err != nil {
-			t.Fatalf("parse %s: %v", loc, err)
+		_, _, err := cat.within(loc)
+		if got := err == nil; got != want {
+			t.Errorf("%s within the operator's roots: %v (%v), want %v", loc, got, err, want)
 		}
-		if got := r.holds(p); got != want {
-			t.Errorf("%s under the table's roots: %v, want %v", loc, got, want)
+		if err != nil && !errors.Is(err, split.ErrForbiddenLocation) {
+			t.Errorf("%s: %v, want ErrForbiddenLocation", loc, err)
 		}
 	}
+
+	if err := cat.checkTable([]string{"db", "t"}, testMetadata(t, `"write.data.path": "s3://hot/t-data"`),
+		"s3://lake/db/t/metadata/v2.metadata.json"); err != nil {
+		t.Fatalf("a table inside the roots, with its older files elsewhere: %v", err)
+	}
+	for props, setting := range map[string]string{
+		`"write.data.path": "/"`:                         "--data-root",
+		`"write.data.path": "file:///"`:                  "--data-root",
+		`"write.data.path": "s3://elsewhere/t"`:          "--allow-storage-prefix",
+		`"write.object-storage.path": "s3://other/t"`:    "--allow-storage-prefix",
+		`"write.metadata.path": "s3a://lake/other/meta"`: "--allow-storage-prefix",
+	} {
+		err := cat.checkTable([]string{"db", "t"}, testMetadata(t, props), "s3://lake/db/t/metadata/v2.metadata.json")
+		if !errors.Is(err, split.ErrForbiddenLocation) || !strings.Contains(err.Error(), setting) {
+			t.Errorf("a table with %s: %v, want ErrForbiddenLocation naming %s", props, err, setting)
+		}
+	}
+	if err := cat.checkTable([]string{"db", "t"}, testMetadata(t, ""), "s3://elsewhere/t/metadata/v2.metadata.json"); !errors.Is(err, split.ErrForbiddenLocation) {
+		t.Errorf("a metadata file outside the roots: %v, want ErrForbiddenLocation", err)
+	}
+
 	for _, loc := range []string{"s3://lake/db/t/../u/a.parquet", "s3://lake/db/t/%2E%2E/u/a.parquet", "s3://lake/db/t/./a.parquet",
 		"file://host/etc/passwd"} {
 		if _, err := parsePlace(loc); !errors.Is(err, split.ErrForbiddenLocation) {
 			t.Errorf("parse %s: %v, want ErrForbiddenLocation", loc, err)
+		}
+	}
+}
+
+// TestPrivateFilesRefused (issue 32, item 1): the process's own files (the
+// token key, the config file, credential files) are never a table's, even
+// under a root: an operator whose warehouse folder holds the token key, a
+// hard link to it inside a table's data folder and a symbolic link to it
+// are refused with ErrForbiddenLocation, as is a credential file a
+// catalog's value was read from (Config.PrivateFiles).
+func TestPrivateFilesRefused(t *testing.T) {
+	_, warehouse := localLake(t)
+	key := filepath.Join(warehouse, "sidecar-token.key")
+	cred := filepath.Join(warehouse, "s3-secret")
+	for _, f := range []string{key, cred} {
+		if err := os.WriteFile(f, []byte("root:secret\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tbl, fsys := ordersFS(t, Config{Type: "local", Name: "lake", Warehouse: warehouse, PrivateFiles: []string{cred}}, WithPrivateFiles(key))
+	data := filepath.Join(strings.TrimPrefix(tbl.Location(), "file://"), "data")
+	hard := filepath.Join(data, "hard.parquet")
+	if err := os.Link(key, hard); err != nil {
+		t.Fatal(err)
+	}
+	soft := filepath.Join(data, "soft.parquet")
+	if err := os.Symlink(key, soft); err != nil {
+		t.Fatal(err)
+	}
+	for _, loc := range []string{key, "file://" + key, hard, soft, cred} {
+		f, err := fsys.Open(loc)
+		if err == nil {
+			_ = f.Close()
+			t.Errorf("opened %s", loc)
+			continue
+		}
+		if !errors.Is(err, split.ErrForbiddenLocation) || strings.Contains(err.Error(), "root:") {
+			t.Errorf("open %s: %v, want ErrForbiddenLocation quoting none of it", loc, err)
 		}
 	}
 }

@@ -28,6 +28,8 @@ import (
 // handling of them, not a store's.
 type restCatalog struct {
 	*httptest.Server
+	// dir is the warehouse the tables are in.
+	dir string
 	// metadata is each table's metadata file, by "ns/name"; served, when
 	// it names the table, is the metadata location announced instead of
 	// the file's own.
@@ -54,7 +56,8 @@ func newRESTCatalog(t *testing.T) *restCatalog {
 	t.Helper()
 	ctx := context.Background()
 	// catalogtest.Local, which imports this package.
-	local, err := hadoop.NewCatalog("test", t.TempDir(), nil)
+	dir := t.TempDir()
+	local, err := hadoop.NewCatalog("test", dir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,7 +65,7 @@ func newRESTCatalog(t *testing.T) *restCatalog {
 	if err := demo.Write(ctx, local); err != nil {
 		t.Fatal(err)
 	}
-	rc := &restCatalog{metadata: map[string]string{}}
+	rc := &restCatalog{dir: dir, metadata: map[string]string{}}
 	for _, ident := range []table.Identifier{demo.Orders, demo.Customers} {
 		tbl, err := local.LoadTable(ctx, ident)
 		if err != nil {

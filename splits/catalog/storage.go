@@ -150,5 +150,14 @@ func (f *FS) Storage(location string) error {
 		"has every store), or map the location to one it can open (locationMap)", split.ErrUnsupported, location, u.Scheme)
 }
 
-// Storage is FS.Storage with the catalog's location map.
-func (c *Catalog) Storage(location string) error { return c.server.Storage(location) }
+// Storage is FS.Storage with the catalog's location map, and refuses a
+// location outside the operator's roots (within) with
+// split.ErrForbiddenLocation, so that a plan refuses a table that names a
+// file outside them rather than hand out a token no route would open.
+func (c *Catalog) Storage(location string) error {
+	if err := c.server.Storage(location); err != nil {
+		return err
+	}
+	_, _, err := c.within(location)
+	return err
+}

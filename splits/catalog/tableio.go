@@ -53,10 +53,6 @@ func (f *loadedFS) get(c *Catalog, tbl *table.Table) (icebergio.IO, error) {
 type tableIO struct {
 	c     *Catalog
 	ident []string
-	// meta is the metadata the table reads through (at metaLocation),
-	// whose roots count with those of the table as loaded now.
-	meta         table.Metadata
-	metaLocation string
 }
 
 // Open opens a location for reading, within the stall timeout.
