@@ -241,7 +241,7 @@ func TestPromQLMetricNames(t *testing.T) {
 // liveSidecar serves a table of 10,000 rows with positional deletes as
 // cmd/sidecar wires it (a memory budget of 1 GiB for plans and delete
 // files, a delete cache), one stream at a time, cutting a client that reads
-// nothing for 2 seconds.
+// nothing for 3 seconds.
 func liveSidecar(t *testing.T) (*testServer, *memory.Budget) {
 	t.Helper()
 	cfg := sidecatalog.Config{Type: "local", Warehouse: rowsTable(t)}
@@ -253,7 +253,7 @@ func liveSidecar(t *testing.T) (*testServer, *memory.Budget) {
 	srv := newServerListening(t, cfg, nil, 0,
 		func(l net.Listener) net.Listener { return smallBuffers{Listener: l} },
 		func(c *handlers.Config) {
-			c.MaxStreams, c.WriteStallTimeout = 1, 2*time.Second
+			c.MaxStreams, c.WriteStallTimeout = 1, 3*time.Second
 			budget = memory.NewBudget(1<<30, "the memory budget (the test's)", handlers.MemoryMetrics(c.Metrics))
 			cache := reader.NewDeleteCache(testDeleteCacheSize, handlers.DeleteCacheMetrics(c.Metrics))
 			budget.OnPressure(cache.Reclaim)
