@@ -169,8 +169,8 @@ func TestDashboardQueriesOnLiveSidecar(t *testing.T) {
 		t.Error("the stalled stream ended cleanly, want a cut")
 	}
 
-	// The checker itself: a misspelt metric and a broken expression
-	// must be caught.
+	// The check itself: a misspelt metric, a broken expression and an
+	// unknown variable must each fail it.
 	vars := dashboardVars{"job": "dashboard", "instance": ".*", "__rate_interval": "5m"}
 	names := prom.metricNames(t)
 	for _, bad := range []string{
@@ -366,8 +366,7 @@ func readDashboard(t *testing.T) dashboard {
 		t.Fatal(err)
 	}
 	var d dashboard
-	dec := json.NewDecoder(strings.NewReader(string(b)))
-	if err := dec.Decode(&d); err != nil {
+	if err := json.Unmarshal(b, &d); err != nil {
 		t.Fatalf("%s: %v", dashboardFile, err)
 	}
 	if d.UID == "" {
