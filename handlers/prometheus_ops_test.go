@@ -1,21 +1,15 @@
 package handlers_test
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/url"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/druidiceberg/sidecar/internal/testenv"
-	"github.com/druidiceberg/sidecar/internal/testlog"
-	"github.com/druidiceberg/sidecar/internal/testnet"
 )
 
 // TestRealPrometheusScrapes runs Debian's Prometheus server against the
@@ -27,34 +21,7 @@ func TestRealPrometheusScrapes(t *testing.T) {
 	bin := testenv.Tool(t, "prometheus", "apt-get install prometheus")
 	testenv.SkipShort(t, "starts a Prometheus server")
 	srv := newDemoServer(t)
-	target := strings.TrimPrefix(srv.URL, "http://")
-
-	dir := t.TempDir()
-	config := fmt.Sprintf("global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\n"+
-		"scrape_configs:\n  - job_name: sidecar\n    static_configs:\n      - targets: [%q]\n", target)
-	cfgPath := filepath.Join(dir, "prometheus.yml")
-	if err := os.WriteFile(cfgPath, []byte(config), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	promAddr := testnet.FreeAddr(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	cmd := exec.CommandContext(ctx, bin,
-		"--config.file="+cfgPath,
-		"--storage.tsdb.path="+filepath.Join(dir, "tsdb"),
-		"--web.listen-address="+promAddr,
-		"--log.level=warn")
-	var logs testlog.Buffer
-	cmd.Stdout, cmd.Stderr = &logs, &logs
-	if err := cmd.Start(); err != nil {
-		cancel()
-		t.Fatalf("start prometheus: %v", err)
-	}
-	t.Logf("started prometheus (pid %d) on %s scraping %s", cmd.Process.Pid, promAddr, target)
-	t.Cleanup(func() {
-		cancel()
-		_ = cmd.Wait()
-		t.Logf("stopped prometheus (pid %d)", cmd.Process.Pid)
-	})
+	prom := startPrometheus(t, bin, "sidecar", strings.TrimPrefix(srv.URL, "http://"))
 
 	rows := srv.rows(t, srv.plan(t, q("table", "demo.orders")))
 	want := float64(len(rows))
@@ -62,7 +29,7 @@ func TestRealPrometheusScrapes(t *testing.T) {
 		t.Fatal("the demo read gave no rows")
 	}
 
-	query := "http://" + promAddr + "/api/v1/query?query=" + url.QueryEscape(`sidecar_rows_emitted_total{job="sidecar"}`)
+	query := "http://" + prom.addr + "/api/v1/query?query=" + url.QueryEscape(`sidecar_rows_emitted_total{job="sidecar"}`)
 	deadline := time.Now().Add(60 * time.Second)
 	var last string
 	for time.Now().Before(deadline) {
@@ -71,7 +38,7 @@ func TestRealPrometheusScrapes(t *testing.T) {
 		}
 		time.Sleep(500 * time.Millisecond)
 	}
-	t.Fatalf("Prometheus never returned sidecar_rows_emitted_total = %v; last answer %s\nprometheus log:\n%s", want, last, logs.String())
+	t.Fatalf("Prometheus never returned sidecar_rows_emitted_total = %v; last answer %s\nprometheus log:\n%s", want, last, prom.logs.String())
 }
 
 // promValue runs an instant query and returns the single sample's value.
