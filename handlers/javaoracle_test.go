@@ -90,4 +90,3 @@ func rowDiff(t *testing.T, got, want []string) (missing, extra []string) {
 	}
 	return missing, extra
 }
-
