@@ -21,6 +21,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
+import java.util.SplittableRandom;
 import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.UUID;
@@ -92,7 +93,9 @@ final class History {
 
   History(long seed, File dir) {
     this.seed = seed;
-    this.rnd = new Random(seed);
+    // Random's first draws from nearby seeds are alike (every seed from 1
+    // to 40 would start with the same format version): mix the seed first.
+    this.rnd = new Random(new SplittableRandom(seed).nextLong());
     this.dir = dir;
     this.formatVersion = rnd.nextBoolean() ? 2 : 3;
     this.ops = new LocalTableOperations(new File(dir, "table").getAbsolutePath());
@@ -207,7 +210,7 @@ final class History {
     if (chosen.isEmpty()) {
       return;
     }
-    RowDelta delta = table.newRowDelta();
+    RowDelta delta = rowDelta();
     int count = addPositionDeletes(delta, chosen);
     delta.commit();
     record((formatVersion >= 3 ? "deletion vectors: " : "position deletes: ") + count + " rows of " + chosen.keySet());
@@ -237,7 +240,7 @@ final class History {
       }
       keys.add(key);
     }
-    RowDelta delta = table.newRowDelta();
+    RowDelta delta = rowDelta();
     List<DeleteFile> written = writeEqualityDeletes(ids, keys, equalityTargets(null));
     if (written.isEmpty()) {
       return;
@@ -281,7 +284,7 @@ final class History {
       keys.add(Map.of(idField, id));
       touched.add(fs);
     }
-    RowDelta delta = table.newRowDelta();
+    RowDelta delta = rowDelta();
     String how;
     if (rnd.nextBoolean()) {
       List<DeleteFile> eq = writeEqualityDeletes(List.of(idField), keys, equalityTargets(touched));
@@ -425,6 +428,34 @@ final class History {
 
   // --- writers ----------------------------------------------------------------
 
+  /**
+   * rowDelta starts a row delta validated from the current snapshot, as
+   * engines do: from no snapshot, Iceberg takes every deletion vector ever
+   * added for a data file as a concurrent one.
+   */
+  private RowDelta rowDelta() {
+    RowDelta delta = table.newRowDelta();
+    if (table.currentSnapshot() != null) {
+      delta.validateFromSnapshot(table.currentSnapshot().snapshotId());
+    }
+    return delta;
+  }
+
+  /**
+   * newOutputFile is a new file of the spec and partition; an unpartitioned
+   * one is named as engines name it most of the time (data/NAME), and
+   * sometimes as OutputFileFactory does given the empty partition
+   * (data//NAME), which the delete files then spell the same way.
+   */
+  private org.apache.iceberg.encryption.EncryptedOutputFile newOutputFile(
+      FileFormat format, PartitionSpec spec, StructLike partition) {
+    OutputFileFactory f = outputs(format);
+    if (spec.isUnpartitioned() && rnd.nextInt(4) != 0) {
+      return f.newOutputFile();
+    }
+    return f.newOutputFile(spec, partition);
+  }
+
   private OutputFileFactory outputs(FileFormat format) {
     return OutputFileFactory.builderFor(table, 1, ++task).format(format).build();
   }
@@ -457,7 +488,7 @@ final class History {
     for (Map.Entry<StructLikeWrapper, List<Map<Integer, Object>>> g : groups.entrySet()) {
       PartitionKey key = keys.get(g.getKey());
       StructLike partition = spec.isUnpartitioned() ? null : key;
-      DataWriter<Record> w = factory.newDataWriter(outputs(FileFormat.PARQUET).newOutputFile(spec, partition), spec, partition);
+      DataWriter<Record> w = factory.newDataWriter(newOutputFile(FileFormat.PARQUET, spec, partition), spec, partition);
       try (w) {
         for (Map<Integer, Object> row : g.getValue()) {
           w.write(record(schema, row));
@@ -536,7 +567,7 @@ final class History {
       Target t = g.getKey();
       StructLike partition = t.spec().isUnpartitioned() ? null : t.partition();
       PositionDeleteWriter<Record> w = factory.newPositionDeleteWriter(
-          outputs(FileFormat.PARQUET).newOutputFile(t.spec(), partition), t.spec(), partition);
+          newOutputFile(FileFormat.PARQUET, t.spec(), partition), t.spec(), partition);
       try (w) {
         PositionDelete<Record> pd = PositionDelete.create();
         for (Map.Entry<String, TreeSet<Long>> e : g.getValue()) {
@@ -592,7 +623,7 @@ final class History {
     for (Target t : targets) {
       StructLike partition = t.spec().isUnpartitioned() ? null : t.partition();
       EqualityDeleteWriter<Record> w = factory.newEqualityDeleteWriter(
-          outputs(FileFormat.PARQUET).newOutputFile(t.spec(), partition), t.spec(), partition);
+          newOutputFile(FileFormat.PARQUET, t.spec(), partition), t.spec(), partition);
       try (w) {
         for (Map<Integer, Object> key : keys) {
           w.write(record(deleteSchema, key));
