@@ -103,29 +103,49 @@ func Writer(t testing.TB) string {
 	return build.dir
 }
 
+// LongDefault writes the long-default scenario under dir: a format version
+// 3 table of two rows given a long column whose initial-default, 2^53 + 1,
+// a float64 cannot hold.
+func LongDefault(t testing.TB, dir string) History {
+	t.Helper()
+	run(t, "the long-default scenario", dir, "long-default")
+	return read(t, filepath.Join(dir, "long-default"))
+}
+
 // Write writes the histories of seeds first to first+count-1 under dir, one
 // folder each, in one Java process, and returns them in seed order.
 func Write(t testing.TB, dir string, first int64, count int) []History {
 	t.Helper()
-	jars := Writer(t)
-	var stderr bytes.Buffer
-	cmd := exec.Command("java", "-cp", filepath.Join(jars, "*"), "sidecar.icebergjava.Main",
-		dir, strconv.FormatInt(first, 10), strconv.Itoa(count))
-	cmd.Stderr = &stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("Iceberg Java history writer, seeds %d to %d: %v\n%s", first, first+int64(count)-1, err, stderr.Bytes())
-	}
+	run(t, fmt.Sprintf("seeds %d to %d", first, first+int64(count)-1), dir, strconv.FormatInt(first, 10), strconv.Itoa(count))
 	out := make([]History, 0, count)
 	for seed := first; seed < first+int64(count); seed++ {
-		data, err := os.ReadFile(filepath.Join(dir, "h"+strconv.FormatInt(seed, 10), "history.json"))
-		if err != nil {
-			t.Fatalf("history of seed %d: %v", seed, err)
-		}
-		var h History
-		if err := json.Unmarshal(data, &h); err != nil {
-			t.Fatalf("history of seed %d: %v", seed, err)
-		}
-		out = append(out, h)
+		out = append(out, read(t, filepath.Join(dir, "h"+strconv.FormatInt(seed, 10))))
 	}
 	return out
+}
+
+// run runs the writer with args; what names the run in a failure.
+func run(t testing.TB, what string, args ...string) {
+	t.Helper()
+	jars := Writer(t)
+	var stderr bytes.Buffer
+	cmd := exec.Command("java", append([]string{"-cp", filepath.Join(jars, "*"), "sidecar.icebergjava.Main"}, args...)...)
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("Iceberg Java history writer, %s: %v\n%s", what, err, stderr.Bytes())
+	}
+}
+
+// read reads the history.json of the history in dir.
+func read(t testing.TB, dir string) History {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(dir, "history.json"))
+	if err != nil {
+		t.Fatalf("read history: %v", err)
+	}
+	var h History
+	if err := json.Unmarshal(data, &h); err != nil {
+		t.Fatalf("history %s: %v", dir, err)
+	}
+	return h
 }

@@ -7,12 +7,20 @@ import java.io.File;
  * seed, each with history.json: every commit's metadata file and the rows
  * Iceberg Java's generic reader returns for it.
  *
- * <pre>java -cp … sidecar.icebergjava.Main OUT FIRST_SEED COUNT</pre>
+ * <pre>java -cp … sidecar.icebergjava.Main OUT FIRST_SEED COUNT
+ * java -cp … sidecar.icebergjava.Main OUT long-default</pre>
+ *
+ * The second writes one fixed history into OUT/long-default instead (see
+ * History.writeLongDefault).
  */
 public final class Main {
   private Main() {}
 
   public static void main(String[] args) throws Exception {
+    if (args.length == 2 && args[1].equals("long-default")) {
+      new History(0, new File(args[0], "long-default")).writeLongDefault();
+      return;
+    }
     if (args.length != 3) {
       System.err.println("usage: Main OUT FIRST_SEED COUNT");
       System.exit(2);
