@@ -124,6 +124,33 @@ func Write(t testing.TB, dir string, first int64, count int) []History {
 	return out
 }
 
+// Table is what Iceberg Java's generic reader reads in a table another
+// writer wrote: every snapshot, or the error it failed with.
+type Table struct {
+	Metadata  string     `json:"metadata"`
+	Error     string     `json:"error"`
+	Snapshots []Snapshot `json:"snapshots"`
+}
+
+// Read reads every snapshot of the tables at the given metadata files with
+// Iceberg Java's generic reader (table columns only, each snapshot under
+// its own schema), in one Java process; out is a file it may write.
+func Read(t testing.TB, out string, metadata []string) []Table {
+	t.Helper()
+	run(t, fmt.Sprintf("reading %d tables", len(metadata)), append([]string{"read", out}, metadata...)...)
+	data, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatalf("read Iceberg Java's rows: %v", err)
+	}
+	var r struct {
+		Tables []Table `json:"tables"`
+	}
+	if err := json.Unmarshal(data, &r); err != nil {
+		t.Fatalf("Iceberg Java's rows: %v", err)
+	}
+	return r.Tables
+}
+
 // run runs the writer with args; what names the run in a failure.
 func run(t testing.TB, what string, args ...string) {
 	t.Helper()

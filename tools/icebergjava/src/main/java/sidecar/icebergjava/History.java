@@ -898,15 +898,26 @@ final class History {
     commits.add(c);
   }
 
-  /** read is every row Iceberg Java's generic reader returns, with metadata columns. */
   private List<String> read(Schema schema, Long snapshotId) {
+    return read(table, schema, snapshotId, true);
+  }
+
+  /**
+   * read is every row Iceberg Java's generic reader returns at the snapshot
+   * (the current one when null) under schema, encoded by the value contract;
+   * with metadata, also _file and _pos, and on format version 3 the
+   * row-lineage columns.
+   */
+  static List<String> read(Table table, Schema schema, Long snapshotId, boolean metadata) {
     List<Types.NestedField> cols = new ArrayList<>(schema.columns());
-    if (formatVersion >= 3) {
-      cols.add(MetadataColumns.ROW_ID);
-      cols.add(MetadataColumns.LAST_UPDATED_SEQUENCE_NUMBER);
+    if (metadata) {
+      if (((BaseTable) table).operations().current().formatVersion() >= 3) {
+        cols.add(MetadataColumns.ROW_ID);
+        cols.add(MetadataColumns.LAST_UPDATED_SEQUENCE_NUMBER);
+      }
+      cols.add(MetadataColumns.FILE_PATH);
+      cols.add(MetadataColumns.ROW_POSITION);
     }
-    cols.add(MetadataColumns.FILE_PATH);
-    cols.add(MetadataColumns.ROW_POSITION);
     Schema projection = new Schema(cols);
     IcebergGenerics.ScanBuilder scan = IcebergGenerics.read(table).project(projection);
     if (snapshotId != null) {

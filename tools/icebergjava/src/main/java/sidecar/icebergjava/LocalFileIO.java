@@ -19,6 +19,14 @@ import org.apache.iceberg.io.SeekableInputStream;
  * sidecar's local FileIO opens it (no Hadoop, no "file:" scheme).
  */
 final class LocalFileIO implements FileIO {
+  /** path is the local path a location names: a plain path or a file: URI (iceberg-go's). */
+  static Path path(String location) {
+    if (location.startsWith("file:")) {
+      return Path.of(java.net.URI.create(location));
+    }
+    return Path.of(location);
+  }
+
   @Override
   public InputFile newInputFile(String path) {
     return new Input(path);
@@ -32,7 +40,7 @@ final class LocalFileIO implements FileIO {
   @Override
   public void deleteFile(String path) {
     try {
-      Files.deleteIfExists(Path.of(path));
+      Files.deleteIfExists(path(path));
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }
@@ -42,7 +50,7 @@ final class LocalFileIO implements FileIO {
     @Override
     public long getLength() {
       try {
-        return Files.size(Path.of(location));
+        return Files.size(path(location));
       } catch (IOException e) {
         throw new UncheckedIOException(e);
       }
@@ -51,7 +59,7 @@ final class LocalFileIO implements FileIO {
     @Override
     public SeekableInputStream newStream() {
       try {
-        RandomAccessFile f = new RandomAccessFile(location, "r");
+        RandomAccessFile f = new RandomAccessFile(path(location).toFile(), "r");
         return new SeekableInputStream() {
           @Override
           public long getPos() throws IOException {
@@ -85,7 +93,7 @@ final class LocalFileIO implements FileIO {
 
     @Override
     public boolean exists() {
-      return Files.exists(Path.of(location));
+      return Files.exists(path(location));
     }
   }
 
@@ -102,7 +110,7 @@ final class LocalFileIO implements FileIO {
 
     private PositionOutputStream open(StandardOpenOption... opts) {
       try {
-        Path p = Path.of(location);
+        Path p = path(location);
         Files.createDirectories(p.getParent());
         OutputStream out = Files.newOutputStream(p, append(opts, StandardOpenOption.WRITE));
         return new PositionOutputStream() {

@@ -8,15 +8,21 @@ import java.io.File;
  * Iceberg Java's generic reader returns for it.
  *
  * <pre>java -cp … sidecar.icebergjava.Main OUT FIRST_SEED COUNT
- * java -cp … sidecar.icebergjava.Main OUT long-default</pre>
+ * java -cp … sidecar.icebergjava.Main OUT long-default
+ * java -cp … sidecar.icebergjava.Main read OUT.json METADATA_FILE…</pre>
  *
  * The second writes one fixed history into OUT/long-default instead (see
- * History.writeLongDefault).
+ * History.writeLongDefault); the third reads every snapshot of tables other
+ * writers wrote (Reader).
  */
 public final class Main {
   private Main() {}
 
   public static void main(String[] args) throws Exception {
+    if (args.length >= 1 && args[0].equals("read")) {
+      Reader.read(new File(args[1]), java.util.Arrays.copyOfRange(args, 2, args.length));
+      return;
+    }
     if (args.length == 2 && args[1].equals("long-default")) {
       new History(0, new File(args[0], "long-default")).writeLongDefault();
       return;
