@@ -143,13 +143,14 @@ final class Values {
   }
 
   /** millis is the instant's epoch milliseconds, truncated toward zero. */
-  private static long millis(Instant i) {
-    if (i.getNano() % 1000 == 0) {
-      // Whole microseconds: exact for every timestamp type's range.
-      long micros = Math.addExact(Math.multiplyExact(i.getEpochSecond(), 1_000_000L), i.getNano() / 1000);
-      return micros / 1000;
+  static long millis(Instant i) {
+    // Floor first (the nanoseconds count up from the second below), then a
+    // step toward zero before 1970 where digits below the millisecond remain.
+    long floor = i.getEpochSecond() * 1000 + i.getNano() / 1_000_000;
+    if (i.getEpochSecond() < 0 && i.getNano() % 1_000_000 != 0) {
+      floor++;
     }
-    // Nanoseconds: a timestamp_ns, whose range fits a long of nanoseconds.
-    return Math.addExact(Math.multiplyExact(i.getEpochSecond(), 1_000_000_000L), i.getNano()) / 1_000_000;
+    return floor;
   }
+
 }
