@@ -24,7 +24,8 @@ import (
 // (.ci/run's Iceberg Java stage runs hundreds).
 func TestIcebergJavaHistories(t *testing.T) {
 	t.Parallel()
-	n := testenv.Histories(20, 6)
+	testenv.SkipShort(t, "runs Iceberg Java")
+	n := testenv.Histories(20, 20)
 	dir := t.TempDir()
 	histories := javaoracle.Write(t, dir, 1, n)
 	for _, h := range histories {
@@ -42,6 +43,7 @@ func TestIcebergJavaHistories(t *testing.T) {
 // iceberg-go keeps the value, this test fails: drop the limit then.
 func TestIcebergJavaLongDefault(t *testing.T) {
 	t.Parallel()
+	testenv.SkipShort(t, "runs Iceberg Java")
 	h := javaoracle.LongDefault(t, t.TempDir())
 	c := h.Commits[len(h.Commits)-1]
 	srv := newServer(t, sidecatalog.Config{Type: "static", Tables: map[string]string{"java.t": c.Metadata}}, nil)

@@ -30,6 +30,7 @@ import (
 // disagreement, docs/testing.md), which the test logs.
 func TestThreeOracles(t *testing.T) {
 	t.Parallel()
+	testenv.SkipShort(t, "runs Iceberg Java")
 	ctx := context.Background()
 	type served struct {
 		name string
@@ -68,7 +69,7 @@ func TestThreeOracles(t *testing.T) {
 		{tablegen.TimeLongMillis, tablegen.LayoutCategory},
 		{tablegen.TimeTimestamp, tablegen.LayoutUnpartitioned},
 	}
-	for i := range testenv.Histories(10, 3) {
+	for i := range testenv.Histories(10, 10) {
 		l := layouts[i%len(layouts)]
 		ident := table.Identifier{"hist", fmt.Sprintf("t%d", i)}
 		h, err := tablegen.NewHistory(ctx, cat, ident, tablegen.HistoryOptions{Seed: uint64(i + 1), Time: l.time, Layout: l.layout})
