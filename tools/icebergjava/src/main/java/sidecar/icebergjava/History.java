@@ -117,6 +117,8 @@ final class History {
         equalityDelete();
       } else if (op < 68) {
         update();
+      } else if (op < 73) {
+        copyOnWrite();
       } else if (op < 90) {
         evolveSchema();
       } else {
@@ -346,6 +348,40 @@ final class History {
     writeData(newRows).forEach(delta::addRows);
     delta.commit();
     record("update " + n + " rows (" + how + " + insert), ids " + keys);
+  }
+
+  /**
+   * copyOnWrite rewrites one data file without some of its rows, as a
+   * copy-on-write delete does: the new file holds the rows the model has
+   * live (rows an equality delete removed come back, as a writer that does
+   * not read them first would bring them back), and the delete files that
+   * named the old file stay behind, naming a file no snapshot has any more.
+   */
+  private void copyOnWrite() throws IOException {
+    if (files.isEmpty()) {
+      return;
+    }
+    FileState fs = files.get(rnd.nextInt(files.size()));
+    List<Map<Integer, Object>> keep = new ArrayList<>();
+    for (int p = 0; p < fs.rows().size(); p++) {
+      if (!deleted(fs.file().location(), p) && rnd.nextInt(3) != 0) {
+        Map<Integer, Object> row = new HashMap<>();
+        for (Map.Entry<Integer, Object> e : fs.rows().get(p).entrySet()) {
+          Type type = table.schema().findType(e.getKey());
+          if (type != null) {
+            row.put(e.getKey(), promote(type, e.getValue()));
+          }
+        }
+        keep.add(row);
+      }
+    }
+    var overwrite = table.newOverwrite().deleteFile(fs.file());
+    files.remove(fs);
+    if (!keep.isEmpty()) {
+      writeData(keep).forEach(overwrite::addFile);
+    }
+    overwrite.commit();
+    record("copy-on-write: rewrite " + fs.file().location() + " keeping " + keep.size() + " of " + fs.rows().size() + " rows");
   }
 
   private void evolveSchema() {
