@@ -13,7 +13,7 @@ key=$( (cat pom.xml settings.xml; find src -type f | LC_ALL=C sort | xargs cat) 
 out="$cache/icebergjava-$key"
 if [ ! -f "$out/icebergjava.jar" ]; then
   mkdir -p "$cache"
-  echo "building the Iceberg Java history writer into $out (Maven downloads about 110 MB on a cold machine)" >&2
+  echo "building the Iceberg Java history writer into $out (on a cold machine Maven downloads about 130 MB, under a minute)" >&2
   start=$(date +%s)
   work=$(mktemp -d "$cache/icebergjava-build.XXXXXX")
   trap 'rm -rf "$work"' EXIT
