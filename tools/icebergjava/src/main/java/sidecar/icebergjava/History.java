@@ -9,11 +9,9 @@ import java.io.StringWriter;
 import java.math.BigDecimal;
 import java.math.BigInteger;
 import java.nio.ByteBuffer;
-import java.nio.charset.StandardCharsets;
 import java.time.LocalDate;
 import java.time.LocalDateTime;
 import java.time.LocalTime;
-import java.time.OffsetDateTime;
 import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -87,7 +85,6 @@ final class History {
   // Columns equality deletes are keyed on: never dropped.
   private final java.util.Set<Integer> eqFields = new java.util.HashSet<>();
 
-  private final List<String> steps = new ArrayList<>();
 
   private record FileState(DataFile file, List<Map<Integer, Object>> rows) {}
 
@@ -930,7 +927,6 @@ final class History {
 
   /** record notes a commit: its metadata file and what the table reads as now. */
   private void record(String what) {
-    steps.add(what);
     Map<String, Object> c = new LinkedHashMap<>();
     c.put("what", what);
     c.put("metadata", ops.current().metadataFileLocation());
@@ -1028,9 +1024,5 @@ final class History {
       g.writeRawValue(r);
     }
     g.writeEndArray();
-  }
-
-  static String utf8(byte[] b) {
-    return new String(b, StandardCharsets.UTF_8);
   }
 }
