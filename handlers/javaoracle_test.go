@@ -2,6 +2,7 @@ package handlers_test
 
 import (
 	"encoding/json"
+	"flag"
 	"fmt"
 	"strconv"
 	"strings"
@@ -11,6 +12,10 @@ import (
 	"github.com/druidiceberg/sidecar/internal/testenv"
 	sidecatalog "github.com/druidiceberg/sidecar/splits/catalog"
 )
+
+// javaFirstSeed is the first seed of TestIcebergJavaHistories: with
+// -histories 1, one seed alone, as a failure names it.
+var javaFirstSeed = flag.Int64("java-first-seed", 1, "the first seed of the Iceberg Java histories (-histories sets the count)")
 
 // TestIcebergJavaHistories holds the sidecar to Iceberg's reference
 // implementation: tools/icebergjava writes random histories with Iceberg
@@ -27,7 +32,7 @@ func TestIcebergJavaHistories(t *testing.T) {
 	testenv.SkipShort(t, "runs Iceberg Java")
 	n := testenv.Histories(20, 20)
 	dir := t.TempDir()
-	histories := javaoracle.Write(t, dir, 1, n)
+	histories := javaoracle.Write(t, dir, *javaFirstSeed, n)
 	for _, h := range histories {
 		t.Run(fmt.Sprintf("seed%d_v%d", h.Seed, h.FormatVersion), func(t *testing.T) {
 			checkJavaHistory(t, h)
@@ -80,9 +85,10 @@ func checkJavaHistory(t *testing.T, h javaoracle.History) {
 		}
 		if missing, extra := rowDiff(t, got, w); len(missing)+len(extra) > 0 {
 			t.Fatalf("seed %d (format version %d), %s: the sidecar's rows differ from Iceberg Java's\n"+
-				"only Iceberg Java (%d):\n  %s\nonly the sidecar (%d):\n  %s\nthe history:\n%s",
+				"only Iceberg Java (%d):\n  %s\nonly the sidecar (%d):\n  %s\nthe history:\n%s"+
+				"this seed alone: go test -run '^TestIcebergJavaHistories$' ./handlers/ -args -java-first-seed %d -histories 1",
 				h.Seed, h.FormatVersion, where, len(missing), strings.Join(missing, "\n  "),
-				len(extra), strings.Join(extra, "\n  "), h.Steps())
+				len(extra), strings.Join(extra, "\n  "), h.Steps(), h.Seed)
 		}
 	}
 	for i, c := range h.Commits {
