@@ -140,8 +140,8 @@ func dvBlob(bitmap []byte, lenDelta int32, badCRC bool) []byte {
 }
 
 // puffinDV is a puffin file whose one blob is blob, a deletion vector of
-// the data file ref whose cardinality property is records, with the blob's
-// footer entry.
+// the data file ref whose cardinality property is records (0 when it is
+// negative), with the blob's footer entry.
 func puffinDV(t testing.TB, blob []byte, ref string, records int64) ([]byte, puffin.BlobMetadata) {
 	t.Helper()
 	var buf bytes.Buffer
@@ -149,9 +149,11 @@ func puffinDV(t testing.TB, blob []byte, ref string, records int64) ([]byte, puf
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The writer refuses a negative cardinality: the manifest's count
+	// alone says so then.
+	props := map[string]string{"referenced-data-file": ref, "cardinality": strconv.FormatInt(max(records, 0), 10)}
 	meta, err := w.AddBlob(puffin.BlobMetadataInput{Type: puffin.BlobTypeDeletionVector, SnapshotID: -1,
-		SequenceNumber: -1, Fields: []int32{},
-		Properties: map[string]string{"referenced-data-file": ref, "cardinality": strconv.FormatInt(records, 10)}}, blob)
+		SequenceNumber: -1, Fields: []int32{}, Properties: props}, blob)
 	if err != nil {
 		t.Fatal(err)
 	}
