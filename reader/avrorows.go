@@ -102,8 +102,10 @@ func openAvro(fs *watchedIO, what, path string, size, records int64) (_ *avroFil
 		opts[i] = avro.CustomType{LogicalType: lt}
 	}
 	r := bufio.NewReaderSize(io.NewSectionReader(f, 0, size), readBufferSize)
-	dec, err := ocf.NewReader(r, ocf.WithSchemaOpts(opts...),
-		ocf.WithMaxBlockBytes(maxAvroBlockBytes), ocf.WithMaxDecompressedBlockBytes(maxAvroBlockBytes))
+	dec, err := ocf.NewReader(r, ocf.WithSchemaOpts(opts...), ocf.WithCodec(avroZstd{}),
+		// ocf allocates a block of the size its header declares, up to
+		// this bound, before reading it: no block is larger than its file.
+		ocf.WithMaxBlockBytes(max(1, min(maxAvroBlockBytes, size))), ocf.WithMaxDecompressedBlockBytes(maxAvroBlockBytes))
 	if err != nil {
 		return nil, fmt.Errorf("read %s %s: %w", what, path, fs.classify(err))
 	}
@@ -115,6 +117,33 @@ func openAvro(fs *watchedIO, what, path string, size, records int64) (_ *avroFil
 	return &avroFile{what: what, path: path, fs: fs, file: f, dec: dec, root: root, fields: fields,
 		records: records, sinks: map[int]*leaf{}}, nil
 }
+
+// avroZstd decodes the zstandard blocks of an Avro file with the reader's
+// bounded decoder (decodeZstd): ocf's own appends each zstd block to its
+// output, so a block that expands to its cap of maxAvroBlockBytes made it
+// allocate over five times that.
+type avroZstd struct{}
+
+func (avroZstd) Name() string { return "zstandard" }
+
+func (avroZstd) Compress([]byte) ([]byte, error) {
+	return nil, errors.New("the reader does not write Avro files")
+}
+
+func (c avroZstd) Decompress(src []byte) ([]byte, error) {
+	return c.DecompressBounded(src, maxAvroBlockBytes)
+}
+
+// DecompressBounded decodes the block src into at most limit bytes.
+func (avroZstd) DecompressBounded(src []byte, limit int64) ([]byte, error) {
+	out, err := decodeZstd(nil, src, int(min(limit, maxAvroBlockBytes)))
+	if err != nil {
+		return nil, fmt.Errorf("zstandard block: %w", err)
+	}
+	return out, nil
+}
+
+func (avroZstd) Close() error { return nil }
 
 // Close releases the decoder and closes the file.
 func (a *avroFile) Close() error {
