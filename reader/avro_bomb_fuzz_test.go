@@ -324,3 +324,40 @@ func TestAvroBlockBombs(t *testing.T) {
 		}
 	}
 }
+
+// TestAvroHeaderBound reads Avro files whose schema is a record of n
+// fields: one of 8 MiB, which decoding and turning into columns cost 2.1
+// GiB of allocation, fails having read its first MiB; one just under the
+// bound reads within avroAllocBound.
+func TestAvroHeaderBound(t *testing.T) {
+	env := avroBlocksEnv(t, t.TempDir())
+	wide := func(n int) string {
+		var b strings.Builder
+		// The table's id, then fields it does not have.
+		b.WriteString(`{"type":"record","name":"w","fields":[{"name":"id","type":"long","field-id":1}`)
+		for i := range n - 1 {
+			fmt.Fprintf(&b, `,{"name":"f%d","type":"int","field-id":%d}`, i, 1000+i)
+		}
+		b.WriteString(`]}`)
+		return b.String()
+	}
+	for _, tc := range []struct {
+		fields int
+		fails  bool
+	}{{20_000, false}, {220_000, true}} {
+		t.Run(fmt.Sprint(tc.fields), func(t *testing.T) {
+			b := avroBlock{role: avroRoleData, schema: wide(tc.fields), count: 1, payload: make([]byte, tc.fields)}
+			file := b.file()
+			fsys := &overlayIO{IO: testFS(env.dir), path: bucket + "/fuzzed.avro", data: file}
+			bound := avroAllocBound(int64(len(file)))
+			if tc.fails {
+				bound = 16 << 20
+			}
+			_, err := readWithin(t, fsys, avroSplit("fuzzed.avro", int64(len(file)), 1), env.table, bound,
+				fmt.Sprintf("a schema of %d fields in %d KiB", tc.fields, len(b.schema)>>10))
+			if tc.fails != (err != nil) {
+				t.Fatalf("a schema of %d fields in %d KiB: error %v", tc.fields, len(b.schema)>>10, err)
+			}
+		})
+	}
+}

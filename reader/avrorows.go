@@ -101,7 +101,8 @@ func openAvro(fs *watchedIO, what, path string, size, records int64) (_ *avroFil
 	for i, lt := range avroLogicalTypes {
 		opts[i] = avro.CustomType{LogicalType: lt}
 	}
-	r := bufio.NewReaderSize(io.NewSectionReader(f, 0, size), readBufferSize)
+	lim := &headerLimit{r: io.NewSectionReader(f, 0, size), max: maxAvroHeaderBytes}
+	r := bufio.NewReaderSize(lim, readBufferSize)
 	dec, err := ocf.NewReader(r, ocf.WithSchemaOpts(opts...), ocf.WithCodec(avroZstd{}),
 		// ocf allocates a block of the size its header declares, up to
 		// this bound, before reading it: no block is larger than its file.
@@ -109,6 +110,7 @@ func openAvro(fs *watchedIO, what, path string, size, records int64) (_ *avroFil
 	if err != nil {
 		return nil, fmt.Errorf("read %s %s: %w", what, path, fs.classify(err))
 	}
+	lim.max = 0
 	root, fields, err := avroColumns(dec.Schema())
 	if err != nil {
 		_ = dec.Close()
@@ -116,6 +118,32 @@ func openAvro(fs *watchedIO, what, path string, size, records int64) (_ *avroFil
 	}
 	return &avroFile{what: what, path: path, fs: fs, file: f, dec: dec, root: root, fields: fields,
 		records: records, sinks: map[int]*leaf{}}, nil
+}
+
+// maxAvroHeaderBytes bounds the header of an Avro file, its schema above
+// all: decoding a schema and making its columns allocates some 270 bytes
+// for each of its bytes (ocf alone allows a schema of 64 MiB, which cost
+// 17 GiB). 1 MiB holds the schema of a table of 15,000 to 20,000 columns.
+const maxAvroHeaderBytes = 1 << 20
+
+// headerLimit reads an Avro file and fails a read past max bytes while max
+// is not 0: NewReader reads the header through it, then max is cleared.
+type headerLimit struct {
+	r   io.Reader
+	n   int64 // the bytes read so far
+	max int64
+}
+
+func (h *headerLimit) Read(p []byte) (int, error) {
+	if h.max > 0 {
+		if h.n >= h.max {
+			return 0, fmt.Errorf("the file's Avro header (its schema) passes %d bytes, the most the reader reads", h.max)
+		}
+		p = p[:min(int64(len(p)), h.max-h.n)]
+	}
+	n, err := h.r.Read(p)
+	h.n += int64(n)
+	return n, err
 }
 
 // avroZstd decodes the zstandard blocks of an Avro file with the reader's
