@@ -326,9 +326,9 @@ func TestAvroBlockBombs(t *testing.T) {
 }
 
 // TestAvroHeaderBound reads Avro files whose schema is a record of n
-// fields: one of 8 MiB, which decoding and turning into columns cost 2.1
-// GiB of allocation, fails having read its first MiB; one just under the
-// bound reads within avroAllocBound.
+// fields: one of 220,000 fields in 10 MiB, which decoding and turning into
+// columns cost 1.3 GiB of allocation, fails having read its first MiB; one
+// of 20,000 fields, just under the bound, reads within avroAllocBound.
 func TestAvroHeaderBound(t *testing.T) {
 	env := avroBlocksEnv(t, t.TempDir())
 	wide := func(n int) string {
