@@ -3,6 +3,7 @@ package splits
 import (
 	"errors"
 	"fmt"
+	"math"
 	"sync"
 
 	icebergio "github.com/apache/iceberg-go/io"
@@ -31,6 +32,14 @@ type entryCounter struct {
 	refusal error
 }
 
+// maxEntries is the most entries whose memory (PlanBytesPerFile each) an
+// int64 holds; counts past it, which only a lie declares, saturate there
+// and are refused as too large rather than wrapping around.
+const maxEntries = math.MaxInt64 / PlanBytesPerFile
+
+// entryBytes is the memory that n entries need to plan.
+func entryBytes(n int64) int64 { return min(max(n, 0), maxEntries) * PlanBytesPerFile }
+
 // block charges n more entries read.
 func (c *entryCounter) block(n int64) error {
 	c.mu.Lock()
@@ -38,11 +47,11 @@ func (c *entryCounter) block(n int64) error {
 	if c.refusal != nil {
 		return c.refusal
 	}
-	c.read += n
+	c.read = min(c.read+min(n, maxEntries), maxEntries)
 	if c.read <= c.paid {
 		return nil
 	}
-	if err := c.r.Set(c.read * PlanBytesPerFile); err != nil {
+	if err := c.r.Set(entryBytes(c.read)); err != nil {
 		c.refusal = &overReadError{read: c.read, paid: c.paid, err: err}
 		return c.refusal
 	}
@@ -58,7 +67,7 @@ func (c *entryCounter) pay(n int64) error {
 	if n <= c.paid {
 		return nil
 	}
-	if err := c.r.Set(n * PlanBytesPerFile); err != nil {
+	if err := c.r.Set(entryBytes(n)); err != nil {
 		return err
 	}
 	c.paid = n
@@ -81,7 +90,7 @@ type overReadError struct {
 
 func (e *overReadError) Error() string {
 	return fmt.Sprintf("its manifests hold more entries than its snapshot declares (%d read so far, %d declared), "+
-		"which need %s or more to plan (%s each): %s", e.read, e.paid, memory.Bytes(e.read*PlanBytesPerFile),
+		"which need %s or more to plan (%s each): %s", e.read, e.paid, memory.Bytes(entryBytes(e.read)),
 		memory.Bytes(PlanBytesPerFile), e.err.Error())
 }
 

@@ -6,7 +6,9 @@ import (
 	"io"
 	"testing"
 
+	"github.com/apache/iceberg-go"
 	icebergio "github.com/apache/iceberg-go/io"
+	"github.com/apache/iceberg-go/table"
 
 	"github.com/druidiceberg/sidecar/internal/memory"
 )
@@ -134,4 +136,22 @@ func mustReserve(t *testing.T, b *memory.Budget) *memory.Reservation {
 		t.Fatal(err)
 	}
 	return r
+}
+
+// TestAdmitSaturates: a summary that declares more data files than an
+// int64 of bytes holds wrapped around to a negative reservation, which the
+// budget took as memory given back; it is now too large.
+func TestAdmitSaturates(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	tbl, _ := benchTable(t, 80)
+	for _, files := range []string{"9223372036854775807", "2251799813685248"} {
+		snap := *tbl.CurrentSnapshot()
+		snap.Summary = &table.Summary{Operation: table.OpAppend, Properties: iceberg.Properties{"total-data-files": files}}
+		b := memory.NewBudget(1<<30, "the test's budget", nil)
+		_, err := (&Planner{budget: b}).admitPlan(ctx, tbl, "ns.t", &snap)
+		if !errors.Is(err, memory.ErrTooLarge) || b.Stats().Used != 0 {
+			t.Errorf("total-data-files %s: %v, %d bytes held; want ErrTooLarge and nothing held", files, err, b.Stats().Used)
+		}
+	}
 }

@@ -81,7 +81,7 @@ func (p *Planner) admitPlan(ctx context.Context, tbl *table.Table, name string, 
 	files := summaryFiles(snap)
 	// Bounded by the whole budget, so that growing past it is a
 	// *memory.ExceedsError as reserving past it at once is.
-	r, err := p.budget.Reserve(memory.Plan, files*PlanBytesPerFile, p.budget.Capacity(), p.budget.Origin())
+	r, err := p.budget.Reserve(memory.Plan, entryBytes(files), p.budget.Capacity(), p.budget.Origin())
 	if err != nil {
 		return admitted{}, p.refusal(name, snap, "data files", files, err)
 	}
@@ -108,6 +108,8 @@ func (p *Planner) admitPlan(ctx context.Context, tbl *table.Table, name string, 
 	}
 	declared := c.read
 	for _, m := range manifests {
+		// Each count is an int32, so the sum stays within an int64 for
+		// any list the budget let through; entryBytes saturates it.
 		declared += max(int64(m.AddedDataFiles()), 0) + max(int64(m.ExistingDataFiles()), 0) + max(int64(m.DeletedDataFiles()), 0)
 	}
 	if err := c.pay(declared); err != nil {
@@ -132,7 +134,7 @@ func (p *Planner) refusal(name string, snap *table.Snapshot, what string, n int6
 			memory.Bytes(ex.Bound), ex.BoundName)
 	}
 	return fmt.Errorf("plan %s at snapshot %d (%d %s, %s): %w", name, snap.SnapshotID, n, what,
-		memory.Bytes(n*PlanBytesPerFile), err)
+		memory.Bytes(entryBytes(n)), err)
 }
 
 // summaryFiles is the number of data files snap's summary declares
