@@ -50,8 +50,8 @@ type Statement struct {
 // (AllGranularity.bucketStart is DateTimes.MIN), so a bounded OVERWRITE
 // needs a finer granularity.
 func (st Statement) Check() error {
-	if st.DataSource == "" {
-		return fmt.Errorf("%w: dataSource is required", ErrInvalid)
+	if err := CheckDataSource(st.DataSource); err != nil {
+		return err
 	}
 	if !st.Replace {
 		if !st.Overwrite.All() {
