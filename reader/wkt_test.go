@@ -373,3 +373,26 @@ func jtsOrdinate(f float64) string {
 	}
 	return out.String()
 }
+
+// TestAppendWKTLongestText: the longest WKT for its bytes is a line string
+// of the largest doubles, 310 characters for each 8-byte coordinate, a
+// space or ", " between them: under 39 bytes for each byte of WKB (the
+// bound docs/security.md states), where an exponent took at most 4.
+func TestAppendWKTLongestText(t *testing.T) {
+	for _, n := range []int{1, 2, 63} {
+		w := le().geom(2).u32(uint32(n))
+		for range 2 * n {
+			w.f64(-math.MaxFloat64)
+		}
+		out, err := appendWKT(nil, w.b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := 2 + len("LINESTRING ()") + 2*n*310 + n + 2*(n-1); len(out) != want {
+			t.Errorf("%d points: %d bytes of WKT, want %d", n, len(out), want)
+		}
+		if len(out) > 39*len(w.b) {
+			t.Errorf("%d points: %d bytes of WKT for %d bytes of WKB, more than 39 a byte", n, len(out), len(w.b))
+		}
+	}
+}
