@@ -60,9 +60,9 @@ func wkbClaiming(be bool, outer uint32, depth int, code, count, ring uint32, tai
 }
 
 // wkbAllocBound is the most appendWKT may allocate for a value of n bytes:
-// its output (at most 4 bytes a byte and a few more) grown by append, and
+// its output (at most 39 bytes a byte and a few more) grown by append, and
 // room for what the fuzzing machinery allocates meanwhile.
-func wkbAllocBound(n int) uint64 { return 64<<10 + 16*uint64(n) }
+func wkbAllocBound(n int) uint64 { return 64<<10 + 160*uint64(n) }
 
 // checkWKBBound is the body of FuzzWKBCounts.
 func checkWKBBound(t *testing.T, raw []byte, count uint32, counted bool) {
