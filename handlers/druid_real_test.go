@@ -1,0 +1,444 @@
+//go:build druid
+
+package handlers_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/druidiceberg/sidecar/druid"
+	"github.com/druidiceberg/sidecar/internal/demo"
+	"github.com/druidiceberg/sidecar/internal/druidsim"
+	"github.com/druidiceberg/sidecar/internal/tablegen"
+	"github.com/druidiceberg/sidecar/internal/testenv"
+	"github.com/druidiceberg/sidecar/splits/split"
+)
+
+// TestRealDruid: what /druid/task and /druid/sql write for each table,
+// unedited, submitted to a real Druid (tools/druid/druid.sh start; the
+// DRUID_OVERLORD and DRUID_BROKER it prints), succeeds; the datasource then
+// holds the table's live rows (iceberg-go's oracle), value by value; every
+// column has the Druid type of the docs' table in every segment (but the
+// segments of nested data that hold no object, which docs/values.md says
+// Druid types by what they hold) and in the Broker's merge. Each run
+// writes datasources of its own names, so a cluster serves many runs.
+func TestRealDruid(t *testing.T) {
+	d := realDruidFromEnv(t)
+	ctx := context.Background()
+	cat, dir := localWarehouse(t)
+	if err := demo.Write(ctx, cat); err != nil {
+		t.Fatal(err)
+	}
+	demoSrv := localServer(t, dir)
+	// The all-types table and a day of one row null in every column but
+	// id, by DAY: a segment of its own whose rows are all null.
+	allCat, allDir := localWarehouse(t)
+	if _, err := tablegen.AllTypes(ctx, allCat, table.Identifier{"db", "all"}); err != nil {
+		t.Fatal(err)
+	}
+	allTbl, err := allCat.LoadTable(ctx, table.Identifier{"db", "all"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if allTbl, err = appendNullDay(ctx, allTbl); err != nil {
+		t.Fatal(err)
+	}
+	allSrv := localServer(t, allDir)
+	run := fmt.Sprintf("%d", time.Now().Unix())
+	for _, tc := range []struct {
+		name, table, timeColumn string
+		srv                     *testServer
+		extra                   url.Values
+	}{
+		{"orders", "demo.orders", "order_ts", demoSrv, nil},
+		// customers has no delete file, so mode=auto serves raw Parquet,
+		// which a Druid without the Parquet extension cannot read.
+		{"customers_rows", "demo.customers", "signup_date", demoSrv, q("mode", "rows")},
+		{"all_types", "db.all", "id", allSrv, nil}, // DAY segments, the default
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := cat
+			if tc.srv == allSrv {
+				c = allCat
+			}
+			tbl, err := c.LoadTable(ctx, table.Identifier(strings.Split(tc.table, ".")))
+			if err != nil {
+				t.Fatal(err)
+			}
+			lines, err := tablegen.OracleRows(ctx, tbl, tbl.CurrentSnapshot().SnapshotID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			types := druid.Types(tbl.Schema().Fields(), split.Encoding{})
+			want := druidExpect(t, lines, tc.timeColumn, tbl.Schema().Fields())
+			params := func(ds string) url.Values {
+				v := q("table", tc.table, "dataSource", ds, "timestampColumn", tc.timeColumn)
+				for k, vs := range tc.extra {
+					v[k] = vs
+				}
+				return v
+			}
+			t.Run("task", func(t *testing.T) {
+				ds := "real_" + tc.name + "_task_" + run
+				id := d.submitTask(t, tc.srv.druidTask(t, params(ds)))
+				d.waitTask(t, id)
+				d.check(t, ds, want, types)
+			})
+			t.Run("sql", func(t *testing.T) {
+				ds := "real_" + tc.name + "_sql_" + run
+				st := tc.srv.druidSQL(t, params(ds))
+				id, ok := d.submitSQL(t, st)
+				if !ok {
+					t.Skip("this Druid has no SQL-based ingestion (the Broker answers POST /druid/v2/sql/task with 405)")
+				}
+				d.waitTask(t, id)
+				d.check(t, ds, want, types)
+			})
+		})
+	}
+}
+
+// realDruid is a Druid cluster the test talks to over HTTP.
+type realDruid struct {
+	overlord, broker string
+	client           *http.Client
+}
+
+// realDruidFromEnv is the Druid of DRUID_OVERLORD and DRUID_BROKER; without
+// them the test cannot run (testenv.Missing).
+func realDruidFromEnv(t *testing.T) *realDruid {
+	t.Helper()
+	d := &realDruid{overlord: os.Getenv("DRUID_OVERLORD"), broker: os.Getenv("DRUID_BROKER"),
+		client: &http.Client{Timeout: time.Minute}}
+	if d.overlord == "" || d.broker == "" {
+		testenv.Missing(t, `no Druid: run "set -a; eval \"$(tools/druid/druid.sh start)\"; set +a" for DRUID_OVERLORD and DRUID_BROKER`)
+	}
+	var status struct {
+		Version string `json:"version"`
+	}
+	d.do(t, http.MethodGet, d.overlord+"/status", nil, &status)
+	t.Logf("Druid %s: Overlord %s, Broker %s", status.Version, d.overlord, d.broker)
+	return d
+}
+
+// do sends a request and decodes a 2xx JSON answer into out; any other
+// answer fails t.
+func (d *realDruid) do(t testing.TB, method, u string, body []byte, out any) {
+	t.Helper()
+	if code, b := d.send(t, method, u, body); code/100 != 2 {
+		t.Fatalf("%s %s: %d %s", method, u, code, b)
+	} else if out != nil {
+		if err := json.Unmarshal(b, out); err != nil {
+			t.Fatalf("%s %s: %v in %s", method, u, err, b)
+		}
+	}
+}
+
+func (d *realDruid) send(t testing.TB, method, u string, body []byte) (int, []byte) {
+	t.Helper()
+	req, err := http.NewRequest(method, u, bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := d.client.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, u, err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, u, err)
+	}
+	return resp.StatusCode, b
+}
+
+// submitTask posts a task to the Overlord and answers its id.
+func (d *realDruid) submitTask(t testing.TB, task []byte) string {
+	t.Helper()
+	var out struct {
+		Task string `json:"task"`
+	}
+	d.do(t, http.MethodPost, d.overlord+"/druid/indexer/v1/task", task, &out)
+	return out.Task
+}
+
+// submitSQL posts a statement to the Broker's /druid/v2/sql/task and
+// answers its task id; ok is false when the Broker has no SQL-based
+// ingestion.
+func (d *realDruid) submitSQL(t testing.TB, st sqlTaskBody) (id string, ok bool) {
+	t.Helper()
+	body, err := json.Marshal(map[string]any{"query": st.Query, "context": st.Context})
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, b := d.send(t, http.MethodPost, d.broker+"/druid/v2/sql/task", body)
+	if code == http.StatusMethodNotAllowed || code == http.StatusNotFound {
+		return "", false
+	}
+	if code/100 != 2 {
+		t.Fatalf("Druid refuses the statement: %d %s\n%s", code, b, st.Query)
+	}
+	var out struct {
+		TaskID string `json:"taskId"`
+	}
+	if err := json.Unmarshal(b, &out); err != nil {
+		t.Fatalf("%v in %s", err, b)
+	}
+	return out.TaskID, true
+}
+
+// waitTask waits for a task to end, and fails t unless it succeeded.
+func (d *realDruid) waitTask(t testing.TB, id string) {
+	t.Helper()
+	start := time.Now()
+	for {
+		var st struct {
+			Status struct {
+				StatusCode string `json:"statusCode"`
+				ErrorMsg   string `json:"errorMsg"`
+				Duration   int64  `json:"duration"`
+			} `json:"status"`
+		}
+		d.do(t, http.MethodGet, d.overlord+"/druid/indexer/v1/task/"+url.PathEscape(id)+"/status", nil, &st)
+		switch st.Status.StatusCode {
+		case "SUCCESS":
+			t.Logf("task %s succeeded in %s (Druid's duration %d ms)", id, time.Since(start).Round(time.Millisecond), st.Status.Duration)
+			return
+		case "FAILED":
+			t.Fatalf("task %s failed: %s", id, st.Status.ErrorMsg)
+		}
+		if time.Since(start) > 5*time.Minute {
+			t.Fatalf("task %s still %s after %s", id, st.Status.StatusCode, time.Since(start).Round(time.Second))
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+}
+
+// sql runs a Druid SQL query on the Broker; code is its HTTP status and
+// rows its rows when it succeeded.
+func (d *realDruid) sql(t testing.TB, query string, params ...any) (code int, rows []map[string]any, body []byte) {
+	t.Helper()
+	ps := make([]map[string]any, len(params))
+	for i, p := range params {
+		typ := "VARCHAR"
+		if _, ok := p.(int); ok {
+			typ = "BIGINT"
+		}
+		ps[i] = map[string]any{"type": typ, "value": p}
+	}
+	req, err := json.Marshal(map[string]any{"query": query, "parameters": ps, "context": map[string]any{"sqlTimeZone": "UTC", "sqlStringifyArrays": false}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, body = d.send(t, http.MethodPost, d.broker+"/druid/v2/sql", req)
+	if code != http.StatusOK {
+		return code, nil, body
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	if err := dec.Decode(&rows); err != nil {
+		t.Fatalf("%s: %v in %s", query, err, body)
+	}
+	return code, rows, body
+}
+
+// waitLoaded waits until the Broker serves every published segment of ds
+// and its SQL knows the datasource.
+func (d *realDruid) waitLoaded(t testing.TB, ds string) {
+	t.Helper()
+	start := time.Now()
+	var last string
+	for time.Since(start) < 2*time.Minute {
+		_, rows, body := d.sql(t, `SELECT COUNT(*) AS "n", SUM("is_available") AS "a" FROM sys.segments
+			WHERE "datasource" = ? AND "is_published" = 1 AND "is_overshadowed" = 0`, ds)
+		last = string(body)
+		if len(rows) == 1 && fmt.Sprint(rows[0]["n"]) != "0" && fmt.Sprint(rows[0]["n"]) == fmt.Sprint(rows[0]["a"]) {
+			code, _, b := d.sql(t, `SELECT COUNT(*) FROM "`+ds+`"`)
+			if code == http.StatusOK {
+				t.Logf("%s queryable after %s", ds, time.Since(start).Round(time.Millisecond))
+				return
+			}
+			last = string(b)
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	t.Fatalf("%s not loaded after %s: %s", ds, time.Since(start).Round(time.Second), last)
+}
+
+// check holds the datasource ds to the rows want (as druidExpect spells
+// them) and each column's type in every segment to types, the Druid types
+// of the docs' table.
+func (d *realDruid) check(t testing.TB, ds string, want []string, types map[string]string) {
+	t.Helper()
+	d.waitLoaded(t, ds)
+	_, rows, body := d.sql(t, `SELECT * FROM "`+ds+`"`)
+	if rows == nil {
+		t.Fatalf("SELECT * FROM %s: %s", ds, body)
+	}
+	got := make([]string, 0, len(rows))
+	for _, r := range rows {
+		got = append(got, realRow(t, r, types))
+	}
+	slices.Sort(got)
+	if !slices.Equal(got, want) {
+		t.Errorf("Druid holds\n  %s\nwant\n  %s", strings.Join(got, "\n  "), strings.Join(want, "\n  "))
+	}
+	// segmentMetadata without merging: one answer per segment.
+	q, err := json.Marshal(map[string]any{"queryType": "segmentMetadata", "dataSource": ds,
+		"intervals": []string{"-146136543-09-08T08:23:32.096Z/146140482-04-24T15:36:27.903Z"},
+		"merge":     false, "analysisTypes": []string{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var segments []struct {
+		ID      string `json:"id"`
+		Columns map[string]struct {
+			TypeSignature string `json:"typeSignature"`
+		} `json:"columns"`
+	}
+	d.do(t, http.MethodPost, d.broker+"/druid/v2/", q, &segments)
+	if len(segments) == 0 {
+		t.Fatalf("no segment of %s answers segmentMetadata", ds)
+	}
+	unpinned := 0
+	for _, s := range segments {
+		for col, c := range s.Columns {
+			w, ok := types[col]
+			switch {
+			case col == "__time":
+			case !ok:
+				t.Errorf("segment %s: column %s, which the table does not have", s.ID, col)
+			case c.TypeSignature == w:
+			case w == "COMPLEX<json>" && (c.TypeSignature == "STRING" || c.TypeSignature == "ARRAY<LONG>"):
+				// Nested data cannot be pinned (docs/values.md): a segment
+				// without an object in the column is typed by what it holds.
+				unpinned++
+			default:
+				t.Errorf("segment %s: column %s is %s, want %s", s.ID, col, c.TypeSignature, w)
+			}
+		}
+	}
+	// The Broker's merge of the segments' types, as SQL sees them.
+	_, cols, body := d.sql(t, `SELECT "COLUMN_NAME", "DATA_TYPE" FROM INFORMATION_SCHEMA.COLUMNS WHERE "TABLE_NAME" = ?`, ds)
+	if cols == nil {
+		t.Fatalf("INFORMATION_SCHEMA.COLUMNS of %s: %s", ds, body)
+	}
+	for _, c := range cols {
+		col, typ := c["COLUMN_NAME"].(string), c["DATA_TYPE"].(string)
+		if col == "__time" {
+			continue
+		}
+		if w := sqlType(types[col]); typ != w {
+			t.Errorf("the Broker types %s as %s, want %s (%s)", col, typ, w, types[col])
+		}
+	}
+	t.Logf("%s: %d rows, %d segments, %d columns; %d column segments of nested data without an object, typed by what they hold",
+		ds, len(got), len(segments), len(cols), unpinned)
+}
+
+// sqlType is the SQL type Druid's INFORMATION_SCHEMA gives a column of
+// the Druid type typ.
+func sqlType(typ string) string {
+	switch {
+	case strings.HasPrefix(typ, "ARRAY<"):
+		return "ARRAY"
+	case typ == "LONG":
+		return "BIGINT"
+	case typ == "STRING":
+		return "VARCHAR"
+	}
+	return typ
+}
+
+// realRow spells a row of the Broker's SQL answer as druidsim.Row.String
+// does: __time in epoch milliseconds, each value in the Go type the model
+// holds for its column's Druid type.
+func realRow(t testing.TB, r map[string]any, types map[string]string) string {
+	t.Helper()
+	ts, ok := r["__time"].(string)
+	if !ok {
+		t.Fatalf("a row without __time: %v", r)
+	}
+	tm, err := time.Parse(time.RFC3339Nano, ts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cols := make(map[string]any, len(r))
+	for k, v := range r {
+		if k == "__time" {
+			continue
+		}
+		cols[k] = realValue(t, v, types[k])
+	}
+	return druidsim.Row{Time: tm.UnixMilli(), Columns: cols}.String()
+}
+
+// realValue is a JSON value of the Broker's answer in the Go type the
+// model holds for the Druid type typ.
+func realValue(t testing.TB, v any, typ string) any {
+	t.Helper()
+	if str, ok := v.(string); ok && typ == "COMPLEX<json>" {
+		// Druid SQL answers a nested column's value as the JSON it holds,
+		// in a string.
+		dec := json.NewDecoder(strings.NewReader(str))
+		dec.UseNumber()
+		if err := dec.Decode(&v); err != nil {
+			t.Fatalf("a COMPLEX<json> of %q: %v", str, err)
+		}
+		typ = ""
+	}
+	switch x := v.(type) {
+	case json.Number:
+		switch typ {
+		case "LONG":
+			n, err := x.Int64()
+			if err != nil {
+				t.Fatalf("a LONG of %s: %v", x, err)
+			}
+			return n
+		case "FLOAT":
+			f, err := x.Float64()
+			if err != nil {
+				t.Fatal(err)
+			}
+			return float32(f)
+		}
+		if n, err := x.Int64(); err == nil && !strings.ContainsAny(x.String(), ".eE") {
+			return n
+		}
+		f, err := x.Float64()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return f
+	case []any:
+		elem := strings.TrimSuffix(strings.TrimPrefix(typ, "ARRAY<"), ">")
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = realValue(t, e, elem)
+		}
+		return out
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[k] = realValue(t, e, "")
+		}
+		return out
+	}
+	return v
+}
