@@ -8,7 +8,9 @@
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
-state=${DRUID_HOME_DIR:-${TMPDIR:-/tmp}/sidecar-druid}
+pom_version=$(sed -n 's:.*<druid.version>\(.*\)</druid.version>.*:\1:p' "$here/pom.xml")
+version=${DRUID_VERSION:-$pom_version}
+state=${DRUID_HOME_DIR:-${TMPDIR:-/tmp}/sidecar-druid-$version}
 cache=${DRUID_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/sidecar-druid}
 base=${DRUID_PORT_BASE:-28000}
 java=${DRUID_JAVA:-java}
@@ -35,21 +37,19 @@ declare -A jvm=(
 
 say() { echo "druid.sh: $*" >&2; }
 
-version() { sed -n 's:.*<druid.version>\(.*\)</druid.version>.*:\1:p' "$here/pom.xml"; }
-
-# classpath builds Druid's classpath with Maven once per pom.xml and
-# settings.xml, and answers the file that holds it.
+# classpath builds Druid's classpath with Maven once per pom.xml,
+# settings.xml and version, and answers the file that holds it.
 classpath() {
   local key file
-  key=$(cat "$here/pom.xml" "$here/settings.xml" | sha256sum | cut -c1-16)
+  key=$( (cat "$here/pom.xml" "$here/settings.xml"; echo "$version") | sha256sum | cut -c1-16)
   file="$cache/classpath-$key.txt"
   if [ -s "$file" ] && tr ':' '\n' <"$file" | while read -r jar; do [ -f "$jar" ] || exit 1; done; then
     echo "$file"; return
   fi
   mkdir -p "$cache"
-  say "resolving Druid $(version) with Maven (once; cached in $file)"
+  say "resolving Druid $version with Maven (once; cached in $file)"
   local t0=$SECONDS
-  if ! mvn -B -s "$here/settings.xml" -f "$here/pom.xml" dependency:build-classpath \
+  if ! mvn -B -s "$here/settings.xml" -f "$here/pom.xml" -Ddruid.version="$version" dependency:build-classpath \
       -Dmdep.outputFile="$file.tmp" >"$cache/mvn.log" 2>&1; then
     say "Maven could not resolve Druid; the end of $cache/mvn.log:"
     grep -E 'ERROR|BUILD' "$cache/mvn.log" | head -20 >&2
@@ -263,11 +263,11 @@ start() {
     fi
     say "some services of $state run and some do not: run '$0 stop' first"; exit 1
   fi
-  command -v "$java" >/dev/null || { say "no $java on PATH (Druid $(version) needs Java 17)"; exit 1; }
+  command -v "$java" >/dev/null || { say "no $java on PATH (Druid $version needs Java 17)"; exit 1; }
   cpfile=$(classpath)
   write_conf
   local t0=$SECONDS
-  say "starting Druid $(version) under $state (logs in $state/log)"
+  say "starting Druid $version under $state (logs in $state/log)"
   launch zookeeper org.apache.zookeeper.server.ZooKeeperServerMain "$state/conf/zoo.cfg"
   wait_for zookeeper 60 zk_up
   # The Coordinator runs the Overlord and the Derby server the others need.
