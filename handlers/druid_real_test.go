@@ -17,12 +17,17 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/druidiceberg/sidecar/druid"
 	"github.com/druidiceberg/sidecar/internal/demo"
 	"github.com/druidiceberg/sidecar/internal/druidsim"
+	"github.com/druidiceberg/sidecar/internal/icewrite"
 	"github.com/druidiceberg/sidecar/internal/tablegen"
 	"github.com/druidiceberg/sidecar/internal/testenv"
 	"github.com/druidiceberg/sidecar/splits/split"
@@ -66,6 +71,11 @@ func TestRealDruid(t *testing.T) {
 		t.Fatal(err)
 	}
 	v3Srv := localServer(t, v3Dir)
+	tnCat, tnDir := localWarehouse(t)
+	if err := timeNamedTable(ctx, tnCat); err != nil {
+		t.Fatal(err)
+	}
+	tnSrv := localServer(t, tnDir)
 	run := fmt.Sprintf("%d", time.Now().Unix())
 	for _, tc := range []struct {
 		name, table, timeColumn string
@@ -83,12 +93,15 @@ func TestRealDruid(t *testing.T) {
 		// need Druid 29 and 28.
 		{"all_types", "db.all", "id", allSrv, nil, 29},
 		{"v3", "db.v3", "id", v3Srv, nil, 0},
+		// A table exported from Druid: its time column is named __time.
+		// No delete file: the row path, as for customers.
+		{"time_named", "db.t", "__time", tnSrv, q("mode", "rows"), 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if d.major < tc.minVersion {
 				t.Skipf("its specs need Druid %d (docs/druid.md#druid-versions); this is Druid %s", tc.minVersion, d.version)
 			}
-			c := map[*testServer]catalog.Catalog{demoSrv: cat, allSrv: allCat, v3Srv: v3Cat}[tc.srv]
+			c := map[*testServer]catalog.Catalog{demoSrv: cat, allSrv: allCat, v3Srv: v3Cat, tnSrv: tnCat}[tc.srv]
 			tbl, err := c.LoadTable(ctx, table.Identifier(strings.Split(tc.table, ".")))
 			if err != nil {
 				t.Fatal(err)
@@ -633,6 +646,9 @@ func realExpect(t testing.TB, lines []string, timeColumn string, types map[strin
 			continue
 		}
 		r := rows[0]
+		// A time column named __time is Druid's __time, no column of
+		// its own.
+		delete(r.Columns, "__time")
 		var raw map[string]any
 		dec := json.NewDecoder(strings.NewReader(l))
 		dec.UseNumber()
@@ -655,4 +671,37 @@ func realExpect(t testing.TB, lines []string, timeColumn string, types map[strin
 	}
 	slices.Sort(out)
 	return out
+}
+
+// timeNamedTable writes db.t, whose time column is named __time, as in a
+// table exported from Druid: three rows, one without a time (which Druid
+// does not ingest), with microseconds that Druid truncates.
+func timeNamedTable(ctx context.Context, cat catalog.Catalog) error {
+	sc := iceberg.NewSchema(0,
+		iceberg.NestedField{ID: 1, Name: "__time", Type: iceberg.PrimitiveTypes.TimestampTz},
+		iceberg.NestedField{ID: 2, Name: "id", Type: iceberg.PrimitiveTypes.Int64, Required: true},
+		iceberg.NestedField{ID: 3, Name: "s", Type: iceberg.PrimitiveTypes.String})
+	tbl, err := icewrite.CreateTable(ctx, cat, table.Identifier{"db", "t"}, sc, 2)
+	if err != nil {
+		return err
+	}
+	asc, err := icewrite.ArrowSchema(tbl)
+	if err != nil {
+		return err
+	}
+	rb := array.NewRecordBuilder(memory.DefaultAllocator, asc)
+	defer rb.Release()
+	for i, us := range []int64{1_709_284_500_000_000, 1_709_390_832_123_456, -1} {
+		if us < 0 {
+			rb.Field(0).AppendNull()
+		} else {
+			rb.Field(0).(*array.TimestampBuilder).Append(arrow.Timestamp(us))
+		}
+		rb.Field(1).(*array.Int64Builder).Append(int64(i + 1))
+		rb.Field(2).(*array.StringBuilder).Append(fmt.Sprintf("row %d", i+1))
+	}
+	batch := rb.NewRecordBatch()
+	defer batch.Release()
+	_, _, err = icewrite.AppendBatch(ctx, tbl, 1, batch)
+	return err
 }
