@@ -32,6 +32,24 @@ type InputFormat struct {
 	// BinaryAsString is Druid's Parquet option; on the row path the
 	// sidecar itself writes binaries as text.
 	BinaryAsString bool `json:"binaryAsString,omitempty"`
+	// FlattenSpec reads a field under another name as well: a statement
+	// reads a time column named __time so (Source.externTime).
+	FlattenSpec *FlattenSpec `json:"flattenSpec,omitempty"`
+}
+
+// FlattenSpec is Druid's JSONPathSpec: with UseFieldDiscovery every
+// root field keeps its name, and each of Fields adds a column.
+type FlattenSpec struct {
+	UseFieldDiscovery bool           `json:"useFieldDiscovery"`
+	Fields            []FlattenField `json:"fields"`
+}
+
+// FlattenField is one column of a FlattenSpec: the value at the JSONPath
+// Expr ("path") under Name.
+type FlattenField struct {
+	Type string `json:"type"`
+	Name string `json:"name"`
+	Expr string `json:"expr"`
 }
 
 // inlineInputSource is Druid's inline inputSource, the stand-in of

@@ -50,8 +50,8 @@ type Statement struct {
 // (AllGranularity.bucketStart is DateTimes.MIN), so a bounded OVERWRITE
 // needs a finer granularity.
 func (st Statement) Check() error {
-	if st.DataSource == "" {
-		return fmt.Errorf("%w: dataSource is required", ErrInvalid)
+	if err := CheckDataSource(st.DataSource); err != nil {
+		return err
 	}
 	if !st.Replace {
 		if !st.Overwrite.All() {
@@ -138,7 +138,7 @@ func (st Statement) render(intervals []Interval, src Source) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("encode inputSource: %w", err)
 	}
-	formatJSON, err := json.Marshal(src.InputFormat)
+	formatJSON, err := json.Marshal(src.externFormat())
 	if err != nil {
 		return "", fmt.Errorf("encode inputFormat: %w", err)
 	}
@@ -148,7 +148,11 @@ func (st Statement) render(intervals []Interval, src Source) (string, error) {
 	}
 	var sig []sigColumn
 	for _, c := range src.Columns() {
-		sig = append(sig, sigColumn{Name: c.Name, Type: c.Extern})
+		name := c.Name
+		if !src.constant() && name == src.TimeField.Name {
+			name = src.externTime()
+		}
+		sig = append(sig, sigColumn{Name: name, Type: c.Extern})
 	}
 	outputs, err := src.outputs()
 	if err != nil {
@@ -187,7 +191,7 @@ func (st Statement) render(intervals []Interval, src Source) (string, error) {
 	case src.constant():
 		// Every row has a time, within the intervals.
 	case len(intervals) == 0:
-		b.WriteString("WHERE " + Ident(src.TimeField.Name) + " IS NOT NULL\n")
+		b.WriteString("WHERE " + Ident(src.externTime()) + " IS NOT NULL\n")
 	default:
 		b.WriteString("WHERE " + within(src.timeExpr(), intervals) + "\n")
 	}

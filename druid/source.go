@@ -142,9 +142,38 @@ func (s Source) timeExpr() string {
 		return Timestamp(s.ConstantTime)
 	}
 	if s.isoTime() {
-		return "TIME_PARSE(" + Ident(s.TimeField.Name) + ")"
+		return "TIME_PARSE(" + Ident(s.externTime()) + ")"
 	}
-	return "MILLIS_TO_TIMESTAMP(" + Ident(s.TimeField.Name) + ")"
+	return "MILLIS_TO_TIMESTAMP(" + Ident(s.externTime()) + ")"
+}
+
+// externTime is the name a statement's EXTERN reads the time column by.
+// Druid SQL types an EXTERN column named __time as TIMESTAMP whatever its
+// declared type (RowSignatures.toRelDataType), so it refuses
+// MILLIS_TO_TIMESTAMP or TIME_PARSE of it, and reads a null in it as 0,
+// past the statement's IS NOT NULL: a time column of that name is read
+// under another name, which externFormat's flattenSpec gives it.
+func (s Source) externTime() string {
+	if s.constant() || s.TimeField.Name != TimeColumnName {
+		return s.TimeField.Name
+	}
+	name := "__time_value"
+	for slices.ContainsFunc(s.Fields, func(f iceberg.NestedField) bool { return f.Name == name }) {
+		name += "_"
+	}
+	return name
+}
+
+// externFormat is the inputFormat of a statement's EXTERN: the planned
+// one, with a flattenSpec that copies a time column named __time to
+// externTime.
+func (s Source) externFormat() InputFormat {
+	f := s.InputFormat
+	if name := s.externTime(); !s.constant() && name != s.TimeField.Name {
+		f.FlattenSpec = &FlattenSpec{UseFieldDiscovery: true,
+			Fields: []FlattenField{{Type: "path", Name: name, Expr: "$." + TimeColumnName}}}
+	}
+	return f
 }
 
 // TimeColumnName is Druid's time column, which every datasource has.

@@ -43,8 +43,8 @@ func (t Task) Spec(src Source) (map[string]any, error) {
 }
 
 func (t Task) spec(src Source) (map[string]any, error) {
-	if t.DataSource == "" {
-		return nil, fmt.Errorf("%w: dataSource is required", ErrInvalid)
+	if err := CheckDataSource(t.DataSource); err != nil {
+		return nil, err
 	}
 	if t.SubTasks < 1 {
 		return nil, fmt.Errorf("%w: maxNumConcurrentSubTasks %d: want a positive integer", ErrInvalid, t.SubTasks)

@@ -48,6 +48,16 @@ func (s *server) admit(kind string, bound int) func(http.Handler) http.Handler {
 // are full) holds a connection and its rendered answer, never a planning
 // slot. The write then has the write deadline every answer has
 // (writeDeadline). The answer goes out with its Content-Length, in chunks.
+//
+// A planning answer closes its connection (Connection: close): released
+// slots alone did not hold, since net/http reads the next request a client
+// pipelined as soon as an answer fits in the connection's buffers, so a
+// client that wrote hundreds of planning requests at once and never read
+// kept a slot busy, plan after plan, until megabytes of answers filled the
+// server's send buffer. One connection now plans once; more plans cost
+// more connections, which --max-connections bounds. Planning is rare and
+// costs far more than a connection (Druid's tasks only read row streams,
+// which keep their connections alive).
 func (s *server) renderFirst(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		a := &renderedAnswer{header: w.Header()}
@@ -86,6 +96,7 @@ func (a *renderedAnswer) Write(p []byte) (int, error) {
 func (a *renderedAnswer) writeTo(w http.ResponseWriter) {
 	a.WriteHeader(http.StatusOK)
 	w.Header().Set("Content-Length", strconv.Itoa(a.body.Len()))
+	w.Header().Set("Connection", "close")
 	w.WriteHeader(a.status)
 	for b := a.body.Bytes(); len(b) > 0; {
 		n := min(len(b), renderChunk)

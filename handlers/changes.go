@@ -12,6 +12,7 @@ import (
 	"github.com/druidiceberg/sidecar/changes"
 	"github.com/druidiceberg/sidecar/druid"
 	"github.com/druidiceberg/sidecar/splits"
+	"github.com/druidiceberg/sidecar/splits/split"
 )
 
 // changesParams are the query parameters of GET /changes besides the
@@ -131,8 +132,15 @@ func (s *server) getChanges(w http.ResponseWriter, r *http.Request) error {
 	}
 	dataSource := q.Get("dataSource")
 	if dataSource == "" {
-		// The table's own name, without its namespace.
+		// The table's own name, without its namespace: a table name that
+		// is not one is refused as such first.
+		if _, err := split.ParseIdentifier(rows.Table); err != nil {
+			return err
+		}
 		dataSource = rows.Table[strings.LastIndex(rows.Table, ".")+1:]
+	}
+	if err := druid.CheckDataSource(dataSource); err != nil {
+		return err
 	}
 	cat, err := s.catalogs.forRequest(r)
 	if err != nil {

@@ -2,6 +2,7 @@ package handlers_test
 
 import (
 	"context"
+	"net"
 	"path/filepath"
 	"testing"
 
@@ -24,6 +25,13 @@ func newDemoServer(t testing.TB, opts ...func(*handlers.Config)) *testServer {
 // bytes; 0 serves without one.
 func newDemoServerWithCache(t testing.TB, cacheSize int64, opts ...func(*handlers.Config)) *testServer {
 	t.Helper()
+	return newDemoServerListening(t, cacheSize, nil, opts...)
+}
+
+// newDemoServerListening is newDemoServerWithCache on a listener that
+// listen wraps (nil: the test server's own).
+func newDemoServerListening(t testing.TB, cacheSize int64, listen func(net.Listener) net.Listener, opts ...func(*handlers.Config)) *testServer {
+	t.Helper()
 	wh := filepath.Join(t.TempDir(), "warehouse")
 	cat, err := hadoop.NewCatalog("sidecar", wh, nil)
 	if err != nil {
@@ -33,5 +41,5 @@ func newDemoServerWithCache(t testing.TB, cacheSize int64, opts ...func(*handler
 	if err := demo.Write(context.Background(), cat); err != nil {
 		t.Fatalf("write demo tables: %v", err)
 	}
-	return newServerWithCache(t, sidecatalog.Config{Type: "local", Name: "sidecar", Warehouse: wh}, nil, cacheSize, opts...)
+	return newServerListening(t, sidecatalog.Config{Type: "local", Name: "sidecar", Warehouse: wh}, nil, cacheSize, listen, opts...)
 }

@@ -105,17 +105,6 @@ func (s *server) specSource(r *http.Request, req splits.Request, st specTime) (p
 	return pl, src, err
 }
 
-// required checks the parameters a spec cannot be written without before
-// anything is planned.
-func required(q url.Values, names ...string) error {
-	for _, n := range names {
-		if q.Get(n) == "" {
-			return fmt.Errorf("%w: %s is required", errBadRequest, n)
-		}
-	}
-	return nil
-}
-
 // getDruidTask answers a complete index_parallel task for the table, ready
 // for POST /druid/indexer/v1/task.
 func (s *server) getDruidTask(w http.ResponseWriter, r *http.Request) error {
@@ -124,7 +113,7 @@ func (s *server) getDruidTask(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if err := required(q, "dataSource"); err != nil {
+	if err := druid.CheckDataSource(q.Get("dataSource")); err != nil {
 		return err
 	}
 	tm, err := readSpecTime(q)
@@ -211,7 +200,7 @@ func (s *server) getDruidSQL(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if err := required(q, "dataSource"); err != nil {
+	if err := druid.CheckDataSource(q.Get("dataSource")); err != nil {
 		return err
 	}
 	tm, err := readSpecTime(q)

@@ -1,6 +1,8 @@
 package handlers
 
 import (
+	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"strconv"
@@ -91,6 +93,16 @@ func writeSplits(w http.ResponseWriter, r splitsResponse) error {
 	if r.InputFormat.BinaryAsString {
 		o.key(2, "binaryAsString", false)
 		o.raw("true")
+	}
+	if f := r.InputFormat.FlattenSpec; f != nil {
+		// Only a statement's EXTERN carries one; /splits never does, so
+		// the slow marshaller costs nothing here.
+		o.key(2, "flattenSpec", false)
+		b, err := json.MarshalIndent(f, "    ", "  ")
+		if err != nil {
+			return fmt.Errorf("encode flattenSpec: %w", err)
+		}
+		o.buf = append(o.buf, b...)
 	}
 	o.end(1, '}')
 

@@ -19,7 +19,7 @@ func TestWriteSplitsIsWriteJSON(t *testing.T) {
 		reflect.TypeFor[planColumn]():             5,
 		reflect.TypeFor[druid.HTTPInputSource]():  4,
 		reflect.TypeFor[druid.PasswordProvider](): 2,
-		reflect.TypeFor[druid.InputFormat]():      2,
+		reflect.TypeFor[druid.InputFormat]():      3,
 		reflect.TypeFor[splitResponse]():          12,
 		reflect.TypeFor[splitRange]():             2,
 	} {
@@ -34,7 +34,8 @@ func TestWriteSplitsIsWriteJSON(t *testing.T) {
 		Mode:       "v2",
 		InputSource: druid.HTTPInputSource{Type: "http", URIs: []string{"http://h/splits/a.b/rows", "http://h/files/c.d"},
 			Username: "druid", Password: &druid.PasswordProvider{Type: "environment", Variable: "SIDECAR_HTTP_PASSWORD"}},
-		InputFormat: druid.InputFormat{Type: "parquet", BinaryAsString: true},
+		InputFormat: druid.InputFormat{Type: "parquet", BinaryAsString: true, FlattenSpec: &druid.FlattenSpec{UseFieldDiscovery: true,
+			Fields: []druid.FlattenField{{Type: "path", Name: "__time_value", Expr: "$.__time"}}}},
 		Columns: []planColumn{{Name: "id", IcebergType: "long", DruidType: "LONG"},
 			{Name: "g \"quoted\" <&>", IcebergType: "geography(EPSG:4326, karney)", DruidType: "STRING", CRS: "EPSG:4326", EdgeAlgorithm: "karney"}},
 		Splits: []splitResponse{

@@ -1,9 +1,12 @@
 package reader_test
 
 import (
+	"bytes"
 	"context"
+	"fmt"
 	"math/big"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -85,6 +88,30 @@ func BenchmarkReadAvro(b *testing.B) {
 				b.ReportMetric(float64(benchRows)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
 				b.ReportMetric(float64(f.size)/benchRows, "file_B/row")
 			})
+		}
+	}
+}
+
+// BenchmarkOpenWideAvro opens an Avro data file whose schema is a record
+// of 20,000 fields, about the most its header may hold, and reads its one
+// record: making the columns costs time linear in the fields.
+func BenchmarkOpenWideAvro(b *testing.B) {
+	var schema strings.Builder
+	schema.WriteString(`{"type":"record","name":"w","fields":[{"name":"id","type":"long","field-id":1}`)
+	for i := range 19_999 {
+		fmt.Fprintf(&schema, `,{"name":"f%d","type":"int","field-id":%d}`, i, 1000+i)
+	}
+	schema.WriteString(`]}`)
+	env := avroBlocksEnv(b, b.TempDir())
+	file := avroBlock{role: avroRoleData, schema: schema.String(), count: 1, payload: make([]byte, 20_000)}.file()
+	fsys := &overlayIO{IO: testFS(env.dir), path: bucket + "/fuzzed.avro", data: file}
+	sp := avroSplit("fuzzed.avro", int64(len(file)), 1)
+	r := newReader(fsys)
+	b.ReportAllocs()
+	for b.Loop() {
+		var out bytes.Buffer
+		if err := readSplit(context.Background(), r, sp, env.table, &out); err != nil {
+			b.Fatal(err)
 		}
 	}
 }

@@ -101,12 +101,16 @@ func openAvro(fs *watchedIO, what, path string, size, records int64) (_ *avroFil
 	for i, lt := range avroLogicalTypes {
 		opts[i] = avro.CustomType{LogicalType: lt}
 	}
-	r := bufio.NewReaderSize(io.NewSectionReader(f, 0, size), readBufferSize)
-	dec, err := ocf.NewReader(r, ocf.WithSchemaOpts(opts...),
-		ocf.WithMaxBlockBytes(maxAvroBlockBytes), ocf.WithMaxDecompressedBlockBytes(maxAvroBlockBytes))
+	lim := &headerLimit{r: io.NewSectionReader(f, 0, size), max: maxAvroHeaderBytes}
+	r := bufio.NewReaderSize(lim, readBufferSize)
+	dec, err := ocf.NewReader(r, ocf.WithSchemaOpts(opts...), ocf.WithCodec(avroZstd{}),
+		// ocf allocates a block of the size its header declares, up to
+		// this bound, before reading it: no block is larger than its file.
+		ocf.WithMaxBlockBytes(max(1, min(maxAvroBlockBytes, size))), ocf.WithMaxDecompressedBlockBytes(maxAvroBlockBytes))
 	if err != nil {
 		return nil, fmt.Errorf("read %s %s: %w", what, path, fs.classify(err))
 	}
+	lim.max = 0
 	root, fields, err := avroColumns(dec.Schema())
 	if err != nil {
 		_ = dec.Close()
@@ -115,6 +119,60 @@ func openAvro(fs *watchedIO, what, path string, size, records int64) (_ *avroFil
 	return &avroFile{what: what, path: path, fs: fs, file: f, dec: dec, root: root, fields: fields,
 		records: records, sinks: map[int]*leaf{}}, nil
 }
+
+// maxAvroHeaderBytes bounds the header of an Avro file, its schema above
+// all: decoding a schema and making its columns allocates 130 to 270 bytes
+// for each of its bytes (a record of 220,000 fields in 10 MiB cost 1.3 GiB,
+// and ocf alone allows a schema of 64 MiB). 1 MiB holds the schema of a
+// table of 15,000 to 20,000 columns.
+const maxAvroHeaderBytes = 1 << 20
+
+// headerLimit reads an Avro file and fails a read past max bytes while max
+// is not 0: NewReader reads the header through it, then max is cleared.
+type headerLimit struct {
+	r   io.Reader
+	n   int64 // the bytes read so far
+	max int64
+}
+
+func (h *headerLimit) Read(p []byte) (int, error) {
+	if h.max > 0 {
+		if h.n >= h.max {
+			return 0, fmt.Errorf("the file's Avro header (its schema) passes %d bytes, the most the reader reads", h.max)
+		}
+		p = p[:min(int64(len(p)), h.max-h.n)]
+	}
+	n, err := h.r.Read(p)
+	h.n += int64(n)
+	return n, err
+}
+
+// avroZstd decodes the zstandard blocks of an Avro file with the reader's
+// bounded decoder (decodeZstd): ocf's own appends each zstd block to its
+// output, so a block that expands to its cap of maxAvroBlockBytes made it
+// allocate over five times that.
+type avroZstd struct{}
+
+func (avroZstd) Name() string { return "zstandard" }
+
+func (avroZstd) Compress([]byte) ([]byte, error) {
+	return nil, errors.New("the reader does not write Avro files")
+}
+
+func (c avroZstd) Decompress(src []byte) ([]byte, error) {
+	return c.DecompressBounded(src, maxAvroBlockBytes)
+}
+
+// DecompressBounded decodes the block src into at most limit bytes.
+func (avroZstd) DecompressBounded(src []byte, limit int64) ([]byte, error) {
+	out, err := decodeZstd(nil, src, int(min(limit, maxAvroBlockBytes)))
+	if err != nil {
+		return nil, fmt.Errorf("zstandard block: %w", err)
+	}
+	return out, nil
+}
+
+func (avroZstd) Close() error { return nil }
 
 // Close releases the decoder and closes the file.
 func (a *avroFile) Close() error {

@@ -114,12 +114,26 @@ func avroColumns(s *avro.Schema) (_ *parquet.Column, _ []*avroNode, err error) {
 		return nil, nil, fmt.Errorf("%w: the file's schema has no Parquet equivalent: %w", ErrUnsupported, err)
 	}
 	col := pf.Root()
+	byName := columnsByName(col)
 	for _, f := range fields {
-		if err := f.attach(col.Column(f.name)); err != nil {
+		if err := f.attach(byName[f.name]); err != nil {
 			return nil, nil, err
 		}
 	}
 	return col, fields, nil
+}
+
+// columnsByName indexes the child columns of c by name: parquet's
+// Column.Column scans them, which for every field of a record of n fields
+// cost time in n squared (a file's schema of 20,000 fields took seconds,
+// one of the millions its header can hold, hours).
+func columnsByName(c *parquet.Column) map[string]*parquet.Column {
+	children := c.Columns()
+	m := make(map[string]*parquet.Column, len(children))
+	for _, ch := range children {
+		m[ch.Name()] = ch
+	}
+	return m
 }
 
 // define records the named types defined in n (and under it), so that a
@@ -355,8 +369,9 @@ func (n *avroNode) attach(c *parquet.Column) error {
 		n.leaves = []int{c.Index()}
 		return nil
 	case avroRecord:
+		byName := columnsByName(c)
 		for _, ch := range n.children {
-			if err := ch.attach(c.Column(ch.name)); err != nil {
+			if err := ch.attach(byName[ch.name]); err != nil {
 				return err
 			}
 			n.leaves = append(n.leaves, ch.leaves...)

@@ -80,9 +80,10 @@ func firstGuess(src []byte, limit int) int {
 	return min(limit, max(64<<10, 4*len(src)))
 }
 
-// tooLarge says that a page decompresses past its header's size.
+// tooLarge says that a page (or an Avro block) decompresses past its
+// header's size (or the block's limit).
 func tooLarge(limit int) error {
-	return fmt.Errorf("the page decompresses to more than the %d bytes its header gives", limit)
+	return fmt.Errorf("the data decompresses to more than %d bytes, the most its header or limit allows", limit)
 }
 
 // decodeSnappy checks the length the block's preamble gives before

@@ -448,6 +448,18 @@ func (tg *corruptTarget) read(t *testing.T, m mutation) ([]byte, error) {
 // panic, a read past its deadline or one that ignores it, or an
 // allocation over bound.
 func readWithin(t *testing.T, fsys icebergio.IO, sp split.Split, ts split.TableSchema, bound uint64, what string) ([]byte, error) {
+	out, allocated, err := readMeasured(t, fsys, sp, ts, what)
+	if allocated > bound {
+		t.Fatalf("%s: the read allocated %d MiB, more than the %d MiB bound for its files", what, allocated>>20, bound>>20)
+	}
+	return out, err
+}
+
+// readMeasured reads sp through fsys and gives what the read allocated,
+// failing t (naming what was read) on a panic, or a read past its
+// deadline or one that ignores it.
+func readMeasured(t *testing.T, fsys icebergio.IO, sp split.Split, ts split.TableSchema, what string) ([]byte, uint64, error) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	type result struct {
@@ -478,13 +490,10 @@ func readWithin(t *testing.T, fsys icebergio.IO, sp split.Split, ts split.TableS
 		if errors.Is(r.err, context.DeadlineExceeded) {
 			t.Fatalf("%s: the read ran past its deadline", what)
 		}
-		if r.allocated > bound {
-			t.Fatalf("%s: the read allocated %d MiB, more than the %d MiB bound for its files", what, r.allocated>>20, bound>>20)
-		}
-		return r.out, r.err
+		return r.out, r.allocated, r.err
 	case <-time.After(time.Minute):
 		t.Fatalf("%s: the read hangs: it ignored its context for a minute", what)
-		return nil, nil
+		return nil, 0, nil
 	}
 }
 

@@ -2,6 +2,7 @@ package reader
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -451,12 +452,50 @@ func readDeletionVector(fs *watchedIO, d split.DeleteFile, ref string) (*dv.Roar
 // roaring bitmap), third-party code fed the file's bytes: a panic of its
 // is the file's damage.
 func readDV(fs *watchedIO, df iceberg.DataFile) (bm *dv.RoaringPositionBitmap, err error) {
+	if err := checkDVKeys(fs, df); err != nil {
+		return nil, err
+	}
 	defer func() {
 		if r := recover(); r != nil {
 			bm, err = nil, fmt.Errorf("%w: the deletion vector decoder failed: %v", ErrCorruptFile, r)
 		}
 	}()
 	return dv.ReadDV(fs, df)
+}
+
+// dvKeyBytes is the least one 32-bit key of a deletion vector's bitmap
+// takes in its blob: the key, and an empty roaring bitmap's cookie and
+// container count.
+const dvKeyBytes = 4 + 8
+
+// checkDVKeys holds the count of 32-bit keys that opens the bitmap of the
+// deletion vector blob df locates to what the blob's size can hold.
+// iceberg-go sizes a map by that count before it reads a key: a blob of 28
+// bytes claiming its cap of 2^25 keys made it allocate over a gigabyte.
+// The blob's other counts (a roaring bitmap's containers and their
+// values) are read against the bytes that hold them.
+func checkDVKeys(fs *watchedIO, df iceberg.DataFile) (err error) {
+	off, size := df.ContentOffset(), df.ContentSizeInBytes()
+	// A blob too short for a count, or one the footer places elsewhere,
+	// is iceberg-go's to refuse.
+	const head = 4 + 4 + 8 // length, magic, key count
+	if off == nil || size == nil || *off < 0 || *size < head+4 {
+		return nil
+	}
+	f, err := fs.Open(df.FilePath())
+	if err != nil {
+		return err
+	}
+	defer closeErr(f, &err, "close deletion vector")
+	var b [head]byte
+	if _, err := f.ReadAt(b[:], *off); err != nil {
+		return fmt.Errorf("read the deletion vector's bitmap header at %d: %w", *off, err)
+	}
+	keys := binary.LittleEndian.Uint64(b[8:])
+	if most := uint64(*size-head-4) / dvKeyBytes; keys > most {
+		return fmt.Errorf("the deletion vector's bitmap claims %d keys; its %d bytes hold at most %d", keys, *size, most)
+	}
+	return nil
 }
 
 // scanRows reads every row of pf, whose bytes src holds, through the

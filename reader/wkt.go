@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strconv"
 )
 
 // WKB to WKT. Iceberg's geometry and geography values are stored as
@@ -12,10 +13,10 @@ import (
 // types define it), and served as Well-Known Text in the layout of JTS and
 // go-geom: "POINT (1 2)", "LINESTRING Z (0 0 1, 1 1 2)", "POINT EMPTY",
 // "MULTIPOINT ((1 2), (3 4))", "GEOMETRYCOLLECTION (POINT (1 2), …)".
-// Coordinates are the shortest decimals that read back as the same double,
-// with an exponent outside [1e-6, 1e21) ("1e+21"), so a coordinate never
-// takes more than 24 characters for its 8 bytes; NaN and the infinities
-// are "NaN", "Infinity" and "-Infinity", as JTS writes them.
+// Coordinates are written as JTS's WKTWriter writes them (see
+// appendCoordinate): plain decimals, never an exponent, at most 16
+// fraction digits; so a coordinate takes at most 310 characters for its 8
+// bytes (the largest double has 309 digits).
 //
 // The encoder is its own validator: nothing is allocated, every count is
 // held to the bytes left before it is looped over, nesting is bounded, and
@@ -332,21 +333,99 @@ func (w *wkbReader) countAt(i int) uint32 {
 	return binary.LittleEndian.Uint32(w.raw[i:])
 }
 
-// appendCoordinate appends one coordinate.
+// wktFractionDigits is the most fraction digits JTS writes: WKTWriter's
+// OrdinateFormat.create(PrecisionModel.getMaximumSignificantDigits()),
+// which is 16 for the FLOATING precision model of a default
+// GeometryFactory (Sedona's, for one).
+const wktFractionDigits = 16
+
+// appendCoordinate appends one coordinate as JTS's WKTWriter writes it
+// (org.locationtech.jts.io.OrdinateFormat, which formats with
+// java.text.DecimalFormat("0") and at most 16 fraction digits): the
+// shortest decimal that reads back as the same double, laid out in plain
+// notation however large or small (1e21 as
+// "1000000000000000000000", 1e-7 as "0.0000001"); rounded half-even to 16
+// fraction digits where it has more (0.1+0.2 as "0.3", 1e-17 as "0");
+// a negative value that rounds to zero, and -0, as "-0"; NaN and the
+// infinities as "NaN", "Inf" and "-Inf".
+//
+// DecimalFormat rounds the shortest digits, not the binary value, so
+// 12345.678 stays "12345.678" where rounding its exact value to 16
+// places would not. Only a magnitude below 1 can have more than 16
+// fraction digits (a double's shortest decimal has at most 17 significant
+// ones); those are rounded on the digits, but for a 5 that is their last
+// digit, where DecimalFormat asks which side of it the double lies
+// (digitsRoundedUp, decimalDigitsExact): rounding the exact value with
+// strconv answers the same.
+//
+// The shortest decimal is what DecimalFormat starts from since
+// JDK-8362612 gave it Double.toString's digits; before it, the JDK's
+// older FloatingDecimal gives a longer decimal of the same double for
+// rare doubles (7.3879e20 as "738790000000000100000", 1e23 as
+// "99999999999999990000000"), which this does not reproduce.
 func appendCoordinate(b []byte, f float64) []byte {
+	a := math.Abs(f)
 	switch {
 	case math.IsNaN(f):
 		return append(b, "NaN"...)
 	case math.IsInf(f, 1):
-		return append(b, "Infinity"...)
+		return append(b, "Inf"...)
 	case math.IsInf(f, -1):
-		return append(b, "-Infinity"...)
-	case f == 0:
-		// WKT text, not a JSON number: -0 as JTS writes it.
+		return append(b, "-Inf"...)
+	case a < 4e-17:
+		// Rounds to zero at 16 places (anything below 5e-17 does), with
+		// the sign DecimalFormat keeps.
 		if math.Signbit(f) {
 			return append(b, "-0"...)
 		}
 		return append(b, '0')
+	case a >= 1e21 || a < 1e-6:
+		// Where appendFloat would write an exponent.
+		b = strconv.AppendFloat(b, f, 'f', -1, 64)
+	default:
+		b = appendFloat(b, f, 64)
 	}
-	return appendFloat(b, f, 64)
+	if a >= 1 {
+		return b
+	}
+	// Written as "0.ddd" or "-0.ddd": find the point.
+	dot := len(b) - 1
+	for b[dot] != '.' {
+		dot--
+	}
+	cut := dot + 1 + wktFractionDigits // the first digit dropped
+	if cut >= len(b) {
+		return b
+	}
+	switch {
+	case b[cut] == '5' && cut == len(b)-1:
+		start := dot - 1 // the integer digit, 0
+		if f < 0 {
+			start--
+		}
+		b = strconv.AppendFloat(b[:start], f, 'f', wktFractionDigits, 64)
+	case b[cut] >= '5':
+		// Round up: carry through the nines; the integer digit is 0, so
+		// the carry stops there at the latest.
+		b = b[:cut]
+		for i := cut - 1; ; i-- {
+			if b[i] == '.' {
+				continue
+			}
+			if b[i] < '9' {
+				b[i]++
+				break
+			}
+			b[i] = '0'
+		}
+	default:
+		b = b[:cut]
+	}
+	for b[len(b)-1] == '0' {
+		b = b[:len(b)-1]
+	}
+	if b[len(b)-1] == '.' {
+		b = b[:len(b)-1]
+	}
+	return b
 }

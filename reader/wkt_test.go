@@ -5,6 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"math"
+	"math/big"
+	"math/rand/v2"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -71,8 +74,8 @@ func TestAppendWKT(t *testing.T) {
 		{"point ZM", le().geom(3001).f64(1, 2, 3, 4).b, "POINT ZM (1 2 3 4)"},
 		{"point, extended WKB Z with an SRID", le().geom(0xa0000001).u32(4326).f64(1, 2, 3).b, "POINT Z (1 2 3)"},
 		{"empty point", le().geom(1).f64(nan, nan).b, "POINT EMPTY"},
-		{"extreme coordinates", le().geom(1).f64(1e21, 5e-324).b, "POINT (1e+21 5e-324)"},
-		{"a NaN and an infinity", le().geom(1).f64(nan, math.Inf(-1)).b, "POINT (NaN -Infinity)"},
+		{"extreme coordinates, as JTS writes them", le().geom(1).f64(1e21, 5e-324).b, "POINT (1000000000000000000000 0)"},
+		{"a NaN and an infinity", le().geom(1).f64(nan, math.Inf(-1)).b, "POINT (NaN -Inf)"},
 		{"line string", le().geom(2).u32(2).f64(0, 0, 1, 1).b, "LINESTRING (0 0, 1 1)"},
 		{"empty line string", le().geom(2).u32(0).b, "LINESTRING EMPTY"},
 		{"polygon with a hole", square(square(le().geom(3).u32(2))).b,
@@ -163,5 +166,233 @@ func TestWKTValueIsCorruptFile(t *testing.T) {
 	vt = valueType{conv: convBase64}
 	if out := appendValue(nil, v, 0, &vt, &encoding{binaryAsString: true}, &s); string(out) != `"AQE="` {
 		t.Errorf("WKB as base64: got %s, want \"AQE=\" whatever binaryAsString says", out)
+	}
+}
+
+// TestAppendCoordinate holds coordinates to what JTS's WKTWriter writes
+// for a geometry of the default GeometryFactory (OrdinateFormat with 16
+// fraction digits, java.text.DecimalFormat underneath). The expected
+// strings are worked out by hand from that algorithm: take the shortest
+// decimal that reads back as the double (Double.toString's digits, which
+// DecimalFormat takes since JDK-8362612), lay it out without an exponent,
+// and if it has more than 16 fraction digits round it there half-even, a
+// final 5 rounding the way the double lies from it (the exact expansions
+// are in the comments); jtsOrdinate, a model of DecimalFormat, must agree.
+func TestAppendCoordinate(t *testing.T) {
+	x, y := 0.1, 0.2 // variables: 0.1+0.2 as constants is exactly 0.3
+	tests := []struct {
+		f    float64
+		want string
+	}{
+		{0, "0"},
+		{math.Copysign(0, -1), "-0"},
+		{1, "1"},
+		{-1.5, "-1.5"},
+		{math.Pi, "3.141592653589793"},
+		{1e-7, "0.0000001"},
+		{-1e-7, "-0.0000001"},
+		{1e-6, "0.000001"},
+		{1e21, "1000000000000000000000"},
+		{1e22, "10000000000000000000000"},
+		{123456789012345678, "123456789012345680"},          // the double is 123456789012345680; JTS's WKTWriterTest
+		{12345678901234567890, "12345678901234567000"},      // shortest digits 12345678901234567, then zeros; JTS's OrdinateFormatTest
+		{1e23, "100000000000000000000000"},                  // the double is 99999999999999991611392, its shortest decimal 1e23 (before JDK-8362612, 99999999999999990000000)
+		{12345.678, "12345.678"},                            // the digits are rounded, not the double (12345.67799999999988…)
+		{x + y, "0.3"},                                      // 0.30000000000000004 at 16 places
+		{0.12345678901234568, "0.1234567890123457"},         // 17 fraction digits, the 17th an 8
+		{0.00012345678901234567, "0.0001234567890123"},      // 20, cut at a 4
+		{1.123456789012345, "1.123456789012345"},            // 15: as it is
+		{0.0000000000123456789012345, "0.0000000000123457"}, // OrdinateFormat(16) rounds what DEFAULT (325 places) writes in full
+		{1e-16, "0.0000000000000001"},                       // 16 fraction digits: as it is
+		{6e-17, "0.0000000000000001"},                       // its first digit is the 17th: 6 rounds up
+		{1.5e-16, "0.0000000000000001"},                     // 0.000000000000000149999…: the final 5 is above the double
+		{2.5e-16, "0.0000000000000003"},                     // 0.000000000000000250000…019: below the double, so up (not half-even to 2)
+		{5e-17, "0"},                                        // 0.0000000000000000499999…
+		{0x1p-17, "0.0000076293945312"},                     // 0.00000762939453125 exactly: a tie, half-even keeps the 2
+		{1e-17, "0"},
+		{-1e-17, "-0"}, // DecimalFormat keeps the sign of a value that rounds to zero
+		{5e-324, "0"},
+		{math.MaxFloat64, "17976931348623157" + strings.Repeat("0", 292)},
+		{-math.MaxFloat64, "-17976931348623157" + strings.Repeat("0", 292)},
+		{math.NaN(), "NaN"},
+		{math.Inf(1), "Inf"},
+		{math.Inf(-1), "-Inf"},
+	}
+	for _, tt := range tests {
+		if got := string(appendCoordinate([]byte("x"), tt.f)); got != "x"+tt.want {
+			t.Errorf("%v (%x): got %s, want x%s", tt.f, math.Float64bits(tt.f), got, tt.want)
+		}
+		if got := jtsOrdinate(tt.f); got != tt.want {
+			t.Errorf("%v: the reference writes %s, the table says %s", tt.f, got, tt.want)
+		}
+	}
+}
+
+// TestAppendCoordinateAgainstDecimalFormat holds appendCoordinate to
+// jtsOrdinate, a line-by-line model of DecimalFormat, over doubles of every
+// magnitude, random digits, and decimals of few digits near 16 places.
+func TestAppendCoordinateAgainstDecimalFormat(t *testing.T) {
+	rng := rand.New(rand.NewPCG(33, 5))
+	var fs []float64
+	for range 20000 {
+		fs = append(fs, math.Float64frombits(rng.Uint64()))
+	}
+	for range 20000 {
+		// Magnitudes from 1e-20 to 1e3, where the rounding happens.
+		fs = append(fs, (rng.Float64()-0.5)*math.Pow(10, float64(rng.IntN(24)-20)))
+	}
+	for range 20000 {
+		// Short decimals ending on a 5 at the 17th place and about it.
+		m := float64(rng.IntN(2000)*10 + 5)
+		fs = append(fs, m*math.Pow(10, float64(-17-rng.IntN(4))), math.Nextafter(m*1e-17, 1), math.Nextafter(m*1e-17, 0))
+	}
+	for i := range 60 {
+		fs = append(fs, math.Ldexp(1, -i), math.Ldexp(3, -i), math.Ldexp(5, -i))
+	}
+	var b []byte
+	for _, f := range fs {
+		b = appendCoordinate(b[:0], f)
+		if want := jtsOrdinate(f); string(b) != want {
+			t.Fatalf("%v (%x): got %s, want %s", f, math.Float64bits(f), b, want)
+		}
+	}
+}
+
+// jtsOrdinate models OrdinateFormat.create(16).format(f) as the JDK's
+// DecimalFormat("0") with 16 maximum fraction digits and HALF_EVEN
+// rounding computes it (DigitList.set, shouldRoundUp, round; subformat),
+// slowly: the digits are the shortest decimal, and whether they were
+// rounded up from the double or are exact (FloatingDecimal's
+// digitsRoundedUp and decimalDigitsExact) is decided with math/big.
+func jtsOrdinate(f float64) string {
+	switch {
+	case math.IsNaN(f):
+		return "NaN"
+	case math.IsInf(f, 1):
+		return "Inf"
+	case math.IsInf(f, -1):
+		return "-Inf"
+	}
+	const maxFrac = 16
+	neg := math.Signbit(f)
+	a := math.Abs(f)
+	var digits []byte
+	decimalAt := 0 // the value is 0.digits × 10^decimalAt
+	roundedUp, exact := false, true
+	if a != 0 {
+		s := strconv.FormatFloat(a, 'e', -1, 64) // d.ddde±x
+		mant, exp, _ := strings.Cut(s, "e")
+		e, _ := strconv.Atoi(exp)
+		digits = []byte(strings.Replace(mant, ".", "", 1))
+		decimalAt = e + 1
+		dec, _ := new(big.Rat).SetString(s)
+		switch dec.Cmp(new(big.Rat).SetFloat64(a)) {
+		case 1:
+			roundedUp, exact = true, false
+		case -1:
+			exact = false
+		}
+	}
+	shouldRoundUp := func(at int) bool {
+		switch {
+		case digits[at] > '5':
+			return true
+		case digits[at] < '5':
+			return false
+		case at == len(digits)-1:
+			if roundedUp {
+				return false
+			}
+			if !exact {
+				return true
+			}
+			return at > 0 && (digits[at-1]-'0')%2 == 1
+		}
+		for _, d := range digits[at+1:] {
+			if d != '0' {
+				return true
+			}
+		}
+		return false
+	}
+	switch {
+	case len(digits) == 0:
+	case -decimalAt > maxFrac:
+		digits = nil
+	case -decimalAt == maxFrac:
+		if shouldRoundUp(0) {
+			digits, decimalAt = []byte{'1'}, decimalAt+1
+		} else {
+			digits = nil
+		}
+	default:
+		for len(digits) > 1 && digits[len(digits)-1] == '0' {
+			digits = digits[:len(digits)-1]
+		}
+		if keep := maxFrac + decimalAt; keep >= 0 && keep < len(digits) {
+			if shouldRoundUp(keep) {
+				for {
+					keep--
+					if keep < 0 {
+						digits[0], keep = '1', 0
+						decimalAt++
+						break
+					}
+					if digits[keep]++; digits[keep] <= '9' {
+						break
+					}
+				}
+				keep++
+			}
+			digits = digits[:keep]
+			for len(digits) > 1 && digits[len(digits)-1] == '0' {
+				digits = digits[:len(digits)-1]
+			}
+		}
+	}
+	var out strings.Builder
+	if neg {
+		out.WriteByte('-')
+	}
+	if decimalAt <= 0 || len(digits) == 0 {
+		out.WriteByte('0')
+	}
+	for i := 0; i < decimalAt && len(digits) > 0; i++ {
+		if i < len(digits) {
+			out.WriteByte(digits[i])
+		} else {
+			out.WriteByte('0')
+		}
+	}
+	if len(digits) > max(decimalAt, 0) {
+		out.WriteByte('.')
+		for i := decimalAt; i < 0; i++ {
+			out.WriteByte('0')
+		}
+		out.Write(digits[max(decimalAt, 0):])
+	}
+	return out.String()
+}
+
+// TestAppendWKTLongestText: the longest WKT for its bytes is a line string
+// of the largest doubles, 310 characters for each 8-byte coordinate, a
+// space or ", " between them: under 39 bytes for each byte of WKB (the
+// bound docs/security.md states), where an exponent took at most 4.
+func TestAppendWKTLongestText(t *testing.T) {
+	for _, n := range []int{1, 2, 63} {
+		w := le().geom(2).u32(uint32(n))
+		for range 2 * n {
+			w.f64(-math.MaxFloat64)
+		}
+		out, err := appendWKT(nil, w.b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := 2 + len("LINESTRING ()") + 2*n*310 + n + 2*(n-1); len(out) != want {
+			t.Errorf("%d points: %d bytes of WKT, want %d", n, len(out), want)
+		}
+		if len(out) > 39*len(w.b) {
+			t.Errorf("%d points: %d bytes of WKT for %d bytes of WKB, more than 39 a byte", n, len(out), len(w.b))
+		}
 	}
 }

@@ -283,12 +283,15 @@ func schemaOf(meta table.Metadata, sp split.Split) (split.TableSchema, error) {
 // PlanFiles plans a table's snapshot with iceberg-go: every data file with
 // the delete files that apply to it. Its errors are classified as Plan's.
 func (p *Planner) PlanFiles(ctx context.Context, tbl *table.Table, name string, snapshotID int64) (_ []table.FileScanTask, err error) {
-	if snap := tbl.Metadata().SnapshotByID(snapshotID); snap != nil {
-		if err := p.admitPlan(ctx, tbl, name, snap); err != nil {
+	a := admitted{tbl: tbl}
+	snap := tbl.Metadata().SnapshotByID(snapshotID)
+	if snap != nil {
+		if a, err = p.admitPlan(ctx, tbl, name, snap); err != nil {
 			return nil, err
 		}
+		defer a.done(ctx)
 	}
-	scan := tbl.Scan(table.WithSnapshotID(snapshotID))
+	scan := a.tbl.Scan(table.WithSnapshotID(snapshotID))
 	defer func() {
 		if cerr := scan.Close(); cerr != nil && err == nil {
 			err = fmt.Errorf("close scan of %s: %w", name, cerr)
@@ -296,6 +299,11 @@ func (p *Planner) PlanFiles(ctx context.Context, tbl *table.Table, name string, 
 	}()
 	tasks, err := scan.PlanFiles(ctx)
 	if err != nil {
+		if snap != nil {
+			if refusal := a.refused(name, snap); refusal != nil {
+				return nil, refusal
+			}
+		}
 		return nil, fmt.Errorf("plan %s at snapshot %d in catalog %q: %w", name, snapshotID, p.cat.Name(), err)
 	}
 	return tasks, nil

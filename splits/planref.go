@@ -11,6 +11,7 @@ import (
 
 	"github.com/apache/iceberg-go"
 
+	"github.com/druidiceberg/sidecar/internal/memory"
 	"github.com/druidiceberg/sidecar/splits/split"
 )
 
@@ -142,7 +143,16 @@ func (p *Planner) metadataChanged(ctx context.Context, ref split.PlanRef, plan *
 // replan plans a referenced plan again: the steps of Plan, from the
 // pinned metadata file rather than the catalog, with the path the token's
 // kind says and the pinned options.
+//
+// It is admitted by the rule every plan is (WithMemoryBudget), and holds
+// its reservation until it returns, in a memory scope of its own: the
+// stream that asked holds no scope (and must not hold a plan's memory for
+// as long as it streams; it keeps only its split's files), and the
+// requests that share this replan (the plan cache's single flight) share
+// its one reservation.
 func (p *Planner) replan(ctx context.Context, kind split.TokenKind, ref split.PlanRef, o planOptions) (*cachedPlan, error) {
+	ctx, end := memory.WithScope(ctx)
+	defer end()
 	tbl, err := p.cat.TableAt(ctx, ref.Table, ref.MetadataLocation)
 	if err != nil {
 		return nil, err

@@ -61,11 +61,12 @@ func (p *Planner) scanWith(ctx context.Context, pl *planning) error {
 			return fmt.Errorf("%w: icebergFilter: %w", ErrBadRequest, err)
 		}
 	}
-	if err := p.admitPlan(ctx, pl.tbl, req.Table, pl.snap); err != nil {
+	a, err := p.admitPlan(ctx, pl.tbl, req.Table, pl.snap)
+	if err != nil {
 		return err
 	}
+	defer a.done(ctx)
 	var tasks []table.FileScanTask
-	var err error
 	if req.FromSnapshot != nil {
 		if err := appendsOnly(pl.tbl, req.Table, *req.FromSnapshot, pl.snap); err != nil {
 			return err
@@ -73,13 +74,16 @@ func (p *Planner) scanWith(ctx context.Context, pl *planning) error {
 		// From a snapshot to itself nothing was appended: an empty plan,
 		// which iceberg-go's incremental scan refuses to make.
 		if *req.FromSnapshot != pl.snap.SnapshotID {
-			tasks, err = pl.tbl.NewIncrementalAppendScan(opts...).
+			tasks, err = a.tbl.NewIncrementalAppendScan(opts...).
 				FromSnapshotExclusive(*req.FromSnapshot).ToSnapshot(pl.snap.SnapshotID).PlanFiles(ctx)
 		}
 	} else {
-		tasks, err = pl.tbl.Scan(opts...).PlanFiles(ctx)
+		tasks, err = a.tbl.Scan(opts...).PlanFiles(ctx)
 	}
 	if err != nil {
+		if refusal := a.refused(req.Table, pl.snap); refusal != nil {
+			return refusal
+		}
 		return fmt.Errorf("plan %s at snapshot %d in catalog %q: %w", req.Table, pl.snap.SnapshotID, p.cat.Name(), err)
 	}
 

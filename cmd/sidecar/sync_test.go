@@ -647,6 +647,7 @@ func TestSyncConfig(t *testing.T) {
 		{[]string{"--config", write("pairs:\n  - {table: a.b, timeColumn: ts}\n"), "--dry-run"}, nil, "dataSource and timeColumn (or constantTime, for a table without a time column) are required"},
 		{[]string{"--config", write("pairs:\n  - {table: ab, dataSource: d, timeColumn: ts}\n"), "--dry-run"}, nil, "table"},
 		{[]string{"--config", write("pairs:\n  - {table: a.b, dataSource: d, timeColumn: ts, granularity: fortnight}\n"), "--dry-run"}, nil, "fortnight"},
+		{[]string{"--config", write("pairs:\n  - {table: a.b, dataSource: \"d\\nx\", timeColumn: ts}\n"), "--dry-run"}, nil, "which Druid refuses"},
 		{[]string{"--config", write("pairs:\n  - {table: a.b, dataSource: d, timeColumn: ts}\n  - {table: a.c, dataSource: d, timeColumn: ts}\n"), "--dry-run"}, nil, "another pair"},
 		{[]string{"--config", write("pairs: []\n"), "--dry-run"}, nil, "no pair"},
 	} {

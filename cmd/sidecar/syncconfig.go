@@ -266,6 +266,9 @@ func loadSyncFile(path string) ([]syncPair, error) {
 		if _, err := split.ParseIdentifier(p.Table); err != nil {
 			return nil, fmt.Errorf("%s: table: %w", where, err)
 		}
+		if err := druid.CheckDataSource(p.DataSource); err != nil {
+			return nil, fmt.Errorf("%s: %w", where, err)
+		}
 		g, err := druid.ParseGranularity(p.Granularity)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", where, err)

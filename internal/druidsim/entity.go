@@ -28,6 +28,28 @@ type inputSource struct {
 type inputFormat struct {
 	Type           string `json:"type"`
 	BinaryAsString bool   `json:"binaryAsString"`
+	// FlattenSpec is a JSONPathSpec; the model reads fields of type path
+	// whose expr is a root field ($.name), under useFieldDiscovery.
+	FlattenSpec *struct {
+		UseFieldDiscovery bool `json:"useFieldDiscovery"`
+		Fields            []struct {
+			Type string `json:"type"`
+			Name string `json:"name"`
+			Expr string `json:"expr"`
+		} `json:"fields"`
+	} `json:"flattenSpec"`
+}
+
+// flatten adds to a row the fields of the format's flattenSpec, as
+// Druid's JSONFlattenerMaker does for a root path: the value of the named
+// field, or null.
+func (f inputFormat) flatten(row map[string]any) {
+	if f.FlattenSpec == nil {
+		return
+	}
+	for _, fl := range f.FlattenSpec.Fields {
+		row[fl.Name] = row[strings.TrimPrefix(fl.Expr, "$.")]
+	}
 }
 
 // source is one input source to read, checked as Druid constructs it.
@@ -67,6 +89,16 @@ func parseSource(src, format json.RawMessage) (source, error) {
 		}
 	default:
 		return s, fmt.Errorf("inputSource type %q is not modelled", s.in.Type)
+	}
+	if fs := s.format.FlattenSpec; fs != nil {
+		if !fs.UseFieldDiscovery {
+			return s, errors.New("inputFormat flattenSpec without useFieldDiscovery is not modelled")
+		}
+		for _, f := range fs.Fields {
+			if name := strings.TrimPrefix(f.Expr, "$."); f.Type != "path" || name == f.Expr || strings.ContainsAny(name, ".[]*$") {
+				return s, fmt.Errorf("inputFormat flattenSpec field %s %q is not modelled", f.Type, f.Expr)
+			}
+		}
 	}
 	switch s.format.Type {
 	case "json", "parquet":
@@ -113,6 +145,9 @@ func (d *Druid) rows(ctx context.Context, s source) ([]map[string]any, error) {
 			if err != nil {
 				return nil, err
 			}
+			for _, r := range rows {
+				s.format.flatten(r)
+			}
 			out = append(out, rows...)
 			continue
 		}
@@ -124,6 +159,7 @@ func (d *Druid) rows(ctx context.Context, s source) ([]map[string]any, error) {
 			if err != nil {
 				return nil, fmt.Errorf("CannotParseExternalData: line %q: %w", line, err)
 			}
+			s.format.flatten(obj)
 			out = append(out, obj)
 		}
 	}

@@ -212,7 +212,9 @@ func (r *Reservation) Size() int64 {
 func (r *Reservation) Grow(n int64) error { return r.Set(r.Size() + n) }
 
 // Set makes the reservation hold n bytes: more is reserved (and can fail
-// as Reserve does), less is given back.
+// as Reserve does), less is given back. A negative n, which only an
+// overflowing size computes, is refused: it would give back what others
+// hold.
 func (r *Reservation) Set(n int64) error {
 	if r == nil || r.b == nil {
 		return nil
@@ -221,6 +223,9 @@ func (r *Reservation) Set(n int64) error {
 	defer r.mu.Unlock()
 	if r.released {
 		return errors.New("memory reservation used after its release")
+	}
+	if n < 0 {
+		return fmt.Errorf("a memory reservation of %d bytes: a size overflowed", n)
 	}
 	if r.bound > 0 && n > r.bound {
 		return r.b.refuse(r.kind, false, &ExceedsError{Kind: r.kind, Need: n, Bound: r.bound, BoundName: r.boundName})

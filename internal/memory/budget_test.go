@@ -52,6 +52,9 @@ func TestBudget(t *testing.T) {
 		t.Errorf("%d held after every release", s.Used)
 	}
 	// No budget: everything fits.
+	if _, err := b.Reserve(Plan, -4096, 0, ""); err == nil || b.Stats().Used != 0 {
+		t.Errorf("a negative reservation: %v, %d held", err, b.Stats().Used)
+	}
 	var none *Budget
 	if r, err := none.Reserve(Plan, 1<<60, 0, ""); err != nil || r.Grow(1<<60) != nil {
 		t.Errorf("a nil budget refused: %v", err)

@@ -109,9 +109,11 @@ func appendWKT(buf, raw []byte) ([]byte, error) {
 }
 
 // OracleWKT decodes WKB with go-geom (empty points as NaN coordinates) and
-// writes it as WKT with go-geom, but for a multipoint's points, which it
-// parenthesizes one by one as the OGC grammar and JTS do ("MULTIPOINT ((1
-// 2), (3 4))", where go-geom writes "MULTIPOINT (1 2, 3 4)"). Numbers are
+// writes it as WKT with go-geom, but for the members of a multi-geometry,
+// which it writes one by one as the OGC grammar and JTS do: a multipoint's
+// points parenthesized ("MULTIPOINT ((1 2), (3 4))", where go-geom writes
+// "MULTIPOINT (1 2, 3 4)"), an empty member as EMPTY ("MULTIPOLYGON
+// (EMPTY)", where go-geom writes "MULTIPOLYGON ((EMPTY))"). Numbers are
 // go-geom's: no exponent. A point whose coordinates are all NaN is empty
 // whatever the NaNs' bits, as GEOS and the spec's readers test it
 // (isnan); go-geom takes only its own NaN for empty.
@@ -134,6 +136,14 @@ func oracleWKT(g geom.T) (string, error) {
 	case *geom.MultiPoint:
 		for i := range g.NumPoints() {
 			elems = append(elems, g.Point(i))
+		}
+	case *geom.MultiLineString:
+		for i := range g.NumLineStrings() {
+			elems = append(elems, g.LineString(i))
+		}
+	case *geom.MultiPolygon:
+		for i := range g.NumPolygons() {
+			elems = append(elems, g.Polygon(i))
 		}
 	case *geom.GeometryCollection:
 		elems = g.Geoms()
@@ -161,9 +171,11 @@ func oracleWKT(g geom.T) (string, error) {
 		if err != nil {
 			return "", err
 		}
-		if _, mp := g.(*geom.MultiPoint); mp {
-			// "POINT (1 2)" as "(1 2)", "POINT EMPTY" as "EMPTY".
-			s = strings.TrimLeft(strings.TrimPrefix(s, "POINT"), " ZM")
+		if _, gc := g.(*geom.GeometryCollection); !gc {
+			// A member of a multi-geometry without its type: "POINT (1 2)"
+			// as "(1 2)", "POLYGON EMPTY" as "EMPTY".
+			_, s, _ = strings.Cut(s, " ")
+			s = strings.TrimLeft(s, "ZM ")
 		}
 		b.WriteString(s)
 	}

@@ -97,7 +97,7 @@ func (t *tableIO) open(location string, failed *loaded) (icebergio.File, *loaded
 // load the file was opened with, nil when the server's FileIO opened it.
 func (t *tableIO) openConfined(location string, failed *loaded) (icebergio.File, *loaded, error) {
 	if t.c.server.Mapped(location) {
-		f, err := t.openObject(t.c.server, location)
+		f, err := t.via(t.c.server).Open(location)
 		return f, nil, err
 	}
 	ctx := t.c.ctx
@@ -132,30 +132,14 @@ func (t *tableIO) openWith(l *loaded, location string) (icebergio.File, *loaded,
 	if err != nil {
 		return nil, nil, fmt.Errorf("%w: %w of table %s: %w", split.ErrUnavailable, errRenewal, strings.Join(t.ident, "."), err)
 	}
-	f, err := t.openObject(fsys, location)
+	f, err := t.via(fsys).Open(location)
 	if errors.Is(err, blobfs.ErrUnsupportedObjectAuthority) {
 		// The table's FileIO is bound to the bucket of its metadata; a
 		// file elsewhere is read with the server's properties.
-		f, err = t.openObject(t.c.server, location)
+		f, err = t.via(t.c.server).Open(location)
 		return f, nil, err
 	}
 	return f, l, err
-}
-
-// openObject opens location with fsys. A file that "does not exist" is
-// opened once more: gocloud's S3 driver (gocloud.dev v0.46, s3blob's
-// ErrorCode) takes any failure whose message holds "301" for a missing
-// bucket, and an answer's message holds it by chance (in the store's
-// random request id); iceberg-go's blobfs.Open then reports fs.ErrNotExist
-// and drops the answer. A refusal would read as a missing file, and the
-// credentials would not be renewed. A file really missing is missing
-// again.
-func (t *tableIO) openObject(fsys icebergio.IO, location string) (icebergio.File, error) {
-	f, err := t.via(fsys).Open(location)
-	if errors.Is(err, fs.ErrNotExist) {
-		f, err = t.via(fsys).Open(location)
-	}
-	return f, err
 }
 
 // via is the FileIO that opens a file with fsys (see WithFileIOWrapper).

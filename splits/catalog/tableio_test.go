@@ -6,25 +6,31 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync/atomic"
 	"testing"
 
 	icebergio "github.com/apache/iceberg-go/io"
 	_ "github.com/apache/iceberg-go/io/gocloud/s3" // the s3 scheme, as the binary registers it
+
+	"github.com/druidiceberg/sidecar/splits/split"
 )
 
-// TestOpenAsksAMissingObjectAgain: gocloud's S3 driver takes any failure
-// whose message holds "301" for a missing bucket, and iceberg-go's
-// blobfs.Open reports it as fs.ErrNotExist. A store's request id holds
-// "301" by chance (about one answer in 200 for a 24-digit hex id), so a
-// refusal that should renew the credentials read as a missing file. The
-// store here is an HTTP handler that answers as S3 does: no real store
-// can be made to pick such a request id. The first GET of the object is
-// refused with a request id that holds "301", the next one served; the
-// missing object is answered 404 twice.
-func TestOpenAsksAMissingObjectAgain(t *testing.T) {
+// TestOpenReportsARefusalAsRefused: an S3 store's refusal is a refusal and
+// a missing object is missing, on the first ask, whatever "301" the
+// answer holds. gocloud.dev before v0.47 (s3blob's ErrorCode) took any
+// failure whose message held "301" for a missing bucket
+// (google/go-cloud#3747), and iceberg-go's blobfs.Open then reported
+// fs.ErrNotExist: a refusal whose request id held "301" by chance (about
+// one answer in 200 for a 24-digit hex id) read as a file gone, with no
+// renewal of the credentials, and the sidecar opened every missing file
+// twice to tell them apart. The store here is an HTTP handler that
+// answers as S3 does: no real store can be made to pick such a request
+// id. Each open is classified as tableIO.Open classifies it.
+func TestOpenReportsARefusalAsRefused(t *testing.T) {
 	body := []byte("PAR1 the object's bytes PAR1")
 	var gets, refusals atomic.Int32
 	store := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -35,7 +41,7 @@ func TestOpenAsksAMissingObjectAgain(t *testing.T) {
 		gets.Add(1)
 		switch {
 		case r.URL.Path != "/lake/data/f.parquet":
-			s3Error(w, http.StatusNotFound, "NoSuchKey", "18ED78BA07AF8779F1689F79")
+			s3Error(w, http.StatusNotFound, "NoSuchKey", "18ED78BA07A3018F1689F79C")
 		case refusals.Load() > 0:
 			refusals.Add(-1)
 			s3Error(w, http.StatusForbidden, "InvalidAccessKeyId", "18ED78BA07A3018F1689F79C")
@@ -46,47 +52,79 @@ func TestOpenAsksAMissingObjectAgain(t *testing.T) {
 	}))
 	t.Cleanup(store.Close)
 	t.Setenv("AWS_EC2_METADATA_DISABLED", "true")
-	props := map[string]string{
-		"s3.endpoint": store.URL, "s3.region": "us-east-1",
-		"s3.access-key-id": "key", "s3.secret-access-key": "secret",
-		"s3.force-virtual-addressing": "false",
+	props := func(endpoint string) map[string]string {
+		return map[string]string{
+			"s3.endpoint": endpoint, "s3.region": "us-east-1",
+			"s3.access-key-id": "key", "s3.secret-access-key": "secret",
+			"s3.force-virtual-addressing": "false",
+		}
 	}
 	const location = "s3://lake/data/f.parquet"
-	fsys, err := icebergio.LoadFS(context.Background(), props, location)
+	fsys, err := icebergio.LoadFS(context.Background(), props(store.URL), location)
 	if err != nil {
 		t.Fatal(err)
 	}
-
-	// What the workaround is for: iceberg-go and gocloud alone read the
-	// refusal as a missing file.
-	refusals.Store(1)
-	if _, err := fsys.Open(location); !errors.Is(err, fs.ErrNotExist) {
-		t.Fatalf("iceberg-go's open of a refusal whose request id holds 301: %v; if it is no longer fs.ErrNotExist, openObject's second open can go", err)
+	open := func(fsys icebergio.IO, location string) (icebergio.File, error) {
+		f, err := fsys.Open(location)
+		if err != nil {
+			return nil, classify("test", "open "+location, err)
+		}
+		return f, nil
 	}
 
-	refusals.Store(1)
-	gets.Store(0)
-	tio := &tableIO{c: &Catalog{}}
-	f, err := tio.openObject(fsys, location)
-	if err != nil {
-		t.Fatalf("open after a refusal read as missing: %v", err)
-	}
-	defer f.Close()
-	got, err := io.ReadAll(f)
-	if err != nil || string(got) != string(body) {
-		t.Fatalf("read %q, %v; want %q", got, err, body)
-	}
-	if n := gets.Load(); n != 2 {
-		t.Fatalf("%d GETs, want the refused one and the one asked again", n)
-	}
+	t.Run("refused", func(t *testing.T) {
+		refusals.Store(1)
+		gets.Store(0)
+		_, err := open(fsys, location)
+		if !errors.Is(err, split.ErrDenied) || errors.Is(err, fs.ErrNotExist) {
+			t.Fatalf("open refused with a request id that holds 301: %v; want split.ErrDenied, not fs.ErrNotExist", err)
+		}
+		if n := gets.Load(); n != 1 {
+			t.Fatalf("%d GETs, want the refused one only", n)
+		}
+		// The next open is served: nothing of the refusal stays.
+		f, err := open(fsys, location)
+		if err != nil {
+			t.Fatalf("open after the refusal: %v", err)
+		}
+		defer f.Close()
+		if got, err := io.ReadAll(f); err != nil || string(got) != string(body) {
+			t.Fatalf("read %q, %v; want %q", got, err, body)
+		}
+	})
 
-	gets.Store(0)
-	if _, err := tio.openObject(fsys, "s3://lake/data/missing.parquet"); !errors.Is(err, fs.ErrNotExist) {
-		t.Fatalf("open of a missing object: %v, want fs.ErrNotExist", err)
-	}
-	if n := gets.Load(); n != 2 {
-		t.Fatalf("%d GETs of the missing object, want 2", n)
-	}
+	t.Run("missing", func(t *testing.T) {
+		gets.Store(0)
+		_, err := open(fsys, "s3://lake/data/missing.parquet")
+		if !errors.Is(err, fs.ErrNotExist) || errors.Is(err, split.ErrDenied) || errors.Is(err, split.ErrUnavailable) {
+			t.Fatalf("open of a missing object: %v, want fs.ErrNotExist only", err)
+		}
+		if n := gets.Load(); n != 1 {
+			t.Fatalf("%d GETs of the missing object, want 1", n)
+		}
+	})
+
+	t.Run("unreachable store, 301 in the URL", func(t *testing.T) {
+		// A port nothing listens on: the connection is refused, and the
+		// error's text holds the URL, "301" and all.
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		addr := l.Addr().String()
+		if err := l.Close(); err != nil {
+			t.Fatal(err)
+		}
+		const location = "s3://lake/301/f.parquet"
+		down, err := icebergio.LoadFS(context.Background(), props("http://"+addr), location)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = open(down, location)
+		if !errors.Is(err, split.ErrUnavailable) || errors.Is(err, fs.ErrNotExist) || !strings.Contains(err.Error(), "301") {
+			t.Fatalf("open from a store that cannot be reached: %v; want split.ErrUnavailable, not fs.ErrNotExist, with the URL's 301 in the text", err)
+		}
+	})
 }
 
 // s3Error answers as S3 does when it refuses a request: the status, and

@@ -94,7 +94,7 @@ func SameTable(a, b Split) bool {
 // token planned by one release is never resumed at a byte offset by a
 // replica of another: Encoding.Version pins it. The reader's golden files
 // name the version they hold (TestGoldenEncodingVersion).
-const RowEncoding = 2
+const RowEncoding = 3
 
 // Encoding holds how a split's values are written: the row encoding's
 // version the split was planned under, and the choices a client can make.
