@@ -40,8 +40,10 @@ import (
 // holds the table's live rows (iceberg-go's oracle), value by value; every
 // column has the Druid type of the docs' table in every segment (but the
 // segments of nested data that hold no object, which docs/values.md says
-// Druid types by what they hold) and in the Broker's merge. Each run
-// writes datasources of its own names, so a cluster serves many runs.
+// Druid types by what they hold) and in the Broker's merge; and the model
+// of Druid (internal/druidsim), given the same task or statement, holds
+// what Druid holds (checkModel). Each run writes datasources of its own
+// names, so a cluster serves many runs.
 func TestRealDruid(t *testing.T) {
 	d := realDruidFromEnv(t)
 	ctx := context.Background()
@@ -473,6 +475,7 @@ func (d *realDruid) check(t testing.TB, ds string, want []string, types map[stri
 // right and the model is to change (docs/testing.md).
 func (d *realDruid) checkModel(t testing.TB, ds string, real realState, ingest func(*druidsim.Druid) error) {
 	t.Helper()
+	start := time.Now()
 	m := druidsim.New()
 	m.Version = d.major
 	if err := ingest(m); err != nil {
@@ -518,7 +521,8 @@ func (d *realDruid) checkModel(t testing.TB, ds string, real realState, ingest f
 		}
 	}
 	if !t.Failed() {
-		t.Logf("the model of Druid %s agrees with Druid on %s: %d rows, %d segments in %d time chunks", d.version, ds, len(real.rows), nsegs, len(real.segments))
+		t.Logf("the model of Druid %s agrees with Druid on %s: %d rows, %d segments in %d time chunks (the model took %s)",
+			d.version, ds, len(real.rows), nsegs, len(real.segments), time.Since(start).Round(time.Millisecond))
 	}
 }
 
@@ -693,6 +697,11 @@ func TestRealDruidFixtures(t *testing.T) {
 					// statement that reads nothing fails.
 					if code, msg := d.taskEnd(t, id); code != "FAILED" || !strings.Contains(msg, "InsertCannotBeEmpty") {
 						t.Fatalf("a statement of no rows on Druid %s: %s %s, want FAILED with InsertCannotBeEmpty", d.version, code, msg)
+					}
+					m := druidsim.New()
+					m.Version = d.major
+					if err := m.ExecSQL(ctx, st.Query, st.Context); err == nil || !strings.Contains(err.Error(), "InsertCannotBeEmpty") {
+						t.Errorf("Druid %s fails a statement of no rows with InsertCannotBeEmpty; the model: %v", d.version, err)
 					}
 					return
 				}
