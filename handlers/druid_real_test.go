@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/url"
 	"os"
@@ -39,8 +40,10 @@ import (
 // holds the table's live rows (iceberg-go's oracle), value by value; every
 // column has the Druid type of the docs' table in every segment (but the
 // segments of nested data that hold no object, which docs/values.md says
-// Druid types by what they hold) and in the Broker's merge. Each run
-// writes datasources of its own names, so a cluster serves many runs.
+// Druid types by what they hold) and in the Broker's merge; and the model
+// of Druid (internal/druidsim), given the same task or statement, holds
+// what Druid holds (checkModel). Each run writes datasources of its own
+// names, so a cluster serves many runs.
 func TestRealDruid(t *testing.T) {
 	d := realDruidFromEnv(t)
 	ctx := context.Background()
@@ -125,9 +128,10 @@ func TestRealDruid(t *testing.T) {
 			}
 			t.Run("task", func(t *testing.T) {
 				ds := "real_" + tc.name + "_task_" + run
-				id := d.submitTask(t, tc.srv.druidTask(t, params(ds)))
+				task := tc.srv.druidTask(t, params(ds))
+				id := d.submitTask(t, task)
 				d.waitTask(t, id)
-				d.check(t, ds, want, types)
+				d.checkModel(t, ds, d.check(t, ds, want, types), func(m *druidsim.Druid) error { return m.ExecTask(ctx, task) })
 			})
 			t.Run("sql", func(t *testing.T) {
 				ds := "real_" + tc.name + "_sql_" + run
@@ -137,18 +141,19 @@ func TestRealDruid(t *testing.T) {
 					t.Skip("this Druid has no SQL-based ingestion (the Broker answers POST /druid/v2/sql/task with 405)")
 				}
 				d.waitTask(t, id)
-				d.check(t, ds, want, types)
+				d.checkModel(t, ds, d.check(t, ds, want, types), func(m *druidsim.Druid) error { return m.ExecSQL(ctx, st.Query, st.Context) })
 			})
 			t.Run("sql_replace", func(t *testing.T) {
 				ds := "real_" + tc.name + "_replace_" + run
 				v := params(ds)
 				v.Set("statement", "replace")
-				id, ok := d.submitSQL(t, tc.srv.druidSQL(t, v))
+				st := tc.srv.druidSQL(t, v)
+				id, ok := d.submitSQL(t, st)
 				if !ok {
 					t.Skip("this Druid has no SQL-based ingestion (the Broker answers POST /druid/v2/sql/task with 405)")
 				}
 				d.waitTask(t, id)
-				d.check(t, ds, want, types)
+				d.checkModel(t, ds, d.check(t, ds, want, types), func(m *druidsim.Druid) error { return m.ExecSQL(ctx, st.Query, st.Context) })
 			})
 		})
 	}
@@ -366,10 +371,19 @@ func (d *realDruid) waitSchema(t testing.TB, ds string, types map[string]string)
 	}
 }
 
+// realState is what Druid holds of a datasource: its rows as Row.String
+// spells them, sorted; the column types of each segment of each time
+// chunk (by interval); and the Broker's merge of them, in Druid types.
+type realState struct {
+	rows     []string
+	segments map[string][]map[string]string
+	types    map[string]string
+}
+
 // check holds the datasource ds to the rows want (as druidExpect spells
 // them) and each column's type in every segment to types, the Druid types
-// of the docs' table.
-func (d *realDruid) check(t testing.TB, ds string, want []string, types map[string]string) {
+// of the docs' table, and answers what Druid holds.
+func (d *realDruid) check(t testing.TB, ds string, want []string, types map[string]string) realState {
 	t.Helper()
 	d.waitLoaded(t, ds)
 	d.waitSchema(t, ds, types)
@@ -403,8 +417,21 @@ func (d *realDruid) check(t testing.TB, ds string, want []string, types map[stri
 		t.Fatalf("no segment of %s answers segmentMetadata", ds)
 	}
 	unpinned := 0
+	state := realState{rows: got, segments: map[string][]map[string]string{}, types: map[string]string{}}
 	for _, s := range segments {
+		// A segment's id is its datasource, start, end, version and
+		// partition number (but 0).
+		parts := strings.Split(strings.TrimPrefix(s.ID, ds+"_"), "_")
+		if len(parts) < 3 {
+			t.Fatalf("segment id %s: no interval", s.ID)
+		}
+		iv := parts[0] + "/" + parts[1]
+		st := map[string]string{}
+		state.segments[iv] = append(state.segments[iv], st)
 		for col, c := range s.Columns {
+			if col != "__time" {
+				st[col] = c.TypeSignature
+			}
 			w, ok := types[col]
 			switch {
 			case col == "__time":
@@ -430,12 +457,101 @@ func (d *realDruid) check(t testing.TB, ds string, want []string, types map[stri
 		if col == "__time" {
 			continue
 		}
+		state.types[col] = typ
 		if w := sqlType(types[col]); typ != w {
 			t.Errorf("the Broker types %s as %s, want %s (%s)", col, typ, w, types[col])
 		}
 	}
 	t.Logf("%s: %d rows, %d segments, %d columns; %d column segments of nested data without an object, typed by what they hold",
 		ds, len(got), len(segments), len(cols), unpinned)
+	return state
+}
+
+// checkModel runs ingest (the task or statement Druid ran into ds, the
+// same bytes) through the model of Druid, internal/druidsim, of this
+// Druid's version, and fails t where the model disagrees with what Druid
+// holds: the rows, the segments' time chunks, each column's type in each
+// segment, and the Broker's merge of them. Where they disagree, Druid is
+// right and the model is to change (docs/testing.md).
+func (d *realDruid) checkModel(t testing.TB, ds string, real realState, ingest func(*druidsim.Druid) error) {
+	t.Helper()
+	start := time.Now()
+	m := druidsim.New()
+	m.Version = d.major
+	if err := ingest(m); err != nil {
+		t.Fatalf("the model of Druid %s refuses what Druid ran: %v", d.version, err)
+	}
+	if rows := m.RowStrings(ds); !slices.Equal(rows, real.rows) {
+		t.Errorf("the model of Druid %s disagrees with Druid on the rows of %s:\n%s", d.version, ds, rowsDiff(rows, real.rows))
+	}
+	// The segments of a time chunk, each its column types, compared as
+	// sets: Druid numbers a chunk's segments in the order its subtasks
+	// end.
+	chunk := func(segs []map[string]string) []string {
+		out := make([]string, len(segs))
+		for i, s := range segs {
+			out[i] = canonicalTypes(s)
+		}
+		slices.Sort(out)
+		return out
+	}
+	modelSegs := map[string][]map[string]string{}
+	for _, s := range m.Segments(ds) {
+		modelSegs[s.Interval] = append(modelSegs[s.Interval], s.Types)
+	}
+	nsegs := 0
+	for iv, dt := range real.segments {
+		nsegs += len(dt)
+		if got, want := chunk(modelSegs[iv]), chunk(dt); !slices.Equal(got, want) {
+			t.Errorf("the segments of %s in %s: Druid types their columns\n  %s\nthe model\n  %s",
+				ds, iv, strings.Join(want, "\n  "), strings.Join(got, "\n  "))
+		}
+	}
+	for iv := range modelSegs {
+		if _, ok := real.segments[iv]; !ok {
+			t.Errorf("the model has a segment of %s in %s, Druid none", ds, iv)
+		}
+	}
+	for col, typ := range m.Types(ds) {
+		if col == "__time" {
+			continue
+		}
+		if w := real.types[col]; sqlType(typ) != w {
+			t.Errorf("the Broker types %s of %s as %s, the model %s", col, ds, w, typ)
+		}
+	}
+	if !t.Failed() {
+		t.Logf("the model of Druid %s agrees with Druid on %s: %d rows, %d segments in %d time chunks (the model took %s)",
+			d.version, ds, len(real.rows), nsegs, len(real.segments), time.Since(start).Round(time.Millisecond))
+	}
+}
+
+// canonicalTypes spells a segment's column types in column order.
+func canonicalTypes(types map[string]string) string {
+	var b strings.Builder
+	for _, col := range slices.Sorted(maps.Keys(types)) {
+		fmt.Fprintf(&b, "%s:%s ", col, types[col])
+	}
+	return strings.TrimSpace(b.String())
+}
+
+// rowsDiff lists the rows only one of model and real holds.
+func rowsDiff(model, real []string) string {
+	var b strings.Builder
+	for _, r := range model {
+		if !slices.Contains(real, r) {
+			fmt.Fprintf(&b, "  only the model: %s\n", r)
+		}
+	}
+	for _, r := range real {
+		if !slices.Contains(model, r) {
+			fmt.Fprintf(&b, "  only Druid:     %s\n", r)
+		}
+	}
+	if b.Len() == 0 {
+		return "  the same rows, other counts"
+	}
+	return b.String()
 }
 
 // sqlType is the SQL type Druid's INFORMATION_SCHEMA gives a column of
@@ -537,6 +653,7 @@ func realValue(t testing.TB, v any, typ string) any {
 // fixture's expected.json) in the types of the docs' table.
 func TestRealDruidFixtures(t *testing.T) {
 	d := realDruidFromEnv(t)
+	ctx := context.Background()
 	run := fmt.Sprintf("%d", time.Now().Unix())
 	const at = "2000-01-01T00:00:00Z"
 	atMillis := time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC).UnixMilli()
@@ -564,12 +681,14 @@ func TestRealDruidFixtures(t *testing.T) {
 			}
 			t.Run("task", func(t *testing.T) {
 				ds := fmt.Sprintf("real_fixture%d_task_%s", i, run)
-				d.waitTask(t, d.submitTask(t, srv.druidTask(t, params(ds))))
-				d.checkMaybeEmpty(t, ds, want, types)
+				task := srv.druidTask(t, params(ds))
+				d.waitTask(t, d.submitTask(t, task))
+				d.checkMaybeEmpty(t, ds, want, types, func(m *druidsim.Druid) error { return m.ExecTask(ctx, task) })
 			})
 			t.Run("sql", func(t *testing.T) {
 				ds := fmt.Sprintf("real_fixture%d_sql_%s", i, run)
-				id, ok := d.submitSQL(t, srv.druidSQL(t, params(ds)))
+				st := srv.druidSQL(t, params(ds))
+				id, ok := d.submitSQL(t, st)
 				if !ok {
 					t.Skip("this Druid has no SQL-based ingestion (the Broker answers POST /druid/v2/sql/task with 405)")
 				}
@@ -579,22 +698,35 @@ func TestRealDruidFixtures(t *testing.T) {
 					if code, msg := d.taskEnd(t, id); code != "FAILED" || !strings.Contains(msg, "InsertCannotBeEmpty") {
 						t.Fatalf("a statement of no rows on Druid %s: %s %s, want FAILED with InsertCannotBeEmpty", d.version, code, msg)
 					}
+					m := druidsim.New()
+					m.Version = d.major
+					if err := m.ExecSQL(ctx, st.Query, st.Context); err == nil || !strings.Contains(err.Error(), "InsertCannotBeEmpty") {
+						t.Errorf("Druid %s fails a statement of no rows with InsertCannotBeEmpty; the model: %v", d.version, err)
+					}
 					return
 				}
 				d.waitTask(t, id)
-				d.checkMaybeEmpty(t, ds, want, types)
+				d.checkMaybeEmpty(t, ds, want, types, func(m *druidsim.Druid) error { return m.ExecSQL(ctx, st.Query, st.Context) })
 			})
 		})
 	}
 }
 
-// checkMaybeEmpty is check, or for no rows, that Druid published no
-// segment of ds.
-func (d *realDruid) checkMaybeEmpty(t testing.TB, ds string, want []string, types map[string]string) {
+// checkMaybeEmpty is check and checkModel, or for no rows, that Druid
+// published no segment of ds and the model none either.
+func (d *realDruid) checkMaybeEmpty(t testing.TB, ds string, want []string, types map[string]string, ingest func(*druidsim.Druid) error) {
 	t.Helper()
 	if len(want) > 0 {
-		d.check(t, ds, want, types)
+		d.checkModel(t, ds, d.check(t, ds, want, types), ingest)
 		return
+	}
+	m := druidsim.New()
+	m.Version = d.major
+	if err := ingest(m); err != nil {
+		t.Fatalf("the model of Druid %s refuses what Druid ran: %v", d.version, err)
+	}
+	if segs := m.Segments(ds); len(segs) > 0 {
+		t.Errorf("the model of Druid %s writes %d segments of no rows, Druid none", d.version, len(segs))
 	}
 	_, rows, body := d.sql(t, `SELECT COUNT(*) AS "n" FROM sys.segments WHERE "datasource" = ? AND "is_published" = 1`, ds)
 	// Druid answers a COUNT over no rows of sys.segments with no row.
@@ -631,9 +763,8 @@ func constantExpect(t testing.TB, lines []string, millis int64, types map[string
 
 // realExpect is druidExpect with the values of nested columns
 // (COMPLEX<json>) as the sidecar serves them: Druid keeps a nested
-// column's JSON as it reads it, booleans too, where the model makes them
-// 1 and 0 (internal/druidsim's bestEffort). Each value where the two
-// differ is logged: the model is the one to change.
+// column's JSON as it reads it, booleans too. A value where the model's
+// Expect holds otherwise fails t: the model is the one to change.
 func realExpect(t testing.TB, lines []string, timeColumn string, types map[string]string) []string {
 	t.Helper()
 	var out []string
@@ -663,7 +794,7 @@ func realExpect(t testing.TB, lines []string, timeColumn string, types map[strin
 			served := realValue(t, v, "")
 			model := strings.TrimPrefix(druidsim.Row{Columns: map[string]any{col: r.Columns[col]}}.String(), "0 ")
 			if kept := strings.TrimPrefix(druidsim.Row{Columns: map[string]any{col: served}}.String(), "0 "); kept != model {
-				t.Logf("the model of Druid holds %s of the row at %d as %s; Druid keeps %s", col, r.Time, model, kept)
+				t.Errorf("the model of Druid holds %s of the row at %d as %s; Druid keeps %s", col, r.Time, model, kept)
 			}
 			r.Columns[col] = served
 		}

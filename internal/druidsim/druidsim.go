@@ -240,7 +240,7 @@ func expectRows(lines []string, timeColumn string, types map[string]string) ([]R
 			}
 			dim := map[string]string{"LONG": "long", "FLOAT": "float", "DOUBLE": "double", "STRING": "string"}[types[col]]
 			if dim == "" {
-				obj[col] = bestEffort(v)
+				obj[col] = storedValue(v)
 				continue
 			}
 			if obj[col], ok = dimensionValue(v, dim); !ok {

@@ -296,6 +296,40 @@ func TestRules(t *testing.T) {
 					t.Fatalf("types %v rows %v", ty, d.Rows("ds"))
 				}
 			}},
+		{rule: "StructuredData: a nested column keeps the booleans of the JSON it read (real Druid 27 and 33), a list of booleans is ARRAY<LONG> 1/0",
+			run: func(d *Druid) error {
+				return d.ExecTask(ctx, taskSpec(nil, false, `"DAY"`, nil,
+					fmt.Sprintf(`{"t":%d,"o":{"b":true,"l":[false]},"l":[true,false],"lo":[{"b":false}]}`, day1)))
+			},
+			check: func(t *testing.T, d *Druid) {
+				ty, rows := d.Types("ds"), d.RowStrings("ds")
+				want := fmt.Sprintf(`%d {"l":[1,0],"lo":[{"b":false}],"o":{"b":true,"l":[false]}}`, day1)
+				if ty["o"] != "COMPLEX<json>" || ty["lo"] != "COMPLEX<json>" || ty["l"] != "ARRAY<LONG>" || len(rows) != 1 || rows[0] != want {
+					t.Fatalf("types %v rows %v, want %s", ty, rows, want)
+				}
+			}},
+		{rule: "ParallelIndexSupervisorTask: with maxNumConcurrentSubTasks above 1 each URI's subtask writes its own segment of a chunk, typed by its rows",
+			run: func(d *Druid) error {
+				srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					if r.URL.Path == "/a" {
+						fmt.Fprintf(w, `{"t":%d,"o":{"x":1}}`+"\n", day1)
+						return
+					}
+					fmt.Fprintf(w, `{"t":%d,"o":null}`+"\n", day1)
+				}))
+				t.Cleanup(srv.Close)
+				spec := fmt.Sprintf(`{"type":"index_parallel","spec":{"dataSchema":{"dataSource":"ds","timestampSpec":{"column":"t","format":"millis"},
+					"dimensionsSpec":{"useSchemaDiscovery":true},"granularitySpec":{"segmentGranularity":"DAY"}},
+					"ioConfig":{"type":"index_parallel","inputSource":{"type":"http","uris":["%s/a","%s/b"]},"inputFormat":{"type":"json"}},
+					"tuningConfig":{"type":"index_parallel","maxNumConcurrentSubTasks":2}}}`, srv.URL, srv.URL)
+				return d.ExecTask(ctx, []byte(spec))
+			},
+			check: func(t *testing.T, d *Druid) {
+				segs := d.Segments("ds")
+				if len(segs) != 2 || segs[0].Types["o"] != "COMPLEX<json>" || segs[1].Types["o"] != "STRING" || segs[1].Partition != 1 {
+					t.Fatalf("segments %+v: want one of each URI, COMPLEX<json> and STRING", segs)
+				}
+			}},
 		{rule: "MapInputRowParser.findDimensions: discovery leaves out the timestamp column",
 			run: func(d *Druid) error { return d.ExecTask(ctx, taskSpec(nil, false, `"DAY"`, nil, row(day1, "a"))) },
 			check: func(t *testing.T, d *Druid) {

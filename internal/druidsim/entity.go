@@ -118,35 +118,36 @@ func parseSource(src, format json.RawMessage) (source, error) {
 }
 
 // read checks an input source and reads every row it serves.
-func (d *Druid) read(ctx context.Context, src, format json.RawMessage) (source, []map[string]any, error) {
+func (d *Druid) read(ctx context.Context, src, format json.RawMessage) (source, []map[string]any, []int, error) {
 	s, err := parseSource(src, format)
 	if err != nil {
-		return s, nil, err
+		return s, nil, nil, err
 	}
-	rows, err := d.rows(ctx, s)
-	return s, rows, err
+	rows, uris, err := d.rows(ctx, s)
+	return s, rows, uris, err
 }
 
 // rows reads every row of the source, as Druid's readers present them.
 // A line the JSON reader cannot parse is an error: MSQ's default
 // maxParseExceptions is 0 (MSQMode strict), native batch counts it.
-func (d *Druid) rows(ctx context.Context, s source) ([]map[string]any, error) {
+// uris says, row by row, which of the source's URIs (its splits) the row
+// came from.
+func (d *Druid) rows(ctx context.Context, s source) (out []map[string]any, uris []int, err error) {
 	bodies := [][]byte{[]byte(s.in.Data)}
 	if s.in.Type == "http" {
-		var err error
 		if bodies, err = d.fetchAll(ctx, s.in); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
-	var out []map[string]any
-	for _, b := range bodies {
+	for i, b := range bodies {
 		if s.format.Type == "parquet" {
 			rows, err := d.parquetRows(b, s.format.BinaryAsString)
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			for _, r := range rows {
 				s.format.flatten(r)
+				uris = append(uris, i)
 			}
 			out = append(out, rows...)
 			continue
@@ -157,13 +158,14 @@ func (d *Druid) rows(ctx context.Context, s source) ([]map[string]any, error) {
 			}
 			obj, err := jacksonLine(line)
 			if err != nil {
-				return nil, fmt.Errorf("CannotParseExternalData: line %q: %w", line, err)
+				return nil, nil, fmt.Errorf("CannotParseExternalData: line %q: %w", line, err)
 			}
 			s.format.flatten(obj)
 			out = append(out, obj)
+			uris = append(uris, i)
 		}
 	}
-	return out, nil
+	return out, uris, nil
 }
 
 // password resolves a PasswordProvider.

@@ -114,7 +114,7 @@ func (d *Druid) ExecSQL(ctx context.Context, query string, queryContext map[stri
 			return fmt.Errorf("WHERE: %w", err)
 		}
 	}
-	src, raw, err := d.read(ctx, st.inputSource, st.inputFormat)
+	src, raw, _, err := d.read(ctx, st.inputSource, st.inputFormat)
 	if err != nil {
 		return err
 	}
@@ -158,8 +158,10 @@ func (d *Druid) ExecSQL(ctx context.Context, query string, queryContext map[stri
 			if outTypes[it.name] == "COMPLEX<json>" {
 				// DimensionSchemaUtils: a COMPLEX<json> column is written by
 				// the nested (auto) indexer, which types every leaf as
-				// ExprEval.bestEffortOf does.
-				v = bestEffort(v)
+				// ExprEval.bestEffortOf does, but keeps the JSON it read
+				// where the segment's column is COMPLEX<json> (nestedValue,
+				// typedValues).
+				v = nestedValue(v)
 			}
 			r.Columns[it.name] = v
 		}
@@ -210,7 +212,7 @@ func (d *Druid) ExecSQL(ctx context.Context, query string, queryContext map[stri
 		})
 		d.datasources[st.dataSource] = append(kept, rows...)
 	}
-	d.writeSegments(st.dataSource, gran, rows, schemas, func(lo, hi int64) bool {
+	d.writeSegments(st.dataSource, gran, rows, nil, schemas, func(lo, hi int64) bool {
 		return st.replace && (st.overwriteAll || slices.ContainsFunc(replaced, func(s span) bool { return s.lo <= lo && hi <= s.hi }))
 	})
 	return nil

@@ -18,10 +18,14 @@ import (
 // merges the types of a datasource's segments into the one type SQL sees.
 
 // Segment is the column types of one segment: the rows one ingestion
-// wrote into one time chunk.
+// (or one subtask of it) wrote into one time chunk.
 type Segment struct {
 	// Interval is the segment's time chunk, in Druid's ISO 8601 form.
 	Interval string
+	// Partition is the segment's number in its time chunk, from 0: an
+	// index_parallel task whose subtasks read one URI each writes a
+	// segment per subtask and chunk.
+	Partition int
 	// Types are its columns' types, as the segment was persisted.
 	Types map[string]string
 }
@@ -29,6 +33,7 @@ type Segment struct {
 // segment is a Segment in the model's own form.
 type segment struct {
 	lo, hi int64
+	part   int
 	types  map[string]string
 }
 
@@ -181,28 +186,67 @@ func (d *Druid) segmentTypes(rows []Row, schemas map[string]colSchema) map[strin
 	return out
 }
 
+// typedValues makes the booleans that nestedValue kept 1 and 0 in the
+// auto and json columns (without a castToType, which typed them already)
+// that a segment does not type COMPLEX<json>: there the auto indexer
+// holds the values it typed (ExprEval.bestEffortOf), not the JSON it
+// read. The rows' Columns are changed in place.
+func typedValues(rows []Row, schemas map[string]colSchema, types map[string]string) {
+	for col, typ := range types {
+		if s := schemas[col]; typ == "COMPLEX<json>" || s.cast != "" || s.typ != "auto" && s.typ != "json" {
+			continue
+		}
+		for _, r := range rows {
+			if v, ok := r.Columns[col]; ok && v != nil {
+				r.Columns[col] = bestEffort(v)
+			}
+		}
+	}
+}
+
 // writeSegments records the segments of one ingestion: the segments for
 // which drop holds are replaced (dropped), and one segment per time chunk
-// of gran that rows fall into is added; d.mu is held.
-func (d *Druid) writeSegments(dataSource string, gran granularity, rows []Row, schemas map[string]colSchema, drop func(lo, hi int64) bool) {
+// of gran that rows fall into and per subtask (tasks[i] is the subtask of
+// rows[i]; nil is one task) is added; d.mu is held.
+func (d *Druid) writeSegments(dataSource string, gran granularity, rows []Row, tasks []int, schemas map[string]colSchema, drop func(lo, hi int64) bool) {
 	kept := slices.DeleteFunc(slices.Clone(d.segments[dataSource]), func(s segment) bool { return drop(s.lo, s.hi) })
-	chunks := map[int64][]Row{}
-	for _, r := range rows {
+	type key struct {
+		lo   int64
+		task int
+	}
+	chunks := map[key][]Row{}
+	for i, r := range rows {
 		lo := int64(math.MinInt64)
 		if !gran.all {
 			start, _ := gran.bucketStart(msTime(r.Time))
 			lo = start.UnixMilli()
 		}
-		chunks[lo] = append(chunks[lo], r)
+		k := key{lo: lo}
+		if tasks != nil {
+			k.task = tasks[i]
+		}
+		chunks[k] = append(chunks[k], r)
 	}
-	for lo, rs := range chunks {
+	keys := slices.SortedFunc(maps.Keys(chunks), func(a, b key) int {
+		return cmp.Or(cmp.Compare(a.lo, b.lo), cmp.Compare(a.task, b.task))
+	})
+	part := 0
+	for i, k := range keys {
+		if i > 0 && keys[i-1].lo == k.lo {
+			part++
+		} else {
+			part = 0
+		}
+		lo, rs := k.lo, chunks[k]
 		hi := int64(math.MaxInt64)
 		if !gran.all {
 			hi = gran.next(msTime(lo)).UnixMilli()
 		}
-		kept = append(kept, segment{lo: lo, hi: hi, types: d.segmentTypes(rs, schemas)})
+		types := d.segmentTypes(rs, schemas)
+		typedValues(rs, schemas, types)
+		kept = append(kept, segment{lo: lo, hi: hi, part: part, types: types})
 	}
-	slices.SortStableFunc(kept, func(a, b segment) int { return cmp.Compare(a.lo, b.lo) })
+	slices.SortStableFunc(kept, func(a, b segment) int { return cmp.Or(cmp.Compare(a.lo, b.lo), cmp.Compare(a.part, b.part)) })
 	d.segments[dataSource] = kept
 }
 
@@ -213,7 +257,7 @@ func (d *Druid) Segments(dataSource string) []Segment {
 	defer d.mu.Unlock()
 	var out []Segment
 	for _, s := range d.segments[dataSource] {
-		out = append(out, Segment{Interval: span{s.lo, s.hi}.String(), Types: maps.Clone(s.types)})
+		out = append(out, Segment{Interval: span{s.lo, s.hi}.String(), Partition: s.part, Types: maps.Clone(s.types)})
 	}
 	return out
 }

@@ -215,16 +215,24 @@ func (d *Druid) ExecTask(ctx context.Context, spec []byte) error {
 	if ds.DimensionsSpec.UseSchemaDiscovery {
 		discoveredType = "auto"
 	}
-	src, raw, err := d.read(ctx, t.Spec.IOConfig.InputSource, t.Spec.IOConfig.InputFormat)
+	src, raw, uris, err := d.read(ctx, t.Spec.IOConfig.InputSource, t.Spec.IOConfig.InputFormat)
 	if err != nil {
 		return err
 	}
+	// ParallelIndexSupervisorTask: with maxNumConcurrentSubTasks above 1
+	// each split of the input source (HttpInputSource: each URI) is a
+	// single_phase_sub_task of its own, which writes its own segment of
+	// every time chunk it has rows in, typed by those rows alone; with 1
+	// (the default) one task reads everything, one segment a chunk.
+	subTasks := src.in.Type == "http" && t.Spec.TuningConfig.MaxNumConcurrentSubTasks != nil &&
+		*t.Spec.TuningConfig.MaxNumConcurrentSubTasks > 1
 	var rows []Row
+	var rowTasks []int
 	dropped, unparseable := 0, 0
 	var withError []string
 	chunks := map[int64]bool{}
 	schemas := map[string]colSchema{}
-	for _, obj := range raw {
+	for i, obj := range raw {
 		ms, ok := parseTimestamp(obj[ds.TimestampSpec.Column], ds.TimestampSpec.Format)
 		if v := obj[ds.TimestampSpec.Column]; v == nil && missing != nil {
 			ms, ok = *missing, true
@@ -263,6 +271,11 @@ func (d *Druid) ExecTask(ctx context.Context, spec []byte) error {
 			schemas[dim.name] = colSchema{typ: dim.typ, cast: dim.cast}
 		}
 		rows = append(rows, Row{Time: ms, Columns: cols})
+		if subTasks {
+			rowTasks = append(rowTasks, uris[i])
+		} else {
+			rowTasks = append(rowTasks, 0)
+		}
 		if start, ok := gran.bucketStart(msTime(ms)); ok {
 			chunks[start.UnixMilli()] = true
 		}
@@ -307,7 +320,7 @@ func (d *Druid) ExecTask(ctx context.Context, spec []byte) error {
 		return replaced(start.UnixMilli(), gran.next(start).UnixMilli())
 	})
 	d.datasources[ds.DataSource] = append(cur, rows...)
-	d.writeSegments(ds.DataSource, gran, rows, schemas, replaced)
+	d.writeSegments(ds.DataSource, gran, rows, rowTasks, schemas, replaced)
 	return nil
 }
 

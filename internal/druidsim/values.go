@@ -368,7 +368,7 @@ func dimensionValue(v any, typ string) (out any, ok bool) {
 		// StringDimensionIndexer.
 		return stringValue(v), true
 	case "auto", "json":
-		return bestEffort(v), true
+		return nestedValue(v), true
 	}
 	return nil, false
 }
@@ -428,12 +428,61 @@ func bestEffort(v any) any {
 	return v
 }
 
-// bestEffortType is the Druid type of a value bestEffort typed.
+// nestedValue is a value as the auto (nested) indexer holds it before
+// the segment's column type is known: bestEffort, but with booleans kept.
+// A segment whose column is COMPLEX<json> keeps the raw JSON it read
+// (StructuredData), true and false included: real Druid 27 and 33 answer
+// a nested column's booleans as true and false (handlers/
+// druid_real_test.go), not 1 and 0. A segment whose column the indexer
+// types as a scalar or an ARRAY (LONG for a boolean) holds the typed
+// values: typedValues makes those booleans 1 and 0 when the segment is
+// written.
+func nestedValue(v any) any {
+	switch x := v.(type) {
+	case bool:
+		return x
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = nestedValue(e)
+		}
+		return out
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[k] = nestedValue(e)
+		}
+		return out
+	}
+	return bestEffort(v)
+}
+
+// storedValue is a nestedValue as a datasource holds it when the type of
+// its segment's column is not known (Expect): an object, or a list that
+// holds an object or a list, is nested data whose JSON is kept; a scalar
+// or a list of scalars is typed (bestEffort). A segment whose other rows
+// make the column COMPLEX<json> keeps a scalar's boolean too, which
+// Expect, one row at a time, does not see.
+func storedValue(v any) any {
+	v = nestedValue(v)
+	switch x := v.(type) {
+	case map[string]any:
+		return v
+	case []any:
+		if _, ok := arrayElementType(x); !ok {
+			return v
+		}
+	}
+	return bestEffort(v)
+}
+
+// bestEffortType is the Druid type of a value bestEffort (or nestedValue)
+// typed; a boolean is LONG.
 func bestEffortType(v any) string {
 	switch x := v.(type) {
 	case nil:
 		return ""
-	case int64:
+	case int64, bool:
 		return "LONG"
 	case float64:
 		return "DOUBLE"
