@@ -17,6 +17,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -55,6 +56,16 @@ func TestRealDruidSync(t *testing.T) {
 		testenv.Missing(t, `no Druid: run "set -a; eval \"$(DRUID_VERSION=27.0.0 tools/druid/druid.sh start)\"; set +a" for DRUID_BROKER and DRUID_OVERLORD`)
 	}
 	d := &syncDruid{broker: broker, overlord: overlord, client: &http.Client{Timeout: time.Minute}}
+	code, body := d.get(t, overlord+"/status")
+	var status struct {
+		Version string `json:"version"`
+	}
+	if err := json.Unmarshal(body, &status); code != http.StatusOK || err != nil {
+		t.Fatalf("GET %s/status: %d %s", overlord, code, body)
+	}
+	d.version = status.Version
+	major, _, _ := strings.Cut(status.Version, ".")
+	d.major, _ = strconv.Atoi(major)
 	if code, _ := d.get(t, broker+"/druid/v2/sql/task/enabled"); code != http.StatusOK {
 		t.Skipf("this Druid has no SQL-based ingestion (GET /druid/v2/sql/task/enabled: %d): sync needs it", code)
 	}
@@ -89,7 +100,22 @@ func TestRealDruidSync(t *testing.T) {
 				}
 				log = append(log, what)
 				why := fmt.Sprintf("step %d after %v", step, log)
-				if step == killAt {
+				if day, ok := e.emptiedDay(t, h, p); ok {
+					// Druid before 29 fails a REPLACE that reads nothing
+					// (InsertCannotBeEmpty, whatever failOnEmptyInsert
+					// says; docs/druid.md#druid-versions): a statement of
+					// that day alone cannot be applied, and stays pending
+					// for ever. One merged with a day that has rows can.
+					err, log, _ := e.start(t, e.ctx, p)()
+					switch {
+					case err != nil && strings.Contains(err.Error(), "InsertCannotBeEmpty"):
+						t.Logf("%s: %s lost its last row, and Druid %s fails the REPLACE that empties it (InsertCannotBeEmpty; "+
+							"Druid 29 deletes it): sync cannot apply this change, the history ends here", why, day, e.druid.version)
+						return
+					case err != nil:
+						t.Fatalf("%s: sync: %v\n%s", why, err, log.String())
+					}
+				} else if step == killAt {
 					e.killedSync(t, p, why)
 				} else {
 					e.sync(t, p, why)
@@ -146,6 +172,38 @@ func newRealSyncEnv(t *testing.T, d *syncDruid) *realSyncEnv {
 		Once: true, Interval: time.Minute, PollInterval: 500 * time.Millisecond, TaskTimeout: 5 * time.Minute, MaxTasks: 2,
 		HTTPTimeout: time.Minute, LogFormat: "text",
 	}}
+}
+
+// emptiedDay is a day that Druid holds rows of and the history has no
+// live row in, on a Druid before 29.
+func (e *realSyncEnv) emptiedDay(t *testing.T, h *tablegen.History, p syncPair) (string, bool) {
+	t.Helper()
+	if e.druid.major >= 29 {
+		return "", false
+	}
+	live := map[int64]bool{}
+	for _, r := range e.want(t, h) {
+		var ms int64
+		fmt.Sscan(r, &ms)
+		live[dayOf(ms)] = true
+	}
+	held, _ := e.druid.rows(t, p.DataSource)
+	for _, r := range held {
+		var ms int64
+		fmt.Sscan(r, &ms)
+		if !live[dayOf(ms)] {
+			return time.UnixMilli(ms).UTC().Format(time.DateOnly), true
+		}
+	}
+	return "", false
+}
+
+func dayOf(ms int64) int64 {
+	const day = 86_400_000
+	if ms < 0 {
+		return (ms - day + 1) / day
+	}
+	return ms / day
 }
 
 // syncLog is the JSON log of one sync.
@@ -294,6 +352,24 @@ func (e *realSyncEnv) killedSync(t *testing.T, p syncPair, why string) {
 // the difference otherwise. Rows without a time are not ingested.
 func (e *realSyncEnv) holds(t *testing.T, h *tablegen.History, p syncPair, why string) {
 	t.Helper()
+	want := e.want(t, h)
+	start := time.Now()
+	var got []string
+	var last string
+	for time.Since(start) < 2*time.Minute {
+		got, last = e.druid.rows(t, p.DataSource)
+		if slices.Equal(got, want) {
+			t.Logf("%s: Druid holds the table's %d rows (after %s)", why, len(want), time.Since(start).Round(time.Millisecond))
+			return
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	t.Fatalf("%s: Druid holds\n  %s\nthe table has\n  %s\n%s", why, strings.Join(got, "\n  "), strings.Join(want, "\n  "), last)
+}
+
+// want are the history's live rows as holds spells them, sorted.
+func (e *realSyncEnv) want(t *testing.T, h *tablegen.History) []string {
+	t.Helper()
 	var want []string
 	for _, line := range h.Rows() {
 		var r struct {
@@ -310,24 +386,16 @@ func (e *realSyncEnv) holds(t *testing.T, h *tablegen.History, p syncPair, why s
 		}
 	}
 	slices.Sort(want)
-	start := time.Now()
-	var got []string
-	var last string
-	for time.Since(start) < 2*time.Minute {
-		got, last = e.druid.rows(t, p.DataSource)
-		if slices.Equal(got, want) {
-			t.Logf("%s: Druid holds the table's %d rows (after %s)", why, len(want), time.Since(start).Round(time.Millisecond))
-			return
-		}
-		time.Sleep(500 * time.Millisecond)
-	}
-	t.Fatalf("%s: Druid holds\n  %s\nthe table has\n  %s\n%s", why, strings.Join(got, "\n  "), strings.Join(want, "\n  "), last)
+	return want
 }
 
 // syncDruid is the real Druid as sync's test reads it.
 type syncDruid struct {
 	broker, overlord string
 	client           *http.Client
+	// version is the Druid release, major its first number.
+	version string
+	major   int
 }
 
 func (d *syncDruid) get(t *testing.T, u string) (int, []byte) {
