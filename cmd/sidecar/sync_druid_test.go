@@ -43,9 +43,10 @@ var realSyncHistories = flag.Int("real-sync-histories", 2, "random Iceberg histo
 // ingestion (tools/druid/druid.sh start with DRUID_VERSION=27.0.0; the
 // DRUID_BROKER and DRUID_OVERLORD it prints). A random table history of
 // tablegen (appends, merge-on-read and copy-on-write deletes, equality
-// deletes, updates, day overwrites), a compaction half way, and a sync
-// after each step: after every sync the datasource holds the table's live
-// rows (Broker SQL); the compaction's sync submits nothing; the Druid
+// deletes, updates, day overwrites), a column added, a compaction, and a
+// sync after each step: after every sync the datasource holds the table's live
+// rows (Broker SQL); the new schema's sync submits ALL; the compaction's
+// sync submits nothing; the Druid
 // tasks of the datasource in flight never exceed --max-tasks; and a sync
 // killed after it submitted, started again, re-ingests only what the
 // state file left pending and leaves the datasource right. Seeds are
@@ -91,9 +92,17 @@ func TestRealDruidSync(t *testing.T) {
 			}
 			p := syncPair{Table: "random.t", DataSource: fmt.Sprintf("sync_%d_%d", opts.Seed, run), TimeColumn: "ts",
 				Granularity: "DAY", Mode: k.mode, Context: map[string]any{"maxNumTasks": 2}}
-			const steps, compactAt, killAt = 5, 3, 2
+			const steps, schemaAt, killAt, compactAt = 5, 1, 2, 3
 			var log []string
 			for step := range steps {
+				if step == schemaAt {
+					// A schema change: the next snapshot is of the new
+					// schema, which /changes answers with ALL.
+					if err := h.AddColumn(e.ctx, "note"); err != nil {
+						t.Fatal(err)
+					}
+					log = append(log, "add column note")
+				}
 				what, err := h.Step(e.ctx)
 				if err != nil {
 					t.Fatal(err)
@@ -117,8 +126,8 @@ func TestRealDruidSync(t *testing.T) {
 					}
 				} else if step == killAt {
 					e.killedSync(t, p, why)
-				} else {
-					e.sync(t, p, why)
+				} else if subs := e.sync(t, p, why); step == schemaAt && !slices.Equal(subs, []string{"ALL"}) {
+					t.Fatalf("%s: the sync of a new schema submitted %q, want ALL", why, subs)
 				}
 				e.holds(t, h, p, why)
 				if step == compactAt {
