@@ -372,6 +372,7 @@ func (s *syncer) apply(ctx context.Context, p syncPair, stmts []statement) error
 			if need > s.cfg.MaxTasks {
 				failed = append(failed, fmt.Sprintf("the statement of %s takes maxNumTasks %d, more than --max-tasks %d",
 					strings.Join(st.Intervals, " "), need, s.cfg.MaxTasks))
+				next++ // counted in failed, not as a statement not submitted
 				break
 			}
 			if inFlight+need > s.cfg.MaxTasks || slices.ContainsFunc(running, func(f *flight) bool { return f.waiting }) {
@@ -384,6 +385,7 @@ func (s *syncer) apply(ctx context.Context, p syncPair, stmts []statement) error
 			id, err := s.druid.submit(ctx, st.SQL.Query, st.SQL.Context)
 			if err != nil {
 				failed = append(failed, fmt.Sprintf("submit %s: %v", strings.Join(st.Intervals, " "), err))
+				next++ // counted in failed, not as a statement not submitted
 				break
 			}
 			s.log.Info("task submitted", slog.String("data_source", p.DataSource), slog.String("intervals", strings.Join(st.Intervals, " ")),

@@ -433,6 +433,9 @@ func (h *History) batch(sc *arrow.Schema, rows []historyRow) arrow.RecordBatch {
 				case *array.Int64Builder:
 					tb.Append(*r.ts)
 				}
+			default:
+				// A column AddColumn added: null in every row.
+				fb.AppendNull()
 			}
 		}
 	}
@@ -781,6 +784,21 @@ func (h *History) day(ts *int64) *int64 {
 		d--
 	}
 	return &d
+}
+
+// AddColumn adds the optional string column name to the table's schema,
+// in a commit of its own that makes no snapshot: the next operation's
+// snapshot is the first of the new schema. Every row holds null in it, and
+// Rows leaves it out.
+func (h *History) AddColumn(ctx context.Context, name string) error {
+	tbl, err := updateSchema(ctx, h.tbl, func(u *table.UpdateSchema) {
+		u.AddColumn([]string{name}, iceberg.PrimitiveTypes.String, "", false, nil)
+	})
+	if err != nil {
+		return err
+	}
+	h.tbl = tbl
+	return nil
 }
 
 // Rows are the live rows of the current snapshot as OracleRows spells them,
