@@ -12,7 +12,6 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -28,11 +27,6 @@ import (
 	"github.com/druidiceberg/sidecar/handlers"
 	"github.com/druidiceberg/sidecar/internal/tablegen"
 	"github.com/druidiceberg/sidecar/internal/testenv"
-	"github.com/druidiceberg/sidecar/reader"
-	"github.com/druidiceberg/sidecar/splits"
-	sidecatalog "github.com/druidiceberg/sidecar/splits/catalog"
-	"github.com/druidiceberg/sidecar/splits/catalog/catalogtest"
-	"github.com/druidiceberg/sidecar/splits/split"
 )
 
 // realSyncHistories is how many random histories TestRealDruidSync runs;
@@ -156,26 +150,7 @@ type realSyncEnv struct {
 
 func newRealSyncEnv(t *testing.T, d *syncDruid) *realSyncEnv {
 	t.Helper()
-	dir := t.TempDir()
-	wh := filepath.Join(dir, "warehouse")
-	cat := catalogtest.Local(t, wh)
-	signer, err := split.NewSigner(bytes.Repeat([]byte{7}, 32))
-	if err != nil {
-		t.Fatal(err)
-	}
-	sc := catalogtest.Open(t, sidecatalog.Config{Type: "local", Warehouse: wh})
-	planner, err := splits.NewPlanner(sc, signer)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sidecar := httptest.NewUnstartedServer(nil)
-	sidecar.Config.Handler = handlers.New(handlers.Config{
-		Catalogs:  []handlers.Catalog{catalogRoutes(sc, planner, reader.New(reader.WithDeleteCache(reader.NewDeleteCache(64<<20, nil))))},
-		Signer:    signer,
-		PublicURL: "http://" + sidecar.Listener.Addr().String(),
-	})
-	sidecar.Start()
-	t.Cleanup(sidecar.Close)
+	dir, cat, sidecar := startSyncSidecar(t, handlers.Config{})
 	return &realSyncEnv{ctx: context.Background(), cat: cat, druid: d, cfg: syncConfig{
 		SidecarURL: sidecar.URL, BrokerURL: d.broker, OverlordURLs: d.overlord, StateFile: filepath.Join(dir, "state.json"),
 		Once: true, Interval: time.Minute, PollInterval: 500 * time.Millisecond, TaskTimeout: 5 * time.Minute, MaxTasks: 2,

@@ -48,7 +48,11 @@ const (
 	druidUser, druidPassword     = "admin", "druid-pw"
 )
 
-func newSyncEnv(t *testing.T) *syncEnv {
+// startSyncSidecar starts a sidecar, configured as cfg and as main wires
+// it (delete files decoded once for all splits), on a local warehouse in
+// a new folder dir, and returns the folder, the warehouse's catalog for
+// writing tables, and the server.
+func startSyncSidecar(t *testing.T, cfg handlers.Config) (string, *hadoop.Catalog, *httptest.Server) {
 	t.Helper()
 	dir := t.TempDir()
 	wh := filepath.Join(dir, "warehouse")
@@ -63,17 +67,22 @@ func newSyncEnv(t *testing.T) *syncEnv {
 		t.Fatal(err)
 	}
 	sidecar := httptest.NewUnstartedServer(nil)
-	sidecar.Config.Handler = handlers.New(handlers.Config{
-		// As main wires it: delete files decoded once for all splits.
-		Catalogs: []handlers.Catalog{catalogRoutes(sc, planner,
-			reader.New(reader.WithDeleteCache(reader.NewDeleteCache(64<<20, nil))))},
-		Signer:           signer,
-		BasicAuth:        []handlers.Credential{{Username: sidecarUser, Password: sidecarPassword}},
-		PublicURL:        "http://" + sidecar.Listener.Addr().String(),
-		DruidPasswordEnv: "SIDECAR_HTTP_PASSWORD",
-	})
+	cfg.Catalogs = []handlers.Catalog{catalogRoutes(sc, planner,
+		reader.New(reader.WithDeleteCache(reader.NewDeleteCache(64<<20, nil))))}
+	cfg.Signer = signer
+	cfg.PublicURL = "http://" + sidecar.Listener.Addr().String()
+	sidecar.Config.Handler = handlers.New(cfg)
 	sidecar.Start()
 	t.Cleanup(sidecar.Close)
+	return dir, cat, sidecar
+}
+
+func newSyncEnv(t *testing.T) *syncEnv {
+	t.Helper()
+	dir, cat, sidecar := startSyncSidecar(t, handlers.Config{
+		BasicAuth:        []handlers.Credential{{Username: sidecarUser, Password: sidecarPassword}},
+		DruidPasswordEnv: "SIDECAR_HTTP_PASSWORD",
+	})
 	druid := druidsim.NewServer()
 	druid.Username, druid.Password = druidUser, druidPassword
 	druid.Client = sidecar.Client()
