@@ -6,7 +6,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"maps"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -258,15 +257,7 @@ func TestRealDruidCutStreams(t *testing.T) {
 func TestRealDruidStalledStore(t *testing.T) {
 	d := realDruidFromEnv(t)
 	ctx := context.Background()
-	lake := newS3Lake(t, "s3://lake/warehouse")
-	tbl, err := tablegen.Bench(ctx, catalogtest.SnappyWrites(lake.Cat), table.Identifier{"lake", "stall"}, 30_000, 3, 0.01, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	store := newStallingProxy(t, lake.S3.URL)
-	cfg := lake.config(tbl)
-	cfg.Props = maps.Clone(lake.Props)
-	cfg.Props["s3.endpoint"] = store.URL
+	tbl, store, cfg := newStallingLake(t)
 	signer, err := split.NewSigner(testKey)
 	if err != nil {
 		t.Fatal(err)

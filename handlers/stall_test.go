@@ -30,6 +30,24 @@ type stallingProxy struct {
 	armed atomic.Bool
 }
 
+// newStallingLake writes a table of 30,000 rows in 3 data files (1%
+// deleted) to an in-process S3, and returns it, a stalling proxy in front
+// of the store, and a catalog configuration that reads the store through
+// the proxy.
+func newStallingLake(t *testing.T) (*table.Table, *stallingProxy, sidecatalog.Config) {
+	t.Helper()
+	lake := newS3Lake(t, "s3://lake/warehouse")
+	tbl, err := tablegen.Bench(context.Background(), catalogtest.SnappyWrites(lake.Cat), table.Identifier{"lake", "stall"}, 30_000, 3, 0.01, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := newStallingProxy(t, lake.S3.URL)
+	cfg := lake.config(tbl)
+	cfg.Props = maps.Clone(lake.Props)
+	cfg.Props["s3.endpoint"] = proxy.URL
+	return tbl, proxy, cfg
+}
+
 func newStallingProxy(t *testing.T, target string) *stallingProxy {
 	t.Helper()
 	u, err := url.Parse(target)
@@ -73,16 +91,7 @@ func (b stalledBody) Read([]byte) (int, error) {
 // answering, the stream reads whole.
 func TestStalledStoreAbortsTheStream(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
-	lake := newS3Lake(t, "s3://lake/warehouse")
-	tbl, err := tablegen.Bench(ctx, catalogtest.SnappyWrites(lake.Cat), table.Identifier{"lake", "stall"}, 30_000, 3, 0.01, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	proxy := newStallingProxy(t, lake.S3.URL)
-	cfg := lake.config(tbl)
-	cfg.Props = maps.Clone(lake.Props)
-	cfg.Props["s3.endpoint"] = proxy.URL
+	_, proxy, cfg := newStallingLake(t)
 
 	signer, err := split.NewSigner(testKey)
 	if err != nil {
