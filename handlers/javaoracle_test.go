@@ -30,7 +30,7 @@ var javaFirstSeed = flag.Int64("java-first-seed", 1, "the first seed of the Iceb
 func TestIcebergJavaHistories(t *testing.T) {
 	t.Parallel()
 	testenv.SkipShort(t, "runs Iceberg Java")
-	n := testenv.Histories(20, 20)
+	n := testenv.Histories(8, 8)
 	dir := t.TempDir()
 	histories := javaoracle.Write(t, dir, *javaFirstSeed, n)
 	for _, h := range histories {
