@@ -227,27 +227,38 @@ func decodeLine(line string) (map[string]any, error) {
 }
 
 func jacksonValue(v any) any {
-	switch x := v.(type) {
-	case json.Number:
-		if n, err := strconv.ParseInt(string(x), 10, 64); err == nil {
-			return n
+	return mapScalars(v, func(v any) any {
+		n, ok := v.(json.Number)
+		if !ok {
+			return v
 		}
-		f, _ := strconv.ParseFloat(string(x), 64)
+		if i, err := strconv.ParseInt(string(n), 10, 64); err == nil {
+			return i
+		}
+		f, _ := strconv.ParseFloat(string(n), 64)
 		return f
+	})
+}
+
+// mapScalars returns v, a value decoded from JSON, with every scalar in it
+// (v itself, or a member or element at any depth) replaced by leaf's
+// answer; lists and objects are copied, never changed in place.
+func mapScalars(v any, leaf func(any) any) any {
+	switch x := v.(type) {
 	case []any:
 		out := make([]any, len(x))
 		for i, e := range x {
-			out[i] = jacksonValue(e)
+			out[i] = mapScalars(e, leaf)
 		}
 		return out
 	case map[string]any:
 		out := make(map[string]any, len(x))
 		for k, e := range x {
-			out[k] = jacksonValue(e)
+			out[k] = mapScalars(e, leaf)
 		}
 		return out
 	}
-	return v
+	return leaf(v)
 }
 
 // MSQ's EXTERN conversion (processing/src/main/java/org/apache/druid/
@@ -399,7 +410,10 @@ func stringValue(v any) any {
 // since Druid 28), a Float or Double a DOUBLE, any other Number a LONG
 // (a BigDecimal truncated), a byte[] a base64 STRING, lists and maps kept
 // with their leaves typed the same way.
-func bestEffort(v any) any {
+func bestEffort(v any) any { return mapScalars(v, bestEffortScalar) }
+
+// bestEffortScalar is bestEffort of one scalar.
+func bestEffortScalar(v any) any {
 	switch x := v.(type) {
 	case bool:
 		if x {
@@ -412,18 +426,6 @@ func bestEffort(v any) any {
 		return x.Int64()
 	case []byte:
 		return base64.StdEncoding.EncodeToString(x)
-	case []any:
-		out := make([]any, len(x))
-		for i, e := range x {
-			out[i] = bestEffort(e)
-		}
-		return out
-	case map[string]any:
-		out := make(map[string]any, len(x))
-		for k, e := range x {
-			out[k] = bestEffort(e)
-		}
-		return out
 	}
 	return v
 }
@@ -438,23 +440,12 @@ func bestEffort(v any) any {
 // values: typedValues makes those booleans 1 and 0 when the segment is
 // written.
 func nestedValue(v any) any {
-	switch x := v.(type) {
-	case bool:
-		return x
-	case []any:
-		out := make([]any, len(x))
-		for i, e := range x {
-			out[i] = nestedValue(e)
+	return mapScalars(v, func(v any) any {
+		if b, ok := v.(bool); ok {
+			return b
 		}
-		return out
-	case map[string]any:
-		out := make(map[string]any, len(x))
-		for k, e := range x {
-			out[k] = nestedValue(e)
-		}
-		return out
-	}
-	return bestEffort(v)
+		return bestEffort(v)
+	})
 }
 
 // storedValue is a nestedValue as a datasource holds it when the type of
