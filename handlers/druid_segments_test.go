@@ -100,8 +100,10 @@ func TestDruidSegmentTypes(t *testing.T) {
 // nullDay is the epoch millisecond of the appended row: day 5.
 const nullDay = 5 * 86_400_000
 
-// appendNullDay appends to the all-types table a row on day 5 that is
-// null in every column but id.
+// appendNullDay appends to a table whose first column is id long (the
+// all-types and v3 tables) a row on day 5 that is null in every column but
+// id, as a data file numbered above the tables' own (icewrite names a data
+// file by its number).
 func appendNullDay(ctx context.Context, tbl *table.Table) (*table.Table, error) {
 	sc, err := icewrite.ArrowSchema(tbl)
 	if err != nil {
@@ -115,7 +117,7 @@ func appendNullDay(ctx context.Context, tbl *table.Table) (*table.Table, error) 
 	}
 	batch := rb.NewRecordBatch()
 	defer batch.Release()
-	tbl, _, err = icewrite.AppendBatch(ctx, tbl, 2, batch)
+	tbl, _, err = icewrite.AppendBatch(ctx, tbl, 1000, batch)
 	return tbl, err
 }
 

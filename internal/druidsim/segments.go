@@ -360,20 +360,49 @@ func castValue(v any, cast string) (out any, ok bool) {
 	return nil, false
 }
 
-// castType reads a castToType as ColumnType.fromString does, for the
-// types the model knows; FLOAT is DOUBLE (AutoTypeColumnSchema: "auto
-// doesn't currently do FLOAT"). A nested type is no cast (the indexer
-// ignores a type that is neither primitive nor a primitive array).
+// castType reads a castToType as ColumnType.fromString does
+// (Types.fromString): STRING, LONG, FLOAT, DOUBLE, their _ARRAY forms and
+// COMPLEX in any case, ARRAY<…> and COMPLEX<…> as written; any other
+// string is no type at all (null), which Jackson accepts. FLOAT is DOUBLE
+// (AutoTypeColumnSchema: "auto doesn't currently do FLOAT"), and a type
+// that is neither primitive nor a primitive array is no cast: the
+// indexer and the merger ignore it (AutoTypeColumnIndexer,
+// AutoTypeColumnMerger: explicitType). So castToType "COMPLEX<json>" and
+// "json" (no type) both leave the column to its values.
 func castType(s string) (string, error) {
-	switch s {
-	case "LONG", "DOUBLE", "STRING", "ARRAY<LONG>", "ARRAY<DOUBLE>", "ARRAY<STRING>":
-		return s, nil
-	case "FLOAT":
+	t, err := columnType(s)
+	switch {
+	case err != nil:
+		return "", err
+	case t == "FLOAT":
 		return "DOUBLE", nil
-	case "ARRAY<FLOAT>":
+	case t == "ARRAY<FLOAT>":
 		return "ARRAY<DOUBLE>", nil
-	case "COMPLEX<json>":
-		return "", nil
+	case t == "LONG", t == "DOUBLE", t == "STRING", t == "ARRAY<LONG>", t == "ARRAY<DOUBLE>", t == "ARRAY<STRING>":
+		return t, nil
 	}
-	return "", fmt.Errorf("castToType %q is not a type the model knows", s)
+	return "", nil
+}
+
+// columnType is Types.fromString: the type s names, "" for none (null).
+func columnType(s string) (string, error) {
+	switch u := strings.ToUpper(s); u {
+	case "STRING", "LONG", "FLOAT", "DOUBLE":
+		return u, nil
+	case "STRING_ARRAY", "LONG_ARRAY", "DOUBLE_ARRAY":
+		return "ARRAY<" + strings.TrimSuffix(u, "_ARRAY") + ">", nil
+	case "COMPLEX":
+		return "COMPLEX", nil
+	}
+	if elem, ok := strings.CutPrefix(s, "ARRAY<"); ok {
+		e, err := columnType(elem[:max(len(elem)-1, 0)])
+		if err == nil && e == "" {
+			err = fmt.Errorf("castToType %q: Array element type must not be null", s)
+		}
+		return "ARRAY<" + e + ">", err
+	}
+	if strings.HasPrefix(s, "COMPLEX<") {
+		return s, nil
+	}
+	return "", nil
 }

@@ -31,6 +31,10 @@ type indexTask struct {
 				SegmentGranularity json.RawMessage `json:"segmentGranularity"`
 				Intervals          []string        `json:"intervals"`
 			} `json:"granularitySpec"`
+			TransformSpec struct {
+				Filter     json.RawMessage   `json:"filter"`
+				Transforms []json.RawMessage `json:"transforms"`
+			} `json:"transformSpec"`
 		} `json:"dataSchema"`
 		IOConfig struct {
 			Type             string          `json:"type"`
@@ -148,6 +152,11 @@ func (d *Druid) ExecTask(ctx context.Context, spec []byte) error {
 		return err
 	}
 	ds := t.Spec.DataSchema
+	if f := ds.TransformSpec.Filter; len(ds.TransformSpec.Transforms) > 0 || len(f) > 0 && string(f) != "null" {
+		// Druid's expressions are not modelled: a task that transforms or
+		// filters its rows would be held to rows Druid never writes.
+		return fmt.Errorf("transformSpec is not modelled")
+	}
 	if ds.DataSource == "" {
 		return fmt.Errorf("dataSchema.dataSource is required")
 	}

@@ -1,0 +1,99 @@
+//go:build druid
+
+package handlers_test
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"testing"
+	"time"
+
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/druidiceberg/sidecar/druid"
+	"github.com/druidiceberg/sidecar/internal/druidsim"
+	"github.com/druidiceberg/sidecar/internal/tablegen"
+	"github.com/druidiceberg/sidecar/splits/split"
+)
+
+// TestRealDruidChangesTasks: random Iceberg histories kept in step with a
+// real Druid through the index_parallel tasks of GET /changes, the native
+// work that runs without SQL-based ingestion: after every round of
+// commits each change's task (granularitySpec.intervals with
+// dropExisting, replacing the interval's segments, and emptying it when
+// nothing is read) is submitted in order, and the datasource must hold
+// the table's live rows; the model of Druid, given the same tasks in the
+// same order, must hold what Druid holds, segment by segment (checkModel).
+// An ALL change has no task: a history that meets one ends there.
+func TestRealDruidChangesTasks(t *testing.T) {
+	d := realDruidFromEnv(t)
+	ctx := context.Background()
+	run := fmt.Sprintf("%d", time.Now().Unix())
+	for i, hc := range []struct {
+		opts        tablegen.HistoryOptions
+		granularity string
+	}{
+		{tablegen.HistoryOptions{Seed: 8000, Time: tablegen.TimeTimestamp, Layout: tablegen.LayoutDay}, "DAY"},
+		{tablegen.HistoryOptions{Seed: 8001, Time: tablegen.TimeLongMillis, Layout: tablegen.LayoutCategory}, "WEEK"},
+	} {
+		t.Run(fmt.Sprintf("%d_%s_%s_%s", hc.opts.Seed, hc.opts.Time, hc.opts.Layout, hc.granularity), func(t *testing.T) {
+			cat, dir := localWarehouse(t)
+			srv := localServer(t, dir)
+			h, err := tablegen.NewHistory(ctx, cat, table.Identifier{"real", "t"}, hc.opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ds := fmt.Sprintf("real_changes_%d_%s", i, run)
+			var applied *int64
+			var tasks [][]byte
+			var log []string
+			for round := range 4 {
+				for range 1 + round%2 {
+					what, err := h.Step(ctx)
+					if err != nil {
+						t.Fatal(err)
+					}
+					log = append(log, what)
+				}
+				q := url.Values{"table": {"real.t"}, "timeColumn": {"ts"}, "dataSource": {ds}, "granularity": {hc.granularity}, "mode": {"rows"}}
+				if applied != nil {
+					q.Set("fromSnapshot", fmt.Sprint(*applied))
+				}
+				c := srv.changes(t, q)
+				for _, ch := range c.Changes {
+					if len(ch.Task) == 0 {
+						t.Logf("round %d after %v: the change of %s has no task (only a statement applies it): the history ends here",
+							round, log, ch.Interval)
+						return
+					}
+					tasks = append(tasks, ch.Task)
+					d.waitTask(t, d.submitTask(t, ch.Task))
+				}
+				applied = c.ToSnapshot
+				t.Logf("round %d after %v: %v", round, log, c.intervals())
+				if len(c.Changes) == 0 {
+					continue
+				}
+				types := druid.Types(h.Table().Schema().Fields(), split.Encoding{})
+				want := realExpect(t, h.Rows(), "ts", types)
+				if len(want) == 0 {
+					t.Logf("round %d: the table has no row with a time; nothing to compare", round)
+					continue
+				}
+				upto := len(tasks)
+				d.checkModel(t, ds, d.check(t, ds, want, types), func(m *druidsim.Druid) error {
+					for _, task := range tasks[:upto] {
+						if err := m.ExecTask(ctx, task); err != nil {
+							return err
+						}
+					}
+					return nil
+				})
+				if t.Failed() {
+					t.FailNow()
+				}
+			}
+		})
+	}
+}
