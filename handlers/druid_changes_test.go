@@ -5,6 +5,7 @@ package handlers_test
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"net/url"
 	"testing"
 	"time"
@@ -48,6 +49,7 @@ func TestRealDruidChangesTasks(t *testing.T) {
 			var applied *int64
 			var tasks [][]byte
 			var log []string
+			var last string
 			for round := range 4 {
 				for range 1 + round%2 {
 					what, err := h.Step(ctx)
@@ -68,7 +70,9 @@ func TestRealDruidChangesTasks(t *testing.T) {
 						return
 					}
 					tasks = append(tasks, ch.Task)
-					d.waitTask(t, d.submitTask(t, ch.Task))
+					id := d.submitTask(t, ch.Task)
+					d.waitTask(t, id)
+					last = id
 				}
 				applied = c.ToSnapshot
 				t.Logf("round %d after %v: %v", round, log, c.intervals())
@@ -81,6 +85,9 @@ func TestRealDruidChangesTasks(t *testing.T) {
 					t.Logf("round %d: the table has no row with a time; nothing to compare", round)
 					continue
 				}
+				// The Broker learns of published segments by polling: until
+				// it has the last task's, it serves the ones they replace.
+				d.waitPublished(t, ds, last)
 				upto := len(tasks)
 				d.checkModel(t, ds, d.check(t, ds, want, types), func(m *druidsim.Druid) error {
 					for _, task := range tasks[:upto] {
@@ -96,4 +103,31 @@ func TestRealDruidChangesTasks(t *testing.T) {
 			}
 		})
 	}
+}
+
+// waitPublished waits, up to two minutes, until the Broker knows a
+// published segment of ds that the task id wrote (a segment's version is
+// the time its task locked the interval, after the task was created).
+func (d *realDruid) waitPublished(t testing.TB, ds, id string) {
+	t.Helper()
+	var st struct {
+		Status struct {
+			CreatedTime string `json:"createdTime"`
+		} `json:"status"`
+	}
+	d.do(t, http.MethodGet, d.overlord+"/druid/indexer/v1/task/"+url.PathEscape(id)+"/status", nil, &st)
+	created, err := time.Parse(time.RFC3339Nano, st.Status.CreatedTime)
+	if err != nil {
+		t.Fatalf("task %s: createdTime %q: %v", id, st.Status.CreatedTime, err)
+	}
+	since := created.UTC().Format("2006-01-02T15:04:05.000Z")
+	start := time.Now()
+	for time.Since(start) < 2*time.Minute {
+		_, rows, _ := d.sql(t, `SELECT COUNT(*) AS "n" FROM sys.segments WHERE "datasource" = ? AND "is_published" = 1 AND "version" >= ?`, ds, since)
+		if len(rows) == 1 && fmt.Sprint(rows[0]["n"]) != "0" {
+			return
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	t.Fatalf("the Broker knows no segment of %s that task %s published (version from %s) after %s", ds, id, since, time.Since(start).Round(time.Second))
 }
