@@ -28,6 +28,8 @@ type Segment struct {
 	Partition int
 	// Types are its columns' types, as the segment was persisted.
 	Types map[string]string
+	// Rows counts its rows.
+	Rows int
 }
 
 // segment is a Segment in the model's own form.
@@ -35,6 +37,7 @@ type segment struct {
 	lo, hi int64
 	part   int
 	types  map[string]string
+	rows   int
 }
 
 // colSchema is how one written column is indexed: its dimension schema's
@@ -244,7 +247,7 @@ func (d *Druid) writeSegments(dataSource string, gran granularity, rows []Row, t
 		}
 		types := d.segmentTypes(rs, schemas)
 		typedValues(rs, schemas, types)
-		kept = append(kept, segment{lo: lo, hi: hi, part: part, types: types})
+		kept = append(kept, segment{lo: lo, hi: hi, part: part, types: types, rows: len(rs)})
 	}
 	slices.SortStableFunc(kept, func(a, b segment) int { return cmp.Or(cmp.Compare(a.lo, b.lo), cmp.Compare(a.part, b.part)) })
 	d.segments[dataSource] = kept
@@ -257,7 +260,7 @@ func (d *Druid) Segments(dataSource string) []Segment {
 	defer d.mu.Unlock()
 	var out []Segment
 	for _, s := range d.segments[dataSource] {
-		out = append(out, Segment{Interval: span{s.lo, s.hi}.String(), Partition: s.part, Types: maps.Clone(s.types)})
+		out = append(out, Segment{Interval: span{s.lo, s.hi}.String(), Partition: s.part, Types: maps.Clone(s.types), Rows: s.rows})
 	}
 	return out
 }
