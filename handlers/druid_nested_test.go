@@ -108,17 +108,7 @@ func TestRealDruidNestedTypes(t *testing.T) {
 		t.Skipf("the all-types table's specs need Druid 29 (docs/druid.md#druid-versions); this is Druid %s", d.version)
 	}
 	ctx := context.Background()
-	allCat, allDir := localWarehouse(t)
-	if _, err := tablegen.AllTypes(ctx, allCat, table.Identifier{"db", "all"}); err != nil {
-		t.Fatal(err)
-	}
-	allTbl, err := allCat.LoadTable(ctx, table.Identifier{"db", "all"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err = appendNullDay(ctx, allTbl); err != nil {
-		t.Fatal(err)
-	}
+	allCat, allDir, _ := allTypesNullDay(t)
 	// The v3 table (variants) and a day of one row null in every column
 	// but id.
 	v3Cat, v3Dir := localWarehouse(t)

@@ -52,19 +52,7 @@ func TestRealDruid(t *testing.T) {
 		t.Fatal(err)
 	}
 	demoSrv := localServer(t, dir)
-	// The all-types table and a day of one row null in every column but
-	// id, by DAY: a segment of its own whose rows are all null.
-	allCat, allDir := localWarehouse(t)
-	if _, err := tablegen.AllTypes(ctx, allCat, table.Identifier{"db", "all"}); err != nil {
-		t.Fatal(err)
-	}
-	allTbl, err := allCat.LoadTable(ctx, table.Identifier{"db", "all"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if allTbl, err = appendNullDay(ctx, allTbl); err != nil {
-		t.Fatal(err)
-	}
+	allCat, allDir, _ := allTypesNullDay(t)
 	allSrv := localServer(t, allDir)
 	// v3: variants shredded and not, geometry, geography, unknown,
 	// timestamp_ns, and deletion vectors.
