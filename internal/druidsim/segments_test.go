@@ -222,3 +222,19 @@ func TestLeastRestrictiveType(t *testing.T) {
 		t.Error("two complex types merged")
 	}
 }
+
+// TestMurmur3: murmur3 is Guava's Hashing.murmur3_32() (seed 0), which
+// HashPartitionFunction.MURMUR3_32_ABS buckets rows by: the reference
+// vectors of MurmurHash3_x86_32.
+func TestMurmur3(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]uint32{
+		"":      0,
+		"hello": 0x248bfa47,
+		"The quick brown fox jumps over the lazy dog": 0x2e4ff723,
+	} {
+		if got := uint32(murmur3([]byte(in))); got != want {
+			t.Errorf("murmur3(%q) = %08x, want %08x", in, got, want)
+		}
+	}
+}
