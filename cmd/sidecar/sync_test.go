@@ -275,9 +275,9 @@ func micros(day, hour int) *int64 {
 
 // threeDayTable is a day-partitioned table with rows 1-6, two on each of
 // 2024-03-01, -02 and -03.
-func threeDayTable(t *testing.T, e *syncEnv, name string) *tablegen.History {
+func threeDayTable(t *testing.T, ctx context.Context, cat *hadoop.Catalog, name string) *tablegen.History {
 	t.Helper()
-	h, err := tablegen.NewHistory(e.ctx, e.cat, table.Identifier{"sync", name},
+	h, err := tablegen.NewHistory(ctx, cat, table.Identifier{"sync", name},
 		tablegen.HistoryOptions{Time: tablegen.TimeTimestamp, Layout: tablegen.LayoutDay, Properties: snappy})
 	if err != nil {
 		t.Fatal(err)
@@ -286,7 +286,7 @@ func threeDayTable(t *testing.T, e *syncEnv, name string) *tablegen.History {
 	for i := range 6 {
 		rows = append(rows, tablegen.HistoryRow{ID: int64(i + 1), TS: micros(i/2, 1+i%2), Cat: "a", V: int64(i)})
 	}
-	if err := h.Append(e.ctx, rows...); err != nil {
+	if err := h.Append(ctx, rows...); err != nil {
 		t.Fatal(err)
 	}
 	return h
@@ -302,7 +302,7 @@ func TestSyncRedoesFailedWork(t *testing.T) {
 	for _, how := range []string{"failed", "lost"} {
 		t.Run(how, func(t *testing.T) {
 			e := newSyncEnv(t)
-			h := threeDayTable(t, e, "t")
+			h := threeDayTable(t, e.ctx, e.cat, "t")
 			p := syncPair{Table: "sync.t", DataSource: "events", TimeColumn: "ts", Granularity: "DAY", Mode: "auto"}
 			if err := e.sync(p); err != nil {
 				t.Fatal(err)
@@ -367,7 +367,7 @@ func TestSyncRedoesFailedWork(t *testing.T) {
 func TestSyncPendingSurvivesRollback(t *testing.T) {
 	t.Parallel()
 	e := newSyncEnv(t)
-	h := threeDayTable(t, e, "t")
+	h := threeDayTable(t, e.ctx, e.cat, "t")
 	p := syncPair{Table: "sync.t", DataSource: "events", TimeColumn: "ts", Granularity: "DAY", Mode: "rows"}
 	if err := e.sync(p); err != nil {
 		t.Fatal(err)
@@ -508,7 +508,7 @@ func TestSyncKeepsDruidRight(t *testing.T) {
 func TestSyncCommand(t *testing.T) {
 	t.Parallel()
 	e := newSyncEnv(t)
-	h := threeDayTable(t, e, "cmd")
+	h := threeDayTable(t, e.ctx, e.cat, "cmd")
 	dir := t.TempDir()
 	pairs := filepath.Join(dir, "sync.yaml")
 	if err := os.WriteFile(pairs, []byte(`pairs:
@@ -593,7 +593,7 @@ func TestSyncCommand(t *testing.T) {
 func TestSyncLoop(t *testing.T) {
 	t.Parallel()
 	e := newSyncEnv(t)
-	h := threeDayTable(t, e, "loop")
+	h := threeDayTable(t, e.ctx, e.cat, "loop")
 	cfg := e.cfg
 	cfg.Once = false
 	cfg.Pairs = []syncPair{{Table: "sync.loop", DataSource: "loop", TimeColumn: "ts", Granularity: "DAY", Mode: "auto"}}
@@ -715,7 +715,7 @@ func TestSyncStateFile(t *testing.T) {
 func TestSyncExpiredCheckpoint(t *testing.T) {
 	t.Parallel()
 	e := newSyncEnv(t)
-	h := threeDayTable(t, e, "expired")
+	h := threeDayTable(t, e.ctx, e.cat, "expired")
 	p := syncPair{Table: "sync.expired", DataSource: "events", TimeColumn: "ts", Granularity: "DAY", Mode: "auto"}
 	gone := int64(42)
 	st := syncState{Version: stateVersion, DataSources: map[string]*checkpoint{"events": {
@@ -835,7 +835,7 @@ func TestCoalesce(t *testing.T) {
 func TestSyncCompaction(t *testing.T) {
 	t.Parallel()
 	e := newSyncEnv(t)
-	h := threeDayTable(t, e, "compacted")
+	h := threeDayTable(t, e.ctx, e.cat, "compacted")
 	p := syncPair{Table: "sync.compacted", DataSource: "compacted", TimeColumn: "ts", Granularity: "DAY", Mode: "auto"}
 	if err := e.sync(p); err != nil {
 		t.Fatal(err)
@@ -869,7 +869,7 @@ func TestSyncCompaction(t *testing.T) {
 func TestSyncClusteredBy(t *testing.T) {
 	t.Parallel()
 	e := newSyncEnv(t)
-	h := threeDayTable(t, e, "clustered")
+	h := threeDayTable(t, e.ctx, e.cat, "clustered")
 	p := syncPair{Table: "sync.clustered", DataSource: "events", TimeColumn: "ts", Granularity: "DAY", Mode: "auto",
 		ClusteredBy: []string{"cat", "id"}}
 	if err := e.sync(p); err != nil {

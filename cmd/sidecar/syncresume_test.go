@@ -29,7 +29,7 @@ func TestSyncResumesKilledSync(t *testing.T) {
 	for _, how := range []string{"finished", "running", "failed"} {
 		t.Run(how, func(t *testing.T) {
 			e := newSyncEnv(t)
-			h := threeDayTable(t, e, "t")
+			h := threeDayTable(t, e.ctx, e.cat, "t")
 			p := syncPair{Table: "sync.t", DataSource: "events", TimeColumn: "ts", Granularity: "DAY", Mode: "auto"}
 			var clock *fakeClock
 			cfg := e.cfg
@@ -119,7 +119,7 @@ func TestSyncResumesKilledSync(t *testing.T) {
 func TestSyncStateVersion1(t *testing.T) {
 	t.Parallel()
 	e := newSyncEnv(t)
-	h := threeDayTable(t, e, "v1")
+	h := threeDayTable(t, e.ctx, e.cat, "v1")
 	p := syncPair{Table: "sync.v1", DataSource: "events", TimeColumn: "ts", Granularity: "DAY", Mode: "rows"}
 	if err := e.sync(p); err != nil {
 		t.Fatal(err)
@@ -175,7 +175,7 @@ func TestSyncDropsEmptiedInterval(t *testing.T) {
 				e := newSyncEnv(t)
 				e.druid.Version = version
 				e.refusable = func(err error) bool { return version < 29 && strings.Contains(err.Error(), "InsertCannotBeEmpty") }
-				h := threeDayTable(t, e, "emptied")
+				h := threeDayTable(t, e.ctx, e.cat, "emptied")
 				p := syncPair{Table: "sync.emptied", DataSource: "events", TimeColumn: "ts", Granularity: "DAY", Mode: "auto"}
 				if err := e.sync(p); err != nil {
 					t.Fatal(err)
