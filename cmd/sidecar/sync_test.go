@@ -645,6 +645,21 @@ func TestSyncConfig(t *testing.T) {
 	if p := cfg.Pairs[0]; p.Granularity != "DAY" || p.Mode != "auto" || cfg.DruidAuth.Password != "s3:cret" || cfg.SidecarAuth != nil {
 		t.Fatalf("config %+v %+v", cfg.Pairs, cfg.DruidAuth)
 	}
+	// The Coordinator: --druid-coordinator, else --druid, else the first
+	// --druid-overlord.
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--druid", "http://router:8888"}, "http://router:8888"},
+		{[]string{"--druid-broker", "http://b", "--druid-overlord", "http://o1,http://o2"}, "http://o1"},
+		{[]string{"--druid", "http://router:8888", "--druid-coordinator", "http://c:8081"}, "http://c:8081"},
+	} {
+		cfg, err := parseSync(append([]string{"--config", good}, tc.args...), noenv, &bytes.Buffer{})
+		if err != nil || cfg.coordinator() != tc.want {
+			t.Errorf("%v: coordinator %q (%v), want %q", tc.args, cfg.coordinator(), err, tc.want)
+		}
+	}
 	for _, tc := range []struct {
 		args []string
 		env  map[string]string
@@ -658,6 +673,7 @@ func TestSyncConfig(t *testing.T) {
 		{[]string{"--config", write("pairs:\n  - {table: a.b, dataSource: d, timeColumn: ts, context: {maxNumTasks: 6}}\n"), "--druid", "http://d"},
 			nil, "maxNumTasks 6 is more than --max-tasks 4"},
 		{[]string{"--config", good, "--druid", "router:8888"}, nil, "--druid"},
+		{[]string{"--config", good, "--druid", "http://d", "--druid-coordinator", "coordinator:8081"}, nil, "--druid-coordinator"},
 		{[]string{"--config", good, "--druid", "http://d"}, map[string]string{"SIDECAR_DRUID_USERNAME": "u"}, "SIDECAR_DRUID_PASSWORD"},
 		{[]string{"--config", good, "--druid", "http://d", "--druid-auth-file", auth}, map[string]string{"SIDECAR_DRUID_PASSWORD": "p"}, "not both"},
 		{[]string{"--config", good, "--druid", "http://d", "--interval", "0s"}, nil, "--interval"},
