@@ -1,0 +1,84 @@
+package icebergrest_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"slices"
+	"testing"
+
+	"github.com/apache/iceberg-go/catalog/rest"
+
+	"github.com/druidiceberg/sidecar/internal/demo"
+	"github.com/druidiceberg/sidecar/internal/icebergrest"
+	"github.com/druidiceberg/sidecar/internal/testenv"
+	"github.com/druidiceberg/sidecar/splits/catalog"
+)
+
+// planEndpoint is the REST spec's endpoint that submits a scan plan.
+const planEndpoint = "POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/plan"
+
+// TestStart: the server Start runs advertises the plan endpoints exactly
+// when it plans, takes tables that iceberg-go's REST client creates and
+// writes (the demo tables), and the sidecar's REST catalog lists and loads
+// them.
+func TestStart(t *testing.T) {
+	testenv.SkipShort(t, "starts Iceberg's REST catalog server, a JVM")
+	for _, planning := range []icebergrest.Planning{icebergrest.NoPlanning, icebergrest.SyncPlanning} {
+		t.Run(string(planning), func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			warehouse := t.TempDir()
+			url := icebergrest.Start(t, warehouse, icebergrest.WithPlanning(planning))
+
+			if got, want := slices.Contains(endpoints(t, url), planEndpoint), planning != icebergrest.NoPlanning; got != want {
+				t.Errorf("/v1/config advertises %q: %v, want %v", planEndpoint, got, want)
+			}
+
+			writer, err := rest.NewCatalog(ctx, "writer", url)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := demo.Write(ctx, writer); err != nil {
+				t.Fatalf("write the demo tables through the server: %v", err)
+			}
+
+			cat, err := catalog.New(catalog.Config{Type: "rest", Name: "ice", URI: url, DataRoots: []string{warehouse}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = cat.Close() })
+			names, truncated, err := cat.Tables(ctx)
+			if err != nil {
+				t.Fatalf("list the tables: %v", err)
+			}
+			if want := []string{"demo.customers", "demo.orders"}; !slices.Equal(names, want) || truncated {
+				t.Errorf("tables: %v (truncated %v), want %v", names, truncated, want)
+			}
+			tbl, err := cat.LoadTable(ctx, demo.Orders)
+			if err != nil {
+				t.Fatalf("load %v: %v", demo.Orders, err)
+			}
+			if tbl.CurrentSnapshot() == nil {
+				t.Errorf("%v has no current snapshot; the demo writes some", demo.Orders)
+			}
+		})
+	}
+}
+
+// endpoints returns the endpoints the server's /v1/config advertises.
+func endpoints(t *testing.T, url string) []string {
+	t.Helper()
+	resp, err := http.Get(url + "/v1/config")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = resp.Body.Close() }()
+	var config struct {
+		Endpoints []string `json:"endpoints"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&config); err != nil {
+		t.Fatalf("decode /v1/config: %v", err)
+	}
+	return config.Endpoints
+}
