@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/apache/iceberg-go/catalog/rest"
@@ -20,11 +21,23 @@ const planEndpoint = "POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/pl
 
 // TestStart: the server Start runs advertises the plan endpoints exactly
 // when it plans, takes tables that iceberg-go's REST client creates and
-// writes (the demo tables), and the sidecar's REST catalog lists and loads
-// them.
+// writes (the demo tables), plans a scan of one as its mode says (refused,
+// the plan at once, a plan id), and the sidecar's REST catalog lists and
+// loads them.
 func TestStart(t *testing.T) {
 	testenv.SkipShort(t, "starts Iceberg's REST catalog server, a JVM")
-	for _, planning := range []icebergrest.Planning{icebergrest.NoPlanning, icebergrest.SyncPlanning} {
+	for _, tc := range []struct {
+		planning icebergrest.Planning
+		// status and planStatus are what a plan request of the demo
+		// orders answers: the HTTP status and the plan's status.
+		status     int
+		planStatus string
+	}{
+		{icebergrest.NoPlanning, http.StatusNotAcceptable, ""},
+		{icebergrest.SyncPlanning, http.StatusOK, "completed"},
+		{icebergrest.AsyncPlanning, http.StatusOK, "submitted"},
+	} {
+		planning := tc.planning
 		t.Run(string(planning), func(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
@@ -41,6 +54,9 @@ func TestStart(t *testing.T) {
 			}
 			if err := demo.Write(ctx, writer); err != nil {
 				t.Fatalf("write the demo tables through the server: %v", err)
+			}
+			if status, planStatus := plan(t, url+"/v1/namespaces/demo/tables/orders/plan"); status != tc.status || planStatus != tc.planStatus {
+				t.Errorf("plan a scan of %v: %d %q, want %d %q", demo.Orders, status, planStatus, tc.status, tc.planStatus)
 			}
 
 			cat, err := catalog.New(catalog.Config{Type: "rest", Name: "ice", URI: url, DataRoots: []string{warehouse}})
@@ -81,4 +97,22 @@ func endpoints(t *testing.T, url string) []string {
 		t.Fatalf("decode /v1/config: %v", err)
 	}
 	return config.Endpoints
+}
+
+// plan posts an empty plan request (the current snapshot, every column) to
+// url and returns the HTTP status and the plan's status.
+func plan(t *testing.T, url string) (int, string) {
+	t.Helper()
+	resp, err := http.Post(url, "application/json", strings.NewReader("{}"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = resp.Body.Close() }()
+	var answer struct {
+		Status string `json:"status"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&answer); err != nil {
+		t.Fatalf("decode the plan answer: %v", err)
+	}
+	return resp.StatusCode, answer.Status
 }
