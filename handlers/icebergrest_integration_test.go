@@ -100,7 +100,7 @@ func TestRealIcebergRESTJavaHistories(t *testing.T) {
 	histories := javaoracle.Write(t, dir, *javaFirstSeed, testenv.Histories(8, 8))
 	url := icebergrest.Start(t, t.TempDir())
 	for _, h := range histories {
-		registerTables(t, url, fmt.Sprintf("h%d", h.Seed), javaCommits(h))
+		registerTables(t, url, table.Identifier{fmt.Sprintf("h%d", h.Seed)}, javaCommits(h))
 	}
 	srv := newServer(t, sidecatalog.Config{Type: "rest", Name: "iceberg", URI: url, DataRoots: []string{dir}}, nil)
 	for _, h := range histories {

@@ -3,6 +3,7 @@ package handlers_test
 import (
 	"context"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -20,22 +21,29 @@ import (
 // server, the protocol's reference implementation (internal/icebergrest),
 // in the role the hand-written REST fakes cannot play: a catalog whose
 // answers no test wrote. tablegen's scenarios, written by iceberg-go, are
-// registered with it; the sidecar, which signs in with OAuth2 client
-// credentials, lists them, plans them through it and streams every
-// snapshot with the rows of iceberg-go's Scan.ReadTasks; a table or
-// namespace the server lacks is the sidecar's 404 table_not_found.
+// registered with it, one of them in a nested namespace as well; the
+// sidecar, which signs in with OAuth2 client credentials, lists them, plans
+// them through it and streams every snapshot with the rows of iceberg-go's
+// Scan.ReadTasks; a table or namespace the server lacks is the sidecar's
+// 404 table_not_found.
 func TestIcebergRESTServer(t *testing.T) {
 	t.Parallel()
 	testenv.SkipShort(t, "runs Iceberg's REST catalog server")
 	ctx := context.Background()
 	dir, tables := sharedScenarios(t)
 	url := icebergrest.Start(t, t.TempDir())
-	registerTables(t, url, "scenarios", func(yield func(string, string) bool) {
+	registerTables(t, url, table.Identifier{"scenarios"}, func(yield func(string, string) bool) {
 		for name, tbl := range tables {
 			if !yield(name, tbl.MetadataLocation()) {
 				return
 			}
 		}
+	})
+	// One table in a nested namespace, which the server spells with its
+	// own separator (namespace-separator %2E in /v1/config).
+	nested := tables["positional_and_equality"]
+	registerTables(t, url, table.Identifier{"nested", "deeper"}, func(yield func(string, string) bool) {
+		yield("t", nested.MetadataLocation())
 	})
 	srv := newServer(t, sidecatalog.Config{Type: "rest", Name: "iceberg", URI: url, DataRoots: []string{dir},
 		Props: map[string]string{"credential": "sidecar:sidecar-secret"}}, nil)
@@ -50,6 +58,14 @@ func TestIcebergRESTServer(t *testing.T) {
 			t.Errorf("the status page does not list scenarios.%s at snapshot %s:\n%s", sc.Name, snap, status)
 		}
 	}
+	if !strings.Contains(string(status), "nested.deeper.t") {
+		t.Errorf("the status page does not list nested.deeper.t:\n%s", status)
+	}
+	want, err := tablegen.OracleRows(ctx, nested, nested.CurrentSnapshot().SnapshotID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	assertSameRows(t, srv.rows(t, srv.plan(t, q("table", "nested.deeper.t", "mode", "rows"))), want)
 
 	for _, sc := range tablegen.Scenarios() {
 		t.Run(sc.Name, func(t *testing.T) {
@@ -74,8 +90,8 @@ func TestIcebergRESTServer(t *testing.T) {
 }
 
 // registerTables registers tables (name to metadata file) in the namespace
-// ns of the REST catalog at url, creating the namespace.
-func registerTables(t testing.TB, url, ns string, tables func(yield func(name, metadata string) bool)) {
+// ns of the REST catalog at url, creating the namespace and its parents.
+func registerTables(t testing.TB, url string, ns table.Identifier, tables func(yield func(name, metadata string) bool)) {
 	t.Helper()
 	ctx := context.Background()
 	cat, err := rest.NewCatalog(ctx, "writer", url)
@@ -83,12 +99,15 @@ func registerTables(t testing.TB, url, ns string, tables func(yield func(name, m
 		t.Fatalf("open the REST catalog at %s: %v", url, err)
 	}
 	t.Cleanup(func() { _ = cat.Close() })
-	if err := cat.CreateNamespace(ctx, table.Identifier{ns}, nil); err != nil {
-		t.Fatalf("create the namespace %s: %v", ns, err)
+	for i := range ns {
+		if err := cat.CreateNamespace(ctx, ns[:i+1], nil); err != nil {
+			t.Fatalf("create the namespace %v: %v", ns[:i+1], err)
+		}
 	}
 	for name, metadata := range tables {
-		if _, err := cat.RegisterTable(ctx, table.Identifier{ns, name}, metadata); err != nil {
-			t.Fatalf("register %s.%s (%s): %v", ns, name, metadata, err)
+		ident := append(slices.Clone(ns), name)
+		if _, err := cat.RegisterTable(ctx, ident, metadata); err != nil {
+			t.Fatalf("register %v (%s): %v", ident, metadata, err)
 		}
 	}
 }
