@@ -5,7 +5,6 @@ package handlers_test
 import (
 	"context"
 	"fmt"
-	"strconv"
 	"testing"
 
 	"github.com/apache/iceberg-go/catalog"
@@ -78,12 +77,7 @@ func TestRealIcebergRESTHistories(t *testing.T) {
 				}
 				tbl := h.Table()
 				for _, s := range tbl.Metadata().Snapshots() {
-					want, err := tablegen.OracleRows(ctx, tbl, s.SnapshotID)
-					if err != nil {
-						t.Fatal(err)
-					}
-					p := srv.plan(t, q("table", "hist."+ident[1], "mode", "rows", "snapshotId", strconv.FormatInt(s.SnapshotID, 10)))
-					assertSameRows(t, srv.rows(t, p), want)
+					assertSnapshotRows(t, srv, "hist."+ident[1], tbl, s.SnapshotID)
 				}
 			}
 		})

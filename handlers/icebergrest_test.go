@@ -29,7 +29,6 @@ import (
 func TestIcebergRESTServer(t *testing.T) {
 	t.Parallel()
 	testenv.SkipShort(t, "runs Iceberg's REST catalog server")
-	ctx := context.Background()
 	dir, tables := sharedScenarios(t)
 	url := icebergrest.Start(t, t.TempDir())
 	registerTables(t, url, table.Identifier{"scenarios"}, func(yield func(string, string) bool) {
@@ -61,22 +60,13 @@ func TestIcebergRESTServer(t *testing.T) {
 	if !strings.Contains(string(status), "nested.deeper.t") {
 		t.Errorf("the status page does not list nested.deeper.t:\n%s", status)
 	}
-	want, err := tablegen.OracleRows(ctx, nested, nested.CurrentSnapshot().SnapshotID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	assertSameRows(t, srv.rows(t, srv.plan(t, q("table", "nested.deeper.t", "mode", "rows"))), want)
+	assertSnapshotRows(t, srv, "nested.deeper.t", nested, nested.CurrentSnapshot().SnapshotID)
 
 	for _, sc := range tablegen.Scenarios() {
 		t.Run(sc.Name, func(t *testing.T) {
 			tbl := tables[sc.Name]
 			for _, s := range tbl.Metadata().Snapshots() {
-				want, err := tablegen.OracleRows(ctx, tbl, s.SnapshotID)
-				if err != nil {
-					t.Fatal(err)
-				}
-				p := srv.plan(t, q("table", "scenarios."+sc.Name, "mode", "rows", "snapshotId", strconv.FormatInt(s.SnapshotID, 10)))
-				assertSameRows(t, srv.rows(t, p), want)
+				assertSnapshotRows(t, srv, "scenarios."+sc.Name, tbl, s.SnapshotID)
 			}
 		})
 	}
