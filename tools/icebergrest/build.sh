@@ -4,4 +4,4 @@
 #
 #   dir=$(tools/icebergrest/build.sh)
 #   java -cp "$dir/*" sidecar.icebergrest.Main WAREHOUSE off|sync|async TASKS_PER_PLAN_TASK
-exec "$(dirname "$0")/../javabuild.sh" icebergrest "Iceberg's REST catalog server" "about 70 MB, under a minute"
+exec "$(dirname "$0")/../javabuild.sh" icebergrest "Iceberg's REST catalog server" "about 90 MB, under a minute"
