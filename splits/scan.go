@@ -61,6 +61,17 @@ func (p *Planner) scanWith(ctx context.Context, pl *planning) error {
 			return fmt.Errorf("%w: icebergFilter: %w", ErrBadRequest, err)
 		}
 	}
+	rp, err := p.remoteScan(ctx, req)
+	if err != nil {
+		return err
+	}
+	if rp != nil {
+		if pl.tasks, err = p.planRemote(ctx, rp, pl.tbl, req.Table, pl.snap, pl.schema, pl.filter, pl.columns); err != nil {
+			return err
+		}
+		pl.orderTasks()
+		return checkResiduals(req.ResidualMode, pl.filter, pl.tasks, &pl.plan)
+	}
 	a, err := p.admitPlan(ctx, pl.tbl, req.Table, pl.snap)
 	if err != nil {
 		return err
@@ -87,6 +98,7 @@ func (p *Planner) scanWith(ctx context.Context, pl *planning) error {
 		return fmt.Errorf("plan %s at snapshot %d in catalog %q: %w", req.Table, pl.snap.SnapshotID, p.cat.Name(), err)
 	}
 
+	p.planned(false)
 	pl.tasks = tasks
 	pl.orderTasks()
 	return checkResiduals(req.ResidualMode, pl.filter, pl.tasks, &pl.plan)
