@@ -147,6 +147,33 @@ func serveCatalog(t testing.TB, cat *sidecatalog.Catalog, signer *split.Signer) 
 	return &testServer{Server: srv, reg: reg}
 }
 
+// startSidecar serves the catalog of cfg as cmd/sidecar wires it, on an
+// httptest server that shares nothing with another but the token key: the
+// catalog and a planner (with opts) that report to the sidecar's own
+// metrics, and a reader; configure, when not nil, sets more of the
+// handlers' configuration.
+func startSidecar(t testing.TB, cfg sidecatalog.Config, opts []splits.PlannerOption, configure func(*handlers.Config)) (*testServer, *metrics.Metrics) {
+	t.Helper()
+	signer, err := split.NewSigner(testKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := prometheus.NewRegistry()
+	m := metrics.New(reg)
+	cat := catalogtest.Open(t, cfg, sidecatalog.WithEvents(m))
+	planner, err := splits.NewPlanner(cat, signer, append(opts, splits.WithPlanEvents(m))...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hc := handlers.Config{Catalogs: []handlers.Catalog{wireCatalog(cat, planner, reader.New())}, Signer: signer, Metrics: m, Gatherer: reg}
+	if configure != nil {
+		configure(&hc)
+	}
+	srv := httptest.NewServer(handlers.New(hc))
+	t.Cleanup(srv.Close)
+	return &testServer{Server: srv, reg: reg}, m
+}
+
 // wireCatalog wires a catalog, its planner and a reader into the route
 // families as cmd/sidecar does.
 func wireCatalog(cat *sidecatalog.Catalog, p *splits.Planner, rd *reader.Reader) handlers.Catalog {

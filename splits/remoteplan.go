@@ -97,25 +97,29 @@ func (p *Planner) remoteScan(ctx context.Context, req Request) (RemotePlanner, e
 
 // planRemote plans snap of tbl on the catalog's server, under filter (nil:
 // every file), for the rows of schema's fields columns (nil: every
-// column), admitted by the memory budget as a local plan is: the entries
-// its snapshot declares are reserved before the plan is asked for, and
-// each answer's files past them before it is decoded.
+// column), admitted by the memory budget as a local plan is: the data and
+// delete files its snapshot declares are reserved before the plan is asked
+// for, and each answer's entries (its data files, the delete files it
+// lists, its plan tasks) past them before it is decoded.
 func (p *Planner) planRemote(ctx context.Context, rp RemotePlanner, tbl *table.Table, name string, snap *table.Snapshot,
 	schema *iceberg.Schema, filter iceberg.BooleanExpression, columns []int) ([]table.FileScanTask, error) {
 	charge := func(int64) error { return nil }
 	if p.budget != nil && p.budget.Capacity() > 0 {
-		files := summaryFiles(snap)
+		// The server answers with the data files and, in each answer, the
+		// delete files its data files need: the snapshot's data and delete
+		// files are what it declares.
+		files := min(summaryFiles(snap), maxEntries) + min(summaryCount(snap, "total-delete-files"), maxEntries)
 		r, err := p.budget.Reserve(memory.Plan, entryBytes(files), p.budget.Capacity(), p.budget.Origin())
 		if err != nil {
-			return nil, p.refusal(name, snap, "data files", files, err)
+			return nil, p.refusal(name, snap, "data and delete files", files, err)
 		}
 		c := &entryCounter{r: r, paid: files}
 		defer memory.Hold(ctx, r)
 		charge = func(n int64) error {
 			err := c.block(n)
 			if over := (*overReadError)(nil); errors.As(err, &over) {
-				return fmt.Errorf("its plan holds more files than its snapshot declares (%d files and handles so far, "+
-					"%d declared), which need %s or more to plan (%s each): %w", over.read, over.paid,
+				return fmt.Errorf("the server's answers hold more than the snapshot declares (%d data files, delete files and "+
+					"plan tasks so far, %d files declared), which need %s or more to plan (%s each): %w", over.read, over.paid,
 					memory.Bytes(entryBytes(over.read)), memory.Bytes(PlanBytesPerFile), over.err)
 			}
 			return err
