@@ -120,6 +120,26 @@ func planningTable(t *testing.T, url string) *table.Table {
 	return h.Table()
 }
 
+// lineageTable writes tablegen.Lineage (format version 3: row lineage,
+// a deletion vector, a partition spec change) through the catalog server
+// at url.
+func lineageTable(t *testing.T, url string) *table.Table {
+	t.Helper()
+	ctx := context.Background()
+	writer, err := rest.NewCatalog(ctx, "writer", url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := writer.CreateNamespace(ctx, table.Identifier{"lin"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	built, _, err := tablegen.Lineage(ctx, writer, table.Identifier{"lin", "t"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return built.Table
+}
+
 // planningQueries are the plans asked of every snapshot: the whole
 // snapshot, a filter that leaves residuals (applied by the reader), and a
 // projection.
@@ -180,6 +200,15 @@ func TestRemotePlanningMatchesLocal(t *testing.T) {
 					}
 				}
 			}
+			// The version 3 table, with a deletion vector and row ids,
+			// which a server's plan carries.
+			lin := lineageTable(t, srv)
+			for _, snap := range lin.Metadata().Snapshots() {
+				id := strconv.FormatInt(snap.SnapshotID, 10)
+				queries = append(queries, q("table", "lin.t", "snapshotId", id, "mode", "rows"),
+					q("table", "lin.t", "snapshotId", id, "metadataColumns", "_row_id,_file,_pos"))
+				oracles = append(oracles, nil, nil)
+			}
 			// By time (the first snapshot's commit, which the sidecar
 			// resolves to it) and by ref (the main branch).
 			first := tbl.Metadata().Snapshots()[0]
@@ -188,7 +217,7 @@ func TestRemotePlanningMatchesLocal(t *testing.T) {
 				q("table", "hist.t", "mode", "rows", "ref", "main"))
 			oracles = append(oracles, nil, nil)
 
-			var posDeletes, eqDeletes int
+			var posDeletes, eqDeletes, dvs int
 			for i, qq := range queries {
 				lp, rp := local.plan(t, qq), remote.plan(t, qq)
 				if lp.SnapshotID == nil || rp.SnapshotID == nil || *lp.SnapshotID != *rp.SnapshotID {
@@ -200,6 +229,7 @@ func TestRemotePlanningMatchesLocal(t *testing.T) {
 				for _, s := range rp.Splits {
 					posDeletes += s.PositionDeleteFiles
 					eqDeletes += s.EqualityDeleteFiles
+					dvs += s.DeletionVectorFiles
 				}
 				lrows := local.rows(t, lp)
 				assertSameRows(t, remote.rows(t, rp), lrows)
@@ -208,8 +238,9 @@ func TestRemotePlanningMatchesLocal(t *testing.T) {
 					assertSameRows(t, lrows, oracles[i])
 				}
 			}
-			if posDeletes == 0 || eqDeletes == 0 {
-				t.Fatalf("the plans held %d positional and %d equality delete files: the table lacks what the test is for", posDeletes, eqDeletes)
+			if posDeletes == 0 || eqDeletes == 0 || dvs == 0 {
+				t.Fatalf("the plans held %d positional and %d equality delete files and %d deletion vectors: the tables lack what the test is for",
+					posDeletes, eqDeletes, dvs)
 			}
 
 			n := float64(len(queries))
@@ -226,10 +257,30 @@ func TestRemotePlanningMatchesLocal(t *testing.T) {
 			}
 
 			// What only the sidecar plans is refused by name when the
-			// catalog plans on its server only.
-			resp, body := remote.get(t, "/splits?"+q("table", "hist.t", "fromSnapshot", strconv.FormatInt(first.SnapshotID, 10)).Encode())
-			if resp.StatusCode != http.StatusUnprocessableEntity || errorCode(t, body) != "unsupported" || !strings.Contains(string(body), "fromSnapshot") {
-				t.Fatalf("fromSnapshot planned remotely: %d %s, want 422 unsupported naming fromSnapshot", resp.StatusCode, body)
+			// catalog plans on its server only, and planned locally by
+			// auto, which plans the rest on the server.
+			auto := newPlanningSidecar(t, cfg("auto"))
+			for _, only := range []struct{ name, value, says string }{
+				{"fromSnapshot", strconv.FormatInt(first.SnapshotID, 10), "(fromSnapshot)"},
+				{"metadataColumns", "_last_updated_sequence_number", "_last_updated_sequence_number"},
+			} {
+				// The second snapshot of each appends to the first; row
+				// lineage is the version 3 table's.
+				tb := tbl
+				if only.name == "metadataColumns" {
+					tb = lin
+				}
+				qq := q("table", strings.Join(tb.Identifier(), "."), "mode", "rows",
+					"snapshotId", strconv.FormatInt(tb.Metadata().Snapshots()[1].SnapshotID, 10), only.name, only.value)
+				resp, body := remote.get(t, "/splits?"+qq.Encode())
+				if resp.StatusCode != http.StatusUnprocessableEntity || errorCode(t, body) != "unsupported" || !strings.Contains(string(body), only.says) {
+					t.Fatalf("%s planned remotely: %d %s, want 422 unsupported naming it", only.name, resp.StatusCode, body)
+				}
+				assertSameRows(t, auto.rows(t, auto.plan(t, qq)), local.rows(t, local.plan(t, qq)))
+			}
+			auto.plan(t, q("table", "hist.t"))
+			if l, r := auto.scans(); l != 2 || r != 1 {
+				t.Errorf("auto counted %v local and %v remote scans, want 2 (fromSnapshot, the sequence numbers) and 1", l, r)
 			}
 		})
 	}
