@@ -1,6 +1,10 @@
 package druid
 
-import "errors"
+import (
+	"errors"
+	"strconv"
+	"strings"
+)
 
 // ErrNothingToRead: the plan has nothing to read, and the spec asked for
 // cannot be written without a row (Druid's http inputSource refuses an
@@ -35,3 +39,28 @@ const (
 	// unscaled integers.
 	VersionScaledDecimals = "29.0"
 )
+
+// AtLeast says whether release (a Druid version such as "27.0.0", as GET
+// /status answers it) is need ("29.0") or later, by major and minor
+// number. A release it cannot read is not.
+func AtLeast(release, need string) bool {
+	r, ok1 := majorMinor(release)
+	n, ok2 := majorMinor(need)
+	return ok1 && ok2 && (r[0] > n[0] || r[0] == n[0] && r[1] >= n[1])
+}
+
+func majorMinor(v string) ([2]int, bool) {
+	parts := strings.SplitN(v, ".", 3)
+	var out [2]int
+	if len(parts) < 2 {
+		return out, false
+	}
+	for i := range out {
+		n, err := strconv.Atoi(parts[i])
+		if err != nil || n < 0 {
+			return out, false
+		}
+		out[i] = n
+	}
+	return out, true
+}

@@ -13,6 +13,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/druidiceberg/sidecar/druid"
 )
 
 // `sidecar sync` keeps Druid datasources in step with Iceberg tables.
@@ -55,8 +57,12 @@ type syncer struct {
 	now    func() time.Time
 	// sleep waits d or until ctx ends.
 	sleep func(ctx context.Context, d time.Duration) error
-	// probed says Druid's endpoints were checked.
-	probed bool
+	// probed says Druid's endpoints were checked; emptyReplace that
+	// Druid empties an interval with a REPLACE that reads no row (Druid
+	// 29, apache/druid#15495).
+	probed, emptyReplace bool
+	// submitted, when set, is called after each statement Druid took.
+	submitted func(taskID string)
 }
 
 func newSyncer(cfg syncConfig, log *slog.Logger, out io.Writer) *syncer {
@@ -104,6 +110,12 @@ func (s *syncer) once(ctx context.Context) error {
 		if err := s.druid.probe(ctx); err != nil {
 			return err
 		}
+		v := s.druid.version(ctx)
+		s.emptyReplace = druid.AtLeast(v, druid.VersionEmptyReplace)
+		if !s.emptyReplace {
+			s.log.Info("druid before "+druid.VersionEmptyReplace+" (or of a version it does not tell): an interval that lost its "+
+				"last row is dropped through the Coordinator", slog.String("druid_version", v))
+		}
 		s.probed = true
 	}
 	var errs []error
@@ -127,7 +139,9 @@ type changesAnswer struct {
 	Changes      []struct {
 		Interval string   `json:"interval"`
 		Reasons  []string `json:"reasons"`
-		SQL      sqlBody  `json:"sql"`
+		// Splits is 0 when the interval has no row at the target.
+		Splits int     `json:"splits"`
+		SQL    sqlBody `json:"sql"`
 	} `json:"changes"`
 	// Statements are the changes' REPLACEs merged into few (a sidecar of
 	// an older release answers none: then each change's is one).
@@ -145,6 +159,9 @@ type sqlBody struct {
 type statement struct {
 	Intervals []string `json:"intervals"`
 	SQL       sqlBody  `json:"sql"`
+	// queryID is the sqlQueryId sync submits it under; empty says the
+	// intervals have no row and are dropped instead.
+	queryID string
 }
 
 // statements are the answer's statements, each with the pair's context
@@ -170,13 +187,20 @@ func (a changesAnswer) statements(p syncPair) []statement {
 // errSnapshotGone is a checkpoint snapshot the table no longer has.
 var errSnapshotGone = errors.New("the checkpoint snapshot is gone from the table")
 
-// pair syncs one pair.
+// pair syncs one pair: it first finishes the work a killed sync left
+// with task ids, then brings Druid to the table's current snapshot.
 func (s *syncer) pair(ctx context.Context, p syncPair) error {
 	st, err := readState(s.cfg.StateFile)
 	if err != nil {
 		return err
 	}
 	cp := st.DataSources[p.DataSource]
+	if cp.matches(p) && len(cp.Tasks) > 0 && !s.cfg.DryRun {
+		if err := s.resume(ctx, p, st); err != nil {
+			return err
+		}
+		cp = st.DataSources[p.DataSource]
+	}
 	var from *int64
 	var pending []string
 	switch {
@@ -186,12 +210,12 @@ func (s *syncer) pair(ctx context.Context, p syncPair) error {
 		s.log.Info("checkpoint was made for another table, time column or granularity: full load",
 			slog.String("data_source", p.DataSource))
 	}
-	ans, err := s.changes(ctx, p, from, pending)
+	ans, err := s.changes(ctx, p, from, nil, pending)
 	if errors.Is(err, errSnapshotGone) {
 		s.log.Warn("checkpoint snapshot expired from the table: full load", slog.String("data_source", p.DataSource),
 			slog.Int64("snapshot", *from))
 		from, pending = nil, nil
-		ans, err = s.changes(ctx, p, nil, nil)
+		ans, err = s.changes(ctx, p, nil, nil, nil)
 	}
 	if err != nil {
 		return err
@@ -216,7 +240,7 @@ func (s *syncer) pair(ctx context.Context, p syncPair) error {
 		return nil
 	}
 	if len(ans.Changes) == 0 {
-		if cp.matches(p) && cp.Loaded && equalPtr(cp.SnapshotID, ans.ToSnapshot) {
+		if cp.matches(p) && cp.Loaded && equalPtr(cp.SnapshotID, ans.ToSnapshot) && len(cp.Pending) == 0 {
 			return nil
 		}
 		// Nothing Druid holds changed (a snapshot that touched no time
@@ -226,19 +250,20 @@ func (s *syncer) pair(ctx context.Context, p syncPair) error {
 	}
 
 	// Write-ahead: what is about to be submitted is pending until it all
-	// succeeded, whatever happens to this process or to the tasks.
+	// succeeded, whatever happens to this process or to the tasks, with
+	// the ids its tasks will have.
 	ahead := &checkpoint{Table: p.Table, Catalog: p.Catalog, TimeColumn: p.TimeColumn, ConstantTime: p.ConstantTime, Granularity: p.Granularity,
 		Updated: s.now().UTC().Format(time.RFC3339)}
 	if cp.matches(p) {
 		ahead.Loaded, ahead.SnapshotID = cp.Loaded, cp.SnapshotID
 	}
 	ahead.Pending = union(pending, intervals)
+	stmts := s.plan(p, ans, ahead)
 	st.DataSources[p.DataSource] = ahead
 	if err := writeState(s.cfg.StateFile, st); err != nil {
 		return err
 	}
-
-	if err := s.apply(ctx, p, ans.statements(p)); err != nil {
+	if err := s.execute(ctx, p, st, stmts, nil); err != nil {
 		return err
 	}
 	st.DataSources[p.DataSource] = done
@@ -247,6 +272,175 @@ func (s *syncer) pair(ctx context.Context, p syncPair) error {
 	}
 	s.log.Info("checkpoint", slog.String("data_source", p.DataSource), slog.Any("snapshot", ptrValue(ans.ToSnapshot)))
 	return nil
+}
+
+// plan gives each statement of ans the sqlQueryId it is submitted under,
+// and records its task id for each of its intervals in cp, whose Target
+// it sets; on a Druid that cannot empty an interval with a REPLACE, a
+// statement whose intervals all have no row gets none: its intervals are
+// dropped.
+func (s *syncer) plan(p syncPair, ans changesAnswer, cp *checkpoint) []statement {
+	empty := map[string]bool{}
+	for _, c := range ans.Changes {
+		empty[c.Interval] = c.Splits == 0
+	}
+	stmts := ans.statements(p)
+	cp.Target, cp.Tasks = ans.ToSnapshot, map[string][]string{}
+	for i := range stmts {
+		if !s.emptyReplace && !slices.Contains(stmts[i].Intervals, "ALL") &&
+			!slices.ContainsFunc(stmts[i].Intervals, func(iv string) bool { return !empty[iv] }) {
+			continue
+		}
+		stmts[i].queryID = newQueryID()
+		for _, iv := range stmts[i].Intervals {
+			cp.Tasks[iv] = append(cp.Tasks[iv], taskID(stmts[i].queryID))
+		}
+	}
+	return stmts
+}
+
+// execute drops the intervals of the statements plan gave no id (Druid
+// before 29 fails a REPLACE that reads no row, InsertCannotBeEmpty, and
+// leaves the interval's segments: the Coordinator marks them unused),
+// then submits the others and waits for them and for the tasks adopted.
+// A task id Druid answers other than the one recorded is recorded too.
+func (s *syncer) execute(ctx context.Context, p syncPair, st syncState, stmts []statement, adopted []*flight) error {
+	var submit []statement
+	for _, one := range stmts {
+		if one.queryID != "" {
+			submit = append(submit, one)
+			continue
+		}
+		if err := s.drop(ctx, p, one.Intervals); err != nil {
+			return err
+		}
+	}
+	cp := st.DataSources[p.DataSource]
+	return s.apply(ctx, p, submit, adopted, func(one statement, id string) error {
+		if id == taskID(one.queryID) {
+			return nil
+		}
+		for _, iv := range one.Intervals {
+			cp.Tasks[iv] = append(cp.Tasks[iv], id)
+		}
+		return writeState(s.cfg.StateFile, st)
+	})
+}
+
+// drop has the Coordinator mark the segments of the intervals unused:
+// what a REPLACE that reads no row does from Druid 29.
+func (s *syncer) drop(ctx context.Context, p syncPair, intervals []string) error {
+	for _, iv := range intervals {
+		if err := s.druid.markUnused(ctx, p.DataSource, iv); err != nil {
+			return err
+		}
+		s.log.Info("interval emptied: segments marked unused", slog.String("data_source", p.DataSource), slog.String("interval", iv))
+	}
+	return nil
+}
+
+// emptyInsert says a task failed as MSQ fails a statement that wrote no
+// row: InsertCannotBeEmptyFault, on every Druid before 29 (and from 29
+// with failOnEmptyInsert true). The statement read every row the target
+// snapshot has in its intervals and found none: they are empty.
+func emptyInsert(st taskStatus) bool {
+	return st.State == "FAILED" && strings.HasPrefix(st.Msg, "InsertCannotBeEmpty")
+}
+
+// resume finishes the work of a sync that ended with tasks submitted
+// (killed, timed out, or failed): per pending interval it asks the
+// Overlord how the latest task recorded for it ended. An interval whose
+// task succeeded is done, one whose task still runs is waited for
+// (counted against --max-tasks), and the others (failed, or unknown to
+// the Overlord) are ingested again from the same target snapshot. When
+// all succeeded the checkpoint is the target, and pair goes on from
+// there. When no task succeeded or runs, or the target snapshot is
+// gone, resume leaves the pending work to pair, which redoes it whole.
+func (s *syncer) resume(ctx context.Context, p syncPair, st syncState) error {
+	cp := st.DataSources[p.DataSource]
+	states := map[string]string{}
+	var redo, emptied []string
+	var adopted []*flight
+	need := maxNumTasks(p.Context)
+	for _, iv := range cp.Pending {
+		ids := cp.Tasks[iv]
+		if len(ids) == 0 {
+			redo = append(redo, iv)
+			continue
+		}
+		id := ids[len(ids)-1]
+		state, seen := states[id]
+		if !seen {
+			ts, err := s.druid.status(ctx, id)
+			switch {
+			case errors.Is(err, errUnknownTask):
+				state = "UNKNOWN" // never submitted, or forgotten: redone
+			case err != nil:
+				return fmt.Errorf("ask how task %s of the last sync ended: %w", id, err)
+			case emptyInsert(ts):
+				state = "EMPTY"
+			default:
+				state = ts.State
+			}
+			states[id] = state
+			s.log.Info("task of the last sync", slog.String("data_source", p.DataSource), slog.String("task_id", id),
+				slog.String("state", state))
+			if state == "RUNNING" {
+				adopted = append(adopted, &flight{id: id, need: need, submitted: s.now(), waiting: ts.Runner == "PENDING"})
+			}
+		}
+		switch state {
+		case "SUCCESS":
+		case "EMPTY":
+			emptied = append(emptied, iv)
+		case "RUNNING":
+			f := adopted[slices.IndexFunc(adopted, func(f *flight) bool { return f.id == id })]
+			f.intervals = append(f.intervals, iv)
+		default:
+			redo = append(redo, iv)
+		}
+	}
+	if len(redo) == len(cp.Pending) {
+		return nil
+	}
+	if cp.Target == nil {
+		// The target is a table without a snapshot: what runs is waited
+		// for, and pair redoes the rest.
+		return s.apply(ctx, p, nil, adopted, nil)
+	}
+	stmts := []statement{{Intervals: emptied}} // no queryID: dropped
+	next := *cp
+	next.Tasks = maps.Clone(cp.Tasks)
+	if len(redo) > 0 {
+		ans, err := s.changes(ctx, p, cp.Target, cp.Target, redo)
+		if errors.Is(err, errSnapshotGone) {
+			s.log.Warn("the snapshot the last sync ingested is gone from the table: its pending work is redone whole",
+				slog.String("data_source", p.DataSource), slog.Int64("snapshot", *cp.Target))
+			return s.apply(ctx, p, nil, adopted, nil)
+		}
+		if err != nil {
+			return err
+		}
+		ids := next.Tasks
+		stmts = append(stmts, s.plan(p, ans, &next)...)
+		for iv, add := range next.Tasks {
+			ids[iv] = append(ids[iv], add...)
+		}
+		next.Tasks, next.Target = ids, cp.Target
+	}
+	next.Updated = s.now().UTC().Format(time.RFC3339)
+	st.DataSources[p.DataSource] = &next
+	if err := writeState(s.cfg.StateFile, st); err != nil {
+		return err
+	}
+	s.log.Info("resuming the last sync", slog.String("data_source", p.DataSource), slog.Any("snapshot", ptrValue(cp.Target)),
+		slog.Int("running", len(adopted)), slog.String("emptied", strings.Join(emptied, " ")), slog.String("redone", strings.Join(redo, " ")))
+	if err := s.execute(ctx, p, st, stmts, adopted); err != nil {
+		return err
+	}
+	st.DataSources[p.DataSource] = &checkpoint{Table: p.Table, Catalog: p.Catalog, TimeColumn: p.TimeColumn, ConstantTime: p.ConstantTime,
+		Granularity: p.Granularity, Loaded: true, SnapshotID: cp.Target, Updated: s.now().UTC().Format(time.RFC3339)}
+	return writeState(s.cfg.StateFile, st)
 }
 
 func ptrValue(p *int64) any {
@@ -286,8 +480,9 @@ func (s *syncer) print(p syncPair, ans changesAnswer) error {
 	return nil
 }
 
-// changes asks the sidecar for GET /changes.
-func (s *syncer) changes(ctx context.Context, p syncPair, from *int64, include []string) (changesAnswer, error) {
+// changes asks the sidecar for GET /changes from snapshot from (nil: an
+// initial load) to snapshot to (nil: the current one).
+func (s *syncer) changes(ctx context.Context, p syncPair, from, to *int64, include []string) (changesAnswer, error) {
 	q := url.Values{"table": {p.Table}, "dataSource": {p.DataSource}, "granularity": {p.Granularity}, "mode": {p.Mode}}
 	if p.ConstantTime != "" {
 		q.Set("constantTime", p.ConstantTime)
@@ -302,6 +497,9 @@ func (s *syncer) changes(ctx context.Context, p syncPair, from *int64, include [
 	}
 	if from != nil {
 		q.Set("fromSnapshot", fmt.Sprint(*from))
+	}
+	if to != nil {
+		q.Set("toSnapshot", fmt.Sprint(*to))
 	}
 	if len(include) > 0 {
 		// Pending work of a large change can be more intervals than
@@ -340,6 +538,8 @@ type flight struct {
 	unknown, misrouted int
 	// waiting says the task waits for a task slot.
 	waiting bool
+	// empty says the task failed for having no row to write.
+	empty bool
 }
 
 // statusRetries is how many status answers in a row that are no status
@@ -352,15 +552,20 @@ const statusRetries = 5
 // maxBackoff bounds the wait between two looks for a free task slot.
 const maxBackoff = time.Minute
 
-// apply submits the statements, at most --max-tasks Druid tasks in flight
-// and none while Druid has no free task slot, and waits until every one
-// has ended. Every one must succeed. After a failure nothing more is
-// submitted (its work and the rest stay pending for the next run), and
-// what runs is waited for, so that the next run starts with its slots
-// free.
-func (s *syncer) apply(ctx context.Context, p syncPair, stmts []statement) error {
-	var running []*flight
+// apply submits the statements, each under its queryID, at most
+// --max-tasks Druid tasks in flight (the adopted ones, running already,
+// counted) and none while Druid has no free task slot, and waits until
+// every one has ended. Every one must succeed. After a failure nothing
+// more is submitted (its work and the rest stay pending for the next
+// run), and what runs is waited for, so that the next run starts with its
+// slots free. took, when set, is told each statement's task id.
+func (s *syncer) apply(ctx context.Context, p syncPair, stmts []statement, adopted []*flight,
+	took func(statement, string) error) error {
+	running := slices.Clone(adopted)
 	inFlight, next := 0, 0
+	for _, f := range adopted {
+		inFlight += f.need
+	}
 	var failed []string
 	backoff := s.cfg.PollInterval
 	var blockedSince time.Time
@@ -382,11 +587,19 @@ func (s *syncer) apply(ctx context.Context, p syncPair, stmts []statement) error
 				blocked = true
 				break
 			}
-			id, err := s.druid.submit(ctx, st.SQL.Query, st.SQL.Context)
+			id, err := s.druid.submit(ctx, st.SQL.Query, st.SQL.Context, st.queryID)
 			if err != nil {
 				failed = append(failed, fmt.Sprintf("submit %s: %v", strings.Join(st.Intervals, " "), err))
 				next++ // counted in failed, not as a statement not submitted
 				break
+			}
+			if took != nil {
+				if err := took(st, id); err != nil {
+					return err
+				}
+			}
+			if s.submitted != nil {
+				s.submitted(id)
 			}
 			s.log.Info("task submitted", slog.String("data_source", p.DataSource), slog.String("intervals", strings.Join(st.Intervals, " ")),
 				slog.String("task_id", id), slog.Int("tasks_in_flight", inFlight+need))
@@ -426,6 +639,10 @@ func (s *syncer) apply(ctx context.Context, p syncPair, stmts []statement) error
 				continue
 			case why != "":
 				failed = append(failed, why)
+			case f.empty:
+				if err := s.drop(ctx, p, f.intervals); err != nil {
+					failed = append(failed, err.Error())
+				}
 			}
 			inFlight -= f.need
 		}
@@ -435,7 +652,7 @@ func (s *syncer) apply(ctx context.Context, p syncPair, stmts []statement) error
 		if skipped := len(stmts) - next; skipped > 0 {
 			failed = append(failed, fmt.Sprintf("%d statements not submitted", skipped))
 		}
-		return fmt.Errorf("%d of %d statements did not succeed: %s", len(failed), len(stmts), strings.Join(failed, "; "))
+		return fmt.Errorf("%d of %d statements did not succeed: %s", len(failed), len(stmts)+len(adopted), strings.Join(failed, "; "))
 	}
 	return nil
 }
@@ -478,6 +695,12 @@ func (s *syncer) poll(ctx context.Context, f *flight) (done bool, why string) {
 			s.log.Info("task succeeded", slog.String("task_id", f.id), slog.String("intervals", strings.Join(f.intervals, " ")))
 			return true, ""
 		case "FAILED":
+			if emptyInsert(st) {
+				s.log.Info("task wrote no row: its intervals are empty", slog.String("task_id", f.id),
+					slog.String("intervals", strings.Join(f.intervals, " ")))
+				f.empty = true
+				return true, ""
+			}
 			s.log.Error("task failed", slog.String("task_id", f.id), slog.String("error", st.Msg))
 			return true, fmt.Sprintf("%s FAILED (%s)", f.id, st.Msg)
 		}

@@ -27,6 +27,7 @@ import (
 	"github.com/druidiceberg/sidecar/handlers"
 	"github.com/druidiceberg/sidecar/internal/tablegen"
 	"github.com/druidiceberg/sidecar/internal/testenv"
+	"github.com/druidiceberg/sidecar/splits"
 )
 
 // realSyncHistories is how many random histories TestRealDruidSync runs;
@@ -38,32 +39,16 @@ var realSyncHistories = flag.Int("real-sync-histories", 2, "random Iceberg histo
 // DRUID_BROKER and DRUID_OVERLORD it prints). A random table history of
 // tablegen (appends, merge-on-read and copy-on-write deletes, equality
 // deletes, updates, day overwrites), a column added, a compaction, and a
-// sync after each step: after every sync the datasource holds the table's live
-// rows (Broker SQL); the new schema's sync submits ALL; the compaction's
-// sync submits nothing; the Druid
-// tasks of the datasource in flight never exceed --max-tasks; and a sync
-// killed after it submitted, started again, re-ingests only what the
-// state file left pending and leaves the datasource right. Seeds are
-// 7000, 7001, …: a failing history reruns with -real-sync-histories.
+// sync after each step: after every sync the datasource holds the table's
+// live rows (Broker SQL) and nothing is pending, days that lost their last
+// row included; the new schema's sync submits ALL; the compaction's sync
+// submits nothing; the Druid tasks of the datasource in flight never
+// exceed --max-tasks; and a sync killed once Druid took a statement, started
+// again after Druid finished that task, submits nothing over its intervals
+// and leaves the datasource right. Seeds are 7000, 7001, …: a failing
+// history reruns with -real-sync-histories.
 func TestRealDruidSync(t *testing.T) {
-	broker, overlord := os.Getenv("DRUID_BROKER"), os.Getenv("DRUID_OVERLORD")
-	if broker == "" || overlord == "" {
-		testenv.Missing(t, `no Druid: run "set -a; eval \"$(DRUID_VERSION=27.0.0 tools/druid/druid.sh start)\"; set +a" for DRUID_BROKER and DRUID_OVERLORD`)
-	}
-	d := &syncDruid{broker: broker, overlord: overlord, client: &http.Client{Timeout: time.Minute}}
-	code, body := d.get(t, overlord+"/status")
-	var status struct {
-		Version string `json:"version"`
-	}
-	if err := json.Unmarshal(body, &status); code != http.StatusOK || err != nil {
-		t.Fatalf("GET %s/status: %d %s", overlord, code, body)
-	}
-	d.version = status.Version
-	major, _, _ := strings.Cut(status.Version, ".")
-	d.major, _ = strconv.Atoi(major)
-	if code, _ := d.get(t, broker+"/druid/v2/sql/task/enabled"); code != http.StatusOK {
-		t.Skipf("this Druid has no SQL-based ingestion (GET /druid/v2/sql/task/enabled: %d): sync needs it", code)
-	}
+	d := realSyncDruid(t)
 	kinds := []struct {
 		time   tablegen.TimeKind
 		layout tablegen.Layout
@@ -103,26 +88,14 @@ func TestRealDruidSync(t *testing.T) {
 				}
 				log = append(log, what)
 				why := fmt.Sprintf("step %d after %v", step, log)
-				if day, ok := e.emptiedDay(t, h, p); ok {
-					// Druid before 29 fails a REPLACE that reads nothing
-					// (InsertCannotBeEmpty, whatever failOnEmptyInsert
-					// says; docs/druid.md#druid-versions): a statement of
-					// that day alone cannot be applied, and stays pending
-					// for ever. One merged with a day that has rows can.
-					err, log, _ := e.start(t, e.ctx, p)()
-					switch {
-					case err != nil && strings.Contains(err.Error(), "InsertCannotBeEmpty"):
-						t.Logf("%s: %s lost its last row, and Druid %s fails the REPLACE that empties it (InsertCannotBeEmpty; "+
-							"Druid 29 deletes it): sync cannot apply this change, the history ends here", why, day, e.druid.version)
-						return
-					case err != nil:
-						t.Fatalf("%s: sync: %v\n%s", why, err, log.String())
-					}
-				} else if step == killAt {
-					e.killedSync(t, p, why)
+				if step == killAt {
+					// Even seeds sync again once Druid finished the killed
+					// task, odd ones at once, while it runs.
+					e.killedSync(t, p, why, opts.Seed%2 == 0)
 				} else if subs := e.sync(t, p, why); step == schemaAt && !slices.Equal(subs, []string{"ALL"}) {
 					t.Fatalf("%s: the sync of a new schema submitted %q, want ALL", why, subs)
 				}
+				e.pendingCleared(t, p, why)
 				e.holds(t, h, p, why)
 				if step == compactAt {
 					if err := h.Compact(e.ctx); err != nil {
@@ -136,6 +109,70 @@ func TestRealDruidSync(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestRealDruidSyncEmptiedDay: days that lose their last row, on the real
+// Druid: one deleted copy-on-write (no file left: /changes says the day
+// has nothing to read) and one deleted merge-on-read (a file whose rows
+// are all deleted: the statement reads no row). Druid before 29 fails a
+// REPLACE that writes no row (InsertCannotBeEmpty) and keeps the day's
+// segments; sync drops them through the Coordinator instead. After each
+// sync the datasource holds the table's rows and nothing is pending.
+func TestRealDruidSyncEmptiedDay(t *testing.T) {
+	d := realSyncDruid(t)
+	e := newRealSyncEnv(t, d)
+	h := threeDayTable(t, e.ctx, e.cat, "emptied")
+	p := syncPair{Table: "sync.emptied", DataSource: fmt.Sprintf("sync_emptied_%d", time.Now().Unix()), TimeColumn: "ts",
+		Granularity: "DAY", Mode: "rows", Context: map[string]any{"maxNumTasks": 2}}
+	e.sync(t, p, "initial load")
+	e.holds(t, h, p, "initial load")
+	for _, step := range []struct {
+		what, mode string
+		ids        []int64
+	}{
+		{"the second day's rows deleted copy-on-write", table.WriteModeCopyOnWrite, []int64{3, 4}},
+		{"the first day's rows deleted merge-on-read", table.WriteModeMergeOnRead, []int64{1, 2}},
+	} {
+		if err := h.Delete(e.ctx, step.mode, step.ids...); err != nil {
+			t.Fatal(err)
+		}
+		err, log, _ := e.start(t, e.ctx, p)()
+		if err != nil {
+			t.Fatalf("%s: sync: %v\n%s", step.what, err, log.String())
+		}
+		dropped := strings.Contains(log.String(), "segments marked unused")
+		if d.major < 29 && !dropped {
+			t.Fatalf("%s: Druid %s, and sync marked no segment unused\n%s", step.what, d.version, log.String())
+		}
+		e.pendingCleared(t, p, step.what)
+		e.holds(t, h, p, step.what)
+		t.Logf("%s: Druid %s; sync submitted %q, segments marked unused: %v", step.what, d.version, log.submitted(t), dropped)
+	}
+}
+
+// realSyncDruid is the real Druid of DRUID_BROKER and DRUID_OVERLORD, with
+// its version; it skips t when Druid has no SQL-based ingestion.
+func realSyncDruid(t *testing.T) *syncDruid {
+	t.Helper()
+	broker, overlord := os.Getenv("DRUID_BROKER"), os.Getenv("DRUID_OVERLORD")
+	if broker == "" || overlord == "" {
+		testenv.Missing(t, `no Druid: run "set -a; eval \"$(DRUID_VERSION=27.0.0 tools/druid/druid.sh start)\"; set +a" for DRUID_BROKER and DRUID_OVERLORD`)
+	}
+	d := &syncDruid{broker: broker, overlord: overlord, client: &http.Client{Timeout: time.Minute}}
+	code, body := d.get(t, overlord+"/status")
+	var status struct {
+		Version string `json:"version"`
+	}
+	if err := json.Unmarshal(body, &status); code != http.StatusOK || err != nil {
+		t.Fatalf("GET %s/status: %d %s", overlord, code, body)
+	}
+	d.version = status.Version
+	major, _, _ := strings.Cut(status.Version, ".")
+	d.major, _ = strconv.Atoi(major)
+	if code, _ := d.get(t, broker+"/druid/v2/sql/task/enabled"); code != http.StatusOK {
+		t.Skipf("this Druid has no SQL-based ingestion (GET /druid/v2/sql/task/enabled: %d): sync needs it", code)
+	}
+	return d
 }
 
 // realSyncEnv is a local warehouse served by a sidecar router on
@@ -156,38 +193,6 @@ func newRealSyncEnv(t *testing.T, d *syncDruid) *realSyncEnv {
 		Once: true, Interval: time.Minute, PollInterval: 500 * time.Millisecond, TaskTimeout: 5 * time.Minute, MaxTasks: 2,
 		HTTPTimeout: time.Minute, LogFormat: "text",
 	}}
-}
-
-// emptiedDay is a day that Druid holds rows of and the history has no
-// live row in, on a Druid before 29.
-func (e *realSyncEnv) emptiedDay(t *testing.T, h *tablegen.History, p syncPair) (string, bool) {
-	t.Helper()
-	if e.druid.major >= 29 {
-		return "", false
-	}
-	live := map[int64]bool{}
-	for _, r := range e.want(t, h) {
-		var ms int64
-		fmt.Sscan(r, &ms)
-		live[dayOf(ms)] = true
-	}
-	held, _ := e.druid.rows(t, p.DataSource)
-	for _, r := range held {
-		var ms int64
-		fmt.Sscan(r, &ms)
-		if !live[dayOf(ms)] {
-			return time.UnixMilli(ms).UTC().Format(time.DateOnly), true
-		}
-	}
-	return "", false
-}
-
-func dayOf(ms int64) int64 {
-	const day = 86_400_000
-	if ms < 0 {
-		return (ms - day + 1) / day
-	}
-	return ms / day
 }
 
 // syncLog is the JSON log of one sync.
@@ -211,6 +216,26 @@ func (l *syncLog) submitted(t *testing.T) []string {
 		}
 	}
 	return out
+}
+
+// taskState is the state the sync found a task of the last sync in, from
+// its "task of the last sync" log line.
+func (l *syncLog) taskState(t *testing.T, id string) string {
+	t.Helper()
+	for line := range strings.Lines(l.String()) {
+		var rec struct {
+			Msg    string `json:"msg"`
+			TaskID string `json:"task_id"`
+			State  string `json:"state"`
+		}
+		if err := json.Unmarshal([]byte(line), &rec); err != nil {
+			t.Fatalf("sync log line %q: %v", line, err)
+		}
+		if rec.Msg == "task of the last sync" && rec.TaskID == id {
+			return rec.State
+		}
+	}
+	return "(not asked)"
 }
 
 // start runs one sync of p in the background, with a watcher that counts
@@ -266,69 +291,118 @@ func (e *realSyncEnv) sync(t *testing.T, p syncPair, why string) []string {
 	return subs
 }
 
-// killedSync runs a sync of p and cancels it once a statement was
-// submitted (the state file names pending work and Druid runs a task of
-// the datasource), lets Druid finish what it runs, then syncs again: the
-// second sync re-ingests only intervals the state file left pending.
-func (e *realSyncEnv) killedSync(t *testing.T, p syncPair, why string) {
+// killedSync runs a sync of p and kills it (cancels its context, as a
+// signal does) from its submission hook, once Druid took a statement;
+// waits until Druid finished that task when finished says so; then syncs
+// again. The state file names the killed statement's task for each of its
+// intervals, and the second sync submits no statement over them (it waits
+// for the task when it still runs): the Overlord's task list (the
+// controller tasks of the datasource, each with its statement) says what
+// was submitted.
+func (e *realSyncEnv) killedSync(t *testing.T, p syncPair, why string, finished bool) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(e.ctx)
 	defer cancel()
-	wait := e.start(t, ctx, p)
-	deadline := time.Now().Add(2 * time.Minute)
-	for {
-		st, err := readState(e.cfg.StateFile)
-		if err != nil {
-			t.Fatal(err)
-		}
-		n, _ := e.druid.active(p.DataSource)
-		if cp := st.DataSources[p.DataSource]; cp != nil && len(cp.Pending) > 0 && n > 0 {
-			break
-		}
-		if time.Now().After(deadline) {
+	var killedID string
+	cfg := e.cfg
+	cfg.Pairs = []syncPair{p}
+	log := &syncLog{}
+	s := newSyncer(cfg, slog.New(slog.NewJSONHandler(log, nil)), io.Discard)
+	s.submitted = func(id string) {
+		if killedID == "" {
+			killedID = id
 			cancel()
-			err, log, _ := wait()
-			t.Fatalf("%s: the sync to kill submitted nothing within 2 minutes (%v)\n%s", why, err, log.String())
 		}
-		time.Sleep(100 * time.Millisecond)
 	}
-	cancel()
-	err, log, _ := wait()
-	if !errors.Is(err, context.Canceled) {
-		t.Logf("%s: the killed sync ended with %v", why, err)
+	if err := s.once(ctx); !errors.Is(err, context.Canceled) || killedID == "" {
+		t.Fatalf("%s: the sync to kill ended with %v, task %q\n%s", why, err, killedID, log.String())
 	}
 	st, err := readState(e.cfg.StateFile)
 	if err != nil {
 		t.Fatal(err)
 	}
 	cp := st.DataSources[p.DataSource]
-	if cp == nil || len(cp.Pending) == 0 {
-		t.Fatalf("%s: a sync killed after it submitted left nothing pending", why)
-	}
-	killed := log.submitted(t)
-	// What the killed sync submitted runs on in Druid, to its end.
-	for deadline := time.Now().Add(5 * time.Minute); ; time.Sleep(500 * time.Millisecond) {
-		n, err := e.druid.active(p.DataSource)
-		if err == nil && n == 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: Druid still runs %d tasks of %s 5 minutes after the sync was killed (%v)", why, n, p.DataSource, err)
+	var killedIvs []string
+	for iv, ids := range cp.Tasks {
+		if slices.Contains(ids, killedID) {
+			killedIvs = append(killedIvs, iv)
 		}
 	}
-	again := e.sync(t, p, why+", after a killed sync")
-	for _, ivs := range again {
-		for iv := range strings.FieldsSeq(ivs) {
-			if !slices.Contains(cp.Pending, iv) {
-				t.Errorf("%s: the sync after a killed one submitted %s, which was not pending %v", why, iv, cp.Pending)
+	if len(killedIvs) == 0 || !slices.ContainsFunc(killedIvs, func(iv string) bool { return slices.Contains(cp.Pending, iv) }) {
+		t.Fatalf("%s: the killed sync's state file names task %s for none of its pending intervals: %v %v", why, killedID, cp.Pending, cp.Tasks)
+	}
+	if finished {
+		// The killed task runs on in Druid, to its end.
+		if state := e.druid.waitTask(t, killedID); state != "SUCCESS" {
+			t.Fatalf("%s: the killed sync's task %s ended %s", why, killedID, state)
+		}
+	}
+	before := e.druid.controllerTasks(t, p.DataSource)
+	err, log, most := e.start(t, e.ctx, p)()
+	if err != nil || most > e.cfg.MaxTasks {
+		t.Fatalf("%s: the sync after a killed one: %v, %d Druid tasks in flight at most\n%s", why, err, most, log.String())
+	}
+	again := log.submitted(t)
+	for id, query := range e.druid.controllerTasks(t, p.DataSource) {
+		if _, old := before[id]; old {
+			continue
+		}
+		for _, ov := range overwritesOf(t, query) {
+			for _, iv := range killedIvs {
+				if ov == iv || ov == "ALL" || iv == "ALL" || overlaps(t, ov, iv) {
+					t.Errorf("%s: the sync after a killed one submitted task %s over %s, in %s, which the killed sync's task %s finished",
+						why, id, ov, iv, killedID)
+				}
 			}
 		}
 	}
-	// docs/druid.md ("sync"): the state file keeps no task ids, so the
-	// intervals of statements Druid finished after the kill are pending
-	// still and ingested again; REPLACE makes that safe, not free.
-	t.Logf("%s: killed after submitting %q (pending %v); Druid finished them; the next sync submitted %q again",
-		why, killed, cp.Pending, again)
+	if state := e.druid.waitTask(t, killedID); state != "SUCCESS" {
+		t.Fatalf("%s: the killed sync's task %s ended %s", why, killedID, state)
+	}
+	t.Logf("%s: killed after task %s (intervals %v, pending %v); the next sync, started once Druid finished it (%v), "+
+		"found it %s and submitted %q", why, killedID, killedIvs, cp.Pending, finished, log.taskState(t, killedID), again)
+}
+
+// overwritesOf are the OVERWRITE intervals of a statement as START/END, or
+// ALL.
+func overwritesOf(t *testing.T, query string) []string {
+	t.Helper()
+	ivs := overwrites(t, query)
+	if ivs == nil {
+		return []string{"ALL"}
+	}
+	var out []string
+	for _, iv := range ivs {
+		out = append(out, iv[0].Format(time.RFC3339)+"/"+iv[1].Format(time.RFC3339))
+	}
+	return out
+}
+
+// overlaps says whether two START/END intervals share an instant.
+func overlaps(t *testing.T, a, b string) bool {
+	t.Helper()
+	parse := func(iv string) (time.Time, time.Time) {
+		s, e, err := splits.ParseInterval(iv)
+		if err != nil {
+			t.Fatalf("interval %s: %v", iv, err)
+		}
+		return s, e
+	}
+	as, ae := parse(a)
+	bs, be := parse(b)
+	return as.Before(be) && bs.Before(ae)
+}
+
+// pendingCleared fails t when a sync that succeeded left work pending.
+func (e *realSyncEnv) pendingCleared(t *testing.T, p syncPair, why string) {
+	t.Helper()
+	st, err := readState(e.cfg.StateFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cp := st.DataSources[p.DataSource]; cp == nil || len(cp.Pending) != 0 || len(cp.Tasks) != 0 {
+		t.Fatalf("%s: a successful sync left %+v", why, cp)
+	}
 }
 
 // holds waits, up to 2 minutes, until Druid's SQL answers the table's
@@ -394,6 +468,62 @@ func (d *syncDruid) get(t *testing.T, u string) (int, []byte) {
 		t.Fatalf("GET %s: %v", u, err)
 	}
 	return resp.StatusCode, b
+}
+
+// waitTask waits, up to 5 minutes, until the Overlord says task id ended,
+// and answers how.
+func (d *syncDruid) waitTask(t *testing.T, id string) string {
+	t.Helper()
+	tick := time.NewTicker(500 * time.Millisecond)
+	defer tick.Stop()
+	deadline := time.Now().Add(5 * time.Minute)
+	for {
+		code, body := d.get(t, d.overlord+"/druid/indexer/v1/task/"+url.PathEscape(id)+"/status")
+		var ans struct {
+			Status struct {
+				StatusCode string `json:"statusCode"`
+			} `json:"status"`
+		}
+		if err := json.Unmarshal(body, &ans); code == http.StatusOK && err == nil && ans.Status.StatusCode != "RUNNING" {
+			return ans.Status.StatusCode
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("task %s has not ended in 5 minutes: %d %s", id, code, body)
+		}
+		<-tick.C
+	}
+}
+
+// controllerTasks are the MSQ controller tasks of datasource ds the
+// Overlord knows (GET /druid/indexer/v1/tasks, any state), each with its
+// statement (GET /druid/indexer/v1/task/{id}: the payload's sqlQuery).
+func (d *syncDruid) controllerTasks(t *testing.T, ds string) map[string]string {
+	t.Helper()
+	code, body := d.get(t, d.overlord+"/druid/indexer/v1/tasks?"+url.Values{"datasource": {ds}}.Encode())
+	var list []struct {
+		ID   string `json:"id"`
+		Type string `json:"type"`
+	}
+	if err := json.Unmarshal(body, &list); code != http.StatusOK || err != nil {
+		t.Fatalf("tasks of %s: %d %s", ds, code, body)
+	}
+	out := map[string]string{}
+	for _, task := range list {
+		if task.Type != "query_controller" {
+			continue
+		}
+		code, body := d.get(t, d.overlord+"/druid/indexer/v1/task/"+url.PathEscape(task.ID))
+		var ans struct {
+			Payload struct {
+				SQLQuery string `json:"sqlQuery"`
+			} `json:"payload"`
+		}
+		if err := json.Unmarshal(body, &ans); code != http.StatusOK || err != nil || ans.Payload.SQLQuery == "" {
+			t.Fatalf("task %s: %d %s", task.ID, code, body)
+		}
+		out[task.ID] = ans.Payload.SQLQuery
+	}
+	return out
 }
 
 // active is how many tasks of the datasource ds the Overlord has running,

@@ -35,6 +35,9 @@ type syncConfig struct {
 	// the management proxy: where task status comes from. A standby's
 	// redirect is followed to one of them only.
 	OverlordURLs string
+	// CoordinatorURL is where the segments of an emptied interval are
+	// marked unused on a Druid before 29: a Coordinator, or a Router.
+	CoordinatorURL string
 	// MaxTasks is the most Druid tasks sync's statements take at once,
 	// each counting its maxNumTasks (the controller and its workers).
 	MaxTasks     int
@@ -107,6 +110,9 @@ func parseSync(args []string, getenv func(string) string, help io.Writer) (syncC
 	fs.StringVar(&c.BrokerURL, "druid-broker", "", "base URL of a Druid Broker (or Router) that takes the statements; default --druid")
 	fs.StringVar(&c.OverlordURLs, "druid-overlord", "", "base URLs of the Druid Overlords, comma-separated (or a Router with the "+
 		"management proxy), for task status; a standby's redirect is followed only to one of them; default --druid")
+	fs.StringVar(&c.CoordinatorURL, "druid-coordinator", "", "base URL of the Druid Coordinator (or a Router with the management "+
+		"proxy) that drops the segments of an interval that lost its last row, on a Druid before 29; default --druid, "+
+		"else the first --druid-overlord (a Coordinator that runs the Overlord)")
 	fs.IntVar(&c.MaxTasks, "max-tasks", 4, "most Druid tasks sync's statements take at once, each counting its maxNumTasks "+
 		"(the controller and its workers)")
 	fs.StringVar(&c.StateFile, "state-file", "./sidecar-sync-state.json", "where the last snapshot applied per datasource is kept")
@@ -150,7 +156,7 @@ func (c syncConfig) validate() error {
 	if c.ConfigFile == "" {
 		return errors.New("--config is required: the YAML file of the pairs to sync")
 	}
-	urls := []struct{ flag, val string }{{"--sidecar", c.SidecarURL}, {"--druid", c.DruidURL}, {"--druid-broker", c.BrokerURL}}
+	urls := []struct{ flag, val string }{{"--sidecar", c.SidecarURL}, {"--druid", c.DruidURL}, {"--druid-broker", c.BrokerURL}, {"--druid-coordinator", c.CoordinatorURL}}
 	for _, o := range c.overlords() {
 		if o != c.DruidURL {
 			urls = append(urls, struct{ flag, val string }{"--druid-overlord", o})
@@ -188,6 +194,14 @@ func (c syncConfig) validate() error {
 
 // broker is where statements go.
 func (c syncConfig) broker() string { return cmp.Or(c.BrokerURL, c.DruidURL) }
+
+// coordinator is where segments are marked unused.
+func (c syncConfig) coordinator() string {
+	if o := c.overlords(); len(o) > 0 {
+		return cmp.Or(c.CoordinatorURL, c.DruidURL, o[0])
+	}
+	return cmp.Or(c.CoordinatorURL, c.DruidURL)
+}
 
 // overlords are where task status comes from.
 func (c syncConfig) overlords() []string {

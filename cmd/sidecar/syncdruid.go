@@ -3,11 +3,14 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net/http"
 	"net/url"
 	"strings"
@@ -35,6 +38,8 @@ type druidAPI struct {
 	client *http.Client
 	cred   *credential
 	broker string
+	// coordinator marks the segments of an emptied interval unused.
+	coordinator string
 	// overlords are the configured Overlords (or Routers); overlord is
 	// the one asked, the leader once known.
 	overlords []string
@@ -51,14 +56,15 @@ type druidAPI struct {
 var errRedirect = errors.New("redirect refused")
 
 func newDruidAPI(cfg syncConfig, log *slog.Logger) *druidAPI {
-	d := &druidAPI{log: log, cred: cfg.DruidAuth, broker: strings.TrimRight(cfg.broker(), "/"), allowed: map[string]bool{}}
+	d := &druidAPI{log: log, cred: cfg.DruidAuth, broker: strings.TrimRight(cfg.broker(), "/"),
+		coordinator: strings.TrimRight(cfg.coordinator(), "/"), allowed: map[string]bool{}}
 	for _, o := range cfg.overlords() {
 		d.overlords = append(d.overlords, strings.TrimRight(o, "/"))
 	}
 	if len(d.overlords) > 0 {
 		d.overlord = d.overlords[0]
 	}
-	for _, u := range append([]string{cfg.DruidURL, cfg.BrokerURL}, d.overlords...) {
+	for _, u := range append([]string{cfg.DruidURL, cfg.BrokerURL, cfg.CoordinatorURL}, d.overlords...) {
 		if p, err := url.Parse(u); err == nil && p.Host != "" {
 			d.allowed[origin(p)] = true
 		}
@@ -200,9 +206,29 @@ func (d *druidAPI) probe(ctx context.Context) error {
 	return nil
 }
 
-// submit posts an MSQ statement to the Broker and returns its task id
-// (SqlTaskResource answers 202 with {"taskId", "state"}).
-func (d *druidAPI) submit(ctx context.Context, query string, qctx map[string]any) (string, error) {
+// taskID is the id of the task Druid makes of a statement whose context
+// has sqlQueryId id: MSQTaskQueryMaker names the controller task
+// MSQTasks.controllerTaskId(plannerContext.getSqlQueryId()), "query-"
+// and the id. Druid refuses a second task of one id ("Task [%s] already
+// exists"), so every submission takes a new one.
+func taskID(sqlQueryID string) string { return "query-" + sqlQueryID }
+
+// newQueryID is a new sqlQueryId for a statement of sync's.
+func newQueryID() string {
+	var b [12]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (Go 1.24)
+	return "sidecar-sync-" + hex.EncodeToString(b[:])
+}
+
+// submit posts an MSQ statement to the Broker under sqlQueryId queryID
+// and returns its task id (SqlTaskResource answers 202 with {"taskId",
+// "state"}).
+func (d *druidAPI) submit(ctx context.Context, query string, qctx map[string]any, queryID string) (string, error) {
+	qctx = maps.Clone(qctx)
+	if qctx == nil {
+		qctx = map[string]any{}
+	}
+	qctx["sqlQueryId"] = queryID
 	body, err := json.Marshal(map[string]any{"query": query, "context": qctx})
 	if err != nil {
 		return "", fmt.Errorf("encode SQL task: %w", err)
@@ -309,6 +335,50 @@ func (d *druidAPI) freeSlots(ctx context.Context) (free int, known bool) {
 		return 0, false
 	}
 	return *ans.Current - *ans.Used, true
+}
+
+// version is the Druid release of the Broker, from its GET /status
+// (StatusResource: {"version": …}); "" when it does not say.
+func (d *druidAPI) version(ctx context.Context) string {
+	status, body, err := d.do(ctx, http.MethodGet, d.broker+"/status", nil)
+	var ans struct {
+		Version string `json:"version"`
+	}
+	if err != nil || status != http.StatusOK || json.Unmarshal(body, &ans) != nil {
+		return ""
+	}
+	return ans.Version
+}
+
+// markUnused drops the segments of ds that lie in interval (START/END,
+// or ALL) through the Coordinator: POST
+// /druid/coordinator/v1/datasources/{ds}/markUnused with {"interval"}
+// (DataSourcesResource.markSegmentsAsUnused, which marks the used
+// segments the interval contains), and for ALL DELETE
+// /druid/coordinator/v1/datasources/{ds}
+// (markAsUnusedAllSegmentsOrKillUnusedSegmentsInInterval, which marks all
+// of them); answered 200 with a count, or 204.
+func (d *druidAPI) markUnused(ctx context.Context, ds, interval string) error {
+	u := d.coordinator + "/druid/coordinator/v1/datasources/" + url.PathEscape(ds)
+	method, body := http.MethodDelete, []byte(nil)
+	if !strings.EqualFold(interval, "ALL") {
+		var err error
+		if body, err = json.Marshal(map[string]string{"interval": interval}); err != nil {
+			return fmt.Errorf("encode markUnused: %w", err)
+		}
+		method, u = http.MethodPost, u+"/markUnused"
+	}
+	status, resp, err := d.do(ctx, method, u, body)
+	switch {
+	case err != nil:
+		return fmt.Errorf("mark the segments of %s in %s unused: %w", ds, interval, err)
+	case status == http.StatusNotFound:
+		return fmt.Errorf("mark the segments of %s in %s unused: %s answered 404: point --druid-coordinator (or --druid) at a "+
+			"Coordinator, or at a Router with druid.router.managementProxy.enabled=true", ds, interval, d.coordinator)
+	case status != http.StatusOK && status != http.StatusNoContent:
+		return fmt.Errorf("mark the segments of %s in %s unused: Druid answered %d: %s", ds, interval, status, snippet(resp))
+	}
+	return nil
 }
 
 // snippet is an answer's body for an error message, cut short.

@@ -163,7 +163,7 @@ func TestSyncPaced(t *testing.T) {
 func TestSyncEndpoints(t *testing.T) {
 	t.Parallel()
 	e := newSyncEnv(t)
-	h := threeDayTable(t, e, "ends")
+	h := threeDayTable(t, e.ctx, e.cat, "ends")
 	p := syncPair{Table: "sync.ends", DataSource: "ends", TimeColumn: "ts", Granularity: "DAY", Mode: "auto"}
 	model := e.druid
 	serve := func(h http.Handler) string {
@@ -208,7 +208,7 @@ func TestSyncEndpoints(t *testing.T) {
 func TestSyncRedirects(t *testing.T) {
 	t.Parallel()
 	e := newSyncEnv(t)
-	h := threeDayTable(t, e, "redirect")
+	h := threeDayTable(t, e.ctx, e.cat, "redirect")
 	p := syncPair{Table: "sync.redirect", DataSource: "redirect", TimeColumn: "ts", Granularity: "DAY", Mode: "auto"}
 	model := e.druid
 	leader := httptest.NewServer(model.Overlord())

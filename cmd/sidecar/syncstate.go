@@ -38,12 +38,23 @@ type checkpoint struct {
 	// SnapshotID was applied and not known to have succeeded everywhere:
 	// written before the tasks are submitted, cleared when all succeeded.
 	// Druid may hold them at any state, so the next sync re-ingests them
-	// whatever the snapshots say.
+	// whatever the snapshots say, unless Tasks says Druid did the work.
 	Pending []string `json:"pending,omitempty"`
-	Updated string   `json:"updated"`
+	// Target is the snapshot the tasks of Tasks ingest (null for a table
+	// that had no snapshot).
+	Target *int64 `json:"target,omitempty"`
+	// Tasks are, per pending interval, the ids of the Druid tasks
+	// submitted for it toward Target, the latest last: each chosen by
+	// sync and written before the task is submitted, so that a sync
+	// killed after submitting can ask Druid how its work ended.
+	Tasks   map[string][]string `json:"tasks,omitempty"`
+	Updated string              `json:"updated"`
 }
 
-const stateVersion = 1
+// stateVersion is the state file's format: 2 adds target and tasks. A
+// version 1 file reads as one without task ids (its pending work is
+// redone whole) and is written back as version 2.
+const stateVersion = 2
 
 // matches says whether the checkpoint was made for the pair.
 func (c *checkpoint) matches(p syncPair) bool {
@@ -67,9 +78,10 @@ func readState(path string) (syncState, error) {
 	if err := dec.Decode(&st); err != nil {
 		return st, fmt.Errorf("state file %s does not parse (move it away to start over with a full load): %w", path, err)
 	}
-	if st.Version != stateVersion {
-		return st, fmt.Errorf("state file %s has version %d, want %d", path, st.Version, stateVersion)
+	if st.Version != 1 && st.Version != stateVersion {
+		return st, fmt.Errorf("state file %s has version %d, want 1 or %d (a newer sidecar wrote it?)", path, st.Version, stateVersion)
 	}
+	st.Version = stateVersion
 	if st.DataSources == nil {
 		st.DataSources = map[string]*checkpoint{}
 	}

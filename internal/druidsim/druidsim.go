@@ -27,8 +27,11 @@
 //
 // Its Server answers as Druid's processes do, with Basic auth when
 // configured: the Broker (POST /druid/v2/sql/task and its /enabled probe,
-// SqlTaskResource), the Overlord leader (the task API: submission, status,
-// leader, worker capacity), a standby Overlord (307 to the leader), and a
+// SqlTaskResource, which names a task after the context's sqlQueryId),
+// the Overlord leader (the task API: submission, status, leader, worker
+// capacity; and, as a Coordinator that runs the Overlord, marking a
+// datasource's segments unused), GET /status with the version modelled, a
+// standby Overlord (307 to the leader), and a
 // Router with or without the management proxy (ServeHTTP is one with it).
 // Tasks run in the cluster's task slots on a clock a test controls: an MSQ
 // statement takes a controller's slot and its workers', and controllers

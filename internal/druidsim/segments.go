@@ -250,6 +250,28 @@ func (d *Druid) writeSegments(dataSource string, gran granularity, rows []Row, t
 	d.segments[dataSource] = kept
 }
 
+// markUnused drops the segments of a datasource that lie in [lo, hi)
+// and their rows (SqlSegmentsMetadataManager.markAsUnusedSegmentsInInterval
+// marks the used segments the interval contains), and answers how many.
+func (d *Druid) markUnused(dataSource string, lo, hi int64) int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	n := 0
+	d.segments[dataSource] = slices.DeleteFunc(d.segments[dataSource], func(s segment) bool {
+		in := lo <= s.lo && s.hi <= hi
+		if in {
+			n++
+		}
+		return in
+	})
+	d.datasources[dataSource] = slices.DeleteFunc(d.datasources[dataSource], func(r Row) bool {
+		return r.Time >= lo && r.Time < hi && !slices.ContainsFunc(d.segments[dataSource], func(s segment) bool {
+			return s.lo <= r.Time && r.Time < s.hi
+		})
+	})
+	return n
+}
+
 // Segments returns the column types of a datasource's segments, in time
 // order.
 func (d *Druid) Segments(dataSource string) []Segment {

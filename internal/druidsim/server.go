@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"mime"
 	"net/http"
 	"strings"
@@ -105,9 +106,12 @@ type route func(s *Server, w http.ResponseWriter, r *http.Request) bool
 // multi-stage-query extension, is annotated @LoadScope(roles =
 // NodeRole.BROKER_JSON_NAME). The task API (OverlordResource,
 // /druid/indexer/v1) is the Overlord's.
+// The Overlord also answers as the Coordinator (markUnused), as a
+// Coordinator with druid.coordinator.asOverlord.enabled does; every
+// process answers GET /status.
 var (
-	brokerRoutes   = []route{sqlTaskRoute}
-	overlordRoutes = []route{taskRoute, statusRoute, leaderRoute, capacityRoute}
+	brokerRoutes   = []route{sqlTaskRoute, versionRoute}
+	overlordRoutes = []route{taskRoute, statusRoute, leaderRoute, capacityRoute, markUnusedRoute, versionRoute}
 )
 
 // ServeHTTP answers as a Router with druid.router.managementProxy.enabled:
@@ -284,8 +288,65 @@ func sqlTaskRoute(s *Server, w http.ResponseWriter, r *http.Request) bool {
 		druidError(w, http.StatusBadRequest, "query is required")
 		return true
 	}
-	id := s.submit(r, Submission{Query: *req.Query, Context: req.Context})
+	id, err := s.submit(r, Submission{Query: *req.Query, Context: req.Context})
+	if err != nil {
+		// SqlTaskResource answers the Overlord's refusal as a 500.
+		druidError(w, http.StatusInternalServerError, err.Error())
+		return true
+	}
 	writeJSON(w, http.StatusAccepted, map[string]any{"taskId": id, "state": "RUNNING"})
+	return true
+}
+
+// versionRoute is StatusResource: GET /status, answered {"version": …}
+// with the release modelled.
+func versionRoute(s *Server, w http.ResponseWriter, r *http.Request) bool {
+	if r.URL.Path != "/status" {
+		return false
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"version": fmt.Sprintf("%d.0.0", s.version())})
+	return true
+}
+
+// markUnusedRoute is the Coordinator's DataSourcesResource
+// .markSegmentsAsUnused: POST
+// /druid/coordinator/v1/datasources/{ds}/markUnused with {"interval"}
+// drops the segments the interval contains (and so their rows), answered
+// {"numChangedSegments": n}.
+// DELETE /druid/coordinator/v1/datasources/{ds}
+// (markAsUnusedAllSegmentsOrKillUnusedSegmentsInInterval) drops them all.
+func markUnusedRoute(s *Server, w http.ResponseWriter, r *http.Request) bool {
+	rest, ok := strings.CutPrefix(r.URL.Path, "/druid/coordinator/v1/datasources/")
+	if ok && r.Method == http.MethodDelete && rest != "" && !strings.Contains(rest, "/") {
+		s.advance()
+		writeJSON(w, http.StatusOK, map[string]any{"numChangedSegments": s.markUnused(rest, math.MinInt64, math.MaxInt64)})
+		return true
+	}
+	ds, ok2 := strings.CutSuffix(rest, "/markUnused")
+	if !ok || !ok2 || strings.Contains(ds, "/") {
+		return false
+	}
+	body, ok := jsonBody(w, r)
+	if !ok {
+		return true
+	}
+	var req struct {
+		Interval string `json:"interval"`
+	}
+	if err := json.Unmarshal(body, &req); err != nil || req.Interval == "" {
+		druidError(w, http.StatusBadRequest, "Invalid request payload, either interval or segmentIds array must be specified")
+		return true
+	}
+	a, b, _ := strings.Cut(req.Interval, "/")
+	lo, err1 := time.Parse(time.RFC3339Nano, a)
+	hi, err2 := time.Parse(time.RFC3339Nano, b)
+	if err1 != nil || err2 != nil {
+		druidError(w, http.StatusBadRequest, fmt.Sprintf("interval %q: the model reads START/END instants", req.Interval))
+		return true
+	}
+	s.advance()
+	n := s.markUnused(ds, lo.UnixMilli(), hi.UnixMilli())
+	writeJSON(w, http.StatusOK, map[string]any{"numChangedSegments": n})
 	return true
 }
 
@@ -303,7 +364,11 @@ func taskRoute(s *Server, w http.ResponseWriter, r *http.Request) bool {
 		druidError(w, http.StatusBadRequest, "task is not JSON")
 		return true
 	}
-	id := s.submit(r, Submission{Task: body})
+	id, err := s.submit(r, Submission{Task: body})
+	if err != nil {
+		druidError(w, http.StatusBadRequest, err.Error())
+		return true
+	}
 	writeJSON(w, http.StatusOK, map[string]any{"task": id})
 	return true
 }
@@ -345,11 +410,20 @@ func capacityRoute(s *Server, w http.ResponseWriter, r *http.Request) bool {
 // submit records a task and queues it for the task slots, or fails it as
 // Decide says. A task runs (and its statement or spec takes effect) when
 // it completes on the cluster's clock; without a Capacity or a RunTime
-// that is at once.
-func (s *Server) submit(r *http.Request, sub Submission) string {
+// that is at once. An SQL task whose context has sqlQueryId is named
+// "query-" and that id (MSQTaskQueryMaker, MSQTasks.controllerTaskId),
+// and refused when a task of that id exists (TaskQueue.add).
+func (s *Server) submit(r *http.Request, sub Submission) (string, error) {
 	s.mu.Lock()
 	s.n++
 	id := fmt.Sprintf("query-%04d", s.n)
+	if q, ok := sub.Context["sqlQueryId"].(string); ok && q != "" {
+		id = "query-" + q
+	}
+	if _, dup := s.tasks[id]; dup {
+		s.mu.Unlock()
+		return id, fmt.Errorf("Task [%s] already exists.", id)
+	}
 	sub.ID = id
 	s.submitted = append(s.submitted, sub)
 	s.mu.Unlock()
@@ -366,16 +440,16 @@ func (s *Server) submit(r *http.Request, sub Submission) string {
 	s.mu.Unlock()
 	if err := s.Runner.check(sub); err != nil {
 		s.fail(t, err)
-		return id
+		return id, nil
 	}
 	if outcome == Fail {
 		t.state, t.errorMsg = "FAILED", "injected failure"
-		return id
+		return id, nil
 	}
 	s.advance()
 	s.slots.queue(t, s.now())
 	s.advance()
-	return id
+	return id, nil
 }
 
 // fail ends a task FAILED by Druid: a refusal the sidecar caused.

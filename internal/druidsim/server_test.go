@@ -65,6 +65,7 @@ func TestProcesses(t *testing.T) {
 		defer srv.Close()
 	}
 	good := sqlBody(stmt(`INSERT INTO "ds"`, "", "DAY", row(day1, "a")), utc)
+	named := sqlBody(stmt(`INSERT INTO "other"`, "", "DAY", row(day1, "a")), map[string]any{"sqlTimeZone": "UTC", "sqlQueryId": "mine"})
 	for _, tc := range []struct {
 		process, method, path, body string
 		status                      int
@@ -85,6 +86,19 @@ func TestProcesses(t *testing.T) {
 		{"proxy", "GET", "/druid/indexer/v1/isLeader", "", 200, `"leader":true`},
 		{"standby", "GET", "/druid/indexer/v1/isLeader", "", 404, `"leader":false`},
 		{"standby", "GET", "/druid/indexer/v1/leader", "", 200, leader.URL},
+		// SqlTaskResource names the task after the context's sqlQueryId;
+		// a second task of one id is refused.
+		{"broker", "POST", "/druid/v2/sql/task", named, 202, `"taskId":"query-mine"`},
+		{"broker", "POST", "/druid/v2/sql/task", named, 500, "Task [query-mine] already exists."},
+		{"leader", "GET", "/druid/indexer/v1/task/query-mine/status", "", 200, `"statusCode":"SUCCESS"`},
+		{"broker", "GET", "/status", "", 200, `"version":"29.0.0"`},
+		// The Coordinator's markUnused, through the Overlord (a Coordinator
+		// that runs it) or a Router with the management proxy.
+		{"leader", "POST", "/druid/coordinator/v1/datasources/ds/markUnused", `{"interval":"2023-01-01T00:00:00Z/2023-01-02T00:00:00Z"}`, 200, `"numChangedSegments":0`},
+		{"proxy", "POST", "/druid/coordinator/v1/datasources/ds/markUnused", `{"interval":"2024-03-01T00:00:00Z/2099-01-01T00:00:00Z"}`, 200, `"numChangedSegments":1`},
+		{"leader", "POST", "/druid/coordinator/v1/datasources/ds/markUnused", `{}`, 400, "interval or segmentIds"},
+		{"router", "POST", "/druid/coordinator/v1/datasources/ds/markUnused", `{"interval":"2023-01-01T00:00:00Z/2023-01-02T00:00:00Z"}`, 404, "HTTP ERROR 404"},
+		{"leader", "DELETE", "/druid/coordinator/v1/datasources/ds", "", 200, `"numChangedSegments":0`},
 	} {
 		base := leader.URL
 		if tc.process != "leader" {
@@ -94,6 +108,9 @@ func TestProcesses(t *testing.T) {
 		if status != tc.status || !strings.Contains(body, tc.want) {
 			t.Errorf("%s %s %s: %d %q, want %d with %q", tc.process, tc.method, tc.path, status, body, tc.status, tc.want)
 		}
+	}
+	if rows, other := s.Rows("ds"), s.Rows("other"); len(rows) != 0 || len(other) != 1 {
+		t.Errorf("after markUnused: ds holds %v, other %v", rows, other)
 	}
 	status, h, _ := call(t, "GET", servers["standby"].URL+"/druid/indexer/v1/task/query-0001/status?x=1", "")
 	if status != http.StatusTemporaryRedirect || h.Get("Location") != leader.URL+"/druid/indexer/v1/task/query-0001/status?x=1" {
