@@ -71,6 +71,22 @@ func (s *planningSidecar) readFrom(t *testing.T, p plan, planner string) []strin
 	return rows
 }
 
+// restWriter is iceberg-go's REST client of the catalog server at url,
+// to write tables with, and the namespace ns created in it.
+func restWriter(t *testing.T, url, ns string) *rest.Catalog {
+	t.Helper()
+	ctx := context.Background()
+	writer, err := rest.NewCatalog(ctx, "writer", url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = writer.Close() })
+	if err := writer.CreateNamespace(ctx, table.Identifier{ns}, nil); err != nil {
+		t.Fatal(err)
+	}
+	return writer
+}
+
 // planningTable writes a table through the catalog server at url with
 // iceberg-go's REST client: a day-partitioned History (format version 2)
 // with appends, positional deletes (merge on read), equality deletes on
@@ -78,14 +94,7 @@ func (s *planningSidecar) readFrom(t *testing.T, p plan, planner string) []strin
 func planningTable(t *testing.T, url string) *table.Table {
 	t.Helper()
 	ctx := context.Background()
-	writer, err := rest.NewCatalog(ctx, "writer", url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := writer.CreateNamespace(ctx, table.Identifier{"hist"}, nil); err != nil {
-		t.Fatal(err)
-	}
-	h, err := tablegen.NewHistory(ctx, writer, table.Identifier{"hist", "t"},
+	h, err := tablegen.NewHistory(ctx, restWriter(t, url, "hist"), table.Identifier{"hist", "t"},
 		tablegen.HistoryOptions{Seed: 11, Time: tablegen.TimeTimestamp, Layout: tablegen.LayoutDay})
 	if err != nil {
 		t.Fatal(err)
@@ -125,15 +134,7 @@ func planningTable(t *testing.T, url string) *table.Table {
 // at url.
 func lineageTable(t *testing.T, url string) *table.Table {
 	t.Helper()
-	ctx := context.Background()
-	writer, err := rest.NewCatalog(ctx, "writer", url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := writer.CreateNamespace(ctx, table.Identifier{"lin"}, nil); err != nil {
-		t.Fatal(err)
-	}
-	built, _, err := tablegen.Lineage(ctx, writer, table.Identifier{"lin", "t"})
+	built, _, err := tablegen.Lineage(context.Background(), restWriter(t, url, "lin"), table.Identifier{"lin", "t"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -69,12 +69,7 @@ type connStateHook interface {
 func newServerListening(t testing.TB, cfg sidecatalog.Config, mappings []sidecatalog.Mapping, cacheSize int64,
 	listen func(net.Listener) net.Listener, opts ...func(*handlers.Config)) *testServer {
 	t.Helper()
-	signer, err := split.NewSigner(testKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	reg := prometheus.NewRegistry()
-	m := metrics.New(reg)
+	signer, reg, m := sidecarBasics(t)
 	var cache *reader.DeleteCache
 	if cacheSize > 0 {
 		cache = reader.NewDeleteCache(cacheSize, handlers.DeleteCacheMetrics(m))
@@ -147,6 +142,18 @@ func serveCatalog(t testing.TB, cat *sidecatalog.Catalog, signer *split.Signer) 
 	return &testServer{Server: srv, reg: reg}
 }
 
+// sidecarBasics are what every test sidecar has of its own: the signer of
+// testKey, and a private registry with the sidecar's metrics on it.
+func sidecarBasics(t testing.TB) (*split.Signer, *prometheus.Registry, *metrics.Metrics) {
+	t.Helper()
+	signer, err := split.NewSigner(testKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := prometheus.NewRegistry()
+	return signer, reg, metrics.New(reg)
+}
+
 // startSidecar serves the catalog of cfg as cmd/sidecar wires it, on an
 // httptest server that shares nothing with another but the token key: the
 // catalog and a planner (with opts) that report to the sidecar's own
@@ -154,12 +161,7 @@ func serveCatalog(t testing.TB, cat *sidecatalog.Catalog, signer *split.Signer) 
 // handlers' configuration.
 func startSidecar(t testing.TB, cfg sidecatalog.Config, opts []splits.PlannerOption, configure func(*handlers.Config)) (*testServer, *metrics.Metrics) {
 	t.Helper()
-	signer, err := split.NewSigner(testKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	reg := prometheus.NewRegistry()
-	m := metrics.New(reg)
+	signer, reg, m := sidecarBasics(t)
 	cat := catalogtest.Open(t, cfg, sidecatalog.WithEvents(m))
 	planner, err := splits.NewPlanner(cat, signer, append(opts, splits.WithPlanEvents(m))...)
 	if err != nil {
