@@ -50,7 +50,8 @@ func icebergREST(t *testing.T, opts ...icebergrest.Option) (catalog.Catalog, sid
 // requirements and writes its metadata, and holds the sidecar's rows at
 // every snapshot to iceberg-go's Scan.ReadTasks: against a server that
 // leaves planning to the client, and against one that plans scans itself
-// (one file scan task per plan task, so that a plan comes in plan tasks).
+// (one file scan task per plan task, so that a plan comes in plan tasks),
+// which the sidecar plans on (scan planning auto, the default).
 func TestRealIcebergRESTHistories(t *testing.T) {
 	ctx := context.Background()
 	for _, mode := range []struct {
