@@ -188,7 +188,7 @@ func TestPackedSplitScansSharedPositionalDeletesOnce(t *testing.T) {
 			for first := 0; first < files; first += pack {
 				before := fs.count(delPath)
 				parts := ss[first : first+pack]
-				got, stats := readPacked(t, r, parts)
+				got, stats := readParts(t, r, parts, tableOf(idSchema))
 				if wantLines := slices.Concat(want[first : first+pack]...); !slices.Equal(got, wantLines) {
 					t.Fatalf("pack %d, cache %v, split at %d: got %q, want %q", pack, cached, first, got, wantLines)
 				}
@@ -211,20 +211,4 @@ func TestPackedSplitScansSharedPositionalDeletesOnce(t *testing.T) {
 			}
 		}
 	}
-}
-
-// readPacked reads the files parts as one packed split.
-func readPacked(t testing.TB, r fsReader, parts []split.Split) ([]string, reader.Stats) {
-	t.Helper()
-	ctx := context.Background()
-	st, err := r.OpenAll(ctx, parts, tableOf(idSchema))
-	if err != nil {
-		t.Fatalf("open: %v", err)
-	}
-	defer st.Close()
-	var buf bytes.Buffer
-	if err := st.Run(ctx, &buf, nil); err != nil {
-		t.Fatalf("run: %v", err)
-	}
-	return strings.Split(strings.TrimSuffix(buf.String(), "\n"), "\n"), st.Stats()
 }
