@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/twmb/avro/ocf"
+
+	"github.com/druidiceberg/sidecar/splits/split"
 )
 
 // benchAvroSchema is benchRow's Iceberg Avro schema.
@@ -28,7 +30,14 @@ const benchAvroSchema = `{"type":"record","name":"bench","fields":[
 
 // BenchmarkReadAvro reads the benchmark table's rows from an Avro file
 // (deflate, as Iceberg's Avro writer compresses by default) and from the
-// same rows as Parquet (BenchmarkRead's file), in rows/s.
+// same rows as Parquet (BenchmarkRead's file), in rows/s, every column and
+// 3 of 10. Its ratios run the three reads that the Avro targets compare
+// one after the other in each iteration (Parquet with every column, Avro
+// with every column, Avro with 3 of 10), so that a busy machine slows each
+// alike, and report Avro's rows/s against Parquet's and a projection's
+// against every column's, by wall time and by the process's CPU time:
+//
+//	go test -run '^$' -bench 'ReadAvro/ratios' -count 6 ./reader/
 func BenchmarkReadAvro(b *testing.B) {
 	dir := b.TempDir()
 	ps := writeBenchFile(b, dir, 0)
@@ -51,17 +60,17 @@ func BenchmarkReadAvro(b *testing.B) {
 	_, size := writeAvro(b, dir, "data.avro", benchAvroSchema, recs, ocf.WithCodec(ocf.DeflateCodec(1)))
 	as := avroSplit("data.avro", size, benchRows)
 	r := newReader(testFS(dir))
-	ctx := context.Background()
 	// Both files give the same bytes: the benchmark compares like with like.
 	a, _ := readAll(b, r, as, benchSchema)
 	p, _ := readAll(b, r, ps, benchSchema)
 	if !slices.Equal(a, p) {
 		b.Fatal("the Avro and the Parquet file give different rows")
 	}
+	projected := []int{1, 3, 7}
 	for _, bc := range []struct {
 		name string
 		cols []int
-	}{{"all_columns", nil}, {"3_of_10_columns", []int{1, 3, 7}}} {
+	}{{"all_columns", nil}, {"3_of_10_columns", projected}} {
 		for _, f := range []struct {
 			format string
 			size   int64
@@ -74,21 +83,44 @@ func BenchmarkReadAvro(b *testing.B) {
 				s.Columns = bc.cols
 				b.ReportAllocs()
 				for b.Loop() {
-					st, err := r.Open(ctx, s, tableOf(benchSchema))
-					if err != nil {
-						b.Fatal(err)
-					}
-					if err := st.Run(ctx, &countingWriter{}, nil); err != nil {
-						b.Fatal(err)
-					}
-					if err := st.Close(); err != nil {
-						b.Fatal(err)
-					}
+					readBenchSplit(b, r, s)
 				}
 				b.ReportMetric(float64(benchRows)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
 				b.ReportMetric(float64(f.size)/benchRows, "file_B/row")
 			})
 		}
+	}
+	b.Run("ratios", func(b *testing.B) {
+		ap := as
+		ap.Columns = projected
+		var wall, cpu [3]time.Duration // Parquet, Avro, Avro projected
+		for b.Loop() {
+			for i, s := range []split.Split{ps, as, ap} {
+				w, c := time.Now(), cpuTime()
+				readBenchSplit(b, r, s)
+				wall[i] += time.Since(w)
+				cpu[i] += cpuTime() - c
+			}
+		}
+		b.ReportMetric(float64(wall[0])/float64(wall[1]), "avro_all/parquet_all")
+		b.ReportMetric(float64(wall[1])/float64(wall[2]), "avro_3of10/avro_all")
+		b.ReportMetric(float64(cpu[0])/float64(cpu[1]), "cpu_avro_all/parquet_all")
+		b.ReportMetric(float64(cpu[1])/float64(cpu[2]), "cpu_avro_3of10/avro_all")
+	})
+}
+
+// readBenchSplit reads the split s through r into a discarding writer.
+func readBenchSplit(b *testing.B, r fsReader, s split.Split) {
+	ctx := context.Background()
+	st, err := r.Open(ctx, s, tableOf(benchSchema))
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := st.Run(ctx, &countingWriter{}, nil); err != nil {
+		b.Fatal(err)
+	}
+	if err := st.Close(); err != nil {
+		b.Fatal(err)
 	}
 }
 

@@ -5,9 +5,12 @@ import (
 	"encoding/binary"
 	"fmt"
 	"hash/crc32"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/apache/iceberg-go"
 
 	"github.com/klauspost/compress/flate"
 	"github.com/klauspost/compress/snappy"
@@ -26,13 +29,23 @@ var avroCodecs = []string{"null", "deflate", "snappy", "zstandard"}
 var avroBombSizes = []int64{0, 1 << 20, 64 << 20, 64<<20 + 1, 1 << 30}
 
 // The roles of the fuzzed file in its split, by FuzzAvroBlocks' role
-// argument (modulo their number).
+// argument (modulo their number): a data file read whole, a positional or
+// equality delete file, and a data file read through avroProjection, so
+// that most of its fields are skipped rather than decoded.
 const (
 	avroRoleData = iota
 	avroRolePositional
 	avroRoleEquality
+	avroRoleProjected
 	avroRoles
 )
+
+// avroProjection is the projected role's columns: id, the fixed big and
+// the struct inner of allTypesSchema.
+var avroProjection = []int{1, 9, 20}
+
+// avroRoleSchemas are the real schemas of the roles.
+var avroRoleSchemas = [avroRoles]string{allTypesAvro, posDeleteAvro, eqDeleteAvro, allTypesAvro}
 
 // The Iceberg Avro schemas of the delete files.
 const (
@@ -41,8 +54,9 @@ const (
 	eqDeleteAvro = `{"type":"record","name":"e","fields":[{"name":"id","type":"long","field-id":1}]}`
 )
 
-// FuzzAvroBlocks reads a split whose Avro data file, positional delete
-// file or equality delete file the fuzzer builds from its parts: the
+// FuzzAvroBlocks reads a split whose Avro data file (whole or through a
+// projection), positional delete file or equality delete file the fuzzer
+// builds from its parts: the
 // writer schema in the header (seeded with the real ones and crafted ones:
 // nested past the reader's bound, recursive, 20,000 fields, a fixed of 2
 // GiB, arrays and maps of nulls), the codec (null, deflate, snappy,
@@ -91,7 +105,7 @@ func avroBlockSeeds() []avroBlock {
 			avroBlock{role: avroRoleEquality, schema: eqDeleteAvro, codec: uint8(c), count: 1, payload: eqRec},
 		)
 		for b := 1; b < len(avroBombSizes); b++ {
-			seeds = append(seeds, avroBlock{role: uint8(b % avroRoles), schema: []string{allTypesAvro, posDeleteAvro, eqDeleteAvro}[b%avroRoles],
+			seeds = append(seeds, avroBlock{role: uint8(b % avroRoles), schema: avroRoleSchemas[b%avroRoles],
 				codec: uint8(c), count: 1, bomb: uint8(b)})
 		}
 	}
@@ -111,7 +125,16 @@ func avroBlockSeeds() []avroBlock {
 	}
 	wide.WriteString(`]}`)
 	zeros := make([]byte, 64)
+	// Records of allTypesAvro whose arrays and maps come in blocks with
+	// their byte sizes, read whole and projected (skipped by the sizes).
+	rows, _ := allTypesRows(8)
+	var framed []byte
+	for _, r := range rows {
+		framed = appendAllTypes(framed, r, 1, true)
+	}
 	return append(seeds,
+		avroBlock{role: avroRoleData, schema: allTypesAvro, codec: 1, count: int64(len(rows)), payload: framed},
+		avroBlock{role: avroRoleProjected, schema: allTypesAvro, count: int64(len(rows)), payload: framed},
 		// Block counts that lie: far past the records, negative, and past
 		// the bytes for a schema whose records take none.
 		avroBlock{role: avroRoleEquality, schema: eqDeleteAvro, count: 1 << 40, payload: eqRec},
@@ -150,18 +173,27 @@ func appendAvroString(b []byte, s string) []byte {
 }
 
 // avroBlocksTarget is what FuzzAvroBlocks reads: an intact Avro data file
-// of allTypesRows(40) beside the fuzzed file, and the table schema.
+// of allTypesRows(40) beside the fuzzed file, and the table schema; a
+// projected read's rows hold the fields of projected.
 type avroBlocksTarget struct {
-	dir      string
-	dataSize int64
-	table    split.TableSchema
+	dir       string
+	dataSize  int64
+	table     split.TableSchema
+	projected split.TableSchema
 }
 
 func avroBlocksEnv(t testing.TB, dir string) *avroBlocksTarget {
 	t.Helper()
 	_, av := allTypesRows(40)
 	_, size := writeAvro(t, dir, "data.avro", allTypesAvro, av)
-	return &avroBlocksTarget{dir: dir, dataSize: size, table: tableOf(allTypesSchema())}
+	var fields []iceberg.NestedField
+	for _, f := range allTypesSchema().Fields() {
+		if slices.Contains(avroProjection, f.ID) {
+			fields = append(fields, f)
+		}
+	}
+	return &avroBlocksTarget{dir: dir, dataSize: size, table: tableOf(allTypesSchema()),
+		projected: tableOf(iceberg.NewSchema(0, fields...))}
 }
 
 // file builds the Object Container File of b: the header with its
@@ -269,10 +301,14 @@ func checkAvroBlock(t *testing.T, env *avroBlocksTarget, b avroBlock) error {
 	file := b.file()
 	var sp split.Split
 	var target string
+	rows := env.table
 	switch b.role % avroRoles {
-	case avroRoleData:
+	case avroRoleData, avroRoleProjected:
 		target = bucket + "/fuzzed.avro"
 		sp = avroSplit("fuzzed.avro", int64(len(file)), 0)
+		if b.role%avroRoles == avroRoleProjected {
+			sp.Columns, rows = avroProjection, env.projected
+		}
 	case avroRolePositional:
 		target = bucket + "/pos.avro"
 		sp = avroSplit("data.avro", env.dataSize, 40, split.DeleteFile{Kind: split.DeletePosition,
@@ -284,7 +320,7 @@ func checkAvroBlock(t *testing.T, env *avroBlocksTarget, b avroBlock) error {
 	}
 	fsys := &overlayIO{IO: testFS(env.dir), path: target, data: file}
 	what := fmt.Sprintf("an Avro %s file (%s, count %d, declared %d, bomb %d)",
-		[]string{"data", "positional delete", "equality delete"}[b.role%avroRoles],
+		[]string{"data", "positional delete", "equality delete", "projected data"}[b.role%avroRoles],
 		avroCodecs[int(b.codec)%len(avroCodecs)], b.count, b.declared, avroBombSizes[int(b.bomb)%len(avroBombSizes)])
 	out, allocated, err := readMeasured(t, fsys, sp, env.table, what)
 	if bound := raceAllocFactor*avroAllocBound(int64(len(file))+env.dataSize) + 4*uint64(len(out)); allocated > bound {
@@ -296,7 +332,7 @@ func checkAvroBlock(t *testing.T, env *avroBlocksTarget, b avroBlock) error {
 		}
 		return err
 	}
-	checkNDJSON(t, out, env.table)
+	checkNDJSON(t, out, rows)
 	return nil
 }
 
@@ -312,7 +348,7 @@ func TestAvroBlockBombs(t *testing.T) {
 	for c, codec := range avroCodecs {
 		for bomb := len(avroBombSizes) - 2; bomb < len(avroBombSizes); bomb++ {
 			for role := range uint8(avroRoles) {
-				b := avroBlock{role: role, schema: []string{allTypesAvro, posDeleteAvro, eqDeleteAvro}[role],
+				b := avroBlock{role: role, schema: avroRoleSchemas[role],
 					codec: uint8(c), count: 1, bomb: uint8(bomb)}
 				t.Run(fmt.Sprint(codec, "/", avroBombSizes[bomb], "/", role), func(t *testing.T) {
 					// Zeros are no record of any of the schemas whole.

@@ -5,30 +5,25 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
-	"slices"
 	"strings"
 
 	"github.com/apache/iceberg-go"
 	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/parquet-go/parquet-go"
-	"github.com/twmb/avro"
-	"github.com/twmb/avro/ocf"
+	"github.com/parquet-go/parquet-go/format"
 
 	"github.com/druidiceberg/sidecar/reader/parquetpage"
 	"github.com/druidiceberg/sidecar/splits/split"
 )
 
-// Avro data and delete files (Object Container Files) are decoded by
-// github.com/twmb/avro, which iceberg-go already uses for manifests: it
-// bounds what a damaged file can make it allocate (a block's compressed
-// and decompressed size, the counts of arrays and maps against the bytes
-// left, the nesting of the schema), which is the reader's memory bound for
-// Avro. Each record is shredded into the leaves of the Parquet schema that
-// avroColumns makes of the file's schema, a chunk of records at a time, so
-// that everything past the decoding (column resolution, deletes, residual
-// filters, value encoding) is the Parquet path's own and the two formats
-// give the same bytes for the same values.
+// Avro data and delete files (Object Container Files) are read block by
+// block (avroblocks.go) and their records decoded by a program compiled
+// from the file's schema for the leaves a stream reads (avrodecode.go):
+// the leaves of the Parquet schema that avroColumns makes of the file's
+// schema, filled a chunk of records at a time, so that everything past the
+// decoding (column resolution, deletes, residual filters, value encoding)
+// is the Parquet path's own and the two formats give the same bytes for
+// the same values.
 
 // The limits on one block of an Avro file: a writer cuts blocks at about
 // 64 KiB (Avro's default sync interval), 1024 times less.
@@ -52,31 +47,33 @@ func checkFormat(what, path, format string) error {
 	return fmt.Errorf("%w: %s %s is %s; only Parquet and Avro files are read", ErrUnsupported, what, path, format)
 }
 
-// avroFile is an Avro file opened for reading: its decoder, its columns as
-// a Parquet root column, and the plan that shreds its records into them.
+// avroFile is an Avro file opened for reading: its blocks, its columns as
+// a Parquet root column, and the program that decodes its records into
+// them.
 type avroFile struct {
 	what, path string
 	fs         *watchedIO
 	file       icebergio.File
-	dec        *ocf.Reader
+	blocks     *avroBlocks
 	root       *parquet.Column
 	fields     []*avroNode
-	// sinks are the leaves records are shredded into, by column index;
-	// a column no leaf reads is skipped.
-	sinks map[int]*leaf
+	// sinks are the leaves records are decoded into, by column index; a
+	// column no leaf reads is skipped. byteLeaves are those of byte-array
+	// values, which end a chunk at avroChunkBytes.
+	sinks      map[int]*leaf
+	leaves     []*leaf
+	byteLeaves []*leaf
+	prog       []avroOp
+	// dec holds the block being decoded, of which remain records are
+	// left; zeroRun counts the records in a row that took no bytes.
+	dec     avroDecoder
+	remain  int64
+	zeroRun int
 	// rows counts the records decoded; records is the manifest's count
 	// (0 when unknown), which the file must match.
 	rows, records int64
-	rec           any
-	keys          []string
 	eof           bool
 }
-
-// avroLogicalTypes are the logical types whose values the decoder hands
-// over as their Avro carrier (int, long, bytes or fixed) rather than as Go
-// times and big numbers: the leaves take the stored values.
-var avroLogicalTypes = []string{"date", "time-millis", "time-micros", "timestamp-millis", "timestamp-micros",
-	"timestamp-nanos", "local-timestamp-millis", "local-timestamp-micros", "local-timestamp-nanos", "decimal", "uuid"}
 
 // openAvro opens the Avro file at path through fs and reads its header;
 // what names it in errors ("data file"). records is the manifest's row
@@ -90,33 +87,26 @@ func openAvro(fs *watchedIO, what, path string, size, records int64) (_ *avroFil
 		size = st.Size()
 	}
 	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("read %s %s: %w: the Avro decoder failed: %v", what, path, ErrCorruptFile, r)
-		}
 		if err != nil {
 			_ = f.Close()
 		}
 	}()
-	opts := make([]avro.SchemaOpt, len(avroLogicalTypes))
-	for i, lt := range avroLogicalTypes {
-		opts[i] = avro.CustomType{LogicalType: lt}
-	}
 	lim := &headerLimit{r: io.NewSectionReader(f, 0, size), max: maxAvroHeaderBytes}
-	r := bufio.NewReaderSize(lim, readBufferSize)
-	dec, err := ocf.NewReader(r, ocf.WithSchemaOpts(opts...), ocf.WithCodec(avroZstd{}),
-		// ocf allocates a block of the size its header declares, up to
-		// this bound, before reading it: no block is larger than its file.
-		ocf.WithMaxBlockBytes(max(1, min(maxAvroBlockBytes, size))), ocf.WithMaxDecompressedBlockBytes(maxAvroBlockBytes))
+	// A block is read whole before it is decoded: none is larger than its
+	// file.
+	blocks, err := readAvroHeader(bufio.NewReaderSize(lim, readBufferSize), max(1, min(maxAvroBlockBytes, size)))
 	if err != nil {
+		if errors.Is(err, ErrUnsupported) {
+			return nil, fmt.Errorf("read %s %s: %w", what, path, err)
+		}
 		return nil, fmt.Errorf("read %s %s: %w", what, path, fs.classify(err))
 	}
 	lim.max = 0
-	root, fields, err := avroColumns(dec.Schema())
+	root, fields, err := avroColumns(blocks.schema)
 	if err != nil {
-		_ = dec.Close()
 		return nil, fmt.Errorf("read %s %s: %w", what, path, err)
 	}
-	return &avroFile{what: what, path: path, fs: fs, file: f, dec: dec, root: root, fields: fields,
+	return &avroFile{what: what, path: path, fs: fs, file: f, blocks: blocks, root: root, fields: fields,
 		records: records, sinks: map[int]*leaf{}}, nil
 }
 
@@ -128,7 +118,7 @@ func openAvro(fs *watchedIO, what, path string, size, records int64) (_ *avroFil
 const maxAvroHeaderBytes = 1 << 20
 
 // headerLimit reads an Avro file and fails a read past max bytes while max
-// is not 0: NewReader reads the header through it, then max is cleared.
+// is not 0: the header is read through it, then max is cleared.
 type headerLimit struct {
 	r   io.Reader
 	n   int64 // the bytes read so far
@@ -147,41 +137,18 @@ func (h *headerLimit) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// avroZstd decodes the zstandard blocks of an Avro file with the reader's
-// bounded decoder (decodeZstd): ocf's own appends each zstd block to its
-// output, so a block that expands to its cap of maxAvroBlockBytes made it
-// allocate over five times that.
-type avroZstd struct{}
-
-func (avroZstd) Name() string { return "zstandard" }
-
-func (avroZstd) Compress([]byte) ([]byte, error) {
-	return nil, errors.New("the reader does not write Avro files")
-}
-
-func (c avroZstd) Decompress(src []byte) ([]byte, error) {
-	return c.DecompressBounded(src, maxAvroBlockBytes)
-}
-
-// DecompressBounded decodes the block src into at most limit bytes.
-func (avroZstd) DecompressBounded(src []byte, limit int64) ([]byte, error) {
-	out, err := decodeZstd(nil, src, int(min(limit, maxAvroBlockBytes)))
-	if err != nil {
-		return nil, fmt.Errorf("zstandard block: %w", err)
-	}
-	return out, nil
-}
-
-func (avroZstd) Close() error { return nil }
-
-// Close releases the decoder and closes the file.
+// Close closes the file.
 func (a *avroFile) Close() error {
-	return errors.Join(a.dec.Close(), a.file.Close())
+	return a.file.Close()
 }
 
-// read makes the leaves the ones records are shredded into.
+// read makes the leaves the ones records are decoded into, and compiles
+// the program that does it.
 func (a *avroFile) read(leaves []*leaf) {
 	for _, l := range leaves {
+		if a.sinks[l.index] == nil {
+			a.leaves = append(a.leaves, l)
+		}
 		a.sinks[l.index] = l
 		l.whole = true
 		// A row carried over from the end of a chunk is copied by the
@@ -189,8 +156,16 @@ func (a *avroFile) read(leaves []*leaf) {
 		if pt := leafColumn(a.root, l.index); pt != nil {
 			if t := pt.Type().PhysicalType(); t != nil {
 				l.col = parquetpage.Column{Type: *t, Length: l.length, MaxDef: l.maxDef, MaxRep: l.maxRep}
+				switch *t {
+				case format.ByteArray, format.FixedLenByteArray:
+					a.byteLeaves = append(a.byteLeaves, l)
+				}
 			}
 		}
+	}
+	a.prog = make([]avroOp, 0, len(a.fields))
+	for _, f := range a.fields {
+		a.prog = append(a.prog, compileAvro(f, a.sinks))
 	}
 }
 
@@ -198,7 +173,7 @@ func (a *avroFile) read(leaves []*leaf) {
 // first, and returns how many; 0 at the end of the file. Every leaf's
 // batch then holds the chunk's rows whole.
 func (a *avroFile) fill() (n int, err error) {
-	for _, l := range a.sinks {
+	for _, l := range a.leaves {
 		resetValues(&l.batch)
 		l.next, l.nextV, l.eof, l.pos, l.rowEnd, l.vpos = 0, 0, false, 0, 0, 0
 		l.cur = &l.batch
@@ -206,197 +181,63 @@ func (a *avroFile) fill() (n int, err error) {
 	if a.eof {
 		return 0, nil
 	}
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("%w: the Avro decoder failed: %v", ErrCorruptFile, r)
-		}
-	}()
-	var bytes int
+	d := &a.dec
+	bytes := 0
 	for n < avroChunkRows && bytes < avroChunkBytes {
-		err := a.dec.Decode(&a.rec)
-		if errors.Is(err, io.EOF) {
-			a.eof = true
-			if a.records > 0 && a.rows != a.records {
-				return n, fmt.Errorf("%w: it holds %d records, its manifest says %d", ErrCorruptFile, a.rows, a.records)
+		if a.remain == 0 {
+			if err := a.nextBlock(); err != nil {
+				return n, err
 			}
-			break
-		}
-		if err != nil {
-			return n, a.fs.classify(err)
+			if a.eof {
+				break
+			}
 		}
 		if a.rows++; a.records > 0 && a.rows > a.records {
 			return n, fmt.Errorf("%w: it holds more records than the %d its manifest says", ErrCorruptFile, a.records)
 		}
-		rec, ok := a.rec.(map[string]any)
-		if !ok {
-			return n, fmt.Errorf("%w: record %d is not a record", ErrCorruptFile, a.rows-1)
+		start := d.pos
+		if err := d.record(a.prog); err != nil {
+			return n, fmt.Errorf("%w: record %d: %w", ErrCorruptFile, a.rows-1, err)
 		}
-		for _, f := range a.fields {
-			if err := a.shred(f, rec[f.name], 0); err != nil {
-				return n, fmt.Errorf("record %d: %w", a.rows-1, err)
+		// A record of nulls takes no bytes: a block's count may not make
+		// many of them out of nothing (ocf's rule).
+		if d.pos == start {
+			if a.zeroRun++; a.zeroRun > maxAvroZeroByteRecords {
+				return n, fmt.Errorf("%w: a block yields more than %d records of no bytes", ErrCorruptFile, maxAvroZeroByteRecords)
 			}
+		} else {
+			a.zeroRun = 0
+		}
+		if a.remain--; a.remain == 0 && d.pos != len(d.buf) {
+			return n, fmt.Errorf("%w: %d bytes after the last record of a block", ErrCorruptFile, len(d.buf)-d.pos)
 		}
 		n++
-		for _, l := range a.sinks {
+		for _, l := range a.byteLeaves {
 			bytes = max(bytes, len(l.batch.Bytes))
 		}
 	}
 	return n, nil
 }
 
-// shred appends the value v of node n to its leaves, at repetition level
-// rep (0 for a row's first entry).
-func (a *avroFile) shred(n *avroNode, v any, rep int) error {
-	if v == nil {
-		if !n.optional {
-			return fmt.Errorf("%w: a null in the required column %s", ErrCorruptFile, n.what)
-		}
-		a.nulls(n.leaves, n.def-1, rep)
-		return nil
-	}
-	switch n.kind {
-	case avroLeaf:
-		return a.put(n, v, rep)
-	case avroRecord:
-		rec, ok := v.(map[string]any)
-		if !ok {
-			return a.mismatch(n, v)
-		}
-		for _, c := range n.children {
-			if err := a.shred(c, rec[c.name], rep); err != nil {
-				return err
-			}
-		}
-		return nil
-	case avroList, avroKVList:
-		xs, ok := v.([]any)
-		if !ok {
-			return a.mismatch(n, v)
-		}
-		if len(xs) == 0 {
-			a.nulls(n.leaves, n.def, rep)
-			return nil
-		}
-		for i, x := range xs {
-			r := rep
-			if i > 0 {
-				r = n.elemRep
-			}
-			if n.kind == avroList {
-				if err := a.shred(n.children[0], x, r); err != nil {
-					return err
-				}
-				continue
-			}
-			kv, ok := x.(map[string]any)
-			if !ok {
-				return a.mismatch(n, x)
-			}
-			for _, c := range n.children {
-				if err := a.shred(c, kv[c.name], r); err != nil {
-					return err
-				}
-			}
-		}
-		return nil
-	case avroMap:
-		m, ok := v.(map[string]any)
-		if !ok {
-			return a.mismatch(n, v)
-		}
-		if len(m) == 0 {
-			a.nulls(n.leaves, n.def, rep)
-			return nil
-		}
-		// The decoder keeps a map's entries in a Go map, whose order is
-		// random: key order makes the stream deterministic.
-		a.keys = a.keys[:0]
-		for k := range m {
-			a.keys = append(a.keys, k)
-		}
-		slices.Sort(a.keys)
-		keys := a.keys
-		for i, k := range keys {
-			r := rep
-			if i > 0 {
-				r = n.elemRep
-			}
-			if err := a.put(n.children[0], k, r); err != nil {
-				return err
-			}
-			if err := a.shred(n.children[1], m[k], r); err != nil {
-				return err
-			}
+// nextBlock reads the next block into the decoder; at the end of the file
+// it sets eof and checks the count of records.
+func (a *avroFile) nextBlock() error {
+	block, count, err := a.blocks.next()
+	if errors.Is(err, io.EOF) {
+		a.eof = true
+		if a.records > 0 && a.rows != a.records {
+			return fmt.Errorf("%w: it holds %d records, its manifest says %d", ErrCorruptFile, a.rows, a.records)
 		}
 		return nil
 	}
-	// avroNullOnly: a value where only null can be.
-	return a.mismatch(n, v)
-}
-
-// nulls appends an entry without a value, at definition level def, to each
-// of the leaves.
-func (a *avroFile) nulls(leaves []int, def, rep int) {
-	for _, i := range leaves {
-		if l := a.sinks[i]; l != nil {
-			l.entry(def, rep)
+	if err != nil {
+		if errors.Is(err, ErrUnsupported) {
+			return err
 		}
+		return a.fs.classify(err)
 	}
-}
-
-// put appends the value v of the leaf node n.
-func (a *avroFile) put(n *avroNode, v any, rep int) error {
-	l := a.sinks[n.leaves[0]]
-	if l == nil {
-		return nil
-	}
-	b := &l.batch
-	ok := true
-	switch n.phys {
-	case parquet.Boolean:
-		ok = appendAs(&b.Bool, v)
-	case parquet.Int32:
-		ok = appendAs(&b.Int32, v)
-	case parquet.Int64:
-		ok = appendAs(&b.Int64, v)
-	case parquet.Float:
-		ok = appendAs(&b.Float, v)
-	case parquet.Double:
-		ok = appendAs(&b.Double, v)
-	default:
-		var raw []byte
-		switch x := v.(type) {
-		case []byte:
-			raw = x
-		case string:
-			raw = []byte(x)
-		default:
-			return a.mismatch(n, v)
-		}
-		if len(b.Bytes)+len(raw) > math.MaxUint32 {
-			return fmt.Errorf("%w: column %s: values larger than 4 GiB in one chunk", ErrCorruptFile, n.what)
-		}
-		b.Refs = append(b.Refs, parquetpage.Ref{Off: uint32(len(b.Bytes)), Len: uint32(len(raw))})
-		b.Bytes = append(b.Bytes, raw...)
-	}
-	if !ok {
-		return a.mismatch(n, v)
-	}
-	l.entry(l.maxDef, rep)
+	a.dec.buf, a.dec.pos, a.remain, a.zeroRun = block, 0, count, 0
 	return nil
-}
-
-// appendAs appends v to dst when it is a T, and reports whether it was.
-func appendAs[T any](dst *[]T, v any) bool {
-	x, ok := v.(T)
-	if ok {
-		*dst = append(*dst, x)
-	}
-	return ok
-}
-
-func (a *avroFile) mismatch(n *avroNode, v any) error {
-	return fmt.Errorf("%w: column %s holds a %T", ErrCorruptFile, n.what, v)
 }
 
 // scan reads every record of the file through the leaves (flat columns
@@ -446,6 +287,15 @@ func (f *fileStream) runAvro(b *batch, dels *positionWalk) error {
 		}
 		for i := range n {
 			for _, l := range f.leaves {
+				if l.maxRep == 0 {
+					// A flat column: its row is the next entry (as in run).
+					l.cur, l.pos, l.rowEnd, l.vpos = &l.batch, l.next, l.next+1, l.nextV
+					if l.batch.Def == nil || int(l.batch.Def[l.next]) == l.maxDef {
+						l.nextV++
+					}
+					l.next++
+					continue
+				}
 				if err := l.advance(); err != nil {
 					return fmt.Errorf("read data file %s: %w", f.path, err)
 				}

@@ -3,6 +3,7 @@ package reader
 import (
 	"bytes"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/parquet-go/parquet-go"
@@ -15,7 +16,8 @@ import (
 // attributes), so that the columns of an Avro file are resolved against
 // the table schema by the same resolver as a Parquet file's: schema
 // evolution, name mapping, defaults and identity partition values alike.
-// The records are then shredded into that schema's leaves (avrorows.go).
+// The records are then decoded straight into that schema's leaves by a
+// program compiled from the nodes (avrodecode.go).
 //
 // The mapping is the Iceberg spec's (Avro section), read backwards:
 //
@@ -45,12 +47,39 @@ const (
 	avroNullOnly                 // the null type: a leaf column that is always null
 )
 
+// avroWire is how a leaf's value is encoded in an Avro record.
+type avroWire uint8
+
+const (
+	wireNull   avroWire = iota // nothing: the null type
+	wireBool                   // one byte
+	wireInt                    // a zigzag varint of 32 bits: int, date, time-millis
+	wireLong                   // a zigzag varint of 64 bits: long, time-micros, timestamps
+	wireFloat                  // 4 bytes, little-endian
+	wireDouble                 // 8 bytes, little-endian
+	wireBytes                  // a length, then the bytes: string, bytes
+	wireFixed                  // size bytes
+	wireEnum                   // a symbol's index, as an int
+)
+
 // avroNode is one node of an Avro file's schema, with the Parquet column
-// its values are shredded into.
+// its values are decoded into.
 type avroNode struct {
 	kind avroKind
-	// name is a record field's name, the key of its value in the decoded
-	// record.
+	// wire is how a leaf's value is encoded; size is a fixed's byte count,
+	// symbols an enum's.
+	wire    avroWire
+	size    int
+	symbols []string
+	// branches is the number of branches of the union the node is read
+	// through (0 when it is not a union), null the branch that holds null
+	// (-1: none).
+	branches, null int
+	// min is the fewest bytes a value of the node takes (for a union, its
+	// branch index included), which bounds the counts of arrays and maps of
+	// it; width is the bytes every value takes, -1 when they differ.
+	min, width int
+	// name is a record field's name, the name of its Parquet column.
 	name string
 	// optional is true for a union of null and the node's type.
 	optional bool
@@ -63,12 +92,10 @@ type avroNode struct {
 	// Set from the node's column once the Parquet schema is built: def is
 	// the definition level at which the node holds a value (its column's
 	// maximum), elemRep the repetition level of a list's or map's next
-	// element, leaves the column indexes of every leaf under the node, and
-	// phys a leaf's physical type.
+	// element, and leaves the column indexes of every leaf under the node.
 	def     int
 	elemRep int
 	leaves  []int
-	phys    parquet.Kind
 }
 
 // avroSchema converts the record schema of an Avro file.
@@ -225,7 +252,9 @@ func (c *avroSchema) node(n *avro.SchemaNode, what string) (parquet.Node, *avroN
 		}
 		switch {
 		case len(nonNull) == 0:
-			return parquet.Optional(parquet.Leaf(parquet.Int32Type)), &avroNode{kind: avroNullOnly, optional: true, what: what}, nil
+			an := &avroNode{kind: avroNullOnly, optional: true, what: what, branches: len(n.Branches), null: 0}
+			an.min, an.width = 1, -1
+			return parquet.Optional(parquet.Leaf(parquet.Int32Type)), an, nil
 		case len(nonNull) > 1 || len(n.Branches) > 2:
 			return nil, nil, fmt.Errorf("%w: column %s is an Avro union of %d types; Iceberg writes only a union of null and one type",
 				ErrUnsupported, what, len(n.Branches))
@@ -235,86 +264,116 @@ func (c *avroSchema) node(n *avro.SchemaNode, what string) (parquet.Node, *avroN
 			return nil, nil, err
 		}
 		an.optional = true
+		an.branches, an.null = len(n.Branches), slices.IndexFunc(n.Branches, func(b avro.SchemaNode) bool { return b.Type == "null" })
+		// The branch index takes a byte at least, and a null nothing more.
+		valueMin := an.min
+		an.min, an.width = 1, -1
+		if an.null < 0 {
+			an.min = satAdd(1, valueMin)
+		}
 		return parquet.Optional(pn), an, nil
 	}
-	an := &avroNode{kind: avroLeaf, what: what}
+	an := &avroNode{kind: avroLeaf, what: what, null: -1}
+	pn, err := c.typed(n, an)
+	if err != nil {
+		return nil, nil, err
+	}
+	an.min, an.width = an.sizes()
+	return pn, an, nil
+}
+
+// typed converts an Avro type that is not a union into an, and returns
+// its Parquet node.
+func (c *avroSchema) typed(n *avro.SchemaNode, an *avroNode) (parquet.Node, error) {
+	what := an.what
 	switch n.Type {
 	case "null":
-		an.kind, an.optional = avroNullOnly, true
-		return parquet.Optional(parquet.Leaf(parquet.Int32Type)), an, nil
+		an.kind, an.optional, an.wire = avroNullOnly, true, wireNull
+		return parquet.Optional(parquet.Leaf(parquet.Int32Type)), nil
 	case "boolean":
-		return parquet.Required(parquet.Leaf(parquet.BooleanType)), an, nil
+		an.wire = wireBool
+		return parquet.Required(parquet.Leaf(parquet.BooleanType)), nil
 	case "int":
+		an.wire = wireInt
 		switch n.LogicalType {
 		case "date":
-			return parquet.Required(parquet.Date()), an, nil
+			return parquet.Required(parquet.Date()), nil
 		case "time-millis":
-			return parquet.Required(parquet.Time(parquet.Millisecond)), an, nil
+			return parquet.Required(parquet.Time(parquet.Millisecond)), nil
 		}
-		return parquet.Required(parquet.Leaf(parquet.Int32Type)), an, nil
+		return parquet.Required(parquet.Leaf(parquet.Int32Type)), nil
 	case "long":
+		an.wire = wireLong
 		switch n.LogicalType {
 		case "time-micros":
-			return parquet.Required(parquet.Time(parquet.Microsecond)), an, nil
+			return parquet.Required(parquet.Time(parquet.Microsecond)), nil
 		case "timestamp-millis", "local-timestamp-millis":
-			return parquet.Required(parquet.Timestamp(parquet.Millisecond)), an, nil
+			return parquet.Required(parquet.Timestamp(parquet.Millisecond)), nil
 		case "timestamp-micros", "local-timestamp-micros":
-			return parquet.Required(parquet.Timestamp(parquet.Microsecond)), an, nil
+			return parquet.Required(parquet.Timestamp(parquet.Microsecond)), nil
 		case "timestamp-nanos", "local-timestamp-nanos":
-			return parquet.Required(parquet.Timestamp(parquet.Nanosecond)), an, nil
+			return parquet.Required(parquet.Timestamp(parquet.Nanosecond)), nil
 		}
-		return parquet.Required(parquet.Leaf(parquet.Int64Type)), an, nil
+		return parquet.Required(parquet.Leaf(parquet.Int64Type)), nil
 	case "float":
-		return parquet.Required(parquet.Leaf(parquet.FloatType)), an, nil
+		an.wire = wireFloat
+		return parquet.Required(parquet.Leaf(parquet.FloatType)), nil
 	case "double":
-		return parquet.Required(parquet.Leaf(parquet.DoubleType)), an, nil
-	case "string", "enum":
-		return parquet.Required(parquet.String()), an, nil
+		an.wire = wireDouble
+		return parquet.Required(parquet.Leaf(parquet.DoubleType)), nil
+	case "string":
+		an.wire = wireBytes
+		return parquet.Required(parquet.String()), nil
+	case "enum":
+		an.wire, an.symbols = wireEnum, n.Symbols
+		return parquet.Required(parquet.String()), nil
 	case "bytes":
+		an.wire = wireBytes
 		if n.LogicalType == "decimal" {
-			return parquet.Required(parquet.Decimal(n.Scale, n.Precision, parquet.ByteArrayType)), an, nil
+			return parquet.Required(parquet.Decimal(n.Scale, n.Precision, parquet.ByteArrayType)), nil
 		}
-		return parquet.Required(parquet.Leaf(parquet.ByteArrayType)), an, nil
+		return parquet.Required(parquet.Leaf(parquet.ByteArrayType)), nil
 	case "fixed":
+		an.wire, an.size = wireFixed, n.Size
 		switch {
 		case n.Size <= 0:
-			return nil, nil, fmt.Errorf("%w: column %s is a fixed of %d bytes", ErrCorruptFile, what, n.Size)
+			return nil, fmt.Errorf("%w: column %s is a fixed of %d bytes", ErrCorruptFile, what, n.Size)
 		case n.LogicalType == "decimal":
-			return parquet.Required(parquet.Decimal(n.Scale, n.Precision, parquet.FixedLenByteArrayType(n.Size))), an, nil
+			return parquet.Required(parquet.Decimal(n.Scale, n.Precision, parquet.FixedLenByteArrayType(n.Size))), nil
 		case n.LogicalType == "uuid" && n.Size == 16:
-			return parquet.Required(parquet.UUID()), an, nil
+			return parquet.Required(parquet.UUID()), nil
 		}
-		return parquet.Required(parquet.Leaf(parquet.FixedLenByteArrayType(n.Size))), an, nil
+		return parquet.Required(parquet.Leaf(parquet.FixedLenByteArrayType(n.Size))), nil
 	case "record", "error":
 		group, fields, err := c.record(n, what)
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 		an.kind, an.children = avroRecord, fields
-		return parquet.Required(group), an, nil
+		return parquet.Required(group), nil
 	case "array":
 		if n.Items == nil {
-			return nil, nil, fmt.Errorf("%w: column %s is an array without items", ErrCorruptFile, what)
+			return nil, fmt.Errorf("%w: column %s is an array without items", ErrCorruptFile, what)
 		}
 		items, err := c.resolve(n.Items)
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 		if n.LogicalType == "map" && items.Type == "record" && len(items.Fields) == 2 {
-			return c.kvList(items, what)
+			return c.kvList(items, an)
 		}
 		pe, ae, err := c.node(n.Items, what+".element")
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 		if id, ok := intProp(n.Props, "element-id"); ok {
 			pe = parquet.FieldID(pe, id)
 		}
 		an.kind, an.children = avroList, []*avroNode{ae}
-		return parquet.Required(parquet.List(pe)), an, nil
+		return parquet.Required(parquet.List(pe)), nil
 	case "map":
 		if n.Values == nil {
-			return nil, nil, fmt.Errorf("%w: column %s is a map without values", ErrCorruptFile, what)
+			return nil, fmt.Errorf("%w: column %s is a map without values", ErrCorruptFile, what)
 		}
 		pk := parquet.Node(parquet.String())
 		if id, ok := intProp(n.Props, "key-id"); ok {
@@ -322,39 +381,76 @@ func (c *avroSchema) node(n *avro.SchemaNode, what string) (parquet.Node, *avroN
 		}
 		pv, av, err := c.node(n.Values, what+".value")
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 		if id, ok := intProp(n.Props, "value-id"); ok {
 			pv = parquet.FieldID(pv, id)
 		}
-		an.kind, an.children = avroMap, []*avroNode{{kind: avroLeaf, what: what + ".key"}, av}
-		return parquet.Required(parquet.Map(pk, pv)), an, nil
+		key := &avroNode{kind: avroLeaf, what: what + ".key", wire: wireBytes, null: -1}
+		key.min, key.width = key.sizes()
+		an.kind, an.children = avroMap, []*avroNode{key, av}
+		return parquet.Required(parquet.Map(pk, pv)), nil
 	}
-	return nil, nil, fmt.Errorf("%w: column %s has the Avro type %q", ErrUnsupported, what, n.Type)
+	return nil, fmt.Errorf("%w: column %s has the Avro type %q", ErrUnsupported, what, n.Type)
 }
 
-// kvList converts Iceberg's map with keys other than strings: an array of
-// records of a key and a value field, each with its field id.
-func (c *avroSchema) kvList(rec *avro.SchemaNode, what string) (parquet.Node, *avroNode, error) {
+// kvList converts into an Iceberg's map with keys other than strings: an
+// array of records of a key and a value field, each with its field id.
+func (c *avroSchema) kvList(rec *avro.SchemaNode, an *avroNode) (parquet.Node, error) {
 	var pn [2]parquet.Node
-	var an [2]*avroNode
+	var kv [2]*avroNode
 	for i := range rec.Fields {
 		f := &rec.Fields[i]
 		var err error
-		if pn[i], an[i], err = c.node(&f.Type, what+"."+f.Name); err != nil {
-			return nil, nil, err
+		if pn[i], kv[i], err = c.node(&f.Type, an.what+"."+f.Name); err != nil {
+			return nil, err
 		}
 		if id, ok := intProp(f.Props, "field-id"); ok {
 			pn[i] = parquet.FieldID(pn[i], id)
 		}
-		an[i].name = f.Name
+		kv[i].name = f.Name
 	}
-	if an[0].optional {
-		return nil, nil, fmt.Errorf("%w: column %s is a map with optional keys", ErrCorruptFile, what)
+	if kv[0].optional {
+		return nil, fmt.Errorf("%w: column %s is a map with optional keys", ErrCorruptFile, an.what)
 	}
-	return parquet.Required(parquet.Map(pn[0], pn[1])),
-		&avroNode{kind: avroKVList, what: what, children: []*avroNode{an[0], an[1]}}, nil
+	an.kind, an.children = avroKVList, []*avroNode{kv[0], kv[1]}
+	return parquet.Required(parquet.Map(pn[0], pn[1])), nil
 }
+
+// sizes returns the fewest bytes a value of n (not read through a union)
+// takes, and the bytes every value takes (-1 when they differ).
+func (n *avroNode) sizes() (least, width int) {
+	switch n.kind {
+	case avroNullOnly:
+		return 0, 0
+	case avroRecord:
+		for _, c := range n.children {
+			least = satAdd(least, c.min)
+			if width >= 0 && c.width >= 0 {
+				width = satAdd(width, c.width)
+			} else {
+				width = -1
+			}
+		}
+		return least, width
+	case avroList, avroKVList, avroMap:
+		return 1, -1 // an empty one is its end marker, a 0
+	}
+	switch n.wire {
+	case wireBool:
+		return 1, 1
+	case wireFloat:
+		return 4, 4
+	case wireDouble:
+		return 8, 8
+	case wireFixed:
+		return n.size, n.size
+	}
+	return 1, -1 // a varint, or a length and the bytes
+}
+
+// satAdd adds sizes, saturating far past any block's bytes.
+func satAdd(a, b int) int { return min(a+b, 1<<40) }
 
 // attach sets the column of n, and of the nodes under it, from c, the
 // column its Parquet node became.
@@ -365,7 +461,6 @@ func (n *avroNode) attach(c *parquet.Column) error {
 	n.def = c.MaxDefinitionLevel()
 	switch n.kind {
 	case avroLeaf, avroNullOnly:
-		n.phys = c.Type().Kind()
 		n.leaves = []int{c.Index()}
 		return nil
 	case avroRecord:
