@@ -49,7 +49,10 @@ type config struct {
 	Demo           bool
 	LogFormat      string
 	ShutdownGrace  time.Duration
-	BatchRows      int
+	// ShutdownDelay is how long /readyz answers 503 on SIGTERM before the
+	// listener closes.
+	ShutdownDelay time.Duration
+	BatchRows     int
 	// DeleteCacheSize bounds, in bytes, the decoded delete files kept for
 	// every catalog's streams; 0 keeps none.
 	DeleteCacheSize int64
@@ -247,6 +250,7 @@ func parseServe(args []string, getenv func(string) string, help io.Writer) (conf
 	fs.BoolVar(&c.Demo, "demo", false, "write the demo tables into the local warehouse if they are absent")
 	fs.StringVar(&c.LogFormat, "log-format", "text", "log format: text or json")
 	fs.DurationVar(&c.ShutdownGrace, "shutdown-grace", 30*time.Second, "how long running streams may finish after SIGTERM")
+	fs.DurationVar(&c.ShutdownDelay, "shutdown-delay", 0, "how long /readyz answers 503 after SIGTERM before the listener stops accepting, for load balancers that poll it; a second SIGTERM ends it (0: stop accepting at once)")
 	fs.IntVar(&c.MaxStreams, "max-streams", 64, "row and file streams served at once; past it 503 with Retry-After (0: no bound)")
 	fs.IntVar(&c.MaxPlans, "max-plans", 16, "planning requests served at once; past it 503 with Retry-After (0: no bound)")
 	fs.DurationVar(&c.PlanTimeout, "plan-timeout", 2*time.Minute, "deadline of one planning request, catalog and storage calls included; past it 503 with Retry-After (0: none but the client's)")
@@ -351,6 +355,9 @@ func (c config) validate() error {
 	}
 	if c.ShutdownGrace < 0 {
 		return errors.New("--shutdown-grace must not be negative")
+	}
+	if c.ShutdownDelay < 0 {
+		return errors.New("--shutdown-delay must not be negative")
 	}
 	if c.PlanTimeout < 0 {
 		return errors.New("--plan-timeout must not be negative")
