@@ -112,6 +112,10 @@ type config struct {
 	// memoryLimit is the process's Go memory limit (memory.SetLimit),
 	// which sizes the memory budget; set by run, not a flag.
 	memoryLimit memory.Limit
+	// clock, when set, is the clock the catalogs age their caches and
+	// connection retries by (catalog.WithClock); not a flag: tests move
+	// it on instead of waiting.
+	clock func() time.Time
 }
 
 // defaultWriteStallTimeout is the default of --write-stall-timeout: minutes,

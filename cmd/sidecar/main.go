@@ -166,8 +166,12 @@ func serve(ctx context.Context, cfg config, logOut io.Writer, ready chan<- strin
 		// Each catalog gives each of its tables the FileIO to read it
 		// with: the catalog's vended credentials, or the catalog's own
 		// properties, with its location map.
-		cat, err := catalog.New(c, catalog.WithEvents(m), catalog.WithStallTimeout(cfg.StorageStallTimeout),
-			catalog.WithPrivateFiles(cfg.privateFiles()...))
+		opts := []catalog.Option{catalog.WithEvents(m), catalog.WithStallTimeout(cfg.StorageStallTimeout),
+			catalog.WithPrivateFiles(cfg.privateFiles()...)}
+		if cfg.clock != nil {
+			opts = append(opts, catalog.WithClock(cfg.clock))
+		}
+		cat, err := catalog.New(c, opts...)
 		if err != nil {
 			return err
 		}

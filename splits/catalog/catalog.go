@@ -95,7 +95,8 @@ func WithPrivateFiles(paths ...string) Option {
 	return func(c *Catalog) { c.private = append(c.private, paths...) }
 }
 
-// WithClock sets the clock the caches age by (tests).
+// WithClock sets the clock the caches and a failed connection's retry age
+// by (tests).
 func WithClock(now func() time.Time) Option { return func(c *Catalog) { c.now = now } }
 
 // WithFileIOWrapper hands wrap the FileIO that opens each file of a table
@@ -176,6 +177,7 @@ func New(cfg Config, opts ...Option) (*Catalog, error) {
 	for _, o := range opts {
 		o(c)
 	}
+	c.conn.now = c.now
 	return c, nil
 }
 
