@@ -17,14 +17,8 @@
 // Every error of the catalog or its storage is classified with the split
 // package's sentinels (ErrTableNotFound, ErrDenied, ErrUnavailable,
 // ErrForbiddenLocation) and scrubbed of the configuration's secrets; the
-// catalog never logs.
-//
-// A typical use:
-//
-//	cat, err := catalog.New(catalog.Config{Type: "rest", Name: "lake", URI: "https://catalog"})
-//	defer cat.Close()
-//	tbl, err := cat.LoadTable(ctx, []string{"ns", "t"})
-//	fsys, err := tbl.FS(ctx) // the table's FileIO
+// catalog never logs. The package example loads a table and opens a file
+// with its FileIO.
 package catalog
 
 import (
