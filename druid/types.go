@@ -47,10 +47,13 @@ type Column struct {
 	// lists as ARRAY<LONG>, and the Broker merges the segments' types with
 	// ColumnType.leastRestrictiveType, so a boolean column would read as
 	// VARCHAR and a list of longs as ARRAY<VARCHAR>. castToType takes
-	// primitive and primitive-array types only: nested data (structs,
-	// maps, variants, lists of them) cannot be pinned; its all-null
-	// segments are STRING, and the Broker's merge still gives
-	// COMPLEX<json>, which wins over every other type.
+	// primitive and primitive-array types only (the AutoTypeColumnIndexer
+	// constructor drops any other), and on Druid 33 json and auto
+	// dimensions of every formatVersion share that indexer: nested data
+	// (structs, maps, variants, lists of them) cannot be pinned by any
+	// spec (handlers' TestRealDruidNestedTypes tries each on a real
+	// Druid); its all-null segments are STRING, and the Broker's merge
+	// still gives COMPLEX<json>, which wins over every other type.
 	Cast string
 	// boolean columns are read as text and turned into Druid's 1/0.
 	boolean bool

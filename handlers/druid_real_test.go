@@ -52,19 +52,7 @@ func TestRealDruid(t *testing.T) {
 		t.Fatal(err)
 	}
 	demoSrv := localServer(t, dir)
-	// The all-types table and a day of one row null in every column but
-	// id, by DAY: a segment of its own whose rows are all null.
-	allCat, allDir := localWarehouse(t)
-	if _, err := tablegen.AllTypes(ctx, allCat, table.Identifier{"db", "all"}); err != nil {
-		t.Fatal(err)
-	}
-	allTbl, err := allCat.LoadTable(ctx, table.Identifier{"db", "all"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if allTbl, err = appendNullDay(ctx, allTbl); err != nil {
-		t.Fatal(err)
-	}
+	allCat, allDir, _ := allTypesNullDay(t)
 	allSrv := localServer(t, allDir)
 	// v3: variants shredded and not, geometry, geography, unknown,
 	// timestamp_ns, and deletion vectors.
@@ -373,11 +361,13 @@ func (d *realDruid) waitSchema(t testing.TB, ds string, types map[string]string)
 
 // realState is what Druid holds of a datasource: its rows as Row.String
 // spells them, sorted; the column types of each segment of each time
-// chunk (by interval); and the Broker's merge of them, in Druid types.
+// chunk (by interval), and the segments' row counts in the same order;
+// and the Broker's merge of them, in Druid types.
 type realState struct {
-	rows     []string
-	segments map[string][]map[string]string
-	types    map[string]string
+	rows        []string
+	segments    map[string][]map[string]string
+	segmentRows map[string][]int
+	types       map[string]string
 }
 
 // check holds the datasource ds to the rows want (as druidExpect spells
@@ -408,6 +398,7 @@ func (d *realDruid) check(t testing.TB, ds string, want []string, types map[stri
 	}
 	var segments []struct {
 		ID      string `json:"id"`
+		NumRows int    `json:"numRows"`
 		Columns map[string]struct {
 			TypeSignature string `json:"typeSignature"`
 		} `json:"columns"`
@@ -417,7 +408,7 @@ func (d *realDruid) check(t testing.TB, ds string, want []string, types map[stri
 		t.Fatalf("no segment of %s answers segmentMetadata", ds)
 	}
 	unpinned := 0
-	state := realState{rows: got, segments: map[string][]map[string]string{}, types: map[string]string{}}
+	state := realState{rows: got, segments: map[string][]map[string]string{}, segmentRows: map[string][]int{}, types: map[string]string{}}
 	for _, s := range segments {
 		// A segment's id is its datasource, start, end, version and
 		// partition number (but 0).
@@ -428,6 +419,7 @@ func (d *realDruid) check(t testing.TB, ds string, want []string, types map[stri
 		iv := parts[0] + "/" + parts[1]
 		st := map[string]string{}
 		state.segments[iv] = append(state.segments[iv], st)
+		state.segmentRows[iv] = append(state.segmentRows[iv], s.NumRows)
 		for col, c := range s.Columns {
 			if col != "__time" {
 				st[col] = c.TypeSignature
@@ -470,8 +462,8 @@ func (d *realDruid) check(t testing.TB, ds string, want []string, types map[stri
 // checkModel runs ingest (the task or statement Druid ran into ds, the
 // same bytes) through the model of Druid, internal/druidsim, of this
 // Druid's version, and fails t where the model disagrees with what Druid
-// holds: the rows, the segments' time chunks, each column's type in each
-// segment, and the Broker's merge of them. Where they disagree, Druid is
+// holds: the rows, the segments' time chunks, each segment's row count
+// and column types, and the Broker's merge of them. Where they disagree, Druid is
 // right and the model is to change (docs/testing.md).
 func (d *realDruid) checkModel(t testing.TB, ds string, real realState, ingest func(*druidsim.Druid) error) {
 	t.Helper()
@@ -484,25 +476,26 @@ func (d *realDruid) checkModel(t testing.TB, ds string, real realState, ingest f
 	if rows := m.RowStrings(ds); !slices.Equal(rows, real.rows) {
 		t.Errorf("the model of Druid %s disagrees with Druid on the rows of %s:\n%s", d.version, ds, rowsDiff(rows, real.rows))
 	}
-	// The segments of a time chunk, each its column types, compared as
-	// sets: Druid numbers a chunk's segments in the order its subtasks
-	// end.
-	chunk := func(segs []map[string]string) []string {
+	// The segments of a time chunk, each its row count and column types,
+	// compared as sets: Druid numbers a chunk's segments in the order its
+	// subtasks end.
+	chunk := func(segs []map[string]string, rows []int) []string {
 		out := make([]string, len(segs))
 		for i, s := range segs {
-			out[i] = canonicalTypes(s)
+			out[i] = fmt.Sprintf("%d rows: %s", rows[i], canonicalTypes(s))
 		}
 		slices.Sort(out)
 		return out
 	}
-	modelSegs := map[string][]map[string]string{}
+	modelSegs, modelRows := map[string][]map[string]string{}, map[string][]int{}
 	for _, s := range m.Segments(ds) {
 		modelSegs[s.Interval] = append(modelSegs[s.Interval], s.Types)
+		modelRows[s.Interval] = append(modelRows[s.Interval], s.Rows)
 	}
 	nsegs := 0
 	for iv, dt := range real.segments {
 		nsegs += len(dt)
-		if got, want := chunk(modelSegs[iv]), chunk(dt); !slices.Equal(got, want) {
+		if got, want := chunk(modelSegs[iv], modelRows[iv]), chunk(dt, real.segmentRows[iv]); !slices.Equal(got, want) {
 			t.Errorf("the segments of %s in %s: Druid types their columns\n  %s\nthe model\n  %s",
 				ds, iv, strings.Join(want, "\n  "), strings.Join(got, "\n  "))
 		}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/iceberg-go/catalog/hadoop"
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/druidiceberg/sidecar/druid"
@@ -28,17 +29,7 @@ import (
 // COMPLEX<json>, which wins over both.
 func TestDruidSegmentTypes(t *testing.T) {
 	ctx := context.Background()
-	cat, dir := localWarehouse(t)
-	if _, err := tablegen.AllTypes(ctx, cat, table.Identifier{"db", "all"}); err != nil {
-		t.Fatal(err)
-	}
-	tbl, err := cat.LoadTable(ctx, table.Identifier{"db", "all"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if tbl, err = appendNullDay(ctx, tbl); err != nil {
-		t.Fatal(err)
-	}
+	_, dir, tbl := allTypesNullDay(t)
 	wantTypes := druid.Types(tbl.Schema().Fields(), split.Encoding{})
 	srv := localServer(t, dir)
 	base := q("table", "db.all", "dataSource", "ds", "timestampColumn", "id")
@@ -97,11 +88,33 @@ func TestDruidSegmentTypes(t *testing.T) {
 	}
 }
 
+// allTypesNullDay writes the all-types table db.all into a warehouse of
+// its own, with a day whose one row is null in every column but id
+// (appendNullDay): by DAY, a segment of its own whose rows are all null.
+func allTypesNullDay(t *testing.T) (*hadoop.Catalog, string, *table.Table) {
+	t.Helper()
+	ctx := context.Background()
+	cat, dir := localWarehouse(t)
+	if _, err := tablegen.AllTypes(ctx, cat, table.Identifier{"db", "all"}); err != nil {
+		t.Fatal(err)
+	}
+	tbl, err := cat.LoadTable(ctx, table.Identifier{"db", "all"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tbl, err = appendNullDay(ctx, tbl); err != nil {
+		t.Fatal(err)
+	}
+	return cat, dir, tbl
+}
+
 // nullDay is the epoch millisecond of the appended row: day 5.
 const nullDay = 5 * 86_400_000
 
-// appendNullDay appends to the all-types table a row on day 5 that is
-// null in every column but id.
+// appendNullDay appends to a table whose first column is id long (the
+// all-types and v3 tables) a row on day 5 that is null in every column but
+// id, as a data file numbered above the tables' own (icewrite names a data
+// file by its number).
 func appendNullDay(ctx context.Context, tbl *table.Table) (*table.Table, error) {
 	sc, err := icewrite.ArrowSchema(tbl)
 	if err != nil {
@@ -115,7 +128,7 @@ func appendNullDay(ctx context.Context, tbl *table.Table) (*table.Table, error) 
 	}
 	batch := rb.NewRecordBatch()
 	defer batch.Release()
-	tbl, _, err = icewrite.AppendBatch(ctx, tbl, 2, batch)
+	tbl, _, err = icewrite.AppendBatch(ctx, tbl, 1000, batch)
 	return tbl, err
 }
 

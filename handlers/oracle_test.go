@@ -77,12 +77,7 @@ func TestOracle(t *testing.T) {
 
 			// Every earlier snapshot too: time travel reads the table as it was.
 			for _, s := range tbl.Metadata().Snapshots() {
-				want, err := tablegen.OracleRows(ctx, tbl, s.SnapshotID)
-				if err != nil {
-					t.Fatal(err)
-				}
-				p := srv.plan(t, q("table", "scenarios."+sc.Name, "mode", "rows", "snapshotId", strconv.FormatInt(s.SnapshotID, 10)))
-				assertSameRows(t, srv.rows(t, p), want)
+				p := assertSnapshotRows(t, srv, "scenarios."+sc.Name, tbl, s.SnapshotID)
 				assertSameBodies(t, srv, plain, p)
 			}
 		})
@@ -90,6 +85,20 @@ func TestOracle(t *testing.T) {
 	if cs := srv.cache.Stats(); cs.Hits[split.DeletePosition] == 0 || cs.Hits[split.DeleteEquality] == 0 || cs.Hits[split.DeleteDeletionVector] == 0 {
 		t.Errorf("the scenarios share delete files between splits and snapshots, yet the cache says %+v", cs)
 	}
+}
+
+// assertSnapshotRows plans the snapshot snapshotID of tbl, which srv serves
+// as name, in rows mode, holds its rows to iceberg-go's Scan.ReadTasks rows
+// and returns the plan.
+func assertSnapshotRows(t *testing.T, srv *testServer, name string, tbl *table.Table, snapshotID int64) plan {
+	t.Helper()
+	want, err := tablegen.OracleRows(context.Background(), tbl, snapshotID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := srv.plan(t, q("table", name, "mode", "rows", "snapshotId", strconv.FormatInt(snapshotID, 10)))
+	assertSameRows(t, srv.rows(t, p), want)
+	return p
 }
 
 // assertSameBodies fetches every split of p, planned by srv, from srv and

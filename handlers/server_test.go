@@ -69,12 +69,7 @@ type connStateHook interface {
 func newServerListening(t testing.TB, cfg sidecatalog.Config, mappings []sidecatalog.Mapping, cacheSize int64,
 	listen func(net.Listener) net.Listener, opts ...func(*handlers.Config)) *testServer {
 	t.Helper()
-	signer, err := split.NewSigner(testKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	reg := prometheus.NewRegistry()
-	m := metrics.New(reg)
+	signer, reg, m := sidecarBasics(t)
 	var cache *reader.DeleteCache
 	if cacheSize > 0 {
 		cache = reader.NewDeleteCache(cacheSize, handlers.DeleteCacheMetrics(m))
@@ -145,6 +140,40 @@ func serveCatalog(t testing.TB, cat *sidecatalog.Catalog, signer *split.Signer) 
 	}))
 	t.Cleanup(srv.Close)
 	return &testServer{Server: srv, reg: reg}
+}
+
+// sidecarBasics are what every test sidecar has of its own: the signer of
+// testKey, and a private registry with the sidecar's metrics on it.
+func sidecarBasics(t testing.TB) (*split.Signer, *prometheus.Registry, *metrics.Metrics) {
+	t.Helper()
+	signer, err := split.NewSigner(testKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := prometheus.NewRegistry()
+	return signer, reg, metrics.New(reg)
+}
+
+// startSidecar serves the catalog of cfg as cmd/sidecar wires it, on an
+// httptest server that shares nothing with another but the token key: the
+// catalog and a planner (with opts) that report to the sidecar's own
+// metrics, and a reader; configure, when not nil, sets more of the
+// handlers' configuration.
+func startSidecar(t testing.TB, cfg sidecatalog.Config, opts []splits.PlannerOption, configure func(*handlers.Config)) (*testServer, *metrics.Metrics) {
+	t.Helper()
+	signer, reg, m := sidecarBasics(t)
+	cat := catalogtest.Open(t, cfg, sidecatalog.WithEvents(m))
+	planner, err := splits.NewPlanner(cat, signer, append(opts, splits.WithPlanEvents(m))...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hc := handlers.Config{Catalogs: []handlers.Catalog{wireCatalog(cat, planner, reader.New())}, Signer: signer, Metrics: m, Gatherer: reg}
+	if configure != nil {
+		configure(&hc)
+	}
+	srv := httptest.NewServer(handlers.New(hc))
+	t.Cleanup(srv.Close)
+	return &testServer{Server: srv, reg: reg}, m
 }
 
 // wireCatalog wires a catalog, its planner and a reader into the route

@@ -59,20 +59,9 @@ func TestThreeOracles(t *testing.T) {
 	hdir := t.TempDir()
 	cat := catalogtest.Local(t, hdir)
 	hsrv := localServer(t, hdir)
-	layouts := []struct {
-		time   tablegen.TimeKind
-		layout tablegen.Layout
-	}{
-		{tablegen.TimeTimestamp, tablegen.LayoutDay},
-		{tablegen.TimeTimestampTz, tablegen.LayoutCategory},
-		{tablegen.TimeDate, tablegen.LayoutUnpartitioned},
-		{tablegen.TimeLongMillis, tablegen.LayoutCategory},
-		{tablegen.TimeTimestamp, tablegen.LayoutUnpartitioned},
-	}
 	for i := range testenv.Histories(10, 10) {
-		l := layouts[i%len(layouts)]
 		ident := table.Identifier{"hist", fmt.Sprintf("t%d", i)}
-		h, err := tablegen.NewHistory(ctx, cat, ident, tablegen.HistoryOptions{Seed: uint64(i + 1), Time: l.time, Layout: l.layout})
+		h, err := tablegen.NewHistory(ctx, cat, ident, historyOptions(i))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -142,6 +131,26 @@ func TestThreeOracles(t *testing.T) {
 			}
 		})
 	}
+}
+
+// historyLayouts are the time columns and partition layouts the random
+// tablegen histories cycle through.
+var historyLayouts = []struct {
+	time   tablegen.TimeKind
+	layout tablegen.Layout
+}{
+	{tablegen.TimeTimestamp, tablegen.LayoutDay},
+	{tablegen.TimeTimestampTz, tablegen.LayoutCategory},
+	{tablegen.TimeDate, tablegen.LayoutUnpartitioned},
+	{tablegen.TimeLongMillis, tablegen.LayoutCategory},
+	{tablegen.TimeTimestamp, tablegen.LayoutUnpartitioned},
+}
+
+// historyOptions are the options of the random history i: seed i+1, the
+// layout i of historyLayouts (cycling).
+func historyOptions(i int) tablegen.HistoryOptions {
+	l := historyLayouts[i%len(historyLayouts)]
+	return tablegen.HistoryOptions{Seed: uint64(i + 1), Time: l.time, Layout: l.layout}
 }
 
 func cmpOr(a, b string) string {

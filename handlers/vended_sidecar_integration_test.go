@@ -8,13 +8,11 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/apache/iceberg-go/table"
-	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/druidiceberg/sidecar/handlers"
@@ -22,11 +20,7 @@ import (
 	"github.com/druidiceberg/sidecar/internal/testlog"
 	"github.com/druidiceberg/sidecar/internal/vendingcatalog"
 	"github.com/druidiceberg/sidecar/metrics"
-	"github.com/druidiceberg/sidecar/reader"
-	"github.com/druidiceberg/sidecar/splits"
 	sidecatalog "github.com/druidiceberg/sidecar/splits/catalog"
-	"github.com/druidiceberg/sidecar/splits/catalog/catalogtest"
-	"github.com/druidiceberg/sidecar/splits/split"
 )
 
 // The sidecar against catalogs that vend each table's storage credentials:
@@ -44,25 +38,11 @@ type replica struct {
 
 func newReplica(t *testing.T, cfg sidecatalog.Config) *replica {
 	t.Helper()
-	signer, err := split.NewSigner(testKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	reg := prometheus.NewRegistry()
-	m := metrics.New(reg)
 	logs := &testlog.Buffer{}
-	cat := catalogtest.Open(t, cfg, sidecatalog.WithEvents(m))
-	planner, err := splits.NewPlanner(cat, signer)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(handlers.New(handlers.Config{
-		Catalogs: []handlers.Catalog{wireCatalog(cat, planner, reader.New())},
-		Signer:   signer, Metrics: m, Gatherer: reg,
-		Logger: slog.New(handlers.LogHandler(slog.NewJSONHandler(logs, nil))),
-	}))
-	t.Cleanup(srv.Close)
-	return &replica{testServer: &testServer{Server: srv, reg: reg}, m: m, log: logs}
+	srv, m := startSidecar(t, cfg, nil, func(hc *handlers.Config) {
+		hc.Logger = slog.New(handlers.LogHandler(slog.NewJSONHandler(logs, nil)))
+	})
+	return &replica{testServer: srv, m: m, log: logs}
 }
 
 // readOn reads every split of a plan made by another replica from r.

@@ -22,6 +22,10 @@ type Metrics struct {
 	SplitsPlanned *prometheus.CounterVec
 	// PlanDuration observes how long planning takes.
 	PlanDuration prometheus.Histogram
+	// ScansPlanned counts the snapshots' files planned, by catalog and
+	// planner: local (the sidecar read the manifests) or remote (the REST
+	// catalog's server planned them).
+	ScansPlanned *prometheus.CounterVec
 	// RowsRead counts rows decoded from data files, deleted or not.
 	RowsRead prometheus.Counter
 	// RowsEmitted counts rows written to clients.
@@ -86,6 +90,15 @@ func (m *Metrics) TableReloaded(catalog, reason string, err error) {
 	m.TableReloads.WithLabelValues(catalog, reason, outcome).Inc()
 }
 
+// ScanPlanned counts a scan planned (splits.PlanEvents).
+func (m *Metrics) ScanPlanned(catalog string, remote bool) {
+	planner := "local"
+	if remote {
+		planner = "remote"
+	}
+	m.ScansPlanned.WithLabelValues(catalog, planner).Inc()
+}
+
 // New creates the collectors on reg, with the Go and process collectors.
 func New(reg prometheus.Registerer) *Metrics {
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -109,6 +122,10 @@ func New(reg prometheus.Registerer) *Metrics {
 			Help:    "Time to load a table and plan its scan.",
 			Buckets: prometheus.DefBuckets,
 		}),
+		ScansPlanned: f.NewCounterVec(prometheus.CounterOpts{
+			Name: "sidecar_scans_planned_total",
+			Help: "Snapshots' files planned, by catalog and planner: local (the sidecar read the table's manifests) or remote (the REST catalog's server planned them, --scan-planning).",
+		}, []string{"catalog", "planner"}),
 		RowsRead: f.NewCounter(prometheus.CounterOpts{
 			Name: "sidecar_rows_read_total",
 			Help: "Rows decoded from data files, before deletes.",

@@ -2,8 +2,10 @@ package reader
 
 import (
 	"container/list"
+	"crypto/sha256"
 	"encoding/binary"
 	"hash/fnv"
+	"maps"
 	"slices"
 	"strconv"
 	"sync"
@@ -383,6 +385,17 @@ func (k keyBuilder) int(v int64) keyBuilder { return binary.AppendVarint(k, v) }
 // that data file.
 func positionKey(space uint64, d split.DeleteFile, dataPath string) string {
 	return string(newKey('p', space).str(d.Path).int(d.Size).str(dataPath))
+}
+
+// splitPositionKey identifies the positions that a positional delete file
+// gives the data files of one split, only: a digest of their paths.
+func splitPositionKey(space uint64, d split.DeleteFile, only map[string]bool) string {
+	h := sha256.New()
+	for _, p := range slices.Sorted(maps.Keys(only)) {
+		_, _ = h.Write(binary.AppendUvarint(nil, uint64(len(p))))
+		_, _ = h.Write([]byte(p))
+	}
+	return string(newKey('s', space).str(d.Path).int(d.Size).str(string(h.Sum(nil))))
 }
 
 // deletionVectorKey identifies a deletion vector: its puffin file, the

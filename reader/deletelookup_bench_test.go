@@ -76,12 +76,16 @@ func BenchmarkDeleteLookup(b *testing.B) {
 
 	// Half of the lookups hit: 10,000 even keys, ids 0 to 19,999.
 	b.Run("equality_key_long", func(b *testing.B) {
-		benchLongKeys(b, loader, dir, "eq-long.parquet", 10_000, 2, func(i int) int64 { return int64(i % 20_000) })
+		benchLongKeys(b, loader, dir, "eq-long.parquet", 10_000, 2, false, func(i int) int64 { return int64(i % 20_000) })
 	})
 	// As in a table where 1% of the rows were deleted by key: 20,000 keys
 	// over 2,000,000 ids, so 99% of the lookups miss.
 	b.Run("equality_key_long_1pct_deleted", func(b *testing.B) {
-		benchLongKeys(b, loader, dir, "eq-long-1pct.parquet", 20_000, 100, func(i int) int64 { return int64(i*7) % 2_000_000 })
+		benchLongKeys(b, loader, dir, "eq-long-1pct.parquet", 20_000, 100, false, func(i int) int64 { return int64(i*7) % 2_000_000 })
+	})
+	// The same, walked as a stream walks a column whose ids ascend.
+	b.Run("equality_key_long_1pct_deleted_walked", func(b *testing.B) {
+		benchLongKeys(b, loader, dir, "eq-long-1pct.parquet", 20_000, 100, true, func(i int) int64 { return int64(i*7) % 2_000_000 })
 	})
 
 	b.Run("equality_key_string_two_files", func(b *testing.B) {
@@ -136,8 +140,9 @@ func benchEqSet(b *testing.B, set *eqSet, row func(i int)) {
 }
 
 // benchLongKeys looks up long ids(i) in the keys of an equality delete file
-// on a long column that deletes n ids, every step-th from 0.
-func benchLongKeys(b *testing.B, loader *deleteLoader, dir, name string, n, step int, ids func(i int) int64) {
+// on a long column that deletes n ids, every step-th from 0; walked, the
+// set walks the keys (intWalk) as loadEqualitySets has it do.
+func benchLongKeys(b *testing.B, loader *deleteLoader, dir, name string, n, step int, walked bool, ids func(i int) int64) {
 	b.Helper()
 	type del struct {
 		ID int64 `parquet:"id,id(1)"`
@@ -156,5 +161,8 @@ func benchLongKeys(b *testing.B, loader *deleteLoader, dir, name string, n, step
 	one := &parquetpage.Values{N: 1, Int64: make([]int64, 1)}
 	col := &leaf{vt: valueType{conv: convInt64}, cur: one}
 	set := &eqSet{ids: []int{1}, cols: []*leaf{col}, consts: [][]byte{nil}, keys: []*eqKeys{keys}}
+	if walked {
+		set.walks = make([]intWalk, 1)
+	}
 	benchEqSet(b, set, func(i int) { one.Int64[0] = ids(i) })
 }

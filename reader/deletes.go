@@ -8,6 +8,7 @@ import (
 	"io"
 	"iter"
 	"math"
+	"slices"
 	"strconv"
 
 	"github.com/apache/iceberg-go"
@@ -103,6 +104,12 @@ type deleteLoader struct {
 	// Reader has no DeleteCache, by path: the files of a packed split
 	// mostly share them.
 	eqKeys map[string]*eqKeys
+	// parts are the data files of the split (several when it is packed);
+	// packed holds, by delete file, the positions a positional delete file
+	// that several of them share gives each of them, decoded in one scan
+	// (see splitPositions).
+	parts  []split.Split
+	packed map[string]*positionEntry
 	// held end this stream's uses of decoded delete files.
 	held []func()
 }
@@ -228,34 +235,21 @@ func loadPositions(l *deleteLoader, s split.Split) (*positions, error) {
 }
 
 // positionDeletes returns the positions that the positional delete file d
-// names for the data file dataPath; nil when it names none. Without a
-// cache, only dataPath's positions are kept. With one, the file is decoded
-// once for every data file it names, as long as that holds at most
-// wholeFileBytes; a larger file (many data files, or paths that are no
-// data file of the table) is decoded for each data file, keeping only that
-// file's positions, and the cache remembers that it is.
+// names for the data file dataPath; nil when it names none. With a cache,
+// the file is decoded once for every data file it names, as long as that
+// holds at most wholeFileBytes. Otherwise (no cache, or a larger file:
+// many data files, or paths that are no data file of the table) it is
+// decoded keeping only the positions of the split's data files that list
+// it, once for the whole split (splitPositions), or, when even those are
+// too many, once for each data file, keeping only that file's positions;
+// the cache remembers which way a file is decoded.
 func (l *deleteLoader) positionDeletes(d split.DeleteFile, dataPath string) (*dv.RoaringPositionBitmap, error) {
 	if err := checkFormat("positional delete file", d.Path, d.Format); err != nil {
 		return nil, err
 	}
-	only := dataPath
-	key := func() string { return positionKey(l.r.space, d, "") }
 	if l.r.cache != nil {
-		v, err := l.cached(key, split.DeletePosition, "positional delete file "+d.Path, func(res *memory.Reservation) (any, int64, error) {
-			whole := int64(wholeFileBytes)
-			if l.r.deleteBound > 0 {
-				// Decoding whole never refuses what one data file's
-				// positions would fit in.
-				whole = min(whole, l.r.deleteBound/2)
-			}
-			e, err := readPositionDeletes(l.watched(), d, "", res, whole)
-			if errors.Is(err, errWholeTooLarge) {
-				return wideFile, 0, nil
-			}
-			if err != nil {
-				return nil, 0, err
-			}
-			return e, e.size(), nil
+		v, err := l.cached(func() string { return positionKey(l.r.space, d, "") }, split.DeletePosition, "positional delete file "+d.Path, func(res *memory.Reservation) (any, int64, error) {
+			return decodePositions(l.watched(), d, nil, res, l.wholeBytes())
 		})
 		if err != nil {
 			return nil, err
@@ -263,19 +257,87 @@ func (l *deleteLoader) positionDeletes(d split.DeleteFile, dataPath string) (*dv
 		if v != wideFile {
 			return v.(*positionEntry).positionsOf(d, dataPath)
 		}
-		key = func() string { return positionKey(l.r.space, d, dataPath) }
 	}
-	v, err := l.cached(key, split.DeletePosition, "positional delete file "+d.Path, func(res *memory.Reservation) (any, int64, error) {
-		e, err := readPositionDeletes(l.watched(), d, only, res, 0)
+	if e, err := l.splitPositions(d); err != nil || e != wideFile {
 		if err != nil {
-			return nil, 0, err
+			return nil, err
 		}
-		return e, e.size(), nil
+		return e.positionsOf(d, dataPath)
+	}
+	only := map[string]bool{dataPath: true}
+	v, err := l.cached(func() string { return positionKey(l.r.space, d, dataPath) }, split.DeletePosition, "positional delete file "+d.Path, func(res *memory.Reservation) (any, int64, error) {
+		return decodePositions(l.watched(), d, only, res, 0)
 	})
 	if err != nil {
 		return nil, err
 	}
 	return v.(*positionEntry).positionsOf(d, dataPath)
+}
+
+// splitPositions returns the positions that the positional delete file d
+// gives every data file of the split that lists it, decoded in one scan of
+// d however many of them there are, and kept for the split's other files;
+// wideFile when d is listed by one data file of the split only, or when
+// the positions of those it is listed by would hold more than
+// wholeFileBytes (they are then decoded for each data file). iceberg-go's
+// scan does the same for the tasks it reads (readAllDeleteFiles in
+// table/arrow_scanner.go reads each delete file once, grouped by
+// file_path, for every task).
+func (l *deleteLoader) splitPositions(d split.DeleteFile) (*positionEntry, error) {
+	id := string(newKey('p', 0).str(d.Path).int(d.Size))
+	if e, ok := l.packed[id]; ok {
+		return e, nil
+	}
+	only := map[string]bool{}
+	for _, p := range l.parts {
+		if slices.ContainsFunc(p.Deletes, func(o split.DeleteFile) bool {
+			return o.Kind == split.DeletePosition && o.Path == d.Path && o.Size == d.Size
+		}) {
+			only[p.Data.Path] = true
+		}
+	}
+	e := wideFile
+	if len(only) > 1 {
+		key := func() string { return splitPositionKey(l.r.space, d, only) }
+		v, err := l.cached(key, split.DeletePosition, "positional delete file "+d.Path, func(res *memory.Reservation) (any, int64, error) {
+			return decodePositions(l.watched(), d, only, res, l.wholeBytes())
+		})
+		if err != nil {
+			return nil, err
+		}
+		e = v.(*positionEntry)
+	}
+	if l.packed == nil {
+		l.packed = map[string]*positionEntry{}
+	}
+	l.packed[id] = e
+	return e, nil
+}
+
+// wholeBytes is the most a positional delete file decoded for more than
+// one data file may hold: wholeFileBytes, and never more than half the
+// bound of one file, so that decoding it that way never refuses what one
+// data file's positions would fit in.
+func (l *deleteLoader) wholeBytes() int64 {
+	whole := int64(wholeFileBytes)
+	if l.r.deleteBound > 0 {
+		whole = min(whole, l.r.deleteBound/2)
+	}
+	return whole
+}
+
+// decodePositions decodes d as readPositionDeletes does, for the loads of
+// positionDeletes: a decoding that would hold more than whole bytes gives
+// wideFile.
+func decodePositions(fs *watchedIO, d split.DeleteFile, only map[string]bool, res *memory.Reservation, whole int64) (any, int64, error) {
+	e, err := readPositionDeletes(fs, d, only, res, whole)
+	if errors.Is(err, errWholeTooLarge) {
+		return wideFile, 0, nil
+	}
+	if err != nil {
+		return nil, 0, err
+	}
+	return e, e.size(), nil
 }
 
 // wholeFileBytes bounds the memory of a positional delete file decoded for
@@ -300,12 +362,14 @@ func (e *positionEntry) positionsOf(d split.DeleteFile, dataPath string) (*dv.Ro
 }
 
 // readPositionDeletes decodes the positional delete file d into one bitmap
-// per data file it names (only that of the data file only, when only is not
-// empty). Data files are told apart by the path exactly as the manifests
-// spell it, never by the location-mapped one. What it decodes is reserved
-// from res as it goes; with whole > 0, decoding stops with
-// errWholeTooLarge once it would hold more than whole bytes.
-func readPositionDeletes(fs *watchedIO, d split.DeleteFile, only string, res *memory.Reservation, whole int64) (_ *positionEntry, err error) {
+// per data file it names (only those of the data files in only, when only
+// is not nil). Data files are told apart by the path exactly as the
+// manifests spell it, never by the location-mapped one. An impossible
+// position fails the decoding when only names one data file, and is kept
+// for positionsOf to report otherwise. What it decodes is reserved from
+// res as it goes; with whole > 0, decoding stops with errWholeTooLarge
+// once it would hold more than whole bytes.
+func readPositionDeletes(fs *watchedIO, d split.DeleteFile, only map[string]bool, res *memory.Reservation, whole int64) (_ *positionEntry, err error) {
 	cf, err := openColumns(fs, "positional delete file", d)
 	if err != nil {
 		return nil, err
@@ -325,6 +389,7 @@ func readPositionDeletes(fs *watchedIO, d split.DeleteFile, only string, res *me
 	// one of the row before.
 	var curPath []byte
 	var cur *dv.RoaringPositionBitmap
+	skipping := false // the rows of curPath are not kept
 	mem, held := charge{res: res}, int64(0)
 	account := func(n int64) error {
 		if held += n; whole > 0 && held > whole {
@@ -337,11 +402,12 @@ func readPositionDeletes(fs *watchedIO, d split.DeleteFile, only string, res *me
 			return nil
 		}
 		path := lp.cur.ByteArray(lp.vpos)
-		if only != "" && string(path) != only {
-			return nil
-		}
-		if cur == nil || !bytes.Equal(path, curPath) {
+		if (cur == nil && !skipping) || !bytes.Equal(path, curPath) {
 			curPath = append(curPath[:0], path...)
+			cur, skipping = nil, only != nil && !only[string(path)]
+			if skipping {
+				return nil
+			}
 			if cur = e.byPath[string(path)]; cur == nil {
 				if err := account(int64(len(path)) + mapEntryOverhead + bitmapOverhead); err != nil {
 					return err
@@ -349,13 +415,15 @@ func readPositionDeletes(fs *watchedIO, d split.DeleteFile, only string, res *me
 				cur = dv.NewRoaringPositionBitmap()
 				e.byPath[string(path)] = cur
 			}
+		} else if skipping {
+			return nil
 		}
 		if lq.null() || lq.cur.Int64[lq.vpos] < 0 {
 			q := "null"
 			if !lq.null() {
 				q = strconv.FormatInt(lq.cur.Int64[lq.vpos], 10)
 			}
-			if only != "" {
+			if len(only) == 1 {
 				return fmt.Errorf("%w: position %s", ErrCorruptFile, q)
 			}
 			if _, seen := e.corrupt[string(path)]; !seen {

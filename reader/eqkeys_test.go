@@ -2,7 +2,13 @@ package reader
 
 import (
 	"fmt"
+	"maps"
+	"math"
+	"math/rand/v2"
+	"slices"
 	"testing"
+
+	"github.com/druidiceberg/sidecar/reader/parquetpage"
 )
 
 // TestEqKeys: the filter in front of the map never hides a key and never
@@ -53,5 +59,74 @@ func TestEqKeysIntHash(t *testing.T) {
 		if !k.mayContain(k.intHash(uint64(x))) {
 			t.Fatalf("%d: the filter hides a key", x)
 		}
+	}
+}
+
+// TestEqSetWalk: a set on one integer column that walks its keys answers
+// as the keys say, row after row, whether the column's values ascend,
+// repeat, jump, go down or come in no order (after which it stops
+// walking), over two delete files, and a null row still finds the null
+// key.
+func TestEqSetWalk(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	deleted := map[int64]bool{}
+	var files [2]map[string]struct{}
+	for f := range files {
+		files[f] = map[string]struct{}{string(appendKeyInt(nil, math.MinInt64+int64(f))): {}}
+		deleted[math.MinInt64+int64(f)] = true
+		for range 3000 {
+			x := rng.Int64N(20_000) - 5_000
+			files[f][string(appendKeyInt(nil, x))] = struct{}{}
+			deleted[x] = true
+		}
+	}
+	files[1]["\x00"] = struct{}{} // a null key
+	ascending := func(n int, step int64) []int64 {
+		var out []int64
+		for x := int64(-6000); len(out) < n; x += rng.Int64N(step) {
+			out = append(out, x)
+		}
+		return out
+	}
+	random := make([]int64, 5000)
+	for i := range random {
+		random[i] = rng.Int64N(22_000) - 6_000
+	}
+	descending := slices.Clone(ascending(3000, 3))
+	slices.Reverse(descending)
+	cases := []struct {
+		name   string
+		values []int64
+		walks  bool // still walking at the end
+	}{
+		{"ascending, repeating", ascending(20_000, 2), true},
+		{"ascending, jumping", append(ascending(3000, 40), math.MinInt64, math.MinInt64+1, math.MaxInt64), true},
+		{"sorted runs", slices.Concat(ascending(3000, 4), ascending(3000, 7), ascending(3000, 3)), true},
+		{"descending", descending, false},
+		{"no order", random, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			one := &parquetpage.Values{N: 1, Int64: make([]int64, 1), Def: []uint8{1}}
+			col := &leaf{vt: valueType{conv: convInt64}, cur: one, maxDef: 1}
+			set := &eqSet{ids: []int{1}, cols: []*leaf{col}, consts: [][]byte{nil},
+				keys: []*eqKeys{newEqKeys(maps.Clone(files[0])), newEqKeys(maps.Clone(files[1]))}}
+			set.walks = make([]intWalk, len(set.keys))
+			var kb []byte
+			for i, x := range tc.values {
+				one.Int64[0] = x
+				var got bool
+				if kb, got = set.contains(kb); got != deleted[x] {
+					t.Fatalf("value %d (row %d): deleted %v, want %v", x, i, got, deleted[x])
+				}
+			}
+			if walking := set.walks != nil; walking != tc.walks {
+				t.Errorf("walking at the end: %v, want %v", walking, tc.walks)
+			}
+			one.Def[0] = 0
+			if _, got := set.contains(kb); !got {
+				t.Errorf("a null row is not deleted by the null key")
+			}
+		})
 	}
 }

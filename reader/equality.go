@@ -28,7 +28,17 @@ type eqSet struct {
 	// may be shared with other streams through the cache and are never
 	// modified.
 	keys []*eqKeys
+	// walks look up the values of a single integer column in each keys'
+	// ints (nil: through the filter and the map); backs counts the values
+	// below the one before, past maxBacks of which the set stops walking.
+	walks []intWalk
+	backs int
 }
+
+// maxBacks is how many times a column's values may go down before a set
+// stops walking its keys: a column in no order costs a binary search a
+// row that way, and the filter less.
+const maxBacks = 64
 
 // contains reports whether the current row of the data file matches a key
 // of the set; kb is scratch space, returned for reuse.
@@ -38,7 +48,25 @@ func (e *eqSet) contains(kb []byte) ([]byte, bool) {
 		// comes from the integer, so most rows are told apart without
 		// building the key.
 		if l := e.cols[0]; l != nil && intKeyed(l.vt.conv) && !l.null() {
-			u := uint64(keyInt(l.cur, l.vpos, &l.vt))
+			v := keyInt(l.cur, l.vpos, &l.vt)
+			if e.walks != nil {
+				// Exact: a value is deleted when its key (appendKeyInt's)
+				// is in the set, that is when it is among the ints.
+				found, back := false, false
+				for i, keys := range e.keys {
+					var f bool
+					if f, back = e.walks[i].contains(keys.ints, v); f {
+						found = true
+					}
+				}
+				if back {
+					if e.backs++; e.backs > maxBacks {
+						e.walks = nil
+					}
+				}
+				return kb, found
+			}
+			u := uint64(v)
 			maybe := false
 			for _, keys := range e.keys {
 				if keys.mayContain(keys.intHash(u)) {
@@ -96,6 +124,11 @@ func loadEqualitySets(l *deleteLoader, s split.Split, t split.TableSchema, dataR
 		}
 		if keys.len() > 0 {
 			set.keys = append(set.keys, keys)
+		}
+	}
+	for _, set := range sets {
+		if len(set.cols) == 1 && set.cols[0] != nil && intKeyed(set.cols[0].vt.conv) {
+			set.walks = make([]intWalk, len(set.keys))
 		}
 	}
 	return sets, nil

@@ -104,8 +104,15 @@ func readAll(t testing.TB, r fsReader, s split.Split, schema *iceberg.Schema) ([
 // readTable opens and runs a split and returns its output lines.
 func readTable(t testing.TB, r fsReader, s split.Split, ts split.TableSchema) ([]string, reader.Stats) {
 	t.Helper()
+	return readParts(t, r, []split.Split{s}, ts)
+}
+
+// readParts opens and runs the files parts as one (packed) split and
+// returns its output lines.
+func readParts(t testing.TB, r fsReader, parts []split.Split, ts split.TableSchema) ([]string, reader.Stats) {
+	t.Helper()
 	ctx := context.Background()
-	st, err := r.Open(ctx, s, ts)
+	st, err := r.OpenAll(ctx, parts, ts)
 	if err != nil {
 		t.Fatalf("open: %v", err)
 	}

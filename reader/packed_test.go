@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"slices"
 	"strings"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/parquet-go/parquet-go"
 
+	"github.com/druidiceberg/sidecar/internal/memory"
 	"github.com/druidiceberg/sidecar/reader"
 	"github.com/druidiceberg/sidecar/splits/split"
 )
@@ -115,5 +117,98 @@ func TestPackedSplitMismatch(t *testing.T) {
 	_, err := newReader(testFS(dir)).OpenAll(context.Background(), []split.Split{a, b}, tableOf(idSchema))
 	if !errors.Is(err, split.ErrMalformedToken) {
 		t.Fatalf("OpenAll of two snapshots' files: %v, want ErrMalformedToken", err)
+	}
+}
+
+// packedWideDeletes writes n data files of rows rows each and one
+// positional delete file that lists every one of them, as a delete file
+// written for a whole table would: it deletes every every-th position of
+// each data file (from its index on) and names ghosts paths that are no
+// data file of the splits, ghostRows positions each. It returns the splits
+// of the data files, each listing the delete file, and each file's live
+// lines.
+func packedWideDeletes(t testing.TB, dir string, n, rows, every, ghosts, ghostRows int) ([]split.Split, [][]string) {
+	t.Helper()
+	data := make([]idRow, rows)
+	for i := range data {
+		data[i] = idRow{ID: int64(i), Name: string(rune('a' + i%26))}
+	}
+	var ss []split.Split
+	var want [][]string
+	var dels []posDelete
+	for f := range n {
+		name := fmt.Sprintf("data-%03d.parquet", f)
+		_, size := writeParquet(t, dir, name, data, parquet.MaxRowsPerRowGroup(int64(max(rows/4, 1))))
+		s := dataSplit(name, size, int64(rows))
+		all, _ := readAll(t, newReader(testFS(dir)), s, idSchema)
+		var live []string
+		for i, line := range all {
+			if i%every == f%every {
+				dels = append(dels, posDelete{s.Data.Path, int64(i)})
+				continue
+			}
+			live = append(live, line)
+		}
+		ss, want = append(ss, s), append(want, live)
+	}
+	for g := range ghosts {
+		for i := range ghostRows {
+			dels = append(dels, posDelete{fmt.Sprintf("%s/ghost/%06d.parquet", bucket, g), int64(i)})
+		}
+	}
+	p, size := writeParquet(t, dir, "wide-deletes.parquet", dels, parquet.MaxRowsPerRowGroup(1<<16))
+	for i := range ss {
+		ss[i].Deletes = []split.DeleteFile{{Kind: split.DeletePosition, Path: p, Format: "PARQUET", Size: size, Records: int64(len(dels))}}
+	}
+	return ss, want
+}
+
+// TestPackedSplitScansSharedPositionalDeletesOnce: a positional delete
+// file that every data file of a packed split lists, too large to decode
+// whole, is scanned once a split, whether the split packs 1, 2, 4 or 8
+// data files: without a cache, and with one, which besides scans it once
+// (the first time it is asked for it) to learn that it is too large; every
+// split gets the rows the files read one by one give.
+func TestPackedSplitScansSharedPositionalDeletesOnce(t *testing.T) {
+	dir := t.TempDir()
+	const files = 8
+	// 1,000 ghost paths make the whole file some 400 KiB of bitmaps,
+	// past the 128 KiB of half the bound; the split's 8 files hold a few.
+	ss, want := packedWideDeletes(t, dir, files, 10, 3, 1000, 1)
+	delPath := ss[0].Deletes[0].Path
+	for _, pack := range []int{1, 2, 4, 8} {
+		for _, cached := range []bool{false, true} {
+			fs := newOpenCounter(testFS(dir))
+			budget := memory.NewBudget(1<<30, "the test budget", nil)
+			opts := []reader.Option{reader.WithMemory(budget, 256<<10, "the test bound")}
+			if cached {
+				opts = append(opts, reader.WithDeleteCache(reader.NewDeleteCache(64<<20, nil)))
+			}
+			r := newReader(fs, opts...)
+			for first := 0; first < files; first += pack {
+				before := fs.count(delPath)
+				parts := ss[first : first+pack]
+				got, stats := readParts(t, r, parts, tableOf(idSchema))
+				if wantLines := slices.Concat(want[first : first+pack]...); !slices.Equal(got, wantLines) {
+					t.Fatalf("pack %d, cache %v, split at %d: got %q, want %q", pack, cached, first, got, wantLines)
+				}
+				scans := fs.count(delPath) - before
+				wantScans := 1
+				if cached && first == 0 {
+					wantScans = 2 // the cache's attempt to decode it whole, given up, then the split's
+				}
+				if scans != wantScans {
+					t.Errorf("pack %d, cache %v, split at %d: the delete file was scanned %d times, want %d",
+						pack, cached, first, scans, wantScans)
+				}
+				if n := stats.DeleteFilesLoaded[split.DeletePosition]; n != int64(wantScans) {
+					t.Errorf("pack %d, cache %v, split at %d: %d positional delete files loaded, want %d",
+						pack, cached, first, n, wantScans)
+				}
+			}
+			if bs := budget.Stats(); bs.Peak > 128<<10+64<<10 {
+				t.Errorf("pack %d, cache %v: decoding reserved up to %d bytes, past the 128 KiB of half the bound", pack, cached, bs.Peak)
+			}
+		}
 	}
 }

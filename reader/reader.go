@@ -256,7 +256,7 @@ func (r *Reader) OpenAll(ctx context.Context, fs icebergio.IO, parts []split.Spl
 	}
 	st := &Stream{
 		r: r, fs: fs, parts: parts, table: t, name: first.Data.Path, batchRows: r.batchRows,
-		loader: &deleteLoader{r: r, fs: fs, loaded: map[split.DeleteKind]int64{}},
+		loader: &deleteLoader{r: r, fs: fs, loaded: map[split.DeleteKind]int64{}, parts: parts},
 	}
 	if len(parts) > 1 {
 		st.name = fmt.Sprintf("%s and %d more data files", first.Data.Path, len(parts)-1)

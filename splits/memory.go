@@ -139,9 +139,13 @@ func (p *Planner) refusal(name string, snap *table.Snapshot, what string, n int6
 
 // summaryFiles is the number of data files snap's summary declares
 // (total-data-files), 0 when it declares none.
-func summaryFiles(snap *table.Snapshot) int64 {
+func summaryFiles(snap *table.Snapshot) int64 { return summaryCount(snap, "total-data-files") }
+
+// summaryCount is the count snap's summary declares under key, 0 when it
+// declares none.
+func summaryCount(snap *table.Snapshot, key string) int64 {
 	if snap.Summary != nil {
-		if v, ok := snap.Summary.Properties["total-data-files"]; ok {
+		if v, ok := snap.Summary.Properties[key]; ok {
 			if n, err := strconv.ParseInt(v, 10, 64); err == nil && n >= 0 {
 				return n
 			}

@@ -56,6 +56,8 @@ type Planner struct {
 	plans *planCache
 	// budget admits plans by the memory they need (WithMemoryBudget).
 	budget *memory.Budget
+	// events counts the scans planned (WithPlanEvents); nil counts none.
+	events PlanEvents
 }
 
 // NewPlanner returns a planner over a catalog. It does not contact the
@@ -277,6 +279,19 @@ func (p *Planner) PlanFiles(ctx context.Context, tbl *table.Table, name string, 
 	a := admitted{tbl: tbl}
 	snap := tbl.Metadata().SnapshotByID(snapshotID)
 	if snap != nil {
+		rp, err := p.remoteScan(ctx, Request{Table: name})
+		if err != nil {
+			return nil, err
+		}
+		if rp != nil {
+			schema := tbl.Schema()
+			if snap.SchemaID != nil {
+				if s, ok := tbl.Schemas()[*snap.SchemaID]; ok {
+					schema = s
+				}
+			}
+			return p.planRemote(ctx, rp, tbl, name, snap, schema, nil, nil)
+		}
 		if a, err = p.admitPlan(ctx, tbl, name, snap); err != nil {
 			return nil, err
 		}
@@ -297,6 +312,7 @@ func (p *Planner) PlanFiles(ctx context.Context, tbl *table.Table, name string, 
 		}
 		return nil, fmt.Errorf("plan %s at snapshot %d in catalog %q: %w", name, snapshotID, p.cat.Name(), err)
 	}
+	p.planned(false)
 	return tasks, nil
 }
 

@@ -61,6 +61,17 @@ func (p *Planner) scanWith(ctx context.Context, pl *planning) error {
 			return fmt.Errorf("%w: icebergFilter: %w", ErrBadRequest, err)
 		}
 	}
+	rp, err := p.remoteScan(ctx, req)
+	if err != nil {
+		return err
+	}
+	if rp != nil {
+		if pl.tasks, err = p.planRemote(ctx, rp, pl.tbl, req.Table, pl.snap, pl.schema, pl.filter, pl.columns); err != nil {
+			return err
+		}
+		pl.orderTasks()
+		return checkResiduals(req.ResidualMode, pl.filter, pl.tasks, &pl.plan)
+	}
 	a, err := p.admitPlan(ctx, pl.tbl, req.Table, pl.snap)
 	if err != nil {
 		return err
@@ -87,15 +98,23 @@ func (p *Planner) scanWith(ctx context.Context, pl *planning) error {
 		return fmt.Errorf("plan %s at snapshot %d in catalog %q: %w", req.Table, pl.snap.SnapshotID, p.cat.Name(), err)
 	}
 
+	p.planned(false)
 	pl.tasks = tasks
 	pl.orderTasks()
 	return checkResiduals(req.ResidualMode, pl.filter, pl.tasks, &pl.plan)
 }
 
-// orderTasks takes pl's tasks whole (see wholeFiles) and in path order, and
-// marks the plan empty when there is none.
+// orderTasks takes pl's tasks whole (see wholeFiles) and in path order, each
+// with its delete files in path order, and marks the plan empty when there
+// is none.
 func (pl *planning) orderTasks() {
 	pl.tasks = wholeFiles(pl.tasks)
+	for i := range pl.tasks {
+		t := &pl.tasks[i]
+		t.DeleteFiles = byPath(t.DeleteFiles)
+		t.EqualityDeleteFiles = byPath(t.EqualityDeleteFiles)
+		t.DeletionVectorFiles = byPath(t.DeletionVectorFiles)
+	}
 	// PlanFiles returns tasks in no promised order; a stable order makes
 	// the answer, and the spec pasted from it, the same on every call.
 	slices.SortFunc(pl.tasks, func(a, b table.FileScanTask) int {
@@ -133,6 +152,36 @@ func (pl *planning) residualOf(t table.FileScanTask) (r iceberg.BooleanExpressio
 		return iceberg.NewAnd(r, iv.filter), false
 	}
 	return r, whole
+}
+
+// byPath is files in path order (then by offset: deletion vectors share
+// a Puffin file), sorted in a copy when they are not: the order a planner
+// gives the delete files of a data file is no promise (Iceberg Java's
+// server, planning asynchronously, reads the delete manifests in parallel
+// and gives them in the order the reads end), and the splits, their
+// tokens and the fingerprint of a plan reference spell them in order.
+func byPath(files []iceberg.DataFile) []iceberg.DataFile {
+	cmpFiles := func(a, b iceberg.DataFile) int {
+		if c := strings.Compare(a.FilePath(), b.FilePath()); c != 0 {
+			return c
+		}
+		return cmp.Compare(offsetOf(a), offsetOf(b))
+	}
+	if slices.IsSortedFunc(files, cmpFiles) {
+		return files
+	}
+	files = slices.Clone(files)
+	slices.SortStableFunc(files, cmpFiles)
+	return files
+}
+
+// offsetOf is where a deletion vector starts in its Puffin file; 0 for
+// every other file.
+func offsetOf(f iceberg.DataFile) int64 {
+	if o := f.ContentOffset(); o != nil {
+		return *o
+	}
+	return 0
 }
 
 // wholeFiles merges the byte-range tasks that iceberg-go plans for one data

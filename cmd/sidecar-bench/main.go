@@ -4,6 +4,7 @@
 //	go run ./cmd/sidecar-bench            # every target
 //	go run ./cmd/sidecar-bench -quick     # smaller tables, no 1 GB file
 //	go run ./cmd/sidecar-bench -packing-only   # targets 8 to 11 alone
+//	go run ./cmd/sidecar-bench -druid     # the main table into a real Druid, end to end
 //
 // It generates the tables once into the system temp folder (reused by later
 // runs), builds the sidecar binary and runs it as a separate process, so the
@@ -12,6 +13,11 @@
 // Scan.ReadTasks with and without encoding/json. Throughput is measured in
 // rounds (-rounds), the anchors and the sidecar once each per round, and a
 // target's ratio is the median of its rounds' ratios.
+//
+// With -druid it measures only what an operator waits for: the main table
+// ingested into a real Druid (tools/druid) through the sidecar's generated
+// /druid/task, against the same live rows read by Druid from NDJSON files
+// on local disk (druid.go).
 package main
 
 import (
@@ -81,6 +87,9 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	noMemory := fs.Bool("no-memory", false, "skip the 100 MB / 1 GB memory files (targets 3 and 5)")
 	rounds := fs.Int("rounds", 3, "rounds of the throughput measurement (targets 1 and 2), each target the median of its rounds")
 	packingOnly := fs.Bool("packing-only", false, "measure only the targets of packed splits and compressed streams (8 to 11)")
+	druidOnly := fs.Bool("druid", false, "measure only the main table's ingestion into a real Druid (tools/druid), through the sidecar and from local NDJSON files")
+	granularity := fs.String("druid-granularity", "MONTH", "the segmentGranularity of -druid's tasks")
+	compressions := fs.String("druid-compressions", "none,gzip,zstd", "the compressions -druid ingests through the sidecar with, none first")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -97,6 +106,12 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	}
 	if err := b.build(ctx); err != nil {
 		return err
+	}
+	if *druidOnly {
+		if err := b.druidEndToEnd(ctx, *granularity, *compressions); err != nil {
+			return err
+		}
+		return b.report()
 	}
 	if *packingOnly {
 		if err := b.packingTargets(ctx); err != nil {
@@ -215,11 +230,24 @@ func (s *server) cpuSplit() (user, system time.Duration) {
 	if err != nil {
 		return 0, 0
 	}
+	return statCPUSplit(data)
+}
+
+// statCPUSplit reads the user and the system CPU time of a process from
+// its /proc/<pid>/stat.
+func statCPUSplit(data []byte) (user, system time.Duration) {
 	// The fields after the command name, which is in parentheses.
 	f := strings.Fields(string(data[bytes.LastIndexByte(data, ')')+2:]))
 	utime, _ := strconv.ParseInt(f[11], 10, 64)
 	stime, _ := strconv.ParseInt(f[12], 10, 64)
 	return time.Duration(utime) * time.Second / clockTicks, time.Duration(stime) * time.Second / clockTicks
+}
+
+// statCPU is the user and system CPU time of a process from its
+// /proc/<pid>/stat.
+func statCPU(data []byte) time.Duration {
+	user, system := statCPUSplit(data)
+	return user + system
 }
 
 // clockTicks is the kernel's USER_HZ, which /proc counts CPU time in.
@@ -254,28 +282,37 @@ func (s *server) peakRSS() (int64, error) {
 
 // plan asks the server for the URIs of a table on the row path.
 func (s *server) plan(query string) ([]string, error) {
-	resp, err := http.Get(s.base + "/splits?" + query)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return nil, err
-	}
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("GET /splits?%s: %d %s", query, resp.StatusCode, body)
-	}
 	var p struct {
 		InputSource struct {
 			URIs []string `json:"uris"`
 		} `json:"inputSource"`
 	}
-	return p.InputSource.URIs, json.Unmarshal(body, &p)
+	err := s.getJSON("/splits?"+query, &p)
+	return p.InputSource.URIs, err
+}
+
+// getJSON gets path from the server and decodes its 200 answer into out.
+func (s *server) getJSON(path string, out any) error {
+	resp, err := http.Get(s.base + path)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("GET %s: %d %s", path, resp.StatusCode, body)
+	}
+	return json.Unmarshal(body, out)
 }
 
 // readRows reads a row stream to its end and counts its lines.
-func readRows(c *http.Client, uri string) (int64, error) {
+func readRows(c *http.Client, uri string) (int64, error) { return copyRows(c, uri, io.Discard) }
+
+// copyRows reads a row stream to its end into w and counts its lines.
+func copyRows(c *http.Client, uri string, w io.Writer) (int64, error) {
 	resp, err := c.Get(uri)
 	if err != nil {
 		return 0, err
@@ -291,6 +328,9 @@ func readRows(c *http.Client, uri string) (int64, error) {
 	for {
 		k, err := r.Read(buf)
 		n += int64(bytes.Count(buf[:k], []byte{'\n'}))
+		if _, werr := w.Write(buf[:k]); werr != nil {
+			return n, werr
+		}
 		if errors.Is(err, io.EOF) {
 			return n, nil
 		}

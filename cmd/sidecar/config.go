@@ -16,6 +16,7 @@ import (
 	"github.com/druidiceberg/sidecar/internal/memory"
 	"github.com/druidiceberg/sidecar/splits"
 	"github.com/druidiceberg/sidecar/splits/catalog"
+	"github.com/druidiceberg/sidecar/splits/split"
 )
 
 // config is the one configuration of `sidecar serve`, validated before
@@ -137,6 +138,9 @@ type catalogsConfig struct {
 	AllowTables     []string
 	DataRoots       []string
 	StoragePrefixes []string
+	// ScanPlanning is where the catalog's scans are planned (auto, local,
+	// remote): catalog.Config's ScanPlanning.
+	ScanPlanning string
 	// ConfigFile, when set, holds the catalogs instead of the catalog flags.
 	ConfigFile string
 	// Catalogs are the catalogs served: the one the catalog flags describe,
@@ -167,6 +171,7 @@ func (c *catalogsConfig) register(fs *flag.FlagSet) {
 	fs.Var(&c.allow, "allow-table", "NS or NS.NAME: serve only these namespaces and tables, planning and reading (repeatable; default: every table the catalog holds)")
 	fs.Var(&c.dataRoots, "data-root", "location prefix whose files the tables may name besides their own locations and the warehouse, such as where a snapshot or imported table keeps them (repeatable)")
 	fs.Var(&c.storagePrefixes, "allow-storage-prefix", "object-store bucket or prefix (s3://bucket, s3://bucket/lake) whose files the tables may name besides the warehouse, the data roots and the location map targets; a table's own metadata never adds one (repeatable; default: none, so a REST catalog whose warehouse is a name needs it)")
+	fs.StringVar(&c.ScanPlanning, "scan-planning", string(split.ScanPlanningAuto), "where scans are planned: auto (on the REST catalog's server when it advertises the scan-planning endpoints, else by the sidecar), local (the sidecar reads the manifests) or remote (always the REST catalog's server; one that does not plan stops the start)")
 	fs.BoolVar(&c.Demo, "demo", false, "write the demo tables into the local warehouse if they are absent")
 }
 
@@ -424,7 +429,7 @@ func (c *catalogsConfig) parse(set map[string]bool, getenv func(string) string) 
 
 // catalogFlags describe the one catalog of a sidecar without --config.
 var catalogFlags = []string{"catalog", "catalog-name", "warehouse", "catalog-uri", "catalog-prop", "table", "location-map",
-	"allow-table", "data-root", "allow-storage-prefix"}
+	"allow-table", "data-root", "allow-storage-prefix", "scan-planning"}
 
 func keyValues(flagName string, vals []string) (map[string]string, error) {
 	m := map[string]string{}
@@ -512,7 +517,7 @@ func (c config) validate() error {
 // settle; set names the flags given.
 func (c *catalogsConfig) catalogConfig(set map[string]bool) (catalog.Config, error) {
 	cfg := catalog.Config{Name: c.CatalogName, Props: c.CatalogProps, Tables: c.Tables, LocationMap: c.LocationMap,
-		Allow: c.AllowTables, DataRoots: c.DataRoots, StoragePrefixes: c.StoragePrefixes}
+		Allow: c.AllowTables, DataRoots: c.DataRoots, StoragePrefixes: c.StoragePrefixes, ScanPlanning: c.ScanPlanning}
 	var err error
 	if cfg.Type, err = settle("--catalog", c.Catalog, set["catalog"], "--catalog-prop ", c.CatalogProps, "type"); err != nil {
 		return cfg, err

@@ -31,6 +31,7 @@ import (
 //	    allowTables: [sales, ops.audit] # optional; default: every table
 //	    dataRoots: ["s3://imports/"]    # optional
 //	    allowStoragePrefixes: ["s3://lake"] # optional
+//	    scanPlanning: auto              # optional: auto, local or remote
 type configFile struct {
 	DefaultCatalog string        `yaml:"defaultCatalog"`
 	Catalogs       []catalogYAML `yaml:"catalogs"`
@@ -52,6 +53,8 @@ type catalogYAML struct {
 	AllowTables          []string `yaml:"allowTables"`
 	DataRoots            []string `yaml:"dataRoots"`
 	AllowStoragePrefixes []string `yaml:"allowStoragePrefixes"`
+	// ScanPlanning is catalog.Config's ScanPlanning (--scan-planning).
+	ScanPlanning string `yaml:"scanPlanning"`
 }
 
 type mappingYAML struct {
@@ -187,7 +190,7 @@ func (c catalogYAML) entry(getenv func(string) string) (catalog.Config, error) {
 		return catalog.Config{}, fmt.Errorf("name %q: want letters, digits, '_', '.' or '-' (at most 64)", c.Name)
 	}
 	e := catalog.Config{Name: c.Name, IcebergName: c.CatalogName, Tables: c.Tables, Props: map[string]string{},
-		Allow: c.AllowTables, DataRoots: c.DataRoots, StoragePrefixes: c.AllowStoragePrefixes}
+		Allow: c.AllowTables, DataRoots: c.DataRoots, StoragePrefixes: c.AllowStoragePrefixes, ScanPlanning: c.ScanPlanning}
 	resolve := func(field string, v value) (string, error) {
 		s, secret, err := v.resolve(getenv)
 		if err != nil {

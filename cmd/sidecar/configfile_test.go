@@ -48,6 +48,7 @@ catalogs:
       s3.secret-access-key: {file: `+secretFile+`}
     locationMap:
       - {from: "s3://lake/", to: "s3://lake-replica/"}
+    scanPlanning: remote
   - name: local
     type: local
     warehouse: /var/lib/iceberg
@@ -96,6 +97,9 @@ catalogs:
 	if want := []sidecatalog.Mapping{{From: "s3://lake/", To: "s3://lake-replica/"}}; !slices.Equal(lake.LocationMap, want) {
 		t.Fatalf("lake location map %v", lake.LocationMap)
 	}
+	if lake.ScanPlanning != "remote" || cfg.Catalogs[1].ScanPlanning != "" {
+		t.Fatalf("scan planning %q and %q, want remote and the default", lake.ScanPlanning, cfg.Catalogs[1].ScanPlanning)
+	}
 	if jdbc.URI != env["JDBC_URI"] || jdbc.IcebergName != "spark_catalog" || !slices.Contains(jdbc.Secrets, env["JDBC_URI"]) {
 		t.Fatalf("jdbc catalog %+v", jdbc)
 	}
@@ -126,6 +130,10 @@ func TestConfigFileErrors(t *testing.T) {
 		{"rest without uri", "catalogs:\n  - {name: a, type: rest}\n", nil, "catalog a: catalog rest needs a uri"},
 		{"half a location map", "catalogs:\n  - {name: a, type: local, warehouse: /w, locationMap: [{from: /x}]}\n", nil, "locationMap #1"},
 		{"with catalog flags", "catalogs:\n  - {name: a, type: local, warehouse: /w}\n", []string{"--catalog", "rest"}, "--catalog and --config exclude each other"},
+		{"remote scan planning on a local catalog", "catalogs:\n  - {name: a, type: local, warehouse: /w, scanPlanning: remote}\n", nil,
+			"catalog a: scan planning remote needs a rest catalog"},
+		{"with the scan planning flag", "catalogs:\n  - {name: a, type: local, warehouse: /w}\n", []string{"--scan-planning", "local"},
+			"--scan-planning and --config exclude each other"},
 		{"with demo", "catalogs:\n  - {name: a, type: local, warehouse: /w}\n", []string{"--demo"}, "--demo needs"},
 	}
 	for _, tc := range tests {

@@ -182,13 +182,19 @@ func serve(ctx context.Context, cfg config, logOut io.Writer, ready chan<- strin
 		})
 		planner, err := splits.NewPlanner(cat, signer,
 			splits.WithTargetSplitSize(int64(cfg.TargetSplitSize)), splits.WithMaxSplitFiles(cfg.MaxSplitFiles),
-			splits.WithMaxSplits(cfg.MaxSplits), splits.WithMemoryBudget(budget))
+			splits.WithMaxSplits(cfg.MaxSplits), splits.WithMemoryBudget(budget), splits.WithPlanEvents(m))
 		if err != nil {
 			return err
 		}
 		if err := pingOnce(ctx, cat, cfg.startupPing); err != nil {
-			// Not fatal: planning answers 503 until the catalog is back.
+			// Not fatal: planning answers 503 until the catalog is back,
+			// and a plan refuses a server that cannot plan (below).
 			log.Warn("catalog not reachable yet", slog.String("catalog", c.Name), slog.String("error", err.Error()))
+		} else if err := cat.CheckScanPlanning(ctx); errors.Is(err, split.ErrUnsupported) {
+			// --scan-planning remote on a server that does not plan.
+			return err
+		} else if err != nil {
+			log.Warn("catalog's scan planning not checked", slog.String("catalog", c.Name), slog.String("error", err.Error()))
 		}
 		// A reader per catalog: the delete cache keys a decoded file by
 		// its path, which two catalogs' location maps may read from

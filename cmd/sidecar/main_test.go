@@ -35,6 +35,10 @@ func TestBadFlags(t *testing.T) {
 		{"fractional delete cache size", []string{"serve", "--delete-cache-size", "1.5GiB"}, nil, "whole number of bytes"},
 		{"negative delete cache size", []string{"serve", "--delete-cache-size", "-1"}, nil, "-delete-cache-size"},
 		{"bad delete cache size env", []string{"serve"}, map[string]string{"SIDECAR_DELETE_CACHE_SIZE": "1PB"}, "SIDECAR_DELETE_CACHE_SIZE"},
+		{"bad scan planning", []string{"serve", "--scan-planning", "server"}, nil, `scan planning "server": want auto, local or remote`},
+		{"bad scan planning env", []string{"serve"}, map[string]string{"SIDECAR_SCAN_PLANNING": "always"}, `scan planning "always"`},
+		{"remote scan planning on a local catalog", []string{"serve", "--scan-planning", "remote"}, nil,
+			"scan planning remote needs a rest catalog"},
 		{"unknown command", []string{"srv"}, nil, "unknown command"},
 	}
 	for _, tc := range tests {
@@ -148,10 +152,11 @@ func TestDeleteCacheSize(t *testing.T) {
 
 func TestEnvFallback(t *testing.T) {
 	env := map[string]string{
-		"SIDECAR_ADDR":         "127.0.0.1:9999",
-		"SIDECAR_CATALOG":      "static",
-		"SIDECAR_TABLE":        "a.b=/m/v1.metadata.json,c.d=/m/v2.metadata.json",
-		"SIDECAR_LOCATION_MAP": "s3://x/=/data/",
+		"SIDECAR_ADDR":          "127.0.0.1:9999",
+		"SIDECAR_CATALOG":       "static",
+		"SIDECAR_TABLE":         "a.b=/m/v1.metadata.json,c.d=/m/v2.metadata.json",
+		"SIDECAR_LOCATION_MAP":  "s3://x/=/data/",
+		"SIDECAR_SCAN_PLANNING": "local",
 	}
 	cfg, err := parseServe([]string{"--addr", "127.0.0.1:1"}, func(k string) string { return env[k] }, io.Discard)
 	if err != nil {
@@ -165,6 +170,9 @@ func TestEnvFallback(t *testing.T) {
 	}
 	if len(cfg.LocationMap) != 1 || cfg.LocationMap[0].To != "/data/" {
 		t.Fatalf("location map %+v", cfg.LocationMap)
+	}
+	if cfg.Catalogs[0].ScanPlanning != "local" {
+		t.Fatalf("scan planning %q, want the environment's local", cfg.Catalogs[0].ScanPlanning)
 	}
 }
 

@@ -20,7 +20,8 @@
 //     false;
 //   - native index_parallel tasks (ExecTask): typed dimensions and schema
 //     discovery as Druid types them (a value a typed dimension cannot
-//     take is NULL and recorded in Nulled), intervals and dropExisting;
+//     take is NULL and recorded in Nulled), intervals and dropExisting,
+//     segments by subtask or, under perfect rollup, by partition;
 //   - the http input source read as Druid's HttpEntity does (Range on
 //     every request, retries, resumption by byte offset, decompression by
 //     extension), and Parquet files read as Druid's Parquet reader does.

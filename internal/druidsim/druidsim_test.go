@@ -412,6 +412,32 @@ func TestRules(t *testing.T) {
 					`{"type":"hashed","numShards":2,"targetRowsPerSegment":10}`))
 			},
 			err: "At most one of targetRowsPerSegment or numShards"},
+		{rule: "the model does not follow range partitioning into several partitions of a chunk",
+			run: func(d *Druid) error {
+				return d.ExecTask(ctx, withTuning(taskSpec(nil, false, `"DAY"`, nil, row(day1, "a"), row(day1, "b")), true,
+					`{"type":"range","partitionDimensions":["v"],"maxRowsPerSegment":1}`))
+			},
+			err: "range partitioning of 2 rows into segments of 1 is not modelled"},
+		{rule: "the model does not follow Rows.toGroupKey, the hash key without partitionDimensions",
+			run: func(d *Druid) error {
+				return d.ExecTask(ctx, withTuning(taskSpec(nil, false, `"DAY"`, nil, row(day1, "a")), true, `{"type":"hashed","numShards":2}`))
+			},
+			err: "without partitionDimensions is not modelled"},
+		{rule: "the model runs no transformSpec",
+			run: func(d *Druid) error {
+				var spec map[string]any
+				if err := json.Unmarshal(taskSpec(nil, false, `"DAY"`, nil, row(day1, "a")), &spec); err != nil {
+					return err
+				}
+				spec["spec"].(map[string]any)["dataSchema"].(map[string]any)["transformSpec"] = map[string]any{
+					"transforms": []any{map[string]any{"type": "expression", "name": "v", "expression": "concat(v, 'x')"}}}
+				b, err := json.Marshal(spec)
+				if err != nil {
+					return err
+				}
+				return d.ExecTask(ctx, b)
+			},
+			err: "transformSpec is not modelled"},
 		{rule: "HashedPartitionsSpec: numShards should be positive",
 			run: func(d *Druid) error {
 				return d.ExecTask(ctx, withTuning(taskSpec(nil, false, `"DAY"`, nil, row(day1, "a")), true, `{"type":"hashed","numShards":0}`))

@@ -1,8 +1,11 @@
 package druidsim
 
 import (
+	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"math/bits"
 )
 
 // partitionsSpec is the part of a native tuningConfig's partitionsSpec
@@ -116,4 +119,113 @@ func (ps partitionsSpec) checkRow(obj map[string]any) error {
 		}
 	}
 	return nil
+}
+
+// perfect says whether the spec partitions for perfect rollup (hashed or
+// range): the rows of a time chunk are then written by partition, not by
+// the subtask that read them.
+func (ps partitionsSpec) perfect() bool { return ps.Type == "hashed" || ps.Type == "range" }
+
+// defaultTargetRows is PartitionsSpec.DEFAULT_MAX_ROWS_PER_SEGMENT, the
+// targetRowsPerSegment of a hashed spec that names no size.
+const defaultTargetRows = 5_000_000
+
+// partitionOf assigns the rows of one time chunk (their fields as read)
+// to the partitions of a perfect-rollup task, by index; one partition is
+// all zeros. What the model does not follow is an error:
+//
+//   - hashed with numShards: HashPartitioner over the partitionDimensions'
+//     values, each as MapBasedInputRow.getDimension gives it
+//     (Rows.objectToStrings: a list of strings, empty for null), the list
+//     of them serialized by Jackson (HashBasedNumberedShardSpec
+//     .serializeGroupKey) and hashed by HashPartitionFunction.MURMUR3_32_ABS
+//     (Guava's murmur3_32 of the bytes, % numShards, absolute); a bucket
+//     without rows writes no segment. Without partitionDimensions the key
+//     is Rows.toGroupKey of every dimension, which the model does not
+//     follow;
+//   - hashed without numShards, and range: one partition while the chunk
+//     holds no more rows than targetRowsPerSegment (or maxRowsPerSegment;
+//     hashed defaults to 5 million). Druid sizes more partitions from the
+//     key cardinality (hashed) or a quantile sketch of the keys (range),
+//     which the model does not follow.
+func (ps partitionsSpec) partitionOf(chunk []map[string]any) ([]int, error) {
+	out := make([]int, len(chunk))
+	if ps.Type == "hashed" && ps.NumShards != nil && *ps.NumShards > 1 {
+		if len(ps.PartitionDimensions) == 0 {
+			return nil, fmt.Errorf("hashed partitioning into %d shards without partitionDimensions is not modelled", *ps.NumShards)
+		}
+		for i, obj := range chunk {
+			key := make([]any, len(ps.PartitionDimensions))
+			for j, dim := range ps.PartitionDimensions {
+				key[j] = dimensionStrings(obj[dim])
+			}
+			var b bytes.Buffer
+			enc := json.NewEncoder(&b)
+			enc.SetEscapeHTML(false)
+			if err := enc.Encode(key); err != nil {
+				return nil, err
+			}
+			h := murmur3(bytes.TrimSuffix(b.Bytes(), []byte("\n")))
+			out[i] = int(max(h%int32(*ps.NumShards), -(h % int32(*ps.NumShards))))
+		}
+		return out, nil
+	}
+	limit := defaultTargetRows
+	for _, n := range []*int{ps.TargetRowsPerSegment, ps.MaxRowsPerSegment} {
+		if n != nil {
+			limit = *n
+		}
+	}
+	if ps.NumShards == nil && len(chunk) > limit {
+		return nil, fmt.Errorf("%s partitioning of %d rows into segments of %d is not modelled", ps.Type, len(chunk), limit)
+	}
+	return out, nil
+}
+
+// dimensionStrings is Rows.objectToStrings: a dimension's values as
+// strings, none for null, String.valueOf of each element of a list.
+func dimensionStrings(v any) []string {
+	switch x := v.(type) {
+	case nil:
+		return []string{}
+	case []any:
+		out := make([]string, len(x))
+		for i, e := range x {
+			out[i] = javaString(e)
+		}
+		return out
+	}
+	return []string{javaString(v)}
+}
+
+// murmur3 is Guava's Hashing.murmur3_32() (seed 0) of b, as
+// HashCode.asInt gives it.
+func murmur3(b []byte) int32 {
+	const c1, c2 = 0xcc9e2d51, 0x1b873593
+	mix := func(k uint32) uint32 { return bits.RotateLeft32(k*c1, 15) * c2 }
+	var h uint32
+	n := len(b)
+	for i := 0; i+4 <= n; i += 4 {
+		h ^= mix(binary.LittleEndian.Uint32(b[i:]))
+		h = bits.RotateLeft32(h, 13)*5 + 0xe6546b64
+	}
+	var k uint32
+	switch tail := b[n&^3:]; len(tail) {
+	case 3:
+		k ^= uint32(tail[2]) << 16
+		fallthrough
+	case 2:
+		k ^= uint32(tail[1]) << 8
+		fallthrough
+	case 1:
+		k ^= uint32(tail[0])
+		h ^= mix(k)
+	}
+	h ^= uint32(n)
+	h ^= h >> 16
+	h *= 0x85ebca6b
+	h ^= h >> 13
+	h *= 0xc2b2ae35
+	h ^= h >> 16
+	return int32(h)
 }

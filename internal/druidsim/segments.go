@@ -28,6 +28,8 @@ type Segment struct {
 	Partition int
 	// Types are its columns' types, as the segment was persisted.
 	Types map[string]string
+	// Rows counts its rows.
+	Rows int
 }
 
 // segment is a Segment in the model's own form.
@@ -35,6 +37,7 @@ type segment struct {
 	lo, hi int64
 	part   int
 	types  map[string]string
+	rows   int
 }
 
 // colSchema is how one written column is indexed: its dimension schema's
@@ -244,7 +247,7 @@ func (d *Druid) writeSegments(dataSource string, gran granularity, rows []Row, t
 		}
 		types := d.segmentTypes(rs, schemas)
 		typedValues(rs, schemas, types)
-		kept = append(kept, segment{lo: lo, hi: hi, part: part, types: types})
+		kept = append(kept, segment{lo: lo, hi: hi, part: part, types: types, rows: len(rs)})
 	}
 	slices.SortStableFunc(kept, func(a, b segment) int { return cmp.Or(cmp.Compare(a.lo, b.lo), cmp.Compare(a.part, b.part)) })
 	d.segments[dataSource] = kept
@@ -279,7 +282,7 @@ func (d *Druid) Segments(dataSource string) []Segment {
 	defer d.mu.Unlock()
 	var out []Segment
 	for _, s := range d.segments[dataSource] {
-		out = append(out, Segment{Interval: span{s.lo, s.hi}.String(), Partition: s.part, Types: maps.Clone(s.types)})
+		out = append(out, Segment{Interval: span{s.lo, s.hi}.String(), Partition: s.part, Types: maps.Clone(s.types), Rows: s.rows})
 	}
 	return out
 }
@@ -382,20 +385,49 @@ func castValue(v any, cast string) (out any, ok bool) {
 	return nil, false
 }
 
-// castType reads a castToType as ColumnType.fromString does, for the
-// types the model knows; FLOAT is DOUBLE (AutoTypeColumnSchema: "auto
-// doesn't currently do FLOAT"). A nested type is no cast (the indexer
-// ignores a type that is neither primitive nor a primitive array).
+// castType reads a castToType as ColumnType.fromString does
+// (Types.fromString): STRING, LONG, FLOAT, DOUBLE, their _ARRAY forms and
+// COMPLEX in any case, ARRAY<…> and COMPLEX<…> as written; any other
+// string is no type at all (null), which Jackson accepts. FLOAT is DOUBLE
+// (AutoTypeColumnSchema: "auto doesn't currently do FLOAT"), and a type
+// that is neither primitive nor a primitive array is no cast: the
+// indexer and the merger ignore it (AutoTypeColumnIndexer,
+// AutoTypeColumnMerger: explicitType). So castToType "COMPLEX<json>" and
+// "json" (no type) both leave the column to its values.
 func castType(s string) (string, error) {
-	switch s {
-	case "LONG", "DOUBLE", "STRING", "ARRAY<LONG>", "ARRAY<DOUBLE>", "ARRAY<STRING>":
-		return s, nil
-	case "FLOAT":
+	t, err := columnType(s)
+	switch {
+	case err != nil:
+		return "", err
+	case t == "FLOAT":
 		return "DOUBLE", nil
-	case "ARRAY<FLOAT>":
+	case t == "ARRAY<FLOAT>":
 		return "ARRAY<DOUBLE>", nil
-	case "COMPLEX<json>":
-		return "", nil
+	case t == "LONG", t == "DOUBLE", t == "STRING", t == "ARRAY<LONG>", t == "ARRAY<DOUBLE>", t == "ARRAY<STRING>":
+		return t, nil
 	}
-	return "", fmt.Errorf("castToType %q is not a type the model knows", s)
+	return "", nil
+}
+
+// columnType is Types.fromString: the type s names, "" for none (null).
+func columnType(s string) (string, error) {
+	switch u := strings.ToUpper(s); u {
+	case "STRING", "LONG", "FLOAT", "DOUBLE":
+		return u, nil
+	case "STRING_ARRAY", "LONG_ARRAY", "DOUBLE_ARRAY":
+		return "ARRAY<" + strings.TrimSuffix(u, "_ARRAY") + ">", nil
+	case "COMPLEX":
+		return "COMPLEX", nil
+	}
+	if elem, ok := strings.CutPrefix(s, "ARRAY<"); ok {
+		e, err := columnType(elem[:max(len(elem)-1, 0)])
+		if err == nil && e == "" {
+			err = fmt.Errorf("castToType %q: Array element type must not be null", s)
+		}
+		return "ARRAY<" + e + ">", err
+	}
+	if strings.HasPrefix(s, "COMPLEX<") {
+		return s, nil
+	}
+	return "", nil
 }

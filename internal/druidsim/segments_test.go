@@ -83,6 +83,14 @@ func TestSegmentTypes(t *testing.T) {
 			segmentRows(`{"a":1}`, `{}`), "COMPLEX<json> COMPLEX<json> STRING", "COMPLEX<json>"},
 		{"a nested cast is no cast", 0, map[string]any{"type": "auto", "castToType": "COMPLEX<json>"},
 			segmentRows(`{"a":1}`, `{"a":null}`), "COMPLEX<json> COMPLEX<json> STRING", "COMPLEX<json>"},
+		{"castToType json names no type (Types.fromString): no cast", 0, map[string]any{"type": "auto", "castToType": "json"},
+			segmentRows(`{"a":1}`, `{"a":null}`), "COMPLEX<json> COMPLEX<json> STRING", "COMPLEX<json>"},
+		{"castToType's plain names in any case, and their _ARRAY forms", 0, map[string]any{"type": "auto", "castToType": "long_array"},
+			segmentRows(`[1,null,3]`, "[]"), "ARRAY<LONG> ARRAY<LONG> ARRAY<LONG>", "ARRAY<LONG>"},
+		{"castToType ARRAY<FLOAT> is ARRAY<DOUBLE>", 0, map[string]any{"type": "auto", "castToType": "ARRAY<FLOAT>"},
+			segmentRows(`[1.5]`, "[]"), "ARRAY<DOUBLE> ARRAY<DOUBLE> ARRAY<DOUBLE>", "ARRAY<DOUBLE>"},
+		{"castToType of an array of nested data is no cast", 0, map[string]any{"type": "auto", "castToType": "ARRAY<COMPLEX<json>>"},
+			segmentRows(`[{"a":1}]`, "[]"), "COMPLEX<json> ARRAY<LONG> STRING", "COMPLEX<json>"},
 		{"an empty map of non-string keys is an empty list", 0, map[string]any{"type": "json"},
 			segmentRows(`[{"key":1,"value":"x"}]`, "[]"), "COMPLEX<json> ARRAY<LONG> STRING", "COMPLEX<json>"},
 		{"mixed scalars are their least restrictive type", 0, map[string]any{"type": "auto"},
@@ -212,5 +220,21 @@ func TestLeastRestrictiveType(t *testing.T) {
 	}
 	if _, err := leastRestrictiveType("COMPLEX<json>", "COMPLEX<hyperUnique>"); err == nil {
 		t.Error("two complex types merged")
+	}
+}
+
+// TestMurmur3: murmur3 is Guava's Hashing.murmur3_32() (seed 0), which
+// HashPartitionFunction.MURMUR3_32_ABS buckets rows by: the reference
+// vectors of MurmurHash3_x86_32.
+func TestMurmur3(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]uint32{
+		"":      0,
+		"hello": 0x248bfa47,
+		"The quick brown fox jumps over the lazy dog": 0x2e4ff723,
+	} {
+		if got := uint32(murmur3([]byte(in))); got != want {
+			t.Errorf("murmur3(%q) = %08x, want %08x", in, got, want)
+		}
 	}
 }

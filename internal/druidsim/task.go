@@ -31,6 +31,10 @@ type indexTask struct {
 				SegmentGranularity json.RawMessage `json:"segmentGranularity"`
 				Intervals          []string        `json:"intervals"`
 			} `json:"granularitySpec"`
+			TransformSpec struct {
+				Filter     json.RawMessage   `json:"filter"`
+				Transforms []json.RawMessage `json:"transforms"`
+			} `json:"transformSpec"`
 		} `json:"dataSchema"`
 		IOConfig struct {
 			Type             string          `json:"type"`
@@ -148,6 +152,11 @@ func (d *Druid) ExecTask(ctx context.Context, spec []byte) error {
 		return err
 	}
 	ds := t.Spec.DataSchema
+	if f := ds.TransformSpec.Filter; len(ds.TransformSpec.Transforms) > 0 || len(f) > 0 && string(f) != "null" {
+		// Druid's expressions are not modelled: a task that transforms or
+		// filters its rows would be held to rows Druid never writes.
+		return fmt.Errorf("transformSpec is not modelled")
+	}
 	if ds.DataSource == "" {
 		return fmt.Errorf("dataSchema.dataSource is required")
 	}
@@ -224,14 +233,29 @@ func (d *Druid) ExecTask(ctx context.Context, spec []byte) error {
 	// single_phase_sub_task of its own, which writes its own segment of
 	// every time chunk it has rows in, typed by those rows alone; with 1
 	// (the default) one task reads everything, one segment a chunk.
+	// With a hashed or range partitionsSpec (perfect rollup) the
+	// subtasks only partition the rows: partial_segment_merge tasks then
+	// write one segment per time chunk and partition, typed by all of its
+	// rows (seen on Druid 33: the v3 table's three URIs make one segment
+	// of its day).
 	subTasks := src.in.Type == "http" && t.Spec.TuningConfig.MaxNumConcurrentSubTasks != nil &&
-		*t.Spec.TuningConfig.MaxNumConcurrentSubTasks > 1
+		*t.Spec.TuningConfig.MaxNumConcurrentSubTasks > 1 && partitions.Type == "dynamic"
 	var rows []Row
 	var rowTasks []int
 	dropped, unparseable := 0, 0
 	var withError []string
 	chunks := map[int64]bool{}
 	schemas := map[string]colSchema{}
+	// Under perfect rollup the rows' fields as read (read[i] of rows[i]),
+	// by time chunk (byChunk), for their partitions.
+	var read []map[string]any
+	byChunk := map[int64][]int{}
+	chunkOf := func(ms int64) int64 {
+		if start, ok := gran.bucketStart(msTime(ms)); ok {
+			return start.UnixMilli()
+		}
+		return math.MinInt64
+	}
 	for i, obj := range raw {
 		ms, ok := parseTimestamp(obj[ds.TimestampSpec.Column], ds.TimestampSpec.Format)
 		if v := obj[ds.TimestampSpec.Column]; v == nil && missing != nil {
@@ -278,6 +302,23 @@ func (d *Druid) ExecTask(ctx context.Context, spec []byte) error {
 		}
 		if start, ok := gran.bucketStart(msTime(ms)); ok {
 			chunks[start.UnixMilli()] = true
+		}
+		if partitions.perfect() {
+			byChunk[chunkOf(ms)] = append(byChunk[chunkOf(ms)], len(rows)-1)
+			read = append(read, obj)
+		}
+	}
+	for _, idx := range byChunk {
+		objs := make([]map[string]any, len(idx))
+		for j, i := range idx {
+			objs[j] = read[i]
+		}
+		parts, err := partitions.partitionOf(objs)
+		if err != nil {
+			return err
+		}
+		for j, i := range idx {
+			rowTasks[i] = parts[j]
 		}
 	}
 	d.mu.Lock()

@@ -16,10 +16,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/druidiceberg/sidecar/internal/testenv"
@@ -69,38 +67,12 @@ func (h History) Steps() string {
 	return b.String()
 }
 
-var build struct {
-	once sync.Once
-	dir  string
-	err  error
-}
-
 // Writer returns the folder of the built writer's jars, building it on the
 // first call of the process (and only where the cache lacks it). Without
 // java or mvn it calls testenv.Missing.
 func Writer(t testing.TB) string {
 	t.Helper()
-	testenv.Tool(t, "java", "apt-get install openjdk-17-jdk-headless")
-	testenv.Tool(t, "mvn", "apt-get install maven")
-	build.once.Do(func() {
-		_, file, _, _ := runtime.Caller(0)
-		script := filepath.Join(filepath.Dir(file), "..", "..", "tools", "icebergjava", "build.sh")
-		var stderr bytes.Buffer
-		cmd := exec.Command("bash", script)
-		cmd.Stderr = &stderr
-		out, err := cmd.Output()
-		if err != nil {
-			build.err = fmt.Errorf("tools/icebergjava/build.sh: %w\n%s", err, stderr.Bytes())
-			return
-		}
-		build.dir = strings.TrimSpace(string(out))
-	})
-	if build.err != nil {
-		// Maven could not build it: no network, or a dependency the
-		// registry lacks. A missing tool, as far as the test goes.
-		testenv.Missing(t, fmt.Sprintf("the Iceberg Java history writer is not built: %v", build.err))
-	}
-	return build.dir
+	return testenv.JavaTool(t, "icebergjava", "the Iceberg Java history writer")
 }
 
 // LongDefault writes the long-default scenario under dir: a format version

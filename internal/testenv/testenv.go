@@ -17,9 +17,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"runtime/debug"
 	"slices"
 	"strconv"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -48,6 +51,58 @@ func Tool(t testing.TB, name, install string) string {
 		Missing(t, fmt.Sprintf("%s is not on PATH (%s)", name, install))
 	}
 	return p
+}
+
+// javaBuilds are the Maven projects under tools/ built so far by this
+// process, by folder: each is built (or found in its cache) once.
+var javaBuilds struct {
+	mu   sync.Mutex
+	done map[string]javaBuild
+}
+
+type javaBuild struct {
+	dir string
+	err error
+}
+
+// JavaTool returns the folder of the jars of tools/NAME, a Maven project
+// whose build.sh builds it once into the user cache and prints that folder
+// (tools/icebergjava, tools/icebergrest); what names it in messages. The
+// first call of the process runs build.sh, later calls reuse its answer.
+// Without java or mvn, or where Maven cannot build it (no network, or a
+// dependency the registry lacks), it calls Missing.
+func JavaTool(t testing.TB, name, what string) string {
+	t.Helper()
+	Tool(t, "java", "apt-get install openjdk-17-jdk-headless")
+	Tool(t, "mvn", "apt-get install maven")
+	javaBuilds.mu.Lock()
+	b, ok := javaBuilds.done[name]
+	if !ok {
+		b = buildJavaTool(name)
+		if javaBuilds.done == nil {
+			javaBuilds.done = map[string]javaBuild{}
+		}
+		javaBuilds.done[name] = b
+	}
+	javaBuilds.mu.Unlock()
+	if b.err != nil {
+		Missing(t, fmt.Sprintf("%s is not built: %v", what, b.err))
+	}
+	return b.dir
+}
+
+// buildJavaTool runs tools/NAME/build.sh.
+func buildJavaTool(name string) javaBuild {
+	_, file, _, _ := runtime.Caller(0)
+	script := filepath.Join(filepath.Dir(file), "..", "..", "tools", name, "build.sh")
+	var stderr bytes.Buffer
+	cmd := exec.Command("bash", script)
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return javaBuild{err: fmt.Errorf("tools/%s/build.sh: %w\n%s", name, err, stderr.Bytes())}
+	}
+	return javaBuild{dir: strings.TrimSpace(string(out))}
 }
 
 // pgRoot holds Debian's PostgreSQL server programs, one folder a major

@@ -9,7 +9,10 @@
 // -s3.iceberg.credentialRole`), but no shorter than SeaweedFS's STS minimum
 // of 900 s, and a session cannot be ended before its expiry; this front
 // vends keys that live seconds and can be ended at will, so a test can
-// cross a rotation and an expiry quickly.
+// cross a rotation and an expiry quickly. Iceberg's own REST catalog server
+// (internal/icebergrest) cannot stand in for it: it mints nothing, and at
+// most copies fixed keys from its own configuration into every load answer
+// (RESTServerCatalogAdapter's include-credentials).
 //
 // Each key is minted for one dedicated IAM user that may list and read one
 // bucket (created by Start, deleted by Close), is advertised with its

@@ -56,6 +56,9 @@ type Config struct {
 	// Allow lists the namespaces and tables the catalog serves (see
 	// ParseAllow); empty serves all.
 	Allow []string
+	// ScanPlanning is where the catalog's scans are planned (auto, local,
+	// remote; empty is auto): see split.ScanPlanning and scanplanning.go.
+	ScanPlanning string
 	// Secrets are values that must never reach a log line or a client (the
 	// config file's env and file references); they are scrubbed from every
 	// catalog and storage error, as are secret-looking properties and the
@@ -117,6 +120,14 @@ func (c Config) Validate() error {
 	}
 	if key, why, ok := refusedProp(c.Props); ok {
 		return fmt.Errorf("catalog %s: property %s: %s", cmp.Or(c.Name, c.Type), key, why)
+	}
+	mode, err := split.ParseScanPlanning(c.ScanPlanning)
+	if err != nil {
+		return fmt.Errorf("catalog %s: %w", cmp.Or(c.Name, c.Type), err)
+	}
+	if mode == split.ScanPlanningRemote && c.Type != "rest" {
+		return fmt.Errorf("catalog %s: scan planning remote needs a rest catalog: only the server of a REST catalog "+
+			"plans scans (a %s catalog is planned by the sidecar: scan planning local or auto)", cmp.Or(c.Name, c.Type), c.Type)
 	}
 	if _, err := parseAllow(c.Allow); err != nil {
 		return fmt.Errorf("catalog %s: %w", cmp.Or(c.Name, c.Type), err)

@@ -26,6 +26,16 @@ import (
 // the plain suite; this one serves the files from local disk, where the
 // credentials are not checked, so the tests here prove the sidecar's
 // handling of them, not a store's.
+//
+// Where a test needs only a real catalog's answers (loads, listing,
+// namespaces, a missing table, OAuth2 sign-in), Iceberg's own REST catalog
+// server plays it (internal/icebergrest: its TestStart, and handlers'
+// TestIcebergRESTServer and TestEveryCatalog). The tests here need what that
+// server cannot do: vend the configuration and storage credentials a test
+// chooses (Iceberg's server copies fixed ones from its own configuration,
+// at most), advertise a chosen endpoint list, answer a load with edited
+// metadata or a 503 on demand, count the loads, and keep each request's
+// headers (SigV4).
 type restCatalog struct {
 	*httptest.Server
 	// dir is the warehouse the tables are in.

@@ -1,0 +1,152 @@
+package splits
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/druidiceberg/sidecar/internal/memory"
+	"github.com/druidiceberg/sidecar/splits/split"
+)
+
+// Scan planning on the catalog's server. Where a REST catalog plans scans
+// (the REST spec's planTableScan, as Iceberg Java's RESTTableScan asks for
+// it), the scan step asks the server for the snapshot's files instead of
+// reading the manifests; what follows (the order of the files, residuals,
+// the path decision, packing, signing) is the same for both, so a plan
+// planned remotely has the splits and tokens of one planned locally. A
+// token names its catalog and table whichever planned it: the replica that
+// serves it loads the table from the catalog for its FileIO, as for a
+// local plan.
+
+// RemotePlanner is a Catalog whose server can plan scans
+// (splits/catalog.Catalog).
+type RemotePlanner interface {
+	// ScanPlanning is where the catalog's scans are to be planned.
+	ScanPlanning() split.ScanPlanning
+	// PlansScans reports whether the catalog's server advertises scan
+	// planning.
+	PlansScans(ctx context.Context) (bool, error)
+	// PlanScan plans req on the catalog's server; charge is given the
+	// entries (files and plan-task handles) of each answer before it is
+	// decoded, and ends the plan with its error.
+	PlanScan(ctx context.Context, req table.ScanPlanningRequest, charge func(entries int64) error) ([]table.FileScanTask, error)
+}
+
+// PlanEvents receives what planning does that operators watch; package
+// metrics fills it.
+type PlanEvents interface {
+	// ScanPlanned counts a snapshot's files planned for catalog, by the
+	// sidecar (remote false) or by the catalog's server (remote true).
+	ScanPlanned(catalog string, remote bool)
+}
+
+// WithPlanEvents reports the planner's events to ev.
+func WithPlanEvents(ev PlanEvents) PlannerOption { return func(p *Planner) { p.events = ev } }
+
+// planned reports a scan planned.
+func (p *Planner) planned(remote bool) {
+	if p.events != nil {
+		p.events.ScanPlanned(p.cat.Name(), remote)
+	}
+}
+
+// remoteScan says whether a scan of req is planned on the catalog's
+// server: never for a catalog that cannot, or one configured to plan
+// locally; for auto, when the server advertises planning and the scan asks
+// nothing a server's plan cannot give; for remote, always, and a scan that
+// asks what a server's plan cannot give is refused.
+func (p *Planner) remoteScan(ctx context.Context, req Request) (RemotePlanner, error) {
+	rp, ok := p.cat.(RemotePlanner)
+	if !ok {
+		return nil, nil
+	}
+	mode := rp.ScanPlanning()
+	if mode == split.ScanPlanningLocal {
+		return nil, nil
+	}
+	// What the REST plan request and its answer cannot carry (iceberg-go
+	// v0.7.0's PlanTableScanRequest has no start or end snapshot; a REST
+	// file scan task has no data sequence number).
+	var cannot string
+	switch {
+	case req.FromSnapshot != nil:
+		cannot = "the appends after a snapshot (fromSnapshot) are planned by the sidecar only: the plan request it sends has no start snapshot"
+	case req.MetaColumns.Has(split.MetaLastUpdated):
+		cannot = "the metadata column _last_updated_sequence_number needs each data file's sequence number, which a server's plan does not carry"
+	}
+	if mode == split.ScanPlanningRemote {
+		if cannot != "" {
+			return nil, fmt.Errorf("%w: catalog %q plans on its server only (scan planning remote), and %s",
+				ErrUnsupported, p.cat.Name(), cannot)
+		}
+		return rp, nil
+	}
+	if cannot != "" {
+		return nil, nil
+	}
+	plans, err := rp.PlansScans(ctx)
+	if err != nil || !plans {
+		return nil, err
+	}
+	return rp, nil
+}
+
+// planRemote plans snap of tbl on the catalog's server, under filter (nil:
+// every file), for the rows of schema's fields columns (nil: every
+// column), admitted by the memory budget as a local plan is: the data and
+// delete files its snapshot declares are reserved before the plan is asked
+// for, and each answer's entries (its data files, the delete files it
+// lists, its plan tasks) past them before it is decoded.
+func (p *Planner) planRemote(ctx context.Context, rp RemotePlanner, tbl *table.Table, name string, snap *table.Snapshot,
+	schema *iceberg.Schema, filter iceberg.BooleanExpression, columns []int) ([]table.FileScanTask, error) {
+	charge := func(int64) error { return nil }
+	if p.budget != nil && p.budget.Capacity() > 0 {
+		// The server answers with the data files and, in each answer, the
+		// delete files its data files need: the snapshot's data and delete
+		// files are what it declares.
+		files := min(summaryFiles(snap), maxEntries) + min(summaryCount(snap, "total-delete-files"), maxEntries)
+		r, err := p.budget.Reserve(memory.Plan, entryBytes(files), p.budget.Capacity(), p.budget.Origin())
+		if err != nil {
+			return nil, p.refusal(name, snap, "data and delete files", files, err)
+		}
+		c := &entryCounter{r: r, paid: files}
+		defer memory.Hold(ctx, r)
+		charge = func(n int64) error {
+			err := c.block(n)
+			if over := (*overReadError)(nil); errors.As(err, &over) {
+				return fmt.Errorf("the server's answers hold more than the snapshot declares (%d data files, delete files and "+
+					"plan tasks so far, %d files declared), which need %s or more to plan (%s each): %w", over.read, over.paid,
+					memory.Bytes(entryBytes(over.read)), memory.Bytes(PlanBytesPerFile), over.err)
+			}
+			return err
+		}
+	}
+	id := snap.SnapshotID
+	caseSensitive := true
+	// The snapshot's schema when the scan is of it (time travel), the
+	// table's when of a branch: the request's use-snapshot-schema.
+	snapshotSchema := schema.ID != tbl.Schema().ID
+	var selected []string
+	for _, c := range columns {
+		if n, ok := schema.FindColumnName(c); ok {
+			selected = append(selected, n)
+		}
+	}
+	if filter == nil {
+		filter = iceberg.AlwaysTrue{}
+	}
+	tasks, err := rp.PlanScan(ctx, table.ScanPlanningRequest{
+		Identifier: tbl.Identifier(), Metadata: tbl.Metadata(), Schema: schema, MetadataLocation: tbl.MetadataLocation(),
+		SnapshotID: &id, SelectedFields: selected, RowFilter: filter,
+		CaseSensitive: &caseSensitive, UseSnapshotSchema: &snapshotSchema,
+	}, charge)
+	if err != nil {
+		return nil, err
+	}
+	p.planned(true)
+	return tasks, nil
+}
