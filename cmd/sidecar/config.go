@@ -81,7 +81,7 @@ func (c *listenConfig) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.HealthAddr, "health-addr", "", "address of a listener of its own for /healthz, /readyz and /metrics, which answers while --addr is at --max-connections (default: none; those routes are on --addr too)")
 	fs.IntVar(&c.MaxConnections, "max-connections", 0, "client connections open at once on --addr: near it the longest idle are closed, at it new ones refused with 503 (0: three quarters of the process's open-file limit)")
 	fs.StringVar(&c.PublicURL, "public-url", "", "base URL of the URIs handed to Druid (default: the base the request came in on; required with Basic auth)")
-	fs.DurationVar(&c.ShutdownGrace, "shutdown-grace", 30*time.Second, "how long running streams may finish after SIGTERM")
+	fs.DurationVar(&c.ShutdownGrace, "shutdown-grace", 30*time.Second, "how long running streams may finish after SIGTERM (after --shutdown-delay)")
 	fs.DurationVar(&c.ShutdownDelay, "shutdown-delay", 0, "how long /readyz answers 503 after SIGTERM before the listener stops accepting, for load balancers that poll it; a second SIGTERM ends it (0: stop accepting at once)")
 	fs.DurationVar(&c.WriteStallTimeout, "write-stall-timeout", defaultWriteStallTimeout, "how long a write of an answer may move no byte (a client that stopped reading) before the connection is cut; every write that moves bytes extends it (0: never cut)")
 }
