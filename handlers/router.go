@@ -77,6 +77,11 @@ type Config struct {
 	// read the password from; the generated inputSource refers to it and
 	// never holds the password itself.
 	DruidPasswordEnv string
+	// Stopping, once closed, turns /readyz to 503 shutting_down whatever
+	// the catalogs answer: the process is shutting down, and the
+	// orchestrator should send its traffic elsewhere before the listener
+	// closes. nil never closes.
+	Stopping <-chan struct{}
 }
 
 type server struct {
@@ -201,7 +206,7 @@ func (s *server) handle(h func(http.ResponseWriter, *http.Request) error) http.H
 					"planning took longer than %s (--plan-timeout): the catalog or storage is slow, or the plan is larger "+
 						"than the deadline allows", s.PlanTimeout)}
 			}
-			if toAPIError(err).Status == http.StatusServiceUnavailable && s.Metrics != nil {
+			if ae := toAPIError(err); ae.Status == http.StatusServiceUnavailable && ae.Code != "shutting_down" && s.Metrics != nil {
 				s.Metrics.CatalogErrors.Inc()
 			}
 			writeError(w, r, s.Logger, err)
@@ -209,9 +214,16 @@ func (s *server) handle(h func(http.ResponseWriter, *http.Request) error) http.H
 	}
 }
 
-// getReady is ready when every catalog answers: a sidecar that cannot plan
-// one of its catalogs should not take the traffic meant for it.
+// getReady is ready when every catalog answers and the sidecar is not
+// shutting down: a sidecar that cannot plan one of its catalogs, or is
+// about to close its listener, should not take the traffic meant for it.
 func (s *server) getReady(w http.ResponseWriter, r *http.Request) error {
+	select {
+	case <-s.Stopping:
+		return errorf(http.StatusServiceUnavailable, "shutting_down",
+			"the sidecar is shutting down: its running streams finish, it takes no new work")
+	default:
+	}
 	var errs []error
 	for _, name := range s.catalogs.names {
 		if err := s.catalogs.byName[name].Tables.Ping(r.Context()); err != nil {

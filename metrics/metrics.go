@@ -1,9 +1,6 @@
 // Package metrics holds the sidecar's Prometheus collectors, all registered
-// on one private registry that main builds once:
-//
-//	reg := prometheus.NewRegistry()
-//	m := metrics.New(reg)
-//	http.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+// on one private registry that main builds once and /metrics serves (the
+// package example).
 //
 // No label ever carries a token, path, table or snapshot id: label values
 // come from small fixed sets (route patterns, methods, codes, kinds).

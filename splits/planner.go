@@ -4,17 +4,8 @@
 // delete file applies) and the row path (v2), packs the row path's files
 // into splits up to the target split size (cutting a larger file by row
 // groups; WithTargetSplitSize), and signs one token per split: the split's
-// files, or a reference into the plan that Resolve plans again.
-//
-// A typical use:
-//
-//	signer, _ := split.NewSigner(key)
-//	cat, _ := catalog.New(catalog.Config{Type: "local", Warehouse: "./warehouse"})
-//	p, _ := splits.NewPlanner(cat, signer)
-//	plan, err := p.Plan(ctx, splits.Request{Table: "demo.orders"})
-//	for _, s := range plan.Splits {
-//		fmt.Println(s.Kind, s.Token)
-//	}
+// files, or a reference into the plan that Resolve plans again. The package
+// example plans a table of a local warehouse.
 package splits
 
 import (

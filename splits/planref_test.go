@@ -8,6 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	icecatalog "github.com/apache/iceberg-go/catalog"
@@ -118,33 +119,42 @@ func TestPlanReferences(t *testing.T) {
 
 // TestPlanCacheSingleFlight: concurrent loads of one plan plan it once,
 // and later loads find it cached; a load whose planning failed because its
-// own caller went away is planned again for a caller still waiting.
+// own caller went away is planned again for a caller still waiting. The
+// concurrent loads run in a synctest bubble: synctest.Wait returns once
+// every one of them is blocked, in planning or waiting for it.
 func TestPlanCacheSingleFlight(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c := newPlanCache()
+		var calls atomic.Int32
+		release := make(chan struct{})
+		plan := func(context.Context) (*cachedPlan, error) {
+			calls.Add(1)
+			<-release
+			return &cachedPlan{parts: 1, splits: [][]split.Split{{{}}}}, nil
+		}
+		var wg sync.WaitGroup
+		for range 8 {
+			wg.Go(func() {
+				if _, err := c.load(context.Background(), "k", plan); err != nil {
+					t.Error(err)
+				}
+			})
+		}
+		synctest.Wait()
+		if n := calls.Load(); n != 1 {
+			t.Fatalf("8 loads blocked at once planned %d times, want once", n)
+		}
+		close(release)
+		wg.Wait()
+		if _, err := c.load(context.Background(), "k", plan); err != nil {
+			t.Fatal(err)
+		}
+		if n := calls.Load(); n != 1 {
+			t.Fatalf("8 concurrent loads and one later planned %d times, want once", n)
+		}
+	})
 	c := newPlanCache()
 	var calls atomic.Int32
-	release := make(chan struct{})
-	plan := func(context.Context) (*cachedPlan, error) {
-		calls.Add(1)
-		<-release
-		return &cachedPlan{parts: 1, splits: [][]split.Split{{{}}}}, nil
-	}
-	var wg sync.WaitGroup
-	for range 8 {
-		wg.Go(func() {
-			if _, err := c.load(context.Background(), "k", plan); err != nil {
-				t.Error(err)
-			}
-		})
-	}
-	time.Sleep(50 * time.Millisecond)
-	close(release)
-	wg.Wait()
-	if _, err := c.load(context.Background(), "k", plan); err != nil {
-		t.Fatal(err)
-	}
-	if n := calls.Load(); n != 1 {
-		t.Fatalf("8 concurrent loads and one later planned %d times, want once", n)
-	}
 
 	gone, cancel := context.WithCancel(context.Background())
 	cancel()

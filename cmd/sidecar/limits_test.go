@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -168,25 +169,39 @@ func TestLimits(t *testing.T) {
 		}
 		body := `{"type":"iceberg","namespace":"bench","tableName":"big"}`
 		var conns []net.Conn
-		for range cfg.MaxPlans + 1 {
+		var readers []*bufio.Reader
+		for i := range cfg.MaxPlans + 1 {
 			c := dial(t, s.addr)
 			conns = append(conns, c)
-			fmt.Fprintf(c, "POST /splits HTTP/1.1\r\nHost: sidecar\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%c", len(body), body[0])
+			br := bufio.NewReader(c)
+			readers = append(readers, br)
+			// With Expect: 100-continue the server says when the router
+			// begins to read the body: from then on the request is the
+			// router's, and planning must answer beside it.
+			fmt.Fprintf(c, "POST /splits HTTP/1.1\r\nHost: sidecar\r\nContent-Type: application/json\r\nContent-Length: %d\r\nExpect: 100-continue\r\n\r\n", len(body))
+			_ = c.SetReadDeadline(time.Now().Add(20 * bodyTimeout))
+			if line, err := br.ReadString('\n'); err != nil || !strings.HasPrefix(line, "HTTP/1.1 100 ") {
+				t.Fatalf("trickler %d: %q %v, want 100 Continue", i, line, err)
+			}
+			if line, err := br.ReadString('\n'); err != nil || line != "\r\n" {
+				t.Fatalf("trickler %d after its 100 Continue: %q %v", i, line, err)
+			}
 			go func() {
-				for i := 1; i < len(body)-1; i++ {
-					time.Sleep(50 * time.Millisecond)
+				// A byte every 50 ms: the body is overdue long before
+				// its last byte.
+				for i := 0; i < len(body)-1; i++ {
 					if _, err := c.Write([]byte{body[i]}); err != nil {
 						return
 					}
+					time.Sleep(50 * time.Millisecond)
 				}
 			}()
 		}
-		time.Sleep(bodyTimeout / 5)
 		if p := getPlan(t, s.base+"/splits?table=bench.big"); len(p.InputSource.URIs) != 1 {
 			t.Fatalf("planning while bodies trickle: %+v", p)
 		}
 		for i, c := range conns {
-			br := bufio.NewReader(c)
+			br := readers[i]
 			_ = c.SetReadDeadline(time.Now().Add(20 * bodyTimeout))
 			resp, err := http.ReadResponse(br, nil)
 			if err != nil {
@@ -379,21 +394,36 @@ func firstSnapshotID(t *testing.T, warehouse string) int64 {
 func TestServeBesideAHangingCatalog(t *testing.T) {
 	t.Parallel()
 	hanging := testnet.SilentAddr(t)
+	var ahead atomic.Int64
 	s, _ := startServeWith(t, t.TempDir(), func(c *config) {
 		c.Catalogs = []sidecatalog.Config{{Type: "rest", Name: "lake", URI: "http://" + hanging}}
 		c.startupPing, c.PlanTimeout = 200*time.Millisecond, 300*time.Millisecond
+		// The catalogs' clock stands still until the test moves it.
+		start := time.Now()
+		c.clock = func() time.Time { return start.Add(time.Duration(ahead.Load())) }
 	})
 	if body := getBody(t, s.base+"/healthz"); string(body) != "ok\n" {
 		t.Fatalf("/healthz: %q", body)
 	}
-	// Past the start-up check's remembered failure, a plan waits for the
-	// catalog until its deadline.
-	time.Sleep(2500 * time.Millisecond)
+	// Within the catalog's retry interval (2 s on its clock) its failed
+	// start-up check is remembered: a plan is 503 unavailable at once.
 	resp, err := s.client.Get(s.base + "/splits?table=demo.orders")
 	if err != nil {
 		t.Fatal(err)
 	}
 	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusServiceUnavailable || !strings.Contains(string(body), `"unavailable"`) {
+		t.Fatalf("a plan within the retry interval: %d %s, want 503 unavailable", resp.StatusCode, body)
+	}
+	// Past it (the catalogs' clock moved on a minute), a plan connects
+	// again and waits for the catalog until its deadline.
+	ahead.Store(int64(time.Minute))
+	resp, err = s.client.Get(s.base + "/splits?table=demo.orders")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ = io.ReadAll(resp.Body)
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusServiceUnavailable || !strings.Contains(string(body), `"plan_timeout"`) {
 		t.Fatalf("a plan against the hanging catalog: %d %s, want 503 plan_timeout", resp.StatusCode, body)

@@ -7,12 +7,15 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
+	"os/signal"
 	"strings"
 	"syscall"
 	"time"
 
 	"github.com/druidiceberg/sidecar/handlers"
 	"github.com/druidiceberg/sidecar/internal/connlimit"
+	"github.com/druidiceberg/sidecar/internal/rungroup"
 	"github.com/druidiceberg/sidecar/metrics"
 )
 
@@ -20,16 +23,15 @@ import (
 // orchestrator holds a few.
 const healthConnections = 64
 
-// serveHTTP serves the router made of hc on cfg.Addr, with at most
-// --max-connections connections open, and with --health-addr the health
-// routes on a listener of their own, until ctx is cancelled; then it shuts
-// both down gracefully. ready, when non-nil, receives the address of
-// cfg.Addr once it listens; catalogs names the catalogs for the log.
-func serveHTTP(ctx context.Context, cfg config, hc handlers.Config, m *metrics.Metrics, ready chan<- string, catalogs []string) error {
+// listen opens cfg.Addr, with at most --max-connections connections open,
+// and with --health-addr the health routes on a listener of their own, and
+// makes the servers of the router made of hc; catalogs names the catalogs
+// for the log. The first server is the main one.
+func listen(ctx context.Context, cfg config, hc handlers.Config, m *metrics.Metrics, catalogs []string) ([]*listening, error) {
 	log := hc.Logger
 	limit, err := openFileLimit()
 	if err != nil {
-		return fmt.Errorf("read the open-file limit: %w", err)
+		return nil, fmt.Errorf("read the open-file limit: %w", err)
 	}
 	maxConns := connectionCap(cfg.MaxConnections, limit)
 	if uint64(maxConns)+healthConnections >= limit {
@@ -49,7 +51,7 @@ func serveHTTP(ctx context.Context, cfg config, hc handlers.Config, m *metrics.M
 	}
 	tcp, err := lc.Listen(context.WithoutCancel(ctx), "tcp", cfg.Addr)
 	if err != nil {
-		return fmt.Errorf("listen on %s: %w", cfg.Addr, err)
+		return nil, fmt.Errorf("listen on %s: %w", cfg.Addr, err)
 	}
 	hooks := connlimit.Hooks{
 		Opened: m.HTTPConnections.Inc, Closed: m.HTTPConnections.Dec,
@@ -64,14 +66,15 @@ func serveHTTP(ctx context.Context, cfg config, hc handlers.Config, m *metrics.M
 			}
 		},
 	}
-	servers := []*listening{{ln: connlimit.New(tcp, maxConns, hooks), handler: handlers.New(hc)}}
+	servers := []*listening{{name: "main", ln: connlimit.New(tcp, maxConns, hooks), handler: handlers.New(hc)}}
 	if cfg.HealthAddr != "" {
 		htcp, err := net.Listen("tcp", cfg.HealthAddr)
 		if err != nil {
 			_ = tcp.Close()
-			return fmt.Errorf("listen on %s (--health-addr): %w", cfg.HealthAddr, err)
+			return nil, fmt.Errorf("listen on %s (--health-addr): %w", cfg.HealthAddr, err)
 		}
-		servers = append(servers, &listening{ln: connlimit.New(htcp, healthConnections, connlimit.Hooks{}), handler: handlers.NewHealth(hc)})
+		servers = append(servers, &listening{name: "health", ln: connlimit.New(htcp, healthConnections, connlimit.Hooks{}),
+			handler: handlers.NewHealth(hc)})
 	}
 	// No ReadTimeout or WriteTimeout: they would cut a long row stream that
 	// a slow but live client is still reading. Slow clients are bounded by
@@ -95,53 +98,101 @@ func serveHTTP(ctx context.Context, cfg config, hc handlers.Config, m *metrics.M
 		attrs = append(attrs, slog.String("health_addr", servers[1].ln.Addr().String()))
 	}
 	log.Info("listening", attrs...)
-	if ready != nil {
-		ready <- tcp.Addr().String()
-	}
+	return servers, nil
+}
 
-	errc := make(chan error, len(servers))
+// runServers runs the servers and the components they use as one group
+// (rungroup) until ctx is cancelled or a server stops on its own, then
+// stops them in this order: readiness (close stopping, so that /readyz
+// answers 503), --shutdown-delay (which a second SIGTERM or SIGINT ends),
+// the main server (it stops accepting and its streams finish within
+// --shutdown-grace; past it they are cut), the health server, then stops
+// (the catalogs), each once the one before has returned.
+func runServers(ctx context.Context, cfg config, log *slog.Logger, servers []*listening, stopping chan<- struct{}, stops []func()) error {
+	var g rungroup.Group
+	// The signal: main cancels ctx on SIGTERM or SIGINT.
+	interrupted := make(chan struct{})
+	g.Add(func() error {
+		select {
+		case <-ctx.Done():
+			log.Info("shutting down", slog.Duration("delay", cfg.ShutdownDelay), slog.Duration("grace", cfg.ShutdownGrace))
+		case <-interrupted:
+		}
+		return nil
+	}, func(error) { close(interrupted) })
+	// Readiness, first to stop: /readyz answers 503 from here on, while
+	// the listeners still accept for --shutdown-delay, so that a load
+	// balancer that polls it takes the replica out before it refuses.
+	unready := make(chan struct{})
+	g.Add(func() error {
+		<-unready
+		return nil
+	}, func(err error) {
+		var again chan os.Signal
+		if err == nil && cfg.ShutdownDelay > 0 {
+			// Registered before /readyz turns, so that a second signal
+			// sent once it has is never lost.
+			again = make(chan os.Signal, 1)
+			signal.Notify(again, os.Interrupt, syscall.SIGTERM)
+			defer signal.Stop(again)
+		}
+		close(stopping)
+		log.Info("not ready")
+		close(unready)
+		if again == nil {
+			return
+		}
+		delay := time.NewTimer(cfg.ShutdownDelay)
+		defer delay.Stop()
+		select {
+		case <-delay.C:
+		case <-again:
+			log.Info("second signal: shutdown delay ended")
+		}
+	})
+	// The servers, main first: each interrupt returns once its
+	// connections are drained, or cut when the grace period is over. The
+	// grace period starts when the main server stops accepting.
+	var grace context.Context
+	cancelGrace := func() {}
+	defer func() { cancelGrace() }()
 	for _, s := range servers {
-		go func() {
+		served := make(chan struct{})
+		g.Add(func() error {
+			defer close(served)
+			var err error
 			if cfg.TLSCert != "" {
-				errc <- s.srv.ServeTLS(s.ln, cfg.TLSCert, cfg.TLSKey)
-				return
+				err = s.srv.ServeTLS(s.ln, cfg.TLSCert, cfg.TLSKey)
+			} else {
+				err = s.srv.Serve(s.ln)
 			}
-			errc <- s.srv.Serve(s.ln)
-		}()
+			if errors.Is(err, http.ErrServerClosed) {
+				return nil
+			}
+			return fmt.Errorf("serve %s listener: %w", s.name, err)
+		}, func(error) {
+			if grace == nil {
+				grace, cancelGrace = context.WithTimeout(context.Background(), cfg.ShutdownGrace)
+			}
+			if err := s.srv.Shutdown(grace); err != nil {
+				// The grace period ran out: cut what is left so clients
+				// retry against another replica rather than wait.
+				log.Warn("grace period over, aborting open streams", slog.String("listener", s.name), slog.String("error", err.Error()))
+				_ = s.srv.Close()
+			}
+			<-served
+		})
 	}
-	// A server that stops on its own (it cannot listen any more) stops
-	// the others too.
-	var serveErr error
-	waiting := len(servers)
-	select {
-	case serveErr = <-errc:
-		waiting--
-	case <-ctx.Done():
-		log.Info("shutting down", slog.Duration("grace", cfg.ShutdownGrace))
+	// What the servers used, closed once nothing serves from it.
+	for _, stop := range stops {
+		g.AddStop(stop)
 	}
-	sctx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownGrace)
-	defer cancel()
-	for _, s := range servers {
-		if err := s.srv.Shutdown(sctx); err != nil {
-			// The grace period ran out: cut what is left so clients retry
-			// against another replica rather than wait.
-			log.Warn("grace period over, aborting open streams", slog.String("error", err.Error()))
-			_ = s.srv.Close()
-		}
-	}
-	for range waiting {
-		if err := <-errc; serveErr == nil && !errors.Is(err, http.ErrServerClosed) {
-			serveErr = err
-		}
-	}
-	if serveErr != nil {
-		return fmt.Errorf("serve: %w", serveErr)
-	}
-	return nil
+	return g.Run()
 }
 
 // listening is one listener with the server that serves it.
 type listening struct {
+	name    string
 	ln      *connlimit.Listener
 	handler http.Handler
 	srv     *http.Server

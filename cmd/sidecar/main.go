@@ -98,8 +98,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	return 2
 }
 
-// serve runs the HTTP server until ctx is cancelled, then shuts down
-// gracefully. ready, when non-nil, receives the bound address once the server
+// serve runs the HTTP servers and the catalogs they serve until ctx is
+// cancelled, then shuts down gracefully (runServers says in which order).
+// ready, when non-nil, receives the bound address once the server
 // listens (tests use it with --addr 127.0.0.1:0).
 func serve(ctx context.Context, cfg config, logOut io.Writer, ready chan<- string) error {
 	log := newLogger(cfg.LogFormat, logOut)
@@ -148,6 +149,14 @@ func serve(ctx context.Context, cfg config, logOut io.Writer, ready chan<- strin
 	}
 	var cats []handlers.Catalog
 	var names []string
+	// stops close the catalogs: the run group's last components once it
+	// runs, and here when start-up fails before it does.
+	var stops []func()
+	defer func() {
+		for _, stop := range stops {
+			stop()
+		}
+	}()
 	for _, c := range cfg.Catalogs {
 		if err := checkBuiltIn(c); err != nil {
 			return err
@@ -157,16 +166,20 @@ func serve(ctx context.Context, cfg config, logOut io.Writer, ready chan<- strin
 		// Each catalog gives each of its tables the FileIO to read it
 		// with: the catalog's vended credentials, or the catalog's own
 		// properties, with its location map.
-		cat, err := catalog.New(c, catalog.WithEvents(m), catalog.WithStallTimeout(cfg.StorageStallTimeout),
-			catalog.WithPrivateFiles(cfg.privateFiles()...))
+		opts := []catalog.Option{catalog.WithEvents(m), catalog.WithStallTimeout(cfg.StorageStallTimeout),
+			catalog.WithPrivateFiles(cfg.privateFiles()...)}
+		if cfg.clock != nil {
+			opts = append(opts, catalog.WithClock(cfg.clock))
+		}
+		cat, err := catalog.New(c, opts...)
 		if err != nil {
 			return err
 		}
-		defer func() {
+		stops = append(stops, func() {
 			if err := cat.Close(); err != nil {
 				log.Warn("close catalog", slog.String("catalog", c.Name), slog.String("error", err.Error()))
 			}
-		}()
+		})
 		planner, err := splits.NewPlanner(cat, signer,
 			splits.WithTargetSplitSize(int64(cfg.TargetSplitSize)), splits.WithMaxSplitFiles(cfg.MaxSplitFiles),
 			splits.WithMaxSplits(cfg.MaxSplits), splits.WithMemoryBudget(budget), splits.WithPlanEvents(m))
@@ -190,6 +203,7 @@ func serve(ctx context.Context, cfg config, logOut io.Writer, ready chan<- strin
 		names = append(names, c.Name)
 	}
 
+	stopping := make(chan struct{})
 	hc := handlers.Config{
 		Catalogs:       cats,
 		DefaultCatalog: cfg.DefaultCatalog,
@@ -208,9 +222,18 @@ func serve(ctx context.Context, cfg config, logOut io.Writer, ready chan<- strin
 		DruidPasswordEnv: cfg.DruidPasswordEnv,
 
 		WriteStallTimeout: cfg.WriteStallTimeout,
+		Stopping:          stopping,
 	}
-
-	return serveHTTP(ctx, cfg, hc, m, ready, names)
+	servers, err := listen(ctx, cfg, hc, m, names)
+	if err != nil {
+		return err
+	}
+	if ready != nil {
+		ready <- servers[0].ln.Addr().String()
+	}
+	grouped := stops
+	stops = nil
+	return runServers(ctx, cfg, log, servers, stopping, grouped)
 }
 
 // pingOnce connects to a catalog at start-up, for at most timeout: a

@@ -125,9 +125,9 @@ func TestMemoryRule(t *testing.T) {
 		budget, bound        int64
 		boundName, budgetsIn string
 	}{
-		{"a limit", config{memoryLimit: memory.Limit{Bytes: 1 << 30, Origin: "GOMEMLIMIT"}}, 512 << 20, 256 << 20,
+		{"a limit", config{limitsConfig: limitsConfig{memoryLimit: memory.Limit{Bytes: 1 << 30, Origin: "GOMEMLIMIT"}}}, 512 << 20, 256 << 20,
 			"--max-delete-memory (by default half the memory budget", "GOMEMLIMIT"},
-		{"the flag", config{MaxDeleteMemory: 2 << 30, memoryLimit: memory.Limit{Bytes: 1 << 30, Origin: "GOMEMLIMIT"}}, 512 << 20, 2 << 30,
+		{"the flag", config{limitsConfig: limitsConfig{MaxDeleteMemory: 2 << 30, memoryLimit: memory.Limit{Bytes: 1 << 30, Origin: "GOMEMLIMIT"}}}, 512 << 20, 2 << 30,
 			"--max-delete-memory", "GOMEMLIMIT"},
 		{"no limit", config{}, 0, 1 << 30, "without a memory limit", ""},
 	}

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -50,9 +51,9 @@ func TestGracefulShutdown(t *testing.T) {
 		resp, head := s.beginStream(t, uri)
 		defer resp.Body.Close()
 		s.cancel()
+		// The client reads the rest once the listener refuses: after the
+		// shutdown began.
 		s.waitRefused(t)
-		// The client keeps reading slowly after the shutdown began.
-		time.Sleep(300 * time.Millisecond)
 		rest, err := io.ReadAll(resp.Body)
 		if err != nil {
 			t.Fatalf("the stream broke during a graceful shutdown: %v", err)
@@ -83,8 +84,9 @@ func TestGracefulShutdown(t *testing.T) {
 		defer resp.Body.Close()
 		s.cancel()
 		s.waitRefused(t)
-		// The client stalls past the grace period.
-		time.Sleep(time.Second)
+		// The client reads nothing until the server says the grace
+		// period is over.
+		waitLogged(t, s.logs, "grace period over")
 		rest, err := io.ReadAll(resp.Body)
 		if err == nil {
 			t.Fatalf("the cut stream ended cleanly after %d of %d bytes: Druid would take it for the whole split",
@@ -96,10 +98,100 @@ func TestGracefulShutdown(t *testing.T) {
 		if err := s.wait(t, time.Minute); err != nil {
 			t.Fatalf("serve: %v", err)
 		}
-		if !strings.Contains(s.logs.String(), "grace period over") {
-			t.Fatalf("no log line says streams were cut:\n%s", s.logs.String())
-		}
 	})
+
+	t.Run("readiness turns before the listener closes", func(t *testing.T) {
+		testReadinessFirst(t, dir)
+	})
+}
+
+// testReadinessFirst is SIGTERM to a sidecar process with --health-addr
+// and --shutdown-delay, each step held by what the test observes: /readyz
+// turns 503 shutting_down while the main listener still accepts and
+// serves; a second SIGTERM ends the delay and the main listener refuses;
+// a stream that began before the first signal finishes byte-exact; the
+// process exits 0. The delay is longer than the test may run, so that
+// only the second signal can end it.
+func testReadinessFirst(t *testing.T, dir string) {
+	r := startReplicaEnv(t, nil, "--warehouse", filepath.Join(dir, "warehouse"),
+		"--token-key-file", filepath.Join(dir, "token.key"), "--health-addr", "127.0.0.1:0",
+		"--shutdown-delay", "1h", "--shutdown-grace", "2m")
+	base, health := "http://"+r.addr, "http://"+r.healthAddr
+	p := getPlan(t, base+"/splits?mode=rows&table=bench.big")
+	if len(p.InputSource.URIs) != 1 {
+		t.Fatalf("bench.big: %d splits, want 1", len(p.InputSource.URIs))
+	}
+	uri := p.InputSource.URIs[0]
+	want := getBody(t, uri)
+	if st, body := fetch(t, health+"/readyz"); st != http.StatusOK {
+		t.Fatalf("/readyz before the signal: %d %s", st, body)
+	}
+	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+	resp, head := beginStream(t, client, uri)
+	defer resp.Body.Close()
+
+	if err := r.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(time.Minute)
+	for {
+		st, body := fetch(t, health+"/readyz")
+		if st == http.StatusServiceUnavailable && strings.Contains(body, `"shutting_down"`) {
+			break
+		}
+		if st != http.StatusOK || time.Now().After(deadline) {
+			t.Fatalf("/readyz after SIGTERM: %d %s, want 200 until it turns 503 shutting_down\n%s", st, body, tail(r.logs.String()))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	// Not ready, and still serving: a load balancer that polls /readyz
+	// takes the replica out before it refuses anything.
+	if st, body := fetch(t, base+"/splits?table=demo.orders"); st != http.StatusOK {
+		t.Fatalf("a plan on the main listener once /readyz is 503, within --shutdown-delay: %d %s", st, body)
+	}
+
+	if err := r.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	waitRefused(t, r.addr)
+	rest, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatalf("the stream broke during the shutdown: %v", err)
+	}
+	if got := append(head, rest...); !bytes.Equal(got, want) {
+		t.Fatalf("the stream read during the shutdown differs: %d bytes, want %d", len(got), len(want))
+	}
+	select {
+	case err := <-r.exited:
+		if err != nil {
+			t.Fatalf("the sidecar exited with %v, want 0\n%s", err, tail(r.logs.String()))
+		}
+	case <-time.After(time.Minute):
+		t.Fatalf("the sidecar did not exit within a minute of the second signal\n%s", tail(r.logs.String()))
+	}
+	// The log says the same order.
+	logs := r.logs.String()
+	order := []string{`"msg":"shutting down"`, `"msg":"not ready"`, `"msg":"second signal: shutdown delay ended"`}
+	at := 0
+	for _, m := range order {
+		i := strings.Index(logs[at:], m)
+		if i < 0 {
+			t.Fatalf("the log does not say %s after %v in order:\n%s", m, order, tail(logs))
+		}
+		at += i
+	}
+}
+
+// waitLogged waits until logs holds s.
+func waitLogged(t *testing.T, logs *testlog.Buffer, s string) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for !strings.Contains(logs.String(), s) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no log line says %q within a minute:\n%s", s, tail(logs.String()))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }
 
 // served is one `sidecar serve` running in the test.
@@ -184,7 +276,14 @@ func (s *served) rowsURI(t *testing.T, table string) string {
 // beginStream starts reading uri and returns after the first 64 KiB.
 func (s *served) beginStream(t *testing.T, uri string) (*http.Response, []byte) {
 	t.Helper()
-	resp, err := s.client.Get(uri)
+	return beginStream(t, s.client, uri)
+}
+
+// beginStream starts reading uri with client and returns after the first
+// 64 KiB.
+func beginStream(t *testing.T, client *http.Client, uri string) (*http.Response, []byte) {
+	t.Helper()
+	resp, err := client.Get(uri)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -203,9 +302,15 @@ func (s *served) beginStream(t *testing.T, uri string) (*http.Response, []byte) 
 // waitRefused waits until the server no longer accepts connections.
 func (s *served) waitRefused(t *testing.T) {
 	t.Helper()
+	waitRefused(t, s.addr)
+}
+
+// waitRefused waits until addr no longer accepts connections.
+func waitRefused(t *testing.T, addr string) {
+	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		c, err := net.DialTimeout("tcp", s.addr, time.Second)
+		c, err := net.DialTimeout("tcp", addr, time.Second)
 		if err != nil {
 			return
 		}

@@ -189,9 +189,11 @@ func newRealSyncEnv(t *testing.T, d *syncDruid) *realSyncEnv {
 	t.Helper()
 	dir, cat, sidecar := startSyncSidecar(t, handlers.Config{})
 	return &realSyncEnv{ctx: context.Background(), cat: cat, druid: d, cfg: syncConfig{
-		SidecarURL: sidecar.URL, BrokerURL: d.broker, OverlordURLs: d.overlord, StateFile: filepath.Join(dir, "state.json"),
-		Once: true, Interval: time.Minute, PollInterval: 500 * time.Millisecond, TaskTimeout: 5 * time.Minute, MaxTasks: 2,
-		HTTPTimeout: time.Minute, LogFormat: "text",
+		syncLoopConfig:      syncLoopConfig{StateFile: filepath.Join(dir, "state.json"), Once: true, Interval: time.Minute},
+		sidecarClientConfig: sidecarClientConfig{SidecarURL: sidecar.URL},
+		druidConfig: druidConfig{BrokerURL: d.broker, OverlordURLs: d.overlord, PollInterval: 500 * time.Millisecond,
+			TaskTimeout: 5 * time.Minute, MaxTasks: 2},
+		HTTPTimeout: time.Minute, logConfig: logConfig{LogFormat: "text"},
 	}}
 }
 

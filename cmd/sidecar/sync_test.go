@@ -101,10 +101,11 @@ func newSyncEnv(t *testing.T) *syncEnv {
 	return &syncEnv{
 		ctx: context.Background(), cat: cat, druid: druid, logs: &bytes.Buffer{},
 		cfg: syncConfig{
-			SidecarURL: sidecar.URL, DruidURL: druidSrv.URL, StateFile: filepath.Join(dir, "state.json"),
-			Once: true, Interval: time.Minute, PollInterval: time.Millisecond, TaskTimeout: time.Minute, MaxTasks: 4,
-			HTTPTimeout: time.Minute, LogFormat: "text",
-			SidecarAuth: &credential{sidecarUser, sidecarPassword}, DruidAuth: &credential{druidUser, druidPassword},
+			syncLoopConfig:      syncLoopConfig{StateFile: filepath.Join(dir, "state.json"), Once: true, Interval: time.Minute},
+			sidecarClientConfig: sidecarClientConfig{SidecarURL: sidecar.URL, SidecarAuth: &credential{sidecarUser, sidecarPassword}},
+			druidConfig: druidConfig{DruidURL: druidSrv.URL, PollInterval: time.Millisecond, TaskTimeout: time.Minute, MaxTasks: 4,
+				DruidAuth: &credential{druidUser, druidPassword}},
+			HTTPTimeout: time.Minute, logConfig: logConfig{LogFormat: "text"},
 		},
 	}
 }

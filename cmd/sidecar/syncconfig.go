@@ -21,11 +21,54 @@ import (
 )
 
 // syncConfig is the one configuration of `sidecar sync`, validated before
-// anything starts. Flags come first; SIDECAR_<NAME> environment variables
-// fill what the flags leave unset. The pairs come from the --config file.
+// anything starts: one struct per component, each registering its own
+// flags. Flags come first; SIDECAR_<NAME> environment variables fill what
+// the flags leave unset. The pairs come from the --config file.
 type syncConfig struct {
+	syncLoopConfig
+	sidecarClientConfig
+	druidConfig
+	// HTTPTimeout bounds one request to the sidecar or Druid.
+	HTTPTimeout time.Duration
+	logConfig
+}
+
+// syncLoopConfig is what sync keeps in step, and how often.
+type syncLoopConfig struct {
 	ConfigFile string
+	Pairs      []syncPair
+	StateFile  string
+	Once       bool
+	DryRun     bool
+	Interval   time.Duration
+}
+
+func (c *syncLoopConfig) register(fs *flag.FlagSet) {
+	fs.StringVar(&c.ConfigFile, "config", "", "YAML file of the (table → datasource) pairs to keep in step (required)")
+	fs.StringVar(&c.StateFile, "state-file", "./sidecar-sync-state.json", "where the last snapshot applied per datasource is kept")
+	fs.BoolVar(&c.Once, "once", false, "sync every pair once and exit (for cron); otherwise loop every --interval")
+	fs.BoolVar(&c.DryRun, "dry-run", false, "print the statements that would be submitted; submit nothing, write no state")
+	fs.DurationVar(&c.Interval, "interval", 5*time.Minute, "time between two syncs in a loop")
+}
+
+// sidecarClientConfig is the running sidecar that sync asks for changes.
+type sidecarClientConfig struct {
 	SidecarURL string
+	// SidecarAuth is the Basic credentials sync presents to the sidecar;
+	// nil sends none. They come from a file or the environment, never
+	// from a flag value.
+	SidecarAuthFile string
+	SidecarAuth     *credential
+}
+
+func (c *sidecarClientConfig) register(fs *flag.FlagSet) {
+	fs.StringVar(&c.SidecarURL, "sidecar", "http://127.0.0.1:8080", "base URL of the running sidecar that plans the changes (GET /changes)")
+	fs.StringVar(&c.SidecarAuthFile, "basic-auth-file", "", "file whose first username:password line is sent to the sidecar (or SIDECAR_BASIC_AUTH_USERNAME and _PASSWORD)")
+}
+
+// druidConfig is the Druid cluster sync submits to, and how it waits for
+// its tasks.
+type druidConfig struct {
 	// DruidURL is a Router: statements and task status both go there,
 	// unless BrokerURL or OverlordURLs say otherwise.
 	DruidURL string
@@ -41,22 +84,29 @@ type syncConfig struct {
 	// MaxTasks is the most Druid tasks sync's statements take at once,
 	// each counting its maxNumTasks (the controller and its workers).
 	MaxTasks     int
-	StateFile    string
-	Once         bool
-	DryRun       bool
-	Interval     time.Duration
 	PollInterval time.Duration
 	TaskTimeout  time.Duration
-	HTTPTimeout  time.Duration
-	LogFormat    string
-	// SidecarAuth and DruidAuth are the Basic credentials sync presents;
-	// nil sends none. They come from files or the environment, never from
-	// a flag value.
-	SidecarAuthFile string
-	DruidAuthFile   string
-	SidecarAuth     *credential
-	DruidAuth       *credential
-	Pairs           []syncPair
+	// DruidAuth is the Basic credentials sync presents to Druid; nil
+	// sends none. They come from a file or the environment, never from a
+	// flag value.
+	DruidAuthFile string
+	DruidAuth     *credential
+}
+
+func (c *druidConfig) register(fs *flag.FlagSet) {
+	fs.StringVar(&c.DruidURL, "druid", "", "base URL of a Druid Router, e.g. http://router:8888, for statements and task status "+
+		"(the task API needs druid.router.managementProxy.enabled=true); or give --druid-broker and --druid-overlord")
+	fs.StringVar(&c.BrokerURL, "druid-broker", "", "base URL of a Druid Broker (or Router) that takes the statements; default --druid")
+	fs.StringVar(&c.OverlordURLs, "druid-overlord", "", "base URLs of the Druid Overlords, comma-separated (or a Router with the "+
+		"management proxy), for task status; a standby's redirect is followed only to one of them; default --druid")
+	fs.StringVar(&c.CoordinatorURL, "druid-coordinator", "", "base URL of the Druid Coordinator (or a Router with the management "+
+		"proxy) that drops the segments of an interval that lost its last row, on a Druid before 29; default --druid, "+
+		"else the first --druid-overlord (a Coordinator that runs the Overlord)")
+	fs.IntVar(&c.MaxTasks, "max-tasks", 4, "most Druid tasks sync's statements take at once, each counting its maxNumTasks "+
+		"(the controller and its workers)")
+	fs.DurationVar(&c.PollInterval, "poll-interval", 5*time.Second, "time between two task status requests")
+	fs.DurationVar(&c.TaskTimeout, "task-timeout", 2*time.Hour, "how long a sync waits for its Druid tasks before it gives up (the work is redone next time)")
+	fs.StringVar(&c.DruidAuthFile, "druid-auth-file", "", "file whose first username:password line is sent to Druid (or SIDECAR_DRUID_USERNAME and _PASSWORD)")
 }
 
 // credential is one username and password.
@@ -103,28 +153,11 @@ func parseSync(args []string, getenv func(string) string, help io.Writer) (syncC
 	fs := flag.NewFlagSet("sidecar sync", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	var c syncConfig
-	fs.StringVar(&c.ConfigFile, "config", "", "YAML file of the (table → datasource) pairs to keep in step (required)")
-	fs.StringVar(&c.SidecarURL, "sidecar", "http://127.0.0.1:8080", "base URL of the running sidecar that plans the changes (GET /changes)")
-	fs.StringVar(&c.DruidURL, "druid", "", "base URL of a Druid Router, e.g. http://router:8888, for statements and task status "+
-		"(the task API needs druid.router.managementProxy.enabled=true); or give --druid-broker and --druid-overlord")
-	fs.StringVar(&c.BrokerURL, "druid-broker", "", "base URL of a Druid Broker (or Router) that takes the statements; default --druid")
-	fs.StringVar(&c.OverlordURLs, "druid-overlord", "", "base URLs of the Druid Overlords, comma-separated (or a Router with the "+
-		"management proxy), for task status; a standby's redirect is followed only to one of them; default --druid")
-	fs.StringVar(&c.CoordinatorURL, "druid-coordinator", "", "base URL of the Druid Coordinator (or a Router with the management "+
-		"proxy) that drops the segments of an interval that lost its last row, on a Druid before 29; default --druid, "+
-		"else the first --druid-overlord (a Coordinator that runs the Overlord)")
-	fs.IntVar(&c.MaxTasks, "max-tasks", 4, "most Druid tasks sync's statements take at once, each counting its maxNumTasks "+
-		"(the controller and its workers)")
-	fs.StringVar(&c.StateFile, "state-file", "./sidecar-sync-state.json", "where the last snapshot applied per datasource is kept")
-	fs.BoolVar(&c.Once, "once", false, "sync every pair once and exit (for cron); otherwise loop every --interval")
-	fs.BoolVar(&c.DryRun, "dry-run", false, "print the statements that would be submitted; submit nothing, write no state")
-	fs.DurationVar(&c.Interval, "interval", 5*time.Minute, "time between two syncs in a loop")
-	fs.DurationVar(&c.PollInterval, "poll-interval", 5*time.Second, "time between two task status requests")
-	fs.DurationVar(&c.TaskTimeout, "task-timeout", 2*time.Hour, "how long a sync waits for its Druid tasks before it gives up (the work is redone next time)")
+	c.syncLoopConfig.register(fs)
+	c.sidecarClientConfig.register(fs)
+	c.druidConfig.register(fs)
 	fs.DurationVar(&c.HTTPTimeout, "http-timeout", 5*time.Minute, "timeout of one request to the sidecar or Druid")
-	fs.StringVar(&c.LogFormat, "log-format", "text", "log format: text or json")
-	fs.StringVar(&c.SidecarAuthFile, "basic-auth-file", "", "file whose first username:password line is sent to the sidecar (or SIDECAR_BASIC_AUTH_USERNAME and _PASSWORD)")
-	fs.StringVar(&c.DruidAuthFile, "druid-auth-file", "", "file whose first username:password line is sent to Druid (or SIDECAR_DRUID_USERNAME and _PASSWORD)")
+	c.logConfig.register(fs)
 	if _, err := parseFlags(fs, args, getenv, help, "usage: sidecar sync --config sync.yaml [flags]"); err != nil {
 		return c, err
 	}
@@ -193,10 +226,10 @@ func (c syncConfig) validate() error {
 }
 
 // broker is where statements go.
-func (c syncConfig) broker() string { return cmp.Or(c.BrokerURL, c.DruidURL) }
+func (c druidConfig) broker() string { return cmp.Or(c.BrokerURL, c.DruidURL) }
 
 // coordinator is where segments are marked unused.
-func (c syncConfig) coordinator() string {
+func (c druidConfig) coordinator() string {
 	if o := c.overlords(); len(o) > 0 {
 		return cmp.Or(c.CoordinatorURL, c.DruidURL, o[0])
 	}
@@ -204,7 +237,7 @@ func (c syncConfig) coordinator() string {
 }
 
 // overlords are where task status comes from.
-func (c syncConfig) overlords() []string {
+func (c druidConfig) overlords() []string {
 	var out []string
 	for _, o := range strings.Split(c.OverlordURLs, ",") {
 		if o = strings.TrimSpace(o); o != "" {

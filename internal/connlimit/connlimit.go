@@ -6,11 +6,8 @@
 // Idle connections go first: near the cap, each new connection closes the
 // one that has been idle longest (a keep-alive between requests, or one
 // that has sent nothing yet), which a client reopens at the cost of a
-// handshake. Only when every connection is busy is a new one refused.
-//
-//	ln := connlimit.New(tcp, 15_000, connlimit.Hooks{})
-//	srv := &http.Server{Handler: h, ConnState: ln.ConnState}
-//	srv.Serve(ln)
+// handshake. Only when every connection is busy is a new one refused. The
+// server hands the listener its connection states (the package example).
 package connlimit
 
 import (

@@ -1,15 +1,8 @@
 // Package demo writes the sidecar's demo tables (sidecar serve --demo): two
 // small format-version 2 tables, one with positional and equality deletes and
 // one without, built with internal/icewrite so that the same call writes the
-// same data and delete files every time.
-//
-// Example, the demo warehouse the sidecar serves with --demo:
-//
-//	cat, err := hadoop.NewCatalog("local", "./warehouse", nil)
-//	if err != nil {
-//		return err
-//	}
-//	return demo.Write(ctx, cat)
+// same data and delete files every time. The package example writes the
+// demo warehouse the sidecar serves with --demo.
 package demo
 
 import (

@@ -12,22 +12,8 @@
 // 00000-0-00000000-0000-4000-8000-0000000000nn-00001.parquet under the
 // table's data directory, so the same calls write the same files, and the
 // lexical order of data file paths is the order of n. Equality delete file
-// names are not deterministic.
-//
-// Example: a table with one data file of one row.
-//
-//	tbl, err := icewrite.CreateTable(ctx, cat, table.Identifier{"db", "t"}, sc, 2)
-//	if err != nil {
-//		return err
-//	}
-//	asc, err := icewrite.ArrowSchema(tbl)
-//	if err != nil {
-//		return err
-//	}
-//	b := array.NewRecordBuilder(memory.DefaultAllocator, asc)
-//	defer b.Release()
-//	b.Field(0).(*array.Int64Builder).Append(1)
-//	tbl, _, err = icewrite.AppendBatch(ctx, tbl, 1, b.NewRecordBatch())
+// names are not deterministic. The package example writes a table with one
+// data file of one row.
 package icewrite
 
 import (

@@ -10,14 +10,8 @@
 // retries); one that can never fit, being larger than the budget or than
 // the bound its reservation was given, fails with an *ExceedsError. Before
 // it answers ErrBusy, the budget asks the holders of memory that can be
-// given back (the delete cache's idle entries) to give it back.
-//
-//	b := memory.NewBudget(512<<20, "half the Go memory limit", nil)
-//	r, err := b.Reserve(memory.Plan, need, 0)
-//	if err != nil {
-//		return err // ErrBusy, or an *ExceedsError
-//	}
-//	defer r.Release()
+// given back (the delete cache's idle entries) to give it back. The
+// package example reserves and releases.
 package memory
 
 import (

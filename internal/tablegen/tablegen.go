@@ -20,14 +20,9 @@
 // under the table's data directory, so the lexical order of data file paths is
 // the order in which the builder wrote them. Delete file names are not.
 //
-// Example, a table of 1,000 rows in one data file, 1% of them deleted by
-// position and 1% by equality:
-//
-//	cat, err := hadoop.NewCatalog("local", "./warehouse", nil)
-//	if err != nil {
-//		return err
-//	}
-//	tbl, err := tablegen.Bench(ctx, cat, table.Identifier{"bench", "t"}, 1000, 1, 0.01, 0.01)
+// The package example writes a table of 1,000 rows in one data file, 1% of
+// them deleted by position and 1% by equality, and reads it back with the
+// oracle.
 package tablegen
 
 import (

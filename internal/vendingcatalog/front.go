@@ -33,19 +33,8 @@
 // vended, so a test can assert that a client refreshed.
 //
 // A test starts SeaweedFS with IAM writes allowed (`weed mini -s3.config …
-// -s3.iam.readOnly=false`), then:
-//
-//	f, err := vendingcatalog.Start(ctx, vendingcatalog.Options{
-//		Catalog: restURL, S3: s3URL, Bucket: "warehouse",
-//		AdminAccessKey: admin, AdminSecretKey: adminSecret,
-//		User: "vend-reader", Mode: vendingcatalog.StorageCredentials,
-//		CredentialsEndpoint: true, Lifetime: 6 * time.Second, Rotation: 3 * time.Second,
-//	})
-//	if err != nil {
-//		t.Fatal(err)
-//	}
-//	t.Cleanup(func() { _ = f.Close() })
-//	cat, err := catalog.Load(ctx, "front", iceberg.Properties{"type": "rest", "uri": f.URL(), …})
+// -s3.iam.readOnly=false`), then a front over it (ExampleStart) and an
+// iceberg-go REST catalog over the front.
 //
 // The sidecar's binary never links this package.
 package vendingcatalog

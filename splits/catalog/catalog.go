@@ -17,14 +17,8 @@
 // Every error of the catalog or its storage is classified with the split
 // package's sentinels (ErrTableNotFound, ErrDenied, ErrUnavailable,
 // ErrForbiddenLocation) and scrubbed of the configuration's secrets; the
-// catalog never logs.
-//
-// A typical use:
-//
-//	cat, err := catalog.New(catalog.Config{Type: "rest", Name: "lake", URI: "https://catalog"})
-//	defer cat.Close()
-//	tbl, err := cat.LoadTable(ctx, []string{"ns", "t"})
-//	fsys, err := tbl.FS(ctx) // the table's FileIO
+// catalog never logs. The package example loads a table and opens a file
+// with its FileIO.
 package catalog
 
 import (
@@ -95,7 +89,8 @@ func WithPrivateFiles(paths ...string) Option {
 	return func(c *Catalog) { c.private = append(c.private, paths...) }
 }
 
-// WithClock sets the clock the caches age by (tests).
+// WithClock sets the clock the caches and a failed connection's retry age
+// by (tests).
 func WithClock(now func() time.Time) Option { return func(c *Catalog) { c.now = now } }
 
 // WithFileIOWrapper hands wrap the FileIO that opens each file of a table
@@ -176,6 +171,7 @@ func New(cfg Config, opts ...Option) (*Catalog, error) {
 	for _, o := range opts {
 		o(c)
 	}
+	c.conn.now = c.now
 	return c, nil
 }
 

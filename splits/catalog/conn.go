@@ -49,6 +49,7 @@ type conn struct {
 	secrets    []string
 	server     icebergio.IO
 	retryAfter time.Duration
+	now        func() time.Time
 
 	mu       sync.Mutex
 	loader   tableLoader
@@ -84,7 +85,7 @@ func (c *conn) get(ctx context.Context) (tableLoader, error) {
 	if c.loader != nil {
 		return c.loader, nil
 	}
-	if c.lastErr != nil && time.Since(c.failedAt) < c.retryAfter {
+	if c.lastErr != nil && c.now().Sub(c.failedAt) < c.retryAfter {
 		return nil, c.lastErr
 	}
 	l, err := c.connect(ctx)
@@ -94,7 +95,7 @@ func (c *conn) get(ctx context.Context) (tableLoader, error) {
 			kind = split.ErrDenied
 		}
 		c.lastErr = redact(fmt.Errorf("%w: connect to %s catalog %q: %w", kind, c.cfg.Type, c.cfg.Name, err), c.secrets)
-		c.failedAt = time.Now()
+		c.failedAt = c.now()
 		return nil, c.lastErr
 	}
 	c.loader, c.lastErr = l, nil
