@@ -141,7 +141,10 @@ func TestLocalCatalogPlansLocally(t *testing.T) {
 // is asked charges anything.
 type refusedMeter struct{ t *testing.T }
 
-func (m refusedMeter) Answer(int64) error { m.t.Error("charged an answer of a plan that was refused"); return nil }
+func (m refusedMeter) Answer(int64) error {
+	m.t.Error("charged an answer of a plan that was refused")
+	return nil
+}
 func (m refusedMeter) Entries(int64) error {
 	m.t.Error("charged the entries of a plan that was refused")
 	return nil
