@@ -1,10 +1,18 @@
 package catalog
 
 import (
+	"context"
 	"errors"
 	"io"
+	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
+
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/druidiceberg/sidecar/splits/split"
 )
 
 // TestAnswerBound: an answer of a REST catalog outside a plan is read up
@@ -73,3 +81,47 @@ func (m *cappedMeter) Answer(read int64) error {
 }
 
 func (m *cappedMeter) Entries(int64) error { return nil }
+
+// TestEndlessAnswer: a REST catalog whose table load answers with an
+// endless body (a hand-written server: Iceberg's cannot be told to) is
+// read to the bound of the catalog's transport and no further, and the
+// load fails as a catalog's bad answer does (ErrUpstream), naming the
+// bound, instead of filling the process.
+func TestEndlessAnswer(t *testing.T) {
+	const limit = 64 << 10
+	var sent atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		if r.URL.Path == "/v1/config" {
+			_, _ = io.WriteString(w, `{"defaults":{},"overrides":{}}`)
+			return
+		}
+		_, _ = io.WriteString(w, `{"metadata-location":"`)
+		chunk := []byte(strings.Repeat("x", 32<<10))
+		// Stops at 64 MiB should the sidecar read on: the test then fails.
+		for sent.Load() < 64<<20 {
+			n, err := w.Write(chunk)
+			sent.Add(int64(n))
+			if err != nil {
+				return
+			}
+		}
+	}))
+	t.Cleanup(srv.Close)
+	cat, err := New(Config{Type: "rest", Name: "lake", URI: srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cat.Close() })
+	cat.conn.answerLimit = limit
+	_, err = cat.LoadTable(context.Background(), table.Identifier{"ns", "t"})
+	if !errors.Is(err, split.ErrUpstream) || !strings.Contains(err.Error(), "answered with more than 65536 bytes") {
+		t.Fatalf("a table load answered with an endless body: %v, want ErrUpstream naming the bound", err)
+	}
+	srv.CloseClientConnections()
+	// What the server wrote bounds what the transport read; the rest of
+	// it sat in the sockets' buffers.
+	if s := sent.Load(); s >= 32<<20 {
+		t.Fatalf("the server wrote %d bytes before the sidecar stopped reading, want far less than its 64 MiB", s)
+	}
+}
