@@ -5,7 +5,6 @@ package handlers_test
 import (
 	"context"
 	"net/http"
-	"net/url"
 	"strconv"
 	"strings"
 	"testing"
@@ -38,7 +37,6 @@ func TestRealRemotePlanningMatchesLocal(t *testing.T) {
 		{"async", []icebergrest.Option{icebergrest.WithPlanning(icebergrest.AsyncPlanning)}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			ctx := context.Background()
 			dir := t.TempDir()
 			srv := icebergrest.Start(t, dir, tc.opts...)
 			tbl := planningTable(t, srv)
@@ -47,19 +45,7 @@ func TestRealRemotePlanningMatchesLocal(t *testing.T) {
 			}
 			local, remote, other := newPlanningSidecar(t, cfg("local")), newPlanningSidecar(t, cfg("remote")), newPlanningSidecar(t, cfg("remote"))
 
-			var queries []url.Values
-			var oracles [][]string
-			for _, snap := range tbl.Metadata().Snapshots() {
-				want, err := tablegen.OracleRows(ctx, tbl, snap.SnapshotID)
-				if err != nil {
-					t.Fatal(err)
-				}
-				id := strconv.FormatInt(snap.SnapshotID, 10)
-				queries = append(queries, q("table", "hist.t", "snapshotId", id, "mode", "rows"),
-					q("table", "hist.t", "snapshotId", id, "mode", "rows", "icebergFilter", planningFilter, "applyResidual", "true"),
-					q("table", "hist.t", "snapshotId", id, "mode", "rows", "columns", "v,id"))
-				oracles = append(oracles, want, nil, nil)
-			}
+			queries, oracles := historyQueries(t, tbl, true)
 			// The version 3 table, with a deletion vector and row ids,
 			// which a server's plan carries.
 			lin := lineageTable(t, srv)

@@ -195,6 +195,29 @@ func remoteVersusLocal(t *testing.T, local, remote, other *planningSidecar, quer
 const planningFilter = `{"type":"or","filters":[{"type":"interval","filterColumn":"ts","intervals":["2024-03-01/P1D"]},` +
 	`{"type":"range","filterColumn":"id","lower":10,"upper":18}]}`
 
+// historyQueries are the plans asked of every snapshot of planningTable's
+// table: the whole snapshot, and under planningFilter, and with projection
+// two columns of it too; with the oracle's rows (iceberg-go's ReadTasks)
+// of each whole snapshot, and nil for the others.
+func historyQueries(t *testing.T, tbl *table.Table, projection bool) (queries []url.Values, oracles [][]string) {
+	t.Helper()
+	for _, snap := range tbl.Metadata().Snapshots() {
+		want, err := tablegen.OracleRows(context.Background(), tbl, snap.SnapshotID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		id := strconv.FormatInt(snap.SnapshotID, 10)
+		queries = append(queries, q("table", "hist.t", "snapshotId", id, "mode", "rows"),
+			q("table", "hist.t", "snapshotId", id, "mode", "rows", "icebergFilter", planningFilter, "applyResidual", "true"))
+		oracles = append(oracles, want, nil)
+		if projection {
+			queries = append(queries, q("table", "hist.t", "snapshotId", id, "mode", "rows", "columns", "v,id"))
+			oracles = append(oracles, nil)
+		}
+	}
+	return queries, oracles
+}
+
 // TestRemotePlanning: the suite's case of scan planning on the server, on
 // one Iceberg REST catalog server (one JVM) planning synchronously with
 // plan tasks of two files to fetch. A sidecar that plans on the server
@@ -211,7 +234,6 @@ const planningFilter = `{"type":"or","filters":[{"type":"interval","filterColumn
 // (TestRealRemotePlanning*).
 func TestRemotePlanning(t *testing.T) {
 	testenv.SkipShort(t, "starts Iceberg's REST catalog server, a JVM")
-	ctx := context.Background()
 	dir := t.TempDir()
 	srv := icebergrest.Start(t, dir, icebergrest.WithPlanning(icebergrest.SyncPlanning), icebergrest.WithTasksPerPlanTask(2))
 	tbl := planningTable(t, srv)
@@ -222,18 +244,7 @@ func TestRemotePlanning(t *testing.T) {
 	t.Run("matches local", func(t *testing.T) {
 		local, remote, other := newPlanningSidecar(t, cfg(srv, "local")), newPlanningSidecar(t, cfg(srv, "remote")),
 			newPlanningSidecar(t, cfg(srv, "remote"))
-		var queries []url.Values
-		var oracles [][]string
-		for _, snap := range tbl.Metadata().Snapshots() {
-			want, err := tablegen.OracleRows(ctx, tbl, snap.SnapshotID)
-			if err != nil {
-				t.Fatal(err)
-			}
-			id := strconv.FormatInt(snap.SnapshotID, 10)
-			queries = append(queries, q("table", "hist.t", "snapshotId", id, "mode", "rows"),
-				q("table", "hist.t", "snapshotId", id, "mode", "rows", "icebergFilter", planningFilter, "applyResidual", "true"))
-			oracles = append(oracles, want, nil)
-		}
+		queries, oracles := historyQueries(t, tbl, false)
 		pos, eq, _ := remoteVersusLocal(t, local, remote, other, queries, oracles)
 		if pos == 0 || eq == 0 {
 			t.Fatalf("the plans held %d positional and %d equality delete files: the table lacks what the test is for", pos, eq)
