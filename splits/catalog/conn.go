@@ -50,9 +50,6 @@ type conn struct {
 	secrets    []string
 	server     icebergio.IO
 	retryAfter time.Duration
-	// answerLimit bounds a REST catalog's answers outside a plan (tests;
-	// 0 is maxAnswerBytes).
-	answerLimit int64
 
 	mu       sync.Mutex
 	loader   tableLoader
@@ -61,6 +58,10 @@ type conn struct {
 	// unhealthy is the last ErrUnavailable or ErrDenied of a table load,
 	// cleared by the next load that gets an answer.
 	unhealthy error
+
+	// answerLimit bounds a REST catalog's answers outside a plan (tests;
+	// 0 is maxAnswerBytes).
+	answerLimit int64
 }
 
 // observe records whether a table load got an answer from the catalog; any
