@@ -20,8 +20,9 @@ import (
 // through a bound: the answers of a plan on the server (plan, poll, tasks)
 // against the plan's memory (split.PlanMeter), as they arrive; every other
 // answer (config, table loads, lists, OAuth2 tokens) up to maxAnswerBytes.
-// Iceberg Java's HTTPClient reads its answers whole without a bound; the
-// bound is the sidecar's.
+// Iceberg Java's client (org.apache.iceberg.rest.HTTPClient) parses each
+// answer whole from its stream, without a bound; the bound is the
+// sidecar's.
 
 // maxAnswerBytes is the most the sidecar reads of one answer of a REST
 // catalog that no plan's memory bounds: generous, as a table's metadata
