@@ -2,8 +2,9 @@ package splits
 
 import (
 	"context"
-	"errors"
 	"fmt"
+	"math"
+	"sync"
 
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
@@ -30,10 +31,11 @@ type RemotePlanner interface {
 	// PlansScans reports whether the catalog's server advertises scan
 	// planning.
 	PlansScans(ctx context.Context) (bool, error)
-	// PlanScan plans req on the catalog's server; charge is given the
-	// entries (files and plan-task handles) of each answer before it is
-	// decoded, and ends the plan with its error.
-	PlanScan(ctx context.Context, req table.ScanPlanningRequest, charge func(entries int64) error) ([]table.FileScanTask, error)
+	// PlanScan plans req on the catalog's server; meter, when not nil,
+	// is given the bytes of each answer as they arrive and then its
+	// entries (files and plan-task handles) before they are decoded, and
+	// ends the plan with its error.
+	PlanScan(ctx context.Context, req table.ScanPlanningRequest, meter split.PlanMeter) ([]table.FileScanTask, error)
 }
 
 // PlanEvents receives what planning does that operators watch; package
@@ -99,11 +101,13 @@ func (p *Planner) remoteScan(ctx context.Context, req Request) (RemotePlanner, e
 // every file), for the rows of schema's fields columns (nil: every
 // column), admitted by the memory budget as a local plan is: the data and
 // delete files its snapshot declares are reserved before the plan is asked
-// for, and each answer's entries (its data files, the delete files it
-// lists, its plan tasks) past them before it is decoded.
+// for, and past them each answer's bytes as they arrive, before iceberg-go
+// parses it (PlanAnswerBytesPerByte each), then its entries (its data
+// files, the delete files it lists, its plan tasks) before they are
+// decoded (remoteMeter).
 func (p *Planner) planRemote(ctx context.Context, rp RemotePlanner, tbl *table.Table, name string, snap *table.Snapshot,
 	schema *iceberg.Schema, filter iceberg.BooleanExpression, columns []int) ([]table.FileScanTask, error) {
-	charge := func(int64) error { return nil }
+	var meter split.PlanMeter
 	if p.budget != nil && p.budget.Capacity() > 0 {
 		// The server answers with the data files and, in each answer, the
 		// delete files its data files need: the snapshot's data and delete
@@ -113,17 +117,8 @@ func (p *Planner) planRemote(ctx context.Context, rp RemotePlanner, tbl *table.T
 		if err != nil {
 			return nil, p.refusal(name, snap, "data and delete files", files, err)
 		}
-		c := &entryCounter{r: r, paid: files}
 		defer memory.Hold(ctx, r)
-		charge = func(n int64) error {
-			err := c.block(n)
-			if over := (*overReadError)(nil); errors.As(err, &over) {
-				return fmt.Errorf("the server's answers hold more than the snapshot declares (%d data files, delete files and "+
-					"plan tasks so far, %d files declared), which need %s or more to plan (%s each): %w", over.read, over.paid,
-					memory.Bytes(entryBytes(over.read)), memory.Bytes(PlanBytesPerFile), over.err)
-			}
-			return err
-		}
+		meter = &remoteMeter{r: r, declared: files}
 	}
 	id := snap.SnapshotID
 	caseSensitive := true
@@ -143,10 +138,78 @@ func (p *Planner) planRemote(ctx context.Context, rp RemotePlanner, tbl *table.T
 		Identifier: tbl.Identifier(), Metadata: tbl.Metadata(), Schema: schema, MetadataLocation: tbl.MetadataLocation(),
 		SnapshotID: &id, SelectedFields: selected, RowFilter: filter,
 		CaseSensitive: &caseSensitive, UseSnapshotSchema: &snapshotSchema,
-	}, charge)
+	}, meter)
 	if err != nil {
 		return nil, err
 	}
 	p.planned(true)
 	return tasks, nil
+}
+
+// PlanAnswerBytesPerByte is the memory that parsing one of a catalog
+// server's plan answers holds for each byte of it: iceberg-go reads an
+// answer with a json.Decoder, whose buffer grows by doubling until it
+// holds the whole answer (up to twice its bytes), and decodes it into its
+// wire structs, which BenchmarkPlanAnswerDecode measures at 1.5 to 1.8
+// times its bytes (bare and with column statistics; 6.2 to 6.5 allocated
+// in all, most of it garbage before the end); the two together, rounded
+// up:
+//
+//	go test -run '^$' -bench PlanAnswerDecode -benchtime 1x ./splits/
+const PlanAnswerBytesPerByte = 4
+
+// remoteMeter charges a plan on the catalog's server to its reservation
+// (split.PlanMeter). The reservation holds the entries the snapshot
+// declares from the start; past them it grows with the entries of the
+// answers read (PlanBytesPerFile each) plus the bytes of the answer being
+// read (PlanAnswerBytesPerByte each). An answer's bytes are charged only
+// until its entries are: parsing it holds them, and once it is parsed its
+// entries hold what it costs, so an answer is never counted twice.
+type remoteMeter struct {
+	r        *memory.Reservation
+	declared int64 // entries reserved before the plan was asked for
+
+	mu      sync.Mutex
+	entries int64 // of the answers read
+	answer  int64 // bytes of the answer being read
+}
+
+// maxAnswerBytes is the most answer bytes whose charge an int64 holds.
+const maxAnswerBytes = math.MaxInt64 / PlanAnswerBytesPerByte
+
+func (m *remoteMeter) Answer(read int64) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.answer = min(max(read, 0), maxAnswerBytes)
+	if err := m.set(); err != nil {
+		return fmt.Errorf("an answer of the server has passed %s, which need %s or more to parse (%d bytes a byte) beside "+
+			"the %d data files, delete files and plan tasks of the answers before it (%s each): %w", memory.Bytes(m.answer),
+			memory.Bytes(m.answer*PlanAnswerBytesPerByte), PlanAnswerBytesPerByte, m.entries, memory.Bytes(PlanBytesPerFile), err)
+	}
+	return nil
+}
+
+func (m *remoteMeter) Entries(n int64) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.entries = min(m.entries+min(max(n, 0), maxEntries), maxEntries)
+	m.answer = 0
+	if err := m.set(); err != nil {
+		return fmt.Errorf("the server's answers hold more than the snapshot declares (%d data files, delete files and "+
+			"plan tasks so far, %d files declared), which need %s or more to plan (%s each): %w", m.entries, m.declared,
+			memory.Bytes(entryBytes(m.entries)), memory.Bytes(PlanBytesPerFile), err)
+	}
+	return nil
+}
+
+// set makes the reservation hold what the plan holds now, and never less
+// than what the snapshot declares.
+func (m *remoteMeter) set() error {
+	held := entryBytes(m.entries)
+	if parse := m.answer * PlanAnswerBytesPerByte; parse > math.MaxInt64-held {
+		held = math.MaxInt64
+	} else {
+		held += parse
+	}
+	return m.r.Set(max(held, entryBytes(m.declared)))
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/apache/iceberg-go/catalog"
+	"github.com/apache/iceberg-go/config"
 	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
 
@@ -58,6 +59,10 @@ type conn struct {
 	// unhealthy is the last ErrUnavailable or ErrDenied of a table load,
 	// cleared by the next load that gets an answer.
 	unhealthy error
+
+	// answerLimit bounds a REST catalog's answers outside a plan (tests;
+	// 0 is maxAnswerBytes).
+	answerLimit int64
 }
 
 // observe records whether a table load got an answer from the catalog; any
@@ -138,7 +143,21 @@ func (c *conn) connect(ctx context.Context) (tableLoader, error) {
 	if warehouse != "" {
 		props["warehouse"] = warehouse
 	}
-	return catalog.Load(ctx, cmp.Or(c.cfg.IcebergName, c.cfg.Name), props)
+	name := cmp.Or(c.cfg.IcebergName, c.cfg.Name)
+	if typ == "rest" {
+		// What catalog.Load adds before it hands the properties to the
+		// REST catalog: the uri, credential and warehouse of iceberg-go's
+		// own configuration file (.iceberg-go.yaml) for that name, where
+		// the properties have none.
+		env := config.EnvConfig.Catalogs[name]
+		for k, v := range map[string]string{"uri": env.URI, "credential": env.Credential, "warehouse": env.Warehouse} {
+			if _, ok := props[k]; !ok {
+				props[k] = v
+			}
+		}
+		return connectREST(ctx, name, props["uri"], props, cmp.Or(c.answerLimit, maxAnswerBytes))
+	}
+	return catalog.Load(ctx, name, props)
 }
 
 // close releases what the catalog holds (iceberg-go's SQL catalog holds a

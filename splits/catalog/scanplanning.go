@@ -22,9 +22,10 @@ import (
 // iceberg-go v0.7.0 implements them (catalog/rest scan_planning.go). The
 // sidecar drives them itself with iceberg-go's endpoint methods rather than
 // through rest.Catalog.PlanFiles, so that every answer of the server is
-// counted against the plan's memory before it is decoded into tasks, and a
-// server that answers with more files than the plan may hold ends the plan
-// at the bound instead of filling the process.
+// counted against the plan's memory as its bytes arrive (answers.go) and
+// again, by its entries, before it is decoded into tasks, and a server that
+// answers with more than the plan may hold ends the plan at the bound
+// instead of filling the process.
 
 // ScanPlanning is where the catalog's scans are planned, as configured.
 func (c *Catalog) ScanPlanning() split.ScanPlanning {
@@ -98,14 +99,17 @@ func (c *Catalog) restCatalog(ctx context.Context) (*rest.Catalog, error) {
 
 // PlanScan plans req on the catalog's server: it submits the plan, waits
 // for a submitted one to complete, and follows the plan-task handles of
-// every answer, one at a time, to their tasks. charge is called with the
-// files (data and delete files) and handles of each answer before they are
-// decoded: an error of it ends the plan, which is cancelled on the server.
+// every answer, one at a time, to their tasks. meter, when not nil, is
+// given the bytes of every answer as they arrive, before iceberg-go parses
+// it, and then the files (data and delete files) and handles of the answer
+// before they are decoded: an error of it ends the plan, which is
+// cancelled on the server. Without a meter the answers are bounded as
+// every other answer of the catalog is (maxAnswerBytes).
 // The tasks come back decoded by iceberg-go (rest.DecodeScanTasks: each
 // answer's delete files matched to its data files, residuals bound to
 // req.Schema, a task without one given req.RowFilter), in the server's
 // order.
-func (c *Catalog) PlanScan(ctx context.Context, req table.ScanPlanningRequest, charge func(entries int64) error) (_ []table.FileScanTask, err error) {
+func (c *Catalog) PlanScan(ctx context.Context, req table.ScanPlanningRequest, meter split.PlanMeter) (_ []table.FileScanTask, err error) {
 	ident := req.Identifier
 	name := strings.Join(ident, ".")
 	if err := c.check(ident); err != nil {
@@ -130,7 +134,17 @@ func (c *Catalog) PlanScan(ctx context.Context, req table.ScanPlanningRequest, c
 			return nil, fmt.Errorf("%w: icebergFilter has no JSON form to send to the catalog's server: %w", split.ErrUnsupported, err)
 		}
 	}
+	var answers *planAnswers
+	if meter != nil {
+		answers = &planAnswers{meter: meter}
+		ctx = withPlanAnswers(ctx, answers)
+	}
 	fail := func(err error) error {
+		if answers != nil {
+			if refusal := answers.refused(); refusal != nil {
+				return fmt.Errorf("plan %s on the server of catalog %q: %w", name, c.cfg.Name, refusal)
+			}
+		}
 		if errors.Is(err, catalog.ErrNoSuchTable) || errors.Is(err, catalog.ErrNoSuchNamespace) {
 			return redact(classifyLoadError(c.cfg.Name, ident, err), c.secrets)
 		}
@@ -161,8 +175,10 @@ func (c *Catalog) PlanScan(ctx context.Context, req table.ScanPlanningRequest, c
 	var tasks []table.FileScanTask
 	// take charges one answer, decodes its tasks and gives its handles.
 	take := func(env rest.ScanTasks) ([]string, error) {
-		if err := charge(int64(len(env.FileScanTasks)) + int64(len(env.DeleteFiles)) + int64(len(env.PlanTasks))); err != nil {
-			return nil, fmt.Errorf("plan %s on the server of catalog %q: %w", name, c.cfg.Name, err)
+		if meter != nil {
+			if err := meter.Entries(int64(len(env.FileScanTasks)) + int64(len(env.DeleteFiles)) + int64(len(env.PlanTasks))); err != nil {
+				return nil, fmt.Errorf("plan %s on the server of catalog %q: %w", name, c.cfg.Name, err)
+			}
 		}
 		if len(env.FileScanTasks) > 0 {
 			got, err := rest.DecodeScanTasks(env, req.Metadata, req.Schema, req.RowFilter)

@@ -90,7 +90,7 @@ func planScan(t *testing.T, cat *Catalog) error {
 	}
 	id := tbl.CurrentSnapshot().SnapshotID
 	_, err = cat.PlanScan(context.Background(), table.ScanPlanningRequest{Identifier: demo.Orders, Metadata: tbl.Metadata(),
-		Schema: tbl.Schema(), SnapshotID: &id}, func(int64) error { t.Fatal("charged a plan that was refused"); return nil })
+		Schema: tbl.Schema(), SnapshotID: &id}, refusedMeter{t})
 	if err == nil {
 		t.Fatal("PlanScan on a server that does not plan succeeded")
 	}
@@ -135,4 +135,17 @@ func TestLocalCatalogPlansLocally(t *testing.T) {
 	if err != nil || plans {
 		t.Fatalf("PlansScans %v, %v: want false", plans, err)
 	}
+}
+
+// refusedMeter fails the test if a plan that is refused before the server
+// is asked charges anything.
+type refusedMeter struct{ t *testing.T }
+
+func (m refusedMeter) Answer(int64) error {
+	m.t.Error("charged an answer of a plan that was refused")
+	return nil
+}
+func (m refusedMeter) Entries(int64) error {
+	m.t.Error("charged the entries of a plan that was refused")
+	return nil
 }

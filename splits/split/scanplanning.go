@@ -34,3 +34,19 @@ func ParseScanPlanning(s string) (ScanPlanning, error) {
 	}
 	return m, nil
 }
+
+// PlanMeter charges what a plan on a catalog's server holds to the plan's
+// memory, before it is held: the bytes of each of the server's answers as
+// they arrive, before iceberg-go parses the answer, and then the answer's
+// entries in place of its bytes. An error ends the plan. The planner
+// (splits) makes it from the memory budget; the catalog (splits/catalog)
+// calls it from the transport its REST client reads the answers through.
+type PlanMeter interface {
+	// Answer charges the answer being read, of which read bytes have
+	// arrived so far; the next answer starts again from its first bytes.
+	Answer(read int64) error
+	// Entries charges n more entries (data files, delete files and plan
+	// tasks) of an answer that was read, before they are decoded; the
+	// answer's bytes are no longer charged.
+	Entries(n int64) error
+}
