@@ -75,16 +75,16 @@ func TestMetricsAfterDemoRead(t *testing.T) {
 }
 
 // TestMetricsWithoutDeleteCache: with --delete-cache-size 0 every split reads
-// each of its delete files, and the cache's metrics stay empty.
+// each of its delete files once, and the cache's metrics stay empty.
 func TestMetricsWithoutDeleteCache(t *testing.T) {
 	srv := newDemoServerWithCache(t, 0)
 	srv.rows(t, srv.plan(t, q("table", "demo.orders")))
 	m := metricsOf(t, srv)
 	for name, want := range map[string]float64{
 		`sidecar_rows_emitted_total`: 3,
-		// File A reads the positional and the equality delete file, file B
-		// the positional one again.
-		`sidecar_delete_file_loads_total{kind="position"}`: 2,
+		// Files A and B pack into one split, which scans the positional
+		// delete file they share once; file A also reads the equality one.
+		`sidecar_delete_file_loads_total{kind="position"}`: 1,
 		`sidecar_delete_file_loads_total{kind="equality"}`: 1,
 		`sidecar_delete_cache_evictions_total`:             0,
 		`sidecar_delete_cache_bytes`:                       0,
