@@ -409,6 +409,12 @@ func appendFloatGeneral(b []byte, f float64, bitSize int) []byte {
 		// column reads it back as the float -0.0.
 		return append(b, "-0.0"...)
 	}
+	if bitSize == 64 {
+		if f == 0 {
+			return append(b, '0')
+		}
+		return appendShortestDouble(b, f)
+	}
 	abs := math.Abs(f)
 	format := byte('f')
 	if abs != 0 {
