@@ -2,6 +2,7 @@ package reader
 
 import (
 	"math/rand/v2"
+	"strconv"
 	"syscall"
 	"testing"
 	"time"
@@ -54,6 +55,7 @@ func BenchmarkAppendValues(b *testing.B) {
 		})
 	}
 	run("double", func(b []byte, i int) []byte { return appendDouble(b, scores[i], &shortTries{}) })
+	run("double_strconv", func(b []byte, i int) []byte { return strconv.AppendFloat(b, scores[i], 'f', -1, 64) })
 	run("double_skipping", func(b []byte, i int) []byte { return appendDouble(b, scores[i], &shortTries{skip: 1}) })
 	run("double_short", func(b []byte, i int) []byte { return appendDouble(b, shorts[i], &shortTries{}) })
 	run("float", func(b []byte, i int) []byte { return appendFloat32(b, floats[i], &shortTries{skip: 1}) })
