@@ -30,8 +30,9 @@ const (
 // (Dremel reassembly).
 type node struct {
 	kind nodeKind
-	// key is the pre-encoded `"name":` of the field.
-	key []byte
+	// key is the field's `,"name":`, pre-encoded: a field after another
+	// writes all of it, the first all but the comma.
+	key fieldKeyBytes
 	// leaf is the column of a primitive.
 	leaf *leaf
 	// first is the first leaf under the node; its levels decide whether an
@@ -208,7 +209,7 @@ func (r *resolver) resolveMember(f iceberg.NestedField, c *parquet.Column) (*nod
 // file has no column with the field's id). c may be repeated only as the
 // element of a two-level list; resolveMember refuses it elsewhere.
 func (r *resolver) resolveField(f iceberg.NestedField, c *parquet.Column) (*node, error) {
-	n := &node{key: fieldKey(f.Name)}
+	n := &node{key: newFieldKeyBytes(f.Name)}
 	if _, ok := f.Type.(iceberg.UnknownType); ok || c == nil {
 		// The spec's order for a field the file lacks: the identity
 		// partition value, then the initial default, then null. An

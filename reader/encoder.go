@@ -1,6 +1,9 @@
 package reader
 
-import "fmt"
+import (
+	"encoding/binary"
+	"fmt"
+)
 
 // rowEncoder writes rows of resolved nodes as JSON objects.
 type rowEncoder struct {
@@ -17,10 +20,7 @@ type rowEncoder struct {
 func (e *rowEncoder) appendRow(b []byte) []byte {
 	b = append(b, '{')
 	for i, n := range e.fields {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = append(b, n.key...)
+		b = n.key.append(b, i == 0)
 		if n.kind != nodePrimitive {
 			b = e.appendNode(b, n)
 			continue
@@ -70,10 +70,7 @@ func (e *rowEncoder) appendNode(b []byte, n *node) []byte {
 		}
 		b = append(b, '{')
 		for i, c := range n.children {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = append(b, c.key...)
+			b = c.key.append(b, i == 0)
 			b = e.appendNode(b, c)
 		}
 		for _, l := range n.extra {
@@ -164,4 +161,46 @@ func (n *node) skip() {
 	for _, l := range n.leaves {
 		l.skip(n.rep)
 	}
+}
+
+// fieldKeyBytes is a field's `,"name":`, and for the keys of up to 16
+// bytes (most names) the same bytes as two little-endian words, which
+// append stores whole instead of copying byte by byte: a copy of a length
+// known only at run time is a call to memmove, and the row's keys were a
+// tenth of its encoding.
+type fieldKeyBytes struct {
+	b     []byte
+	words [2]uint64
+}
+
+func newFieldKeyBytes(name string) fieldKeyBytes {
+	k := fieldKeyBytes{b: append([]byte{','}, fieldKey(name)...)}
+	var pad [16]byte
+	copy(pad[:], k.b)
+	k.words[0] = binary.LittleEndian.Uint64(pad[:8])
+	k.words[1] = binary.LittleEndian.Uint64(pad[8:])
+	return k
+}
+
+// append appends the key, without its comma when first.
+func (k *fieldKeyBytes) append(b []byte, first bool) []byte {
+	n := len(k.b)
+	if n > 16 || cap(b)-len(b) < 16 {
+		if first {
+			return append(b, k.b[1:]...)
+		}
+		return append(b, k.b...)
+	}
+	at := len(b)
+	if first {
+		// The words shifted down a byte, past the comma.
+		d := b[at : at+16]
+		binary.LittleEndian.PutUint64(d, k.words[0]>>8|k.words[1]<<56)
+		binary.LittleEndian.PutUint64(d[8:], k.words[1]>>8)
+		return b[:at+n-1]
+	}
+	d := b[at : at+16]
+	binary.LittleEndian.PutUint64(d, k.words[0])
+	binary.LittleEndian.PutUint64(d[8:], k.words[1])
+	return b[:at+n]
 }

@@ -12,6 +12,9 @@ func (c *DeleteCache) Flying() int {
 // Decompress is the reader's parquetpage.Decompressor: its bounded codecs.
 var Decompress = decompress
 
+// CPUTime is the process's user and system CPU time so far.
+var CPUTime = cpuTime
+
 // AllocatedBy gives the bytes the Go heap allocated while f ran.
 var AllocatedBy = allocatedBy
 

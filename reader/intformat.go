@@ -79,3 +79,28 @@ func append8(b []byte, v uint32) []byte {
 		twoDigits[2*h1], twoDigits[2*h1+1], twoDigits[2*h2], twoDigits[2*h2+1],
 		twoDigits[2*l1], twoDigits[2*l1+1], twoDigits[2*l2], twoDigits[2*l2+1])
 }
+
+// append2 appends v < 100 as exactly 2 digits.
+func append2(b []byte, v uint32) []byte {
+	return append(b, twoDigits[2*v], twoDigits[2*v+1])
+}
+
+// append6 appends v < 1e6 as exactly 6 digits.
+func append6(b []byte, v uint32) []byte {
+	return append4(append2(b, v/1e4), v%1e4)
+}
+
+// appendPaddedUint appends v with at least width digits.
+func appendPaddedUint(b []byte, v uint64, width int) []byte {
+	var buf [20]byte
+	i := len(buf)
+	for v >= 10 || width > 1 {
+		i--
+		buf[i] = byte('0' + v%10)
+		v /= 10
+		width--
+	}
+	i--
+	buf[i] = byte('0' + v)
+	return append(b, buf[i:]...)
+}

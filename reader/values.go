@@ -267,22 +267,22 @@ func appendISO(b []byte, sec, nsec int64, digits int) []byte {
 		return append(b, '"')
 	}
 	b = append(b, '"')
-	b = appendPadded(b, y, 4)
+	b = append4(b, uint32(y))
 	b = append(b, '-')
-	b = appendPadded(b, m, 2)
+	b = append2(b, uint32(m))
 	b = append(b, '-')
-	b = appendPadded(b, d, 2)
+	b = append2(b, uint32(d))
 	b = append(b, 'T')
-	b = appendPadded(b, sod/3600, 2)
+	b = append2(b, uint32(sod/3600))
 	b = append(b, ':')
-	b = appendPadded(b, sod/60%60, 2)
+	b = append2(b, uint32(sod/60%60))
 	b = append(b, ':')
-	b = appendPadded(b, sod%60, 2)
+	b = append2(b, uint32(sod%60))
 	b = append(b, '.')
 	if digits == 6 {
-		b = appendPadded(b, nsec/1000, 6)
+		b = append6(b, uint32(nsec/1000))
 	} else {
-		b = appendPadded(b, nsec, 9)
+		b = append8(append(b, byte('0'+nsec/1e8)), uint32(nsec%1e8))
 	}
 	return append(b, 'Z', '"')
 }
@@ -309,26 +309,6 @@ func civil(days int64) (y, m, d int64) {
 		y++
 	}
 	return y, m, d
-}
-
-// appendPadded appends the non-negative v with at least width digits.
-func appendPadded(b []byte, v int64, width int) []byte {
-	return appendPaddedUint(b, uint64(v), width)
-}
-
-// appendPaddedUint appends v with at least width digits.
-func appendPaddedUint(b []byte, v uint64, width int) []byte {
-	var buf [20]byte
-	i := len(buf)
-	for v >= 10 || width > 1 {
-		i--
-		buf[i] = byte('0' + v%10)
-		v /= 10
-		width--
-	}
-	i--
-	buf[i] = byte('0' + v)
-	return append(b, buf[i:]...)
 }
 
 // appendFloat32 appends a float as appendFloat does, offering it to the
@@ -408,6 +388,12 @@ func appendFloatGeneral(b []byte, f float64, bitSize int) []byte {
 		// +0.0; -0.0 is a DoubleNode of the same 64-bit value, and a float
 		// column reads it back as the float -0.0.
 		return append(b, "-0.0"...)
+	}
+	if bitSize == 64 {
+		if f == 0 {
+			return append(b, '0')
+		}
+		return appendShortestDouble(b, f)
 	}
 	abs := math.Abs(f)
 	format := byte('f')
