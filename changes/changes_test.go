@@ -60,7 +60,7 @@ func (e *changesEnv) differ(t *testing.T, wrap ...func(icebergio.IO) icebergio.I
 	for _, w := range wrap {
 		opts = append(opts, catalog.WithFileIOWrapper(w))
 	}
-	p, err := splits.NewPlanner(catalogtest.Open(t, catalog.Config{Type: "local", Warehouse: e.dir}, opts...), e.signer)
+	p, err := splits.NewPlanner(catalogtest.Open(t, catalog.Config{Type: "local", Warehouse: e.dir}, opts...), e.signer, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

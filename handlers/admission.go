@@ -10,6 +10,8 @@ import (
 	"net/http"
 	"strconv"
 	"time"
+
+	"github.com/druidiceberg/sidecar/internal/memory"
 )
 
 // admit bounds how many requests of one kind run at once. Past the bound it
@@ -157,6 +159,18 @@ func (s *server) planDeadline(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx, cancel := context.WithTimeoutCause(r.Context(), s.PlanTimeout, errPlanTimeout)
 		defer cancel()
+		next.ServeHTTP(w, r.WithContext(ctx))
+	})
+}
+
+// memoryScope holds what a planning request reserves of the memory budget
+// (splits.WithMemoryBudget) until the request is over, its answer rendered:
+// the plan's files are held that long. renderFirst writes the answer after
+// this returns, so a client that does not read holds no budget.
+func (s *server) memoryScope(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ctx, end := memory.WithScope(r.Context())
+		defer end()
 		next.ServeHTTP(w, r.WithContext(ctx))
 	})
 }

@@ -76,11 +76,11 @@ func TestChangesPlanOnce(t *testing.T) {
 	files := &openCounter{opened: map[string]int{}}
 	srv := newServer(t, cfg, nil, func(c *handlers.Config) {
 		cat := catalogtest.Open(t, cfg, sidecatalog.WithFileIOWrapper(files.wrap))
-		p, err := splits.NewPlanner(cat, signer)
+		p, err := splits.NewPlanner(cat, signer, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		c.Catalogs = []handlers.Catalog{wireCatalog(cat, p, reader.New())}
+		c.Catalogs = []handlers.Catalog{wireCatalog(cat, p, reader.New(nil))}
 	})
 	// Intervals asked for besides those the snapshots changed: each is
 	// cut from the same scan.

@@ -254,11 +254,12 @@ func liveSidecar(t *testing.T) (*testServer, *memory.Budget) {
 		func(l net.Listener) net.Listener { return smallBuffers{Listener: l} },
 		func(c *handlers.Config) {
 			c.MaxStreams, c.WriteStallTimeout = 1, 3*time.Second
-			budget = memory.NewBudget(1<<30, "the memory budget (the test's)", handlers.MemoryMetrics(c.Metrics))
-			cache := reader.NewDeleteCache(testDeleteCacheSize, handlers.DeleteCacheMetrics(c.Metrics))
+			reg := registererOf(c)
+			budget = memory.NewBudget(1<<30, "the memory budget (the test's)", reg)
+			cache := reader.NewDeleteCache(testDeleteCacheSize, reg)
 			budget.OnPressure(cache.Reclaim)
 			cat := plannerCatalog(t, cfg, nil, signer, splits.WithMemoryBudget(budget))
-			cat.Rows = reader.New(reader.WithDeleteCache(cache), reader.WithMemory(budget, 1<<29, "--max-delete-memory"))
+			cat.Rows = reader.New(reg, reader.WithDeleteCache(cache), reader.WithMemory(budget, 1<<29, "--max-delete-memory"))
 			c.Catalogs = []handlers.Catalog{cat}
 		})
 	return srv, budget

@@ -264,12 +264,12 @@ func TestRealDruidStalledStore(t *testing.T) {
 	}
 	const stallTimeout = time.Second
 	sc := catalogtest.Open(t, cfg, sidecatalog.WithStallTimeout(stallTimeout))
-	planner, err := splits.NewPlanner(sc, signer)
+	planner, err := splits.NewPlanner(sc, signer, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	front := newCuttingProxy(t)
-	srv := httptest.NewServer(handlers.New(handlers.Config{Catalogs: []handlers.Catalog{wireCatalog(sc, planner, reader.New())},
+	srv := httptest.NewServer(handlers.New(handlers.Config{Catalogs: []handlers.Catalog{wireCatalog(sc, planner, reader.New(nil))},
 		Signer: signer, PublicURL: front.URL}))
 	t.Cleanup(srv.Close)
 	front.target = srv.URL

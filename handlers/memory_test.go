@@ -28,7 +28,7 @@ func memoryServer(t *testing.T, f fixture, budget *memory.Budget, deleteBound in
 	cache := reader.NewDeleteCache(testDeleteCacheSize, nil)
 	budget.OnPressure(cache.Reclaim)
 	c := plannerCatalog(t, cfg, f.mappings(), signer, splits.WithMemoryBudget(budget), splits.WithTargetSplitSize(0))
-	c.Rows = reader.New(reader.WithDeleteCache(cache), reader.WithMemory(budget, deleteBound, "--max-delete-memory"))
+	c.Rows = reader.New(nil, reader.WithDeleteCache(cache), reader.WithMemory(budget, deleteBound, "--max-delete-memory"))
 	s := newServerWithCache(t, cfg, f.mappings(), 0, func(hc *handlers.Config) { hc.Catalogs = []handlers.Catalog{c} })
 	s.cache = cache
 	return s

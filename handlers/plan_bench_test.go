@@ -99,7 +99,7 @@ func widePlanners(b *testing.B) map[string]func() int {
 	if err != nil {
 		b.Fatal(err)
 	}
-	planner, err := splits.NewPlanner(catalogtest.Open(b, sidecatalog.Config{Type: "local", Warehouse: dir}), signer)
+	planner, err := splits.NewPlanner(catalogtest.Open(b, sidecatalog.Config{Type: "local", Warehouse: dir}), signer, nil)
 	if err != nil {
 		b.Fatal(err)
 	}

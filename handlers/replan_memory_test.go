@@ -60,15 +60,6 @@ func (p pausingIO) Open(name string) (icebergio.File, error) {
 	return p.IO.Open(name)
 }
 
-// memoryObserver passes the budget's changes to the server's metrics,
-// which exist only once the server is wired.
-type memoryObserver struct{ o memory.Observer }
-
-func (m *memoryObserver) MemoryReserved(k memory.Kind, d int64) { m.o.MemoryReserved(k, d) }
-func (m *memoryObserver) MemoryRefused(k memory.Kind, busy bool) {
-	m.o.MemoryRefused(k, busy)
-}
-
 // replanServer serves the warehouse dir as a replica that has planned
 // nothing yet (a restart), its plans drawing on a budget of capacity.
 func replanServer(t *testing.T, dir string, capacity int64) (*testServer, *pausingCatalog, *memory.Budget) {
@@ -79,15 +70,16 @@ func replanServer(t *testing.T, dir string, capacity int64) (*testServer, *pausi
 	}
 	cfg := sidecatalog.Config{Type: "local", Warehouse: dir}
 	cat := &pausingCatalog{Catalog: catalogtest.Open(t, cfg), entered: make(chan struct{}), release: make(chan struct{})}
-	obs := &memoryObserver{}
-	budget := memory.NewBudget(capacity, "the test's budget", obs)
-	planner, err := splits.NewPlanner(cat, signer, splits.WithMemoryBudget(budget), splits.WithTargetSplitSize(80_000))
-	if err != nil {
-		t.Fatal(err)
-	}
+	var budget *memory.Budget
 	srv := newServer(t, cfg, nil, func(c *handlers.Config) {
-		obs.o = handlers.MemoryMetrics(c.Metrics)
-		c.Catalogs = []handlers.Catalog{wireCatalog(cat.Catalog, planner, reader.New())}
+		// The budget's metrics go on the server's registry, which
+		// exists only once the server is wired.
+		budget = memory.NewBudget(capacity, "the test's budget", registererOf(c))
+		planner, err := splits.NewPlanner(cat, signer, nil, splits.WithMemoryBudget(budget), splits.WithTargetSplitSize(80_000))
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Catalogs = []handlers.Catalog{wireCatalog(cat.Catalog, planner, reader.New(nil))}
 	})
 	return srv, cat, budget
 }

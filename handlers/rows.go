@@ -12,7 +12,6 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
-	"github.com/druidiceberg/sidecar/reader"
 	"github.com/druidiceberg/sidecar/splits"
 	"github.com/druidiceberg/sidecar/splits/split"
 )
@@ -197,9 +196,7 @@ func (s *server) getRows(w http.ResponseWriter, r *http.Request, c splits.Compre
 			err = flush()
 		}
 	}
-	st := stream.Stats()
-	s.recordStream(st)
-	addRows(ctx, st.RowsEmitted)
+	addRows(ctx, stream.Stats().RowsEmitted)
 	if errors.Is(err, errRangeDone) {
 		err = nil
 	}
@@ -244,23 +241,4 @@ func (s *server) beforeRange(w http.ResponseWriter, rw *rangeWriter, err error) 
 	w.Header().Set("Content-Range", fmt.Sprintf("bytes */%d", rw.pos))
 	return errorf(http.StatusRequestedRangeNotSatisfiable, "bad_range",
 		fmt.Sprintf("Range starts at byte %d of a %d-byte stream", rw.from, rw.pos))
-}
-
-// recordStream adds a finished stream's counts to the metrics.
-func (s *server) recordStream(st reader.Stats) {
-	if s.Metrics == nil {
-		return
-	}
-	// Only the delete files the stream read itself: not those the delete
-	// cache held or another stream was loading.
-	for kind, n := range st.DeleteFilesLoaded {
-		s.Metrics.DeleteFileLoads.WithLabelValues(string(kind)).Add(float64(n))
-	}
-	s.Metrics.RowsRead.Add(float64(st.RowsRead))
-	s.Metrics.RowsEmitted.Add(float64(st.RowsEmitted))
-	s.Metrics.InvalidUTF8.Add(float64(st.InvalidUTF8))
-	s.Metrics.RowsFiltered.Add(float64(st.RowsFiltered))
-	for kind, n := range st.RowsDeleted {
-		s.Metrics.RowsDeleted.WithLabelValues(string(kind)).Add(float64(n))
-	}
 }

@@ -92,7 +92,7 @@ func TestRealRemotePlanningMatchesLocal(t *testing.T) {
 				assertSameRows(t, auto.rows(t, auto.plan(t, qq)), local.rows(t, local.plan(t, qq)))
 			}
 			auto.plan(t, q("table", "hist.t"))
-			if l, r := auto.scans(); l != 2 || r != 1 {
+			if l, r := auto.scans(t); l != 2 || r != 1 {
 				t.Errorf("auto counted %v local and %v remote scans, want 2 (fromSnapshot, the sequence numbers) and 1", l, r)
 			}
 		})
@@ -127,7 +127,7 @@ func TestRealRemotePlanningRefusals(t *testing.T) {
 		t.Fatal(err)
 	}
 	assertSameRows(t, auto.rows(t, auto.plan(t, q("table", "hist.t", "mode", "rows"))), want)
-	if l, r := auto.scans(); l != 1 || r != 0 {
+	if l, r := auto.scans(t); l != 1 || r != 0 {
 		t.Fatalf("auto on a server that does not plan counted %v local and %v remote scans, want 1 and 0", l, r)
 	}
 }

@@ -17,13 +17,11 @@ import (
 
 	"github.com/apache/iceberg-go/catalog/rest"
 	"github.com/apache/iceberg-go/table"
-	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/druidiceberg/sidecar/internal/icebergrest"
 	"github.com/druidiceberg/sidecar/internal/memory"
 	"github.com/druidiceberg/sidecar/internal/tablegen"
 	"github.com/druidiceberg/sidecar/internal/testenv"
-	"github.com/druidiceberg/sidecar/metrics"
 	"github.com/druidiceberg/sidecar/splits"
 	sidecatalog "github.com/druidiceberg/sidecar/splits/catalog"
 )
@@ -32,24 +30,21 @@ import (
 // catalog server (internal/icebergrest: Iceberg 1.11's RESTCatalogAdapter,
 // which plans scans as the REST spec says).
 
-// planningSidecar is one sidecar over a catalog (startSidecar), with the
-// metrics its planner counts the scans it plans on.
-type planningSidecar struct {
-	*testServer
-	m *metrics.Metrics
-}
+// planningSidecar is one sidecar over a catalog (startSidecar), whose
+// planner counts the scans it plans on the sidecar's registry.
+type planningSidecar struct{ *testServer }
 
 func newPlanningSidecar(t *testing.T, cfg sidecatalog.Config, opts ...splits.PlannerOption) *planningSidecar {
 	t.Helper()
-	srv, m := startSidecar(t, cfg, opts, nil)
-	return &planningSidecar{testServer: srv, m: m}
+	return &planningSidecar{startSidecar(t, cfg, opts, nil)}
 }
 
 // scans is what s counted of the scans it planned: by itself, and on the
 // catalog's server.
-func (s *planningSidecar) scans() (local, remote float64) {
-	return testutil.ToFloat64(s.m.ScansPlanned.WithLabelValues("lake", "local")),
-		testutil.ToFloat64(s.m.ScansPlanned.WithLabelValues("lake", "remote"))
+func (s *planningSidecar) scans(t *testing.T) (local, remote float64) {
+	t.Helper()
+	m := metricsOf(t, s.testServer)
+	return m[`sidecar_scans_planned_total{catalog="lake",planner="local"}`], m[`sidecar_scans_planned_total{catalog="lake",planner="remote"}`]
 }
 
 // paths are the URIs of a plan without the host that planned it: the
@@ -176,15 +171,15 @@ func remoteVersusLocal(t *testing.T, local, remote, other *planningSidecar, quer
 		}
 	}
 	n := float64(len(queries))
-	if l, r := local.scans(); l != n || r != 0 {
+	if l, r := local.scans(t); l != n || r != 0 {
 		t.Errorf("the local sidecar counted %v local and %v remote scans, want %v and 0", l, r, n)
 	}
-	if l, r := remote.scans(); l != 0 || r != n {
+	if l, r := remote.scans(t); l != 0 || r != n {
 		t.Errorf("the remote sidecar counted %v local and %v remote scans, want 0 and %v", l, r, n)
 	}
 	// The sidecar that only read planned again the plans its reference
 	// tokens name (design.md#tokens): on the server too.
-	if l, _ := other.scans(); l != 0 {
+	if l, _ := other.scans(t); l != 0 {
 		t.Errorf("the sidecar that only read planned %v scans locally, want none: a reference token is planned again on the server", l)
 	}
 	return posDeletes, eqDeletes, dvs
@@ -285,7 +280,7 @@ func TestRemotePlanning(t *testing.T) {
 			if resp.StatusCode != http.StatusUnprocessableEntity || errorCode(t, body) != "memory_exceeded" || !says {
 				t.Fatalf("%s: a remote plan past the memory budget: %d %s, want 422 memory_exceeded saying one of %q", tc.name, resp.StatusCode, body, tc.messages)
 			}
-			if l, r := small.scans(); l != 0 || r != 0 {
+			if l, r := small.scans(t); l != 0 || r != 0 {
 				t.Fatalf("%s: a plan refused by the budget counted %v local and %v remote scans, want none", tc.name, l, r)
 			}
 			if used := budget.Stats().Used; used != 0 {

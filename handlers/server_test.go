@@ -72,10 +72,10 @@ func newServerListening(t testing.TB, cfg sidecatalog.Config, mappings []sidecat
 	signer, reg, m := sidecarBasics(t)
 	var cache *reader.DeleteCache
 	if cacheSize > 0 {
-		cache = reader.NewDeleteCache(cacheSize, handlers.DeleteCacheMetrics(m))
+		cache = reader.NewDeleteCache(cacheSize, reg)
 	}
 	hc := handlers.Config{
-		Catalogs: []handlers.Catalog{testCatalog(t, cfg, mappings, signer, reader.WithDeleteCache(cache))},
+		Catalogs: []handlers.Catalog{testCatalog(t, cfg, mappings, signer, reg, reader.WithDeleteCache(cache))},
 		Signer:   signer,
 		Metrics:  m,
 		Gatherer: reg,
@@ -103,11 +103,12 @@ func newServerListening(t testing.TB, cfg sidecatalog.Config, mappings []sidecat
 }
 
 // testCatalog wires one catalog the way the sidecar does: the catalog,
-// with mappings as its location map, a planner over it, and a reader.
-func testCatalog(t testing.TB, cfg sidecatalog.Config, mappings []sidecatalog.Mapping, signer *split.Signer, opts ...reader.Option) handlers.Catalog {
+// with mappings as its location map, a planner over it, and a reader whose
+// metrics go on reg.
+func testCatalog(t testing.TB, cfg sidecatalog.Config, mappings []sidecatalog.Mapping, signer *split.Signer, reg prometheus.Registerer, opts ...reader.Option) handlers.Catalog {
 	t.Helper()
 	c := plannerCatalog(t, cfg, mappings, signer)
-	c.Rows = reader.New(opts...)
+	c.Rows = reader.New(reg, opts...)
 	return c
 }
 
@@ -118,28 +119,34 @@ func plannerCatalog(t testing.TB, cfg sidecatalog.Config, mappings []sidecatalog
 		cfg.LocationMap = mappings
 	}
 	cat := catalogtest.Open(t, cfg)
-	planner, err := splits.NewPlanner(cat, signer, opts...)
+	planner, err := splits.NewPlanner(cat, signer, nil, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return wireCatalog(cat, planner, reader.New())
+	return wireCatalog(cat, planner, reader.New(nil))
 }
 
 // serveCatalog serves cat, a catalog the test built with options of its
 // own, through the real router, with a planner that signs with signer.
 func serveCatalog(t testing.TB, cat *sidecatalog.Catalog, signer *split.Signer) *testServer {
 	t.Helper()
-	planner, err := splits.NewPlanner(cat, signer)
+	planner, err := splits.NewPlanner(cat, signer, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	reg := prometheus.NewRegistry()
 	srv := httptest.NewServer(handlers.New(handlers.Config{
-		Catalogs: []handlers.Catalog{wireCatalog(cat, planner, reader.New())},
+		Catalogs: []handlers.Catalog{wireCatalog(cat, planner, reader.New(reg))},
 		Signer:   signer, Metrics: metrics.New(reg), Gatherer: reg,
 	}))
 	t.Cleanup(srv.Close)
 	return &testServer{Server: srv, reg: reg}
+}
+
+// registererOf is the registry of a test server's configuration, for the
+// components a test wires in its configure function to register on.
+func registererOf(c *handlers.Config) prometheus.Registerer {
+	return c.Gatherer.(prometheus.Registerer)
 }
 
 // sidecarBasics are what every test sidecar has of its own: the signer of
@@ -159,21 +166,21 @@ func sidecarBasics(t testing.TB) (*split.Signer, *prometheus.Registry, *metrics.
 // catalog and a planner (with opts) that report to the sidecar's own
 // metrics, and a reader; configure, when not nil, sets more of the
 // handlers' configuration.
-func startSidecar(t testing.TB, cfg sidecatalog.Config, opts []splits.PlannerOption, configure func(*handlers.Config)) (*testServer, *metrics.Metrics) {
+func startSidecar(t testing.TB, cfg sidecatalog.Config, opts []splits.PlannerOption, configure func(*handlers.Config)) *testServer {
 	t.Helper()
 	signer, reg, m := sidecarBasics(t)
-	cat := catalogtest.Open(t, cfg, sidecatalog.WithEvents(m))
-	planner, err := splits.NewPlanner(cat, signer, append(opts, splits.WithPlanEvents(m))...)
+	cat := catalogtest.OpenRegistered(t, cfg, reg)
+	planner, err := splits.NewPlanner(cat, signer, reg, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	hc := handlers.Config{Catalogs: []handlers.Catalog{wireCatalog(cat, planner, reader.New())}, Signer: signer, Metrics: m, Gatherer: reg}
+	hc := handlers.Config{Catalogs: []handlers.Catalog{wireCatalog(cat, planner, reader.New(reg))}, Signer: signer, Metrics: m, Gatherer: reg}
 	if configure != nil {
 		configure(&hc)
 	}
 	srv := httptest.NewServer(handlers.New(hc))
 	t.Cleanup(srv.Close)
-	return &testServer{Server: srv, reg: reg}, m
+	return &testServer{Server: srv, reg: reg}
 }
 
 // wireCatalog wires a catalog, its planner and a reader into the route

@@ -13,13 +13,11 @@ import (
 	"time"
 
 	"github.com/apache/iceberg-go/table"
-	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/druidiceberg/sidecar/handlers"
 	"github.com/druidiceberg/sidecar/internal/tablegen"
 	"github.com/druidiceberg/sidecar/internal/testlog"
 	"github.com/druidiceberg/sidecar/internal/vendingcatalog"
-	"github.com/druidiceberg/sidecar/metrics"
 	sidecatalog "github.com/druidiceberg/sidecar/splits/catalog"
 )
 
@@ -32,17 +30,16 @@ import (
 // key.
 type replica struct {
 	*testServer
-	m   *metrics.Metrics
 	log *testlog.Buffer
 }
 
 func newReplica(t *testing.T, cfg sidecatalog.Config) *replica {
 	t.Helper()
 	logs := &testlog.Buffer{}
-	srv, m := startSidecar(t, cfg, nil, func(hc *handlers.Config) {
+	srv := startSidecar(t, cfg, nil, func(hc *handlers.Config) {
 		hc.Logger = slog.New(handlers.LogHandler(slog.NewJSONHandler(logs, nil)))
 	})
-	return &replica{testServer: srv, m: m, log: logs}
+	return &replica{testServer: srv, log: logs}
 }
 
 // readOn reads every split of a plan made by another replica from r.
@@ -161,7 +158,7 @@ func TestRealSidecarAcrossRotation(t *testing.T) {
 			if got := append(head, rest...); !bytes.Equal(got, whole) {
 				t.Fatalf("the stream across the rotation sent %d bytes, not the %d of a stream before it", len(got), len(whole))
 			}
-			if n := testutil.ToFloat64(r.m.TableReloads.WithLabelValues("lake", "refused", "ok")); n < 1 {
+			if n := metricsOf(t, r.testServer)[`sidecar_catalog_table_reloads_total{catalog="lake",outcome="ok",reason="refused"}`]; n < 1 {
 				t.Fatalf("%v reloads for a refused key, want at least one", n)
 			}
 			// A plan after the rotation, and its rows.

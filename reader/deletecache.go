@@ -12,6 +12,7 @@ import (
 
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table/dv"
+	"github.com/prometheus/client_golang/prometheus"
 	"golang.org/x/sync/singleflight"
 
 	"github.com/druidiceberg/sidecar/internal/memory"
@@ -39,9 +40,9 @@ import (
 //
 // A DeleteCache is safe for concurrent use.
 type DeleteCache struct {
-	max   int64
-	obs   DeleteCacheObserver
-	group singleflight.Group
+	max     int64
+	metrics *collectors
+	group   singleflight.Group
 
 	mu      sync.Mutex
 	entries map[string]*list.Element // of *cacheEntry
@@ -54,26 +55,13 @@ type DeleteCache struct {
 	flying  int // callers between a miss and the end of its load (tests)
 }
 
-// DeleteCacheObserver is told what a DeleteCache does, for example to
-// export it as metrics. Its methods are called concurrently, without the
-// cache's lock held, and must be cheap.
-type DeleteCacheObserver interface {
-	// DeleteCacheLookup reports one request for a delete file of kind:
-	// a hit when it got the decoded file without reading it (from the
-	// cache, or by waiting on a load of the same file already running), a
-	// miss when it read the file itself, or waited on a load that failed.
-	DeleteCacheLookup(kind split.DeleteKind, hit bool)
-	// DeleteCacheChanged reports a change of the estimated bytes held
-	// (bytesDelta, negative when entries left) and the number of entries
-	// evicted to stay within the bound.
-	DeleteCacheChanged(bytesDelta int64, evicted int)
-}
-
 // DeleteCacheStats are a DeleteCache's counts since it was created.
 type DeleteCacheStats struct {
-	// Hits and Misses count requests for delete files by kind, as
-	// DeleteCacheObserver.DeleteCacheLookup defines them: as long as no
-	// load fails, Misses is the number of delete files read from storage.
+	// Hits and Misses count requests for delete files by kind: a hit got
+	// the decoded file without reading it (from the cache, or by waiting
+	// on a load of the same file already running), a miss read the file
+	// itself or waited on a load that failed. As long as no load fails,
+	// Misses is the number of delete files read from storage.
 	Hits, Misses map[split.DeleteKind]int64
 	// Evictions counts entries dropped to stay within the bound.
 	Evictions int64
@@ -85,12 +73,13 @@ type DeleteCacheStats struct {
 
 // NewDeleteCache returns a cache that keeps decoded delete files up to an
 // estimated maxBytes of memory (with maxBytes <= 0 it keeps nothing, yet
-// still lets concurrent first requests share one load). obs, when not nil,
-// is told of every lookup and change.
-func NewDeleteCache(maxBytes int64, obs DeleteCacheObserver) *DeleteCache {
+// still lets concurrent first requests share one load). Its hits, misses,
+// evictions and bytes are counted on reg (nil: not exported), with the
+// collectors of the Readers on the same registry.
+func NewDeleteCache(maxBytes int64, reg prometheus.Registerer) *DeleteCache {
 	return &DeleteCache{
 		max:     maxBytes,
-		obs:     obs,
+		metrics: newCollectors(reg),
 		entries: map[string]*list.Element{},
 		hits:    map[split.DeleteKind]int64{},
 		misses:  map[split.DeleteKind]int64{},
@@ -225,9 +214,7 @@ func (c *DeleteCache) unpinner(e *cacheEntry) func() {
 }
 
 func (c *DeleteCache) observeLookup(kind split.DeleteKind, hit bool) {
-	if c.obs != nil {
-		c.obs.DeleteCacheLookup(kind, hit)
-	}
+	c.metrics.lookup(kind, hit)
 }
 
 // add stores a loaded value, pinned by its loader, and evicts the least
@@ -248,9 +235,7 @@ func (c *DeleteCache) add(key string, val any, size int64, res *memory.Reservati
 	c.bytes += size
 	out := c.evictLocked(func() bool { return c.bytes > c.max })
 	c.mu.Unlock()
-	if c.obs != nil {
-		c.obs.DeleteCacheChanged(size, 0)
-	}
+	c.metrics.cacheBytes.Add(float64(size))
 	c.gone(out)
 	return e
 }
@@ -299,9 +284,8 @@ func (c *DeleteCache) gone(out []*cacheEntry) {
 		e.res.Release()
 		delta -= e.size
 	}
-	if c.obs != nil {
-		c.obs.DeleteCacheChanged(delta, len(out))
-	}
+	c.metrics.cacheBytes.Add(float64(delta))
+	c.metrics.cacheEvictions.Add(float64(len(out)))
 }
 
 // The memory estimates. A string-keyed map entry costs its key's bytes and

@@ -38,7 +38,7 @@ func writeBenchParquet[T any](b *testing.B, dir, name string, rows []T) (string,
 func BenchmarkDeleteLookup(b *testing.B) {
 	dir := b.TempDir()
 	cache := NewDeleteCache(256<<20, nil)
-	r := New(WithDeleteCache(cache))
+	r := New(nil, WithDeleteCache(cache))
 	loader := &deleteLoader{r: r, fs: icebergio.LocalFS{}, loaded: map[split.DeleteKind]int64{}}
 
 	b.Run("bitmap_contains", func(b *testing.B) {

@@ -72,7 +72,7 @@ type fsReader struct {
 
 // newReader returns a Reader that opens every split through fs.
 func newReader(fs icebergio.IO, opts ...reader.Option) fsReader {
-	return fsReader{Reader: reader.New(opts...), fs: fs}
+	return fsReader{Reader: reader.New(nil, opts...), fs: fs}
 }
 
 func (r fsReader) Open(ctx context.Context, s split.Split, t split.TableSchema) (*reader.Stream, error) {

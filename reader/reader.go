@@ -47,6 +47,7 @@ import (
 	"github.com/apache/iceberg-go"
 	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/parquet-go/parquet-go"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/druidiceberg/sidecar/internal/memory"
 	"github.com/druidiceberg/sidecar/reader/parquetpage"
@@ -79,6 +80,7 @@ type Reader struct {
 	deleteBound     int64
 	deleteBoundName string
 	entries         int // entries a leaf decodes at a time; 0: batchEntries
+	metrics         *collectors
 }
 
 // Option configures a Reader.
@@ -127,9 +129,11 @@ func WithMemory(b *memory.Budget, bound int64, boundName string) Option {
 	return func(r *Reader) { r.budget, r.deleteBound, r.deleteBoundName = b, bound, boundName }
 }
 
-// New returns a Reader.
-func New(opts ...Option) *Reader {
-	r := &Reader{batchRows: DefaultBatchRows}
+// New returns a Reader that counts the rows and delete files of its
+// streams on reg (nil: not exported). Readers and a DeleteCache built on
+// one registry count into the same series.
+func New(reg prometheus.Registerer, opts ...Option) *Reader {
+	r := &Reader{batchRows: DefaultBatchRows, metrics: newCollectors(reg)}
 	for _, o := range opts {
 		o(r)
 	}
@@ -189,8 +193,10 @@ type Stream struct {
 	closed bool
 
 	// local holds Run's running counts; publish copies them into published
-	// for Stats once per batch, so counting costs no atomics per row.
+	// for Stats once per batch, so counting costs no atomics per row, and
+	// adds them to the metrics, which have recorded of them so far.
 	local     counts
+	recorded  tally
 	published struct {
 		read, emitted, position, dv, equality, filtered, invalid atomic.Int64
 		loads                                                    [3]atomic.Int64 // by deleteKinds
@@ -617,8 +623,17 @@ func (s *Stream) publish() {
 		invalid += s.cur.rows.scratch.invalid
 	}
 	p.invalid.Store(invalid)
+	now := tally{read: s.local.read, emitted: s.local.emitted, filtered: s.local.filtered, invalid: invalid,
+		deleted: [3]int64{s.local.position, s.local.equality, s.local.dv}}
 	for i, k := range deleteKinds {
 		p.loads[i].Store(s.loader.loaded[k])
+		now.loads[i] = s.loader.loaded[k]
+	}
+	if s.used {
+		// The metrics follow the stream batch by batch once it runs: a
+		// split opened and never run (a HEAD) is not a stream served.
+		s.r.metrics.record(now, s.recorded)
+		s.recorded = now
 	}
 }
 

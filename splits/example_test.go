@@ -35,13 +35,13 @@ func Example() {
 		fmt.Println(err)
 		return
 	}
-	cat, err := catalog.New(catalog.Config{Type: "local", Name: "lake", Warehouse: warehouse})
+	cat, err := catalog.New(catalog.Config{Type: "local", Name: "lake", Warehouse: warehouse}, nil)
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
 	defer cat.Close()
-	p, err := splits.NewPlanner(cat, signer)
+	p, err := splits.NewPlanner(cat, signer, nil)
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -70,7 +70,7 @@ func eventsTable(t *testing.T) *Planner {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := NewPlanner(catalogtest.Open(t, sidecatalog.Config{Type: "local", Warehouse: dir}), signer)
+	p, err := NewPlanner(catalogtest.Open(t, sidecatalog.Config{Type: "local", Warehouse: dir}), signer, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

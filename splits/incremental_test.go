@@ -37,7 +37,7 @@ func TestIncrementalAppends(t *testing.T) {
 		t.Fatalf("%d snapshots, want 3 appends and a delete", len(snaps))
 	}
 	signer, _ := split.NewSigner(key(4))
-	p, err := NewPlanner(catalogtest.Open(t, catalog.Config{Type: "local", Warehouse: dir}), signer)
+	p, err := NewPlanner(catalogtest.Open(t, catalog.Config{Type: "local", Warehouse: dir}), signer, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,8 +19,10 @@ import (
 	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
 	lru "github.com/hashicorp/golang-lru/v2"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/druidiceberg/sidecar/internal/memory"
+	"github.com/druidiceberg/sidecar/internal/promreg"
 	"github.com/druidiceberg/sidecar/splits/split"
 )
 
@@ -56,13 +58,14 @@ type Planner struct {
 	plans *planCache
 	// budget admits plans by the memory they need (WithMemoryBudget).
 	budget *memory.Budget
-	// events counts the scans planned (WithPlanEvents); nil counts none.
-	events PlanEvents
+	// scans counts the scans planned, by catalog and planner.
+	scans *prometheus.CounterVec
 }
 
 // NewPlanner returns a planner over a catalog. It does not contact the
-// catalog: the first plan does.
-func NewPlanner(cat Catalog, signer *split.Signer, opts ...PlannerOption) (*Planner, error) {
+// catalog: the first plan does. It counts the scans it plans on reg (nil:
+// not exported), where the planners of other catalogs count theirs.
+func NewPlanner(cat Catalog, signer *split.Signer, reg prometheus.Registerer, opts ...PlannerOption) (*Planner, error) {
 	footers, err := lru.New[string, footerGroups](4096)
 	if err != nil {
 		return nil, fmt.Errorf("create footer cache: %w", err)
@@ -75,6 +78,10 @@ func NewPlanner(cat Catalog, signer *split.Signer, opts ...PlannerOption) (*Plan
 		maxSplits:       DefaultMaxSplits,
 		footers:         footers,
 		plans:           newPlanCache(),
+		scans: promreg.Register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "sidecar_scans_planned_total",
+			Help: "Snapshots' files planned, by catalog and planner: local (the sidecar read the table's manifests) or remote (the REST catalog's server planned them, --scan-planning).",
+		}, []string{"catalog", "planner"})),
 	}
 	for _, o := range opts {
 		o(p)

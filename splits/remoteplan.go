@@ -38,22 +38,14 @@ type RemotePlanner interface {
 	PlanScan(ctx context.Context, req table.ScanPlanningRequest, meter split.PlanMeter) ([]table.FileScanTask, error)
 }
 
-// PlanEvents receives what planning does that operators watch; package
-// metrics fills it.
-type PlanEvents interface {
-	// ScanPlanned counts a snapshot's files planned for catalog, by the
-	// sidecar (remote false) or by the catalog's server (remote true).
-	ScanPlanned(catalog string, remote bool)
-}
-
-// WithPlanEvents reports the planner's events to ev.
-func WithPlanEvents(ev PlanEvents) PlannerOption { return func(p *Planner) { p.events = ev } }
-
-// planned reports a scan planned.
+// planned counts a snapshot's files planned, by the sidecar (remote
+// false) or by the catalog's server (remote true).
 func (p *Planner) planned(remote bool) {
-	if p.events != nil {
-		p.events.ScanPlanned(p.cat.Name(), remote)
+	planner := "local"
+	if remote {
+		planner = "remote"
 	}
+	p.scans.WithLabelValues(p.cat.Name(), planner).Inc()
 }
 
 // remoteScan says whether a scan of req is planned on the catalog's

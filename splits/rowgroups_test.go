@@ -34,7 +34,7 @@ func rowGroupsTable(t *testing.T, formatVersion int, offsets tablegen.SplitOffse
 func localPlanner(t *testing.T, dir string, opts ...PlannerOption) *Planner {
 	t.Helper()
 	signer, _ := split.NewSigner(key(5))
-	p, err := NewPlanner(catalogtest.Open(t, catalog.Config{Type: "local", Warehouse: dir}), signer, opts...)
+	p, err := NewPlanner(catalogtest.Open(t, catalog.Config{Type: "local", Warehouse: dir}), signer, nil, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}

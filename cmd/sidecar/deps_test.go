@@ -15,7 +15,7 @@ const module = "github.com/druidiceberg/sidecar"
 // binaryInternal are the packages under internal/ that the binary links:
 // small libraries (docs/design.md's packages table). Every other package
 // under internal/ is for tests only.
-var binaryInternal = []string{"internal/connlimit", "internal/demo", "internal/icewrite", "internal/jsonstr", "internal/memory", "internal/rungroup"}
+var binaryInternal = []string{"internal/connlimit", "internal/demo", "internal/icewrite", "internal/jsonstr", "internal/memory", "internal/promreg", "internal/rungroup"}
 
 // TestBinaryLinksNoTestOnlyPackage: the sidecar binary (with every
 // optional catalog and store) links no package of internal/ but the small

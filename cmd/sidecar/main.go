@@ -134,7 +134,7 @@ func serve(ctx context.Context, cfg config, logOut io.Writer, ready chan<- strin
 	if cfg.BatchRows > 0 {
 		readerOpts = append(readerOpts, reader.WithBatchRows(cfg.BatchRows))
 	}
-	budget, deleteBound, boundName := memoryRule(cfg, m)
+	budget, deleteBound, boundName := memoryRule(cfg, reg)
 	log.Info("memory", slog.Int64("limit", cfg.memoryLimit.Bytes), slog.String("limit_from", cfg.memoryLimit.Origin),
 		slog.Int64("budget", budget.Capacity()), slog.Int64("max_delete_memory", deleteBound))
 	readerOpts = append(readerOpts, reader.WithMemory(budget, deleteBound, boundName))
@@ -143,7 +143,7 @@ func serve(ctx context.Context, cfg config, logOut io.Writer, ready chan<- strin
 		// at least one delete file of the largest size decoded, so that
 		// a large equality-delete set every split needs is decoded once;
 		// its idle entries give memory back to the budget.
-		cache := reader.NewDeleteCache(max(cfg.DeleteCacheSize, deleteBound), handlers.DeleteCacheMetrics(m))
+		cache := reader.NewDeleteCache(max(cfg.DeleteCacheSize, deleteBound), reg)
 		budget.OnPressure(cache.Reclaim)
 		readerOpts = append(readerOpts, reader.WithDeleteCache(cache))
 	}
@@ -166,12 +166,12 @@ func serve(ctx context.Context, cfg config, logOut io.Writer, ready chan<- strin
 		// Each catalog gives each of its tables the FileIO to read it
 		// with: the catalog's vended credentials, or the catalog's own
 		// properties, with its location map.
-		opts := []catalog.Option{catalog.WithEvents(m), catalog.WithStallTimeout(cfg.StorageStallTimeout),
+		opts := []catalog.Option{catalog.WithStallTimeout(cfg.StorageStallTimeout),
 			catalog.WithPrivateFiles(cfg.privateFiles()...)}
 		if cfg.clock != nil {
 			opts = append(opts, catalog.WithClock(cfg.clock))
 		}
-		cat, err := catalog.New(c, opts...)
+		cat, err := catalog.New(c, reg, opts...)
 		if err != nil {
 			return err
 		}
@@ -180,9 +180,9 @@ func serve(ctx context.Context, cfg config, logOut io.Writer, ready chan<- strin
 				log.Warn("close catalog", slog.String("catalog", c.Name), slog.String("error", err.Error()))
 			}
 		})
-		planner, err := splits.NewPlanner(cat, signer,
+		planner, err := splits.NewPlanner(cat, signer, reg,
 			splits.WithTargetSplitSize(int64(cfg.TargetSplitSize)), splits.WithMaxSplitFiles(cfg.MaxSplitFiles),
-			splits.WithMaxSplits(cfg.MaxSplits), splits.WithMemoryBudget(budget), splits.WithPlanEvents(m))
+			splits.WithMaxSplits(cfg.MaxSplits), splits.WithMemoryBudget(budget))
 		if err != nil {
 			return err
 		}
@@ -199,7 +199,7 @@ func serve(ctx context.Context, cfg config, logOut io.Writer, ready chan<- strin
 		// A reader per catalog: the delete cache keys a decoded file by
 		// its path, which two catalogs' location maps may read from
 		// different places.
-		cats = append(cats, catalogRoutes(cat, planner, reader.New(readerOpts...)))
+		cats = append(cats, catalogRoutes(cat, planner, reader.New(reg, readerOpts...)))
 		names = append(names, c.Name)
 	}
 

@@ -1,9 +1,9 @@
 package main
 
 import (
-	"github.com/druidiceberg/sidecar/handlers"
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/druidiceberg/sidecar/internal/memory"
-	"github.com/druidiceberg/sidecar/metrics"
 )
 
 // defaultDeleteBound is the most one decoded delete file may hold in a
@@ -13,10 +13,11 @@ const defaultDeleteBound = 1 << 30
 // memoryRule is the memory budget of cfg's memory limit, which plans and
 // decoded delete files share (none without a limit), and the bound of one
 // decoded delete file with the name an error gives it: --max-delete-memory
-// when given, else half the budget, else defaultDeleteBound.
-func memoryRule(cfg config, m *metrics.Metrics) (*memory.Budget, int64, string) {
+// when given, else half the budget, else defaultDeleteBound. The budget's
+// metrics go on reg.
+func memoryRule(cfg config, reg prometheus.Registerer) (*memory.Budget, int64, string) {
 	capacity, origin := memory.BudgetOf(cfg.memoryLimit)
-	budget := memory.NewBudget(capacity, origin, handlers.MemoryMetrics(m))
+	budget := memory.NewBudget(capacity, origin, reg)
 	switch {
 	case cfg.MaxDeleteMemory > 0:
 		return budget, cfg.MaxDeleteMemory, "--max-delete-memory"

@@ -18,7 +18,6 @@ import (
 
 	"github.com/druidiceberg/sidecar/internal/memory"
 	"github.com/druidiceberg/sidecar/internal/tablegen"
-	"github.com/druidiceberg/sidecar/metrics"
 	"github.com/druidiceberg/sidecar/splits"
 )
 
@@ -118,7 +117,7 @@ func TestSidecarUnderAMemoryLimit(t *testing.T) {
 // without a limit; an error names where the bound comes from.
 func TestMemoryRule(t *testing.T) {
 	t.Parallel()
-	m := metrics.New(prometheus.NewRegistry())
+	reg := prometheus.NewRegistry()
 	tests := []struct {
 		name                 string
 		cfg                  config
@@ -134,7 +133,7 @@ func TestMemoryRule(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			b, bound, name := memoryRule(tt.cfg, m)
+			b, bound, name := memoryRule(tt.cfg, reg)
 			if b.Capacity() != tt.budget || bound != tt.bound || !strings.Contains(name, tt.boundName) || !strings.Contains(b.Origin(), tt.budgetsIn) {
 				t.Errorf("budget %d (%s), bound %d (%s); want %d, %d (%s)", b.Capacity(), b.Origin(), bound, name, tt.budget, tt.bound, tt.boundName)
 			}

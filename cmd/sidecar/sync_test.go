@@ -65,13 +65,13 @@ func startSyncSidecar(t *testing.T, cfg handlers.Config) (string, *hadoop.Catalo
 		t.Fatal(err)
 	}
 	sc := catalogtest.Open(t, sidecatalog.Config{Type: "local", Warehouse: wh})
-	planner, err := splits.NewPlanner(sc, signer)
+	planner, err := splits.NewPlanner(sc, signer, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	sidecar := httptest.NewUnstartedServer(nil)
 	cfg.Catalogs = []handlers.Catalog{catalogRoutes(sc, planner,
-		reader.New(reader.WithDeleteCache(reader.NewDeleteCache(64<<20, nil))))}
+		reader.New(nil, reader.WithDeleteCache(reader.NewDeleteCache(64<<20, nil))))}
 	cfg.Signer = signer
 	cfg.PublicURL = "http://" + sidecar.Listener.Addr().String()
 	sidecar.Config.Handler = handlers.New(cfg)

@@ -38,7 +38,7 @@ func TestStart(t *testing.T) {
 	if err := demo.Write(ctx, writer); err != nil {
 		t.Fatalf("write the demo tables through the server: %v", err)
 	}
-	cat, err := catalog.New(catalog.Config{Type: "rest", Name: "ice", URI: url, DataRoots: []string{warehouse}})
+	cat, err := catalog.New(catalog.Config{Type: "rest", Name: "ice", URI: url, DataRoots: []string{warehouse}}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

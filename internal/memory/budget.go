@@ -18,6 +18,10 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/druidiceberg/sidecar/internal/promreg"
 )
 
 // Kind says what a reservation holds memory for; it labels the metrics.
@@ -57,23 +61,13 @@ func (e *ExceedsError) Error() string {
 // Is makes every ExceedsError ErrTooLarge.
 func (e *ExceedsError) Is(target error) bool { return target == ErrTooLarge }
 
-// Observer is told what a Budget does, for example to export it as
-// metrics. Its methods are called without the budget's lock held and must
-// be cheap.
-type Observer interface {
-	// MemoryReserved reports a change of the bytes held for kind.
-	MemoryReserved(kind Kind, delta int64)
-	// MemoryRefused reports a reservation refused: busy when others held
-	// the memory, otherwise because it can never fit.
-	MemoryRefused(kind Kind, busy bool)
-}
-
 // Budget is memory that reservations share, up to its capacity. It is safe
 // for concurrent use.
 type Budget struct {
 	capacity int64
 	origin   string
-	obs      Observer
+	reserved *prometheus.GaugeVec   // by kind
+	refused  *prometheus.CounterVec // by kind and reason
 
 	mu       sync.Mutex
 	used     int64
@@ -85,10 +79,21 @@ type Budget struct {
 
 // NewBudget returns a budget of capacity bytes; origin says where the
 // capacity comes from, for the errors that name it ("the memory budget
-// (--memory-budget)"). obs, when not nil, is told of every change. A
-// capacity <= 0 is no budget: every reservation fits.
-func NewBudget(capacity int64, origin string, obs Observer) *Budget {
-	return &Budget{capacity: capacity, origin: origin, obs: obs, byKind: map[Kind]int64{}, refusals: map[bool]int64{}}
+// (--memory-budget)"). It follows the bytes reserved and counts the
+// reservations refused on reg (nil: not exported). A capacity <= 0 is no
+// budget: every reservation fits.
+func NewBudget(capacity int64, origin string, reg prometheus.Registerer) *Budget {
+	return &Budget{
+		capacity: capacity, origin: origin, byKind: map[Kind]int64{}, refusals: map[bool]int64{},
+		reserved: promreg.Register(reg, prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "sidecar_memory_reserved_bytes",
+			Help: "Memory reserved from the memory budget, by kind: plan (a plan's data files by the sizing rule) and deletes (decoded delete files, being loaded, used by streams or kept by the delete cache).",
+		}, []string{"kind"})),
+		refused: promreg.Register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "sidecar_memory_refused_total",
+			Help: "Reservations of the memory budget refused, by kind (plan, deletes) and reason (busy: others held the memory, answered 503; too_large: it can never fit, answered 422).",
+		}, []string{"kind", "reason"})),
+	}
 }
 
 // Capacity is the budget's size in bytes; <= 0 is none.
@@ -153,8 +158,8 @@ func (b *Budget) take(kind Kind, n int64) error {
 			b.byKind[kind] += n
 			b.peak = max(b.peak, b.used)
 			b.mu.Unlock()
-			if b.obs != nil && n != 0 {
-				b.obs.MemoryReserved(kind, n)
+			if n != 0 {
+				b.reserved.WithLabelValues(string(kind)).Add(float64(n))
 			}
 			return nil
 		}
@@ -175,9 +180,11 @@ func (b *Budget) refuse(kind Kind, busy bool, err error) error {
 	b.mu.Lock()
 	b.refusals[busy]++
 	b.mu.Unlock()
-	if b.obs != nil {
-		b.obs.MemoryRefused(kind, busy)
+	reason := "too_large"
+	if busy {
+		reason = "busy"
 	}
+	b.refused.WithLabelValues(string(kind), reason).Inc()
 	return err
 }
 

@@ -14,6 +14,8 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -25,6 +27,9 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
 // CI reports whether the tests run under CI: the CI environment variable is
@@ -164,6 +169,16 @@ func SkipShort(t testing.TB, why string) {
 		t.Fatalf("-short would leave out this test, which %s; under CI every test runs", why)
 	}
 	t.Skipf("-short: the test %s", why)
+}
+
+// PromtoolCheckGatherer lints what g exports, as /metrics serves it, with
+// PromtoolCheck, and returns that scrape.
+func PromtoolCheckGatherer(t testing.TB, g prometheus.Gatherer) string {
+	t.Helper()
+	rec := httptest.NewRecorder()
+	promhttp.HandlerFor(g, promhttp.HandlerOpts{}).ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
+	PromtoolCheck(t, rec.Body.Bytes())
+	return rec.Body.String()
 }
 
 // PromtoolCheck lints a Prometheus text exposition with `promtool check

@@ -36,10 +36,10 @@ func TestAllowlist(t *testing.T) {
 	if !(allowlist(nil)).allows([]string{"any", "table"}) {
 		t.Error("an empty allowlist refuses a table")
 	}
-	if _, err := New(Config{Type: "static", Tables: map[string]string{"a.b": "/m.json"}, Allow: []string{"a/b"}}); err == nil {
+	if _, err := New(Config{Type: "static", Tables: map[string]string{"a.b": "/m.json"}, Allow: []string{"a/b"}}, nil); err == nil {
 		t.Error("New accepted an allowlist entry with a '/'")
 	}
-	cat, err := New(Config{Type: "static", Tables: map[string]string{"a.b": "/m.json"}, Allow: []string{"c"}})
+	cat, err := New(Config{Type: "static", Tables: map[string]string{"a.b": "/m.json"}, Allow: []string{"c"}}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

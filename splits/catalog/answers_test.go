@@ -108,7 +108,7 @@ func TestEndlessAnswer(t *testing.T) {
 		}
 	}))
 	t.Cleanup(srv.Close)
-	cat, err := New(Config{Type: "rest", Name: "lake", URI: srv.URL})
+	cat, err := New(Config{Type: "rest", Name: "lake", URI: srv.URL}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -32,8 +32,10 @@ import (
 	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
 	lru "github.com/hashicorp/golang-lru/v2"
+	"github.com/prometheus/client_golang/prometheus"
 	"golang.org/x/sync/singleflight"
 
+	"github.com/druidiceberg/sidecar/internal/promreg"
 	"github.com/druidiceberg/sidecar/splits/split"
 )
 
@@ -59,22 +61,8 @@ const (
 	maxLoad = 2 * time.Minute
 )
 
-// Events receives what a Catalog does that operators watch; package
-// metrics fills it.
-type Events interface {
-	// TableReloaded counts a table loaded again for the reads of its
-	// tokens: reason is "age" (the cached load was old), "expired" (the
-	// table's FileIO could not renew its vended credentials) or "refused"
-	// (the store refused them); err is the load's error, nil when it
-	// succeeded.
-	TableReloaded(catalog, reason string, err error)
-}
-
 // Option configures a Catalog.
 type Option func(*Catalog)
-
-// WithEvents reports the catalog's events to ev.
-func WithEvents(ev Events) Option { return func(c *Catalog) { c.events = ev } }
 
 // WithStallTimeout bounds every read of a table's files: a read that gets
 // nothing from the store for d fails with ErrStalled (an ErrUnavailable),
@@ -112,9 +100,11 @@ type Catalog struct {
 	// request's.
 	ctx    context.Context
 	cancel context.CancelFunc
-	events Events
-	now    func() time.Time
-	wrap   func(icebergio.IO) icebergio.IO
+	// reloads counts the tables loaded again for the reads of their
+	// tokens, by catalog, reason and outcome (see reload).
+	reloads *prometheus.CounterVec
+	now     func() time.Time
+	wrap    func(icebergio.IO) icebergio.IO
 	// stall bounds each read of a file (WithStallTimeout); buffers pools
 	// the buffers of watched reads.
 	stall   time.Duration
@@ -136,8 +126,9 @@ type Catalog struct {
 
 // New returns the catalog cfg describes. It does not contact the catalog:
 // the first load does, and a catalog that is down gives ErrUnavailable
-// until it answers.
-func New(cfg Config, opts ...Option) (*Catalog, error) {
+// until it answers. It counts its table reloads on reg (nil: not
+// exported), where the other catalogs count theirs, labelled by name.
+func New(cfg Config, reg prometheus.Registerer, opts ...Option) (*Catalog, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -162,7 +153,11 @@ func New(cfg Config, opts ...Option) (*Catalog, error) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	c := &Catalog{cfg: cfg, secrets: cfg.secrets(), server: NewFS(cfg.Props, cfg.LocationMap), ctx: ctx, cancel: cancel,
-		now: time.Now, tables: tables, metas: metas, allow: allow, roots: operatorRoots(cfg), realRoots: realRoots, private: slices.Clone(cfg.PrivateFiles)}
+		now: time.Now, tables: tables, metas: metas, allow: allow, roots: operatorRoots(cfg), realRoots: realRoots, private: slices.Clone(cfg.PrivateFiles),
+		reloads: promreg.Register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "sidecar_catalog_table_reloads_total",
+			Help: "Tables loaded again from their catalog to read their tokens' files with fresh storage credentials, by catalog, reason (age: the load was old; expired: the vended credentials could not be renewed; refused: the store refused them) and outcome (ok, error).",
+		}, []string{"catalog", "reason", "outcome"}))}
 	if kp := cfg.Props["gcs.keypath"]; kp != "" {
 		// The GCS key file of the server's FileIO.
 		c.private = append(c.private, kp)
@@ -418,9 +413,11 @@ func (c *Catalog) reload(ctx context.Context, ident []string, stale *loaded, rea
 		return cur, nil
 	}
 	l, err := c.load(ctx, ident)
-	if c.events != nil {
-		c.events.TableReloaded(c.cfg.Name, reason, err)
+	outcome := "ok"
+	if err != nil {
+		outcome = "error"
 	}
+	c.reloads.WithLabelValues(c.cfg.Name, reason, outcome).Inc()
 	if err != nil {
 		return nil, err
 	}

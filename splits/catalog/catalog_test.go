@@ -8,15 +8,16 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
+	"github.com/prometheus/client_golang/prometheus"
 
 	// S3 FileIOs, as the sidecar's binary registers them.
 	_ "github.com/apache/iceberg-go/io/gocloud/s3"
@@ -25,25 +26,40 @@ import (
 	"github.com/druidiceberg/sidecar/splits/split"
 )
 
-// events records a Catalog's events.
-type events struct {
-	mu       sync.Mutex
-	reloaded []string // reason, and "!" after it when the load failed
-}
+// events is the registry a Catalog counts its reloads on.
+type events struct{ reg *prometheus.Registry }
 
-func (e *events) TableReloaded(_, reason string, err error) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
+func newEvents() *events { return &events{reg: prometheus.NewRegistry()} }
+
+// reloads lists the reloads counted: each one's reason, with "!" after it
+// when the load failed, in the order of the reasons.
+func (e *events) reloads(t *testing.T) string {
+	t.Helper()
+	families, err := e.reg.Gather()
 	if err != nil {
-		reason += "!"
+		t.Fatal(err)
 	}
-	e.reloaded = append(e.reloaded, reason)
-}
-
-func (e *events) reloads() string {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return strings.Join(e.reloaded, ",")
+	var out []string
+	for _, f := range families {
+		if f.GetName() != "sidecar_catalog_table_reloads_total" {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			labels := map[string]string{}
+			for _, l := range m.GetLabel() {
+				labels[l.GetName()] = l.GetValue()
+			}
+			reason := labels["reason"]
+			if labels["outcome"] == "error" {
+				reason += "!"
+			}
+			for range int(m.GetCounter().GetValue()) {
+				out = append(out, reason)
+			}
+		}
+	}
+	slices.Sort(out)
+	return strings.Join(out, ",")
 }
 
 // clock is a settable clock for the caches' ages.
@@ -123,11 +139,11 @@ func (f *revokedFile) Read(p []byte) (int, error) {
 // with the given catalog properties. Its roots are the catalog's local
 // warehouse (a data root, since a REST catalog's warehouse is a name) and
 // the bucket s3://lake.
-func restLake(t *testing.T, props map[string]string, opts ...Option) (*Catalog, *restCatalog) {
+func restLake(t *testing.T, props map[string]string, reg prometheus.Registerer, opts ...Option) (*Catalog, *restCatalog) {
 	t.Helper()
 	rc := newRESTCatalog(t)
 	cat, err := New(Config{Type: "rest", Name: "lake", URI: rc.URL, Props: props, DataRoots: []string{rc.dir},
-		StoragePrefixes: []string{"s3://lake"}}, opts...)
+		StoragePrefixes: []string{"s3://lake"}}, reg, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -162,8 +178,8 @@ func metadataBytes(t *testing.T, tbl *table.Table) (icebergio.File, []byte) {
 func TestRefusedReadsReopen(t *testing.T) {
 	ctx := context.Background()
 	v := &revoker{}
-	ev := &events{}
-	cat, rc := restLake(t, nil, WithEvents(ev), WithFileIOWrapper(v.wrap))
+	ev := newEvents()
+	cat, rc := restLake(t, nil, ev.reg, WithFileIOWrapper(v.wrap))
 	v.rc = rc
 	tbl, err := cat.LoadTable(ctx, demo.Orders)
 	if err != nil {
@@ -183,7 +199,7 @@ func TestRefusedReadsReopen(t *testing.T) {
 	if !bytes.Equal(append(head, next...), want[:32]) {
 		t.Fatalf("read %q, want %q", append(head, next...), want[:32])
 	}
-	if got := ev.reloads(); got != "refused" {
+	if got := ev.reloads(t); got != "refused" {
 		t.Fatalf("reloads %q, want one refused", got)
 	}
 	if n := rc.loads.Load(); n != 2 {
@@ -204,7 +220,7 @@ func TestRefusedReadsReopen(t *testing.T) {
 	if got := append(first, rest...); !bytes.Equal(got, want) {
 		t.Fatalf("sequential read of %d bytes differs from the file's %d", len(got), len(want))
 	}
-	if got := ev.reloads(); got != "refused,refused" {
+	if got := ev.reloads(t); got != "refused,refused" {
 		t.Fatalf("reloads %q, want two refused", got)
 	}
 }
@@ -215,7 +231,7 @@ func TestRefusedReadsReopen(t *testing.T) {
 func TestRefusedKeyIsDenied(t *testing.T) {
 	ctx := context.Background()
 	v := &revoker{}
-	cat, rc := restLake(t, nil, WithFileIOWrapper(v.wrap))
+	cat, rc := restLake(t, nil, nil, WithFileIOWrapper(v.wrap))
 	v.rc = rc
 	tbl, err := cat.LoadTable(ctx, demo.Orders)
 	if err != nil {
@@ -268,8 +284,8 @@ func TestExpiredVendedCredentialsReload(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			clk := newClock()
-			ev := &events{}
-			cat, rc := restLake(t, nil, WithEvents(ev), clk.option())
+			ev := newEvents()
+			cat, rc := restLake(t, nil, ev.reg, clk.option())
 			rc.endpoints = tc.endpoints
 			rc.vend(nil, vended)
 			tbl, err := cat.LoadTable(ctx, demo.Orders)
@@ -284,7 +300,7 @@ func TestExpiredVendedCredentialsReload(t *testing.T) {
 			if _, err := f.ReadAt(make([]byte, 8), 0); err != nil {
 				t.Fatal(err)
 			}
-			if got := ev.reloads(); got != tc.reloads {
+			if got := ev.reloads(t); got != tc.reloads {
 				t.Fatalf("reloads %q, want %q", got, tc.reloads)
 			}
 
@@ -312,8 +328,8 @@ func TestExpiredVendedCredentialsReload(t *testing.T) {
 func TestTokenTablesAreCached(t *testing.T) {
 	ctx := context.Background()
 	clk := newClock()
-	ev := &events{}
-	cat, rc := restLake(t, nil, WithEvents(ev), clk.option())
+	ev := newEvents()
+	cat, rc := restLake(t, nil, ev.reg, clk.option())
 	tbl, err := cat.LoadTable(ctx, demo.Orders)
 	if err != nil {
 		t.Fatal(err)
@@ -335,8 +351,8 @@ func TestTokenTablesAreCached(t *testing.T) {
 	if _, err := cat.TableAt(ctx, demo.Orders, loc); err != nil {
 		t.Fatal(err)
 	}
-	if n := rc.loads.Load(); n != 2 || ev.reloads() != "age" {
-		t.Fatalf("%d loads, reloads %q; want 2 and one for age", n, ev.reloads())
+	if n := rc.loads.Load(); n != 2 || ev.reloads(t) != "age" {
+		t.Fatalf("%d loads, reloads %q; want 2 and one for age", n, ev.reloads(t))
 	}
 	if _, err := cat.TableAt(ctx, []string{"demo", "missing"}, loc); !errors.Is(err, split.ErrTableNotFound) {
 		t.Fatalf("TableAt of a missing table: %v, want ErrTableNotFound", err)
@@ -355,7 +371,7 @@ func TestSigV4SignsCatalogRequests(t *testing.T) {
 	for _, service := range []string{"s3tables", "glue"} {
 		t.Run(service, func(t *testing.T) {
 			cat, rc := restLake(t, map[string]string{"rest.sigv4-enabled": "true", "rest.signing-name": service,
-				"rest.signing-region": "eu-central-1"})
+				"rest.signing-region": "eu-central-1"}, nil)
 			if _, err := cat.LoadTable(context.Background(), demo.Orders); err != nil {
 				t.Fatal(err)
 			}
@@ -393,7 +409,7 @@ func TestRefusals(t *testing.T) {
 		t.Errorf("remote signing turned off is refused: %v", err)
 	}
 
-	cat, rc := restLake(t, nil)
+	cat, rc := restLake(t, nil, nil)
 	rc.vend(map[string]string{"s3.remote-signing-enabled": "true", "s3.endpoint": "http://127.0.0.1:1", "s3.region": "us-east-1"})
 	// The table's metadata is announced on S3, as a catalog that asks for
 	// remote signing would serve it, so that iceberg-go builds an S3
@@ -404,7 +420,7 @@ func TestRefusals(t *testing.T) {
 		t.Fatalf("a load answer asking for remote signing: %v, want ErrUnsupported naming it", err)
 	}
 
-	cat, rc = restLake(t, nil)
+	cat, rc = restLake(t, nil, nil)
 	rc.edit = func(raw []byte) []byte {
 		// Called by the catalog's handler goroutine: errors are t.Error.
 		var m map[string]any
@@ -425,7 +441,7 @@ func TestRefusals(t *testing.T) {
 		t.Fatalf("a table whose properties ask for remote signing: %v, want ErrUnsupported naming the property", err)
 	}
 
-	cat, rc = restLake(t, nil)
+	cat, rc = restLake(t, nil, nil)
 	rc.edit = func(raw []byte) []byte {
 		// A v3 table (encryption keys are v3's) with one key.
 		raw = bytes.Replace(raw, []byte(`"format-version":2`), []byte(`"format-version":3,"next-row-id":0`), 1)
@@ -481,7 +497,7 @@ func TestStalledStoreFails(t *testing.T) {
 		}
 		return stallingIO{IO: fsys, released: released}
 	}
-	cat, _ := restLake(t, nil, WithFileIOWrapper(wrap), WithStallTimeout(50*time.Millisecond))
+	cat, _ := restLake(t, nil, nil, WithFileIOWrapper(wrap), WithStallTimeout(50*time.Millisecond))
 	tbl, err := cat.LoadTable(ctx, demo.Orders)
 	if err != nil {
 		t.Fatal(err)

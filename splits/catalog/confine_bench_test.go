@@ -41,7 +41,7 @@ func logMetadata(b *testing.B, n int) table.Metadata {
 // every entry with a scan of the roots so far, quadratic).
 func BenchmarkTableLoadRoots(b *testing.B) {
 	meta := logMetadata(b, 20_000)
-	cat, err := New(Config{Type: "rest", Name: "lake", URI: "http://127.0.0.1:1", Warehouse: "s3://lake/db"})
+	cat, err := New(Config{Type: "rest", Name: "lake", URI: "http://127.0.0.1:1", Warehouse: "s3://lake/db"}, nil)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -39,7 +39,7 @@ func localLake(t *testing.T) (dir, warehouse string) {
 func ordersFS(t *testing.T, cfg Config, opts ...Option) (*table.Table, icebergio.IO) {
 	t.Helper()
 	ctx := context.Background()
-	cat, err := New(cfg, opts...)
+	cat, err := New(cfg, nil, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -175,7 +175,7 @@ func testMetadata(t *testing.T, props string) table.Metadata {
 func TestOperatorRoots(t *testing.T) {
 	cat, err := New(Config{Type: "rest", Name: "lake", URI: "http://127.0.0.1:1", Warehouse: "s3://lake/db",
 		DataRoots: []string{"s3://imports/t"}, StoragePrefixes: []string{"s3://hot"},
-		LocationMap: []Mapping{{From: "s3://copied/", To: "s3://replica/copied/"}}})
+		LocationMap: []Mapping{{From: "s3://copied/", To: "s3://replica/copied/"}}}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

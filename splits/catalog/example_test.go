@@ -27,7 +27,7 @@ func Example() {
 		return
 	}
 
-	cat, err := catalog.New(catalog.Config{Type: "local", Name: "lake", Warehouse: warehouse})
+	cat, err := catalog.New(catalog.Config{Type: "local", Name: "lake", Warehouse: warehouse}, nil)
 	if err != nil {
 		fmt.Println(err)
 		return

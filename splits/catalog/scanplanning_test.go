@@ -45,7 +45,7 @@ func TestScanPlanningCapability(t *testing.T) {
 			t.Run(tc.name+"/"+mode, func(t *testing.T) {
 				rc := newRESTCatalog(t)
 				rc.endpoints = tc.endpoints
-				cat, err := New(Config{Type: "rest", Name: "lake", URI: rc.URL, DataRoots: []string{rc.dir}, ScanPlanning: mode})
+				cat, err := New(Config{Type: "rest", Name: "lake", URI: rc.URL, DataRoots: []string{rc.dir}, ScanPlanning: mode}, nil)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -126,7 +126,7 @@ func TestScanPlanningConfig(t *testing.T) {
 // TestLocalCatalogPlansLocally: a catalog of another type than rest has no
 // server to plan on.
 func TestLocalCatalogPlansLocally(t *testing.T) {
-	cat, err := New(Config{Type: "local", Name: "w", Warehouse: t.TempDir()})
+	cat, err := New(Config{Type: "local", Name: "w", Warehouse: t.TempDir()}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -99,7 +99,7 @@ func TestTablePropertiesConfigureNoStorage(t *testing.T) {
 		// runs against the code before the fix as well.
 		cat, err := New(Config{Type: "rest", Name: "lake", URI: rc.URL, Warehouse: "s3://lake", DataRoots: []string{rc.dir},
 			Props: map[string]string{"s3.endpoint": operator.URL, "s3.region": "us-east-1", "s3.access-key-id": keyID,
-				"s3.secret-access-key": "operator-secret-key", "s3.force-virtual-addressing": "false"}})
+				"s3.secret-access-key": "operator-secret-key", "s3.force-virtual-addressing": "false"}}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

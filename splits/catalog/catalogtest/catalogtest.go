@@ -15,6 +15,7 @@ import (
 	icecatalog "github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/catalog/hadoop"
 	"github.com/apache/iceberg-go/table"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/druidiceberg/sidecar/splits/catalog"
 )
@@ -32,10 +33,17 @@ func Local(t testing.TB, dir string) *hadoop.Catalog {
 	return cat
 }
 
-// Open opens the sidecar's catalog of cfg, closed when the test ends.
+// Open opens the sidecar's catalog of cfg, closed when the test ends; its
+// metrics are exported nowhere (OpenRegistered).
 func Open(t testing.TB, cfg catalog.Config, opts ...catalog.Option) *catalog.Catalog {
 	t.Helper()
-	cat, err := catalog.New(cfg, opts...)
+	return OpenRegistered(t, cfg, nil, opts...)
+}
+
+// OpenRegistered is Open with the catalog's metrics on reg.
+func OpenRegistered(t testing.TB, cfg catalog.Config, reg prometheus.Registerer, opts ...catalog.Option) *catalog.Catalog {
+	t.Helper()
+	cat, err := catalog.New(cfg, reg, opts...)
 	if err != nil {
 		t.Fatalf("open catalog %s: %v", cfg.Type, err)
 	}
