@@ -59,7 +59,7 @@ func TestThreeOracles(t *testing.T) {
 	hdir := t.TempDir()
 	cat := catalogtest.Local(t, hdir)
 	hsrv := localServer(t, hdir)
-	for i := range testenv.Histories(10, 10) {
+	for i := range testenv.Histories(4, 4) {
 		ident := table.Identifier{"hist", fmt.Sprintf("t%d", i)}
 		h, err := tablegen.NewHistory(ctx, cat, ident, historyOptions(i))
 		if err != nil {
