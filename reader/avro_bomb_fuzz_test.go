@@ -336,10 +336,12 @@ func checkAvroBlock(t *testing.T, env *avroBlocksTarget, b avroBlock) error {
 	return nil
 }
 
-// TestAvroBlockBombs reads, as each kind of file, blocks of every codec
-// that decompress to (or, for snappy and a null block's size, claim) one
-// byte past the 64 MiB a block may hold, and 1 GiB: each fails within
-// avroAllocBound (FuzzAvroBlocks' seeds hold the smaller ones). ocf's own zstandard decoder allocated 348
+// TestAvroBlockBombs reads blocks of every codec that decompress to (or,
+// for snappy and a null block's size, claim) one byte past the 64 MiB a
+// block may hold, and 1 GiB: each fails within avroAllocBound
+// (FuzzAvroBlocks' seeds hold the smaller ones). Every kind of file reads
+// its blocks through one block reader, so the kinds other than a data file
+// read whole take the 1 GiB bomb alone. ocf's own zstandard decoder allocated 348
 // MiB for a block past the cap (the reader decodes zstandard itself
 // now), and a null block declaring 64 MiB over one byte allocated them
 // (a block is held to its file's size now).
@@ -348,6 +350,9 @@ func TestAvroBlockBombs(t *testing.T) {
 	for c, codec := range avroCodecs {
 		for bomb := len(avroBombSizes) - 2; bomb < len(avroBombSizes); bomb++ {
 			for role := range uint8(avroRoles) {
+				if role != avroRoleData && bomb != len(avroBombSizes)-1 {
+					continue
+				}
 				b := avroBlock{role: role, schema: avroRoleSchemas[role],
 					codec: uint8(c), count: 1, bomb: uint8(bomb)}
 				t.Run(fmt.Sprint(codec, "/", avroBombSizes[bomb], "/", role), func(t *testing.T) {
