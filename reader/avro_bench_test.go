@@ -83,7 +83,7 @@ func BenchmarkReadAvro(b *testing.B) {
 				s.Columns = bc.cols
 				b.ReportAllocs()
 				for b.Loop() {
-					readBenchSplit(b, r, s)
+					discardSplit(b, r, []split.Split{s}, tableOf(benchSchema))
 				}
 				b.ReportMetric(float64(benchRows)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
 				b.ReportMetric(float64(f.size)/benchRows, "file_B/row")
@@ -97,7 +97,7 @@ func BenchmarkReadAvro(b *testing.B) {
 		for b.Loop() {
 			for i, s := range []split.Split{ps, as, ap} {
 				w, c := time.Now(), cpuTime()
-				readBenchSplit(b, r, s)
+				discardSplit(b, r, []split.Split{s}, tableOf(benchSchema))
 				wall[i] += time.Since(w)
 				cpu[i] += cpuTime() - c
 			}
@@ -107,21 +107,6 @@ func BenchmarkReadAvro(b *testing.B) {
 		b.ReportMetric(float64(cpu[0])/float64(cpu[1]), "cpu_avro_all/parquet_all")
 		b.ReportMetric(float64(cpu[1])/float64(cpu[2]), "cpu_avro_3of10/avro_all")
 	})
-}
-
-// readBenchSplit reads the split s through r into a discarding writer.
-func readBenchSplit(b *testing.B, r fsReader, s split.Split) {
-	ctx := context.Background()
-	st, err := r.Open(ctx, s, tableOf(benchSchema))
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := st.Run(ctx, &countingWriter{}, nil); err != nil {
-		b.Fatal(err)
-	}
-	if err := st.Close(); err != nil {
-		b.Fatal(err)
-	}
 }
 
 // BenchmarkOpenWideAvro opens an Avro data file whose schema is a record
