@@ -176,6 +176,23 @@ func TestEnvFallback(t *testing.T) {
 	}
 }
 
+// TestServeDemoInWorkingFolder runs the README's first command as it is
+// written, in a folder of its own: the demo's default warehouse,
+// ./warehouse, is relative to the working folder, and the operator's roots
+// hold it, so demo.orders plans and serves its live rows.
+func TestServeDemoInWorkingFolder(t *testing.T) {
+	t.Chdir(t.TempDir())
+	s, _ := startServeArgs(t, []string{"--addr", "127.0.0.1:0", "--demo", "--shutdown-grace", "5s"}, nil)
+	orders := getPlan(t, s.base+"/splits?table=demo.orders")
+	var rows int
+	for _, u := range orders.InputSource.URIs {
+		rows += strings.Count(string(getBody(t, u)), "\n")
+	}
+	if rows != 3 {
+		t.Fatalf("demo.orders served %d rows from ./warehouse, want its 3 live rows", rows)
+	}
+}
+
 // TestServeDemo runs the README's first command end to end: the demo tables
 // are written, planned and read over HTTP, and the server shuts down cleanly.
 func TestServeDemo(t *testing.T) {

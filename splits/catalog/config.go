@@ -133,7 +133,7 @@ func (c Config) Validate() error {
 		return fmt.Errorf("catalog %s: %w", cmp.Or(c.Name, c.Type), err)
 	}
 	for _, d := range c.DataRoots {
-		if p, err := parsePlace(d); err != nil || p.path == "/" {
+		if p, err := operatorPlace(d); err != nil || p.path == "/" {
 			return fmt.Errorf("catalog %s: data root %q: want a folder or a bucket's prefix, not the root of a file system or bucket",
 				cmp.Or(c.Name, c.Type), d)
 		}
@@ -145,7 +145,7 @@ func (c Config) Validate() error {
 		}
 	}
 	if c.Type == "local" {
-		if p, err := parsePlace(c.Warehouse); err == nil && p.path == "/" {
+		if p, err := operatorPlace(c.Warehouse); err == nil && p.path == "/" {
 			return fmt.Errorf("catalog %s: warehouse %q: the root of a file system would make every file the process can read a table's",
 				cmp.Or(c.Name, c.Type), c.Warehouse)
 		}

@@ -141,6 +141,23 @@ func (p place) within(root place) bool {
 	return root.path == "/" || p.path == root.path || strings.HasPrefix(p.path, root.path+"/")
 }
 
+// operatorPlace is the place of a location the operator gives (a
+// warehouse, a data root, a location map's target). A local path without
+// a URI scheme is made absolute and clean first: the operator's
+// "./warehouse" (the demo's default) or "../lake" is a folder relative to
+// the working folder, where a table's own locations are refused any dot
+// segment (parsePlace).
+func operatorPlace(loc string) (place, error) {
+	if scheme, _, ok := strings.Cut(loc, ":"); !ok || !isScheme(scheme) {
+		abs, err := filepath.Abs(loc)
+		if err != nil {
+			return place{}, fmt.Errorf("%w: %s: %w", split.ErrForbiddenLocation, loc, err)
+		}
+		loc = abs
+	}
+	return parsePlace(loc)
+}
+
 // roots is a set of places files may be opened under.
 type roots []place
 
@@ -152,7 +169,7 @@ func (r *roots) add(loc string) {
 	if loc == "" {
 		return
 	}
-	p, err := parsePlace(loc)
+	p, err := operatorPlace(loc)
 	if err != nil {
 		return
 	}

@@ -234,6 +234,36 @@ func TestOperatorRoots(t *testing.T) {
 	}
 }
 
+// TestRelativeOperatorRoots: a warehouse and a data root given relative to
+// the working folder ("./warehouse", the demo's default, and "../imports")
+// are the folders they name, while a location with a dot segment stays
+// refused.
+func TestRelativeOperatorRoots(t *testing.T) {
+	base := t.TempDir()
+	work := filepath.Join(base, "work")
+	if err := os.Mkdir(work, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(work)
+	cat, err := New(Config{Type: "local", Name: "lake", Warehouse: "./warehouse", DataRoots: []string{"../imports"}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cat.Close() })
+	for loc, want := range map[string]bool{
+		filepath.Join(work, "warehouse", "demo", "orders", "data", "a.parquet"): true,
+		"file://" + filepath.Join(work, "warehouse", "demo", "a.parquet"):       true,
+		filepath.Join(base, "imports", "a.parquet"):                             true,
+		filepath.Join(work, "warehousex", "a.parquet"):                          false,
+		filepath.Join(base, "other", "a.parquet"):                               false,
+		filepath.Join(work, "warehouse") + "/./demo/a.parquet":                  false,
+	} {
+		if _, _, err := cat.within(loc); (err == nil) != want {
+			t.Errorf("%s within ./warehouse and ../imports: %v, want %v", loc, err, want)
+		}
+	}
+}
+
 // TestPrivateFilesRefused (issue 32, item 1): the process's own files (the
 // token key, the config file, credential files) are never a table's, even
 // under a root: an operator whose warehouse folder holds the token key, a
