@@ -15,8 +15,8 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/druidiceberg/sidecar/druid"
+	"github.com/druidiceberg/sidecar/internal/fault"
 	"github.com/druidiceberg/sidecar/splits"
-	"github.com/druidiceberg/sidecar/splits/split"
 )
 
 // Planner is what a Differ needs of the planner: the table, a snapshot's
@@ -88,7 +88,7 @@ func ParseChangeInterval(s string) (Change, error) {
 	}
 	start, end, err := splits.ParseInterval(s)
 	if err != nil {
-		return Change{}, fmt.Errorf("%w: %w", splits.ErrBadRequest, err)
+		return Change{}, fmt.Errorf("%w: %w", fault.ErrBadRequest, err)
 	}
 	return Change{Start: start.UTC(), End: end.UTC()}, nil
 }
@@ -414,16 +414,16 @@ func (df *Differ) diff(ctx context.Context, tbl *table.Table, name string, d *fi
 // its type: a timestamp, a date or a long (epoch milliseconds).
 func TimeField(schema *iceberg.Schema, name string) (iceberg.NestedField, error) {
 	if name == "" {
-		return iceberg.NestedField{}, fmt.Errorf("%w: timeColumn is required", splits.ErrBadRequest)
+		return iceberg.NestedField{}, fmt.Errorf("%w: timeColumn is required", fault.ErrBadRequest)
 	}
 	i := slices.IndexFunc(schema.Fields(), func(f iceberg.NestedField) bool { return f.Name == name })
 	if i < 0 {
-		return iceberg.NestedField{}, fmt.Errorf("%w: timeColumn %s is not a top-level column of the table", splits.ErrBadRequest, split.Quote(name))
+		return iceberg.NestedField{}, fmt.Errorf("%w: timeColumn %s is not a top-level column of the table", fault.ErrBadRequest, fault.Quote(name))
 	}
 	f := schema.Fields()[i]
 	if !splits.IsTimeType(f.Type) {
 		return f, fmt.Errorf("%w: timeColumn %q is %s; want a timestamp, date or long (epoch millis) column",
-			splits.ErrBadRequest, name, f.Type)
+			fault.ErrBadRequest, name, f.Type)
 	}
 	return f, nil
 }
@@ -432,11 +432,11 @@ func TimeField(schema *iceberg.Schema, name string) (iceberg.NestedField, error)
 // the years 1 to 9999 (the bucket must have a name in Druid SQL).
 func checkConstant(req Request) error {
 	if req.TimeColumn != "" {
-		return fmt.Errorf("%w: timeColumn and constantTime exclude each other: give one", splits.ErrBadRequest)
+		return fmt.Errorf("%w: timeColumn and constantTime exclude each other: give one", fault.ErrBadRequest)
 	}
 	at := req.ConstantTime.UTC()
 	if y := at.Year(); y < 1 || y > 9999 {
-		return fmt.Errorf("%w: constantTime %s: want a time in the years 1 to 9999", splits.ErrBadRequest, at.Format(time.RFC3339))
+		return fmt.Errorf("%w: constantTime %s: want a time in the years 1 to 9999", fault.ErrBadRequest, at.Format(time.RFC3339))
 	}
 	return nil
 }

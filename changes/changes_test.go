@@ -14,19 +14,20 @@ import (
 	"testing"
 	"time"
 
-	"github.com/druidiceberg/sidecar/splits/catalog/catalogtest"
+	"github.com/druidiceberg/sidecar/catalog/catalogtest"
 
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog/hadoop"
 	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
 
+	"github.com/druidiceberg/sidecar/catalog"
 	"github.com/druidiceberg/sidecar/druid"
+	"github.com/druidiceberg/sidecar/internal/fault"
 	"github.com/druidiceberg/sidecar/internal/icewrite"
 	"github.com/druidiceberg/sidecar/internal/tablegen"
 	"github.com/druidiceberg/sidecar/splits"
-	"github.com/druidiceberg/sidecar/splits/catalog"
-	"github.com/druidiceberg/sidecar/splits/split"
+	"github.com/druidiceberg/sidecar/token"
 )
 
 // changesEnv is a local warehouse with a planner over it.
@@ -34,7 +35,7 @@ type changesEnv struct {
 	ctx    context.Context
 	cat    *hadoop.Catalog
 	dir    string
-	signer *split.Signer
+	signer *token.Signer
 	d      *Differ
 	n      int
 }
@@ -43,7 +44,7 @@ func newChangesEnv(t *testing.T) *changesEnv {
 	t.Helper()
 	dir := t.TempDir()
 	cat := catalogtest.Local(t, dir)
-	signer, err := split.NewSigner(bytes.Repeat([]byte{9}, 32))
+	signer, err := token.NewSigner(bytes.Repeat([]byte{9}, 32))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -285,7 +286,7 @@ func TestChangesDeleteFileStoreFails(t *testing.T) {
 		return failingOpen{IO: fsys, suffix: "/pos.parquet", err: &net.OpError{Op: "read", Net: "tcp", Err: syscall.ECONNRESET}}
 	}
 	_, err := e.differ(t, failing).Changes(e.ctx, req)
-	if err == nil || !errors.Is(err, split.ErrUnavailable) {
+	if err == nil || !errors.Is(err, fault.ErrUnavailable) {
 		t.Fatalf("Changes = %v, want the store's transient error", err)
 	}
 	// A delete file that is gone is a file the diff cannot narrow with:
@@ -523,10 +524,10 @@ func TestRequests(t *testing.T) {
 	}{
 		{Request{Table: name, FromSnapshot: &missing, TimeColumn: "ts"}, splits.ErrSnapshotNotFound},
 		{Request{Table: name, FromSnapshot: &cur, ToSnapshot: &missing, TimeColumn: "ts"}, splits.ErrSnapshotNotFound},
-		{Request{Table: name, FromSnapshot: &cur, TimeColumn: "cat"}, splits.ErrBadRequest},
-		{Request{Table: name, FromSnapshot: &cur, TimeColumn: "nope"}, splits.ErrBadRequest},
-		{Request{Table: name, FromSnapshot: &cur}, splits.ErrBadRequest},
-		{Request{Table: "ch.nope", FromSnapshot: &cur, TimeColumn: "ts"}, splits.ErrTableNotFound},
+		{Request{Table: name, FromSnapshot: &cur, TimeColumn: "cat"}, fault.ErrBadRequest},
+		{Request{Table: name, FromSnapshot: &cur, TimeColumn: "nope"}, fault.ErrBadRequest},
+		{Request{Table: name, FromSnapshot: &cur}, fault.ErrBadRequest},
+		{Request{Table: "ch.nope", FromSnapshot: &cur, TimeColumn: "ts"}, fault.ErrTableNotFound},
 	} {
 		if _, err := e.d.Changes(e.ctx, tc.req); !errors.Is(err, tc.want) {
 			t.Errorf("%+v: %v, want %v", tc.req, err, tc.want)
@@ -628,7 +629,7 @@ func TestChangesConstantTime(t *testing.T) {
 		if req.TimeColumn == "" {
 			at = time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)
 		}
-		if _, _, err := ask(req); !errors.Is(err, splits.ErrBadRequest) {
+		if _, _, err := ask(req); !errors.Is(err, fault.ErrBadRequest) {
 			t.Fatalf("%+v at %s: %v; want a bad request", req, at, err)
 		}
 	}

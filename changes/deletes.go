@@ -11,9 +11,10 @@ import (
 	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
 
+	"github.com/druidiceberg/sidecar/internal/fault"
 	"github.com/druidiceberg/sidecar/reader"
 	"github.com/druidiceberg/sidecar/splits"
-	"github.com/druidiceberg/sidecar/splits/split"
+	"github.com/druidiceberg/sidecar/token"
 )
 
 // maxDeleteRowsRead bounds the rows of one delete file that /changes reads
@@ -29,7 +30,7 @@ const maxDeleteRowsRead = 1 << 20
 // that the diff fails instead of widening on a passing fault.
 type deleteReader struct {
 	fs     icebergio.IO
-	schema split.TableSchema
+	schema token.TableSchema
 	paths  map[string]map[string]bool // positional delete file → the data file paths it names
 	keys   map[string][]reader.DeleteColumn
 	err    error
@@ -38,16 +39,16 @@ type deleteReader struct {
 func newDeleteReader(fs icebergio.IO, meta table.Metadata) *deleteReader {
 	return &deleteReader{
 		fs:     fs,
-		schema: split.TableSchema{Schema: meta.CurrentSchema(), NameMapping: meta.NameMapping()},
+		schema: token.TableSchema{Schema: meta.CurrentSchema(), NameMapping: meta.NameMapping()},
 		paths:  map[string]map[string]bool{},
 		keys:   map[string][]reader.DeleteColumn{},
 	}
 }
 
 // read reads columns of the delete file del, of the given kind.
-func (r *deleteReader) read(del iceberg.DataFile, kind split.DeleteKind, ids []int) ([]reader.DeleteColumn, error) {
+func (r *deleteReader) read(del iceberg.DataFile, kind token.DeleteKind, ids []int) ([]reader.DeleteColumn, error) {
 	cols, err := reader.ReadDeleteColumns(r.fs, splits.DeleteFileOf(kind, del), r.schema, ids, maxDeleteRowsRead)
-	if err != nil && r.err == nil && (errors.Is(err, split.ErrUnavailable) || errors.Is(err, split.ErrDenied)) {
+	if err != nil && r.err == nil && (errors.Is(err, fault.ErrUnavailable) || errors.Is(err, fault.ErrDenied)) {
 		r.err = err
 	}
 	return cols, err
@@ -69,7 +70,7 @@ func (r *deleteReader) namesFile(del iceberg.DataFile, path string) bool {
 	}
 	names, ok := r.paths[del.FilePath()]
 	if !ok {
-		cols, err := r.read(del, split.DeletePosition, []int{reader.FieldIDDeleteFilePath})
+		cols, err := r.read(del, token.DeletePosition, []int{reader.FieldIDDeleteFilePath})
 		if err != nil {
 			return true
 		}
@@ -87,7 +88,7 @@ func (r *deleteReader) namesFile(del iceberg.DataFile, path string) bool {
 // int64Column reads one integer column of an equality delete file (a time
 // key), in the unit of the table's type: nil stands for a null.
 func (r *deleteReader) int64Column(del iceberg.DataFile, fid int) ([]*int64, error) {
-	cols, err := r.read(del, split.DeleteEquality, []int{fid})
+	cols, err := r.read(del, token.DeleteEquality, []int{fid})
 	if err != nil {
 		return nil, err
 	}
@@ -122,7 +123,7 @@ func (r *deleteReader) mayMatch(del, f iceberg.DataFile) bool {
 	cols, ok := r.keys[del.FilePath()]
 	if !ok {
 		var err error
-		if cols, err = r.read(del, split.DeleteEquality, ids); err != nil {
+		if cols, err = r.read(del, token.DeleteEquality, ids); err != nil {
 			return true
 		}
 		r.keys[del.FilePath()] = cols

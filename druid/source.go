@@ -8,7 +8,7 @@ import (
 
 	"github.com/apache/iceberg-go"
 
-	"github.com/druidiceberg/sidecar/splits/split"
+	"github.com/druidiceberg/sidecar/token"
 )
 
 // Source is what a generated spec reads: the planned Druid inputSource and
@@ -33,7 +33,7 @@ type Source struct {
 	// value), and a statement selects it as a TIMESTAMP literal.
 	ConstantTime time.Time
 	// Encoding is how the values are served.
-	Encoding split.Encoding
+	Encoding token.Encoding
 	// inline is EmptySource's stand-in, which reads no row, in place of
 	// InputSource; nil otherwise.
 	inline *inlineInputSource

@@ -8,7 +8,7 @@ import (
 
 	"github.com/druidiceberg/sidecar/druid"
 	"github.com/druidiceberg/sidecar/internal/sqlcheck"
-	"github.com/druidiceberg/sidecar/splits/split"
+	"github.com/druidiceberg/sidecar/token"
 )
 
 // TestStatementsParseInDruid: Druid's own SQL parser (its web console's,
@@ -34,7 +34,7 @@ func TestStatementsParseInDruid(t *testing.T) {
 			src := druid.Source{
 				InputSource: druid.HTTPInputSource{Type: "http", URIs: []string{"http://sidecar:8080/splits/t/rows"}},
 				InputFormat: druid.InputFormat{Type: "json"},
-				Fields:      fields, TimeField: tf, Encoding: split.Encoding{ISOTimestamps: iso},
+				Fields:      fields, TimeField: tf, Encoding: token.Encoding{ISOTimestamps: iso},
 			}
 			for _, g := range []druid.Granularity{druid.GranularityHour, druid.GranularityDay, druid.GranularityWeek,
 				druid.GranularityMonth, druid.GranularityQuarter, druid.GranularityYear, druid.GranularityAll} {

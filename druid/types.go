@@ -5,7 +5,7 @@ import (
 
 	"github.com/apache/iceberg-go"
 
-	"github.com/druidiceberg/sidecar/splits/split"
+	"github.com/druidiceberg/sidecar/token"
 )
 
 // The Druid column types an ingested column ends up with.
@@ -63,7 +63,7 @@ type Column struct {
 // served in. Values follow the sidecar's value contract (the same values
 // Druid's Parquet reader gives), so the mapping holds for raw Parquet
 // files too, for every type the raw-file path serves.
-func ColumnOf(f iceberg.NestedField, enc split.Encoding) Column {
+func ColumnOf(f iceberg.NestedField, enc token.Encoding) Column {
 	c := Column{Name: f.Name}
 	switch f.Type.(type) {
 	case iceberg.BooleanType:
@@ -114,7 +114,7 @@ func ColumnOf(f iceberg.NestedField, enc split.Encoding) Column {
 // Druid's ARRAY columns hold LONG, DOUBLE and STRING elements only: an
 // auto column's castToType FLOAT[] is DOUBLE[] (AutoTypeColumnSchema), and
 // booleans are LONG 1/0 as at the top level.
-func arrayElement(elem iceberg.Type, enc split.Encoding) string {
+func arrayElement(elem iceberg.Type, enc token.Encoding) string {
 	switch elem.(type) {
 	case *iceberg.StructType, *iceberg.ListType, *iceberg.MapType, iceberg.VariantType:
 		return ""
@@ -142,7 +142,7 @@ func (c Column) Select() string {
 }
 
 // Types are the Druid column types of the served columns, by name.
-func Types(fields []iceberg.NestedField, enc split.Encoding) map[string]string {
+func Types(fields []iceberg.NestedField, enc token.Encoding) map[string]string {
 	out := make(map[string]string, len(fields))
 	for _, f := range fields {
 		out[f.Name] = ColumnOf(f, enc).Druid

@@ -14,8 +14,8 @@ import (
 	"testing"
 	"time"
 
-	sidecatalog "github.com/druidiceberg/sidecar/splits/catalog"
-	"github.com/druidiceberg/sidecar/splits/catalog/catalogtest"
+	sidecatalog "github.com/druidiceberg/sidecar/catalog"
+	"github.com/druidiceberg/sidecar/catalog/catalogtest"
 
 	"github.com/apache/iceberg-go/catalog/hadoop"
 	"github.com/apache/iceberg-go/table"
@@ -24,7 +24,7 @@ import (
 	"github.com/druidiceberg/sidecar/internal/demo"
 	"github.com/druidiceberg/sidecar/internal/tablegen"
 	"github.com/druidiceberg/sidecar/splits"
-	"github.com/druidiceberg/sidecar/splits/split"
+	"github.com/druidiceberg/sidecar/token"
 )
 
 // positionalFixture is a small engine-written table with positional deletes.
@@ -232,16 +232,16 @@ func TestExpiredToken(t *testing.T) {
 	srv := f.server(t)
 	p := srv.plan(t, q("table", "fixtures.t"))
 	good := strings.TrimSuffix(strings.TrimPrefix(strings.TrimPrefix(p.Splits[0].URI, srv.URL), "/splits/"), "/rows")
-	verifier, err := split.NewSigner(testKey)
+	verifier, err := token.NewSigner(testKey)
 	if err != nil {
 		t.Fatal(err)
 	}
-	sp, err := verifier.Verify(split.KindRows, good)
+	sp, err := verifier.Verify(token.KindRows, good)
 	if err != nil {
 		t.Fatal(err)
 	}
 	past := func() time.Time { return time.Now().Add(-2 * time.Hour) }
-	expired, err := verifier.WithTTL(time.Hour, past).Sign(split.KindRows, sp)
+	expired, err := verifier.WithTTL(time.Hour, past).Sign(token.KindRows, sp)
 	if err != nil {
 		t.Fatal(err)
 	}

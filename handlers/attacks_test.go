@@ -23,15 +23,15 @@ import (
 	"github.com/apache/iceberg-go/catalog/hadoop"
 	"github.com/apache/iceberg-go/table"
 
+	sidecatalog "github.com/druidiceberg/sidecar/catalog"
+	"github.com/druidiceberg/sidecar/catalog/catalogtest"
 	"github.com/druidiceberg/sidecar/handlers"
 	"github.com/druidiceberg/sidecar/internal/demo"
 	"github.com/druidiceberg/sidecar/internal/tablegen"
 	"github.com/druidiceberg/sidecar/internal/testlog"
 	"github.com/druidiceberg/sidecar/internal/testnet"
 	"github.com/druidiceberg/sidecar/splits"
-	sidecatalog "github.com/druidiceberg/sidecar/splits/catalog"
-	"github.com/druidiceberg/sidecar/splits/catalog/catalogtest"
-	"github.com/druidiceberg/sidecar/splits/split"
+	"github.com/druidiceberg/sidecar/token"
 )
 
 // The tests of this file replay a third round of attacks, each against the
@@ -306,11 +306,11 @@ func TestHostileReplacedFile(t *testing.T) {
 	_, srv := demoWarehouse(t)
 	p := srv.plan(t, q("table", "demo.customers", "mode", "files"))
 	path := strings.TrimPrefix(p.InputSource.URIs[0], srv.URL)
-	signer, err := split.NewSigner(testKey)
+	signer, err := token.NewSigner(testKey)
 	if err != nil {
 		t.Fatal(err)
 	}
-	sp, err := signer.Verify(split.KindFile, strings.TrimPrefix(path, "/files/"))
+	sp, err := signer.Verify(token.KindFile, strings.TrimPrefix(path, "/files/"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -337,7 +337,7 @@ func TestHostileReplacedFile(t *testing.T) {
 	// resumption that names the old one gets the whole file, never a
 	// splice of the two.
 	sp.Data.Size = int64(len(replaced))
-	token, err := signer.Sign(split.KindFile, sp)
+	token, err := signer.Sign(token.KindFile, sp)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -641,11 +641,11 @@ func TestHostileRestoredMetadata(t *testing.T) {
 	planner := splittingServer(t, dir, splits.WithTargetSplitSize(80_000))
 	p := planner.plan(t, q("table", "ref.t"))
 	path := strings.TrimPrefix(p.InputSource.URIs[0], planner.URL)
-	signer, err := split.NewSigner(testKey)
+	signer, err := token.NewSigner(testKey)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if tok, err := signer.Decode(split.KindRows, strings.TrimSuffix(strings.TrimPrefix(path, "/splits/"), "/rows")); err != nil || tok.Ref == nil {
+	if tok, err := signer.Decode(token.KindRows, strings.TrimSuffix(strings.TrimPrefix(path, "/splits/"), "/rows")); err != nil || tok.Ref == nil {
 		t.Fatalf("the first split is not a plan reference: %v", err)
 	}
 	_, want := planner.get(t, path)

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	sidecatalog "github.com/druidiceberg/sidecar/splits/catalog"
+	sidecatalog "github.com/druidiceberg/sidecar/catalog"
 
 	"github.com/druidiceberg/sidecar/internal/testnet"
 

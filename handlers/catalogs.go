@@ -10,9 +10,10 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/druidiceberg/sidecar/changes"
+	"github.com/druidiceberg/sidecar/internal/fault"
 	"github.com/druidiceberg/sidecar/reader"
 	"github.com/druidiceberg/sidecar/splits"
-	"github.com/druidiceberg/sidecar/splits/split"
+	"github.com/druidiceberg/sidecar/token"
 )
 
 // Catalog is one configured catalog as the router serves it, by route
@@ -51,20 +52,20 @@ type Changes interface {
 // Splits re-derives the splits a token names, and opens the table they
 // read: its schema and the FileIO the catalog gives it (splits.Planner).
 type Splits interface {
-	Resolve(ctx context.Context, kind split.TokenKind, ref split.PlanRef) ([]split.Split, error)
-	Source(ctx context.Context, sp split.Split) (splits.Source, error)
+	Resolve(ctx context.Context, kind token.TokenKind, ref token.PlanRef) ([]token.Split, error)
+	Source(ctx context.Context, sp token.Split) (splits.Source, error)
 }
 
 // Rows opens the live rows of one split, or of the splits of a packed
 // token as one stream, through the FileIO of their table (reader.Reader).
 type Rows interface {
-	Open(ctx context.Context, fs icebergio.IO, sp split.Split, t split.TableSchema) (*reader.Stream, error)
-	OpenAll(ctx context.Context, fs icebergio.IO, parts []split.Split, t split.TableSchema) (*reader.Stream, error)
+	Open(ctx context.Context, fs icebergio.IO, sp token.Split, t token.TableSchema) (*reader.Stream, error)
+	OpenAll(ctx context.Context, fs icebergio.IO, parts []token.Split, t token.TableSchema) (*reader.Stream, error)
 }
 
 // Tables lists a catalog's tables and loads their metadata for the status
 // page, and checks that the catalog answers for /readyz
-// (splits/catalog.Catalog).
+// (catalog.Catalog).
 type Tables interface {
 	Tables(ctx context.Context) (names []string, truncated bool, err error)
 	LoadTable(ctx context.Context, ident []string) (*table.Table, error)
@@ -104,13 +105,13 @@ func (cs catalogs) forRequest(r *http.Request) (Catalog, error) {
 	c, ok := cs.byName[name]
 	if !ok {
 		return Catalog{}, errorf(http.StatusNotFound, "catalog_not_found", fmt.Sprintf(
-			"no catalog named %s; this sidecar serves %s", split.Quote(name), strings.Join(cs.names, ", ")))
+			"no catalog named %s; this sidecar serves %s", fault.Quote(name), strings.Join(cs.names, ", ")))
 	}
 	return c, nil
 }
 
 // forSplit is the catalog a split was planned in.
-func (cs catalogs) forSplit(sp split.Split) (Catalog, error) { return cs.forToken(sp.Catalog) }
+func (cs catalogs) forSplit(sp token.Split) (Catalog, error) { return cs.forToken(sp.Catalog) }
 
 // forToken is the catalog a token was planned in. A token names its
 // catalog; one that names none is the default catalog's.

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	sidecatalog "github.com/druidiceberg/sidecar/splits/catalog"
+	sidecatalog "github.com/druidiceberg/sidecar/catalog"
 
 	"github.com/apache/iceberg-go/catalog"
 

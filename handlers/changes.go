@@ -12,7 +12,7 @@ import (
 	"github.com/druidiceberg/sidecar/changes"
 	"github.com/druidiceberg/sidecar/druid"
 	"github.com/druidiceberg/sidecar/splits"
-	"github.com/druidiceberg/sidecar/splits/split"
+	"github.com/druidiceberg/sidecar/token"
 )
 
 // changesParams are the query parameters of GET /changes besides the
@@ -134,7 +134,7 @@ func (s *server) getChanges(w http.ResponseWriter, r *http.Request) error {
 	if dataSource == "" {
 		// The table's own name, without its namespace: a table name that
 		// is not one is refused as such first.
-		if _, err := split.ParseIdentifier(rows.Table); err != nil {
+		if _, err := token.ParseIdentifier(rows.Table); err != nil {
 			return err
 		}
 		dataSource = rows.Table[strings.LastIndex(rows.Table, ".")+1:]

@@ -13,10 +13,10 @@ import (
 
 	"github.com/apache/iceberg-go/table"
 
+	"github.com/druidiceberg/sidecar/catalog/catalogtest"
 	"github.com/druidiceberg/sidecar/internal/druidsim"
 	"github.com/druidiceberg/sidecar/internal/tablegen"
 	"github.com/druidiceberg/sidecar/internal/testenv"
-	"github.com/druidiceberg/sidecar/splits/catalog/catalogtest"
 )
 
 // changes is the part of GET /changes' answer the tests read.

@@ -10,13 +10,13 @@ import (
 	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
 
+	sidecatalog "github.com/druidiceberg/sidecar/catalog"
+	"github.com/druidiceberg/sidecar/catalog/catalogtest"
 	"github.com/druidiceberg/sidecar/handlers"
 	"github.com/druidiceberg/sidecar/internal/tablegen"
 	"github.com/druidiceberg/sidecar/reader"
 	"github.com/druidiceberg/sidecar/splits"
-	sidecatalog "github.com/druidiceberg/sidecar/splits/catalog"
-	"github.com/druidiceberg/sidecar/splits/catalog/catalogtest"
-	"github.com/druidiceberg/sidecar/splits/split"
+	"github.com/druidiceberg/sidecar/token"
 )
 
 // openCounter counts the files a table's FileIO opens, by path
@@ -69,7 +69,7 @@ func TestChangesPlanOnce(t *testing.T) {
 	to := h.Table().CurrentSnapshot()
 
 	cfg := sidecatalog.Config{Type: "local", Warehouse: dir}
-	signer, err := split.NewSigner(testKey)
+	signer, err := token.NewSigner(testKey)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,10 +15,10 @@ import (
 	"github.com/apache/iceberg-go/table"
 	"github.com/klauspost/compress/zstd"
 
+	"github.com/druidiceberg/sidecar/catalog/catalogtest"
 	"github.com/druidiceberg/sidecar/internal/druidsim"
 	"github.com/druidiceberg/sidecar/internal/tablegen"
 	"github.com/druidiceberg/sidecar/splits"
-	"github.com/druidiceberg/sidecar/splits/catalog/catalogtest"
 )
 
 // decompress reads a compressed row stream as Druid does by its suffix.

@@ -12,10 +12,10 @@ import (
 	"strings"
 	"testing"
 
+	sidecatalog "github.com/druidiceberg/sidecar/catalog"
+	"github.com/druidiceberg/sidecar/catalog/catalogtest"
 	"github.com/druidiceberg/sidecar/internal/demo"
-	sidecatalog "github.com/druidiceberg/sidecar/splits/catalog"
-	"github.com/druidiceberg/sidecar/splits/catalog/catalogtest"
-	"github.com/druidiceberg/sidecar/splits/split"
+	"github.com/druidiceberg/sidecar/token"
 )
 
 // secretBytes are the contents of the files an attacker is after; no
@@ -42,14 +42,14 @@ func signedLake(t *testing.T, cfg sidecatalog.Config) (srv *testServer, dir, war
 
 // tokenOf is a split that the token of a URI of a plan signs: one with a
 // delete file when there is one.
-func tokenOf(t *testing.T, kind split.TokenKind, uri string) split.Split {
+func tokenOf(t *testing.T, kind token.TokenKind, uri string) token.Split {
 	t.Helper()
 	u, err := url.Parse(uri)
 	if err != nil {
 		t.Fatal(err)
 	}
 	tok := strings.TrimSuffix(strings.TrimPrefix(strings.TrimPrefix(u.Path, "/splits/"), "/files/"), "/rows")
-	signer, err := split.NewSigner(testKey)
+	signer, err := token.NewSigner(testKey)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,9 +67,9 @@ func tokenOf(t *testing.T, kind split.TokenKind, uri string) split.Split {
 
 // sign signs a split with the server's key, as an insider who holds it
 // would.
-func sign(t *testing.T, kind split.TokenKind, sp split.Split) string {
+func sign(t *testing.T, kind token.TokenKind, sp token.Split) string {
 	t.Helper()
-	signer, err := split.NewSigner(testKey)
+	signer, err := token.NewSigner(testKey)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,8 +95,8 @@ func TestHostileSignedPaths(t *testing.T) {
 	secret := filepath.Join(dir, "sidecar-token.key")
 	rows := srv.plan(t, q("table", "demo.orders", "mode", "rows"))
 	files := srv.plan(t, q("table", "demo.customers", "mode", "files"))
-	rowsSplit := tokenOf(t, split.KindRows, rows.Splits[0].URI)
-	fileSplit := tokenOf(t, split.KindFile, files.Splits[0].URI)
+	rowsSplit := tokenOf(t, token.KindRows, rows.Splits[0].URI)
+	fileSplit := tokenOf(t, token.KindFile, files.Splits[0].URI)
 	if len(rowsSplit.Deletes) == 0 {
 		t.Fatal("demo.orders' split has no delete file")
 	}
@@ -122,24 +122,24 @@ func TestHostileSignedPaths(t *testing.T) {
 	fileToken := func(path string, size int64) string {
 		sp := fileSplit
 		sp.Data.Path, sp.Data.Size = path, size
-		return "/files/" + sign(t, split.KindFile, sp)
+		return "/files/" + sign(t, token.KindFile, sp)
 	}
 	dataToken := func(path string) string {
 		sp := rowsSplit
 		sp.Data.Path, sp.Data.Size = path, int64(len(secretBytes))
 		sp.Deletes = nil
-		return "/splits/" + sign(t, split.KindRows, sp) + "/rows"
+		return "/splits/" + sign(t, token.KindRows, sp) + "/rows"
 	}
 	deleteToken := func(path string) string {
 		sp := rowsSplit
-		sp.Deletes = append([]split.DeleteFile(nil), sp.Deletes...)
+		sp.Deletes = append([]token.DeleteFile(nil), sp.Deletes...)
 		sp.Deletes[0].Path = path
-		return "/splits/" + sign(t, split.KindRows, sp) + "/rows"
+		return "/splits/" + sign(t, token.KindRows, sp) + "/rows"
 	}
 	metadataToken := func(path string) string {
 		sp := rowsSplit
 		sp.MetadataLocation = path
-		return "/splits/" + sign(t, split.KindRows, sp) + "/rows"
+		return "/splits/" + sign(t, token.KindRows, sp) + "/rows"
 	}
 	size := int64(len(secretBytes))
 	for _, tc := range []struct {

@@ -19,6 +19,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	sidecatalog "github.com/druidiceberg/sidecar/catalog"
 	"github.com/druidiceberg/sidecar/handlers"
 	"github.com/druidiceberg/sidecar/internal/memory"
 	"github.com/druidiceberg/sidecar/internal/testenv"
@@ -26,8 +27,7 @@ import (
 	"github.com/druidiceberg/sidecar/internal/testnet"
 	"github.com/druidiceberg/sidecar/reader"
 	"github.com/druidiceberg/sidecar/splits"
-	sidecatalog "github.com/druidiceberg/sidecar/splits/catalog"
-	"github.com/druidiceberg/sidecar/splits/split"
+	"github.com/druidiceberg/sidecar/token"
 )
 
 // What operators are handed beside the metrics (docs/operations.md).
@@ -245,7 +245,7 @@ func TestPromQLMetricNames(t *testing.T) {
 func liveSidecar(t *testing.T) (*testServer, *memory.Budget) {
 	t.Helper()
 	cfg := sidecatalog.Config{Type: "local", Warehouse: rowsTable(t)}
-	signer, err := split.NewSigner(testKey)
+	signer, err := token.NewSigner(testKey)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	sidecatalog "github.com/druidiceberg/sidecar/splits/catalog"
+	sidecatalog "github.com/druidiceberg/sidecar/catalog"
 
 	"github.com/apache/iceberg-go/catalog/hadoop"
 

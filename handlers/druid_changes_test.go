@@ -18,7 +18,7 @@ import (
 	"github.com/druidiceberg/sidecar/druid"
 	"github.com/druidiceberg/sidecar/internal/druidsim"
 	"github.com/druidiceberg/sidecar/internal/tablegen"
-	"github.com/druidiceberg/sidecar/splits/split"
+	"github.com/druidiceberg/sidecar/token"
 )
 
 // TestRealDruidChangesTasks: random Iceberg histories kept in step with a
@@ -89,7 +89,7 @@ func TestRealDruidChangesTasks(t *testing.T) {
 				if len(c.Changes) == 0 {
 					continue
 				}
-				types := druid.Types(h.Table().Schema().Fields(), split.Encoding{})
+				types := druid.Types(h.Table().Schema().Fields(), token.Encoding{})
 				want := realExpect(t, h.Rows(), "ts", types)
 				// The Broker learns of published segments by polling: until
 				// it has the last task's, it serves the ones they replace.

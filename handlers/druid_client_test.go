@@ -13,8 +13,8 @@ import (
 
 	"github.com/apache/iceberg-go/table"
 
+	"github.com/druidiceberg/sidecar/catalog/catalogtest"
 	"github.com/druidiceberg/sidecar/internal/tablegen"
-	"github.com/druidiceberg/sidecar/splits/catalog/catalogtest"
 )
 
 // druidClient reads a URI as Druid's http input source does (HttpEntity

@@ -16,14 +16,14 @@ import (
 
 	"github.com/apache/iceberg-go/table"
 
+	sidecatalog "github.com/druidiceberg/sidecar/catalog"
+	"github.com/druidiceberg/sidecar/catalog/catalogtest"
 	"github.com/druidiceberg/sidecar/druid"
 	"github.com/druidiceberg/sidecar/handlers"
 	"github.com/druidiceberg/sidecar/internal/tablegen"
 	"github.com/druidiceberg/sidecar/reader"
 	"github.com/druidiceberg/sidecar/splits"
-	sidecatalog "github.com/druidiceberg/sidecar/splits/catalog"
-	"github.com/druidiceberg/sidecar/splits/catalog/catalogtest"
-	"github.com/druidiceberg/sidecar/splits/split"
+	"github.com/druidiceberg/sidecar/token"
 )
 
 // cuttingProxy stands between Druid and the sidecar (the sidecar's public
@@ -192,7 +192,7 @@ func TestRealDruidCutStreams(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	types := druid.Types(tbl.Schema().Fields(), split.Encoding{})
+	types := druid.Types(tbl.Schema().Fields(), token.Encoding{})
 	want := realExpect(t, lines, "event_ts", types)
 	run := fmt.Sprintf("%d", time.Now().Unix())
 	for _, tc := range []struct {
@@ -258,7 +258,7 @@ func TestRealDruidStalledStore(t *testing.T) {
 	d := realDruidFromEnv(t)
 	ctx := context.Background()
 	tbl, store, cfg := newStallingLake(t)
-	signer, err := split.NewSigner(testKey)
+	signer, err := token.NewSigner(testKey)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -277,7 +277,7 @@ func TestRealDruidStalledStore(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	types := druid.Types(tbl.Schema().Fields(), split.Encoding{})
+	types := druid.Types(tbl.Schema().Fields(), token.Encoding{})
 	want := realExpect(t, lines, "event_ts", types)
 
 	// Armed once the first row bytes went to Druid, so that the next data

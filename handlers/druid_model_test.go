@@ -23,7 +23,7 @@ import (
 	"github.com/druidiceberg/sidecar/internal/golden"
 	"github.com/druidiceberg/sidecar/internal/sqlcheck"
 	"github.com/druidiceberg/sidecar/internal/tablegen"
-	"github.com/druidiceberg/sidecar/splits/split"
+	"github.com/druidiceberg/sidecar/token"
 )
 
 // sqlTaskBody is the answer of /druid/sql and a change's sql.
@@ -81,7 +81,7 @@ func cleanModel(t testing.TB, d *druidsim.Druid, nullTimes ...int) {
 // lists them.
 func druidExpect(t testing.TB, lines []string, timeColumn string, fields []iceberg.NestedField) []string {
 	t.Helper()
-	rows, err := druidsim.Expect(lines, timeColumn, druid.Types(fields, split.Encoding{}))
+	rows, err := druidsim.Expect(lines, timeColumn, druid.Types(fields, token.Encoding{}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,7 +111,7 @@ func TestDruidIngestsEveryType(t *testing.T) {
 		}
 		return v
 	}
-	wantTypes := druid.Types(b.Table.Schema().Fields(), split.Encoding{})
+	wantTypes := druid.Types(b.Table.Schema().Fields(), token.Encoding{})
 	run := func(t *testing.T, exec func(d *druidsim.Druid) error, nullTimes ...int) *druidsim.Druid {
 		t.Helper()
 		d := druidsim.New()

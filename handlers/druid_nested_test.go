@@ -18,7 +18,7 @@ import (
 	"github.com/druidiceberg/sidecar/druid"
 	"github.com/druidiceberg/sidecar/internal/druidsim"
 	"github.com/druidiceberg/sidecar/internal/tablegen"
-	"github.com/druidiceberg/sidecar/splits/split"
+	"github.com/druidiceberg/sidecar/token"
 )
 
 // nestedSpec is one way a native task can declare a nested column, and
@@ -143,7 +143,7 @@ func TestRealDruidNestedTypes(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			types := druid.Types(tbl.Schema().Fields(), split.Encoding{})
+			types := druid.Types(tbl.Schema().Fields(), token.Encoding{})
 			want := realExpect(t, lines, "id", types)
 			var nested []string
 			for _, col := range slices.Sorted(maps.Keys(types)) {

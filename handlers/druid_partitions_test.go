@@ -13,7 +13,7 @@ import (
 	"github.com/druidiceberg/sidecar/druid"
 	"github.com/druidiceberg/sidecar/internal/druidsim"
 	"github.com/druidiceberg/sidecar/internal/tablegen"
-	"github.com/druidiceberg/sidecar/splits/split"
+	"github.com/druidiceberg/sidecar/token"
 )
 
 // TestRealDruidPartitions: /druid/task's secondary partitioning (a range
@@ -31,7 +31,7 @@ func TestRealDruidPartitions(t *testing.T) {
 		t.Fatal(err)
 	}
 	srv := localServer(t, dir)
-	types := druid.Types(v3.Table.Schema().Fields(), split.Encoding{})
+	types := druid.Types(v3.Table.Schema().Fields(), token.Encoding{})
 	want := realExpect(t, v3.Current().Rows, "id", types)
 	run := fmt.Sprintf("%d", time.Now().Unix())
 	for i, tc := range []struct {

@@ -31,7 +31,7 @@ import (
 	"github.com/druidiceberg/sidecar/internal/icewrite"
 	"github.com/druidiceberg/sidecar/internal/tablegen"
 	"github.com/druidiceberg/sidecar/internal/testenv"
-	"github.com/druidiceberg/sidecar/splits/split"
+	"github.com/druidiceberg/sidecar/token"
 )
 
 // TestRealDruid: what /druid/task and /druid/sql write for each table,
@@ -105,7 +105,7 @@ func TestRealDruid(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			types := druid.Types(tbl.Schema().Fields(), split.Encoding{})
+			types := druid.Types(tbl.Schema().Fields(), token.Encoding{})
 			want := realExpect(t, lines, tc.timeColumn, types)
 			params := func(ds string) url.Values {
 				v := q("table", tc.table, "dataSource", ds, "timestampColumn", tc.timeColumn)

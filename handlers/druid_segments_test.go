@@ -14,7 +14,7 @@ import (
 	"github.com/druidiceberg/sidecar/internal/druidsim"
 	"github.com/druidiceberg/sidecar/internal/icewrite"
 	"github.com/druidiceberg/sidecar/internal/tablegen"
-	"github.com/druidiceberg/sidecar/splits/split"
+	"github.com/druidiceberg/sidecar/token"
 )
 
 // TestDruidSegmentTypes: the all-types table and a day of one row null in
@@ -30,7 +30,7 @@ import (
 func TestDruidSegmentTypes(t *testing.T) {
 	ctx := context.Background()
 	_, dir, tbl := allTypesNullDay(t)
-	wantTypes := druid.Types(tbl.Schema().Fields(), split.Encoding{})
+	wantTypes := druid.Types(tbl.Schema().Fields(), token.Encoding{})
 	srv := localServer(t, dir)
 	base := q("table", "db.all", "dataSource", "ds", "timestampColumn", "id")
 	sql := srv.druidSQL(t, with(base, "statement", "replace", "partitionedBy", "day"))

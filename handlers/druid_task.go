@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/druidiceberg/sidecar/druid"
+	"github.com/druidiceberg/sidecar/internal/fault"
 	"github.com/druidiceberg/sidecar/splits"
-	"github.com/druidiceberg/sidecar/splits/split"
 )
 
 // specParams are what the spec generators take besides the /splits ones.
@@ -31,7 +31,7 @@ func partitioning(q url.Values) (druid.Partitioning, error) {
 	if v := q.Get("clusteredBy"); v != "" {
 		for _, c := range strings.Split(v, ",") {
 			if c = strings.TrimSpace(c); c == "" {
-				return p, fmt.Errorf("%w: clusteredBy %s has an empty name", errBadRequest, split.Quote(v))
+				return p, fmt.Errorf("%w: clusteredBy %s has an empty name", errBadRequest, fault.Quote(v))
 			}
 			p.ClusteredBy = append(p.ClusteredBy, c)
 		}
@@ -52,7 +52,7 @@ func partitioning(q url.Values) (druid.Partitioning, error) {
 			continue
 		}
 		if *n.dst, err = strconv.Atoi(v); err != nil || *n.dst < 1 {
-			return p, fmt.Errorf("%w: %s %s: want a positive integer", errBadRequest, n.name, split.Quote(v))
+			return p, fmt.Errorf("%w: %s %s: want a positive integer", errBadRequest, n.name, fault.Quote(v))
 		}
 	}
 	return p, nil

@@ -12,10 +12,11 @@ import (
 	"unicode/utf8"
 
 	"github.com/druidiceberg/sidecar/druid"
+	"github.com/druidiceberg/sidecar/internal/fault"
 	"github.com/druidiceberg/sidecar/internal/memory"
 	"github.com/druidiceberg/sidecar/reader"
 	"github.com/druidiceberg/sidecar/splits"
-	"github.com/druidiceberg/sidecar/splits/split"
+	"github.com/druidiceberg/sidecar/token"
 )
 
 // retryAfterSeconds is what a 503 asks clients to wait. Druid retries every
@@ -24,7 +25,7 @@ const retryAfterSeconds = 5
 
 // Errors quote client input, which can be a megabyte: an error's message
 // is cut to maxMessageBytes and the error a log line carries to
-// maxLoggedErrorBytes, and the handlers quote a value with split.Quote.
+// maxLoggedErrorBytes, and the handlers quote a value with token.Quote.
 const (
 	maxMessageBytes     = 1 << 10
 	maxLoggedErrorBytes = 4 << 10
@@ -44,7 +45,7 @@ func clip(s string, n int) string {
 }
 
 // errBadRequest: the request is malformed, as the handlers read it (a
-// parameter, a body). Its text is the domain's splits.ErrBadRequest's, and
+// parameter, a body). Its text is the domain's fault.ErrBadRequest's, and
 // it is answered alike: 400 bad_request.
 var errBadRequest = errors.New("bad request")
 
@@ -74,15 +75,15 @@ func toAPIError(err error) *apiError {
 	}
 	status, code := http.StatusInternalServerError, "internal"
 	switch {
-	case errors.Is(err, errBadRequest), errors.Is(err, splits.ErrBadRequest), errors.Is(err, druid.ErrInvalid):
+	case errors.Is(err, errBadRequest), errors.Is(err, fault.ErrBadRequest), errors.Is(err, druid.ErrInvalid):
 		status, code = http.StatusBadRequest, "bad_request"
-	case errors.Is(err, split.ErrMalformedToken):
+	case errors.Is(err, token.ErrMalformedToken):
 		status, code = http.StatusBadRequest, "malformed_token"
-	case errors.Is(err, split.ErrBadSignature):
+	case errors.Is(err, token.ErrBadSignature):
 		status, code = http.StatusForbidden, "bad_signature"
-	case errors.Is(err, split.ErrTokenExpired):
+	case errors.Is(err, token.ErrTokenExpired):
 		status, code = http.StatusGone, "token_expired"
-	case errors.Is(err, splits.ErrTableNotFound):
+	case errors.Is(err, fault.ErrTableNotFound):
 		status, code = http.StatusNotFound, "table_not_found"
 	case errors.Is(err, splits.ErrSnapshotNotFound):
 		status, code = http.StatusNotFound, "snapshot_not_found"
@@ -92,25 +93,25 @@ func toAPIError(err error) *apiError {
 		status, code = http.StatusConflict, "plan_mismatch"
 	case errors.Is(err, splits.ErrConflict):
 		status, code = http.StatusConflict, "conflict"
-	case errors.Is(err, split.ErrForbiddenLocation):
+	case errors.Is(err, fault.ErrForbiddenLocation):
 		// A path outside the roots of its table and catalog: refused
 		// before anything was opened.
 		status, code = http.StatusForbidden, "forbidden_location"
-	case errors.Is(err, split.ErrNotServed):
+	case errors.Is(err, fault.ErrNotServed):
 		status, code = http.StatusForbidden, "table_not_served"
 	case errors.Is(err, fs.ErrNotExist):
 		// A pinned file is gone: the table expired the snapshot or removed
 		// orphan files after planning. Planning again gives valid tokens.
 		status, code = http.StatusGone, "file_gone"
-	case errors.Is(err, split.ErrUpstream):
+	case errors.Is(err, fault.ErrUpstream):
 		// The catalog or object store answered with an error of its own
 		// that is neither a refusal nor worth a retry.
 		status, code = http.StatusBadGateway, "upstream_error"
-	case errors.Is(err, splits.ErrDenied):
+	case errors.Is(err, fault.ErrDenied):
 		// The catalog or object store refused the configured credentials:
 		// an upstream's answer, which no retry changes.
 		status, code = http.StatusBadGateway, "denied"
-	case errors.Is(err, splits.ErrUnavailable):
+	case errors.Is(err, fault.ErrUnavailable):
 		status, code = http.StatusServiceUnavailable, "unavailable"
 	case errors.Is(err, memory.ErrBusy):
 		status, code = http.StatusServiceUnavailable, "memory_busy"
@@ -120,7 +121,7 @@ func toAPIError(err error) *apiError {
 		status, code = http.StatusUnprocessableEntity, "too_many_splits"
 	case errors.Is(err, druid.ErrTooLarge):
 		status, code = http.StatusUnprocessableEntity, "spec_too_large"
-	case errors.Is(err, splits.ErrUnsupported):
+	case errors.Is(err, fault.ErrUnsupported):
 		status, code = http.StatusUnprocessableEntity, "unsupported"
 	case splits.IsDamagedMetadata(err):
 		status, code = http.StatusUnprocessableEntity, "damaged_metadata"

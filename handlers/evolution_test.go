@@ -17,9 +17,9 @@ import (
 	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
 
+	sidecatalog "github.com/druidiceberg/sidecar/catalog"
 	"github.com/druidiceberg/sidecar/internal/tablegen"
 	"github.com/druidiceberg/sidecar/splits"
-	sidecatalog "github.com/druidiceberg/sidecar/splits/catalog"
 )
 
 type hadoopCatalog = hadoop.Catalog

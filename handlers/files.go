@@ -13,7 +13,7 @@ import (
 
 	"github.com/druidiceberg/sidecar/reader"
 	"github.com/druidiceberg/sidecar/splits"
-	"github.com/druidiceberg/sidecar/splits/split"
+	"github.com/druidiceberg/sidecar/token"
 )
 
 // getFile serves a data file's raw bytes for the v1 path, with Range support
@@ -21,7 +21,7 @@ import (
 // open this route, and the planner signs those only for data files that no
 // delete file applies to.
 func (s *server) getFile(w http.ResponseWriter, r *http.Request) error {
-	cat, parts, err := s.splitOf(r.Context(), split.KindFile, chi.URLParam(r, "token"))
+	cat, parts, err := s.splitOf(r.Context(), token.KindFile, chi.URLParam(r, "token"))
 	if err != nil {
 		return err
 	}
@@ -79,7 +79,7 @@ func (s *server) getFile(w http.ResponseWriter, r *http.Request) error {
 	// Data files are immutable, so the path and the size identify the
 	// content: a file replaced in place by one of another size gets
 	// another ETag, and If-Range never splices the two.
-	w.Header().Set("ETag", `"`+split.ID(sp.Data.Path+"\x00"+strconv.FormatInt(sp.Data.Size, 10))+`"`)
+	w.Header().Set("ETag", `"`+token.ID(sp.Data.Path+"\x00"+strconv.FormatInt(sp.Data.Size, 10))+`"`)
 	http.ServeContent(w, r, path.Base(sp.Data.Path), time.Time{}, f)
 	return nil
 }

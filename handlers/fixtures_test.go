@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	sidecatalog "github.com/druidiceberg/sidecar/splits/catalog"
+	sidecatalog "github.com/druidiceberg/sidecar/catalog"
 )
 
 // fixture is a table of testdata/fixtures with the rows a correct reader

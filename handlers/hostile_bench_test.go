@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	sidecatalog "github.com/druidiceberg/sidecar/splits/catalog"
+	sidecatalog "github.com/druidiceberg/sidecar/catalog"
 
 	"github.com/apache/iceberg-go/table"
 

@@ -9,14 +9,14 @@ import (
 	"strings"
 	"testing"
 
-	sidecatalog "github.com/druidiceberg/sidecar/splits/catalog"
+	sidecatalog "github.com/druidiceberg/sidecar/catalog"
 
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/druidiceberg/sidecar/handlers"
 	"github.com/druidiceberg/sidecar/metrics"
 	"github.com/druidiceberg/sidecar/splits"
-	"github.com/druidiceberg/sidecar/splits/split"
+	"github.com/druidiceberg/sidecar/token"
 )
 
 // fuzzRouter is the real router over the partitioned fixture (id, user,
@@ -31,7 +31,7 @@ func fuzzRouter(tb testing.TB) http.Handler {
 func fuzzRouterWith(tb testing.TB, change func(*handlers.Config)) http.Handler {
 	tb.Helper()
 	fx := partitionedFixture(tb)
-	signer, err := split.NewSigner(testKey)
+	signer, err := token.NewSigner(testKey)
 	if err != nil {
 		tb.Fatal(err)
 	}

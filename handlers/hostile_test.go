@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	sidecatalog "github.com/druidiceberg/sidecar/splits/catalog"
+	sidecatalog "github.com/druidiceberg/sidecar/catalog"
 
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
@@ -27,7 +27,7 @@ import (
 	"github.com/druidiceberg/sidecar/internal/testlog"
 	"github.com/druidiceberg/sidecar/internal/testnet"
 	"github.com/druidiceberg/sidecar/splits"
-	"github.com/druidiceberg/sidecar/splits/split"
+	"github.com/druidiceberg/sidecar/token"
 )
 
 // The tests of this file replay what a hostile client on the network
@@ -182,9 +182,9 @@ func TestPlanNeverHandsOutARefusedURI(t *testing.T) {
 			dels = append(dels, del)
 			pathBytes += len(loc)
 		}
-		if pathBytes <= split.MaxTokenLength {
+		if pathBytes <= token.MaxTokenLength {
 			t.Fatalf("the delete files' paths add up to %d bytes, no more than a token may be (%d): not the case under test",
-				pathBytes, split.MaxTokenLength)
+				pathBytes, token.MaxTokenLength)
 		}
 		tx := tbl.NewTransaction()
 		if err := tx.NewRowDelta(nil).AddDeletes(dels...).Commit(ctx); err != nil {

@@ -11,11 +11,11 @@ import (
 	"github.com/apache/iceberg-go/catalog/rest"
 	"github.com/apache/iceberg-go/table"
 
+	sidecatalog "github.com/druidiceberg/sidecar/catalog"
 	"github.com/druidiceberg/sidecar/internal/icebergrest"
 	"github.com/druidiceberg/sidecar/internal/javaoracle"
 	"github.com/druidiceberg/sidecar/internal/tablegen"
 	"github.com/druidiceberg/sidecar/internal/testenv"
-	sidecatalog "github.com/druidiceberg/sidecar/splits/catalog"
 )
 
 func init() {

@@ -8,9 +8,9 @@ import (
 	"strings"
 	"testing"
 
+	sidecatalog "github.com/druidiceberg/sidecar/catalog"
 	"github.com/druidiceberg/sidecar/internal/javaoracle"
 	"github.com/druidiceberg/sidecar/internal/testenv"
-	sidecatalog "github.com/druidiceberg/sidecar/splits/catalog"
 )
 
 // javaFirstSeed is the first seed of TestIcebergJavaHistories: with

@@ -22,8 +22,8 @@ import (
 	"testing"
 	"time"
 
-	sidecatalog "github.com/druidiceberg/sidecar/splits/catalog"
-	"github.com/druidiceberg/sidecar/splits/catalog/catalogtest"
+	sidecatalog "github.com/druidiceberg/sidecar/catalog"
+	"github.com/druidiceberg/sidecar/catalog/catalogtest"
 
 	"github.com/apache/iceberg-go/table"
 
@@ -32,7 +32,7 @@ import (
 	"github.com/druidiceberg/sidecar/internal/tablegen"
 	"github.com/druidiceberg/sidecar/internal/testenv"
 	"github.com/druidiceberg/sidecar/internal/testnet"
-	"github.com/druidiceberg/sidecar/splits/split"
+	"github.com/druidiceberg/sidecar/token"
 )
 
 // TestLoadAndLeaks runs 64 clients against the real router over a real
@@ -124,21 +124,21 @@ func TestLoadAndLeaks(t *testing.T) {
 	}
 	on := attackTargets{rows: targets[0], snapshot: tbl.CurrentSnapshot().SnapshotID, stall: stall}
 	// A file token that pins another size than the file's.
-	signer, err := split.NewSigner(testKey)
+	signer, err := token.NewSigner(testKey)
 	if err != nil {
 		t.Fatal(err)
 	}
-	sp, err := signer.Verify(split.KindFile, strings.TrimPrefix(targets[len(targets)-1].path, "/files/"))
+	sp, err := signer.Verify(token.KindFile, strings.TrimPrefix(targets[len(targets)-1].path, "/files/"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	sp.Data.Size++
-	if on.resized, err = signer.Sign(split.KindFile, sp); err != nil {
+	if on.resized, err = signer.Sign(token.KindFile, sp); err != nil {
 		t.Fatal(err)
 	}
 	// A file token, signed with the key, of a file outside every root.
 	sp.Data.Path = "/etc/passwd"
-	if on.outside, err = signer.Sign(split.KindFile, sp); err != nil {
+	if on.outside, err = signer.Sign(token.KindFile, sp); err != nil {
 		t.Fatal(err)
 	}
 

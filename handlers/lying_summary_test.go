@@ -12,12 +12,12 @@ import (
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 
+	sidecatalog "github.com/druidiceberg/sidecar/catalog"
 	"github.com/druidiceberg/sidecar/handlers"
 	"github.com/druidiceberg/sidecar/internal/memory"
 	"github.com/druidiceberg/sidecar/internal/tablegen"
 	"github.com/druidiceberg/sidecar/splits"
-	sidecatalog "github.com/druidiceberg/sidecar/splits/catalog"
-	"github.com/druidiceberg/sidecar/splits/split"
+	"github.com/druidiceberg/sidecar/token"
 )
 
 // lieAboutFiles rewrites tbl's current metadata file in place so that
@@ -71,7 +71,7 @@ func lieInManifestList(t *testing.T, tbl *table.Table) {
 // budgetServer serves the warehouse dir with plans drawing on budget.
 func budgetServer(t *testing.T, dir string, budget *memory.Budget) *testServer {
 	t.Helper()
-	signer, err := split.NewSigner(testKey)
+	signer, err := token.NewSigner(testKey)
 	if err != nil {
 		t.Fatal(err)
 	}

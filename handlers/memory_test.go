@@ -6,12 +6,12 @@ import (
 	"strings"
 	"testing"
 
+	sidecatalog "github.com/druidiceberg/sidecar/catalog"
 	"github.com/druidiceberg/sidecar/handlers"
 	"github.com/druidiceberg/sidecar/internal/memory"
 	"github.com/druidiceberg/sidecar/reader"
 	"github.com/druidiceberg/sidecar/splits"
-	sidecatalog "github.com/druidiceberg/sidecar/splits/catalog"
-	"github.com/druidiceberg/sidecar/splits/split"
+	"github.com/druidiceberg/sidecar/token"
 )
 
 // memoryServer serves the fixture f with plans and delete files drawing on
@@ -20,7 +20,7 @@ import (
 // delete files load before its first byte.
 func memoryServer(t *testing.T, f fixture, budget *memory.Budget, deleteBound int64) *testServer {
 	t.Helper()
-	signer, err := split.NewSigner(testKey)
+	signer, err := token.NewSigner(testKey)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,7 +7,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/druidiceberg/sidecar/internal/testenv"
-	"github.com/druidiceberg/sidecar/splits/split"
+	"github.com/druidiceberg/sidecar/token"
 )
 
 // TestMetricsAfterDemoRead reads demo.orders and holds the counters to the
@@ -125,7 +125,7 @@ func TestDeleteCacheMetricsFollowTheCache(t *testing.T) {
 		`sidecar_delete_cache_evictions_total`: float64(cs.Evictions),
 		`sidecar_delete_cache_bytes`:           float64(cs.Bytes),
 	}
-	for _, kind := range []split.DeleteKind{split.DeletePosition, split.DeleteEquality} {
+	for _, kind := range []token.DeleteKind{token.DeletePosition, token.DeleteEquality} {
 		want[`sidecar_delete_cache_hits_total{kind="`+string(kind)+`"}`] = float64(cs.Hits[kind])
 		want[`sidecar_delete_cache_misses_total{kind="`+string(kind)+`"}`] = float64(cs.Misses[kind])
 		// Nothing failed: every miss was a load.
@@ -137,8 +137,8 @@ func TestDeleteCacheMetricsFollowTheCache(t *testing.T) {
 		}
 	}
 	// Two reads of two splits: four positional and two equality lookups.
-	if cs.Hits[split.DeletePosition]+cs.Misses[split.DeletePosition] != 4 ||
-		cs.Hits[split.DeleteEquality]+cs.Misses[split.DeleteEquality] != 2 {
+	if cs.Hits[token.DeletePosition]+cs.Misses[token.DeletePosition] != 4 ||
+		cs.Hits[token.DeleteEquality]+cs.Misses[token.DeleteEquality] != 2 {
 		t.Errorf("lookups %+v", cs)
 	}
 	_, body := srv.get(t, "/metrics")

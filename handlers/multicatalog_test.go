@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	sidecatalog "github.com/druidiceberg/sidecar/splits/catalog"
+	sidecatalog "github.com/druidiceberg/sidecar/catalog"
 
 	"github.com/apache/iceberg-go/table"
 	"github.com/prometheus/client_golang/prometheus"
@@ -17,7 +17,7 @@ import (
 	"github.com/druidiceberg/sidecar/internal/testnet"
 	"github.com/druidiceberg/sidecar/metrics"
 	"github.com/druidiceberg/sidecar/reader"
-	"github.com/druidiceberg/sidecar/splits/split"
+	"github.com/druidiceberg/sidecar/token"
 )
 
 // TestNamedCatalogs: one sidecar serves several catalogs, each with its own
@@ -40,7 +40,7 @@ func TestNamedCatalogs(t *testing.T) {
 	lakeCfg := s3lake.config(lakeTbl)
 	down := sidecatalog.Config{Type: "rest", Name: "down", URI: "http://" + testnet.FreeAddr(t)}
 
-	signer, err := split.NewSigner(testKey)
+	signer, err := token.NewSigner(testKey)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,15 +15,15 @@ import (
 	"strings"
 	"testing"
 
-	sidecatalog "github.com/druidiceberg/sidecar/splits/catalog"
+	sidecatalog "github.com/druidiceberg/sidecar/catalog"
 
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog/hadoop"
 	"github.com/apache/iceberg-go/table"
 
+	"github.com/druidiceberg/sidecar/catalog/catalogtest"
 	"github.com/druidiceberg/sidecar/internal/tablegen"
-	"github.com/druidiceberg/sidecar/splits/catalog/catalogtest"
-	"github.com/druidiceberg/sidecar/splits/split"
+	"github.com/druidiceberg/sidecar/token"
 )
 
 // localWarehouse is an iceberg-go filesystem catalog in a temporary folder.
@@ -82,7 +82,7 @@ func TestOracle(t *testing.T) {
 			}
 		})
 	}
-	if cs := srv.cache.Stats(); cs.Hits[split.DeletePosition] == 0 || cs.Hits[split.DeleteEquality] == 0 || cs.Hits[split.DeleteDeletionVector] == 0 {
+	if cs := srv.cache.Stats(); cs.Hits[token.DeletePosition] == 0 || cs.Hits[token.DeleteEquality] == 0 || cs.Hits[token.DeleteDeletionVector] == 0 {
 		t.Errorf("the scenarios share delete files between splits and snapshots, yet the cache says %+v", cs)
 	}
 }

@@ -16,7 +16,7 @@ import (
 	"github.com/druidiceberg/sidecar/handlers"
 	"github.com/druidiceberg/sidecar/internal/testlog"
 	"github.com/druidiceberg/sidecar/splits"
-	"github.com/druidiceberg/sidecar/splits/split"
+	"github.com/druidiceberg/sidecar/token"
 )
 
 // panicking is a catalog whose planner and files panic, as a bug of the
@@ -27,11 +27,11 @@ func (panicking) Plan(context.Context, splits.Request) (splits.Plan, error) {
 	panic("a bug in planning")
 }
 
-func (panicking) Resolve(context.Context, split.TokenKind, split.PlanRef) ([]split.Split, error) {
+func (panicking) Resolve(context.Context, token.TokenKind, token.PlanRef) ([]token.Split, error) {
 	panic("a bug in resolving")
 }
 
-func (panicking) Source(context.Context, split.Split) (splits.Source, error) {
+func (panicking) Source(context.Context, token.Split) (splits.Source, error) {
 	return splits.Source{FS: panickingFS{}}, nil
 }
 
@@ -93,7 +93,7 @@ const panickingSize = 4 << 20
 // serves on.
 func TestPanicsEndAtTheHandler(t *testing.T) {
 	t.Parallel()
-	signer, err := split.NewSigner(testKey)
+	signer, err := token.NewSigner(testKey)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,8 +114,8 @@ func TestPanicsEndAtTheHandler(t *testing.T) {
 		t.Fatalf("the panic is not logged with its stack:\n%s", log)
 	}
 
-	tok, err := signer.Sign(split.KindFile, split.Split{Catalog: "c", Table: []string{"a", "b"}, MetadataLocation: "/m.json",
-		Data: split.DataFile{Path: "/d.parquet", Format: "PARQUET", Size: panickingSize, Records: 1}})
+	tok, err := signer.Sign(token.KindFile, token.Split{Catalog: "c", Table: []string{"a", "b"}, MetadataLocation: "/m.json",
+		Data: token.DataFile{Path: "/d.parquet", Format: "PARQUET", Size: panickingSize, Records: 1}})
 	if err != nil {
 		t.Fatal(err)
 	}

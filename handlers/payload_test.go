@@ -11,11 +11,11 @@ import (
 
 	"github.com/apache/iceberg-go/table"
 
+	"github.com/druidiceberg/sidecar/catalog/catalogtest"
 	"github.com/druidiceberg/sidecar/druid"
 	"github.com/druidiceberg/sidecar/internal/druidsim"
 	"github.com/druidiceberg/sidecar/internal/tablegen"
 	"github.com/druidiceberg/sidecar/splits"
-	"github.com/druidiceberg/sidecar/splits/catalog/catalogtest"
 )
 
 // TestSpecsWithinPayload: a table whose plan is more URIs than a generated

@@ -9,7 +9,7 @@ import (
 
 	"github.com/druidiceberg/sidecar/druid"
 	"github.com/druidiceberg/sidecar/splits"
-	"github.com/druidiceberg/sidecar/splits/split"
+	"github.com/druidiceberg/sidecar/token"
 )
 
 // Planning is one step and answering another: plan (or, for /changes, a
@@ -60,10 +60,10 @@ func (s *server) planned(req splits.Request, plan splits.Plan, base uriBase, sta
 	for _, ps := range plan.Splits {
 		// The server would refuse such a URI (400 malformed_token): a plan
 		// never hands one out.
-		if len(ps.Token) > split.MaxTokenLength {
+		if len(ps.Token) > token.MaxTokenLength {
 			return planned{}, fmt.Errorf("%w: a split of %s needs a token of %d bytes, longer than the %d this "+
 				"server accepts back; narrow icebergFilter, or plan without applyResidual", errBadRequest,
-				ps.Parts[0].Data.Path, len(ps.Token), split.MaxTokenLength)
+				ps.Parts[0].Data.Path, len(ps.Token), token.MaxTokenLength)
 		}
 	}
 	if s.Metrics != nil {
@@ -97,8 +97,8 @@ func (p planned) input() (druid.HTTPInputSource, druid.InputFormat) {
 	}
 	// The URIs are cut from one string: a wide plan has thousands, each
 	// mostly its token.
-	routes := func(k split.TokenKind) (route, suffix string) {
-		if k == split.KindRows {
+	routes := func(k token.TokenKind) (route, suffix string) {
+		if k == token.KindRows {
 			return "/splits/", rowSuffixes[cmp.Or(p.req.Compression, splits.DefaultCompression)]
 		}
 		return "/files/", ""

@@ -19,11 +19,11 @@ import (
 	"github.com/apache/iceberg-go/catalog/hadoop"
 	"github.com/apache/iceberg-go/table"
 
+	sidecatalog "github.com/druidiceberg/sidecar/catalog"
+	"github.com/druidiceberg/sidecar/catalog/catalogtest"
 	"github.com/druidiceberg/sidecar/internal/tablegen"
 	"github.com/druidiceberg/sidecar/splits"
-	sidecatalog "github.com/druidiceberg/sidecar/splits/catalog"
-	"github.com/druidiceberg/sidecar/splits/catalog/catalogtest"
-	"github.com/druidiceberg/sidecar/splits/split"
+	"github.com/druidiceberg/sidecar/token"
 )
 
 // The planning benchmark table of issue 7: 10,000 data files and 1,000
@@ -95,7 +95,7 @@ func wideWarehouse(b *testing.B) (string, *table.Table, int) {
 func widePlanners(b *testing.B) map[string]func() int {
 	dir, tbl, n := wideWarehouse(b)
 	ctx := context.Background()
-	signer, err := split.NewSigner(testKey)
+	signer, err := token.NewSigner(testKey)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -9,10 +9,10 @@ import (
 
 	"github.com/apache/iceberg-go/table"
 
+	"github.com/druidiceberg/sidecar/catalog/catalogtest"
 	"github.com/druidiceberg/sidecar/internal/tablegen"
 	"github.com/druidiceberg/sidecar/splits"
-	"github.com/druidiceberg/sidecar/splits/catalog/catalogtest"
-	"github.com/druidiceberg/sidecar/splits/split"
+	"github.com/druidiceberg/sidecar/token"
 )
 
 // TestReferenceTokens: a table of many small files with deletes packs into
@@ -60,17 +60,17 @@ func TestReferenceTokens(t *testing.T) {
 	}
 	assertSameRows(t, got, want)
 
-	signer, err := split.NewSigner(testKey)
+	signer, err := token.NewSigner(testKey)
 	if err != nil {
 		t.Fatal(err)
 	}
-	tok, err := signer.Decode(split.KindRows, strings.TrimSuffix(strings.TrimPrefix(first, "/splits/"), "/rows"))
+	tok, err := signer.Decode(token.KindRows, strings.TrimSuffix(strings.TrimPrefix(first, "/splits/"), "/rows"))
 	if err != nil || tok.Ref == nil {
 		t.Fatalf("the first split is not a plan reference: %v", err)
 	}
 	ref := *tok.Ref
-	ref.Fingerprint = bytes.Repeat([]byte{1}, split.FingerprintSize)
-	forged, err := signer.SignRef(split.KindRows, ref)
+	ref.Fingerprint = bytes.Repeat([]byte{1}, token.FingerprintSize)
+	forged, err := signer.SignRef(token.KindRows, ref)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,8 +11,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/druidiceberg/sidecar/internal/fault"
 	"github.com/druidiceberg/sidecar/splits"
-	"github.com/druidiceberg/sidecar/splits/split"
+	"github.com/druidiceberg/sidecar/token"
 )
 
 // planRequest is a request to plan a table as the client sent it, read
@@ -90,7 +91,7 @@ func queryID(q url.Values, name string) (*int64, error) {
 	}
 	id, err := strconv.ParseInt(v, 10, 64)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %s %s is not an integer", errBadRequest, name, split.Quote(v))
+		return nil, fmt.Errorf("%w: %s %s is not an integer", errBadRequest, name, fault.Quote(v))
 	}
 	return &id, nil
 }
@@ -103,7 +104,7 @@ func queryBool(q url.Values, name string, dst *bool) error {
 	}
 	b, err := strconv.ParseBool(v)
 	if err != nil {
-		return fmt.Errorf("%w: %s %s: want true or false", errBadRequest, name, split.Quote(v))
+		return fmt.Errorf("%w: %s %s: want true or false", errBadRequest, name, fault.Quote(v))
 	}
 	*dst = b
 	return nil
@@ -149,7 +150,7 @@ func planQuery(q url.Values, extra map[string]bool) (planRequest, error) {
 	if v := q.Get("columns"); v != "" {
 		for _, c := range strings.Split(v, ",") {
 			if c = strings.TrimSpace(c); c == "" {
-				return p, fmt.Errorf("%w: columns %s has an empty name", errBadRequest, split.Quote(v))
+				return p, fmt.Errorf("%w: columns %s has an empty name", errBadRequest, fault.Quote(v))
 			}
 			p.columns = append(p.columns, c)
 		}
@@ -256,7 +257,7 @@ func planSpec(body map[string]json.RawMessage) (planRequest, []string, error) {
 		return planRequest{}, nil, fmt.Errorf("%w: body: %w", errBadRequest, err)
 	}
 	if spec.Type != "" && spec.Type != "iceberg" {
-		return planRequest{}, nil, fmt.Errorf("%w: inputSource type %s: want iceberg", errBadRequest, split.Quote(spec.Type))
+		return planRequest{}, nil, fmt.Errorf("%w: inputSource type %s: want iceberg", errBadRequest, fault.Quote(spec.Type))
 	}
 	if spec.Namespace == "" || spec.TableName == "" {
 		return planRequest{}, nil, fmt.Errorf("%w: namespace and tableName are required", errBadRequest)
@@ -288,7 +289,7 @@ func ignoredWarning(name string) string {
 	if name == "v2DeleteHandling" {
 		return "v2DeleteHandling is ignored: the sidecar always applies the table's delete files"
 	}
-	return fmt.Sprintf("%s is ignored: the sidecar does not know it (Druid too ignores properties it does not know)", split.Short(name))
+	return fmt.Sprintf("%s is ignored: the sidecar does not know it (Druid too ignores properties it does not know)", fault.Short(name))
 }
 
 // snapshotTime reads a Druid DateTime property (JodaStuff's deserializer):
@@ -367,16 +368,16 @@ func (p planRequest) request() (splits.Request, error) {
 	return req, nil
 }
 
-// metaColumns reads the metadata columns named (split.ParseMetaColumns),
+// metaColumns reads the metadata columns named (token.ParseMetaColumns),
 // each trimmed.
-func metaColumns(names []string) (split.MetaColumns, error) {
+func metaColumns(names []string) (token.MetaColumns, error) {
 	trimmed := make([]string, len(names))
 	for i, n := range names {
 		if trimmed[i] = strings.TrimSpace(n); trimmed[i] == "" {
 			return 0, fmt.Errorf("%w: metadataColumns has an empty name", errBadRequest)
 		}
 	}
-	return split.ParseMetaColumns(trimmed)
+	return token.ParseMetaColumns(trimmed)
 }
 
 // either reads parameter name of two values: "" and the default def are
@@ -388,7 +389,7 @@ func either(name, v, def, other string) (bool, error) {
 	case other:
 		return true, nil
 	}
-	return false, fmt.Errorf("%w: %s %s: want %s or %s", errBadRequest, name, split.Quote(v), def, other)
+	return false, fmt.Errorf("%w: %s %s: want %s or %s", errBadRequest, name, fault.Quote(v), def, other)
 }
 
 // minSplitsError refuses minSplits v.

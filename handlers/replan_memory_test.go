@@ -13,14 +13,14 @@ import (
 	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
 
+	sidecatalog "github.com/druidiceberg/sidecar/catalog"
+	"github.com/druidiceberg/sidecar/catalog/catalogtest"
 	"github.com/druidiceberg/sidecar/handlers"
 	"github.com/druidiceberg/sidecar/internal/memory"
 	"github.com/druidiceberg/sidecar/internal/tablegen"
 	"github.com/druidiceberg/sidecar/reader"
 	"github.com/druidiceberg/sidecar/splits"
-	sidecatalog "github.com/druidiceberg/sidecar/splits/catalog"
-	"github.com/druidiceberg/sidecar/splits/catalog/catalogtest"
-	"github.com/druidiceberg/sidecar/splits/split"
+	"github.com/druidiceberg/sidecar/token"
 )
 
 // pausingCatalog is a catalog whose tables, once armed, pause the first
@@ -64,7 +64,7 @@ func (p pausingIO) Open(name string) (icebergio.File, error) {
 // nothing yet (a restart), its plans drawing on a budget of capacity.
 func replanServer(t *testing.T, dir string, capacity int64) (*testServer, *pausingCatalog, *memory.Budget) {
 	t.Helper()
-	signer, err := split.NewSigner(testKey)
+	signer, err := token.NewSigner(testKey)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,7 +101,7 @@ func TestHostileReplanMemory(t *testing.T) {
 		t.Fatal(err)
 	}
 	planner := splittingServer(t, dir, splits.WithTargetSplitSize(80_000))
-	signer, err := split.NewSigner(testKey)
+	signer, err := token.NewSigner(testKey)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,7 +110,7 @@ func TestHostileReplanMemory(t *testing.T) {
 	for _, minSplits := range []string{"2", "3"} {
 		p := planner.plan(t, q("table", "ref.t", "minSplits", minSplits))
 		path := strings.TrimPrefix(p.InputSource.URIs[0], planner.URL)
-		tok, err := signer.Decode(split.KindRows, strings.TrimSuffix(strings.TrimPrefix(path, "/splits/"), "/rows"))
+		tok, err := signer.Decode(token.KindRows, strings.TrimSuffix(strings.TrimPrefix(path, "/splits/"), "/rows"))
 		if err != nil || tok.Ref == nil {
 			t.Fatalf("the first split of minSplits=%s is not a plan reference: %v", minSplits, err)
 		}

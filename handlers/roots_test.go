@@ -13,9 +13,9 @@ import (
 
 	icebergio "github.com/apache/iceberg-go/io"
 
-	sidecatalog "github.com/druidiceberg/sidecar/splits/catalog"
-	"github.com/druidiceberg/sidecar/splits/catalog/catalogtest"
-	"github.com/druidiceberg/sidecar/splits/split"
+	sidecatalog "github.com/druidiceberg/sidecar/catalog"
+	"github.com/druidiceberg/sidecar/catalog/catalogtest"
+	"github.com/druidiceberg/sidecar/token"
 )
 
 // recorder records every location the sidecar asks a table's FileIO to
@@ -57,7 +57,7 @@ func (r *recorder) take() []string {
 // else.
 func TestTokensOpenOnlyPlannedPaths(t *testing.T) {
 	fx := positionalFixture(t)
-	signer, err := split.NewSigner(testKey)
+	signer, err := token.NewSigner(testKey)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +70,7 @@ func TestTokensOpenOnlyPlannedPaths(t *testing.T) {
 	// A genuine rows token, and the split it pins.
 	p := ts.plan(t, q("table", "fixtures.t"))
 	genuine := strings.TrimSuffix(strings.TrimPrefix(strings.TrimPrefix(p.Splits[0].URI, ts.URL), "/splits/"), "/rows")
-	sp, err := signer.Verify(split.KindRows, genuine)
+	sp, err := signer.Verify(token.KindRows, genuine)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,20 +80,20 @@ func TestTokensOpenOnlyPlannedPaths(t *testing.T) {
 	}
 	rec.take()
 
-	other, err := split.NewSigner(bytes.Repeat([]byte{9}, 32))
+	other, err := token.NewSigner(bytes.Repeat([]byte{9}, 32))
 	if err != nil {
 		t.Fatal(err)
 	}
-	passwd := split.Split{Table: sp.Table, MetadataLocation: sp.MetadataLocation, SnapshotID: sp.SnapshotID,
-		Data: split.DataFile{Path: "/etc/passwd", Format: "PARQUET", Size: 1, Records: 1}}
-	forgedFile, _ := other.Sign(split.KindFile, passwd)
-	forgedRows, _ := other.Sign(split.KindRows, passwd)
+	passwd := token.Split{Table: sp.Table, MetadataLocation: sp.MetadataLocation, SnapshotID: sp.SnapshotID,
+		Data: token.DataFile{Path: "/etc/passwd", Format: "PARQUET", Size: 1, Records: 1}}
+	forgedFile, _ := other.Sign(token.KindFile, passwd)
+	forgedRows, _ := other.Sign(token.KindRows, passwd)
 	edited := editPayload(t, genuine, "/etc/passwd")
 	climb := sp
 	climb.Data.Path = fx.LocationPrefixes[0] + "/data/../../../../../../../../etc/passwd"
-	climbRows, _ := signer.Sign(split.KindRows, climb)
+	climbRows, _ := signer.Sign(token.KindRows, climb)
 	climb.Deletes = nil
-	climbFile, _ := signer.Sign(split.KindFile, climb)
+	climbFile, _ := signer.Sign(token.KindFile, climb)
 
 	for _, tc := range []struct {
 		name, path string

@@ -25,13 +25,14 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/druidiceberg/sidecar/api"
+	"github.com/druidiceberg/sidecar/internal/fault"
 	"github.com/druidiceberg/sidecar/metrics"
-	"github.com/druidiceberg/sidecar/splits/split"
+	"github.com/druidiceberg/sidecar/token"
 )
 
 // Verifier checks split tokens.
 type Verifier interface {
-	Decode(kind split.TokenKind, token string) (split.Token, error)
+	Decode(kind token.TokenKind, token string) (token.Token, error)
 }
 
 // Config wires the router.
@@ -171,7 +172,7 @@ func (s *server) healthRoutes(r chi.Router, auth *basicAuth, failures *failureLi
 		allow := allowed(r)
 		w.Header().Set("Allow", strings.Join(allow, ", "))
 		return errorf(http.StatusMethodNotAllowed, "method_not_allowed",
-			fmt.Sprintf("method %s is not allowed on this route; use %s", split.Quote(r.Method), strings.Join(allow, " or ")))
+			fmt.Sprintf("method %s is not allowed on this route; use %s", fault.Quote(r.Method), strings.Join(allow, " or ")))
 	}))
 }
 

@@ -16,12 +16,12 @@ import (
 	"github.com/getkin/kin-openapi/routers"
 	legacyrouter "github.com/getkin/kin-openapi/routers/legacy"
 
+	sidecatalog "github.com/druidiceberg/sidecar/catalog"
+	"github.com/druidiceberg/sidecar/catalog/catalogtest"
 	"github.com/druidiceberg/sidecar/handlers"
 	"github.com/druidiceberg/sidecar/internal/tablegen"
 	"github.com/druidiceberg/sidecar/splits"
-	sidecatalog "github.com/druidiceberg/sidecar/splits/catalog"
-	"github.com/druidiceberg/sidecar/splits/catalog/catalogtest"
-	"github.com/druidiceberg/sidecar/splits/split"
+	"github.com/druidiceberg/sidecar/token"
 )
 
 // splittingServer serves the local warehouse dir with a planner built with
@@ -30,7 +30,7 @@ import (
 func splittingServer(t testing.TB, dir string, opts ...splits.PlannerOption) *testServer {
 	t.Helper()
 	cfg := sidecatalog.Config{Type: "local", Warehouse: dir}
-	signer, err := split.NewSigner(testKey)
+	signer, err := token.NewSigner(testKey)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,7 +82,7 @@ func TestRowGroupSplits(t *testing.T) {
 	cat, dir := localWarehouse(t)
 	// One file (or range of one) a split, so that each split's rows are
 	// those of one file's range.
-	split := splittingServer(t, dir, splits.WithTargetSplitSize(4000), splits.WithMaxSplitFiles(1))
+	splitting := splittingServer(t, dir, splits.WithTargetSplitSize(4000), splits.WithMaxSplitFiles(1))
 	whole := splittingServer(t, dir, splits.WithTargetSplitSize(0))
 	doc := loadSpec(t)
 	router, err := legacyrouter.NewRouter(doc)
@@ -113,13 +113,13 @@ func TestRowGroupSplits(t *testing.T) {
 				t.Fatalf("the oracle gives %d rows, want %d", len(want), len(tablegen.RowGroupsLiveIDs()))
 			}
 			query := "table=rg." + tc.name
-			p, body := split.rangedPlan(t, query)
+			p, body := splitting.rangedPlan(t, query)
 			unsplit, _ := whole.rangedPlan(t, query)
 			if p.Mode != "v2" || len(unsplit.Splits) != 3 || len(p.Splits) <= len(unsplit.Splits)+1 {
 				t.Fatalf("plan %s with %d splits (%d unsplit); want the row path with several splits per large file",
 					p.Mode, len(p.Splits), len(unsplit.Splits))
 			}
-			validatePlan(t, router, split.URL+"/splits?"+query, body)
+			validatePlan(t, router, splitting.URL+"/splits?"+query, body)
 
 			// The union of the rows of every split is the oracle's.
 			var got []string
@@ -127,7 +127,7 @@ func TestRowGroupSplits(t *testing.T) {
 			records := map[string]int64{}
 			parts := map[string]int{}
 			for _, s := range p.Splits {
-				resp, b := split.get(t, strings.TrimPrefix(s.URI, split.URL))
+				resp, b := splitting.get(t, strings.TrimPrefix(s.URI, splitting.URL))
 				if resp.StatusCode != http.StatusOK {
 					t.Fatalf("GET %s: %d %s", s.URI, resp.StatusCode, b)
 				}
@@ -162,12 +162,12 @@ func TestRowGroupSplits(t *testing.T) {
 			}
 
 			// Range requests and retries, per split.
-			d := &druidClient{c: split.Client(), rnd: rand.New(rand.NewPCG(uint64(tc.version), uint64(tc.offsets))), cutsLeft: 30}
+			d := &druidClient{c: splitting.Client(), rnd: rand.New(rand.NewPCG(uint64(tc.version), uint64(tc.offsets))), cutsLeft: 30}
 			for _, s := range p.Splits {
-				path := strings.TrimPrefix(s.URI, split.URL)
-				_, clean := split.get(t, path)
+				path := strings.TrimPrefix(s.URI, splitting.URL)
+				_, clean := splitting.get(t, path)
 				if n := len(clean) / 2; n > 0 {
-					resp, part := split.get(t, path, "Range", fmt.Sprintf("bytes=%d-", n))
+					resp, part := splitting.get(t, path, "Range", fmt.Sprintf("bytes=%d-", n))
 					if resp.StatusCode != http.StatusPartialContent || !bytes.Equal(part, clean[n:]) ||
 						!strings.HasPrefix(resp.Header.Get("Content-Range"), fmt.Sprintf("bytes %d-", n)) {
 						t.Fatalf("GET %s from byte %d: %d %q, %d bytes; want 206 and the last %d bytes",
@@ -183,7 +183,7 @@ func TestRowGroupSplits(t *testing.T) {
 			}
 
 			// The status page counts each split's deleted rows.
-			resp, page := split.get(t, "/?table=rg."+tc.name+"&counts=1")
+			resp, page := splitting.get(t, "/?table=rg."+tc.name+"&counts=1")
 			if resp.StatusCode != http.StatusOK || !strings.Contains(string(page), "row groups in bytes 0–") {
 				t.Fatalf("status page: %d\n%s", resp.StatusCode, page)
 			}

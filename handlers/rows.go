@@ -12,8 +12,9 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
+	"github.com/druidiceberg/sidecar/internal/fault"
 	"github.com/druidiceberg/sidecar/splits"
-	"github.com/druidiceberg/sidecar/splits/split"
+	"github.com/druidiceberg/sidecar/token"
 )
 
 // byteRange is a parsed `Range: bytes=N-` or `bytes=N-M` header.
@@ -33,17 +34,17 @@ func parseRange(h string) (br byteRange, ok bool, err error) {
 	first, last, dash := strings.Cut(spec, "-")
 	if !found || !dash || strings.Contains(spec, ",") || first == "" {
 		return byteRange{}, false, errorf(http.StatusRequestedRangeNotSatisfiable, "bad_range",
-			fmt.Sprintf("Range %s: only bytes=N- and bytes=N-M are supported on row streams", split.Quote(h)))
+			fmt.Sprintf("Range %s: only bytes=N- and bytes=N-M are supported on row streams", fault.Quote(h)))
 	}
 	br.start, err = strconv.ParseInt(first, 10, 64)
 	if err != nil || br.start < 0 {
-		return byteRange{}, false, errorf(http.StatusRequestedRangeNotSatisfiable, "bad_range", fmt.Sprintf("Range %s: bad start", split.Quote(h)))
+		return byteRange{}, false, errorf(http.StatusRequestedRangeNotSatisfiable, "bad_range", fmt.Sprintf("Range %s: bad start", fault.Quote(h)))
 	}
 	br.end = -1
 	if last != "" {
 		br.end, err = strconv.ParseInt(last, 10, 64)
 		if err != nil || br.end < br.start {
-			return byteRange{}, false, errorf(http.StatusRequestedRangeNotSatisfiable, "bad_range", fmt.Sprintf("Range %s: bad end", split.Quote(h)))
+			return byteRange{}, false, errorf(http.StatusRequestedRangeNotSatisfiable, "bad_range", fmt.Sprintf("Range %s: bad end", fault.Quote(h)))
 		}
 	}
 	return br, true, nil
@@ -103,16 +104,16 @@ func (s *server) getRows(w http.ResponseWriter, r *http.Request, c splits.Compre
 		return err
 	}
 	ctx := r.Context()
-	cat, parts, err := s.splitOf(ctx, split.KindRows, chi.URLParam(r, "token"))
+	cat, parts, err := s.splitOf(ctx, token.KindRows, chi.URLParam(r, "token"))
 	if err != nil {
 		return err
 	}
-	if v := parts[0].Encoding.Version; ranged && br.start > 0 && v != split.RowEncoding {
+	if v := parts[0].Encoding.Version; ranged && br.start > 0 && v != token.RowEncoding {
 		// The bytes before the offset were encoded by a release of another
 		// row encoding (a rolling upgrade): resuming would splice two.
 		return errorf(http.StatusConflict, "encoding_changed", fmt.Sprintf(
 			"the stream was planned under row encoding %d and this sidecar writes %d, so byte %d is not where the "+
-				"earlier read left off; plan again with GET /splits", v, split.RowEncoding, br.start))
+				"earlier read left off; plan again with GET /splits", v, token.RowEncoding, br.start))
 	}
 	src, err := cat.Splits.Source(ctx, parts[0])
 	if err != nil {
@@ -219,7 +220,7 @@ func (s *server) getRows(w http.ResponseWriter, r *http.Request, c splits.Compre
 			s.Metrics.StreamAborts.WithLabelValues(cause).Inc()
 		}
 		s.Logger.LogAttrs(ctx, slog.LevelWarn, "row stream aborted",
-			slog.String("cause", cause), slog.String("split", split.ID(chi.URLParam(r, "token"))), slog.String("error", clip(err.Error(), maxLoggedErrorBytes)))
+			slog.String("cause", cause), slog.String("split", token.ID(chi.URLParam(r, "token"))), slog.String("error", clip(err.Error(), maxLoggedErrorBytes)))
 		panic(http.ErrAbortHandler)
 	}
 	return nil

@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
+	sidecatalog "github.com/druidiceberg/sidecar/catalog"
 	"github.com/druidiceberg/sidecar/internal/icebergrest"
 	"github.com/druidiceberg/sidecar/internal/tablegen"
-	sidecatalog "github.com/druidiceberg/sidecar/splits/catalog"
 )
 
 // TestRealRemotePlanningMatchesLocal: the full matrix of scan planning on

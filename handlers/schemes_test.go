@@ -12,8 +12,8 @@ import (
 	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
 
+	"github.com/druidiceberg/sidecar/catalog/catalogtest"
 	"github.com/druidiceberg/sidecar/internal/tablegen"
-	"github.com/druidiceberg/sidecar/splits/catalog/catalogtest"
 )
 
 // TestS3SchemeSpellings serves tablegen.Spelled from an object store (the

@@ -17,14 +17,14 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	sidecatalog "github.com/druidiceberg/sidecar/catalog"
+	"github.com/druidiceberg/sidecar/catalog/catalogtest"
 	differ "github.com/druidiceberg/sidecar/changes"
 	"github.com/druidiceberg/sidecar/handlers"
 	"github.com/druidiceberg/sidecar/metrics"
 	"github.com/druidiceberg/sidecar/reader"
 	"github.com/druidiceberg/sidecar/splits"
-	sidecatalog "github.com/druidiceberg/sidecar/splits/catalog"
-	"github.com/druidiceberg/sidecar/splits/catalog/catalogtest"
-	"github.com/druidiceberg/sidecar/splits/split"
+	"github.com/druidiceberg/sidecar/token"
 
 	// The local catalog is iceberg-go's hadoop catalog, registered on import.
 	_ "github.com/apache/iceberg-go/catalog/hadoop"
@@ -105,7 +105,7 @@ func newServerListening(t testing.TB, cfg sidecatalog.Config, mappings []sidecat
 // testCatalog wires one catalog the way the sidecar does: the catalog,
 // with mappings as its location map, a planner over it, and a reader whose
 // metrics go on reg.
-func testCatalog(t testing.TB, cfg sidecatalog.Config, mappings []sidecatalog.Mapping, signer *split.Signer, reg prometheus.Registerer, opts ...reader.Option) handlers.Catalog {
+func testCatalog(t testing.TB, cfg sidecatalog.Config, mappings []sidecatalog.Mapping, signer *token.Signer, reg prometheus.Registerer, opts ...reader.Option) handlers.Catalog {
 	t.Helper()
 	c := plannerCatalog(t, cfg, mappings, signer)
 	c.Rows = reader.New(reg, opts...)
@@ -113,7 +113,7 @@ func testCatalog(t testing.TB, cfg sidecatalog.Config, mappings []sidecatalog.Ma
 }
 
 // plannerCatalog is testCatalog with planner options.
-func plannerCatalog(t testing.TB, cfg sidecatalog.Config, mappings []sidecatalog.Mapping, signer *split.Signer, opts ...splits.PlannerOption) handlers.Catalog {
+func plannerCatalog(t testing.TB, cfg sidecatalog.Config, mappings []sidecatalog.Mapping, signer *token.Signer, opts ...splits.PlannerOption) handlers.Catalog {
 	t.Helper()
 	if mappings != nil {
 		cfg.LocationMap = mappings
@@ -128,7 +128,7 @@ func plannerCatalog(t testing.TB, cfg sidecatalog.Config, mappings []sidecatalog
 
 // serveCatalog serves cat, a catalog the test built with options of its
 // own, through the real router, with a planner that signs with signer.
-func serveCatalog(t testing.TB, cat *sidecatalog.Catalog, signer *split.Signer) *testServer {
+func serveCatalog(t testing.TB, cat *sidecatalog.Catalog, signer *token.Signer) *testServer {
 	t.Helper()
 	planner, err := splits.NewPlanner(cat, signer, nil)
 	if err != nil {
@@ -151,9 +151,9 @@ func registererOf(c *handlers.Config) prometheus.Registerer {
 
 // sidecarBasics are what every test sidecar has of its own: the signer of
 // testKey, and a private registry with the sidecar's metrics on it.
-func sidecarBasics(t testing.TB) (*split.Signer, *prometheus.Registry, *metrics.Metrics) {
+func sidecarBasics(t testing.TB) (*token.Signer, *prometheus.Registry, *metrics.Metrics) {
 	t.Helper()
-	signer, err := split.NewSigner(testKey)
+	signer, err := token.NewSigner(testKey)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,7 +8,7 @@ import (
 
 	"github.com/druidiceberg/sidecar/druid"
 	"github.com/druidiceberg/sidecar/splits"
-	"github.com/druidiceberg/sidecar/splits/split"
+	"github.com/druidiceberg/sidecar/token"
 )
 
 // splitsResponse is the answer of GET /splits.
@@ -41,7 +41,7 @@ type splitResponse struct {
 	DeleteFileSizeInBytes int64  `json:"deleteFileSizeInBytes"`
 
 	// RecordCountEstimated says that RecordCount, the rows the split reads
-	// before deletes (split.Split.RecordCount), is an estimate: the split
+	// before deletes (token.Split.RecordCount), is an estimate: the split
 	// is a range of a file whose footer the planner did not read.
 	RecordCountEstimated bool `json:"recordCountEstimated,omitempty"`
 	// Range is the part of the data file a split of a large file reads;
@@ -124,11 +124,11 @@ func describeSplit(ps splits.PlannedSplit, uri string) splitResponse {
 			seen[key] = true
 			out.DeleteFileSizeInBytes += d.Size
 			switch d.Kind {
-			case split.DeletePosition:
+			case token.DeletePosition:
 				out.PositionDeleteFiles++
-			case split.DeleteEquality:
+			case token.DeleteEquality:
 				out.EqualityDeleteFiles++
-			case split.DeleteDeletionVector:
+			case token.DeleteDeletionVector:
 				out.DeletionVectorFiles++
 			}
 		}

@@ -11,7 +11,7 @@ import (
 
 	"github.com/druidiceberg/sidecar/druid"
 	"github.com/druidiceberg/sidecar/internal/jsonstr"
-	"github.com/druidiceberg/sidecar/splits/split"
+	"github.com/druidiceberg/sidecar/token"
 )
 
 // planColumn is one column the plan's rows carry: its Iceberg type, the
@@ -27,7 +27,7 @@ type planColumn struct {
 }
 
 // planColumns describes the top-level fields a plan serves.
-func planColumns(fields []iceberg.NestedField, enc split.Encoding) []planColumn {
+func planColumns(fields []iceberg.NestedField, enc token.Encoding) []planColumn {
 	out := make([]planColumn, 0, len(fields))
 	for _, f := range fields {
 		c := planColumn{Name: f.Name, IcebergType: f.Type.String(), DruidType: druid.ColumnOf(f, enc).Druid}

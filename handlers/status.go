@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/druidiceberg/sidecar/splits"
-	"github.com/druidiceberg/sidecar/splits/split"
+	"github.com/druidiceberg/sidecar/token"
 )
 
 // maxQuotedName bounds the table name the page repeats.
@@ -51,9 +51,9 @@ type statusFile struct {
 	Name    string
 	Path    string
 	Records int64
-	Deletes []split.DeleteFile
+	Deletes []token.DeleteFile
 	// Deleted are the exact deleted rows by kind, read when counts=1.
-	Deleted map[split.DeleteKind]int64
+	Deleted map[token.DeleteKind]int64
 	Live    int64
 
 	// Range says which part of a large file the split reads; empty for a
@@ -132,7 +132,7 @@ func (s *server) getStatus(w http.ResponseWriter, r *http.Request) error {
 // currentSnapshot reads a table's metadata only: planning every listed
 // table would read all their manifests.
 func currentSnapshot(ctx context.Context, p Tables, name string) string {
-	ident, err := split.ParseIdentifier(name)
+	ident, err := token.ParseIdentifier(name)
 	if err != nil {
 		return "error: " + toAPIError(err).Message
 	}
@@ -169,7 +169,7 @@ func statusPlanOf(ctx context.Context, cat Catalog, name string, counts bool) (*
 
 // statusFileOf describes one file of a plan and, when counts is set, reads
 // it to count the rows its delete files remove.
-func statusFileOf(ctx context.Context, cat Catalog, sp split.Split, counts bool) (statusFile, error) {
+func statusFileOf(ctx context.Context, cat Catalog, sp token.Split, counts bool) (statusFile, error) {
 	f := statusFile{Name: path.Base(sp.Data.Path), Path: sp.Data.Path, Deletes: sp.Deletes}
 	var exact bool
 	f.Records, exact = sp.RecordCount()

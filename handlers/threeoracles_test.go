@@ -13,10 +13,10 @@ import (
 
 	"github.com/apache/iceberg-go/table"
 
+	"github.com/druidiceberg/sidecar/catalog/catalogtest"
 	"github.com/druidiceberg/sidecar/internal/javaoracle"
 	"github.com/druidiceberg/sidecar/internal/tablegen"
 	"github.com/druidiceberg/sidecar/internal/testenv"
-	"github.com/druidiceberg/sidecar/splits/catalog/catalogtest"
 )
 
 // TestThreeOracles reads the tables the suite writes with iceberg-go

@@ -3,14 +3,14 @@ package handlers
 import (
 	"context"
 
-	"github.com/druidiceberg/sidecar/splits/split"
+	"github.com/druidiceberg/sidecar/token"
 )
 
 // splitOf verifies a token of the given kind and returns the catalog it
 // was planned in and the files of its split: those the token holds, or
 // those of the split its plan reference names, which the catalog's planner
 // resolves (planning the referenced snapshot again, or from its cache).
-func (s *server) splitOf(ctx context.Context, kind split.TokenKind, token string) (Catalog, []split.Split, error) {
+func (s *server) splitOf(ctx context.Context, kind token.TokenKind, token string) (Catalog, []token.Split, error) {
 	tok, err := s.Signer.Decode(kind, token)
 	if err != nil {
 		return Catalog{}, nil, err

@@ -18,7 +18,7 @@ import (
 	"github.com/druidiceberg/sidecar/internal/druidsim"
 	"github.com/druidiceberg/sidecar/internal/sqlcheck"
 	"github.com/druidiceberg/sidecar/internal/tablegen"
-	"github.com/druidiceberg/sidecar/splits/split"
+	"github.com/druidiceberg/sidecar/token"
 )
 
 // TestV3Types: the V3Types table (variants, geometry, geography, unknown)
@@ -152,7 +152,7 @@ func TestV3Types(t *testing.T) {
 		cur := built.Current()
 		fields := built.Table.Schema().Fields()
 		want := druidExpect(t, cur.Rows, "id", fields)
-		wantTypes := druid.Types(fields, split.Encoding{})
+		wantTypes := druid.Types(fields, token.Encoding{})
 		base := q("table", "db.v3", "dataSource", "ds", "timestampColumn", "id")
 		task := srv.druidSQL(t, q("table", "db.v3", "dataSource", "ds", "timestampColumn", "id", "statement", "replace"))
 		sqlcheck.Require(t, task.Query)

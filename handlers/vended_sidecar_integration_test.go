@@ -14,11 +14,11 @@ import (
 
 	"github.com/apache/iceberg-go/table"
 
+	sidecatalog "github.com/druidiceberg/sidecar/catalog"
 	"github.com/druidiceberg/sidecar/handlers"
 	"github.com/druidiceberg/sidecar/internal/tablegen"
 	"github.com/druidiceberg/sidecar/internal/testlog"
 	"github.com/druidiceberg/sidecar/internal/vendingcatalog"
-	sidecatalog "github.com/druidiceberg/sidecar/splits/catalog"
 )
 
 // The sidecar against catalogs that vend each table's storage credentials:

@@ -12,7 +12,7 @@ import (
 
 	"github.com/twmb/avro/ocf"
 
-	"github.com/druidiceberg/sidecar/splits/split"
+	"github.com/druidiceberg/sidecar/token"
 )
 
 // benchAvroSchema is benchRow's Iceberg Avro schema.
@@ -83,7 +83,7 @@ func BenchmarkReadAvro(b *testing.B) {
 				s.Columns = bc.cols
 				b.ReportAllocs()
 				for b.Loop() {
-					discardSplit(b, r, []split.Split{s}, tableOf(benchSchema))
+					discardSplit(b, r, []token.Split{s}, tableOf(benchSchema))
 				}
 				b.ReportMetric(float64(benchRows)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
 				b.ReportMetric(float64(f.size)/benchRows, "file_B/row")
@@ -95,9 +95,9 @@ func BenchmarkReadAvro(b *testing.B) {
 		ap.Columns = projected
 		var wall, cpu [3]time.Duration // Parquet, Avro, Avro projected
 		for b.Loop() {
-			for i, s := range []split.Split{ps, as, ap} {
+			for i, s := range []token.Split{ps, as, ap} {
 				w, c := time.Now(), cpuTime()
-				discardSplit(b, r, []split.Split{s}, tableOf(benchSchema))
+				discardSplit(b, r, []token.Split{s}, tableOf(benchSchema))
 				wall[i] += time.Since(w)
 				cpu[i] += cpuTime() - c
 			}

@@ -16,7 +16,7 @@ import (
 	"github.com/klauspost/compress/snappy"
 	"github.com/klauspost/compress/zstd"
 
-	"github.com/druidiceberg/sidecar/splits/split"
+	"github.com/druidiceberg/sidecar/token"
 )
 
 // The Avro codecs, as a file's avro.codec names them, by FuzzAvroBlocks'
@@ -178,8 +178,8 @@ func appendAvroString(b []byte, s string) []byte {
 type avroBlocksTarget struct {
 	dir       string
 	dataSize  int64
-	table     split.TableSchema
-	projected split.TableSchema
+	table     token.TableSchema
+	projected token.TableSchema
 }
 
 func avroBlocksEnv(t testing.TB, dir string) *avroBlocksTarget {
@@ -299,7 +299,7 @@ func checkAvroBlock(t *testing.T, env *avroBlocksTarget, b avroBlock) error {
 		b.schema = b.schema[:1<<20]
 	}
 	file := b.file()
-	var sp split.Split
+	var sp token.Split
 	var target string
 	rows := env.table
 	switch b.role % avroRoles {
@@ -311,11 +311,11 @@ func checkAvroBlock(t *testing.T, env *avroBlocksTarget, b avroBlock) error {
 		}
 	case avroRolePositional:
 		target = bucket + "/pos.avro"
-		sp = avroSplit("data.avro", env.dataSize, 40, split.DeleteFile{Kind: split.DeletePosition,
+		sp = avroSplit("data.avro", env.dataSize, 40, token.DeleteFile{Kind: token.DeletePosition,
 			Path: target, Format: "AVRO", Size: int64(len(file))})
 	case avroRoleEquality:
 		target = bucket + "/eq.avro"
-		sp = avroSplit("data.avro", env.dataSize, 40, split.DeleteFile{Kind: split.DeleteEquality,
+		sp = avroSplit("data.avro", env.dataSize, 40, token.DeleteFile{Kind: token.DeleteEquality,
 			Path: target, Format: "AVRO", Size: int64(len(file)), EqualityIDs: []int{1}})
 	}
 	fsys := &overlayIO{IO: testFS(env.dir), path: target, data: file}

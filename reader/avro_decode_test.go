@@ -13,7 +13,7 @@ import (
 	"github.com/apache/iceberg-go"
 
 	"github.com/druidiceberg/sidecar/reader"
-	"github.com/druidiceberg/sidecar/splits/split"
+	"github.com/druidiceberg/sidecar/token"
 )
 
 // The Avro files of these tests are encoded by hand where the writer the
@@ -126,7 +126,7 @@ const nestedMapAvro = `{"type":"record","name":"t","fields":[
  {"name":"id","type":"long","field-id":2}]}`
 
 // nestedMapTable is nestedMapAvro's table.
-func nestedMapTable() split.TableSchema {
+func nestedMapTable() token.TableSchema {
 	return tableOf(iceberg.NewSchema(0,
 		field(1, "m", &iceberg.MapType{KeyID: 3, KeyType: iceberg.PrimitiveTypes.String, ValueID: 4, ValueRequired: true,
 			ValueType: &iceberg.MapType{KeyID: 5, KeyType: iceberg.PrimitiveTypes.String, ValueID: 6,
@@ -179,7 +179,7 @@ const enumAvro = `{"type":"record","name":"t","fields":[
  {"name":"s","type":["string","null"],"field-id":2}]}`
 
 // enumTable is enumAvro's table.
-func enumTable() split.TableSchema {
+func enumTable() token.TableSchema {
 	return tableOf(iceberg.NewSchema(0, field(1, "e", iceberg.PrimitiveTypes.String), field(2, "s", iceberg.PrimitiveTypes.String)))
 }
 
@@ -219,7 +219,7 @@ func TestAvroDamagedRecords(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
 		schema  string
-		table   split.TableSchema
+		table   token.TableSchema
 		columns []int
 		payload []byte
 		want    string
@@ -254,7 +254,7 @@ func TestAvroDamagedRecords(t *testing.T) {
 
 // readAvroBytes reads the Avro file file as a data file of one split with
 // the given columns, and returns the rows.
-func readAvroBytes(t *testing.T, file []byte, columns []int, ts split.TableSchema) string {
+func readAvroBytes(t *testing.T, file []byte, columns []int, ts token.TableSchema) string {
 	t.Helper()
 	fsys := &overlayIO{IO: testFS(t.TempDir()), path: bucket + "/d.avro", data: file}
 	sp := avroSplit("d.avro", int64(len(file)), 0)

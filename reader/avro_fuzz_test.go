@@ -8,7 +8,7 @@ import (
 
 	"github.com/twmb/avro/ocf"
 
-	"github.com/druidiceberg/sidecar/splits/split"
+	"github.com/druidiceberg/sidecar/token"
 )
 
 // FuzzCorruptAvro reads a split whose Avro data file (or, with del set,
@@ -90,11 +90,11 @@ func FuzzCorruptAvro(f *testing.F) {
 
 // avroFuzzSplit is the fuzzed split: the data file d.avro alone, or
 // data.avro with the positional delete file pos.avro.
-func avroFuzzSplit(del bool, size, delSize int64) split.Split {
+func avroFuzzSplit(del bool, size, delSize int64) token.Split {
 	if !del {
 		return avroSplit("d.avro", size, 0)
 	}
-	return avroSplit("data.avro", size, 40, split.DeleteFile{Kind: split.DeletePosition,
+	return avroSplit("data.avro", size, 40, token.DeleteFile{Kind: token.DeletePosition,
 		Path: bucket + "/pos.avro", Format: "AVRO", Size: delSize})
 }
 

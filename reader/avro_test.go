@@ -17,7 +17,7 @@ import (
 	"github.com/twmb/avro/ocf"
 
 	"github.com/druidiceberg/sidecar/reader"
-	"github.com/druidiceberg/sidecar/splits/split"
+	"github.com/druidiceberg/sidecar/token"
 )
 
 // writeAvro writes records as an Avro Object Container File named name in
@@ -50,7 +50,7 @@ func writeAvro(t testing.TB, dir, name, schema string, recs []map[string]any, op
 }
 
 // avroSplit describes an Avro data file written under dir.
-func avroSplit(name string, size, records int64, deletes ...split.DeleteFile) split.Split {
+func avroSplit(name string, size, records int64, deletes ...token.DeleteFile) token.Split {
 	s := dataSplit(name, size, records, deletes...)
 	s.Data.Format = "AVRO"
 	return s
@@ -214,16 +214,16 @@ func TestAvroMatchesParquet(t *testing.T) {
 	eqA, eqASize := writeAvro(t, dir, "eq.avro", delAvro, []map[string]any{{"name": "n\u00e97\"q"}})
 	const posAvro = `{"type":"record","name":"p","fields":[{"name":"file_path","type":"string","field-id":2147483546},
 		{"name":"pos","type":"long","field-id":2147483545}]}`
-	deletes := func(data string) []split.DeleteFile {
+	deletes := func(data string) []token.DeleteFile {
 		var recs []map[string]any
 		for _, p := range []int64{1, 2, 1199} {
 			recs = append(recs, map[string]any{"file_path": bucket + "/" + data, "pos": p})
 		}
 		pp, ps := writeAvro(t, dir, "pos-"+data+".avro", posAvro, recs)
-		return []split.DeleteFile{
-			{Kind: split.DeleteEquality, Path: eqP, Format: "PARQUET", Size: eqPSize, Records: 2, EqualityIDs: []int{2}},
-			{Kind: split.DeleteEquality, Path: eqA, Format: "AVRO", Size: eqASize, Records: 1, EqualityIDs: []int{2}},
-			{Kind: split.DeletePosition, Path: pp, Format: "AVRO", Size: ps, Records: 3},
+		return []token.DeleteFile{
+			{Kind: token.DeleteEquality, Path: eqP, Format: "PARQUET", Size: eqPSize, Records: 2, EqualityIDs: []int{2}},
+			{Kind: token.DeleteEquality, Path: eqA, Format: "AVRO", Size: eqASize, Records: 1, EqualityIDs: []int{2}},
+			{Kind: token.DeletePosition, Path: pp, Format: "AVRO", Size: ps, Records: 3},
 		}
 	}
 	cases := []struct {
@@ -259,7 +259,7 @@ func TestAvroMatchesParquet(t *testing.T) {
 				!maps2Equal(gst.RowsDeleted, wst.RowsDeleted) {
 				t.Errorf("stats: avro %+v, parquet %+v", gst, wst)
 			}
-			if tc.deletes && (gst.RowsDeleted[split.DeletePosition] != 3 || gst.RowsDeleted[split.DeleteEquality] < 2) {
+			if tc.deletes && (gst.RowsDeleted[token.DeletePosition] != 3 || gst.RowsDeleted[token.DeleteEquality] < 2) {
 				t.Errorf("deletes not applied: %+v", gst.RowsDeleted)
 			}
 		})
@@ -321,7 +321,7 @@ func TestAvroEvolution(t *testing.T) {
 		{"id":10,"name":"added","required":false,"type":"string","initial-default":"d\u00e9faut"},
 		{"id":11,"name":"region","required":false,"type":"string"}`)
 	s := avroSplit("old.avro", size, 3)
-	s.Data.Identity = []split.IdentityValue{{FieldID: 11, Value: json.RawMessage(`"eu"`)}}
+	s.Data.Identity = []token.IdentityValue{{FieldID: 11, Value: json.RawMessage(`"eu"`)}}
 	got, _ := readAll(t, newReader(testFS(dir)), s, schema)
 	want := []string{
 		`{"id":1,"name":"a","f":0.10000000149011612,"kv":[{"key":2,"value":"two"},{"key":1,"value":null}],"ol":[1,null,3],"added":"défaut","region":"eu"}`,
@@ -377,7 +377,7 @@ func TestAvroDamaged(t *testing.T) {
 	}
 	cases := []struct {
 		name    string
-		s       split.Split
+		s       token.Split
 		atStart bool // refused by Open, before any byte
 	}{
 		{"fewer records than the manifest", avroSplit("d.avro", size, 201), false},

@@ -13,7 +13,7 @@ import (
 	"github.com/parquet-go/parquet-go/format"
 
 	"github.com/druidiceberg/sidecar/reader/parquetpage"
-	"github.com/druidiceberg/sidecar/splits/split"
+	"github.com/druidiceberg/sidecar/token"
 )
 
 // Avro data and delete files (Object Container Files) are read block by
@@ -266,9 +266,9 @@ func (a *avroFile) scan(leaves []*leaf, row func() error) error {
 }
 
 // openAvroData opens the Avro data file d.
-func openAvroData(fs *watchedIO, d split.DataFile) (*avroFile, error) {
+func openAvroData(fs *watchedIO, d token.DataFile) (*avroFile, error) {
 	if d.Range != nil {
-		return nil, fmt.Errorf("read data file %s: %w: a range of row groups of an Avro file", d.Path, split.ErrMalformedToken)
+		return nil, fmt.Errorf("read data file %s: %w: a range of row groups of an Avro file", d.Path, token.ErrMalformedToken)
 	}
 	return openAvro(fs, "data file", d.Path, d.Size, d.Records)
 }
@@ -355,7 +355,7 @@ type columnFile struct {
 
 // openColumns opens the delete file d, Parquet or Avro; what names it in
 // errors ("equality delete file").
-func openColumns(fs *watchedIO, what string, d split.DeleteFile) (*columnFile, error) {
+func openColumns(fs *watchedIO, what string, d token.DeleteFile) (*columnFile, error) {
 	if err := checkFormat(what, d.Path, d.Format); err != nil {
 		return nil, err
 	}

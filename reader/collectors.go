@@ -4,7 +4,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/druidiceberg/sidecar/internal/promreg"
-	"github.com/druidiceberg/sidecar/splits/split"
+	"github.com/druidiceberg/sidecar/token"
 )
 
 // collectors are the reader's metrics: rows, deletes, delete file loads and
@@ -74,7 +74,7 @@ func (c *collectors) record(now, before tally) {
 
 // lookup counts a request for a delete file of kind (DeleteCache.Stats
 // says what a hit is).
-func (c *collectors) lookup(kind split.DeleteKind, hit bool) {
+func (c *collectors) lookup(kind token.DeleteKind, hit bool) {
 	if hit {
 		c.cacheHits.WithLabelValues(string(kind)).Inc()
 	} else {

@@ -10,7 +10,7 @@ import (
 
 	"github.com/druidiceberg/sidecar/internal/testenv"
 	"github.com/druidiceberg/sidecar/reader"
-	"github.com/druidiceberg/sidecar/splits/split"
+	"github.com/druidiceberg/sidecar/token"
 )
 
 // TestReaderMetrics runs packed splits with positional deletes through two
@@ -28,8 +28,8 @@ func TestReaderMetrics(t *testing.T) {
 		{Reader: reader.New(reg, reader.WithDeleteCache(cache)), fs: testFS(dir)},
 	}
 	var read, emitted int64
-	loads := map[split.DeleteKind]int64{}
-	deleted := map[split.DeleteKind]int64{}
+	loads := map[token.DeleteKind]int64{}
+	deleted := map[token.DeleteKind]int64{}
 	for i, r := range readers {
 		got, st := readParts(t, r, ss[2*i:2*i+2], tableOf(idSchema))
 		if len(got) != len(want[2*i])+len(want[2*i+1]) {
@@ -57,13 +57,13 @@ func TestReaderMetrics(t *testing.T) {
 	wantSeries := map[string]float64{
 		"sidecar_rows_read_total":                            float64(read),
 		"sidecar_rows_emitted_total":                         float64(emitted),
-		`sidecar_rows_deleted_total{kind="position"}`:        float64(deleted[split.DeletePosition]),
-		`sidecar_delete_file_loads_total{kind="position"}`:   float64(loads[split.DeletePosition]),
-		`sidecar_delete_cache_hits_total{kind="position"}`:   float64(cs.Hits[split.DeletePosition]),
-		`sidecar_delete_cache_misses_total{kind="position"}`: float64(cs.Misses[split.DeletePosition]),
+		`sidecar_rows_deleted_total{kind="position"}`:        float64(deleted[token.DeletePosition]),
+		`sidecar_delete_file_loads_total{kind="position"}`:   float64(loads[token.DeletePosition]),
+		`sidecar_delete_cache_hits_total{kind="position"}`:   float64(cs.Hits[token.DeletePosition]),
+		`sidecar_delete_cache_misses_total{kind="position"}`: float64(cs.Misses[token.DeletePosition]),
 		"sidecar_delete_cache_bytes":                         float64(cs.Bytes),
 	}
-	if emitted == 0 || deleted[split.DeletePosition] == 0 || loads[split.DeletePosition] == 0 || cs.Hits[split.DeletePosition] == 0 {
+	if emitted == 0 || deleted[token.DeletePosition] == 0 || loads[token.DeletePosition] == 0 || cs.Hits[token.DeletePosition] == 0 {
 		t.Fatalf("the splits read %d rows, deleted %v, loaded %v, cache %+v: not what the test needs", emitted, deleted, loads, cs)
 	}
 	testenv.PromtoolCheckGatherer(t, reg)

@@ -99,7 +99,7 @@ func (r *resolver) primitiveConstant(v parquet.Value, vt valueType) (constant, e
 }
 
 // identityValue decodes an identity partition value in the form that
-// split.IdentityValue documents as a value of type t.
+// token.IdentityValue documents as a value of type t.
 func identityValue(t iceberg.Type, raw json.RawMessage) (parquet.Value, valueType, error) {
 	d := json.NewDecoder(bytes.NewReader(raw))
 	d.UseNumber()

@@ -27,11 +27,11 @@ import (
 	"github.com/parquet-go/parquet-go/encoding/thrift"
 	"github.com/parquet-go/parquet-go/format"
 
+	"github.com/druidiceberg/sidecar/catalog"
 	"github.com/druidiceberg/sidecar/internal/tablegen"
 	"github.com/druidiceberg/sidecar/reader"
 	"github.com/druidiceberg/sidecar/splits"
-	"github.com/druidiceberg/sidecar/splits/catalog"
-	"github.com/druidiceberg/sidecar/splits/split"
+	"github.com/druidiceberg/sidecar/token"
 )
 
 // The corruptions FuzzCorruptParquet makes (op modulo opCount).
@@ -155,8 +155,8 @@ func clearError(err error) bool {
 // corruptTarget is one file of one split to corrupt.
 type corruptTarget struct {
 	name   string
-	split  split.Split
-	table  split.TableSchema
+	split  token.Split
+	table  token.TableSchema
 	fs     icebergio.IO
 	path   string // the file to corrupt, as the split spells it
 	intact []byte
@@ -447,7 +447,7 @@ func (tg *corruptTarget) read(t *testing.T, m mutation) ([]byte, error) {
 // readWithin reads sp through fsys, failing t (naming what was read) on a
 // panic, a read past its deadline or one that ignores it, or an
 // allocation over bound.
-func readWithin(t *testing.T, fsys icebergio.IO, sp split.Split, ts split.TableSchema, bound uint64, what string) ([]byte, error) {
+func readWithin(t *testing.T, fsys icebergio.IO, sp token.Split, ts token.TableSchema, bound uint64, what string) ([]byte, error) {
 	out, allocated, err := readMeasured(t, fsys, sp, ts, what)
 	if allocated > bound {
 		t.Fatalf("%s: the read allocated %d MiB, more than the %d MiB bound for its files", what, allocated>>20, bound>>20)
@@ -458,7 +458,7 @@ func readWithin(t *testing.T, fsys icebergio.IO, sp split.Split, ts split.TableS
 // readMeasured reads sp through fsys and gives what the read allocated,
 // failing t (naming what was read) on a panic, or a read past its
 // deadline or one that ignores it.
-func readMeasured(t *testing.T, fsys icebergio.IO, sp split.Split, ts split.TableSchema, what string) ([]byte, uint64, error) {
+func readMeasured(t *testing.T, fsys icebergio.IO, sp token.Split, ts token.TableSchema, what string) ([]byte, uint64, error) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
@@ -498,7 +498,7 @@ func readMeasured(t *testing.T, fsys icebergio.IO, sp split.Split, ts split.Tabl
 }
 
 // readSplit opens and runs a split into w.
-func readSplit(ctx context.Context, r fsReader, sp split.Split, ts split.TableSchema, w *bytes.Buffer) (err error) {
+func readSplit(ctx context.Context, r fsReader, sp token.Split, ts token.TableSchema, w *bytes.Buffer) (err error) {
 	st, err := r.Open(ctx, sp, ts)
 	if err != nil {
 		return err
@@ -510,7 +510,7 @@ func readSplit(ctx context.Context, r fsReader, sp split.Split, ts split.TableSc
 // checkNDJSON holds out to the row stream's framing (one JSON object per
 // line, every line ended) and each object to the schema's top-level names,
 // in order.
-func checkNDJSON(t *testing.T, out []byte, ts split.TableSchema) {
+func checkNDJSON(t *testing.T, out []byte, ts token.TableSchema) {
 	t.Helper()
 	var names []string
 	for _, f := range ts.Schema.Fields() {
@@ -568,7 +568,7 @@ func corruptTargets(f testing.TB) []*corruptTarget {
 		if snap.SchemaID != nil {
 			schema = tbl.Schemas()[*snap.SchemaID]
 		}
-		ts := split.TableSchema{Schema: schema, NameMapping: tbl.Metadata().NameMapping()}
+		ts := token.TableSchema{Schema: schema, NameMapping: tbl.Metadata().NameMapping()}
 		tasks, err := tbl.Scan(table.WithSnapshotID(snap.SnapshotID)).PlanFiles(ctx)
 		if err != nil {
 			f.Fatalf("plan %s: %v", name, err)

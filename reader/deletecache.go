@@ -16,7 +16,7 @@ import (
 	"golang.org/x/sync/singleflight"
 
 	"github.com/druidiceberg/sidecar/internal/memory"
-	"github.com/druidiceberg/sidecar/splits/split"
+	"github.com/druidiceberg/sidecar/token"
 )
 
 // DeleteCache holds decoded delete files for the Readers that share it
@@ -49,8 +49,8 @@ type DeleteCache struct {
 	lru     list.List                // most recently used first
 	bytes   int64
 	spaces  uint64 // namespaces handed to Readers
-	hits    map[split.DeleteKind]int64
-	misses  map[split.DeleteKind]int64
+	hits    map[token.DeleteKind]int64
+	misses  map[token.DeleteKind]int64
 	evicted int64
 	flying  int // callers between a miss and the end of its load (tests)
 }
@@ -62,7 +62,7 @@ type DeleteCacheStats struct {
 	// on a load of the same file already running), a miss read the file
 	// itself or waited on a load that failed. As long as no load fails,
 	// Misses is the number of delete files read from storage.
-	Hits, Misses map[split.DeleteKind]int64
+	Hits, Misses map[token.DeleteKind]int64
 	// Evictions counts entries dropped to stay within the bound.
 	Evictions int64
 	// Entries and Bytes are what the cache holds now; Bytes is an
@@ -81,8 +81,8 @@ func NewDeleteCache(maxBytes int64, reg prometheus.Registerer) *DeleteCache {
 		max:     maxBytes,
 		metrics: newCollectors(reg),
 		entries: map[string]*list.Element{},
-		hits:    map[split.DeleteKind]int64{},
-		misses:  map[split.DeleteKind]int64{},
+		hits:    map[token.DeleteKind]int64{},
+		misses:  map[token.DeleteKind]int64{},
 	}
 }
 
@@ -99,9 +99,9 @@ func (c *DeleteCache) Stats() DeleteCacheStats {
 	}
 }
 
-func cloneCounts(m map[split.DeleteKind]int64) map[split.DeleteKind]int64 {
-	out := make(map[split.DeleteKind]int64, 3)
-	for _, k := range []split.DeleteKind{split.DeletePosition, split.DeleteEquality, split.DeleteDeletionVector} {
+func cloneCounts(m map[token.DeleteKind]int64) map[token.DeleteKind]int64 {
+	out := make(map[token.DeleteKind]int64, 3)
+	for _, k := range []token.DeleteKind{token.DeletePosition, token.DeleteEquality, token.DeleteDeletionVector} {
 		out[k] = m[k]
 	}
 	return out
@@ -135,7 +135,7 @@ type cacheEntry struct {
 // which the caller calls once it no longer uses the value, keeps the
 // entry in the cache until then; when the value was not kept (larger than
 // the cache), unpin gives res back instead.
-func (c *DeleteCache) get(key string, kind split.DeleteKind, res *memory.Reservation, load func() (any, int64, error)) (val any, loaded bool, unpin func(), err error) {
+func (c *DeleteCache) get(key string, kind token.DeleteKind, res *memory.Reservation, load func() (any, int64, error)) (val any, loaded bool, unpin func(), err error) {
 	c.mu.Lock()
 	if e, ok := c.entries[key]; ok {
 		c.lru.MoveToFront(e)
@@ -213,7 +213,7 @@ func (c *DeleteCache) unpinner(e *cacheEntry) func() {
 	}
 }
 
-func (c *DeleteCache) observeLookup(kind split.DeleteKind, hit bool) {
+func (c *DeleteCache) observeLookup(kind token.DeleteKind, hit bool) {
 	c.metrics.lookup(kind, hit)
 }
 
@@ -367,13 +367,13 @@ func (k keyBuilder) int(v int64) keyBuilder { return binary.AppendVarint(k, v) }
 // positionKey identifies a decoded positional delete file: its path as the
 // manifest spells it, and its size; with dataPath, only the positions of
 // that data file.
-func positionKey(space uint64, d split.DeleteFile, dataPath string) string {
+func positionKey(space uint64, d token.DeleteFile, dataPath string) string {
 	return string(newKey('p', space).str(d.Path).int(d.Size).str(dataPath))
 }
 
 // splitPositionKey identifies the positions that a positional delete file
 // gives the data files of one split, only: a digest of their paths.
-func splitPositionKey(space uint64, d split.DeleteFile, only map[string]bool) string {
+func splitPositionKey(space uint64, d token.DeleteFile, only map[string]bool) string {
 	h := sha256.New()
 	for _, p := range slices.Sorted(maps.Keys(only)) {
 		_, _ = h.Write(binary.AppendUvarint(nil, uint64(len(p))))
@@ -385,7 +385,7 @@ func splitPositionKey(space uint64, d split.DeleteFile, only map[string]bool) st
 // deletionVectorKey identifies a deletion vector: its puffin file, the
 // blob's offset and length, and what the blob is checked against (the data
 // file it references and its cardinality).
-func deletionVectorKey(space uint64, d split.DeleteFile, ref string) string {
+func deletionVectorKey(space uint64, d token.DeleteFile, ref string) string {
 	return string(newKey('v', space).str(d.Path).int(*d.ContentOffset).int(*d.ContentSize).
 		str(ref).int(d.Records))
 }
@@ -394,7 +394,7 @@ func deletionVectorKey(space uint64, d split.DeleteFile, ref string) string {
 // encoded for a table schema: the file, its equality ids, the Iceberg type
 // of each (which fixes the key encoding, see appendKey), and the table's
 // name mapping (which resolves the columns of a file without field ids).
-func equalityKey(space uint64, d split.DeleteFile, t split.TableSchema) (string, error) {
+func equalityKey(space uint64, d token.DeleteFile, t token.TableSchema) (string, error) {
 	k := newKey('e', space).str(d.Path).int(d.Size).int(int64(len(d.EqualityIDs)))
 	for _, id := range d.EqualityIDs {
 		f, err := equalityField(t.Schema, id, d.Path)

@@ -18,12 +18,12 @@ import (
 	"github.com/apache/iceberg-go/table"
 	"github.com/parquet-go/parquet-go"
 
+	"github.com/druidiceberg/sidecar/catalog"
+	"github.com/druidiceberg/sidecar/catalog/catalogtest"
 	"github.com/druidiceberg/sidecar/internal/tablegen"
 	"github.com/druidiceberg/sidecar/reader"
 	"github.com/druidiceberg/sidecar/splits"
-	"github.com/druidiceberg/sidecar/splits/catalog"
-	"github.com/druidiceberg/sidecar/splits/catalog/catalogtest"
-	"github.com/druidiceberg/sidecar/splits/split"
+	"github.com/druidiceberg/sidecar/token"
 )
 
 // openCounter counts the files opened through it, by path; it can hold the
@@ -72,7 +72,7 @@ func (c *openCounter) count(name string) int {
 // when the file's path bounds are truncated: it deletes positions i%10 and
 // (i+3)%10 of data file i, and rows of a path that is no data file. It
 // returns the splits and the expected lines of each.
-func sharedDeletes(t testing.TB, dir string, n int) ([]split.Split, [][]string) {
+func sharedDeletes(t testing.TB, dir string, n int) ([]token.Split, [][]string) {
 	t.Helper()
 	rows := make([]idRow, 10)
 	for i := range rows {
@@ -84,7 +84,7 @@ func sharedDeletes(t testing.TB, dir string, n int) ([]split.Split, [][]string) 
 		t.Fatal(err)
 	}
 	var dels []posDelete
-	var ss []split.Split
+	var ss []token.Split
 	var want [][]string
 	for i := range n {
 		name := fmt.Sprintf("data-%03d.parquet", i)
@@ -100,7 +100,7 @@ func sharedDeletes(t testing.TB, dir string, n int) ([]split.Split, [][]string) 
 	dels = append(dels, posDelete{bucket + "/gone.parquet", 1})
 	_, size := writeParquet(t, dir, "shared-deletes.parquet", dels, parquet.MaxRowsPerRowGroup(64))
 	for i := range ss {
-		ss[i].Deletes = []split.DeleteFile{{Kind: split.DeletePosition, Path: bucket + "/shared-deletes.parquet", Format: "PARQUET", Size: size}}
+		ss[i].Deletes = []token.DeleteFile{{Kind: token.DeletePosition, Path: bucket + "/shared-deletes.parquet", Format: "PARQUET", Size: size}}
 	}
 	return ss, want
 }
@@ -128,17 +128,17 @@ func TestDeleteCacheSharedPositionalFile(t *testing.T) {
 		if !slices.Equal(got, plainGot) {
 			t.Fatalf("split %d: cached %q, uncached %q", i, got, plainGot)
 		}
-		if st.RowsDeleted[split.DeletePosition] != 2 || st.RowsRead != plainSt.RowsRead || st.RowsEmitted != plainSt.RowsEmitted {
+		if st.RowsDeleted[token.DeletePosition] != 2 || st.RowsRead != plainSt.RowsRead || st.RowsEmitted != plainSt.RowsEmitted {
 			t.Errorf("split %d: stats %+v, uncached %+v", i, st, plainSt)
 		}
 		wantLoads := int64(0)
 		if i == 0 {
 			wantLoads = 1
 		}
-		if n := st.DeleteFilesLoaded[split.DeletePosition]; n != wantLoads {
+		if n := st.DeleteFilesLoaded[token.DeletePosition]; n != wantLoads {
 			t.Errorf("split %d: loaded %d positional delete files, want %d", i, n, wantLoads)
 		}
-		if n := plainSt.DeleteFilesLoaded[split.DeletePosition]; n != 1 {
+		if n := plainSt.DeleteFilesLoaded[token.DeletePosition]; n != 1 {
 			t.Errorf("split %d uncached: loaded %d positional delete files, want 1", i, n)
 		}
 	}
@@ -149,7 +149,7 @@ func TestDeleteCacheSharedPositionalFile(t *testing.T) {
 		t.Errorf("without the cache the delete file was opened %d times, want 100", n)
 	}
 	cs := cache.Stats()
-	if cs.Misses[split.DeletePosition] != 1 || cs.Hits[split.DeletePosition] != 99 || cs.Entries != 1 || cs.Bytes <= 0 || cs.Evictions != 0 {
+	if cs.Misses[token.DeletePosition] != 1 || cs.Hits[token.DeletePosition] != 99 || cs.Entries != 1 || cs.Bytes <= 0 || cs.Evictions != 0 {
 		t.Errorf("cache stats %+v", cs)
 	}
 }
@@ -170,7 +170,7 @@ func TestDeleteCacheBitmapsStayUnchanged(t *testing.T) {
 	r := newReader(testFS(dir), reader.WithDeleteCache(cache))
 	both, dvOnly := s, s
 	both.Deletes = append(slices.Clone(s.Deletes), dvFile)
-	dvOnly.Deletes = []split.DeleteFile{dvFile}
+	dvOnly.Deletes = []token.DeleteFile{dvFile}
 
 	for round := range 2 {
 		got, st := readAll(t, r, both, idSchema)
@@ -178,7 +178,7 @@ func TestDeleteCacheBitmapsStayUnchanged(t *testing.T) {
 			t.Fatalf("round %d, both kinds: got %q, want %q", round, got, w)
 		}
 		// Position 4 is named by both: it counts as positional.
-		if st.RowsDeleted[split.DeletePosition] != 2 || st.RowsDeleted[split.DeleteDeletionVector] != 1 {
+		if st.RowsDeleted[token.DeletePosition] != 2 || st.RowsDeleted[token.DeleteDeletionVector] != 1 {
 			t.Errorf("round %d, both kinds: stats %+v", round, st)
 		}
 		if got, _ := readAll(t, r, s, idSchema); !slices.Equal(got, keep(all, 1, 4)) {
@@ -189,8 +189,8 @@ func TestDeleteCacheBitmapsStayUnchanged(t *testing.T) {
 		}
 	}
 	cs := cache.Stats()
-	if cs.Misses[split.DeletePosition] != 1 || cs.Misses[split.DeleteDeletionVector] != 1 ||
-		cs.Hits[split.DeletePosition] != 3 || cs.Hits[split.DeleteDeletionVector] != 3 || cs.Entries != 2 {
+	if cs.Misses[token.DeletePosition] != 1 || cs.Misses[token.DeleteDeletionVector] != 1 ||
+		cs.Hits[token.DeletePosition] != 3 || cs.Hits[token.DeleteDeletionVector] != 3 || cs.Entries != 2 {
 		t.Errorf("cache stats %+v", cs)
 	}
 }
@@ -256,7 +256,7 @@ func TestDeleteCacheSingleFlight(t *testing.T) {
 					var buf bytes.Buffer
 					results[i].err = st.Run(ctx, &buf, nil)
 					results[i].lines = ndjson(buf.String())
-					results[i].loads = st.Stats().DeleteFilesLoaded[split.DeletePosition]
+					results[i].loads = st.Stats().DeleteFilesLoaded[token.DeletePosition]
 				})
 			}
 			// Every caller has missed and waits: one holds the gate, the
@@ -275,18 +275,18 @@ func TestDeleteCacheSingleFlight(t *testing.T) {
 						t.Errorf("split %d: got %v, want the storage error", i, res.err)
 					}
 				}
-				if cs.Misses[split.DeletePosition] != n || cs.Hits[split.DeletePosition] != 0 || cs.Entries != 0 || cs.Bytes != 0 {
+				if cs.Misses[token.DeletePosition] != n || cs.Hits[token.DeletePosition] != 0 || cs.Entries != 0 || cs.Bytes != 0 {
 					t.Errorf("after the failed load: cache stats %+v", cs)
 				}
 				// The failure was not kept: the next request loads again.
 				got, st := readAll(t, r, ss[3], idSchema)
-				if !slices.Equal(got, want[3]) || st.DeleteFilesLoaded[split.DeletePosition] != 1 {
+				if !slices.Equal(got, want[3]) || st.DeleteFilesLoaded[token.DeletePosition] != 1 {
 					t.Errorf("after the failure: got %q, loads %v", got, st.DeleteFilesLoaded)
 				}
 				if got := fs.count(delPath); got != 2 {
 					t.Errorf("the delete file was opened %d times, want 2", got)
 				}
-				if cs := cache.Stats(); cs.Entries != 1 || cs.Misses[split.DeletePosition] != n+1 {
+				if cs := cache.Stats(); cs.Entries != 1 || cs.Misses[token.DeletePosition] != n+1 {
 					t.Errorf("after the retry: cache stats %+v", cs)
 				}
 				return
@@ -304,7 +304,7 @@ func TestDeleteCacheSingleFlight(t *testing.T) {
 			if loads != 1 {
 				t.Errorf("the streams say they loaded %d delete files, want 1", loads)
 			}
-			if cs.Misses[split.DeletePosition] != 1 || cs.Hits[split.DeletePosition] != n-1 || cs.Entries != 1 {
+			if cs.Misses[token.DeletePosition] != 1 || cs.Hits[token.DeletePosition] != n-1 || cs.Entries != 1 {
 				t.Errorf("cache stats %+v", cs)
 			}
 		})
@@ -325,18 +325,18 @@ func ndjson(s string) []string {
 func TestDeleteCacheEviction(t *testing.T) {
 	dir := t.TempDir()
 	s, lines := writeIDs(t, dir, 10)
-	var dels [3]split.DeleteFile
+	var dels [3]token.DeleteFile
 	for i := range dels {
 		// The same positions, so the entries have the same size.
 		p, z := writeParquet(t, dir, fmt.Sprintf("del%d.parquet", i), []posDelete{{s.Data.Path, 2}, {s.Data.Path, 5}})
-		dels[i] = split.DeleteFile{Kind: split.DeletePosition, Path: p, Format: "PARQUET", Size: z}
+		dels[i] = token.DeleteFile{Kind: token.DeletePosition, Path: p, Format: "PARQUET", Size: z}
 	}
-	with := func(d split.DeleteFile) split.Split {
+	with := func(d token.DeleteFile) token.Split {
 		s := s
-		s.Deletes = []split.DeleteFile{d}
+		s.Deletes = []token.DeleteFile{d}
 		return s
 	}
-	read := func(t *testing.T, r fsReader, d split.DeleteFile) {
+	read := func(t *testing.T, r fsReader, d token.DeleteFile) {
 		t.Helper()
 		if got, _ := readAll(t, r, with(d), idSchema); !slices.Equal(got, keep(lines, 2, 5)) {
 			t.Fatalf("got %q", got)
@@ -370,7 +370,7 @@ func TestDeleteCacheEviction(t *testing.T) {
 		}
 		cs := cache.Stats()
 		if cs.Entries != 2 || cs.Bytes != 2*size || cs.Evictions != 2 ||
-			cs.Misses[split.DeletePosition] != 4 || cs.Hits[split.DeletePosition] != 2 {
+			cs.Misses[token.DeletePosition] != 4 || cs.Hits[token.DeletePosition] != 2 {
 			t.Errorf("stats %+v", cs)
 		}
 		read(t, r, dels[2]) // evicted above
@@ -388,7 +388,7 @@ func TestDeleteCacheEviction(t *testing.T) {
 		if n := fs.count(dels[0].Path); n != 2 {
 			t.Errorf("opened %d times, want 2", n)
 		}
-		if cs := cache.Stats(); cs.Entries != 0 || cs.Bytes != 0 || cs.Evictions != 0 || cs.Misses[split.DeletePosition] != 2 {
+		if cs := cache.Stats(); cs.Entries != 0 || cs.Bytes != 0 || cs.Evictions != 0 || cs.Misses[token.DeletePosition] != 2 {
 			t.Errorf("stats %+v", cs)
 		}
 	})
@@ -414,7 +414,7 @@ func TestDeleteCacheEqualityKeysFollowTheSchema(t *testing.T) {
 	_, z1 := writeParquet(t, dir, "float.parquet", []dataRow{{1, 0.5}, {2, 1.5}, {3, 2.5}})
 	_, z2 := writeParquet(t, dir, "double.parquet", []dataRowDouble{{4, 1.5}, {5, 3.5}})
 	pd, zd := writeParquet(t, dir, "eq.parquet", []delRow{{1.5}, {3.5}})
-	eq := split.DeleteFile{Kind: split.DeleteEquality, Path: pd, Format: "PARQUET", Size: zd, EqualityIDs: []int{2}}
+	eq := token.DeleteFile{Kind: token.DeleteEquality, Path: pd, Format: "PARQUET", Size: zd, EqualityIDs: []int{2}}
 	floats := dataSplit("float.parquet", z1, 3, eq)
 	doubles := dataSplit("double.parquet", z2, 2, eq)
 	v1 := iceberg.NewSchema(1, field(1, "id", iceberg.PrimitiveTypes.Int64), field(2, "score", iceberg.PrimitiveTypes.Float32))
@@ -425,7 +425,7 @@ func TestDeleteCacheEqualityKeysFollowTheSchema(t *testing.T) {
 	plain := newReader(testFS(dir))
 	for _, tc := range []struct {
 		name   string
-		split  split.Split
+		split  token.Split
 		schema *iceberg.Schema
 		want   []string
 	}{
@@ -442,7 +442,7 @@ func TestDeleteCacheEqualityKeysFollowTheSchema(t *testing.T) {
 			t.Errorf("%s: cached %q, uncached %q", tc.name, got, plainGot)
 		}
 	}
-	if cs := cache.Stats(); cs.Misses[split.DeleteEquality] != 2 || cs.Hits[split.DeleteEquality] != 2 || cs.Entries != 2 {
+	if cs := cache.Stats(); cs.Misses[token.DeleteEquality] != 2 || cs.Hits[token.DeleteEquality] != 2 || cs.Entries != 2 {
 		t.Errorf("cache stats %+v", cs)
 	}
 }
@@ -452,13 +452,13 @@ func TestDeleteCacheEqualityKeysFollowTheSchema(t *testing.T) {
 // different files.
 func TestDeleteCacheReadersDoNotShareEntries(t *testing.T) {
 	dirA, dirB := t.TempDir(), t.TempDir()
-	var splitOf [2]split.Split
+	var splitOf [2]token.Split
 	var lines []string
 	for i, dir := range []string{dirA, dirB} {
 		s, l := writeIDs(t, dir, 10)
 		// The same path in both, naming another position in each.
 		_, z := writeParquet(t, dir, "del.parquet", []posDelete{{s.Data.Path, int64(i)}})
-		s.Deletes = []split.DeleteFile{{Kind: split.DeletePosition, Path: bucket + "/del.parquet", Format: "PARQUET", Size: z}}
+		s.Deletes = []token.DeleteFile{{Kind: token.DeletePosition, Path: bucket + "/del.parquet", Format: "PARQUET", Size: z}}
 		splitOf[i], lines = s, l
 	}
 	cache := reader.NewDeleteCache(64<<20, nil)
@@ -470,7 +470,7 @@ func TestDeleteCacheReadersDoNotShareEntries(t *testing.T) {
 	if got, _ := readAll(t, b, splitOf[1], idSchema); !slices.Equal(got, keep(lines, 1)) {
 		t.Errorf("reader B: got %q", got)
 	}
-	if cs := cache.Stats(); cs.Entries != 2 || cs.Misses[split.DeletePosition] != 2 {
+	if cs := cache.Stats(); cs.Entries != 2 || cs.Misses[token.DeletePosition] != 2 {
 		t.Errorf("cache stats %+v", cs)
 	}
 }
@@ -485,7 +485,7 @@ func TestDeleteCacheScenarios(t *testing.T) {
 	fs := catalog.NewFS(nil, nil)
 	cache := reader.NewDeleteCache(64<<20, nil)
 	plain, cached := newReader(fs), newReader(fs, reader.WithDeleteCache(cache))
-	kinds := map[split.DeleteKind]bool{}
+	kinds := map[token.DeleteKind]bool{}
 	for _, sc := range tablegen.Scenarios() {
 		t.Run(sc.Name, func(t *testing.T) {
 			tbl, err := sc.Build(ctx, cat, table.Identifier{"scenarios", sc.Name})
@@ -494,7 +494,7 @@ func TestDeleteCacheScenarios(t *testing.T) {
 			}
 			for _, snap := range tbl.Metadata().Snapshots() {
 				schema := snapshotSchema(t, tbl, snap.SnapshotID)
-				ts := split.TableSchema{Schema: schema, NameMapping: tbl.Metadata().NameMapping()}
+				ts := token.TableSchema{Schema: schema, NameMapping: tbl.Metadata().NameMapping()}
 				tasks, err := tbl.Scan(table.WithSnapshotID(snap.SnapshotID)).PlanFiles(ctx)
 				if err != nil {
 					t.Fatal(err)

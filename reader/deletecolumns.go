@@ -7,7 +7,7 @@ import (
 	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/parquet-go/parquet-go"
 
-	"github.com/druidiceberg/sidecar/splits/split"
+	"github.com/druidiceberg/sidecar/token"
 )
 
 // DeleteColumn is one column of a delete file, read whole, one entry per
@@ -39,9 +39,9 @@ const (
 // by id or reserved name, an equality column by id or through t's name
 // mapping, in t's types. A file of more than maxRows rows is refused
 // before it is read.
-func ReadDeleteColumns(fs icebergio.IO, d split.DeleteFile, t split.TableSchema, ids []int, maxRows int64) (_ []DeleteColumn, err error) {
+func ReadDeleteColumns(fs icebergio.IO, d token.DeleteFile, t token.TableSchema, ids []int, maxRows int64) (_ []DeleteColumn, err error) {
 	what := "equality delete file"
-	if d.Kind != split.DeleteEquality {
+	if d.Kind != token.DeleteEquality {
 		what = "positional delete file"
 	}
 	if d.Records > maxRows {

@@ -11,7 +11,7 @@ import (
 	"github.com/apache/iceberg-go"
 
 	"github.com/druidiceberg/sidecar/reader"
-	"github.com/druidiceberg/sidecar/splits/split"
+	"github.com/druidiceberg/sidecar/token"
 )
 
 // TestReadDeleteColumns reads the columns of delete files as the /changes
@@ -29,7 +29,7 @@ func TestReadDeleteColumns(t *testing.T) {
 	}
 	ts := time.Date(2024, 3, 1, 9, 15, 0, 0, time.UTC)
 	pEq, zEq := writeParquet(t, dir, "eq.parquet", []eqRow{{7, ptr("a"), ts, true}, {8, nil, ts.Add(time.Second), false}})
-	schema := split.TableSchema{Schema: iceberg.NewSchema(0,
+	schema := token.TableSchema{Schema: iceberg.NewSchema(0,
 		field(1, "id", iceberg.PrimitiveTypes.Int64),
 		field(2, "name", iceberg.PrimitiveTypes.String),
 		field(3, "ts", iceberg.PrimitiveTypes.TimestampTz),
@@ -37,7 +37,7 @@ func TestReadDeleteColumns(t *testing.T) {
 	)}
 	fs := testFS(dir)
 
-	pos := split.DeleteFile{Kind: split.DeletePosition, Path: pPos, Format: "PARQUET", Size: zPos, Records: 2}
+	pos := token.DeleteFile{Kind: token.DeletePosition, Path: pPos, Format: "PARQUET", Size: zPos, Records: 2}
 	cols, err := reader.ReadDeleteColumns(fs, pos, schema, []int{reader.FieldIDDeleteFilePath, reader.FieldIDDeletePos}, 10)
 	if err != nil {
 		t.Fatal(err)
@@ -50,7 +50,7 @@ func TestReadDeleteColumns(t *testing.T) {
 		t.Fatalf("positional columns %q %v", paths, cols[1].Int)
 	}
 
-	eq := split.DeleteFile{Kind: split.DeleteEquality, Path: pEq, Format: "PARQUET", Size: zEq, Records: 2, EqualityIDs: []int{1, 2, 3, 4}}
+	eq := token.DeleteFile{Kind: token.DeleteEquality, Path: pEq, Format: "PARQUET", Size: zEq, Records: 2, EqualityIDs: []int{1, 2, 3, 4}}
 	cols, err = reader.ReadDeleteColumns(fs, eq, schema, []int{1, 2, 3, 4}, 10)
 	if err != nil {
 		t.Fatal(err)
@@ -69,7 +69,7 @@ func TestReadDeleteColumns(t *testing.T) {
 		}
 	})
 	t.Run("a column it does not read", func(t *testing.T) {
-		dbl := split.TableSchema{Schema: iceberg.NewSchema(0, field(1, "id", iceberg.PrimitiveTypes.Float64))}
+		dbl := token.TableSchema{Schema: iceberg.NewSchema(0, field(1, "id", iceberg.PrimitiveTypes.Float64))}
 		if _, err := reader.ReadDeleteColumns(fs, eq, dbl, []int{1}, 10); err == nil {
 			t.Fatal("a double key read as a delete column")
 		}

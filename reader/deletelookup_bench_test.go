@@ -12,7 +12,7 @@ import (
 	"github.com/parquet-go/parquet-go"
 
 	"github.com/druidiceberg/sidecar/reader/parquetpage"
-	"github.com/druidiceberg/sidecar/splits/split"
+	"github.com/druidiceberg/sidecar/token"
 )
 
 // The delete lookups of Run's hot loop, on delete sets loaded through a
@@ -39,7 +39,7 @@ func BenchmarkDeleteLookup(b *testing.B) {
 	dir := b.TempDir()
 	cache := NewDeleteCache(256<<20, nil)
 	r := New(nil, WithDeleteCache(cache))
-	loader := &deleteLoader{r: r, fs: icebergio.LocalFS{}, loaded: map[split.DeleteKind]int64{}}
+	loader := &deleteLoader{r: r, fs: icebergio.LocalFS{}, loaded: map[token.DeleteKind]int64{}}
 
 	b.Run("bitmap_contains", func(b *testing.B) {
 		const rows = 1_000_000
@@ -53,8 +53,8 @@ func BenchmarkDeleteLookup(b *testing.B) {
 			dels = append(dels, posDelete{dataPath, int64(p)})
 		}
 		path, size := writeBenchParquet(b, dir, "pos.parquet", dels)
-		s := split.Split{Data: split.DataFile{Path: dataPath}, Deletes: []split.DeleteFile{
-			{Kind: split.DeletePosition, Path: path, Format: "PARQUET", Size: size},
+		s := token.Split{Data: token.DataFile{Path: dataPath}, Deletes: []token.DeleteFile{
+			{Kind: token.DeletePosition, Path: path, Format: "PARQUET", Size: size},
 		}}
 		p, err := loadPositions(loader, s)
 		if err != nil || p.all == nil {
@@ -100,8 +100,8 @@ func BenchmarkDeleteLookup(b *testing.B) {
 				dels = append(dels, del{fmt.Sprintf("customer-%06d", 4*i+2*f)})
 			}
 			path, size := writeBenchParquet(b, dir, fmt.Sprintf("eq-str-%d.parquet", f), dels)
-			d := split.DeleteFile{Kind: split.DeleteEquality, Path: path, Format: "PARQUET", Size: size, EqualityIDs: []int{2}}
-			keys, err := loader.equalityKeys(d, split.TableSchema{Schema: schema})
+			d := token.DeleteFile{Kind: token.DeleteEquality, Path: path, Format: "PARQUET", Size: size, EqualityIDs: []int{2}}
+			keys, err := loader.equalityKeys(d, token.TableSchema{Schema: schema})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -153,8 +153,8 @@ func benchLongKeys(b *testing.B, loader *deleteLoader, dir, name string, n, step
 	}
 	path, size := writeBenchParquet(b, dir, name, dels)
 	schema := iceberg.NewSchema(0, iceberg.NestedField{ID: 1, Name: "id", Type: iceberg.PrimitiveTypes.Int64})
-	d := split.DeleteFile{Kind: split.DeleteEquality, Path: path, Format: "PARQUET", Size: size, EqualityIDs: []int{1}}
-	keys, err := loader.equalityKeys(d, split.TableSchema{Schema: schema})
+	d := token.DeleteFile{Kind: token.DeleteEquality, Path: path, Format: "PARQUET", Size: size, EqualityIDs: []int{1}}
+	keys, err := loader.equalityKeys(d, token.TableSchema{Schema: schema})
 	if err != nil {
 		b.Fatal(err)
 	}

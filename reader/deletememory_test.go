@@ -12,7 +12,7 @@ import (
 
 	"github.com/druidiceberg/sidecar/internal/memory"
 	"github.com/druidiceberg/sidecar/reader"
-	"github.com/druidiceberg/sidecar/splits/split"
+	"github.com/druidiceberg/sidecar/token"
 )
 
 // bombPaths is how many distinct file_path values the positional delete
@@ -48,7 +48,7 @@ func TestPositionalDeleteBomb(t *testing.T) {
 	}
 	dels = append(dels, bombRow{s.Data.Path, 3}, bombRow{s.Data.Path, 7}, bombRow{s2.Data.Path, 0})
 	p, z := writeParquet(t, dir, "bomb.parquet", dels, parquet.MaxRowsPerRowGroup(1<<16))
-	s.Deletes = []split.DeleteFile{{Kind: split.DeletePosition, Path: p, Format: "PARQUET", Size: z}}
+	s.Deletes = []token.DeleteFile{{Kind: token.DeletePosition, Path: p, Format: "PARQUET", Size: z}}
 	s2.Deletes = s.Deletes
 
 	budget := memory.NewBudget(1<<30, "the test budget", nil)
@@ -109,7 +109,7 @@ func TestEqualityDeleteBomb(t *testing.T) {
 		ids[i] = delByID{int64(i)}
 	}
 	p, z := writeParquet(t, dir, "eq-bomb.parquet", ids)
-	s.Deletes = []split.DeleteFile{{Kind: split.DeleteEquality, Path: p, Format: "PARQUET", Size: z, EqualityIDs: []int{1}}}
+	s.Deletes = []token.DeleteFile{{Kind: token.DeleteEquality, Path: p, Format: "PARQUET", Size: z, EqualityIDs: []int{1}}}
 	ctx := context.Background()
 	open := func(r fsReader) error {
 		st, err := r.Open(ctx, s, tableOf(idSchema))

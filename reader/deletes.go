@@ -18,7 +18,7 @@ import (
 
 	"github.com/druidiceberg/sidecar/internal/memory"
 	"github.com/druidiceberg/sidecar/reader/parquetpage"
-	"github.com/druidiceberg/sidecar/splits/split"
+	"github.com/druidiceberg/sidecar/token"
 )
 
 // The reserved field ids and names of a positional delete file's columns.
@@ -38,19 +38,19 @@ type positions struct {
 	// the split also has a deletion vector, to count each row under the kind
 	// that matched first; nil otherwise, and kind says which kind all is.
 	byPosition *dv.RoaringPositionBitmap
-	kind       split.DeleteKind
+	kind       token.DeleteKind
 	count      int64
 }
 
 // kindOf returns the delete kind a deleted position is counted under.
-func (p *positions) kindOf(pos uint64) split.DeleteKind {
+func (p *positions) kindOf(pos uint64) token.DeleteKind {
 	if p.byPosition == nil {
 		return p.kind
 	}
 	if p.byPosition.Contains(pos) {
-		return split.DeletePosition
+		return token.DeletePosition
 	}
-	return split.DeleteDeletionVector
+	return token.DeleteDeletionVector
 }
 
 // walk returns a walk of the deleted positions in ascending order, for a
@@ -99,7 +99,7 @@ func (w *positionWalk) deleted(pos uint64) bool {
 type deleteLoader struct {
 	r      *Reader
 	fs     icebergio.IO // the table's FileIO
-	loaded map[split.DeleteKind]int64
+	loaded map[token.DeleteKind]int64
 	// eqKeys holds the equality delete files this loader decoded when the
 	// Reader has no DeleteCache, by path: the files of a packed split
 	// mostly share them.
@@ -108,7 +108,7 @@ type deleteLoader struct {
 	// packed holds, by delete file, the positions a positional delete file
 	// that several of them share gives each of them, decoded in one scan
 	// (see splitPositions).
-	parts  []split.Split
+	parts  []token.Split
 	packed map[string]*positionEntry
 	// held end this stream's uses of decoded delete files.
 	held []func()
@@ -123,7 +123,7 @@ func (l *deleteLoader) watched() *watchedIO { return &watchedIO{IO: l.fs} }
 // the file, reserving what it holds from res as it goes (see charge), and
 // returns the value and its estimated size.
 // what names the file for the errors.
-func (l *deleteLoader) cached(key func() string, kind split.DeleteKind, what string, load func(res *memory.Reservation) (any, int64, error)) (any, error) {
+func (l *deleteLoader) cached(key func() string, kind token.DeleteKind, what string, load func(res *memory.Reservation) (any, int64, error)) (any, error) {
 	res, err := l.r.budget.Reserve(memory.Deletes, 0, l.r.deleteBound, l.r.deleteBoundName)
 	if err != nil {
 		return nil, err
@@ -196,17 +196,17 @@ const positionBytes = 2
 // loadPositions reads every positional delete file and deletion vector of
 // the split. The bitmaps it gets may be shared with other streams through
 // the cache: it never modifies one, and builds a new one for a union.
-func loadPositions(l *deleteLoader, s split.Split) (*positions, error) {
+func loadPositions(l *deleteLoader, s token.Split) (*positions, error) {
 	var pos, dvs []*dv.RoaringPositionBitmap
 	for _, d := range s.Deletes {
 		switch d.Kind {
-		case split.DeletePosition:
+		case token.DeletePosition:
 			bm, err := l.positionDeletes(d, s.Data.Path)
 			if err != nil {
 				return nil, err
 			}
 			pos = append(pos, bm)
-		case split.DeleteDeletionVector:
+		case token.DeleteDeletionVector:
 			bm, err := l.deletionVector(d, s.Data.Path)
 			if err != nil {
 				return nil, err
@@ -221,9 +221,9 @@ func loadPositions(l *deleteLoader, s split.Split) (*positions, error) {
 		p.all = union([]*dv.RoaringPositionBitmap{byPos, byDV})
 		p.byPosition = byPos
 	case byPos != nil:
-		p.all, p.kind = byPos, split.DeletePosition
+		p.all, p.kind = byPos, token.DeletePosition
 	case byDV != nil:
-		p.all, p.kind = byDV, split.DeleteDeletionVector
+		p.all, p.kind = byDV, token.DeleteDeletionVector
 	default:
 		return p, nil
 	}
@@ -243,12 +243,12 @@ func loadPositions(l *deleteLoader, s split.Split) (*positions, error) {
 // it, once for the whole split (splitPositions), or, when even those are
 // too many, once for each data file, keeping only that file's positions;
 // the cache remembers which way a file is decoded.
-func (l *deleteLoader) positionDeletes(d split.DeleteFile, dataPath string) (*dv.RoaringPositionBitmap, error) {
+func (l *deleteLoader) positionDeletes(d token.DeleteFile, dataPath string) (*dv.RoaringPositionBitmap, error) {
 	if err := checkFormat("positional delete file", d.Path, d.Format); err != nil {
 		return nil, err
 	}
 	if l.r.cache != nil {
-		v, err := l.cached(func() string { return positionKey(l.r.space, d, "") }, split.DeletePosition, "positional delete file "+d.Path, func(res *memory.Reservation) (any, int64, error) {
+		v, err := l.cached(func() string { return positionKey(l.r.space, d, "") }, token.DeletePosition, "positional delete file "+d.Path, func(res *memory.Reservation) (any, int64, error) {
 			return decodePositions(l.watched(), d, nil, res, l.wholeBytes())
 		})
 		if err != nil {
@@ -265,7 +265,7 @@ func (l *deleteLoader) positionDeletes(d split.DeleteFile, dataPath string) (*dv
 		return e.positionsOf(d, dataPath)
 	}
 	only := map[string]bool{dataPath: true}
-	v, err := l.cached(func() string { return positionKey(l.r.space, d, dataPath) }, split.DeletePosition, "positional delete file "+d.Path, func(res *memory.Reservation) (any, int64, error) {
+	v, err := l.cached(func() string { return positionKey(l.r.space, d, dataPath) }, token.DeletePosition, "positional delete file "+d.Path, func(res *memory.Reservation) (any, int64, error) {
 		return decodePositions(l.watched(), d, only, res, 0)
 	})
 	if err != nil {
@@ -283,15 +283,15 @@ func (l *deleteLoader) positionDeletes(d split.DeleteFile, dataPath string) (*dv
 // scan does the same for the tasks it reads (readAllDeleteFiles in
 // table/arrow_scanner.go reads each delete file once, grouped by
 // file_path, for every task).
-func (l *deleteLoader) splitPositions(d split.DeleteFile) (*positionEntry, error) {
+func (l *deleteLoader) splitPositions(d token.DeleteFile) (*positionEntry, error) {
 	id := string(newKey('p', 0).str(d.Path).int(d.Size))
 	if e, ok := l.packed[id]; ok {
 		return e, nil
 	}
 	only := map[string]bool{}
 	for _, p := range l.parts {
-		if slices.ContainsFunc(p.Deletes, func(o split.DeleteFile) bool {
-			return o.Kind == split.DeletePosition && o.Path == d.Path && o.Size == d.Size
+		if slices.ContainsFunc(p.Deletes, func(o token.DeleteFile) bool {
+			return o.Kind == token.DeletePosition && o.Path == d.Path && o.Size == d.Size
 		}) {
 			only[p.Data.Path] = true
 		}
@@ -299,7 +299,7 @@ func (l *deleteLoader) splitPositions(d split.DeleteFile) (*positionEntry, error
 	e := wideFile
 	if len(only) > 1 {
 		key := func() string { return splitPositionKey(l.r.space, d, only) }
-		v, err := l.cached(key, split.DeletePosition, "positional delete file "+d.Path, func(res *memory.Reservation) (any, int64, error) {
+		v, err := l.cached(key, token.DeletePosition, "positional delete file "+d.Path, func(res *memory.Reservation) (any, int64, error) {
 			return decodePositions(l.watched(), d, only, res, l.wholeBytes())
 		})
 		if err != nil {
@@ -329,7 +329,7 @@ func (l *deleteLoader) wholeBytes() int64 {
 // decodePositions decodes d as readPositionDeletes does, for the loads of
 // positionDeletes: a decoding that would hold more than whole bytes gives
 // wideFile.
-func decodePositions(fs *watchedIO, d split.DeleteFile, only map[string]bool, res *memory.Reservation, whole int64) (any, int64, error) {
+func decodePositions(fs *watchedIO, d token.DeleteFile, only map[string]bool, res *memory.Reservation, whole int64) (any, int64, error) {
 	e, err := readPositionDeletes(fs, d, only, res, whole)
 	if errors.Is(err, errWholeTooLarge) {
 		return wideFile, 0, nil
@@ -354,7 +354,7 @@ var wideFile = &positionEntry{}
 
 // positionsOf returns the positions of the data file dataPath, or the
 // error of an impossible position the file gives it.
-func (e *positionEntry) positionsOf(d split.DeleteFile, dataPath string) (*dv.RoaringPositionBitmap, error) {
+func (e *positionEntry) positionsOf(d token.DeleteFile, dataPath string) (*dv.RoaringPositionBitmap, error) {
 	if bad, ok := e.corrupt[dataPath]; ok {
 		return nil, fmt.Errorf("read positional delete file %s: %w: position %s", d.Path, ErrCorruptFile, bad)
 	}
@@ -369,7 +369,7 @@ func (e *positionEntry) positionsOf(d split.DeleteFile, dataPath string) (*dv.Ro
 // for positionsOf to report otherwise. What it decodes is reserved from
 // res as it goes; with whole > 0, decoding stops with errWholeTooLarge
 // once it would hold more than whole bytes.
-func readPositionDeletes(fs *watchedIO, d split.DeleteFile, only map[string]bool, res *memory.Reservation, whole int64) (_ *positionEntry, err error) {
+func readPositionDeletes(fs *watchedIO, d token.DeleteFile, only map[string]bool, res *memory.Reservation, whole int64) (_ *positionEntry, err error) {
 	cf, err := openColumns(fs, "positional delete file", d)
 	if err != nil {
 		return nil, err
@@ -472,7 +472,7 @@ func flatLeaf(c *parquet.Column) bool {
 
 // deletionVector returns the positions of the deletion vector blob that d
 // locates inside its puffin file, read through iceberg-go's own decoder.
-func (l *deleteLoader) deletionVector(d split.DeleteFile, dataPath string) (*dv.RoaringPositionBitmap, error) {
+func (l *deleteLoader) deletionVector(d token.DeleteFile, dataPath string) (*dv.RoaringPositionBitmap, error) {
 	if d.ContentOffset == nil || d.ContentSize == nil {
 		return nil, fmt.Errorf("read deletion vector %s: %w: no content offset and size", d.Path, ErrCorruptFile)
 	}
@@ -484,7 +484,7 @@ func (l *deleteLoader) deletionVector(d split.DeleteFile, dataPath string) (*dv.
 		return nil, fmt.Errorf("read deletion vector %s: %w: it references %s, not %s",
 			d.Path, ErrCorruptFile, ref, dataPath)
 	}
-	v, err := l.cached(func() string { return deletionVectorKey(l.r.space, d, ref) }, split.DeleteDeletionVector, "deletion vector "+d.Path, func(*memory.Reservation) (any, int64, error) {
+	v, err := l.cached(func() string { return deletionVectorKey(l.r.space, d, ref) }, token.DeleteDeletionVector, "deletion vector "+d.Path, func(*memory.Reservation) (any, int64, error) {
 		bm, err := readDeletionVector(l.watched(), d, ref)
 		if err != nil {
 			return nil, 0, err
@@ -499,7 +499,7 @@ func (l *deleteLoader) deletionVector(d split.DeleteFile, dataPath string) (*dv.
 
 // readDeletionVector reads the deletion vector blob of d, which references
 // the data file ref.
-func readDeletionVector(fs *watchedIO, d split.DeleteFile, ref string) (*dv.RoaringPositionBitmap, error) {
+func readDeletionVector(fs *watchedIO, d token.DeleteFile, ref string) (*dv.RoaringPositionBitmap, error) {
 	b, err := iceberg.NewDataFileBuilder(iceberg.PartitionSpec{}, iceberg.EntryContentPosDeletes,
 		d.Path, iceberg.PuffinFile, nil, nil, nil, d.Records, d.Size)
 	if err != nil {

@@ -8,7 +8,7 @@ import (
 	"github.com/apache/iceberg-go"
 	"github.com/parquet-go/parquet-go"
 
-	"github.com/druidiceberg/sidecar/splits/split"
+	"github.com/druidiceberg/sidecar/token"
 )
 
 type posDelete struct {
@@ -37,7 +37,7 @@ var idSchema = iceberg.NewSchema(0,
 )
 
 // writeIDs writes n rows with ids 0..n-1 in row groups of three rows.
-func writeIDs(t *testing.T, dir string, n int) (split.Split, []string) {
+func writeIDs(t *testing.T, dir string, n int) (token.Split, []string) {
 	t.Helper()
 	rows := make([]idRow, n)
 	var lines []string
@@ -95,20 +95,20 @@ func TestPositionalDeletes(t *testing.T) {
 	// The whole second row group (3, 4, 5) except 3 is deleted; delete 3 too
 	// in a third file so the group is skipped without decoding.
 	p3, z3 := writeParquet(t, dir, "del3.parquet", []posDelete{{dataPath, 3}, {dataPath, 5}})
-	del := func(p string, z int64) split.DeleteFile {
-		return split.DeleteFile{Kind: split.DeletePosition, Path: p, Format: "PARQUET", Size: z}
+	del := func(p string, z int64) token.DeleteFile {
+		return token.DeleteFile{Kind: token.DeletePosition, Path: p, Format: "PARQUET", Size: z}
 	}
 
 	cases := []struct {
 		name    string
-		deletes []split.DeleteFile
+		deletes []token.DeleteFile
 		want    []string
 		deleted int64
 	}{
 		{"none", nil, lines, 0},
-		{"one file, other paths ignored", []split.DeleteFile{del(p1, z1)}, keep(lines, 1, 4), 2},
-		{"duplicates across files", []split.DeleteFile{del(p1, z1), del(p2, z2)}, keep(lines, 1, 4, 6, 9), 4},
-		{"whole row group", []split.DeleteFile{del(p1, z1), del(p2, z2), del(p3, z3)}, keep(lines, 1, 3, 4, 5, 6, 9), 6},
+		{"one file, other paths ignored", []token.DeleteFile{del(p1, z1)}, keep(lines, 1, 4), 2},
+		{"duplicates across files", []token.DeleteFile{del(p1, z1), del(p2, z2)}, keep(lines, 1, 4, 6, 9), 4},
+		{"whole row group", []token.DeleteFile{del(p1, z1), del(p2, z2), del(p3, z3)}, keep(lines, 1, 3, 4, 5, 6, 9), 6},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -117,7 +117,7 @@ func TestPositionalDeletes(t *testing.T) {
 			if !slices.Equal(got, tc.want) {
 				t.Errorf("got %q, want %q", got, tc.want)
 			}
-			if st.RowsRead != 10 || st.RowsEmitted != int64(len(tc.want)) || st.RowsDeleted[split.DeletePosition] != tc.deleted {
+			if st.RowsRead != 10 || st.RowsEmitted != int64(len(tc.want)) || st.RowsDeleted[token.DeletePosition] != tc.deleted {
 				t.Errorf("stats %+v", st)
 			}
 		})
@@ -131,22 +131,22 @@ func TestDeletionVector(t *testing.T) {
 	pd, pz := writeParquet(t, dir, "del.parquet", []posDelete{{s.Data.Path, 2}, {s.Data.Path, 8}})
 
 	t.Run("dv", func(t *testing.T) {
-		s.Deletes = []split.DeleteFile{dvFile}
+		s.Deletes = []token.DeleteFile{dvFile}
 		got, st := readAll(t, newReader(testFS(dir)), s, idSchema)
 		if want := keep(lines, 0, 2, 7); !slices.Equal(got, want) {
 			t.Errorf("got %q, want %q", got, want)
 		}
-		if st.RowsDeleted[split.DeleteDeletionVector] != 3 {
+		if st.RowsDeleted[token.DeleteDeletionVector] != 3 {
 			t.Errorf("stats %+v", st)
 		}
 	})
 	t.Run("dv and positional merged, counted once", func(t *testing.T) {
-		s.Deletes = []split.DeleteFile{dvFile, {Kind: split.DeletePosition, Path: pd, Format: "PARQUET", Size: pz}}
+		s.Deletes = []token.DeleteFile{dvFile, {Kind: token.DeletePosition, Path: pd, Format: "PARQUET", Size: pz}}
 		got, st := readAll(t, newReader(testFS(dir)), s, idSchema)
 		if want := keep(lines, 0, 2, 7, 8); !slices.Equal(got, want) {
 			t.Errorf("got %q, want %q", got, want)
 		}
-		if st.RowsDeleted[split.DeletePosition] != 2 || st.RowsDeleted[split.DeleteDeletionVector] != 2 {
+		if st.RowsDeleted[token.DeletePosition] != 2 || st.RowsDeleted[token.DeleteDeletionVector] != 2 {
 			t.Errorf("stats %+v", st)
 		}
 	})
@@ -192,8 +192,8 @@ func TestEqualityDeletes(t *testing.T) {
 		{"junk", ptr("x"), 2}, // (2, "x") matches the last row only
 	})
 	pAmt, zAmt := writeParquet(t, dir, "eq-amt.parquet", []delByAmt{{-100}})
-	eq := func(p string, z int64, ids ...int) split.DeleteFile {
-		return split.DeleteFile{Kind: split.DeleteEquality, Path: p, Format: "PARQUET", Size: z, EqualityIDs: ids}
+	eq := func(p string, z int64, ids ...int) token.DeleteFile {
+		return token.DeleteFile{Kind: token.DeleteEquality, Path: p, Format: "PARQUET", Size: z, EqualityIDs: ids}
 	}
 	all := []string{
 		`{"id":1,"name":"a","score":0.5,"amt":"1.00"}`,
@@ -205,13 +205,13 @@ func TestEqualityDeletes(t *testing.T) {
 	}
 	cases := []struct {
 		name    string
-		deletes []split.DeleteFile
+		deletes []token.DeleteFile
 		want    []string
 	}{
-		{"by promoted id", []split.DeleteFile{eq(pID, zID, 1)}, keep(all, 0)},
-		{"by two columns with null keys", []split.DeleteFile{eq(pName, zName, 1, 2)}, keep(all, 2, 5)},
-		{"by decimal of another width", []split.DeleteFile{eq(pAmt, zAmt, 4)}, keep(all, 4)},
-		{"every file its own set", []split.DeleteFile{eq(pID, zID, 1), eq(pName, zName, 1, 2), eq(pAmt, zAmt, 4)}, keep(all, 0, 2, 4, 5)},
+		{"by promoted id", []token.DeleteFile{eq(pID, zID, 1)}, keep(all, 0)},
+		{"by two columns with null keys", []token.DeleteFile{eq(pName, zName, 1, 2)}, keep(all, 2, 5)},
+		{"by decimal of another width", []token.DeleteFile{eq(pAmt, zAmt, 4)}, keep(all, 4)},
+		{"every file its own set", []token.DeleteFile{eq(pID, zID, 1), eq(pName, zName, 1, 2), eq(pAmt, zAmt, 4)}, keep(all, 0, 2, 4, 5)},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -220,14 +220,14 @@ func TestEqualityDeletes(t *testing.T) {
 			if !slices.Equal(got, tc.want) {
 				t.Errorf("got\n%s\nwant\n%s", join(got), join(tc.want))
 			}
-			if st.RowsDeleted[split.DeleteEquality] != int64(len(all)-len(tc.want)) {
+			if st.RowsDeleted[token.DeleteEquality] != int64(len(all)-len(tc.want)) {
 				t.Errorf("stats %+v", st)
 			}
 		})
 	}
 
 	t.Run("keys follow schema order, not file order", func(t *testing.T) {
-		s.Deletes = []split.DeleteFile{eq(pID, zID, 1)}
+		s.Deletes = []token.DeleteFile{eq(pID, zID, 1)}
 		narrow := iceberg.NewSchema(1, field(2, "name", iceberg.PrimitiveTypes.String), field(1, "id", iceberg.PrimitiveTypes.Int64))
 		got, _ := readAll(t, newReader(testFS(dir)), s, narrow)
 		if len(got) != 5 || got[0] != `{"name":"b","id":2}` {
@@ -236,9 +236,9 @@ func TestEqualityDeletes(t *testing.T) {
 	})
 	t.Run("positional before equality", func(t *testing.T) {
 		pd, pz := writeParquet(t, dir, "pos.parquet", []posDelete{{s.Data.Path, 0}, {s.Data.Path, 1}})
-		s.Deletes = []split.DeleteFile{eq(pID, zID, 1), {Kind: split.DeletePosition, Path: pd, Format: "PARQUET", Size: pz}}
+		s.Deletes = []token.DeleteFile{eq(pID, zID, 1), {Kind: token.DeletePosition, Path: pd, Format: "PARQUET", Size: pz}}
 		_, st := readAll(t, newReader(testFS(dir)), s, schema)
-		if st.RowsDeleted[split.DeletePosition] != 2 || st.RowsDeleted[split.DeleteEquality] != 0 || st.RowsEmitted != 4 {
+		if st.RowsDeleted[token.DeletePosition] != 2 || st.RowsDeleted[token.DeleteEquality] != 0 || st.RowsEmitted != 4 {
 			t.Errorf("stats %+v", st)
 		}
 	})

@@ -14,7 +14,7 @@ import (
 	"github.com/parquet-go/parquet-go"
 
 	"github.com/druidiceberg/sidecar/reader"
-	"github.com/druidiceberg/sidecar/splits/split"
+	"github.com/druidiceberg/sidecar/token"
 )
 
 // dvFuzzRows is the number of rows of the data file whose deletion vector
@@ -113,7 +113,7 @@ func dvSeeds(t testing.TB) []dvSeed {
 
 // dvFuzzData writes the data file the deletion vectors apply to, and
 // returns its split and its rows.
-func dvFuzzData(t testing.TB, dir string) (split.Split, []string) {
+func dvFuzzData(t testing.TB, dir string) (token.Split, []string) {
 	t.Helper()
 	rows := make([]idRow, dvFuzzRows)
 	lines := make([]string, dvFuzzRows)
@@ -164,17 +164,17 @@ func puffinDV(t testing.TB, blob []byte, ref string, records int64) ([]byte, puf
 }
 
 // checkDV is the body of FuzzDeletionVector.
-func checkDV(t *testing.T, dir string, data split.Split, lines []string, s dvSeed) {
+func checkDV(t *testing.T, dir string, data token.Split, lines []string, s dvSeed) {
 	if len(s.bitmap) > 1<<16 {
 		s.bitmap = s.bitmap[:1<<16]
 	}
 	blob := dvBlob(s.bitmap, s.lenDelta, s.badCRC)
 	file, meta := puffinDV(t, blob, data.Data.Path, s.records)
-	del := split.DeleteFile{Kind: split.DeleteDeletionVector, Path: bucket + "/dv.puffin", Format: "PUFFIN",
+	del := token.DeleteFile{Kind: token.DeleteDeletionVector, Path: bucket + "/dv.puffin", Format: "PUFFIN",
 		Size: int64(len(file)), Records: s.records, ContentOffset: ptr(meta.Offset),
 		ContentSize: ptr(meta.Length + s.sizeDelta), ReferencedDataFile: data.Data.Path}
 	sp := data
-	sp.Deletes = []split.DeleteFile{del}
+	sp.Deletes = []token.DeleteFile{del}
 	fsys := &overlayIO{IO: testFS(dir), path: del.Path, data: file}
 	bound := readAllocBound(data.Data.Size+del.Size, int64(len(strings.Join(lines, "\n"))+1))
 	out, err := readWithin(t, fsys, sp, tableOf(idSchema), bound, "a hostile deletion vector")
@@ -217,7 +217,7 @@ func TestDeletionVectorKeyCountBomb(t *testing.T) {
 			blob := dvBlob(binary.LittleEndian.AppendUint64(nil, keys), 0, false)
 			file, meta := puffinDV(t, blob, data.Data.Path, 0)
 			sp := data
-			sp.Deletes = []split.DeleteFile{{Kind: split.DeleteDeletionVector, Path: bucket + "/dv.puffin", Format: "PUFFIN",
+			sp.Deletes = []token.DeleteFile{{Kind: token.DeleteDeletionVector, Path: bucket + "/dv.puffin", Format: "PUFFIN",
 				Size: int64(len(file)), ContentOffset: ptr(meta.Offset), ContentSize: ptr(meta.Length),
 				ReferencedDataFile: data.Data.Path}}
 			fsys := &overlayIO{IO: testFS(dir), path: bucket + "/dv.puffin", data: file}

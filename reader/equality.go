@@ -11,7 +11,7 @@ import (
 
 	"github.com/druidiceberg/sidecar/internal/memory"
 	"github.com/druidiceberg/sidecar/reader/parquetpage"
-	"github.com/druidiceberg/sidecar/splits/split"
+	"github.com/druidiceberg/sidecar/token"
 )
 
 // eqSet holds the deleted keys of the equality delete files that share one
@@ -98,10 +98,10 @@ func (e *eqSet) contains(kb []byte) ([]byte, bool) {
 // loadEqualitySets reads every equality delete file of the split into one
 // set per distinct list of equality ids, and registers with r the data-file
 // columns the sets compare (read even when they are not emitted).
-func loadEqualitySets(l *deleteLoader, s split.Split, t split.TableSchema, dataRoot *parquet.Column, r *resolver) ([]*eqSet, error) {
+func loadEqualitySets(l *deleteLoader, s token.Split, t token.TableSchema, dataRoot *parquet.Column, r *resolver) ([]*eqSet, error) {
 	var sets []*eqSet
 	for _, d := range s.Deletes {
-		if d.Kind != split.DeleteEquality {
+		if d.Kind != token.DeleteEquality {
 			continue
 		}
 		if len(d.EqualityIDs) == 0 {
@@ -136,7 +136,7 @@ func loadEqualitySets(l *deleteLoader, s split.Split, t split.TableSchema, dataR
 
 // equalityKeys returns the keys of the equality delete file d, encoded for
 // the table schema t.
-func (l *deleteLoader) equalityKeys(d split.DeleteFile, t split.TableSchema) (*eqKeys, error) {
+func (l *deleteLoader) equalityKeys(d token.DeleteFile, t token.TableSchema) (*eqKeys, error) {
 	if l.r.cache == nil {
 		if k, ok := l.eqKeys[d.Path]; ok {
 			return k, nil
@@ -149,7 +149,7 @@ func (l *deleteLoader) equalityKeys(d split.DeleteFile, t split.TableSchema) (*e
 			return nil, err
 		}
 	}
-	v, err := l.cached(func() string { return key }, split.DeleteEquality, "equality delete file "+d.Path, func(res *memory.Reservation) (any, int64, error) {
+	v, err := l.cached(func() string { return key }, token.DeleteEquality, "equality delete file "+d.Path, func(res *memory.Reservation) (any, int64, error) {
 		keys, err := readEqualityDeletes(l.watched(), d, t, res)
 		if err != nil {
 			return nil, 0, err
@@ -171,7 +171,7 @@ func (l *deleteLoader) equalityKeys(d split.DeleteFile, t split.TableSchema) (*e
 }
 
 // newEqSet resolves the equality columns of d in the data file.
-func newEqSet(d split.DeleteFile, schema *iceberg.Schema, dataRoot *parquet.Column, r *resolver) (*eqSet, error) {
+func newEqSet(d token.DeleteFile, schema *iceberg.Schema, dataRoot *parquet.Column, r *resolver) (*eqSet, error) {
 	set := &eqSet{ids: slices.Clone(d.EqualityIDs)}
 	for _, id := range d.EqualityIDs {
 		f, err := equalityField(schema, id, d.Path)
@@ -240,7 +240,7 @@ func (r *resolver) findColumn(c *parquet.Column, id int) *parquet.Column {
 // the whole rows Flink writes). Keys are in the table schema's types, so a
 // key column written under an older, narrower type still matches. What it
 // decodes is reserved from res as it goes, its filter included.
-func readEqualityDeletes(fs *watchedIO, d split.DeleteFile, t split.TableSchema, res *memory.Reservation) (_ map[string]struct{}, err error) {
+func readEqualityDeletes(fs *watchedIO, d token.DeleteFile, t token.TableSchema, res *memory.Reservation) (_ map[string]struct{}, err error) {
 	cf, err := openColumns(fs, "equality delete file", d)
 	if err != nil {
 		return nil, err

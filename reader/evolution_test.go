@@ -14,7 +14,7 @@ import (
 	icebergio "github.com/apache/iceberg-go/io"
 
 	"github.com/druidiceberg/sidecar/reader"
-	"github.com/druidiceberg/sidecar/splits/split"
+	"github.com/druidiceberg/sidecar/token"
 )
 
 // parseSchema parses an Iceberg schema from table-metadata JSON, so that
@@ -54,14 +54,14 @@ func TestProjection(t *testing.T) {
 		field(4, "v", iceberg.VariantType{}), // in no file
 	)
 	s := dataSplit("data.parquet", size, int64(len(rows)),
-		split.DeleteFile{Kind: split.DeleteEquality, Path: pd, Format: "PARQUET", Size: zd, EqualityIDs: []int{2}})
+		token.DeleteFile{Kind: token.DeleteEquality, Path: pd, Format: "PARQUET", Size: zd, EqualityIDs: []int{2}})
 
 	t.Run("columns in schema order, key column read but not emitted", func(t *testing.T) {
 		s := s
 		s.Columns = []int{1}
 		counter := &countingIO{IO: testFS(dir)}
 		got, st := readTable(t, newReader(counter), s, tableOf(schema))
-		if got[0] != `{"id":1}` || got[1] != `{"id":3}` || len(got) != 202 || st.RowsDeleted[split.DeleteEquality] != 1 {
+		if got[0] != `{"id":1}` || got[1] != `{"id":3}` || len(got) != 202 || st.RowsDeleted[token.DeleteEquality] != 1 {
 			t.Errorf("got %q… (%d lines), stats %+v", got[:2], len(got), st)
 		}
 		// The big column's chunk (over 800 KB) is never fetched.
@@ -166,7 +166,7 @@ func TestIdentityAndDefaults(t *testing.T) {
 			{"id":26,"name":"b","required":false,"type":"string"}]},"initial-default":{}},
 		{"id":27,"name":"n_null","required":false,"type":"string"},
 		{"id":28,"name":"n_unknown","required":false,"type":"unknown"}`)
-	identity := []split.IdentityValue{
+	identity := []token.IdentityValue{
 		{FieldID: 2, Value: json.RawMessage(`"eu"`)},
 		{FieldID: 3, Value: json.RawMessage(`-1`)},
 		{FieldID: 4, Value: json.RawMessage(`"-5"`)},
@@ -190,7 +190,7 @@ func TestIdentityAndDefaults(t *testing.T) {
 	t.Run("iso and binary as string pinned by the split", func(t *testing.T) {
 		s := s
 		s.Columns = []int{1, 5, 6, 14, 15}
-		s.Encoding = split.Encoding{ISOTimestamps: true, BinaryAsString: true}
+		s.Encoding = token.Encoding{ISOTimestamps: true, BinaryAsString: true}
 		got, _ := readAll(t, newReader(testFS(dir)), s, schema)
 		want := `{"id":1,"when":"1969-12-31T23:59:59.999000Z","bin":"\u0000\ufffd","n_tstz":"2024-01-02T03:04:05.123456Z","n_tsns":"2024-01-02T03:04:05.123456789Z"}`
 		if got[0] != want {
@@ -212,12 +212,12 @@ func TestIdentityAndDefaults(t *testing.T) {
 		NLong  int64  `parquet:"n_long,id(9)"`
 	}
 	pd, zd := writeParquet(t, dir, "eq.parquet", []delRow{{1, "eu", 42}, {2, "us", 41}})
-	eq := func(ids ...int) split.DeleteFile {
-		return split.DeleteFile{Kind: split.DeleteEquality, Path: pd, Format: "PARQUET", Size: zd, EqualityIDs: ids}
+	eq := func(ids ...int) token.DeleteFile {
+		return token.DeleteFile{Kind: token.DeleteEquality, Path: pd, Format: "PARQUET", Size: zd, EqualityIDs: ids}
 	}
 	cases := []struct {
 		name string
-		del  split.DeleteFile
+		del  token.DeleteFile
 		want []int64
 	}{
 		{"identity value as key", eq(1, 2), []int64{2}},
@@ -229,7 +229,7 @@ func TestIdentityAndDefaults(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			s := s
 			s.Columns = []int{1}
-			s.Deletes = []split.DeleteFile{tc.del}
+			s.Deletes = []token.DeleteFile{tc.del}
 			got, _ := readAll(t, newReader(testFS(dir)), s, schema)
 			var ids []int64
 			for _, l := range got {
@@ -248,12 +248,12 @@ func TestIdentityAndDefaults(t *testing.T) {
 	t.Run("bad values", func(t *testing.T) {
 		for _, tc := range []struct {
 			name     string
-			identity []split.IdentityValue
+			identity []token.IdentityValue
 			schema   *iceberg.Schema
 		}{
-			{"identity string for a long", []split.IdentityValue{{FieldID: 2, Value: json.RawMessage(`"x"`)}},
+			{"identity string for a long", []token.IdentityValue{{FieldID: 2, Value: json.RawMessage(`"x"`)}},
 				iceberg.NewSchema(0, field(2, "r", iceberg.PrimitiveTypes.Int64))},
-			{"identity int out of range", []split.IdentityValue{{FieldID: 2, Value: json.RawMessage(`3000000000`)}},
+			{"identity int out of range", []token.IdentityValue{{FieldID: 2, Value: json.RawMessage(`3000000000`)}},
 				iceberg.NewSchema(0, field(2, "r", iceberg.PrimitiveTypes.Int32))},
 			{"default not a date", nil, parseSchema(t, `{"id":2,"name":"r","required":false,"type":"date","initial-default":"tomorrow"}`)},
 		} {
@@ -314,13 +314,13 @@ func TestTypePromotion(t *testing.T) {
 		field(4, "day", iceberg.PrimitiveTypes.TimestampTz),
 		field(5, "dns", iceberg.PrimitiveTypes.TimestampNs),
 	)
-	byDay := split.DeleteFile{Kind: split.DeleteEquality, Path: pd, Format: "PARQUET", Size: zd, EqualityIDs: []int{1, 4}}
-	byDec := split.DeleteFile{Kind: split.DeleteEquality, Path: pd2, Format: "PARQUET", Size: zd2, EqualityIDs: []int{3, 2}}
+	byDay := token.DeleteFile{Kind: token.DeleteEquality, Path: pd, Format: "PARQUET", Size: zd, EqualityIDs: []int{1, 4}}
+	byDec := token.DeleteFile{Kind: token.DeleteEquality, Path: pd2, Format: "PARQUET", Size: zd2, EqualityIDs: []int{3, 2}}
 	cases := []struct {
 		name string
 		file string
 		size int64
-		dels []split.DeleteFile
+		dels []token.DeleteFile
 		opts []reader.Option
 		want []string
 	}{
@@ -334,8 +334,8 @@ func TestTypePromotion(t *testing.T) {
 			`{"id":2,"f":0.25,"dec":"-0.05","day":"1969-12-31T00:00:00.000000Z","dns":"1969-12-31T00:00:00.000000000Z"}`,
 			`{"id":3,"f":1,"dec":"0.07","day":"2024-01-02T00:00:00.000000Z","dns":"2024-01-02T00:00:00.000000000Z"}`,
 		}},
-		{"old deletes on old file", "old.parquet", zOld, []split.DeleteFile{byDay, byDec}, nil, nil},
-		{"old deletes on new file", "new.parquet", zNew, []split.DeleteFile{byDay, byDec}, nil, []string{
+		{"old deletes on old file", "old.parquet", zOld, []token.DeleteFile{byDay, byDec}, nil, nil},
+		{"old deletes on new file", "new.parquet", zNew, []token.DeleteFile{byDay, byDec}, nil, []string{
 			`{"id":2,"f":0.1,"dec":"999999999.99","day":1704153600000,"dns":0}`,
 		}},
 	}
@@ -401,7 +401,7 @@ func TestNameMapping(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := dataSplit("data.parquet", size, 2)
-	ts := split.TableSchema{Schema: schema, NameMapping: nm}
+	ts := token.TableSchema{Schema: schema, NameMapping: nm}
 	got, _ := readTable(t, newReader(testFS(dir)), s, ts)
 	want := []string{
 		`{"id":1,"full_name":"a","p":{"x":1,"y":"y1"},"l":[{"x":2,"y":"y2"}],"m":{"k":3},"added":null}`,
@@ -411,7 +411,7 @@ func TestNameMapping(t *testing.T) {
 		t.Errorf("got\n%s\nwant\n%s", join(got), join(want))
 	}
 
-	s.Deletes = []split.DeleteFile{{Kind: split.DeleteEquality, Path: pd, Format: "PARQUET", Size: zd, EqualityIDs: []int{1}}}
+	s.Deletes = []token.DeleteFile{{Kind: token.DeleteEquality, Path: pd, Format: "PARQUET", Size: zd, EqualityIDs: []int{1}}}
 	got, _ = readTable(t, newReader(testFS(dir)), s, ts)
 	if !slices.Equal(got, want[:1]) {
 		t.Errorf("with the delete file: got\n%s", join(got))
@@ -419,7 +419,7 @@ func TestNameMapping(t *testing.T) {
 
 	for _, tc := range []struct {
 		name  string
-		split split.Split
+		split token.Split
 	}{
 		{"data file", dataSplit("data.parquet", size, 2)},
 		{"equality delete file", s},

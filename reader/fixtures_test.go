@@ -16,10 +16,10 @@ import (
 	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
 
+	"github.com/druidiceberg/sidecar/catalog"
 	"github.com/druidiceberg/sidecar/reader"
 	"github.com/druidiceberg/sidecar/splits"
-	"github.com/druidiceberg/sidecar/splits/catalog"
-	"github.com/druidiceberg/sidecar/splits/split"
+	"github.com/druidiceberg/sidecar/token"
 )
 
 const fixturesDir = "../testdata/fixtures"
@@ -151,13 +151,13 @@ func readSnapshot(t *testing.T, ctx context.Context, tbl *table.Table, fs iceber
 		t.Fatalf("plan snapshot %d: %v", snapshotID, err)
 	}
 	var rows []map[string]any
-	total := reader.Stats{RowsDeleted: map[split.DeleteKind]int64{}}
+	total := reader.Stats{RowsDeleted: map[token.DeleteKind]int64{}}
 	for _, task := range tasks {
 		s, err := splits.FromTask(tbl.Metadata(), tbl.MetadataLocation(), snapshotID, schema.ID, task)
 		if err != nil {
 			t.Fatal(err)
 		}
-		out, st := runSplit(t, ctx, r, s, split.TableSchema{Schema: schema, NameMapping: tbl.Metadata().NameMapping()})
+		out, st := runSplit(t, ctx, r, s, token.TableSchema{Schema: schema, NameMapping: tbl.Metadata().NameMapping()})
 		rows = append(rows, decodeLines(t, out)...)
 		total.RowsRead += st.RowsRead
 		total.RowsEmitted += st.RowsEmitted
@@ -169,7 +169,7 @@ func readSnapshot(t *testing.T, ctx context.Context, tbl *table.Table, fs iceber
 }
 
 // runSplit opens and runs one split, checking the NDJSON framing.
-func runSplit(t *testing.T, ctx context.Context, r fsReader, s split.Split, ts split.TableSchema) ([]byte, reader.Stats) {
+func runSplit(t *testing.T, ctx context.Context, r fsReader, s token.Split, ts token.TableSchema) ([]byte, reader.Stats) {
 	t.Helper()
 	st, err := r.Open(ctx, s, ts)
 	if err != nil {

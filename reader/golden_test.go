@@ -13,7 +13,7 @@ import (
 
 	"github.com/druidiceberg/sidecar/internal/golden"
 	"github.com/druidiceberg/sidecar/reader"
-	"github.com/druidiceberg/sidecar/splits/split"
+	"github.com/druidiceberg/sidecar/token"
 )
 
 // The all-types file: one column of every Iceberg type, with field ids.
@@ -214,7 +214,7 @@ func TestGolden(t *testing.T) {
 	iso.Encoding.ISOTimestamps = true // pinned by the token
 	cases := []struct {
 		file  string
-		split split.Split
+		split token.Split
 		opts  []reader.Option
 	}{
 		{"all_types.ndjson", s, nil},

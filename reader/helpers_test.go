@@ -13,9 +13,9 @@ import (
 	"github.com/apache/iceberg-go/table/dv"
 	"github.com/parquet-go/parquet-go"
 
+	"github.com/druidiceberg/sidecar/catalog"
 	"github.com/druidiceberg/sidecar/reader"
-	"github.com/druidiceberg/sidecar/splits/catalog"
-	"github.com/druidiceberg/sidecar/splits/split"
+	"github.com/druidiceberg/sidecar/token"
 )
 
 // writeParquet writes rows as a Parquet file named name in dir and returns
@@ -36,7 +36,7 @@ func writeParquet[T any](t testing.TB, dir, name string, rows []T, opts ...parqu
 // writeDV writes a deletion vector of the data file dataPath, deleting the
 // given positions, as the Puffin file name in dir, and returns it as the
 // split's delete file.
-func writeDV(t testing.TB, dir, name, dataPath string, positions ...int64) split.DeleteFile {
+func writeDV(t testing.TB, dir, name, dataPath string, positions ...int64) token.DeleteFile {
 	t.Helper()
 	w := dv.NewDVWriter(icebergio.LocalFS{}, func(int32) *iceberg.PartitionSpec { return iceberg.UnpartitionedSpec })
 	if err := w.Add(dataPath, positions, 0, nil); err != nil {
@@ -47,8 +47,8 @@ func writeDV(t testing.TB, dir, name, dataPath string, positions ...int64) split
 		t.Fatalf("write DV: %v (%d files)", err, len(files))
 	}
 	f := files[0]
-	return split.DeleteFile{
-		Kind: split.DeleteDeletionVector, Path: f.FilePath(), Format: "PUFFIN", Size: f.FileSizeBytes(),
+	return token.DeleteFile{
+		Kind: token.DeleteDeletionVector, Path: f.FilePath(), Format: "PUFFIN", Size: f.FileSizeBytes(),
 		Records: f.Count(), ContentOffset: f.ContentOffset(), ContentSize: f.ContentSizeInBytes(),
 		ReferencedDataFile: *f.ReferencedDataFile(),
 	}
@@ -75,19 +75,19 @@ func newReader(fs icebergio.IO, opts ...reader.Option) fsReader {
 	return fsReader{Reader: reader.New(nil, opts...), fs: fs}
 }
 
-func (r fsReader) Open(ctx context.Context, s split.Split, t split.TableSchema) (*reader.Stream, error) {
+func (r fsReader) Open(ctx context.Context, s token.Split, t token.TableSchema) (*reader.Stream, error) {
 	return r.Reader.Open(ctx, r.fs, s, t)
 }
 
-func (r fsReader) OpenAll(ctx context.Context, parts []split.Split, t split.TableSchema) (*reader.Stream, error) {
+func (r fsReader) OpenAll(ctx context.Context, parts []token.Split, t token.TableSchema) (*reader.Stream, error) {
 	return r.Reader.OpenAll(ctx, r.fs, parts, t)
 }
 
 // dataSplit describes a data file written under dir, named by its bucket
 // location.
-func dataSplit(name string, size, records int64, deletes ...split.DeleteFile) split.Split {
-	return split.Split{
-		Data: split.DataFile{
+func dataSplit(name string, size, records int64, deletes ...token.DeleteFile) token.Split {
+	return token.Split{
+		Data: token.DataFile{
 			Path: bucket + "/" + name, Format: "PARQUET", Size: size, Records: records,
 		},
 		Deletes: deletes,
@@ -96,20 +96,20 @@ func dataSplit(name string, size, records int64, deletes ...split.DeleteFile) sp
 
 // readAll opens and runs a split of a table without a name mapping and
 // returns its output lines.
-func readAll(t testing.TB, r fsReader, s split.Split, schema *iceberg.Schema) ([]string, reader.Stats) {
+func readAll(t testing.TB, r fsReader, s token.Split, schema *iceberg.Schema) ([]string, reader.Stats) {
 	t.Helper()
-	return readTable(t, r, s, split.TableSchema{Schema: schema})
+	return readTable(t, r, s, token.TableSchema{Schema: schema})
 }
 
 // readTable opens and runs a split and returns its output lines.
-func readTable(t testing.TB, r fsReader, s split.Split, ts split.TableSchema) ([]string, reader.Stats) {
+func readTable(t testing.TB, r fsReader, s token.Split, ts token.TableSchema) ([]string, reader.Stats) {
 	t.Helper()
-	return readParts(t, r, []split.Split{s}, ts)
+	return readParts(t, r, []token.Split{s}, ts)
 }
 
 // readParts opens and runs the files parts as one (packed) split and
 // returns its output lines.
-func readParts(t testing.TB, r fsReader, parts []split.Split, ts split.TableSchema) ([]string, reader.Stats) {
+func readParts(t testing.TB, r fsReader, parts []token.Split, ts token.TableSchema) ([]string, reader.Stats) {
 	t.Helper()
 	ctx := context.Background()
 	st, err := r.OpenAll(ctx, parts, ts)
@@ -134,7 +134,7 @@ func field(id int, name string, typ iceberg.Type) iceberg.NestedField {
 }
 
 // tableOf wraps a schema without a name mapping.
-func tableOf(schema *iceberg.Schema) split.TableSchema { return split.TableSchema{Schema: schema} }
+func tableOf(schema *iceberg.Schema) token.TableSchema { return token.TableSchema{Schema: schema} }
 
 func ptr[T any](v T) *T { return &v }
 

@@ -9,15 +9,15 @@ import (
 	"github.com/parquet-go/parquet-go"
 
 	"github.com/druidiceberg/sidecar/internal/jsonstr"
-	"github.com/druidiceberg/sidecar/splits/split"
+	"github.com/druidiceberg/sidecar/token"
 )
 
 // metaColumn is one metadata column a row carries after the table's
-// columns (split.MetaColumns), resolved against one data file.
+// columns (token.MetaColumns), resolved against one data file.
 type metaColumn struct {
 	// key is the pre-encoded `"name":` of the column.
 	key []byte
-	bit split.MetaColumns
+	bit token.MetaColumns
 	// stored is, for _row_id and _last_updated_sequence_number, the column
 	// as the file stores it (a writer that keeps row lineage, as a
 	// compaction does): a primitive, or a null constant when the file has
@@ -35,9 +35,9 @@ type metaColumn struct {
 
 // resolveMeta resolves the metadata columns of split sp against the data
 // file whose root column is root; pt is the table's partition type.
-func (r *resolver) resolveMeta(sp split.Split, pt *iceberg.StructType, root *parquet.Column) ([]metaColumn, error) {
+func (r *resolver) resolveMeta(sp token.Split, pt *iceberg.StructType, root *parquet.Column) ([]metaColumn, error) {
 	if !sp.Meta.Valid() {
-		return nil, fmt.Errorf("%w: metadata columns %d: this sidecar knows %v", split.ErrMalformedToken, sp.Meta, split.MetaColumnNames())
+		return nil, fmt.Errorf("%w: metadata columns %d: this sidecar knows %v", token.ErrMalformedToken, sp.Meta, token.MetaColumnNames())
 	}
 	var out []metaColumn
 	for _, f := range sp.Meta.Fields(pt) {
@@ -45,25 +45,25 @@ func (r *resolver) resolveMeta(sp split.Split, pt *iceberg.StructType, root *par
 		var err error
 		switch f.ID {
 		case iceberg.RowIDFieldID:
-			m.bit = split.MetaRowID
+			m.bit = token.MetaRowID
 			m.stored, err = r.resolveMember(f, r.child(root, f.ID))
 			if v := sp.Data.FirstRowID; v != nil {
 				m.inherit, m.inherits = *v, true
 			}
 		case iceberg.LastUpdatedSequenceNumberFieldID:
-			m.bit = split.MetaLastUpdated
+			m.bit = token.MetaLastUpdated
 			m.stored, err = r.resolveMember(f, r.child(root, f.ID))
 			if v := sp.Data.DataSequence; v != nil {
 				m.inherit, m.inherits = *v, true
 			}
 		default:
-			m.bit = split.MetaColumnOf(f.ID)
+			m.bit = token.MetaColumnOf(f.ID)
 			switch m.bit {
-			case split.MetaFile:
+			case token.MetaFile:
 				m.value = jsonstr.AppendString(nil, sp.Data.Path)
-			case split.MetaSpecID:
+			case token.MetaSpecID:
 				m.value = strconv.AppendInt(nil, int64(sp.Data.SpecID), 10)
-			case split.MetaPartition:
+			case token.MetaPartition:
 				m.value, err = r.partitionJSON(sp, f)
 			}
 		}
@@ -82,7 +82,7 @@ func (r *resolver) resolveMeta(sp split.Split, pt *iceberg.StructType, root *par
 // object with every field of the table's partition type, each the file's
 // value encoded as the reader encodes a column of its type, or null where
 // the file's spec has no such field.
-func (r *resolver) partitionJSON(sp split.Split, f iceberg.NestedField) ([]byte, error) {
+func (r *resolver) partitionJSON(sp token.Split, f iceberg.NestedField) ([]byte, error) {
 	st, ok := f.Type.(*iceberg.StructType)
 	if !ok {
 		return nil, fmt.Errorf("%w: _partition has type %s", ErrUnsupported, f.Type)
@@ -120,9 +120,9 @@ func (e *rowEncoder) appendMeta(b []byte, pos int64, comma bool) []byte {
 		}
 		b = append(b, m.key...)
 		switch m.bit {
-		case split.MetaPos:
+		case token.MetaPos:
 			b = strconv.AppendInt(b, pos, 10)
-		case split.MetaRowID, split.MetaLastUpdated:
+		case token.MetaRowID, token.MetaLastUpdated:
 			// The spec's inheritance: a stored value wins; a null (or no
 			// column) is the file's first_row_id plus the position, or
 			// its data sequence number.
@@ -136,7 +136,7 @@ func (e *rowEncoder) appendMeta(b []byte, pos int64, comma bool) []byte {
 			switch {
 			case !m.inherits:
 				b = append(b, "null"...)
-			case m.bit == split.MetaRowID:
+			case m.bit == token.MetaRowID:
 				b = strconv.AppendInt(b, m.inherit+pos, 10)
 			default:
 				b = strconv.AppendInt(b, m.inherit, 10)

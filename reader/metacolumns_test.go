@@ -7,7 +7,7 @@ import (
 
 	"github.com/apache/iceberg-go"
 
-	"github.com/druidiceberg/sidecar/splits/split"
+	"github.com/druidiceberg/sidecar/token"
 )
 
 // lineageRow stores _row_id and _last_updated_sequence_number as a writer
@@ -35,7 +35,7 @@ func TestMetaColumns(t *testing.T) {
 	dir := t.TempDir()
 	r := newReader(testFS(dir))
 	schema := iceberg.NewSchema(0, field(1, "id", iceberg.PrimitiveTypes.Int64))
-	all := split.MetaRowID | split.MetaLastUpdated | split.MetaFile | split.MetaPos | split.MetaSpecID | split.MetaPartition
+	all := token.MetaRowID | token.MetaLastUpdated | token.MetaFile | token.MetaPos | token.MetaSpecID | token.MetaPartition
 
 	t.Run("stored lineage wins over inheritance", func(t *testing.T) {
 		_, size := writeParquet(t, dir, "stored.parquet", []lineageRow{
@@ -45,7 +45,7 @@ func TestMetaColumns(t *testing.T) {
 			{ID: 4, Seq: ptr[int64](1)},
 		})
 		s := dataSplit("stored.parquet", size, 4, writeDV(t, dir, "stored-dv.puffin", bucket+"/stored.parquet", 0))
-		s.Meta = split.MetaRowID | split.MetaLastUpdated | split.MetaPos
+		s.Meta = token.MetaRowID | token.MetaLastUpdated | token.MetaPos
 		s.Data.FirstRowID, s.Data.DataSequence = ptr[int64](50), ptr[int64](9)
 		got, _ := readAll(t, r, s, schema)
 		want := []string{
@@ -61,7 +61,7 @@ func TestMetaColumns(t *testing.T) {
 	t.Run("no first_row_id: _row_id is null", func(t *testing.T) {
 		_, size := writeParquet(t, dir, "old.parquet", []plainRow{{ID: 1, Cat: "a"}, {ID: 2, Cat: "a"}})
 		s := dataSplit("old.parquet", size, 2)
-		s.Meta = split.MetaRowID | split.MetaLastUpdated
+		s.Meta = token.MetaRowID | token.MetaLastUpdated
 		s.Data.DataSequence = ptr[int64](2)
 		got, _ := readAll(t, r, s, schema)
 		want := `{"id":1,"_row_id":null,"_last_updated_sequence_number":2}` + "\n" + `{"id":2,"_row_id":null,"_last_updated_sequence_number":2}`
@@ -76,13 +76,13 @@ func TestMetaColumns(t *testing.T) {
 		s.Meta = all
 		s.Data.SpecID = 1
 		s.Data.FirstRowID, s.Data.DataSequence = ptr[int64](10), ptr[int64](4)
-		s.Data.Partition = []split.IdentityValue{{FieldID: 1000, Value: []byte(`"a"`)}, {FieldID: 1002, Value: []byte(`19000`)}}
+		s.Data.Partition = []token.IdentityValue{{FieldID: 1000, Value: []byte(`"a"`)}, {FieldID: 1002, Value: []byte(`19000`)}}
 		pt := &iceberg.StructType{FieldList: []iceberg.NestedField{
 			{ID: 1000, Name: "cat", Type: iceberg.PrimitiveTypes.String},
 			{ID: 1001, Name: "id_bucket", Type: iceberg.PrimitiveTypes.Int32},
 			{ID: 1002, Name: "day", Type: iceberg.PrimitiveTypes.Date},
 		}}
-		got, _ := readTable(t, r, s, split.TableSchema{Schema: schema, PartitionType: pt})
+		got, _ := readTable(t, r, s, token.TableSchema{Schema: schema, PartitionType: pt})
 		file := `"_file":"` + bucket + `/part.parquet"`
 		part := `"_partition":{"cat":"a","id_bucket":null,"day":1641600000000}`
 		want := []string{
@@ -97,8 +97,8 @@ func TestMetaColumns(t *testing.T) {
 	t.Run("a projection of no column but metadata", func(t *testing.T) {
 		_, size := writeParquet(t, dir, "pos.parquet", []plainRow{{ID: 1, Cat: "a"}, {ID: 2, Cat: "b"}})
 		s := dataSplit("pos.parquet", size, 2)
-		s.Meta = split.MetaPos | split.MetaPartition
-		got, _ := readTable(t, r, s, split.TableSchema{Schema: iceberg.NewSchema(0), PartitionType: &iceberg.StructType{}})
+		s.Meta = token.MetaPos | token.MetaPartition
+		got, _ := readTable(t, r, s, token.TableSchema{Schema: iceberg.NewSchema(0), PartitionType: &iceberg.StructType{}})
 		want := `{"_pos":0,"_partition":{}}` + "\n" + `{"_pos":1,"_partition":{}}`
 		if strings.Join(got, "\n") != want {
 			t.Errorf("rows:\n%s\nwant:\n%s", strings.Join(got, "\n"), want)
@@ -109,7 +109,7 @@ func TestMetaColumns(t *testing.T) {
 		_, size := writeParquet(t, dir, "bad.parquet", []plainRow{{ID: 1}})
 		s := dataSplit("bad.parquet", size, 1)
 		s.Meta = 1 << 7
-		if _, err := r.Open(t.Context(), s, tableOf(schema)); !errors.Is(err, split.ErrMalformedToken) {
+		if _, err := r.Open(t.Context(), s, tableOf(schema)); !errors.Is(err, token.ErrMalformedToken) {
 			t.Errorf("open: %v, want a malformed-token error", err)
 		}
 	})

@@ -14,7 +14,7 @@ import (
 
 	"github.com/druidiceberg/sidecar/internal/memory"
 	"github.com/druidiceberg/sidecar/reader"
-	"github.com/druidiceberg/sidecar/splits/split"
+	"github.com/druidiceberg/sidecar/token"
 )
 
 // TestPackedSplit: a split of several files streams each file's live rows
@@ -24,12 +24,12 @@ import (
 // without a delete cache, and the counts add up over the files.
 func TestPackedSplit(t *testing.T) {
 	dir := t.TempDir()
-	var parts []split.Split
+	var parts []token.Split
 	var want []string
 	eqPath, eqSize := writeParquet(t, dir, "eq.parquet", []struct {
 		ID int64 `parquet:"id,id(1)"`
 	}{{4}, {13}, {22}})
-	eq := split.DeleteFile{Kind: split.DeleteEquality, Path: eqPath, Format: "PARQUET", Size: eqSize, Records: 3, EqualityIDs: []int{1}}
+	eq := token.DeleteFile{Kind: token.DeleteEquality, Path: eqPath, Format: "PARQUET", Size: eqSize, Records: 3, EqualityIDs: []int{1}}
 	for f := range 3 {
 		rows := make([]idRow, 10)
 		for i := range rows {
@@ -40,7 +40,7 @@ func TestPackedSplit(t *testing.T) {
 		sp := dataSplit(name, size, 10, eq)
 		if f == 1 {
 			pos, z := writeParquet(t, dir, "pos.parquet", []posDelete{{sp.Data.Path, 0}, {sp.Data.Path, 9}})
-			sp.Deletes = append(sp.Deletes, split.DeleteFile{Kind: split.DeletePosition, Path: pos, Format: "PARQUET", Size: z, Records: 2})
+			sp.Deletes = append(sp.Deletes, token.DeleteFile{Kind: token.DeletePosition, Path: pos, Format: "PARQUET", Size: z, Records: 2})
 		}
 		one, _ := readAll(t, newReader(testFS(dir)), sp, idSchema)
 		want = append(want, one...)
@@ -71,11 +71,11 @@ func TestPackedSplit(t *testing.T) {
 			t.Fatalf("cache %v: packed split gave\n%q\nwant\n%q", cached, got, want)
 		}
 		stats := st.Stats()
-		if stats.RowsRead != 30 || stats.RowsEmitted != 25 || stats.RowsDeleted[split.DeleteEquality] != 3 ||
-			stats.RowsDeleted[split.DeletePosition] != 2 {
+		if stats.RowsRead != 30 || stats.RowsEmitted != 25 || stats.RowsDeleted[token.DeleteEquality] != 3 ||
+			stats.RowsDeleted[token.DeletePosition] != 2 {
 			t.Errorf("cache %v: stats %+v", cached, stats)
 		}
-		if n := stats.DeleteFilesLoaded[split.DeleteEquality]; n != 1 {
+		if n := stats.DeleteFilesLoaded[token.DeleteEquality]; n != 1 {
 			t.Errorf("cache %v: the shared equality delete file was loaded %d times, want once", cached, n)
 		}
 	}
@@ -90,7 +90,7 @@ func TestPackedSplitLaterFileGone(t *testing.T) {
 	first, lines := writeIDs(t, dir, 5)
 	gone := dataSplit("gone.parquet", 100, 3)
 	ctx := context.Background()
-	st, err := newReader(testFS(dir), reader.WithBatchRows(2)).OpenAll(ctx, []split.Split{first, gone}, tableOf(idSchema))
+	st, err := newReader(testFS(dir), reader.WithBatchRows(2)).OpenAll(ctx, []token.Split{first, gone}, tableOf(idSchema))
 	if err != nil {
 		t.Fatalf("OpenAll opened the later file too: %v", err)
 	}
@@ -114,8 +114,8 @@ func TestPackedSplitMismatch(t *testing.T) {
 	a, _ := writeIDs(t, dir, 3)
 	b := a
 	b.SnapshotID = 7
-	_, err := newReader(testFS(dir)).OpenAll(context.Background(), []split.Split{a, b}, tableOf(idSchema))
-	if !errors.Is(err, split.ErrMalformedToken) {
+	_, err := newReader(testFS(dir)).OpenAll(context.Background(), []token.Split{a, b}, tableOf(idSchema))
+	if !errors.Is(err, token.ErrMalformedToken) {
 		t.Fatalf("OpenAll of two snapshots' files: %v, want ErrMalformedToken", err)
 	}
 }
@@ -127,13 +127,13 @@ func TestPackedSplitMismatch(t *testing.T) {
 // data file of the splits, ghostRows positions each. It returns the splits
 // of the data files, each listing the delete file, and each file's live
 // lines.
-func packedWideDeletes(t testing.TB, dir string, n, rows, every, ghosts, ghostRows int) ([]split.Split, [][]string) {
+func packedWideDeletes(t testing.TB, dir string, n, rows, every, ghosts, ghostRows int) ([]token.Split, [][]string) {
 	t.Helper()
 	data := make([]idRow, rows)
 	for i := range data {
 		data[i] = idRow{ID: int64(i), Name: string(rune('a' + i%26))}
 	}
-	var ss []split.Split
+	var ss []token.Split
 	var want [][]string
 	var dels []posDelete
 	for f := range n {
@@ -158,7 +158,7 @@ func packedWideDeletes(t testing.TB, dir string, n, rows, every, ghosts, ghostRo
 	}
 	p, size := writeParquet(t, dir, "wide-deletes.parquet", dels, parquet.MaxRowsPerRowGroup(1<<16))
 	for i := range ss {
-		ss[i].Deletes = []split.DeleteFile{{Kind: split.DeletePosition, Path: p, Format: "PARQUET", Size: size, Records: int64(len(dels))}}
+		ss[i].Deletes = []token.DeleteFile{{Kind: token.DeletePosition, Path: p, Format: "PARQUET", Size: size, Records: int64(len(dels))}}
 	}
 	return ss, want
 }
@@ -201,7 +201,7 @@ func TestPackedSplitScansSharedPositionalDeletesOnce(t *testing.T) {
 					t.Errorf("pack %d, cache %v, split at %d: the delete file was scanned %d times, want %d",
 						pack, cached, first, scans, wantScans)
 				}
-				if n := stats.DeleteFilesLoaded[split.DeletePosition]; n != int64(wantScans) {
+				if n := stats.DeleteFilesLoaded[token.DeletePosition]; n != int64(wantScans) {
 					t.Errorf("pack %d, cache %v, split at %d: %d positional delete files loaded, want %d",
 						pack, cached, first, n, wantScans)
 				}

@@ -14,7 +14,7 @@
 // Reader has one (WithDeleteCache), so that a delete file shared by many
 // splits is decoded once. Run then streams the file row group by row group
 // (only the row groups of the split's range when the planner split the file,
-// see split.RowGroupRange; row positions stay file-absolute), skipping
+// see token.RowGroupRange; row positions stay file-absolute), skipping
 // deleted rows and the rows that fail the
 // split's residual filter (evaluated by iceberg-go), and encodes straight
 // from the Parquet values into a reused buffer; memory is bounded by the
@@ -51,7 +51,7 @@ import (
 
 	"github.com/druidiceberg/sidecar/internal/memory"
 	"github.com/druidiceberg/sidecar/reader/parquetpage"
-	"github.com/druidiceberg/sidecar/splits/split"
+	"github.com/druidiceberg/sidecar/token"
 )
 
 // DefaultBatchRows is the number of rows per flush when WithBatchRows is
@@ -153,9 +153,9 @@ type Stats struct {
 	// RowsDeleted counts deleted rows by the kind of delete that removed
 	// them; a row deleted by two kinds counts once, under position or
 	// deletion vector before equality.
-	RowsDeleted map[split.DeleteKind]int64
+	RowsDeleted map[token.DeleteKind]int64
 	// RowsFiltered counts the rows that no delete removed but the split's
-	// residual filter did (see split.Split.Filter), so that RowsRead is
+	// residual filter did (see token.Split.Filter), so that RowsRead is
 	// the sum of RowsEmitted, RowsFiltered and every RowsDeleted.
 	RowsFiltered int64
 	// InvalidUTF8 counts the values written that held invalid UTF-8, which
@@ -165,7 +165,7 @@ type Stats struct {
 	// DeleteFilesLoaded counts, by kind, the delete files that Open read
 	// from storage itself: not those the Reader's DeleteCache held, nor
 	// those another stream was loading when this one asked for them.
-	DeleteFilesLoaded map[split.DeleteKind]int64
+	DeleteFilesLoaded map[token.DeleteKind]int64
 }
 
 // Stream is one opened split, ready to Run once. Close it in every case.
@@ -179,8 +179,8 @@ type Stats struct {
 type Stream struct {
 	r         *Reader
 	fs        icebergio.IO // the table's FileIO
-	parts     []split.Split
-	table     split.TableSchema
+	parts     []token.Split
+	table     token.TableSchema
 	name      string // names the split in errors: its first file, and how many follow
 	cur       *fileStream
 	path      string // the file being read, for errors
@@ -225,7 +225,7 @@ type fileStream struct {
 type counts struct{ read, emitted, position, dv, equality, filtered, invalid int64 }
 
 // deleteKinds index Stream.published.loads.
-var deleteKinds = [3]split.DeleteKind{split.DeletePosition, split.DeleteEquality, split.DeleteDeletionVector}
+var deleteKinds = [3]token.DeleteKind{token.DeletePosition, token.DeleteEquality, token.DeleteDeletionVector}
 
 // Open prepares the live rows of split s in the top-level fields of t's
 // schema that the split projects (all of them when s.Columns is empty),
@@ -238,8 +238,8 @@ var deleteKinds = [3]split.DeleteKind{split.DeletePosition, split.DeleteEquality
 // are not emitted. fs is the FileIO of the split's table (the catalog's,
 // with its credentials and location map), which opens every file with the
 // path its manifest spells.
-func (r *Reader) Open(ctx context.Context, fs icebergio.IO, s split.Split, t split.TableSchema) (*Stream, error) {
-	return r.OpenAll(ctx, fs, []split.Split{s}, t)
+func (r *Reader) Open(ctx context.Context, fs icebergio.IO, s token.Split, t token.TableSchema) (*Stream, error) {
+	return r.OpenAll(ctx, fs, []token.Split{s}, t)
 }
 
 // OpenAll prepares the rows of a split that packs several files, parts
@@ -248,7 +248,7 @@ func (r *Reader) Open(ctx context.Context, fs icebergio.IO, s split.Split, t spl
 // share the first's snapshot, schema, projection and encoding. Open's
 // checks happen here for the first part; the others are opened when Run
 // reaches them.
-func (r *Reader) OpenAll(ctx context.Context, fs icebergio.IO, parts []split.Split, t split.TableSchema) (_ *Stream, err error) {
+func (r *Reader) OpenAll(ctx context.Context, fs icebergio.IO, parts []token.Split, t token.TableSchema) (_ *Stream, err error) {
 	if len(parts) == 0 {
 		return nil, fmt.Errorf("%w: a split with no data file", ErrUnsupported)
 	}
@@ -257,12 +257,12 @@ func (r *Reader) OpenAll(ctx context.Context, fs icebergio.IO, parts []split.Spl
 		if p.MetadataLocation != first.MetadataLocation || p.SnapshotID != first.SnapshotID || p.SchemaID != first.SchemaID ||
 			!slices.Equal(p.Columns, first.Columns) || p.Encoding != first.Encoding || p.Meta != first.Meta {
 			return nil, fmt.Errorf("%w: data file %s is packed with %s but planned from another snapshot, schema, projection, encoding or metadata columns",
-				split.ErrMalformedToken, p.Data.Path, first.Data.Path)
+				token.ErrMalformedToken, p.Data.Path, first.Data.Path)
 		}
 	}
 	st := &Stream{
 		r: r, fs: fs, parts: parts, table: t, name: first.Data.Path, batchRows: r.batchRows,
-		loader: &deleteLoader{r: r, fs: fs, loaded: map[split.DeleteKind]int64{}, parts: parts},
+		loader: &deleteLoader{r: r, fs: fs, loaded: map[token.DeleteKind]int64{}, parts: parts},
 	}
 	if len(parts) > 1 {
 		st.name = fmt.Sprintf("%s and %d more data files", first.Data.Path, len(parts)-1)
@@ -277,7 +277,7 @@ func (r *Reader) OpenAll(ctx context.Context, fs icebergio.IO, parts []split.Spl
 }
 
 // open opens one part of the stream.
-func (s *Stream) open(ctx context.Context, sp split.Split) (_ *fileStream, err error) {
+func (s *Stream) open(ctx context.Context, sp token.Split) (_ *fileStream, err error) {
 	r, t := s.r, s.table
 	s.path = sp.Data.Path
 	schema := t.Schema
@@ -601,8 +601,8 @@ func (f *fileStream) groupDeleted(s *Stream, base, n int64) bool {
 	return true
 }
 
-func (s *Stream) countPositional(k split.DeleteKind) {
-	if k == split.DeletePosition {
+func (s *Stream) countPositional(k token.DeleteKind) {
+	if k == token.DeletePosition {
 		s.local.position++
 	} else {
 		s.local.dv++
@@ -643,7 +643,7 @@ func (s *Stream) publish() {
 // packed split, by Run as it opened the files after the first.
 func (s *Stream) Stats() Stats {
 	p := &s.published
-	loaded := map[split.DeleteKind]int64{}
+	loaded := map[token.DeleteKind]int64{}
 	for i, k := range deleteKinds {
 		if n := p.loads[i].Load(); n > 0 {
 			loaded[k] = n
@@ -652,10 +652,10 @@ func (s *Stream) Stats() Stats {
 	return Stats{
 		RowsRead:    p.read.Load(),
 		RowsEmitted: p.emitted.Load(),
-		RowsDeleted: map[split.DeleteKind]int64{
-			split.DeletePosition:       p.position.Load(),
-			split.DeleteDeletionVector: p.dv.Load(),
-			split.DeleteEquality:       p.equality.Load(),
+		RowsDeleted: map[token.DeleteKind]int64{
+			token.DeletePosition:       p.position.Load(),
+			token.DeleteDeletionVector: p.dv.Load(),
+			token.DeleteEquality:       p.equality.Load(),
 		},
 		RowsFiltered:      p.filtered.Load(),
 		InvalidUTF8:       p.invalid.Load(),

@@ -17,11 +17,11 @@ import (
 	"github.com/apache/iceberg-go/table"
 	"github.com/parquet-go/parquet-go"
 
+	"github.com/druidiceberg/sidecar/catalog"
 	"github.com/druidiceberg/sidecar/internal/tablegen"
 	"github.com/druidiceberg/sidecar/reader"
 	"github.com/druidiceberg/sidecar/splits"
-	"github.com/druidiceberg/sidecar/splits/catalog"
-	"github.com/druidiceberg/sidecar/splits/split"
+	"github.com/druidiceberg/sidecar/token"
 )
 
 const benchRows = 200_000
@@ -56,7 +56,7 @@ var benchSchema = iceberg.NewSchema(0,
 // writeBenchFile writes the benchmark table's data file (and, with
 // deleteEvery > 0, a positional delete file removing every deleteEvery-th
 // row) and returns its split.
-func writeBenchFile(b *testing.B, dir string, deleteEvery int) split.Split {
+func writeBenchFile(b *testing.B, dir string, deleteEvery int) token.Split {
 	b.Helper()
 	names := []string{"alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel"}
 	notes := []string{"ok", "late delivery", "gift \"wrapped\"", "naïve café"}
@@ -85,7 +85,7 @@ func writeBenchFile(b *testing.B, dir string, deleteEvery int) split.Split {
 			dels = append(dels, posDelete{s.Data.Path, int64(i)})
 		}
 		p, z := writeParquet(b, dir, "deletes.parquet", dels)
-		s.Deletes = []split.DeleteFile{{Kind: split.DeletePosition, Path: p, Format: "PARQUET", Size: z}}
+		s.Deletes = []token.DeleteFile{{Kind: token.DeletePosition, Path: p, Format: "PARQUET", Size: z}}
 	}
 	return s
 }
@@ -190,7 +190,7 @@ func (w *countingWriter) Write(p []byte) (int, error) {
 // positional delete file that names each of them perFile times (every
 // tenth position), as iceberg-go's planner attaches to every data file when
 // the file's path bounds are truncated. It returns the splits.
-func writeSharedPositionalDeletes(b *testing.B, dir string, files, perFile int) []split.Split {
+func writeSharedPositionalDeletes(b *testing.B, dir string, files, perFile int) []token.Split {
 	b.Helper()
 	rows := make([]idRow, perFile*10)
 	for i := range rows {
@@ -200,7 +200,7 @@ func writeSharedPositionalDeletes(b *testing.B, dir string, files, perFile int) 
 	if err := parquet.Write(&buf, rows); err != nil {
 		b.Fatal(err)
 	}
-	var ss []split.Split
+	var ss []token.Split
 	var dels []posDelete
 	for i := range files {
 		name := fmt.Sprintf("data-%03d.parquet", i)
@@ -215,7 +215,7 @@ func writeSharedPositionalDeletes(b *testing.B, dir string, files, perFile int) 
 	}
 	_, size := writeParquet(b, dir, "shared-deletes.parquet", dels)
 	for i := range ss {
-		ss[i].Deletes = []split.DeleteFile{{Kind: split.DeletePosition, Path: bucket + "/shared-deletes.parquet", Format: "PARQUET", Size: size}}
+		ss[i].Deletes = []token.DeleteFile{{Kind: token.DeletePosition, Path: bucket + "/shared-deletes.parquet", Format: "PARQUET", Size: size}}
 	}
 	return ss
 }
@@ -293,13 +293,13 @@ func BenchmarkReadBenchTable(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	ts := split.TableSchema{Schema: tbl.Schema()}
+	ts := token.TableSchema{Schema: tbl.Schema()}
 	fsys := catalog.NewFS(nil, nil)
 	b.Run("reader", func(b *testing.B) {
 		r := newReader(fsys, reader.WithDeleteCache(reader.NewDeleteCache(64<<20, nil)))
 		cpu := cpuTime()
 		for b.Loop() {
-			discardSplit(b, r, []split.Split{sp}, ts)
+			discardSplit(b, r, []token.Split{sp}, ts)
 		}
 		b.ReportMetric(float64((cpuTime()-cpu).Nanoseconds())/float64(b.N*rows), "cpu-ns/row")
 	})
@@ -361,7 +361,7 @@ func BenchmarkPackedWideDeletes(b *testing.B) {
 
 // discardSplit reads the files parts as one split into a discarding
 // writer.
-func discardSplit(b *testing.B, r fsReader, parts []split.Split, ts split.TableSchema) {
+func discardSplit(b *testing.B, r fsReader, parts []token.Split, ts token.TableSchema) {
 	b.Helper()
 	ctx := context.Background()
 	st, err := r.OpenAll(ctx, parts, ts)

@@ -14,7 +14,7 @@ import (
 	"github.com/parquet-go/parquet-go"
 
 	"github.com/druidiceberg/sidecar/reader"
-	"github.com/druidiceberg/sidecar/splits/split"
+	"github.com/druidiceberg/sidecar/token"
 )
 
 func TestOpenErrors(t *testing.T) {
@@ -27,28 +27,28 @@ func TestOpenErrors(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "junk.parquet"), []byte("PAR1 this is not parquet PAR1"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	withDeletes := func(d ...split.DeleteFile) split.Split {
+	withDeletes := func(d ...token.DeleteFile) token.Split {
 		c := s
 		c.Deletes = d
 		return c
 	}
 	cases := []struct {
 		name   string
-		split  split.Split
+		split  token.Split
 		schema *iceberg.Schema
 		want   error
 	}{
 		{"missing data file", dataSplit("nope.parquet", 10, 1), idSchema, fs.ErrNotExist},
-		{"missing positional delete file", withDeletes(split.DeleteFile{Kind: split.DeletePosition, Path: bucket + "/gone.parquet", Format: "PARQUET"}), idSchema, fs.ErrNotExist},
-		{"missing equality delete file", withDeletes(split.DeleteFile{Kind: split.DeleteEquality, Path: bucket + "/gone.parquet", Format: "PARQUET", EqualityIDs: []int{1}}), idSchema, fs.ErrNotExist},
+		{"missing positional delete file", withDeletes(token.DeleteFile{Kind: token.DeletePosition, Path: bucket + "/gone.parquet", Format: "PARQUET"}), idSchema, fs.ErrNotExist},
+		{"missing equality delete file", withDeletes(token.DeleteFile{Kind: token.DeleteEquality, Path: bucket + "/gone.parquet", Format: "PARQUET", EqualityIDs: []int{1}}), idSchema, fs.ErrNotExist},
 		{"corrupt data file", dataSplit("junk.parquet", 29, 1), idSchema, reader.ErrCorruptFile},
-		{"corrupt delete file", withDeletes(split.DeleteFile{Kind: split.DeletePosition, Path: bucket + "/junk.parquet", Format: "PARQUET"}), idSchema, reader.ErrCorruptFile},
+		{"corrupt delete file", withDeletes(token.DeleteFile{Kind: token.DeletePosition, Path: bucket + "/junk.parquet", Format: "PARQUET"}), idSchema, reader.ErrCorruptFile},
 		{"no field ids", dataSplit("noids.parquet", zNoIDs, 1), idSchema, reader.ErrNoFieldIDs},
 		{"string read as long", s, iceberg.NewSchema(0, field(2, "name", iceberg.PrimitiveTypes.Int64)), reader.ErrSchemaMismatch},
-		{"orc delete file", withDeletes(split.DeleteFile{Kind: split.DeletePosition, Path: bucket + "/d.orc", Format: "ORC"}), idSchema, reader.ErrUnsupported},
+		{"orc delete file", withDeletes(token.DeleteFile{Kind: token.DeletePosition, Path: bucket + "/d.orc", Format: "ORC"}), idSchema, reader.ErrUnsupported},
 		{"variant over a string column", s, iceberg.NewSchema(0, field(2, "v", iceberg.VariantType{})), reader.ErrSchemaMismatch},
 		{"geometry over a long column", s, iceberg.NewSchema(0, field(1, "g", iceberg.GeometryType{})), reader.ErrSchemaMismatch},
-		{"equality delete without the key column", withDeletes(split.DeleteFile{Kind: split.DeleteEquality, Path: bucket + "/data.parquet", Format: "PARQUET", EqualityIDs: []int{2, 1}}), iceberg.NewSchema(0, field(1, "id", iceberg.PrimitiveTypes.Int64)), reader.ErrUnsupported},
+		{"equality delete without the key column", withDeletes(token.DeleteFile{Kind: token.DeleteEquality, Path: bucket + "/data.parquet", Format: "PARQUET", EqualityIDs: []int{2, 1}}), iceberg.NewSchema(0, field(1, "id", iceberg.PrimitiveTypes.Int64)), reader.ErrUnsupported},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

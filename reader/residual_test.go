@@ -15,7 +15,7 @@ import (
 
 	"github.com/druidiceberg/sidecar/reader"
 	"github.com/druidiceberg/sidecar/splits"
-	"github.com/druidiceberg/sidecar/splits/split"
+	"github.com/druidiceberg/sidecar/token"
 )
 
 // residualRow is one row of the residual tests' data file. qty is stored as
@@ -142,7 +142,7 @@ func TestResidualFilter(t *testing.T) {
 	_, size := writeParquet(t, dir, "data.parquet", rows, parquet.MaxRowsPerRowGroup(16))
 	schema := residualSchema()
 	base := dataSplit("data.parquet", size, int64(len(rows)))
-	base.Data.Identity = []split.IdentityValue{{FieldID: 11, Value: json.RawMessage(`"eu"`)}}
+	base.Data.Identity = []token.IdentityValue{{FieldID: 11, Value: json.RawMessage(`"eu"`)}}
 	r := newReader(testFS(dir))
 	all, _ := readAll(t, r, base, schema)
 	if len(all) != len(rows) {
@@ -282,7 +282,7 @@ func TestResidualFilter(t *testing.T) {
 		s := base
 		s.Columns = []int{1}
 		s.Filter = pinned(t, schema, `{"type":"equals","filterColumn":"name","filterValue":"bob"}`)
-		s.Deletes = []split.DeleteFile{{Kind: split.DeletePosition, Path: p, Format: "PARQUET", Size: z}}
+		s.Deletes = []token.DeleteFile{{Kind: token.DeletePosition, Path: p, Format: "PARQUET", Size: z}}
 		got, st := readAll(t, r, s, schema)
 		var want []string
 		for _, row := range rows[2:] {
@@ -294,7 +294,7 @@ func TestResidualFilter(t *testing.T) {
 		if !slices.Equal(got, want) {
 			t.Fatalf("got %v, want %v", got, want)
 		}
-		if d := st.RowsDeleted[split.DeletePosition]; d != 2 || st.RowsFiltered != int64(len(rows))-2-int64(len(want)) {
+		if d := st.RowsDeleted[token.DeletePosition]; d != 2 || st.RowsFiltered != int64(len(rows))-2-int64(len(want)) {
 			t.Errorf("stats %+v", st)
 		}
 	})

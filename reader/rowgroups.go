@@ -5,7 +5,7 @@ import (
 
 	"github.com/parquet-go/parquet-go"
 
-	"github.com/druidiceberg/sidecar/splits/split"
+	"github.com/druidiceberg/sidecar/token"
 )
 
 // rowGroup is one row group a stream reads: its index in the file and the
@@ -17,10 +17,10 @@ type rowGroup struct {
 
 // selectRowGroups returns the row groups of pf that a split of data file d
 // reads, in file order: every row group, or those of d.Range (see
-// split.RowGroupRange). The base of each is the sum of the rows of all the
+// token.RowGroupRange). The base of each is the sum of the rows of all the
 // row groups before it, read or not, so row positions stay file-absolute
 // for positional deletes and deletion vectors.
-func selectRowGroups(pf *parquet.File, d split.DataFile) ([]rowGroup, error) {
+func selectRowGroups(pf *parquet.File, d token.DataFile) ([]rowGroup, error) {
 	meta := pf.Metadata().RowGroups
 	if n := len(pf.RowGroups()); n != len(meta) {
 		return nil, fmt.Errorf("read data file %s: %w: %d row groups, %d in the footer", d.Path, ErrCorruptFile, n, len(meta))
@@ -28,7 +28,7 @@ func selectRowGroups(pf *parquet.File, d split.DataFile) ([]rowGroup, error) {
 	r := d.Range
 	if r != nil && !r.Valid(d.Size) {
 		return nil, fmt.Errorf("%w: row-group range [%d, %d) of data file %s is not inside its %d bytes",
-			split.ErrMalformedToken, r.Start, r.Start+r.Length, d.Path, d.Size)
+			token.ErrMalformedToken, r.Start, r.Start+r.Length, d.Path, d.Size)
 	}
 	out := make([]rowGroup, 0, len(meta))
 	var base, rows int64
@@ -37,7 +37,7 @@ func selectRowGroups(pf *parquet.File, d split.DataFile) ([]rowGroup, error) {
 		if rg.NumRows < 0 {
 			return nil, fmt.Errorf("read data file %s: %w: row group %d has %d rows", d.Path, ErrCorruptFile, i, rg.NumRows)
 		}
-		if r == nil || r.Contains(split.RowGroupStart(rg), d.Size) {
+		if r == nil || r.Contains(token.RowGroupStart(rg), d.Size) {
 			out = append(out, rowGroup{index: i, base: base})
 			rows += rg.NumRows
 		}

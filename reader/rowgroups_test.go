@@ -14,7 +14,7 @@ import (
 	"github.com/parquet-go/parquet-go"
 
 	"github.com/druidiceberg/sidecar/reader"
-	"github.com/druidiceberg/sidecar/splits/split"
+	"github.com/druidiceberg/sidecar/token"
 )
 
 // rowGroupStarts reads the first-page offset of every row group of a file.
@@ -35,25 +35,25 @@ func rowGroupStarts(t *testing.T, path string) []int64 {
 	}
 	var starts []int64
 	for i := range pf.Metadata().RowGroups {
-		starts = append(starts, split.RowGroupStart(&pf.Metadata().RowGroups[i]))
+		starts = append(starts, token.RowGroupStart(&pf.Metadata().RowGroups[i]))
 	}
 	return starts
 }
 
 // withRange is s narrowed to the bytes [start, end) of its data file.
-func withRange(s split.Split, start, end int64) split.Split {
-	s.Data.Range = &split.RowGroupRange{Start: start, Length: end - start}
+func withRange(s token.Split, start, end int64) token.Split {
+	s.Data.Range = &token.RowGroupRange{Start: start, Length: end - start}
 	return s
 }
 
 // readRanges reads s once per range between consecutive cuts (the first cut
 // 0, the last the file's size) and returns the concatenated output and the
 // summed stats.
-func readRanges(t *testing.T, r fsReader, s split.Split, cuts []int64) (string, reader.Stats) {
+func readRanges(t *testing.T, r fsReader, s token.Split, cuts []int64) (string, reader.Stats) {
 	t.Helper()
 	var out strings.Builder
 	var sum reader.Stats
-	sum.RowsDeleted = map[split.DeleteKind]int64{}
+	sum.RowsDeleted = map[token.DeleteKind]int64{}
 	for i := 0; i+1 < len(cuts); i++ {
 		lines, st := readAll(t, r, withRange(s, cuts[i], cuts[i+1]), idSchema)
 		for _, l := range lines {
@@ -77,7 +77,7 @@ func TestRowGroupRanges(t *testing.T) {
 	delPath, delSize := writeParquet(t, dir, "del.parquet", []posDelete{
 		{s.Data.Path, 1}, {s.Data.Path, 4}, {s.Data.Path, 9}, {s.Data.Path, 10}, {s.Data.Path, 11}, {s.Data.Path, 19},
 	})
-	s.Deletes = []split.DeleteFile{{Kind: split.DeletePosition, Path: delPath, Format: "PARQUET", Size: delSize}}
+	s.Deletes = []token.DeleteFile{{Kind: token.DeletePosition, Path: delPath, Format: "PARQUET", Size: delSize}}
 	want := strings.Join(keep(lines, 1, 4, 9, 10, 11, 19), "\n") + "\n"
 	r := newReader(testFS(dir))
 	whole, _ := readAll(t, r, s, idSchema)
@@ -112,7 +112,7 @@ func TestRowGroupRanges(t *testing.T) {
 			if got != want {
 				t.Fatalf("ranges %v:\n%s\nwant\n%s", cuts, got, want)
 			}
-			if st.RowsRead != 20 || st.RowsEmitted != 14 || st.RowsDeleted[split.DeletePosition] != 6 {
+			if st.RowsRead != 20 || st.RowsEmitted != 14 || st.RowsDeleted[token.DeletePosition] != 6 {
 				t.Fatalf("ranges %v: read %d, emitted %d, deleted %v; want 20, 14, 6",
 					cuts, st.RowsRead, st.RowsEmitted, st.RowsDeleted)
 			}
@@ -153,14 +153,14 @@ func TestRowGroupRangeRecords(t *testing.T) {
 	ctx := context.Background()
 	cases := []struct {
 		name string
-		rng  split.RowGroupRange
+		rng  token.RowGroupRange
 		want error
 	}{
-		{"records disagree", split.RowGroupRange{Start: starts[1], Length: starts[3] - starts[1], Records: ptr(int64(5))}, reader.ErrCorruptFile},
-		{"no row group, one record", split.RowGroupRange{Start: 0, Length: starts[0], Records: ptr(int64(1))}, reader.ErrCorruptFile},
-		{"negative start", split.RowGroupRange{Start: -1, Length: 10}, split.ErrMalformedToken},
-		{"empty", split.RowGroupRange{Start: 10, Length: 0}, split.ErrMalformedToken},
-		{"past the end", split.RowGroupRange{Start: 10, Length: s.Data.Size}, split.ErrMalformedToken},
+		{"records disagree", token.RowGroupRange{Start: starts[1], Length: starts[3] - starts[1], Records: ptr(int64(5))}, reader.ErrCorruptFile},
+		{"no row group, one record", token.RowGroupRange{Start: 0, Length: starts[0], Records: ptr(int64(1))}, reader.ErrCorruptFile},
+		{"negative start", token.RowGroupRange{Start: -1, Length: 10}, token.ErrMalformedToken},
+		{"empty", token.RowGroupRange{Start: 10, Length: 0}, token.ErrMalformedToken},
+		{"past the end", token.RowGroupRange{Start: 10, Length: s.Data.Size}, token.ErrMalformedToken},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

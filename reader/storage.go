@@ -10,7 +10,7 @@ import (
 	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/parquet-go/parquet-go"
 
-	"github.com/druidiceberg/sidecar/splits/split"
+	"github.com/druidiceberg/sidecar/token"
 )
 
 // watchedIO wraps the FileIO of one Open so that a failing read of the
@@ -27,10 +27,10 @@ type watchedIO struct {
 }
 
 // newWatchedIO watches the reads of the files of split s through fs.
-func newWatchedIO(fs icebergio.IO, s split.Split) *watchedIO {
+func newWatchedIO(fs icebergio.IO, s token.Split) *watchedIO {
 	w := &watchedIO{IO: fs, records: map[string]int64{s.Data.Path: s.Data.Records}}
 	for _, d := range s.Deletes {
-		if d.Kind != split.DeleteDeletionVector {
+		if d.Kind != token.DeleteDeletionVector {
 			w.records[d.Path] = d.Records
 		}
 	}

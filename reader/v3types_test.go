@@ -17,12 +17,12 @@ import (
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/format"
 
+	"github.com/druidiceberg/sidecar/catalog"
+	"github.com/druidiceberg/sidecar/catalog/catalogtest"
 	"github.com/druidiceberg/sidecar/internal/tablegen"
 	"github.com/druidiceberg/sidecar/reader"
 	"github.com/druidiceberg/sidecar/splits"
-	"github.com/druidiceberg/sidecar/splits/catalog"
-	"github.com/druidiceberg/sidecar/splits/catalog/catalogtest"
-	"github.com/druidiceberg/sidecar/splits/split"
+	"github.com/druidiceberg/sidecar/token"
 )
 
 // pointWKB is the little-endian WKB of POINT (x y).
@@ -34,7 +34,7 @@ func pointWKB(x, y float64) []byte {
 
 // writeSchemaParquet writes rows with an explicit parquet-go schema as the
 // file name in dir and returns its split.
-func writeSchemaParquet[T any](t *testing.T, dir, name string, schema *parquet.Schema, rows []T) split.Split {
+func writeSchemaParquet[T any](t *testing.T, dir, name string, schema *parquet.Schema, rows []T) token.Split {
 	t.Helper()
 	var buf bytes.Buffer
 	w := parquet.NewGenericWriter[T](&buf, schema)
@@ -135,7 +135,7 @@ func TestGeoColumns(t *testing.T) {
 
 	t.Run("base64 WKB when the split asks, whatever binaryAsString says", func(t *testing.T) {
 		wkb := sp
-		wkb.Encoding = split.Encoding{GeoWKB: true, BinaryAsString: true}
+		wkb.Encoding = token.Encoding{GeoWKB: true, BinaryAsString: true}
 		got, _ := readTable(t, newReader(testFS(dir)), wkb, ts)
 		b64 := base64.StdEncoding.EncodeToString
 		want := `{"id":1,"g":"` + b64(pointWKB(1, 2)) + `","gg":"` + b64(pointWKB(-71.06, 42.36)) + `","plain":"` + b64(pointWKB(0.5, -0.25)) + `"}`
@@ -232,7 +232,7 @@ func TestV3TypesTable(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			out, _ := runSplit(t, ctx, newReader(fsys), sp, split.TableSchema{Schema: schema})
+			out, _ := runSplit(t, ctx, newReader(fsys), sp, token.TableSchema{Schema: schema})
 			got = append(got, strings.Split(strings.TrimSuffix(string(out), "\n"), "\n")...)
 		}
 		if !slices.Equal(got, want.Rows) {

@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/apache/iceberg-go/table"
+	"github.com/druidiceberg/sidecar/internal/fault"
 )
 
 // The path decision of Plan: whether Druid reads the data files themselves
@@ -25,7 +26,7 @@ func (pl *planning) servesChangedValues() error {
 	// Druid Parquet option, so it needs no row path.
 	if len(pl.columns) > 0 || req.Encoding.ISOTimestamps || req.MetaColumns != 0 {
 		if req.Mode == ModeFiles {
-			return fmt.Errorf("%w: columns, timestamps=iso and metadataColumns need the row path, not mode=files", ErrBadRequest)
+			return fmt.Errorf("%w: columns, timestamps=iso and metadataColumns need the row path, not mode=files", fault.ErrBadRequest)
 		}
 		pl.plan.Path = PathRows
 	}
@@ -39,7 +40,7 @@ func (pl *planning) decidePath() error {
 	if slices.ContainsFunc(pl.tasks, func(t table.FileScanTask) bool { r, _ := pl.residualOf(t); return r != nil }) {
 		if req.Mode == ModeFiles {
 			return fmt.Errorf("%w: applyResidual (or a time interval) needs the row path, and the filter leaves a residual; "+
-				"not mode=files", ErrBadRequest)
+				"not mode=files", fault.ErrBadRequest)
 		}
 		pl.plan.Path = PathRows
 	}

@@ -8,10 +8,10 @@ import (
 
 	"github.com/apache/iceberg-go/catalog/hadoop"
 
+	"github.com/druidiceberg/sidecar/catalog"
 	"github.com/druidiceberg/sidecar/internal/demo"
 	"github.com/druidiceberg/sidecar/splits"
-	"github.com/druidiceberg/sidecar/splits/catalog"
-	"github.com/druidiceberg/sidecar/splits/split"
+	"github.com/druidiceberg/sidecar/token"
 )
 
 // A plan of the demo orders table: one signed token per split, on the row
@@ -30,7 +30,7 @@ func Example() {
 		return
 	}
 
-	signer, err := split.NewSigner([]byte("0123456789abcdef0123456789abcdef"))
+	signer, err := token.NewSigner([]byte("0123456789abcdef0123456789abcdef"))
 	if err != nil {
 		fmt.Println(err)
 		return

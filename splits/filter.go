@@ -12,8 +12,7 @@ import (
 	"time"
 
 	"github.com/apache/iceberg-go"
-
-	"github.com/druidiceberg/sidecar/splits/split"
+	"github.com/druidiceberg/sidecar/internal/fault"
 )
 
 // Filter is Druid's icebergFilter object: equals, interval, range, and, or,
@@ -146,7 +145,7 @@ func (f *Filter) ignoredTo(path string, out *[]string) int {
 	n := 0
 	for _, k := range f.ignored {
 		if n++; len(*out) < MaxIgnoredWarnings {
-			*out = append(*out, fmt.Sprintf("%s.%s is ignored: a %s filter has no such field (Druid ignores it too)", path, split.Short(k), f.Type))
+			*out = append(*out, fmt.Sprintf("%s.%s is ignored: a %s filter has no such field (Druid ignores it too)", path, fault.Short(k), f.Type))
 		}
 	}
 	for i := range f.Filters {
@@ -169,7 +168,7 @@ func filterTypes() string {
 
 // Expression turns the filter into an iceberg-go expression over schema;
 // now is the base time of a timeWindow without one. Errors wrap
-// ErrBadRequest and say which filter and column they are about.
+// fault.ErrBadRequest and say which filter and column they are about.
 //
 // A null matches no comparison, as in Druid SQL and SQL generally, also
 // under `not`: negations are pushed down to the comparisons, and each
@@ -184,7 +183,7 @@ func (f *Filter) Expression(schema *iceberg.Schema, now time.Time) (iceberg.Bool
 	}
 	pushed, err := iceberg.RewriteNotExpr(e)
 	if err != nil {
-		return nil, fmt.Errorf("%w: icebergFilter: %w", ErrBadRequest, err)
+		return nil, fmt.Errorf("%w: icebergFilter: %w", fault.ErrBadRequest, err)
 	}
 	return iceberg.VisitExpr[iceberg.BooleanExpression](pushed, nullsMatchNothing{})
 }
@@ -217,7 +216,7 @@ func (nullsMatchNothing) VisitUnbound(p iceberg.UnboundPredicate) iceberg.Boolea
 func (f *Filter) expr(schema *iceberg.Schema, now time.Time) (iceberg.BooleanExpression, error) {
 	// bad is the error of the filter f: format's %w keep the cause.
 	bad := func(format string, args ...any) error {
-		return fmt.Errorf("%w: icebergFilter %s: "+format, append([]any{ErrBadRequest, f.Type}, args...)...)
+		return fmt.Errorf("%w: icebergFilter %s: "+format, append([]any{fault.ErrBadRequest, f.Type}, args...)...)
 	}
 	var field iceberg.NestedField
 	if slices.Contains(filterFields[f.Type], "filterColumn") {

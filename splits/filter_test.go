@@ -16,9 +16,10 @@ import (
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
 
-	sidecatalog "github.com/druidiceberg/sidecar/splits/catalog"
-	"github.com/druidiceberg/sidecar/splits/catalog/catalogtest"
-	"github.com/druidiceberg/sidecar/splits/split"
+	sidecatalog "github.com/druidiceberg/sidecar/catalog"
+	"github.com/druidiceberg/sidecar/catalog/catalogtest"
+	"github.com/druidiceberg/sidecar/internal/fault"
+	"github.com/druidiceberg/sidecar/token"
 )
 
 // eventsTable writes events.daily: partitioned by identity(day), one data
@@ -66,7 +67,7 @@ func eventsTable(t *testing.T) *Planner {
 	if _, err := tbl.AppendTable(ctx, at, 1024, nil); err != nil {
 		t.Fatal(err)
 	}
-	signer, err := split.NewSigner(key(3))
+	signer, err := token.NewSigner(key(3))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -162,8 +163,8 @@ func TestFilterErrors(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := p.Plan(context.Background(), Request{Table: "events.daily", Filter: parseFilter(t, tc.filter)})
-			if !errors.Is(err, ErrBadRequest) || !strings.Contains(err.Error(), tc.want) {
-				t.Fatalf("error %v, want ErrBadRequest containing %q", err, tc.want)
+			if !errors.Is(err, fault.ErrBadRequest) || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error %v, want fault.ErrBadRequest containing %q", err, tc.want)
 			}
 		})
 	}
@@ -262,7 +263,7 @@ func TestApplyResidualPinsFilter(t *testing.T) {
 	if pinned != 1 {
 		t.Fatalf("%d files pin a residual, want 1 (the 01-02 file)", pinned)
 	}
-	if _, err := p.Plan(context.Background(), Request{Table: "events.daily", Filter: f, ApplyResidual: true, Mode: ModeFiles}); !errors.Is(err, ErrBadRequest) {
+	if _, err := p.Plan(context.Background(), Request{Table: "events.daily", Filter: f, ApplyResidual: true, Mode: ModeFiles}); !errors.Is(err, fault.ErrBadRequest) {
 		t.Fatalf("applyResidual with mode=files: %v", err)
 	}
 }
@@ -284,7 +285,7 @@ func TestEmptyPlanIsMarked(t *testing.T) {
 
 // FuzzFilter: any icebergFilter JSON within CheckFilterBounds (as the
 // handlers check it first) decodes to an error or to a filter whose
-// expression is built or refused with ErrBadRequest, never a panic. The
+// expression is built or refused with fault.ErrBadRequest, never a panic. The
 // seeds include nesting and width at and past the bounds.
 func FuzzFilter(f *testing.F) {
 	for _, seed := range []string{
@@ -308,8 +309,8 @@ func FuzzFilter(f *testing.F) {
 	now := time.Date(2025, 1, 4, 0, 0, 0, 0, time.UTC)
 	f.Fuzz(func(t *testing.T, data string) {
 		if err := CheckFilterBounds([]byte(data)); err != nil {
-			if !errors.Is(err, ErrBadRequest) {
-				t.Fatalf("%s: bound error %v does not wrap ErrBadRequest", data, err)
+			if !errors.Is(err, fault.ErrBadRequest) {
+				t.Fatalf("%s: bound error %v does not wrap fault.ErrBadRequest", data, err)
 			}
 			return
 		}
@@ -319,8 +320,8 @@ func FuzzFilter(f *testing.F) {
 		}
 		e, err := flt.Expression(schema, now)
 		if err != nil {
-			if !errors.Is(err, ErrBadRequest) {
-				t.Fatalf("%s: error %v does not wrap ErrBadRequest", data, err)
+			if !errors.Is(err, fault.ErrBadRequest) {
+				t.Fatalf("%s: error %v does not wrap fault.ErrBadRequest", data, err)
 			}
 			return
 		}

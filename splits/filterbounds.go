@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+
+	"github.com/druidiceberg/sidecar/internal/fault"
 )
 
 // The bounds of an icebergFilter. A filter within them costs planning work
@@ -24,17 +26,17 @@ const (
 	MaxFilterString = 4 << 10
 	// MaxResidualBytes bounds the JSON of the filter that applyResidual
 	// puts into a split's token: it rides in the split's URI, which the
-	// server must accept back (split.MaxTokenLength).
+	// server must accept back (token.MaxTokenLength).
 	MaxResidualBytes = 32 << 10
 )
 
 // CheckFilterBounds checks the JSON text of an icebergFilter against the
 // bounds above in one pass over its tokens, stopping at the first one
-// crossed; the error wraps ErrBadRequest and names the bound. Text that is
+// crossed; the error wraps fault.ErrBadRequest and names the bound. Text that is
 // not JSON passes: decoding it says what is wrong.
 func CheckFilterBounds(data []byte) error {
 	if len(data) > MaxFilterBytes {
-		return fmt.Errorf("%w: icebergFilter is %d bytes, more than the %d allowed", ErrBadRequest, len(data), MaxFilterBytes)
+		return fmt.Errorf("%w: icebergFilter is %d bytes, more than the %d allowed", fault.ErrBadRequest, len(data), MaxFilterBytes)
 	}
 	var stack []jsonFrame
 	nodes := 0
@@ -71,7 +73,7 @@ func CheckFilterBounds(data []byte) error {
 				nodes++
 			}
 			if len(stack) == MaxFilterDepth {
-				return fmt.Errorf("%w: icebergFilter nests more than %d levels deep (objects and lists)", ErrBadRequest, MaxFilterDepth)
+				return fmt.Errorf("%w: icebergFilter nests more than %d levels deep (objects and lists)", fault.ErrBadRequest, MaxFilterDepth)
 			}
 			stack = append(stack, jsonFrame{array: t == '[', wantKey: t == '{'})
 		case string:
@@ -90,7 +92,7 @@ func CheckFilterBounds(data []byte) error {
 			valueDone(stack)
 		}
 		if nodes > MaxFilterNodes {
-			return fmt.Errorf("%w: icebergFilter holds more than %d filters and intervals", ErrBadRequest, MaxFilterNodes)
+			return fmt.Errorf("%w: icebergFilter holds more than %d filters and intervals", fault.ErrBadRequest, MaxFilterNodes)
 		}
 	}
 }
@@ -108,5 +110,5 @@ func valueDone(stack []jsonFrame) {
 }
 
 func filterStringError(n int) error {
-	return fmt.Errorf("%w: icebergFilter holds a string or number of %d bytes, more than the %d allowed", ErrBadRequest, n, MaxFilterString)
+	return fmt.Errorf("%w: icebergFilter holds a string or number of %d bytes, more than the %d allowed", fault.ErrBadRequest, n, MaxFilterString)
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/apache/iceberg-go"
+	"github.com/druidiceberg/sidecar/internal/fault"
 )
 
 // nestedNot is a filter of depth `not`s around one equals.
@@ -69,8 +70,8 @@ func TestCheckFilterBounds(t *testing.T) {
 				t.Fatalf("refused: %v", err)
 			case tc.bound != "" && err == nil:
 				t.Fatalf("passed, want an error naming %q", tc.bound)
-			case tc.bound != "" && (!errors.Is(err, ErrBadRequest) || !strings.Contains(err.Error(), tc.bound)):
-				t.Fatalf("error %v, want ErrBadRequest naming %q", err, tc.bound)
+			case tc.bound != "" && (!errors.Is(err, fault.ErrBadRequest) || !strings.Contains(err.Error(), tc.bound)):
+				t.Fatalf("error %v, want fault.ErrBadRequest naming %q", err, tc.bound)
 			}
 		})
 	}

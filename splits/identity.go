@@ -11,7 +11,8 @@ import (
 	"github.com/apache/iceberg-go/table"
 	"github.com/google/uuid"
 
-	"github.com/druidiceberg/sidecar/splits/split"
+	"github.com/druidiceberg/sidecar/internal/fault"
+	"github.com/druidiceberg/sidecar/token"
 )
 
 // identityField is an identity transform of a partition spec: its
@@ -42,18 +43,18 @@ func identityFields(meta table.Metadata, f iceberg.DataFile) ([]identityField, e
 // identityValues returns, for every identity transform of the data file's
 // partition spec (fields), the source field id and the file's partition
 // value.
-func identityValues(fields []identityField, f iceberg.DataFile) ([]split.IdentityValue, error) {
+func identityValues(fields []identityField, f iceberg.DataFile) ([]token.IdentityValue, error) {
 	if len(fields) == 0 {
 		return nil, nil
 	}
 	part := f.Partition()
-	out := make([]split.IdentityValue, 0, len(fields))
+	out := make([]token.IdentityValue, 0, len(fields))
 	for _, field := range fields {
 		raw, err := identityJSON(part[field.fieldID])
 		if err != nil {
 			return nil, fmt.Errorf("data file %s: partition field %s: %w", f.FilePath(), field.name, err)
 		}
-		out = append(out, split.IdentityValue{FieldID: field.sourceID, Value: raw})
+		out = append(out, token.IdentityValue{FieldID: field.sourceID, Value: raw})
 	}
 	return out, nil
 }
@@ -85,7 +86,7 @@ func identityJSON(v any) (json.RawMessage, error) {
 	case iceberg.Decimal:
 		x = t.Val.BigInt().String()
 	default:
-		return nil, fmt.Errorf("%w: identity partition value of Go type %T", ErrUnsupported, v)
+		return nil, fmt.Errorf("%w: identity partition value of Go type %T", fault.ErrUnsupported, v)
 	}
 	return json.Marshal(x)
 }

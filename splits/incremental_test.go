@@ -10,10 +10,11 @@ import (
 
 	"github.com/apache/iceberg-go/table"
 
+	"github.com/druidiceberg/sidecar/catalog"
+	"github.com/druidiceberg/sidecar/catalog/catalogtest"
+	"github.com/druidiceberg/sidecar/internal/fault"
 	"github.com/druidiceberg/sidecar/internal/tablegen"
-	"github.com/druidiceberg/sidecar/splits/catalog"
-	"github.com/druidiceberg/sidecar/splits/catalog/catalogtest"
-	"github.com/druidiceberg/sidecar/splits/split"
+	"github.com/druidiceberg/sidecar/token"
 )
 
 // TestIncrementalAppends: fromSnapshot plans the data files appended after
@@ -36,7 +37,7 @@ func TestIncrementalAppends(t *testing.T) {
 	if len(snaps) != 4 {
 		t.Fatalf("%d snapshots, want 3 appends and a delete", len(snaps))
 	}
-	signer, _ := split.NewSigner(key(4))
+	signer, _ := token.NewSigner(key(4))
 	p, err := NewPlanner(catalogtest.Open(t, catalog.Config{Type: "local", Warehouse: dir}), signer, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -70,8 +71,8 @@ func TestIncrementalAppends(t *testing.T) {
 	if !errors.Is(err, ErrConflict) || !strings.Contains(err.Error(), "/changes") {
 		t.Fatalf("a delete in the range: %v, want ErrConflict pointing to /changes", err)
 	}
-	if _, err := p.Plan(ctx, Request{Table: "inc.t", FromSnapshot: id(2), SnapshotID: id(0)}); !errors.Is(err, ErrBadRequest) {
-		t.Fatalf("from after to: %v, want ErrBadRequest", err)
+	if _, err := p.Plan(ctx, Request{Table: "inc.t", FromSnapshot: id(2), SnapshotID: id(0)}); !errors.Is(err, fault.ErrBadRequest) {
+		t.Fatalf("from after to: %v, want fault.ErrBadRequest", err)
 	}
 	missing := int64(42)
 	if _, err := p.Plan(ctx, Request{Table: "inc.t", FromSnapshot: &missing}); !errors.Is(err, ErrSnapshotNotFound) {

@@ -7,8 +7,7 @@ import (
 
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
-
-	"github.com/druidiceberg/sidecar/splits/split"
+	"github.com/druidiceberg/sidecar/internal/fault"
 )
 
 // The time interval of a plan (Request.Interval), the end of Plan's scan
@@ -38,7 +37,7 @@ func (pl *planning) selectInterval() error {
 	}
 	i := slices.IndexFunc(pl.schema.Fields(), func(f iceberg.NestedField) bool { return f.Name == iv.Column })
 	if i < 0 {
-		return fmt.Errorf("%w: time column %s is not a top-level column of the table", ErrBadRequest, split.Quote(iv.Column))
+		return fmt.Errorf("%w: time column %s is not a top-level column of the table", fault.ErrBadRequest, fault.Quote(iv.Column))
 	}
 	col, err := NewTimeColumn(pl.tbl.Metadata(), pl.schema.Fields()[i])
 	if err != nil {

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/druidiceberg/sidecar/splits/split"
+	"github.com/druidiceberg/sidecar/internal/fault"
 )
 
 // Druid reads the times and intervals of a spec with Joda: a DateTime
@@ -33,7 +33,7 @@ var jodaDateTime = regexp.MustCompile(`^([+-]?\d{4,9})(?:-(\d{2})(?:-(\d{2}))?|-
 func ParseInstant(s string) (time.Time, error) {
 	m := jodaDateTime.FindStringSubmatch(strings.TrimSpace(s))
 	if m == nil {
-		return time.Time{}, fmt.Errorf("%s is not an ISO 8601 date-time (such as 2024-03-01, 2024-03-01T12:00Z or 2024-03-01T12:00:00+01:00)", split.Quote(s))
+		return time.Time{}, fmt.Errorf("%s is not an ISO 8601 date-time (such as 2024-03-01, 2024-03-01T12:00Z or 2024-03-01T12:00:00+01:00)", fault.Quote(s))
 	}
 	num := func(i, def int) int {
 		if m[i] == "" {
@@ -49,29 +49,29 @@ func ParseInstant(s string) (time.Time, error) {
 		day := num(4, 1)
 		t = time.Date(year, 1, day, 0, 0, 0, 0, time.UTC)
 		if day < 1 || t.Year() != year {
-			return time.Time{}, fmt.Errorf("%s: day %d is not in %d", split.Quote(s), day, year)
+			return time.Time{}, fmt.Errorf("%s: day %d is not in %d", fault.Quote(s), day, year)
 		}
 	case m[5] != "": // week date: ISO weeks start on Monday; week 1 holds January 4th
 		week, weekday := num(5, 1), num(6, 1)
 		if week < 1 || week > 53 || weekday < 1 || weekday > 7 {
-			return time.Time{}, fmt.Errorf("%s is not a week date", split.Quote(s))
+			return time.Time{}, fmt.Errorf("%s is not a week date", fault.Quote(s))
 		}
 		jan4 := time.Date(year, 1, 4, 0, 0, 0, 0, time.UTC)
 		monday := jan4.AddDate(0, 0, -((int(jan4.Weekday()) + 6) % 7))
 		t = monday.AddDate(0, 0, 7*(week-1)+weekday-1)
 		if y, w := t.ISOWeek(); y != year || w != week {
-			return time.Time{}, fmt.Errorf("%s: %d has no week %d", split.Quote(s), year, week)
+			return time.Time{}, fmt.Errorf("%s: %d has no week %d", fault.Quote(s), year, week)
 		}
 	default:
 		month, day := num(2, 1), num(3, 1)
 		t = time.Date(year, time.Month(month), day, 0, 0, 0, 0, time.UTC)
 		if int(t.Month()) != month || t.Day() != day {
-			return time.Time{}, fmt.Errorf("%s is not a calendar date", split.Quote(s))
+			return time.Time{}, fmt.Errorf("%s is not a calendar date", fault.Quote(s))
 		}
 	}
 	hour, minute, second := num(7, 0), num(8, 0), num(9, 0)
 	if hour > 23 || minute > 59 || second > 59 {
-		return time.Time{}, fmt.Errorf("%s is not a time of day", split.Quote(s))
+		return time.Time{}, fmt.Errorf("%s is not a time of day", fault.Quote(s))
 	}
 	nanos := 0
 	if f := m[10]; f != "" {
@@ -86,7 +86,7 @@ func ParseInstant(s string) (time.Time, error) {
 			mi, _ = strconv.Atoi(digits[2:])
 		}
 		if h > 23 || mi > 59 {
-			return time.Time{}, fmt.Errorf("%s: offset %s is out of range", split.Quote(s), z)
+			return time.Time{}, fmt.Errorf("%s: offset %s is out of range", fault.Quote(s), z)
 		}
 		offset = h*3600 + mi*60
 		if z[0] == '-' {
@@ -103,11 +103,11 @@ func ParseInstant(s string) (time.Time, error) {
 func ParseInterval(s string) (start, end time.Time, err error) {
 	a, b, ok := strings.Cut(s, "/")
 	if !ok {
-		return start, end, fmt.Errorf("interval %s: want START/END, START/PERIOD or PERIOD/END", split.Quote(s))
+		return start, end, fmt.Errorf("interval %s: want START/END, START/PERIOD or PERIOD/END", fault.Quote(s))
 	}
 	switch {
 	case strings.HasPrefix(a, "P") && strings.HasPrefix(b, "P"):
-		return start, end, fmt.Errorf("interval %s: two periods bound nothing", split.Quote(s))
+		return start, end, fmt.Errorf("interval %s: two periods bound nothing", fault.Quote(s))
 	case strings.HasPrefix(a, "P"):
 		if end, err = ParseInstant(b); err == nil {
 			start, err = addPeriod(end, a, -1)
@@ -122,10 +122,10 @@ func ParseInterval(s string) (start, end time.Time, err error) {
 		}
 	}
 	if err != nil {
-		return start, end, fmt.Errorf("interval %s: %w", split.Quote(s), err)
+		return start, end, fmt.Errorf("interval %s: %w", fault.Quote(s), err)
 	}
 	if end.Before(start) {
-		return start, end, fmt.Errorf("interval %s ends before it starts", split.Quote(s))
+		return start, end, fmt.Errorf("interval %s ends before it starts", fault.Quote(s))
 	}
 	return start, end, nil
 }
@@ -138,7 +138,7 @@ var isoPeriod = regexp.MustCompile(`^P(?:(\d+)Y)?(?:(\d+)M)?(?:(\d+)W)?(?:(\d+)D
 func addPeriod(t time.Time, p string, sign int) (time.Time, error) {
 	m := isoPeriod.FindStringSubmatch(p)
 	if m == nil || p == "P" || strings.HasSuffix(p, "T") {
-		return t, fmt.Errorf("period %s is not ISO 8601 (such as P1D, P1M or PT6H)", split.Quote(p))
+		return t, fmt.Errorf("period %s is not ISO 8601 (such as P1D, P1M or PT6H)", fault.Quote(p))
 	}
 	n := func(i int) int { v, _ := strconv.Atoi(m[i]); return sign * v }
 	t = t.AddDate(n(1), n(2), 7*n(3)+n(4))

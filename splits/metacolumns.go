@@ -9,10 +9,11 @@ import (
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 
-	"github.com/druidiceberg/sidecar/splits/split"
+	"github.com/druidiceberg/sidecar/internal/fault"
+	"github.com/druidiceberg/sidecar/token"
 )
 
-// The metadata columns of a plan (split.MetaColumns): what the request
+// The metadata columns of a plan (token.MetaColumns): what the request
 // asks for is checked against the table, served after the table's
 // columns, and each split carries what its rows need of its data file.
 
@@ -29,21 +30,21 @@ func (pl *planning) addMetaColumns() error {
 		return nil
 	}
 	if !m.Valid() {
-		return fmt.Errorf("%w: metadataColumns names a column this sidecar does not know", ErrBadRequest)
+		return fmt.Errorf("%w: metadataColumns names a column this sidecar does not know", fault.ErrBadRequest)
 	}
 	meta := pl.tbl.Metadata()
-	if lineage := m & (split.MetaRowID | split.MetaLastUpdated); lineage != 0 && meta.Version() < minRowLineageVersion {
+	if lineage := m & (token.MetaRowID | token.MetaLastUpdated); lineage != 0 && meta.Version() < minRowLineageVersion {
 		return fmt.Errorf("%w: metadataColumns %s: row lineage needs format version %d, and %s is version %d",
-			ErrBadRequest, strings.Join(lineage.Names(), ", "), minRowLineageVersion, pl.req.Table, meta.Version())
+			fault.ErrBadRequest, strings.Join(lineage.Names(), ", "), minRowLineageVersion, pl.req.Table, meta.Version())
 	}
 	var pt *iceberg.StructType
-	if m.Has(split.MetaPartition) {
+	if m.Has(token.MetaPartition) {
 		pt = PartitionType(meta, pl.schema)
 	}
 	for _, f := range m.Fields(pt) {
 		if _, ok := pl.schema.FindFieldByName(f.Name); ok {
 			return fmt.Errorf("%w: metadataColumns %s: %s has a column of that name, and a row has one key of each name",
-				ErrBadRequest, f.Name, pl.req.Table)
+				fault.ErrBadRequest, f.Name, pl.req.Table)
 		}
 		pl.plan.Fields = append(pl.plan.Fields, f)
 	}
@@ -84,21 +85,21 @@ func PartitionType(meta table.Metadata, schema *iceberg.Schema) *iceberg.StructT
 // withMeta gives sp, task t's split on the row path, the metadata columns
 // of pl's request and what its rows need of t's data file: the row
 // lineage it inherits and its partition.
-func (pl *planning) withMeta(sp *split.Split, t table.FileScanTask) error {
+func (pl *planning) withMeta(sp *token.Split, t table.FileScanTask) error {
 	m := pl.req.MetaColumns
 	if m == 0 {
 		return nil
 	}
 	sp.Meta = m
-	if m.Has(split.MetaRowID) && t.FirstRowID != nil {
+	if m.Has(token.MetaRowID) && t.FirstRowID != nil {
 		v := *t.FirstRowID
 		sp.Data.FirstRowID = &v
 	}
-	if m.Has(split.MetaLastUpdated) && t.DataSequenceNumber != nil {
+	if m.Has(token.MetaLastUpdated) && t.DataSequenceNumber != nil {
 		v := *t.DataSequenceNumber
 		sp.Data.DataSequence = &v
 	}
-	if m.Has(split.MetaPartition) {
+	if m.Has(token.MetaPartition) {
 		var err error
 		if sp.Data.Partition, err = partitionValues(pl.tbl.Metadata(), t.File); err != nil {
 			return err
@@ -108,14 +109,14 @@ func (pl *planning) withMeta(sp *split.Split, t table.FileScanTask) error {
 }
 
 // partitionValues are data file f's partition values by partition field
-// id, as split.DataFile.Partition holds them; nulls are left out.
-func partitionValues(meta table.Metadata, f iceberg.DataFile) ([]split.IdentityValue, error) {
+// id, as token.DataFile.Partition holds them; nulls are left out.
+func partitionValues(meta table.Metadata, f iceberg.DataFile) ([]token.IdentityValue, error) {
 	spec := meta.PartitionSpecByID(int(f.SpecID()))
 	if spec == nil {
 		return nil, fmt.Errorf("data file %s names partition spec %d, which the metadata lacks", f.FilePath(), f.SpecID())
 	}
 	part := f.Partition()
-	var out []split.IdentityValue
+	var out []token.IdentityValue
 	for _, pf := range spec.Fields() {
 		v, ok := part[pf.FieldID]
 		if !ok || v == nil {
@@ -125,7 +126,7 @@ func partitionValues(meta table.Metadata, f iceberg.DataFile) ([]split.IdentityV
 		if err != nil {
 			return nil, fmt.Errorf("data file %s: partition field %s: %w", f.FilePath(), pf.Name, err)
 		}
-		out = append(out, split.IdentityValue{FieldID: pf.FieldID, Value: raw})
+		out = append(out, token.IdentityValue{FieldID: pf.FieldID, Value: raw})
 	}
 	return out, nil
 }

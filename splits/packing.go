@@ -9,7 +9,8 @@ import (
 
 	"github.com/apache/iceberg-go/table"
 
-	"github.com/druidiceberg/sidecar/splits/split"
+	"github.com/druidiceberg/sidecar/internal/fault"
+	"github.com/druidiceberg/sidecar/token"
 )
 
 // The packing step of Plan: turn the scan's data files into splits, the
@@ -135,7 +136,7 @@ func (p *Planner) pack(ctx context.Context, pl *planning) error {
 			if err != nil {
 				return err
 			}
-			pl.plan.Splits = append(pl.plan.Splits, PlannedSplit{Parts: []split.Split{sp}, Kind: split.KindFile})
+			pl.plan.Splits = append(pl.plan.Splits, PlannedSplit{Parts: []token.Split{sp}, Kind: token.KindFile})
 		}
 		return nil
 	}
@@ -144,7 +145,7 @@ func (p *Planner) pack(ctx context.Context, pl *planning) error {
 	if err != nil {
 		return fmt.Errorf("read the table's files: %w", err)
 	}
-	var parts []split.Split
+	var parts []token.Split
 	var sizes []int64
 	for _, t := range pl.tasks {
 		sp, err := p.rowSplit(pl, t)
@@ -189,7 +190,7 @@ func (p *Planner) pack(ctx context.Context, pl *planning) error {
 	pl.plan.Splits = make([]PlannedSplit, 0, len(ends))
 	from := 0
 	for _, end := range ends {
-		pl.plan.Splits = append(pl.plan.Splits, PlannedSplit{Parts: parts[from:end:end], Kind: split.KindRows})
+		pl.plan.Splits = append(pl.plan.Splits, PlannedSplit{Parts: parts[from:end:end], Kind: token.KindRows})
 		from = end
 	}
 	return nil
@@ -233,14 +234,14 @@ func packEnds(sizes []int64, target int64, maxFiles int) []int {
 
 // rowSplit describes task t as a split of the row path: with the plan's
 // projection and encoding, and the residual it applies row by row.
-func (p *Planner) rowSplit(pl *planning, t table.FileScanTask) (split.Split, error) {
+func (p *Planner) rowSplit(pl *planning, t table.FileScanTask) (token.Split, error) {
 	sp, err := pl.maker.split(t)
 	if err != nil {
-		return split.Split{}, err
+		return token.Split{}, err
 	}
 	sp.Columns, sp.Encoding = pl.columns, pl.req.Encoding
 	if err := pl.withMeta(&sp, t); err != nil {
-		return split.Split{}, err
+		return token.Split{}, err
 	}
 	// A bound residual: its literals carry their field's type (an unbound
 	// timestamp literal has no JSON form). The whole filter is the residual
@@ -253,7 +254,7 @@ func (p *Planner) rowSplit(pl *planning, t table.FileScanTask) (split.Split, err
 		sp.Filter = pl.wholeResidual
 	default:
 		if sp.Filter, err = json.Marshal(r); err != nil {
-			return split.Split{}, fmt.Errorf("encode residual filter %s: %w", r, err)
+			return token.Split{}, fmt.Errorf("encode residual filter %s: %w", r, err)
 		}
 		if whole {
 			pl.wholeResidual = sp.Filter
@@ -261,8 +262,8 @@ func (p *Planner) rowSplit(pl *planning, t table.FileScanTask) (split.Split, err
 	}
 	// The residual rides in the file's tokens or the plan it references.
 	if len(sp.Filter) > MaxResidualBytes {
-		return split.Split{}, fmt.Errorf("%w: applyResidual: the filter left on %s is %d bytes, more than the %d a split "+
-			"carries; narrow icebergFilter, or plan without applyResidual", ErrBadRequest, t.File.FilePath(),
+		return token.Split{}, fmt.Errorf("%w: applyResidual: the filter left on %s is %d bytes, more than the %d a split "+
+			"carries; narrow icebergFilter, or plan without applyResidual", fault.ErrBadRequest, t.File.FilePath(),
 			len(sp.Filter), MaxResidualBytes)
 	}
 	return sp, nil

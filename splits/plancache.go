@@ -9,7 +9,7 @@ import (
 	lru "github.com/hashicorp/golang-lru/v2"
 	"golang.org/x/sync/singleflight"
 
-	"github.com/druidiceberg/sidecar/splits/split"
+	"github.com/druidiceberg/sidecar/token"
 )
 
 // planCacheParts bounds the files (parts) of the plans the plan cache
@@ -22,7 +22,7 @@ const planCacheParts = 250_000
 // cachedPlan is a plan's splits, as a reference token resolves them.
 type cachedPlan struct {
 	fingerprint []byte
-	splits      [][]split.Split
+	splits      [][]token.Split
 	parts       int
 	// meta is the metadata a plan made again (Resolve) was made from; nil
 	// for a plan cached as it was signed.

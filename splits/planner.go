@@ -23,13 +23,13 @@ import (
 
 	"github.com/druidiceberg/sidecar/internal/memory"
 	"github.com/druidiceberg/sidecar/internal/promreg"
-	"github.com/druidiceberg/sidecar/splits/split"
+	"github.com/druidiceberg/sidecar/token"
 )
 
 // Catalog is what planning needs of the catalog it plans in
-// (splits/catalog.Catalog, which cmd/sidecar wires in): tables loaded with
+// (catalog.Catalog, which cmd/sidecar wires in): tables loaded with
 // the FileIO the catalog gives each (vended credentials, location map),
-// their metadata files, and errors classified with the split package's
+// their metadata files, and errors classified with internal/fault's
 // sentinels.
 type Catalog interface {
 	// Name is the catalog's configured name, which tokens carry.
@@ -46,7 +46,7 @@ type Catalog interface {
 // Planner plans tables of one configured catalog.
 type Planner struct {
 	cat    Catalog
-	signer *split.Signer
+	signer *token.Signer
 	// targetSplitSize and maxSplitFiles bound the splits of the row path
 	// (see WithTargetSplitSize). footers caches the row groups of the data
 	// files whose manifests record no split offsets, by path.
@@ -65,7 +65,7 @@ type Planner struct {
 // NewPlanner returns a planner over a catalog. It does not contact the
 // catalog: the first plan does. It counts the scans it plans on reg (nil:
 // not exported), where the planners of other catalogs count theirs.
-func NewPlanner(cat Catalog, signer *split.Signer, reg prometheus.Registerer, opts ...PlannerOption) (*Planner, error) {
+func NewPlanner(cat Catalog, signer *token.Signer, reg prometheus.Registerer, opts ...PlannerOption) (*Planner, error) {
 	footers, err := lru.New[string, footerGroups](4096)
 	if err != nil {
 		return nil, fmt.Errorf("create footer cache: %w", err)
@@ -91,7 +91,7 @@ func NewPlanner(cat Catalog, signer *split.Signer, reg prometheus.Registerer, op
 
 // LoadTable loads a table by NS.NAME from the catalog.
 func (p *Planner) LoadTable(ctx context.Context, name string) (*table.Table, error) {
-	ident, err := split.ParseIdentifier(name)
+	ident, err := token.ParseIdentifier(name)
 	if err != nil {
 		return nil, err
 	}
@@ -163,7 +163,7 @@ func (p *Planner) NewScan(ctx context.Context, tbl *table.Table, req Request, ta
 		req.Mode = ModeAuto
 	}
 	// The splits pin the row encoding they were planned under.
-	req.Encoding.Version = split.RowEncoding
+	req.Encoding.Version = token.RowEncoding
 	pl := &planning{req: req, tbl: tbl, plan: Plan{Table: req.Table, Path: PathFiles},
 		pk: p.packingFor(req)}
 	if req.Mode == ModeRows {
@@ -239,7 +239,7 @@ type Source struct {
 	// Schema is the schema the split's rows are emitted in, with the
 	// table's name mapping, as the split's pinned metadata file records
 	// them.
-	Schema split.TableSchema
+	Schema token.TableSchema
 	// FS is the FileIO the catalog gives the table now (its vended
 	// credentials, the location map).
 	FS icebergio.IO
@@ -247,7 +247,7 @@ type Source struct {
 
 // Source opens the table of a split, from the catalog's caches when it
 // can.
-func (p *Planner) Source(ctx context.Context, sp split.Split) (Source, error) {
+func (p *Planner) Source(ctx context.Context, sp token.Split) (Source, error) {
 	tbl, err := p.cat.TableAt(ctx, sp.Table, sp.MetadataLocation)
 	if err != nil {
 		return Source{}, err
@@ -265,11 +265,11 @@ func (p *Planner) Source(ctx context.Context, sp split.Split) (Source, error) {
 
 // schemaOf is the schema a split's rows are emitted in, with the table's
 // name mapping.
-func schemaOf(meta table.Metadata, sp split.Split) (split.TableSchema, error) {
+func schemaOf(meta table.Metadata, sp token.Split) (token.TableSchema, error) {
 	for _, s := range meta.Schemas() {
 		if s.ID == sp.SchemaID {
-			ts := split.TableSchema{Schema: s, NameMapping: meta.NameMapping()}
-			if sp.Meta.Has(split.MetaPartition) {
+			ts := token.TableSchema{Schema: s, NameMapping: meta.NameMapping()}
+			if sp.Meta.Has(token.MetaPartition) {
 				ts.PartitionType = PartitionType(meta, s)
 			}
 			return ts, nil
@@ -277,7 +277,7 @@ func schemaOf(meta table.Metadata, sp split.Split) (split.TableSchema, error) {
 	}
 	// The token was signed for a schema this metadata file holds: the file
 	// was rewritten since.
-	return split.TableSchema{}, fmt.Errorf("metadata %s has no schema %d: %w", sp.MetadataLocation, sp.SchemaID, table.ErrInvalidMetadata)
+	return token.TableSchema{}, fmt.Errorf("metadata %s has no schema %d: %w", sp.MetadataLocation, sp.SchemaID, table.ErrInvalidMetadata)
 }
 
 // PlanFiles plans a table's snapshot with iceberg-go: every data file with

@@ -5,7 +5,7 @@ import (
 
 	"github.com/apache/iceberg-go/table"
 
-	"github.com/druidiceberg/sidecar/splits/split"
+	"github.com/druidiceberg/sidecar/token"
 )
 
 // TestSchemaOfMissingSchemaIsDamaged: a token whose pinned metadata file
@@ -20,10 +20,10 @@ func TestSchemaOfMissingSchemaIsDamaged(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := schemaOf(meta, split.Split{MetadataLocation: "s3://b/t/m.json", SchemaID: 0}); err != nil {
+	if _, err := schemaOf(meta, token.Split{MetadataLocation: "s3://b/t/m.json", SchemaID: 0}); err != nil {
 		t.Fatal(err)
 	}
-	_, err = schemaOf(meta, split.Split{MetadataLocation: "s3://b/t/m.json", SchemaID: 7})
+	_, err = schemaOf(meta, token.Split{MetadataLocation: "s3://b/t/m.json", SchemaID: 7})
 	if !IsDamagedMetadata(err) {
 		t.Fatalf("a schema the metadata does not hold: %v, want damaged metadata", err)
 	}

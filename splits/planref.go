@@ -12,7 +12,7 @@ import (
 	"github.com/apache/iceberg-go"
 
 	"github.com/druidiceberg/sidecar/internal/memory"
-	"github.com/druidiceberg/sidecar/splits/split"
+	"github.com/druidiceberg/sidecar/token"
 )
 
 // ErrPlanMismatch: a plan-reference token names a plan that planning its
@@ -23,16 +23,16 @@ var ErrPlanMismatch = errors.New("the token's plan no longer matches")
 
 // planOptions are what a plan depends on besides its metadata file and
 // snapshot: what a reference token pins so that any replica plans the
-// same splits again (see split.PlanRef). Target, MaxFiles and MinSplits
+// same splits again (see token.PlanRef). Target, MaxFiles and MinSplits
 // are the packing of the planner that signed it, so replicas configured
 // otherwise still agree.
 type planOptions struct {
 	Table    string         `json:"t"`
 	SchemaID int            `json:"sc"`
 	Columns  []int          `json:"c,omitempty"`
-	Encoding split.Encoding `json:"e,omitzero"`
+	Encoding token.Encoding `json:"e,omitzero"`
 	// Meta are the metadata columns the rows carry.
-	Meta split.MetaColumns `json:"mc,omitempty"`
+	Meta token.MetaColumns `json:"mc,omitempty"`
 	// Filter is the scan's row filter as iceberg's REST JSON expression,
 	// bound to the schema (a timeWindow's times already resolved).
 	Filter        json.RawMessage `json:"f,omitempty"`
@@ -57,9 +57,9 @@ type intervalOptions struct {
 // refOf returns the options a reference to one of pl's splits pins, and
 // whether the plan can be referenced at all (its filter has a JSON form
 // that reads back).
-func (p *Planner) refOf(pl *planning) (split.PlanRef, bool) {
+func (p *Planner) refOf(pl *planning) (token.PlanRef, bool) {
 	if pl.filter != nil && pl.filterJSON == nil {
-		return split.PlanRef{}, false
+		return token.PlanRef{}, false
 	}
 	o := planOptions{
 		Table: pl.req.Table, SchemaID: pl.schema.ID, Columns: pl.columns, Encoding: pl.req.Encoding, Meta: pl.req.MetaColumns,
@@ -69,22 +69,22 @@ func (p *Planner) refOf(pl *planning) (split.PlanRef, bool) {
 	if iv := pl.req.Interval; iv != nil {
 		i := slices.IndexFunc(pl.schema.Fields(), func(f iceberg.NestedField) bool { return f.Name == iv.Column })
 		if i < 0 {
-			return split.PlanRef{}, false
+			return token.PlanRef{}, false
 		}
 		o.Interval = &intervalOptions{FieldID: pl.schema.Fields()[i].ID, Start: iv.Start.UnixMilli(), End: iv.End.UnixMilli()}
 	}
 	raw, err := json.Marshal(o)
 	if err != nil {
-		return split.PlanRef{}, false
+		return token.PlanRef{}, false
 	}
-	return split.PlanRef{
+	return token.PlanRef{
 		Catalog: p.cat.Name(), Table: pl.tbl.Identifier(), MetadataLocation: pl.tbl.MetadataLocation(), SnapshotID: pl.snap.SnapshotID,
 		Options: raw, Count: len(pl.plan.Splits),
 	}, true
 }
 
 // planKey is the identity of a referenced plan in the plan cache.
-func planKey(kind split.TokenKind, ref split.PlanRef) string {
+func planKey(kind token.TokenKind, ref token.PlanRef) string {
 	return string(kind) + "\x00" + ref.MetadataLocation + "\x00" + strconv.FormatInt(ref.SnapshotID, 10) + "\x00" + string(ref.Options)
 }
 
@@ -93,10 +93,10 @@ func planKey(kind split.TokenKind, ref split.PlanRef) string {
 // for every request that names the plan while it is cached) and checks
 // that the plan is the one the token was signed for. A plan that differs
 // is ErrPlanMismatch.
-func (p *Planner) Resolve(ctx context.Context, kind split.TokenKind, ref split.PlanRef) ([]split.Split, error) {
+func (p *Planner) Resolve(ctx context.Context, kind token.TokenKind, ref token.PlanRef) ([]token.Split, error) {
 	var o planOptions
 	if err := json.Unmarshal(ref.Options, &o); err != nil {
-		return nil, fmt.Errorf("%w: the plan options of the token do not decode: %w", split.ErrMalformedToken, err)
+		return nil, fmt.Errorf("%w: the plan options of the token do not decode: %w", token.ErrMalformedToken, err)
 	}
 	key := planKey(kind, ref)
 	replan := func(ctx context.Context) (*cachedPlan, error) { return p.replan(ctx, kind, ref, o) }
@@ -123,7 +123,7 @@ func (p *Planner) Resolve(ctx context.Context, kind split.TokenKind, ref split.P
 }
 
 // matches reports whether the plan is the one ref was signed for.
-func (c *cachedPlan) matches(ref split.PlanRef) bool {
+func (c *cachedPlan) matches(ref token.PlanRef) bool {
 	return len(c.splits) == ref.Count && string(c.fingerprint) == string(ref.Fingerprint)
 }
 
@@ -132,7 +132,7 @@ func (c *cachedPlan) matches(ref split.PlanRef) bool {
 // the metadata cache); a plan cached as it was signed, or a file that does
 // not read, counts as unchanged. A token whose plan truly differs thus
 // costs a read of the metadata file per request, never a plan.
-func (p *Planner) metadataChanged(ctx context.Context, ref split.PlanRef, plan *cachedPlan) bool {
+func (p *Planner) metadataChanged(ctx context.Context, ref token.PlanRef, plan *cachedPlan) bool {
 	if plan.meta == nil {
 		return false
 	}
@@ -150,7 +150,7 @@ func (p *Planner) metadataChanged(ctx context.Context, ref split.PlanRef, plan *
 // as long as it streams; it keeps only its split's files), and the
 // requests that share this replan (the plan cache's single flight) share
 // its one reservation.
-func (p *Planner) replan(ctx context.Context, kind split.TokenKind, ref split.PlanRef, o planOptions) (*cachedPlan, error) {
+func (p *Planner) replan(ctx context.Context, kind token.TokenKind, ref token.PlanRef, o planOptions) (*cachedPlan, error) {
 	ctx, end := memory.WithScope(ctx)
 	defer end()
 	tbl, err := p.cat.TableAt(ctx, ref.Table, ref.MetadataLocation)
@@ -170,7 +170,7 @@ func (p *Planner) replan(ctx context.Context, kind split.TokenKind, ref split.Pl
 	pl := &planning{req: req, tbl: tbl, snap: snap, schema: schema, columns: o.Columns,
 		plan: Plan{Table: o.Table, SnapshotID: snap.SnapshotID, Path: PathRows},
 		pk:   packing{target: o.Target, maxFiles: o.MaxFiles, maxSplits: o.MaxSplits}}
-	if kind == split.KindFile {
+	if kind == token.KindFile {
 		pl.req.Mode, pl.plan.Path = ModeFiles, PathFiles
 	}
 	if o.Filter != nil {

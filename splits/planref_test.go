@@ -15,7 +15,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/druidiceberg/sidecar/internal/tablegen"
-	"github.com/druidiceberg/sidecar/splits/split"
+	"github.com/druidiceberg/sidecar/token"
 )
 
 // benchTable is tablegen.Bench's table ns.t of files data files of 100
@@ -30,7 +30,7 @@ func benchTable(t *testing.T, files int) (*table.Table, string) {
 }
 
 // TestPlanReferences: a split too large for a short token gets a reference
-// of at most split.MaxShortToken bytes, and another planner with the same
+// of at most token.MaxShortToken bytes, and another planner with the same
 // key (a replica configured with other packing defaults) resolves it to
 // exactly the planned files, with a filter and its residuals too; a
 // reference whose fingerprint does not match the plan is ErrPlanMismatch,
@@ -47,7 +47,7 @@ func TestPlanReferences(t *testing.T) {
 		"filter":             {Table: "ns.t", Filter: filter},
 		"residual":           {Table: "ns.t", Filter: filter, ApplyResidual: true, Columns: []string{"id", "token"}},
 		"at least 5 splits":  {Table: "ns.t", MinSplits: 5},
-		"iso, binary as str": {Table: "ns.t", Encoding: split.Encoding{ISOTimestamps: true, BinaryAsString: true}},
+		"iso, binary as str": {Table: "ns.t", Encoding: token.Encoding{ISOTimestamps: true, BinaryAsString: true}},
 		"time interval": {Table: "ns.t", Interval: &TimeInterval{Column: "event_ts",
 			Start: time.Date(2024, 3, 1, 0, 0, 0, 0, time.UTC), End: time.Date(2024, 4, 1, 0, 0, 0, 0, time.UTC)}},
 	} {
@@ -58,7 +58,7 @@ func TestPlanReferences(t *testing.T) {
 			}
 			refs := 0
 			for i, ps := range plan.Splits {
-				if len(ps.Token) > split.MaxShortToken {
+				if len(ps.Token) > token.MaxShortToken {
 					t.Fatalf("split %d has a token of %d bytes", i, len(ps.Token))
 				}
 				tok, err := p.signer.Decode(ps.Kind, ps.Token)
@@ -86,33 +86,33 @@ func TestPlanReferences(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tok, err := p.signer.Decode(split.KindRows, plan.Splits[0].Token)
+	tok, err := p.signer.Decode(token.KindRows, plan.Splits[0].Token)
 	if err != nil || tok.Ref == nil {
 		t.Fatalf("the first split is not a reference: %v", err)
 	}
 	bad := *tok.Ref
 	bad.Fingerprint = append([]byte(nil), bad.Fingerprint...)
 	bad.Fingerprint[0] ^= 1
-	if _, err := replica.Resolve(ctx, split.KindRows, bad); !errors.Is(err, ErrPlanMismatch) {
+	if _, err := replica.Resolve(ctx, token.KindRows, bad); !errors.Is(err, ErrPlanMismatch) {
 		t.Fatalf("a reference to another plan: %v, want ErrPlanMismatch", err)
 	}
 	// Asked again, the mismatch reads the metadata file, finds it as the
 	// plan was made from, and plans nothing again.
-	cached, ok := replica.plans.get(planKey(split.KindRows, bad))
-	if _, err := replica.Resolve(ctx, split.KindRows, bad); !errors.Is(err, ErrPlanMismatch) {
+	cached, ok := replica.plans.get(planKey(token.KindRows, bad))
+	if _, err := replica.Resolve(ctx, token.KindRows, bad); !errors.Is(err, ErrPlanMismatch) {
 		t.Fatalf("a reference to another plan, again: %v, want ErrPlanMismatch", err)
 	}
-	if again, _ := replica.plans.get(planKey(split.KindRows, bad)); !ok || again != cached {
+	if again, _ := replica.plans.get(planKey(token.KindRows, bad)); !ok || again != cached {
 		t.Fatal("a reference to another plan, asked twice of an unchanged metadata file, planned it twice")
 	}
 	bad = *tok.Ref
 	bad.Count++
-	if _, err := replica.Resolve(ctx, split.KindRows, bad); !errors.Is(err, ErrPlanMismatch) {
+	if _, err := replica.Resolve(ctx, token.KindRows, bad); !errors.Is(err, ErrPlanMismatch) {
 		t.Fatalf("a reference to a plan of another size: %v, want ErrPlanMismatch", err)
 	}
 	bad = *tok.Ref
 	bad.SnapshotID++
-	if _, err := replica.Resolve(ctx, split.KindRows, bad); !errors.Is(err, ErrPlanMismatch) {
+	if _, err := replica.Resolve(ctx, token.KindRows, bad); !errors.Is(err, ErrPlanMismatch) {
 		t.Fatalf("a reference to a snapshot the metadata lacks: %v, want ErrPlanMismatch", err)
 	}
 }
@@ -130,7 +130,7 @@ func TestPlanCacheSingleFlight(t *testing.T) {
 		plan := func(context.Context) (*cachedPlan, error) {
 			calls.Add(1)
 			<-release
-			return &cachedPlan{parts: 1, splits: [][]split.Split{{{}}}}, nil
+			return &cachedPlan{parts: 1, splits: [][]token.Split{{{}}}}, nil
 		}
 		var wg sync.WaitGroup
 		for range 8 {

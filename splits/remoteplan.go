@@ -9,8 +9,9 @@ import (
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 
+	"github.com/druidiceberg/sidecar/internal/fault"
 	"github.com/druidiceberg/sidecar/internal/memory"
-	"github.com/druidiceberg/sidecar/splits/split"
+	"github.com/druidiceberg/sidecar/token"
 )
 
 // Scan planning on the catalog's server. Where a REST catalog plans scans
@@ -24,10 +25,10 @@ import (
 // local plan.
 
 // RemotePlanner is a Catalog whose server can plan scans
-// (splits/catalog.Catalog).
+// (catalog.Catalog).
 type RemotePlanner interface {
 	// ScanPlanning is where the catalog's scans are to be planned.
-	ScanPlanning() split.ScanPlanning
+	ScanPlanning() token.ScanPlanning
 	// PlansScans reports whether the catalog's server advertises scan
 	// planning.
 	PlansScans(ctx context.Context) (bool, error)
@@ -35,7 +36,7 @@ type RemotePlanner interface {
 	// is given the bytes of each answer as they arrive and then its
 	// entries (files and plan-task handles) before they are decoded, and
 	// ends the plan with its error.
-	PlanScan(ctx context.Context, req table.ScanPlanningRequest, meter split.PlanMeter) ([]table.FileScanTask, error)
+	PlanScan(ctx context.Context, req table.ScanPlanningRequest, meter token.PlanMeter) ([]table.FileScanTask, error)
 }
 
 // planned counts a snapshot's files planned, by the sidecar (remote
@@ -59,7 +60,7 @@ func (p *Planner) remoteScan(ctx context.Context, req Request) (RemotePlanner, e
 		return nil, nil
 	}
 	mode := rp.ScanPlanning()
-	if mode == split.ScanPlanningLocal {
+	if mode == token.ScanPlanningLocal {
 		return nil, nil
 	}
 	// What the REST plan request and its answer cannot carry (iceberg-go
@@ -69,13 +70,13 @@ func (p *Planner) remoteScan(ctx context.Context, req Request) (RemotePlanner, e
 	switch {
 	case req.FromSnapshot != nil:
 		cannot = "the appends after a snapshot (fromSnapshot) are planned by the sidecar only: the plan request it sends has no start snapshot"
-	case req.MetaColumns.Has(split.MetaLastUpdated):
+	case req.MetaColumns.Has(token.MetaLastUpdated):
 		cannot = "the metadata column _last_updated_sequence_number needs each data file's sequence number, which a server's plan does not carry"
 	}
-	if mode == split.ScanPlanningRemote {
+	if mode == token.ScanPlanningRemote {
 		if cannot != "" {
 			return nil, fmt.Errorf("%w: catalog %q plans on its server only (scan planning remote), and %s",
-				ErrUnsupported, p.cat.Name(), cannot)
+				fault.ErrUnsupported, p.cat.Name(), cannot)
 		}
 		return rp, nil
 	}
@@ -99,7 +100,7 @@ func (p *Planner) remoteScan(ctx context.Context, req Request) (RemotePlanner, e
 // decoded (remoteMeter).
 func (p *Planner) planRemote(ctx context.Context, rp RemotePlanner, tbl *table.Table, name string, snap *table.Snapshot,
 	schema *iceberg.Schema, filter iceberg.BooleanExpression, columns []int) ([]table.FileScanTask, error) {
-	var meter split.PlanMeter
+	var meter token.PlanMeter
 	if p.budget != nil && p.budget.Capacity() > 0 {
 		// The server answers with the data files and, in each answer, the
 		// delete files its data files need: the snapshot's data and delete
@@ -151,7 +152,7 @@ func (p *Planner) planRemote(ctx context.Context, rp RemotePlanner, tbl *table.T
 const PlanAnswerBytesPerByte = 4
 
 // remoteMeter charges a plan on the catalog's server to its reservation
-// (split.PlanMeter). The reservation holds the entries the snapshot
+// (token.PlanMeter). The reservation holds the entries the snapshot
 // declares from the start; past them it grows with the entries of the
 // answers read (PlanBytesPerFile each) plus the bytes of the answer being
 // read (PlanAnswerBytesPerByte each). An answer's bytes are charged only

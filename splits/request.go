@@ -6,7 +6,8 @@ import (
 
 	"github.com/apache/iceberg-go"
 
-	"github.com/druidiceberg/sidecar/splits/split"
+	"github.com/druidiceberg/sidecar/internal/fault"
+	"github.com/druidiceberg/sidecar/token"
 )
 
 // Mode is what a client asks for.
@@ -31,7 +32,7 @@ func ParseMode(s string) (Mode, error) {
 	case ModeAuto, ModeRows, ModeFiles:
 		return m, nil
 	}
-	return "", fmt.Errorf("%w: mode %s: want auto, rows or files", ErrBadRequest, split.Quote(s))
+	return "", fmt.Errorf("%w: mode %s: want auto, rows or files", fault.ErrBadRequest, fault.Quote(s))
 }
 
 // Path is the path a plan takes: PathFiles (v1) or PathRows (v2).
@@ -55,10 +56,10 @@ type Request struct {
 	// order); empty means all. It applies to the row path only: raw files
 	// hold what they hold.
 	Columns  []string
-	Encoding split.Encoding
+	Encoding token.Encoding
 	// MetaColumns are the metadata columns the rows carry after the
-	// table's (see split.MetaColumns); any takes the row path.
-	MetaColumns split.MetaColumns
+	// table's (see token.MetaColumns); any takes the row path.
+	MetaColumns token.MetaColumns
 	// Filter is Druid's icebergFilter; nil plans every file.
 	Filter *Filter
 	// ResidualMode is Druid's residualFilterMode: ignore (default), warn
@@ -131,7 +132,7 @@ func ParseCompression(s string) (Compression, error) {
 	case CompressionNone, CompressionGzip, CompressionZstd:
 		return c, nil
 	}
-	return "", fmt.Errorf("%w: compression %q: want none, gzip or zstd", ErrBadRequest, s)
+	return "", fmt.Errorf("%w: compression %q: want none, gzip or zstd", fault.ErrBadRequest, s)
 }
 
 // ResidualMode says what to do when the filter cannot be decided from
@@ -154,7 +155,7 @@ func ParseResidualMode(s string) (ResidualMode, error) {
 	case ResidualIgnore, ResidualWarn, ResidualFail:
 		return m, nil
 	}
-	return "", fmt.Errorf("%w: residualFilterMode %s: want ignore, warn or fail", ErrBadRequest, split.Quote(s))
+	return "", fmt.Errorf("%w: residualFilterMode %s: want ignore, warn or fail", fault.ErrBadRequest, fault.Quote(s))
 }
 
 // PlannedSplit is one split of a plan (one URI of the answer) with its
@@ -164,8 +165,8 @@ type PlannedSplit struct {
 	// raw-file path; on the row path one or more, each a data file or a
 	// range of the row groups of one, with the delete files that apply to
 	// it. They share the table, snapshot, schema, projection and encoding.
-	Parts []split.Split
-	Kind  split.TokenKind
+	Parts []token.Split
+	Kind  token.TokenKind
 	Token string
 	// ID is ID(Token), worked out with the token.
 	ID string
@@ -191,7 +192,7 @@ type Plan struct {
 }
 
 // RecordCount returns the rows the split reads before deletes, and whether
-// that number is exact (see split.Split.RecordCount).
+// that number is exact (see token.Split.RecordCount).
 func (ps PlannedSplit) RecordCount() (n int64, exact bool) {
 	exact = true
 	for _, p := range ps.Parts {

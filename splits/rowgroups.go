@@ -9,7 +9,8 @@ import (
 	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/parquet-go/parquet-go"
 
-	"github.com/druidiceberg/sidecar/splits/split"
+	"github.com/druidiceberg/sidecar/internal/fault"
+	"github.com/druidiceberg/sidecar/token"
 )
 
 // footerGroups are the row groups of a data file as its footer lists them:
@@ -30,9 +31,9 @@ type footerGroups struct {
 // refused the credentials fails the plan; a missing or undecodable one
 // leaves the file whole, and reading its rows reports the same problem for
 // that split alone.
-func (p *Planner) fileRanges(ctx context.Context, fsys icebergio.IO, f iceberg.DataFile, target int64) ([]*split.RowGroupRange, error) {
+func (p *Planner) fileRanges(ctx context.Context, fsys icebergio.IO, f iceberg.DataFile, target int64) ([]*token.RowGroupRange, error) {
 	size := f.FileSizeBytes()
-	whole := []*split.RowGroupRange{nil}
+	whole := []*token.RowGroupRange{nil}
 	if target <= 0 || size <= target || f.FileFormat() != iceberg.ParquetFile {
 		return whole, nil
 	}
@@ -45,7 +46,7 @@ func (p *Planner) fileRanges(ctx context.Context, fsys icebergio.IO, f iceberg.D
 		}
 		var err error
 		if g, err = p.footer(fsys, f.FilePath(), size); err != nil {
-			if errors.Is(err, split.ErrUnavailable) || errors.Is(err, split.ErrDenied) {
+			if errors.Is(err, fault.ErrUnavailable) || errors.Is(err, fault.ErrDenied) {
 				return nil, fmt.Errorf("read the footer of data file %s: %w", f.FilePath(), err)
 			}
 			return whole, nil
@@ -78,11 +79,11 @@ func usableStarts(starts []int64, size int64) bool {
 // every row group falls in exactly one of them. When g has the rows of
 // every row group, each range records its row count. A file that makes a
 // single range gives one nil range: the whole file, as when it is not split.
-func rowGroupRanges(g footerGroups, size, target int64) []*split.RowGroupRange {
+func rowGroupRanges(g footerGroups, size, target int64) []*token.RowGroupRange {
 	counted := len(g.rows) == len(g.starts)
-	var out []*split.RowGroupRange
+	var out []*token.RowGroupRange
 	add := func(start, end, rows int64) {
-		r := &split.RowGroupRange{Start: start, Length: end - start}
+		r := &token.RowGroupRange{Start: start, Length: end - start}
 		if counted {
 			r.Records = &rows
 		}
@@ -107,7 +108,7 @@ func rowGroupRanges(g footerGroups, size, target int64) []*split.RowGroupRange {
 	}
 	add(start, size, rows)
 	if len(out) == 1 {
-		return []*split.RowGroupRange{nil}
+		return []*token.RowGroupRange{nil}
 	}
 	return out
 }
@@ -141,7 +142,7 @@ func (p *Planner) footer(fsys icebergio.IO, path string, size int64) (g footerGr
 	}
 	rgs := pf.Metadata().RowGroups
 	for i := range rgs {
-		g.starts = append(g.starts, split.RowGroupStart(&rgs[i]))
+		g.starts = append(g.starts, token.RowGroupStart(&rgs[i]))
 		g.rows = append(g.rows, rgs[i].NumRows)
 	}
 	p.footers.Add(path, g)

@@ -14,10 +14,10 @@ import (
 	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
 
+	"github.com/druidiceberg/sidecar/catalog"
+	"github.com/druidiceberg/sidecar/catalog/catalogtest"
 	"github.com/druidiceberg/sidecar/internal/tablegen"
-	"github.com/druidiceberg/sidecar/splits/catalog"
-	"github.com/druidiceberg/sidecar/splits/catalog/catalogtest"
-	"github.com/druidiceberg/sidecar/splits/split"
+	"github.com/druidiceberg/sidecar/token"
 )
 
 // rowGroupsTable is tablegen.RowGroups as rg.t in a local warehouse of its
@@ -33,7 +33,7 @@ func rowGroupsTable(t *testing.T, formatVersion int, offsets tablegen.SplitOffse
 // localPlanner is a planner over the local warehouse dir.
 func localPlanner(t *testing.T, dir string, opts ...PlannerOption) *Planner {
 	t.Helper()
-	signer, _ := split.NewSigner(key(5))
+	signer, _ := token.NewSigner(key(5))
 	p, err := NewPlanner(catalogtest.Open(t, catalog.Config{Type: "local", Warehouse: dir}), signer, nil, opts...)
 	if err != nil {
 		t.Fatal(err)
@@ -122,10 +122,10 @@ func TestPlanSplitsLargeFiles(t *testing.T) {
 			if plan.Path != PathRows {
 				t.Fatalf("path %s, want the row path", plan.Path)
 			}
-			perFile := map[string][]split.Split{}
+			perFile := map[string][]token.Split{}
 			var order []string
 			for _, ps := range plan.Splits {
-				if ps.Kind != split.KindRows {
+				if ps.Kind != token.KindRows {
 					t.Fatalf("a %s split on the row path", ps.Kind)
 				}
 				sp := ps.Parts[0]
@@ -255,7 +255,7 @@ func TestRawFilesNeverSplit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if plan.Path != PathFiles || len(plan.Splits) != 1 || plan.Splits[0].Parts[0].Data.Range != nil || plan.Splits[0].Kind != split.KindFile {
+	if plan.Path != PathFiles || len(plan.Splits) != 1 || plan.Splits[0].Parts[0].Data.Range != nil || plan.Splits[0].Kind != token.KindFile {
 		t.Fatalf("raw-file plan: %s with %d splits", plan.Path, len(plan.Splits))
 	}
 	rows, err := p.Plan(ctx, Request{Table: "rg.t", SnapshotID: &first, Mode: ModeRows})
@@ -268,8 +268,8 @@ func TestRawFilesNeverSplit(t *testing.T) {
 }
 
 func TestRowGroupRangesCuts(t *testing.T) {
-	rng := func(start, end int64, rows ...int64) *split.RowGroupRange {
-		r := &split.RowGroupRange{Start: start, Length: end - start}
+	rng := func(start, end int64, rows ...int64) *token.RowGroupRange {
+		r := &token.RowGroupRange{Start: start, Length: end - start}
 		if len(rows) == 1 {
 			r.Records = &rows[0]
 		}
@@ -280,16 +280,16 @@ func TestRowGroupRangesCuts(t *testing.T) {
 		g      footerGroups
 		size   int64
 		target int64
-		want   []*split.RowGroupRange
+		want   []*token.RowGroupRange
 	}{
-		{"one row group", footerGroups{starts: []int64{4}}, 1000, 100, []*split.RowGroupRange{nil}},
-		{"all within the target", footerGroups{starts: []int64{4, 40, 80}}, 100, 100, []*split.RowGroupRange{nil}},
+		{"one row group", footerGroups{starts: []int64{4}}, 1000, 100, []*token.RowGroupRange{nil}},
+		{"all within the target", footerGroups{starts: []int64{4, 40, 80}}, 100, 100, []*token.RowGroupRange{nil}},
 		{"one per group", footerGroups{starts: []int64{4, 100, 200}}, 300, 100,
-			[]*split.RowGroupRange{rng(0, 100), rng(100, 200), rng(200, 300)}},
+			[]*token.RowGroupRange{rng(0, 100), rng(100, 200), rng(200, 300)}},
 		{"two per range, counted", footerGroups{starts: []int64{4, 50, 100, 150, 200}, rows: []int64{1, 2, 3, 4, 5}}, 260, 100,
-			[]*split.RowGroupRange{rng(0, 100, 3), rng(100, 200, 7), rng(200, 260, 5)}},
+			[]*token.RowGroupRange{rng(0, 100, 3), rng(100, 200, 7), rng(200, 260, 5)}},
 		{"a group larger than the target", footerGroups{starts: []int64{4, 10, 500, 520}}, 600, 100,
-			[]*split.RowGroupRange{rng(0, 10), rng(10, 500), rng(500, 600)}},
+			[]*token.RowGroupRange{rng(0, 10), rng(10, 500), rng(500, 600)}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
+	"github.com/druidiceberg/sidecar/internal/fault"
 )
 
 // The scan step of Plan: turn the request's filter into an Iceberg
@@ -33,7 +34,7 @@ func (p *Planner) scan(ctx context.Context, pl *planning) error {
 		}
 		bound, err := iceberg.BindExpr(pl.schema, expr, true)
 		if err != nil {
-			return fmt.Errorf("%w: icebergFilter: %w", ErrBadRequest, err)
+			return fmt.Errorf("%w: icebergFilter: %w", fault.ErrBadRequest, err)
 		}
 		// The scan runs on the filter as its JSON form reads back, which
 		// is what a plan-reference token pins: a replica that plans the
@@ -58,7 +59,7 @@ func (p *Planner) scanWith(ctx context.Context, pl *planning) error {
 		opts = append(opts, table.WithRowFilter(pl.filter))
 		var err error
 		if pl.filterBound, err = iceberg.BindExpr(pl.schema, pl.filter, true); err != nil {
-			return fmt.Errorf("%w: icebergFilter: %w", ErrBadRequest, err)
+			return fmt.Errorf("%w: icebergFilter: %w", fault.ErrBadRequest, err)
 		}
 	}
 	rp, err := p.remoteScan(ctx, req)

@@ -12,7 +12,7 @@ import (
 	"github.com/apache/iceberg-go/catalog/hadoop"
 	"github.com/apache/iceberg-go/table"
 
-	"github.com/druidiceberg/sidecar/splits/catalog/catalogtest"
+	"github.com/druidiceberg/sidecar/catalog/catalogtest"
 )
 
 // shared holds the tables the tests build once per run of the package and

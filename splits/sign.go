@@ -6,15 +6,15 @@ import (
 	"runtime"
 	"sync"
 
-	"github.com/druidiceberg/sidecar/splits/split"
+	"github.com/druidiceberg/sidecar/token"
 )
 
 // The signing step of Plan: each split gets its token, holding the
 // split's files or a reference to the split in the plan (see
-// split.PlanRef and planref.go).
+// token.PlanRef and planref.go).
 
 // sign gives every split of pl its token: the split's files themselves
-// when that token is short (split.MaxShortToken), else a reference to the
+// when that token is short (token.MaxShortToken), else a reference to the
 // split in the plan. A plan that hands out references is cached, so that
 // the replica that planned it serves them without planning again.
 func (p *Planner) sign(pl *planning) error {
@@ -28,7 +28,7 @@ func (p *Planner) sign(pl *planning) error {
 	}
 	var cached *cachedPlan
 	for i := range ps {
-		if ps[i].Token != "" && len(ps[i].Token) <= split.MaxShortToken {
+		if ps[i].Token != "" && len(ps[i].Token) <= token.MaxShortToken {
 			continue
 		}
 		if cached == nil {
@@ -45,24 +45,24 @@ func (p *Planner) sign(pl *planning) error {
 		if err != nil {
 			return err
 		}
-		ps[i].Token, ps[i].ID = tok, split.ID(tok)
+		ps[i].Token, ps[i].ID = tok, token.ID(tok)
 	}
 	return nil
 }
 
 // cachePlanOf is the cache entry of a plan's splits.
 func cachePlanOf(ps []PlannedSplit) (*cachedPlan, error) {
-	c := &cachedPlan{splits: make([][]split.Split, len(ps))}
+	c := &cachedPlan{splits: make([][]token.Split, len(ps))}
 	for i, s := range ps {
 		c.splits[i] = s.Parts
 		c.parts += len(s.Parts)
 	}
-	kind := split.KindRows
+	kind := token.KindRows
 	if len(ps) > 0 {
 		kind = ps[0].Kind
 	}
 	var err error
-	if c.fingerprint, err = split.Fingerprint(kind, c.splits); err != nil {
+	if c.fingerprint, err = token.Fingerprint(kind, c.splits); err != nil {
 		return nil, fmt.Errorf("fingerprint the plan: %w", err)
 	}
 	return c, nil
@@ -77,7 +77,7 @@ const maxShortParts = 12
 // plan has thousands, so the work is spread over the CPUs, in contiguous
 // runs of splits. With refs, a split of more than maxShortParts files is
 // left unsigned, for a reference.
-func signAll(s *split.Signer, ps []PlannedSplit, refs bool) error {
+func signAll(s *token.Signer, ps []PlannedSplit, refs bool) error {
 	const minRun = 256
 	run := func(ps []PlannedSplit) error {
 		for i := range ps {
@@ -88,7 +88,7 @@ func signAll(s *split.Signer, ps []PlannedSplit, refs bool) error {
 			if err != nil {
 				return err
 			}
-			ps[i].Token, ps[i].ID = tok, split.ID(tok)
+			ps[i].Token, ps[i].ID = tok, token.ID(tok)
 		}
 		return nil
 	}

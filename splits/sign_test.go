@@ -7,25 +7,26 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/druidiceberg/sidecar/splits/split"
+	"github.com/druidiceberg/sidecar/internal/fault"
+	"github.com/druidiceberg/sidecar/token"
 )
 
 // signSplit is a split of a table on S3 with deletes delete files beside
 // its data file, every fifth one an equality delete.
-func signSplit(deletes int) split.Split {
+func signSplit(deletes int) token.Split {
 	const dir = "s3://company-lake/warehouse/sales.db/orders/data/event_date=2025-01-31/"
-	sp := split.Split{
+	sp := token.Split{
 		Table:            []string{"sales", "orders"},
 		Location:         "s3://company-lake/warehouse/sales.db/orders",
 		MetadataLocation: "s3://company-lake/warehouse/sales.db/orders/metadata/00123.metadata.json",
 		SnapshotID:       8286390426475512101,
 		SchemaID:         3,
-		Data:             split.DataFile{Path: dir + "00042-7-data.parquet", Format: "PARQUET", Size: 134_217_311, Records: 2_480_117},
+		Data:             token.DataFile{Path: dir + "00042-7-data.parquet", Format: "PARQUET", Size: 134_217_311, Records: 2_480_117},
 	}
 	for i := range deletes {
-		d := split.DeleteFile{Kind: split.DeletePosition, Path: fmt.Sprintf("%s%05d-deletes.parquet", dir, i), Format: "PARQUET", Size: 4_812, Records: 120}
+		d := token.DeleteFile{Kind: token.DeletePosition, Path: fmt.Sprintf("%s%05d-deletes.parquet", dir, i), Format: "PARQUET", Size: 4_812, Records: 120}
 		if i%5 == 4 {
-			d.Kind, d.EqualityIDs = split.DeleteEquality, []int{1}
+			d.Kind, d.EqualityIDs = token.DeleteEquality, []int{1}
 		}
 		sp.Deletes = append(sp.Deletes, d)
 	}
@@ -37,7 +38,7 @@ func signSplit(deletes int) split.Split {
 // and each verifies back to its split; a split that cannot be encoded
 // fails the whole plan.
 func TestSignAll(t *testing.T) {
-	s, err := split.NewSigner(key(1))
+	s, err := token.NewSigner(key(1))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,7 +46,7 @@ func TestSignAll(t *testing.T) {
 	for i := range ps {
 		sp := signSplit(i % 11)
 		sp.Data.Records = int64(i)
-		ps[i] = PlannedSplit{Parts: []split.Split{sp}, Kind: []split.TokenKind{split.KindRows, split.KindFile}[i%2]}
+		ps[i] = PlannedSplit{Parts: []token.Split{sp}, Kind: []token.TokenKind{token.KindRows, token.KindFile}[i%2]}
 	}
 	if err := signAll(s, ps, false); err != nil {
 		t.Fatal(err)
@@ -55,8 +56,8 @@ func TestSignAll(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if p.Token != want || p.ID != split.ID(want) {
-			t.Fatalf("split %d: token %q id %q, want %q and %q", i, p.Token, p.ID, want, split.ID(want))
+		if p.Token != want || p.ID != token.ID(want) {
+			t.Fatalf("split %d: token %q id %q, want %q and %q", i, p.Token, p.ID, want, token.ID(want))
 		}
 		got, err := s.Verify(p.Kind, p.Token)
 		if err != nil || !reflect.DeepEqual(got, p.Parts[0]) {
@@ -66,9 +67,9 @@ func TestSignAll(t *testing.T) {
 
 	bad := signSplit(1)
 	bad.Data.Path = "s3://company-lake/\xff.parquet"
-	ps[700].Parts = []split.Split{bad}
-	if err := signAll(s, ps, false); !errors.Is(err, split.ErrUnsupported) {
-		t.Fatalf("signAll with a non-UTF-8 path: %v, want ErrUnsupported", err)
+	ps[700].Parts = []token.Split{bad}
+	if err := signAll(s, ps, false); !errors.Is(err, fault.ErrUnsupported) {
+		t.Fatalf("signAll with a non-UTF-8 path: %v, want fault.ErrUnsupported", err)
 	}
 }
 

@@ -8,8 +8,7 @@ import (
 
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
-
-	"github.com/druidiceberg/sidecar/splits/split"
+	"github.com/druidiceberg/sidecar/internal/fault"
 )
 
 // The snapshot step of Plan: load the table, resolve the request's snapshot
@@ -59,7 +58,7 @@ func selectSnapshot(tbl *table.Table, req Request) (snap *table.Snapshot, explic
 		n++
 	}
 	if n > 1 {
-		return nil, false, fmt.Errorf("%w: give at most one of snapshotId, snapshotTime and ref", ErrBadRequest)
+		return nil, false, fmt.Errorf("%w: give at most one of snapshotId, snapshotTime and ref", fault.ErrBadRequest)
 	}
 	switch {
 	case req.SnapshotID != nil:
@@ -84,7 +83,7 @@ func selectSnapshot(tbl *table.Table, req Request) (snap *table.Snapshot, explic
 			}
 		}
 		if !ok {
-			return nil, false, fmt.Errorf("%w: %s has no branch or tag %s", ErrSnapshotNotFound, req.Table, split.Quote(req.Ref))
+			return nil, false, fmt.Errorf("%w: %s has no branch or tag %s", ErrSnapshotNotFound, req.Table, fault.Quote(req.Ref))
 		}
 		if snap = tbl.SnapshotByID(ref.SnapshotID); snap == nil {
 			return nil, false, fmt.Errorf("%w: ref %q of %s points at missing snapshot %d",
@@ -118,7 +117,7 @@ func appendsOnly(tbl *table.Table, name string, from int64, to *table.Snapshot) 
 				ErrConflict, s.SnapshotID, name, op, from, name, from)
 		}
 		if s.ParentSnapshotID == nil {
-			return fmt.Errorf("%w: fromSnapshot %d is not an ancestor of snapshot %d of %s", ErrBadRequest, from, to.SnapshotID, name)
+			return fmt.Errorf("%w: fromSnapshot %d is not an ancestor of snapshot %d of %s", fault.ErrBadRequest, from, to.SnapshotID, name)
 		}
 		if s = tbl.SnapshotByID(*s.ParentSnapshotID); s == nil {
 			return fmt.Errorf("%w: the ancestry of %s is broken above snapshot %d (expired?)", ErrConflict, name, to.SnapshotID)
@@ -136,7 +135,7 @@ func projectColumns(schema *iceberg.Schema, names []string) ([]int, error) {
 	for _, n := range names {
 		f, ok := schema.FindFieldByName(n)
 		if !ok || !slices.ContainsFunc(schema.Fields(), func(top iceberg.NestedField) bool { return top.ID == f.ID }) {
-			return nil, fmt.Errorf("%w: column %s is not a top-level column of the table", ErrBadRequest, split.Quote(n))
+			return nil, fmt.Errorf("%w: column %s is not a top-level column of the table", fault.ErrBadRequest, fault.Quote(n))
 		}
 		want[f.ID] = true
 	}

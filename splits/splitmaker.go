@@ -6,12 +6,13 @@ import (
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 
-	"github.com/druidiceberg/sidecar/splits/split"
+	"github.com/druidiceberg/sidecar/internal/fault"
+	"github.com/druidiceberg/sidecar/token"
 )
 
 // FromTask describes one planned scan task as a split of the given snapshot,
 // with meta the metadata the task was planned from.
-func FromTask(meta table.Metadata, metadataLocation string, snapshotID int64, schemaID int, task table.FileScanTask) (split.Split, error) {
+func FromTask(meta table.Metadata, metadataLocation string, snapshotID int64, schemaID int, task table.FileScanTask) (token.Split, error) {
 	return newSplitMaker(meta, metadataLocation, snapshotID, schemaID).split(task)
 }
 
@@ -34,7 +35,7 @@ type splitMaker struct {
 
 // StorageChecker is a Catalog that can tell, before anything opens it,
 // whether it has a FileIO for a location's store
-// (splits/catalog.Catalog.Storage).
+// (catalog.Catalog.Storage).
 type StorageChecker interface {
 	Storage(location string) error
 }
@@ -86,22 +87,22 @@ func (m *splitMaker) identityOf(f iceberg.DataFile) ([]identityField, error) {
 	return fields, nil
 }
 
-func (m *splitMaker) split(task table.FileScanTask) (split.Split, error) {
+func (m *splitMaker) split(task table.FileScanTask) (token.Split, error) {
 	f := task.File
 	if !rowFormat(f.FileFormat()) {
-		return split.Split{}, fmt.Errorf("%w: data file %s is %s; only Parquet and Avro data files are served",
-			ErrUnsupported, f.FilePath(), f.FileFormat())
+		return token.Split{}, fmt.Errorf("%w: data file %s is %s; only Parquet and Avro data files are served",
+			fault.ErrUnsupported, f.FilePath(), f.FileFormat())
 	}
 	if err := m.openable("data file", f.FilePath()); err != nil {
-		return split.Split{}, err
+		return token.Split{}, err
 	}
-	s := split.Split{
+	s := token.Split{
 		Catalog:          m.catalog,
 		Table:            m.ident,
 		MetadataLocation: m.metadataLocation,
 		SnapshotID:       m.snapshotID,
 		SchemaID:         m.schemaID,
-		Data: split.DataFile{
+		Data: token.DataFile{
 			Path:    f.FilePath(),
 			Format:  string(f.FileFormat()),
 			Size:    f.FileSizeBytes(),
@@ -113,25 +114,25 @@ func (m *splitMaker) split(task table.FileScanTask) (split.Split, error) {
 		s.Location = m.meta.Location()
 		fields, err := m.identityOf(f)
 		if err != nil {
-			return split.Split{}, err
+			return token.Split{}, err
 		}
 		ids, err := identityValues(fields, f)
 		if err != nil {
-			return split.Split{}, err
+			return token.Split{}, err
 		}
 		s.Data.Identity = ids
 	}
-	add := func(kind split.DeleteKind, files []iceberg.DataFile) error {
+	add := func(kind token.DeleteKind, files []iceberg.DataFile) error {
 		for _, d := range files {
 			// Refused here, when planning, rather than when the first
 			// stream opens it.
 			ok, want := rowFormat(d.FileFormat()), "Parquet and Avro"
-			if kind == split.DeleteDeletionVector {
+			if kind == token.DeleteDeletionVector {
 				ok, want = d.FileFormat() == iceberg.PuffinFile, string(iceberg.PuffinFile)
 			}
 			if !ok {
 				return fmt.Errorf("%w: %s delete file %s of data file %s is %s; only %s ones are served",
-					ErrUnsupported, kind, d.FilePath(), f.FilePath(), d.FileFormat(), want)
+					fault.ErrUnsupported, kind, d.FilePath(), f.FilePath(), d.FileFormat(), want)
 			}
 			if err := m.openable(fmt.Sprintf("%s delete file of data file %s", kind, f.FilePath()), d.FilePath()); err != nil {
 				return err
@@ -140,14 +141,14 @@ func (m *splitMaker) split(task table.FileScanTask) (split.Split, error) {
 		}
 		return nil
 	}
-	if err := add(split.DeletePosition, task.DeleteFiles); err != nil {
-		return split.Split{}, err
+	if err := add(token.DeletePosition, task.DeleteFiles); err != nil {
+		return token.Split{}, err
 	}
-	if err := add(split.DeleteEquality, task.EqualityDeleteFiles); err != nil {
-		return split.Split{}, err
+	if err := add(token.DeleteEquality, task.EqualityDeleteFiles); err != nil {
+		return token.Split{}, err
 	}
-	if err := add(split.DeleteDeletionVector, task.DeletionVectorFiles); err != nil {
-		return split.Split{}, err
+	if err := add(token.DeleteDeletionVector, task.DeletionVectorFiles); err != nil {
+		return token.Split{}, err
 	}
 	return s, nil
 }
@@ -160,8 +161,8 @@ func rowFormat(f iceberg.FileFormat) bool {
 
 // DeleteFileOf describes the delete file d, of the given kind, as a split
 // carries it.
-func DeleteFileOf(kind split.DeleteKind, d iceberg.DataFile) split.DeleteFile {
-	df := split.DeleteFile{
+func DeleteFileOf(kind token.DeleteKind, d iceberg.DataFile) token.DeleteFile {
+	df := token.DeleteFile{
 		Kind:          kind,
 		Path:          d.FilePath(),
 		Format:        string(d.FileFormat()),
@@ -170,7 +171,7 @@ func DeleteFileOf(kind split.DeleteKind, d iceberg.DataFile) split.DeleteFile {
 		ContentOffset: d.ContentOffset(),
 		ContentSize:   d.ContentSizeInBytes(),
 	}
-	if kind == split.DeleteEquality {
+	if kind == token.DeleteEquality {
 		df.EqualityIDs = append([]int(nil), d.EqualityFieldIDs()...)
 	}
 	if r := d.ReferencedDataFile(); r != nil {

@@ -6,8 +6,7 @@ import (
 	"time"
 
 	"github.com/apache/iceberg-go"
-
-	"github.com/druidiceberg/sidecar/splits/split"
+	"github.com/druidiceberg/sidecar/internal/fault"
 )
 
 // The years Druid keeps apart without surprises. Druid's metadata store
@@ -77,7 +76,7 @@ func (pl *planning) timeRangeWarning() {
 		"outside the years 1 to 9999: Druid's metadata store compares segment intervals as text, which orders such years wrongly, "+
 		"so a later REPLACE, drop or compaction can miss their segments (apache/druid#12860), and no OVERWRITE WHERE can name them "+
 		"(TIMESTAMP literals have four-digit years); filter them out (icebergFilter) or ingest them apart",
-		split.Quote(name), druidInstant(lo), druidInstant(hi)))
+		fault.Quote(name), druidInstant(lo), druidInstant(hi)))
 }
 
 // druidInstant writes epoch milliseconds as Druid does (Joda's ISO form,

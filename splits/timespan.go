@@ -8,6 +8,7 @@ import (
 
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
+	"github.com/druidiceberg/sidecar/internal/fault"
 )
 
 // A table's time column, the one Druid's __time comes from, and what the
@@ -31,7 +32,7 @@ func NewTimeColumn(meta table.Metadata, field iceberg.NestedField) (TimeColumn, 
 	u, ok := timeUnit(field.Type)
 	if !ok {
 		return TimeColumn{}, fmt.Errorf("%w: column %q is %s; want a timestamp, date or long (epoch millis) column",
-			ErrBadRequest, field.Name, field.Type)
+			fault.ErrBadRequest, field.Name, field.Type)
 	}
 	return TimeColumn{meta: meta, field: field, unit: u}, nil
 }
@@ -302,7 +303,7 @@ func asInt64(v any) (int64, bool) {
 func IntervalFilter(field iceberg.NestedField, start, end time.Time) (*Filter, error) {
 	u, ok := timeUnit(field.Type)
 	if !ok {
-		return nil, fmt.Errorf("%w: column %q is %s, not a time column", ErrBadRequest, field.Name, field.Type)
+		return nil, fmt.Errorf("%w: column %q is %s, not a time column", fault.ErrBadRequest, field.Name, field.Type)
 	}
 	startMs, endMs := start.UnixMilli(), end.UnixMilli()
 	raw := func(v any) json.RawMessage {

@@ -20,7 +20,7 @@ import (
 	"github.com/apache/iceberg-go/catalog"
 	icebergio "github.com/apache/iceberg-go/io"
 
-	sidecatalog "github.com/druidiceberg/sidecar/splits/catalog"
+	sidecatalog "github.com/druidiceberg/sidecar/catalog"
 
 	_ "github.com/apache/iceberg-go/catalog/hadoop"
 	_ "github.com/apache/iceberg-go/catalog/rest"

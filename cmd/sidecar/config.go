@@ -12,11 +12,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/druidiceberg/sidecar/catalog"
 	"github.com/druidiceberg/sidecar/handlers"
 	"github.com/druidiceberg/sidecar/internal/memory"
 	"github.com/druidiceberg/sidecar/splits"
-	"github.com/druidiceberg/sidecar/splits/catalog"
-	"github.com/druidiceberg/sidecar/splits/split"
+	"github.com/druidiceberg/sidecar/token"
 )
 
 // config is the one configuration of `sidecar serve`, validated before
@@ -171,7 +171,7 @@ func (c *catalogsConfig) register(fs *flag.FlagSet) {
 	fs.Var(&c.allow, "allow-table", "NS or NS.NAME: serve only these namespaces and tables, planning and reading (repeatable; default: every table the catalog holds)")
 	fs.Var(&c.dataRoots, "data-root", "location prefix whose files the tables may name besides their own locations and the warehouse, such as where a snapshot or imported table keeps them (repeatable)")
 	fs.Var(&c.storagePrefixes, "allow-storage-prefix", "object-store bucket or prefix (s3://bucket, s3://bucket/lake) whose files the tables may name besides the warehouse, the data roots and the location map targets; a table's own metadata never adds one (repeatable; default: none, so a REST catalog whose warehouse is a name needs it)")
-	fs.StringVar(&c.ScanPlanning, "scan-planning", string(split.ScanPlanningAuto), "where scans are planned: auto (on the REST catalog's server when it advertises the scan-planning endpoints, else by the sidecar), local (the sidecar reads the manifests) or remote (always the REST catalog's server; one that does not plan stops the start)")
+	fs.StringVar(&c.ScanPlanning, "scan-planning", string(token.ScanPlanningAuto), "where scans are planned: auto (on the REST catalog's server when it advertises the scan-planning endpoints, else by the sidecar), local (the sidecar reads the manifests) or remote (always the REST catalog's server; one that does not plan stops the start)")
 	fs.BoolVar(&c.Demo, "demo", false, "write the demo tables into the local warehouse if they are absent")
 }
 

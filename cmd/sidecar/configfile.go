@@ -12,7 +12,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/druidiceberg/sidecar/splits/catalog"
+	"github.com/druidiceberg/sidecar/catalog"
 )
 
 // configFile is the --config file: one or more named catalogs.

@@ -15,8 +15,8 @@ import (
 	"github.com/apache/iceberg-go/catalog/hadoop"
 	icebergio "github.com/apache/iceberg-go/io"
 
+	sidecatalog "github.com/druidiceberg/sidecar/catalog"
 	"github.com/druidiceberg/sidecar/internal/demo"
-	sidecatalog "github.com/druidiceberg/sidecar/splits/catalog"
 )
 
 func writeConfig(t *testing.T, body string) string {

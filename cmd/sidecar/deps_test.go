@@ -15,13 +15,13 @@ const module = "github.com/druidiceberg/sidecar"
 // binaryInternal are the packages under internal/ that the binary links:
 // small libraries (docs/design.md's packages table). Every other package
 // under internal/ is for tests only.
-var binaryInternal = []string{"internal/connlimit", "internal/demo", "internal/icewrite", "internal/jsonstr", "internal/memory", "internal/promreg", "internal/rungroup"}
+var binaryInternal = []string{"internal/connlimit", "internal/demo", "internal/fault", "internal/icewrite", "internal/jsonstr", "internal/memory", "internal/promreg", "internal/rungroup"}
 
 // TestBinaryLinksNoTestOnlyPackage: the sidecar binary (with every
 // optional catalog and store) links no package of internal/ but the small
 // libraries that are there for it, and no test helper kept beside the
 // package it serves (a name ending in "test", such as
-// splits/catalog/catalogtest); the table generators, the Druid model and
+// catalog/catalogtest); the table generators, the Druid model and
 // the test helpers stay out of the binary.
 func TestBinaryLinksNoTestOnlyPackage(t *testing.T) {
 	root, err := filepath.Abs(filepath.Join("..", ".."))
@@ -64,7 +64,7 @@ func TestBinaryLinksNoTestOnlyPackage(t *testing.T) {
 			t.Errorf("the binary links %s, a test helper", p)
 		}
 	}
-	for _, want := range []string{"splits/catalog", "reader", "handlers", "internal/jsonstr"} {
+	for _, want := range []string{"catalog", "reader", "handlers", "internal/jsonstr"} {
 		if !linked[want] {
 			t.Fatalf("the walk of the binary's imports missed %s: %v", want, linked)
 		}

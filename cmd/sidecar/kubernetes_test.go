@@ -19,7 +19,7 @@ import (
 	"github.com/druidiceberg/sidecar/internal/memory"
 	"github.com/druidiceberg/sidecar/metrics"
 	"github.com/druidiceberg/sidecar/splits"
-	"github.com/druidiceberg/sidecar/splits/split"
+	"github.com/druidiceberg/sidecar/token"
 )
 
 // k8sObject is the part of a Kubernetes manifest the test reads; each kind
@@ -240,7 +240,7 @@ func TestKubernetesManifests(t *testing.T) {
 	if err := os.WriteFile(tmp, []byte(secret.StringData[keyFile]), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if keys, err := split.LoadOrCreateKey(tmp); err == nil {
+	if keys, err := token.LoadOrCreateKey(tmp); err == nil {
 		t.Errorf("the Secret's placeholder is a usable key (%d keys): ship one the sidecar refuses", len(keys))
 	}
 

@@ -20,14 +20,15 @@ import (
 	"github.com/apache/iceberg-go/catalog/hadoop"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/druidiceberg/sidecar/catalog"
 	"github.com/druidiceberg/sidecar/handlers"
 	"github.com/druidiceberg/sidecar/internal/demo"
+	"github.com/druidiceberg/sidecar/internal/fault"
 	"github.com/druidiceberg/sidecar/internal/memory"
 	"github.com/druidiceberg/sidecar/metrics"
 	"github.com/druidiceberg/sidecar/reader"
 	"github.com/druidiceberg/sidecar/splits"
-	"github.com/druidiceberg/sidecar/splits/catalog"
-	"github.com/druidiceberg/sidecar/splits/split"
+	"github.com/druidiceberg/sidecar/token"
 )
 
 func main() {
@@ -105,7 +106,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 func serve(ctx context.Context, cfg config, logOut io.Writer, ready chan<- string) error {
 	log := newLogger(cfg.LogFormat, logOut)
 
-	keys, err := split.LoadOrCreateKey(cfg.TokenKeyFile)
+	keys, err := token.LoadOrCreateKey(cfg.TokenKeyFile)
 	if err != nil {
 		return err
 	}
@@ -115,7 +116,7 @@ func serve(ctx context.Context, cfg config, logOut io.Writer, ready chan<- strin
 		log.Warn("token key file is readable by group or others; make it 0400 or 0600",
 			slog.String("file", cfg.TokenKeyFile), slog.String("mode", st.Mode().Perm().String()))
 	}
-	signer, err := split.NewSigner(keys...)
+	signer, err := token.NewSigner(keys...)
 	if err != nil {
 		return fmt.Errorf("token key file %s: %w", cfg.TokenKeyFile, err)
 	}
@@ -190,7 +191,7 @@ func serve(ctx context.Context, cfg config, logOut io.Writer, ready chan<- strin
 			// Not fatal: planning answers 503 until the catalog is back,
 			// and a plan refuses a server that cannot plan (below).
 			log.Warn("catalog not reachable yet", slog.String("catalog", c.Name), slog.String("error", err.Error()))
-		} else if err := cat.CheckScanPlanning(ctx); errors.Is(err, split.ErrUnsupported) {
+		} else if err := cat.CheckScanPlanning(ctx); errors.Is(err, fault.ErrUnsupported) {
 			// --scan-planning remote on a server that does not plan.
 			return err
 		} else if err != nil {

@@ -24,13 +24,13 @@ import (
 	"github.com/apache/iceberg-go/catalog/hadoop"
 	"github.com/apache/iceberg-go/table"
 
+	"github.com/druidiceberg/sidecar/catalog/catalogtest"
 	"github.com/druidiceberg/sidecar/druid"
 	"github.com/druidiceberg/sidecar/internal/druidsim"
 	"github.com/druidiceberg/sidecar/internal/tablegen"
 	"github.com/druidiceberg/sidecar/internal/testenv"
 	"github.com/druidiceberg/sidecar/internal/testlog"
-	"github.com/druidiceberg/sidecar/splits/catalog/catalogtest"
-	"github.com/druidiceberg/sidecar/splits/split"
+	"github.com/druidiceberg/sidecar/token"
 )
 
 // replica is one sidecar process.
@@ -228,7 +228,7 @@ func TestReplicas(t *testing.T) {
 		t.Fatal(err)
 	}
 	uris := spec.Spec.IOConfig.InputSource.URIs
-	signer, err := split.NewSigner(key)
+	signer, err := token.NewSigner(key)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -237,7 +237,7 @@ func TestReplicas(t *testing.T) {
 		if !strings.HasPrefix(u, proxy.URL+"/splits/") || !strings.HasSuffix(u, "/rows.ndjson.gz") || len(u) > 2048 {
 			t.Fatalf("URI %s", u)
 		}
-		tok, err := signer.Decode(split.KindRows, strings.TrimSuffix(strings.TrimPrefix(u, proxy.URL+"/splits/"), "/rows.ndjson.gz"))
+		tok, err := signer.Decode(token.KindRows, strings.TrimSuffix(strings.TrimPrefix(u, proxy.URL+"/splits/"), "/rows.ndjson.gz"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -257,7 +257,7 @@ func TestReplicas(t *testing.T) {
 		t.Fatalf("the Druid model's task failed: %v\nvictim's log:\n%s", err, lb.replicas[lb.victim].logs.String())
 	}
 	// The task types every column (the docs' type table).
-	want, err := druidsim.ExpectStrings(oracle, "event_ts", druid.Types(tbl.Schema().Fields(), split.Encoding{}))
+	want, err := druidsim.ExpectStrings(oracle, "event_ts", druid.Types(tbl.Schema().Fields(), token.Encoding{}))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,10 +16,10 @@ import (
 	"github.com/apache/iceberg-go/catalog/hadoop"
 	"github.com/apache/iceberg-go/table"
 
+	"github.com/druidiceberg/sidecar/catalog/catalogtest"
 	"github.com/druidiceberg/sidecar/internal/tablegen"
 	"github.com/druidiceberg/sidecar/internal/testenv"
 	"github.com/druidiceberg/sidecar/internal/testlog"
-	"github.com/druidiceberg/sidecar/splits/catalog/catalogtest"
 )
 
 // shutdownRows is the size of the table the shutdown tests stream: large

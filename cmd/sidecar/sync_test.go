@@ -18,6 +18,8 @@ import (
 	"github.com/apache/iceberg-go/catalog/hadoop"
 	"github.com/apache/iceberg-go/table"
 
+	sidecatalog "github.com/druidiceberg/sidecar/catalog"
+	"github.com/druidiceberg/sidecar/catalog/catalogtest"
 	"github.com/druidiceberg/sidecar/druid"
 	"github.com/druidiceberg/sidecar/handlers"
 	"github.com/druidiceberg/sidecar/internal/demo"
@@ -26,9 +28,7 @@ import (
 	"github.com/druidiceberg/sidecar/internal/testenv"
 	"github.com/druidiceberg/sidecar/reader"
 	"github.com/druidiceberg/sidecar/splits"
-	sidecatalog "github.com/druidiceberg/sidecar/splits/catalog"
-	"github.com/druidiceberg/sidecar/splits/catalog/catalogtest"
-	"github.com/druidiceberg/sidecar/splits/split"
+	"github.com/druidiceberg/sidecar/token"
 )
 
 // syncEnv is a local warehouse served by a real sidecar router (with Basic
@@ -60,7 +60,7 @@ func startSyncSidecar(t *testing.T, cfg handlers.Config) (string, *hadoop.Catalo
 	dir := t.TempDir()
 	wh := filepath.Join(dir, "warehouse")
 	cat := catalogtest.Local(t, wh)
-	signer, err := split.NewSigner(bytes.Repeat([]byte{3}, 32))
+	signer, err := token.NewSigner(bytes.Repeat([]byte{3}, 32))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -787,7 +787,7 @@ func TestSyncEveryType(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want, err := druidsim.Expect(lines, p.TimeColumn, druid.Types(tbl.Schema().Fields(), split.Encoding{}))
+		want, err := druidsim.Expect(lines, p.TimeColumn, druid.Types(tbl.Schema().Fields(), token.Encoding{}))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -17,7 +17,7 @@ import (
 
 	"github.com/druidiceberg/sidecar/druid"
 	"github.com/druidiceberg/sidecar/splits"
-	"github.com/druidiceberg/sidecar/splits/split"
+	"github.com/druidiceberg/sidecar/token"
 )
 
 // syncConfig is the one configuration of `sidecar sync`, validated before
@@ -310,7 +310,7 @@ func loadSyncFile(path string) ([]syncPair, error) {
 			}
 			p.ConstantTime = at.UTC().Format("2006-01-02T15:04:05.000Z")
 		}
-		if _, err := split.ParseIdentifier(p.Table); err != nil {
+		if _, err := token.ParseIdentifier(p.Table); err != nil {
 			return nil, fmt.Errorf("%s: table: %w", where, err)
 		}
 		if err := druid.CheckDataSource(p.DataSource); err != nil {

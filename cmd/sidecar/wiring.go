@@ -1,11 +1,11 @@
 package main
 
 import (
+	"github.com/druidiceberg/sidecar/catalog"
 	"github.com/druidiceberg/sidecar/changes"
 	"github.com/druidiceberg/sidecar/handlers"
 	"github.com/druidiceberg/sidecar/reader"
 	"github.com/druidiceberg/sidecar/splits"
-	"github.com/druidiceberg/sidecar/splits/catalog"
 )
 
 // catalogRoutes wires one catalog into the router's route families: the

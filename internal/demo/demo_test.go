@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/druidiceberg/sidecar/splits/catalog/catalogtest"
+	"github.com/druidiceberg/sidecar/catalog/catalogtest"
 
 	"github.com/apache/iceberg-go/catalog/hadoop"
 	"github.com/apache/iceberg-go/table"

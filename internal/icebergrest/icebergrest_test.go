@@ -11,10 +11,10 @@ import (
 	"github.com/apache/iceberg-go/catalog/rest"
 	"github.com/apache/iceberg-go/table"
 
+	"github.com/druidiceberg/sidecar/catalog"
 	"github.com/druidiceberg/sidecar/internal/demo"
 	"github.com/druidiceberg/sidecar/internal/icebergrest"
 	"github.com/druidiceberg/sidecar/internal/testenv"
-	"github.com/druidiceberg/sidecar/splits/catalog"
 )
 
 // planEndpoint is the REST spec's endpoint that submits a scan plan.

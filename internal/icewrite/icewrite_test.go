@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/druidiceberg/sidecar/splits/catalog/catalogtest"
+	"github.com/druidiceberg/sidecar/catalog/catalogtest"
 
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"

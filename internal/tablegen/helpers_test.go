@@ -7,7 +7,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/druidiceberg/sidecar/splits/catalog/catalogtest"
+	"github.com/druidiceberg/sidecar/catalog/catalogtest"
 
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/catalog/hadoop"
