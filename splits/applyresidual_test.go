@@ -1,4 +1,4 @@
-package handlers_test
+package splits_test
 
 import (
 	"context"
@@ -10,23 +10,32 @@ import (
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/array"
+	icecatalog "github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/druidiceberg/sidecar/internal/tablegen"
 	"github.com/druidiceberg/sidecar/splits"
 )
 
-// TestApplyResidual plans iceberg-go-written tables through HTTP with an
-// icebergFilter on columns that are not partition columns, so every file
-// keeps a residual. With applyResidual=true every emitted row matches the
-// filter and the rows are the oracle's rows that match it; without it the
-// planned files' rows that do not match come through too, as Druid's own
-// iceberg input source gives them.
+// scenarioTable is the tablegen scenario name as scenarios.<name> in a
+// local warehouse of its own, built once per run of the package and shared,
+// read-only.
+func scenarioTable(t *testing.T, sc tablegen.Scenario) (*table.Table, string) {
+	t.Helper()
+	return splits.ReadOnlyTable(t, "scenario-"+sc.Name, func(ctx context.Context, cat icecatalog.Catalog) (*table.Table, error) {
+		return sc.Build(ctx, cat, table.Identifier{"scenarios", sc.Name})
+	})
+}
+
+// TestApplyResidual plans iceberg-go-written tables with an icebergFilter
+// on columns that are not partition columns, so every file keeps a
+// residual, and reads the plans' splits. With ApplyResidual every emitted
+// row matches the filter and the rows are the oracle's rows that match it;
+// without it the planned files' rows that do not match come through too, as
+// Druid's own iceberg input source gives them.
 func TestApplyResidual(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	dir, tables := sharedScenarios(t)
-	srv := localServer(t, dir)
 	filters := []struct {
 		name  string
 		druid string
@@ -90,7 +99,9 @@ func TestApplyResidual(t *testing.T) {
 		if !scenarios[sc.Name] {
 			continue
 		}
-		tbl := tables[sc.Name]
+		tbl, dir := scenarioTable(t, sc)
+		r := localReplica(t, dir)
+		name := "scenarios." + sc.Name
 		oracle, err := tablegen.OracleRows(ctx, tbl, tbl.CurrentSnapshot().SnapshotID)
 		if err != nil {
 			t.Fatal(err)
@@ -116,11 +127,11 @@ func TestApplyResidual(t *testing.T) {
 					}
 				}
 
-				p := srv.plan(t, q("table", "scenarios."+sc.Name, "icebergFilter", f.druid, "applyResidual", "true"))
-				if p.Mode != "v2" {
-					t.Fatalf("applyResidual planned %s, want v2", p.Mode)
+				p := r.plan(t, splits.Request{Table: name, Filter: parseFilter(t, f.druid), ApplyResidual: true})
+				if p.Path != splits.PathRows {
+					t.Fatalf("applyResidual planned %s, want v2", p.Path)
 				}
-				got := srv.rows(t, p)
+				got := r.rows(t, p)
 				for _, row := range got {
 					if !f.match(decodeRow(t, row)) {
 						t.Errorf("row %s does not match %s", row, f.druid)
@@ -129,8 +140,8 @@ func TestApplyResidual(t *testing.T) {
 				assertSameRows(t, got, want)
 
 				// Without applyResidual the planned files' rows come whole.
-				p = srv.plan(t, q("table", "scenarios."+sc.Name, "icebergFilter", f.druid, "mode", "rows"))
-				all := srv.rows(t, p)
+				p = r.plan(t, splits.Request{Table: name, Filter: parseFilter(t, f.druid), Mode: splits.ModeRows})
+				all := r.rows(t, p)
 				var matching, other []string
 				for _, row := range all {
 					if f.match(decodeRow(t, row)) {
@@ -151,16 +162,25 @@ func TestApplyResidual(t *testing.T) {
 	}
 }
 
+// parseFilter reads a Druid icebergFilter as the routes do.
+func parseFilter(t testing.TB, druid string) *splits.Filter {
+	t.Helper()
+	if err := splits.CheckFilterBounds([]byte(druid)); err != nil {
+		t.Fatal(err)
+	}
+	var f splits.Filter
+	if err := json.Unmarshal([]byte(druid), &f); err != nil {
+		t.Fatal(err)
+	}
+	return &f
+}
+
 // icebergFilteredIDs scans tbl with iceberg-go alone, with the Druid filter
 // converted as the planner converts it, and returns the ids of the rows.
 func icebergFilteredIDs(t *testing.T, tbl *table.Table, druid string) []int64 {
 	t.Helper()
 	ctx := context.Background()
-	var f splits.Filter
-	if err := json.Unmarshal([]byte(druid), &f); err != nil {
-		t.Fatal(err)
-	}
-	e, err := f.Expression(tbl.Schema(), time.Now())
+	e, err := parseFilter(t, druid).Expression(tbl.Schema(), time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -207,10 +227,10 @@ func rowIDs(t *testing.T, rows []string) []int64 {
 // notIn returns the rows of got that are not in want, compared as values.
 func notIn(t *testing.T, got, want []string) []string {
 	t.Helper()
-	w := canonicalRows(t, want)
+	w := canonical(t, want)
 	var out []string
 	for _, g := range got {
-		if !slices.Contains(w, canonicalRows(t, []string{g})[0]) {
+		if !slices.Contains(w, canonical(t, []string{g})[0]) {
 			out = append(out, g)
 		}
 	}
@@ -241,3 +261,4 @@ func number(v any) (*big.Rat, bool) {
 	}
 	return new(big.Rat).SetString(s)
 }
+

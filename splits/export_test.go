@@ -1,0 +1,6 @@
+package splits
+
+// ReadOnlyTable is readOnlyTable for the tests of package splits_test
+// (those that read rows, with package reader): they share the package's
+// tables, built once per run.
+var ReadOnlyTable = readOnlyTable
