@@ -261,4 +261,3 @@ func number(v any) (*big.Rat, bool) {
 	}
 	return new(big.Rat).SetString(s)
 }
-

@@ -4,3 +4,7 @@ package splits
 // (those that read rows, with package reader): they share the package's
 // tables, built once per run.
 var ReadOnlyTable = readOnlyTable
+
+// BenchTable is benchTable, shared with the package's internal tests that
+// ask for as many files.
+var BenchTable = benchTable
