@@ -37,7 +37,7 @@ func fixtureReplica(t *testing.T, name string) *replica {
 	for _, p := range f.LocationPrefixes {
 		cfg.LocationMap = append(cfg.LocationMap, catalog.Mapping{From: p, To: dir})
 	}
-	return newReplica(t, catalogtest.Open(t, cfg))
+	return newReplica(t, catalogtest.Open(t, cfg), nil)
 }
 
 // TestProjection: Columns narrows the rows to those keys, in schema order,

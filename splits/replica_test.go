@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/druidiceberg/sidecar/catalog"
 	"github.com/druidiceberg/sidecar/catalog/catalogtest"
 	"github.com/druidiceberg/sidecar/internal/tablegen"
@@ -32,14 +34,15 @@ type replica struct {
 	reader  *reader.Reader
 }
 
-// newReplica is a replica over cat, its planner built with opts.
-func newReplica(t testing.TB, cat splits.Catalog, opts ...splits.PlannerOption) *replica {
+// newReplica is a replica over cat, its planner built with opts, counting
+// the scans it plans on reg (nil: not exported).
+func newReplica(t testing.TB, cat splits.Catalog, reg prometheus.Registerer, opts ...splits.PlannerOption) *replica {
 	t.Helper()
 	signer, err := token.NewSigner(testKey)
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := splits.NewPlanner(cat, signer, nil, opts...)
+	p, err := splits.NewPlanner(cat, signer, reg, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,7 +52,7 @@ func newReplica(t testing.TB, cat splits.Catalog, opts ...splits.PlannerOption) 
 // localReplica is a replica over the local warehouse dir.
 func localReplica(t testing.TB, dir string, opts ...splits.PlannerOption) *replica {
 	t.Helper()
-	return newReplica(t, catalogtest.Open(t, catalog.Config{Type: "local", Warehouse: dir}), opts...)
+	return newReplica(t, catalogtest.Open(t, catalog.Config{Type: "local", Warehouse: dir}), nil, opts...)
 }
 
 // plan plans req, failing the test on an error.
@@ -173,4 +176,29 @@ func canonical(t testing.TB, rows []string) []string {
 		t.Fatal(err)
 	}
 	return c
+}
+
+// metrics is what g gathers, by name and labels as the exposition format
+// writes them (sidecar_scans_planned_total{catalog="lake",planner="local"}).
+func metrics(t testing.TB, g prometheus.Gatherer) map[string]float64 {
+	t.Helper()
+	families, err := g.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]float64{}
+	for _, f := range families {
+		for _, m := range f.GetMetric() {
+			var labels []string
+			for _, l := range m.GetLabel() {
+				labels = append(labels, fmt.Sprintf("%s=%q", l.GetName(), l.GetValue()))
+			}
+			key := f.GetName()
+			if len(labels) > 0 {
+				key += "{" + strings.Join(labels, ",") + "}"
+			}
+			out[key] = m.GetCounter().GetValue() + m.GetGauge().GetValue()
+		}
+	}
+	return out
 }
