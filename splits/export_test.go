@@ -8,3 +8,7 @@ var ReadOnlyTable = readOnlyTable
 // BenchTable is benchTable, shared with the package's internal tests that
 // ask for as many files.
 var BenchTable = benchTable
+
+// RowGroupsTable is rowGroupsTable, shared with the package's internal
+// tests that ask for the same version and offsets.
+var RowGroupsTable = rowGroupsTable
