@@ -93,4 +93,3 @@ func TestChangesPlanOnce(t *testing.T) {
 		t.Fatalf("the target snapshot's manifest list was read %d times for %d intervals, want once", n, len(ch.Changes))
 	}
 }
-
