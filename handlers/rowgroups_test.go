@@ -84,22 +84,12 @@ func TestRowGroupSplits(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, tc := range []struct {
-		name    string
-		version int
-		offsets tablegen.SplitOffsets
-	}{
-		{"v2_split_offsets", 2, tablegen.SplitOffsetsKept},
-		{"v2_footer", 2, tablegen.SplitOffsetsNone},
-		{"v2_skewed_split_offsets", 2, tablegen.SplitOffsetsSkewed},
-		{"v3_split_offsets", 3, tablegen.SplitOffsetsKept},
-		{"v3_footer", 3, tablegen.SplitOffsetsNone},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			if _, err := tablegen.RowGroups(ctx, catalogtest.SnappyWrites(cat), table.Identifier{"rg", tc.name}, tc.version, tc.offsets); err != nil {
+	for _, tc := range tablegen.RowGroupsVariants() {
+		t.Run(tc.Name, func(t *testing.T) {
+			if _, err := tablegen.RowGroups(ctx, catalogtest.SnappyWrites(cat), table.Identifier{"rg", tc.Name}, tc.FormatVersion, tc.Offsets); err != nil {
 				t.Fatal(err)
 			}
-			query := "table=rg." + tc.name
+			query := "table=rg." + tc.Name
 			p, body := splitting.rangedPlan(t, query)
 			// A range's record count is estimated from the manifests'
 			// split offsets, and read from the footers without them.
@@ -107,7 +97,7 @@ func TestRowGroupSplits(t *testing.T) {
 			for _, s := range p.Splits {
 				if s.Range != nil {
 					ranged++
-					if s.RecordCountEstimated != (tc.offsets != tablegen.SplitOffsetsNone) {
+					if s.RecordCountEstimated != (tc.Offsets != tablegen.SplitOffsetsNone) {
 						t.Fatalf("split of %s: range %v, estimated %v", s.DataFile, s.Range, s.RecordCountEstimated)
 					}
 				}
@@ -119,7 +109,7 @@ func TestRowGroupSplits(t *testing.T) {
 			validatePlan(t, router, splitting.URL+"/splits?"+query, body)
 
 			// Range requests and retries, per split.
-			d := &druidClient{c: splitting.Client(), rnd: rand.New(rand.NewPCG(uint64(tc.version), uint64(tc.offsets))), cutsLeft: 30}
+			d := &druidClient{c: splitting.Client(), rnd: rand.New(rand.NewPCG(uint64(tc.FormatVersion), uint64(tc.Offsets))), cutsLeft: 30}
 			for _, s := range p.Splits {
 				path := strings.TrimPrefix(s.URI, splitting.URL)
 				resp, clean := splitting.get(t, path)
@@ -143,7 +133,7 @@ func TestRowGroupSplits(t *testing.T) {
 			}
 
 			// The status page counts each split's deleted rows.
-			resp, page := splitting.get(t, "/?table=rg."+tc.name+"&counts=1")
+			resp, page := splitting.get(t, "/?table=rg."+tc.Name+"&counts=1")
 			if resp.StatusCode != http.StatusOK || !strings.Contains(string(page), "row groups in bytes 0–") {
 				t.Fatalf("status page: %d\n%s", resp.StatusCode, page)
 			}

@@ -23,20 +23,10 @@ import (
 func TestRowGroupSplits(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	for _, tc := range []struct {
-		name    string
-		version int
-		offsets tablegen.SplitOffsets
-	}{
-		{"v2_split_offsets", 2, tablegen.SplitOffsetsKept},
-		{"v2_footer", 2, tablegen.SplitOffsetsNone},
-		{"v2_skewed_split_offsets", 2, tablegen.SplitOffsetsSkewed},
-		{"v3_split_offsets", 3, tablegen.SplitOffsetsKept},
-		{"v3_footer", 3, tablegen.SplitOffsetsNone},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
+	for _, tc := range tablegen.RowGroupsVariants() {
+		t.Run(tc.Name, func(t *testing.T) {
 			t.Parallel()
-			tbl, dir := splits.RowGroupsTable(t, tc.version, tc.offsets)
+			tbl, dir := splits.RowGroupsTable(t, tc.FormatVersion, tc.Offsets)
 			// One file (or range of one) a split, so that each split's
 			// rows are those of one file's range.
 			splitting := localReplica(t, dir, splits.WithTargetSplitSize(4000), splits.WithMaxSplitFiles(1))
@@ -72,7 +62,7 @@ func TestRowGroupSplits(t *testing.T) {
 				records[file] += n
 				parts[file]++
 				if parts[file] > 1 || rng != nil {
-					if rng == nil || !exact != (tc.offsets != tablegen.SplitOffsetsNone) {
+					if rng == nil || !exact != (tc.Offsets != tablegen.SplitOffsetsNone) {
 						t.Fatalf("split of %s: range %v, estimated %v", file, rng, !exact)
 					}
 				}
