@@ -30,24 +30,10 @@ func TestChangesConstantTime(t *testing.T) {
 	ctx := context.Background()
 	cat, dir := localWarehouse(t)
 	srv := localServer(t, dir)
-	ints, err := tablegen.NewInts(ctx, cat, table.Identifier{"notime", "ints"})
+	_, snaps, err := tablegen.IntsLifecycle(ctx, cat, table.Identifier{"notime", "ints"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	var snaps []int64
-	step := func(err error) {
-		t.Helper()
-		if err != nil {
-			t.Fatal(err)
-		}
-		snaps = append(snaps, ints.Table().CurrentSnapshot().SnapshotID)
-	}
-	step(ints.Append(ctx, [2]int32{1, 10}, [2]int32{2, 20}))
-	step(ints.Append(ctx, [2]int32{3, 30}))
-	step(ints.Compact(ctx))
-	step(ints.Delete(ctx, table.WriteModeMergeOnRead, 1))
-	step(ints.Compact(ctx))
-	step(ints.Delete(ctx, table.WriteModeCopyOnWrite, 2, 3))
 
 	at := time.Date(2000, 1, 1, 12, 0, 0, 0, time.UTC)
 	const bucket = "2000-01-01T00:00:00.000Z/2000-01-02T00:00:00.000Z"
