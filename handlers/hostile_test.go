@@ -16,6 +16,7 @@ import (
 	"time"
 
 	sidecatalog "github.com/druidiceberg/sidecar/catalog"
+	"github.com/druidiceberg/sidecar/druid"
 
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
@@ -76,21 +77,21 @@ func TestHostileFilters(t *testing.T) {
 		bound                    string
 	}{
 		{"GET nested 2000 deep", "GET", "/splits?" + q("table", "demo.orders", "icebergFilter", nestedNot(2000)).Encode(), "",
-			fmt.Sprintf("more than %d levels deep", splits.MaxFilterDepth)},
+			fmt.Sprintf("more than %d levels deep", druid.MaxFilterDepth)},
 		{"GET nested 9990 deep, 460 KB", "GET", "/splits?" + q("table", "demo.orders", "icebergFilter", nestedNot(9990)).Encode(), "",
-			fmt.Sprintf("more than the %d allowed", splits.MaxFilterBytes)},
+			fmt.Sprintf("more than the %d allowed", druid.MaxFilterBytes)},
 		{"GET /druid/task nested", "GET", "/druid/task?" + q("table", "demo.orders", "dataSource", "o",
 			"timestampColumn", "order_ts", "icebergFilter", nestedNot(500)).Encode(), "", "levels deep"},
 		{"GET /druid/sql nested", "GET", "/druid/sql?" + q("table", "demo.orders", "dataSource", "o",
 			"timestampColumn", "order_ts", "icebergFilter", nestedNot(500)).Encode(), "", "levels deep"},
-		{"GET wide", "GET", "/splits?" + q("table", "demo.orders", "icebergFilter", wideOr(splits.MaxFilterNodes)).Encode(), "",
-			fmt.Sprintf("more than %d filters", splits.MaxFilterNodes)},
+		{"GET wide", "GET", "/splits?" + q("table", "demo.orders", "icebergFilter", wideOr(druid.MaxFilterNodes)).Encode(), "",
+			fmt.Sprintf("more than %d filters", druid.MaxFilterNodes)},
 		{"POST nested", "POST", "/splits", spec("icebergFilter", nestedNot(5000)), "levels deep"},
 		{"POST nested, another case", "POST", "/splits", spec("ICEBERGfilter", nestedNot(5000)), "levels deep"},
 		{"POST nested, then a duplicate", "POST", "/splits",
 			strings.TrimSuffix(spec("icebergFilter", nestedNot(5000)), "}") + `,"icebergFilter":{"type":"equals","filterColumn":"status","filterValue":"x"}}`,
 			"levels deep"},
-		{"POST wide", "POST", "/splits", spec("icebergFilter", wideOr(splits.MaxFilterNodes)), "filters and intervals"},
+		{"POST wide", "POST", "/splits", spec("icebergFilter", wideOr(druid.MaxFilterNodes)), "filters and intervals"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var resp *http.Response
@@ -107,7 +108,7 @@ func TestHostileFilters(t *testing.T) {
 		})
 	}
 	// Within the bounds the answer is a plan.
-	for _, f := range []string{nestedNot(splits.MaxFilterDepth - 1), wideOr(splits.MaxFilterNodes - 1)} {
+	for _, f := range []string{nestedNot(druid.MaxFilterDepth - 1), wideOr(druid.MaxFilterNodes - 1)} {
 		srv.plan(t, q("table", "demo.orders", "icebergFilter", f))
 	}
 }
@@ -128,7 +129,7 @@ func TestPlanNeverHandsOutARefusedURI(t *testing.T) {
 
 	t.Run("wide residual", func(t *testing.T) {
 		resp, body := srv.get(t, "/splits?"+q("table", "demo.orders", "applyResidual", "true",
-			"icebergFilter", wideOr(splits.MaxFilterNodes-1)).Encode())
+			"icebergFilter", wideOr(druid.MaxFilterNodes-1)).Encode())
 		code, msg := apiError(t, body)
 		if resp.StatusCode != http.StatusBadRequest || code != "bad_request" ||
 			!strings.Contains(msg, fmt.Sprintf("more than the %d a split carries", splits.MaxResidualBytes)) {

@@ -67,6 +67,11 @@ type PlannerOption func(*Planner)
 // of its own), so that Druid spreads one large file over several workers.
 // n <= 0 neither packs nor cuts: one split per data file. The raw-file path
 // never does either: Druid fetches each of its URIs whole.
+// MaxResidualBytes bounds the JSON of the filter that applyResidual puts
+// into a split's token: it rides in the split's URI, which the server must
+// accept back (token.MaxTokenLength).
+const MaxResidualBytes = 32 << 10
+
 func WithTargetSplitSize(n int64) PlannerOption {
 	return func(p *Planner) { p.targetSplitSize = max(n, 0) }
 }

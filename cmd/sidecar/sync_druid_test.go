@@ -24,10 +24,10 @@ import (
 	"github.com/apache/iceberg-go/catalog/hadoop"
 	"github.com/apache/iceberg-go/table"
 
+	"github.com/druidiceberg/sidecar/druid"
 	"github.com/druidiceberg/sidecar/handlers"
 	"github.com/druidiceberg/sidecar/internal/tablegen"
 	"github.com/druidiceberg/sidecar/internal/testenv"
-	"github.com/druidiceberg/sidecar/splits"
 )
 
 // realSyncHistories is how many random histories TestRealDruidSync runs;
@@ -384,7 +384,7 @@ func overwritesOf(t *testing.T, query string) []string {
 func overlaps(t *testing.T, a, b string) bool {
 	t.Helper()
 	parse := func(iv string) (time.Time, time.Time) {
-		s, e, err := splits.ParseInterval(iv)
+		s, e, err := druid.ParseInterval(iv)
 		if err != nil {
 			t.Fatalf("interval %s: %v", iv, err)
 		}
