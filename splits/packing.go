@@ -30,7 +30,7 @@ import (
 // file joins the split when the split is empty, or when the split's bytes
 // and the file's stay below the target and the split holds fewer than the
 // maximum number of files. A file larger than the target is first cut
-// into ranges of its row groups of at most the target each (rowgroups.go),
+// into ranges of its row groups of at most the target each (rowgroupranges.go),
 // which are packed like files. The same scan always packs the same way.
 //
 // A request's MinSplits lowers the target to the table's bytes divided by
