@@ -13,7 +13,8 @@ import (
 	"github.com/druidiceberg/sidecar/splits"
 )
 
-// specParams are what the spec generators take besides the /splits ones.
+// taskParams and sqlParams are what /druid/task and /druid/sql take
+// besides the plan parameters (planParams).
 var (
 	taskParams = map[string]bool{"dataSource": true, "timestampColumn": true, "constantTime": true, "segmentGranularity": true, "maxNumConcurrentSubTasks": true,
 		"clusteredBy": true, "partitionsSpec": true, "targetRowsPerSegment": true, "maxRowsPerSegment": true, "numShards": true}

@@ -25,7 +25,7 @@ import (
 //
 // A parameter is added here, in this file: its field, its name in
 // planParams and its reading in planQuery, its property in icebergSpec
-// when a Druid spec takes it, and its check in request.
+// and specFields when a Druid spec takes it, and its check in request.
 type planRequest struct {
 	table        string
 	snapshotID   *int64

@@ -1,11 +1,15 @@
 // Package handlers is the sidecar's HTTP layer: a chi router whose handlers
-// parse a request, call splits or reader, write the answer and map errors.
-// It holds no Iceberg logic of its own.
+// parse a request, call the planner (splits, changes), the reader or the
+// catalog, write the answer and map errors. It holds no Iceberg logic of
+// its own.
+//
+// With p the catalog's *splits.Planner, rd a *reader.Reader, cat the
+// *catalog.Catalog and signer the *token.Signer that signed the tokens:
 //
 //	r := handlers.New(handlers.Config{
-//		Catalogs: []handlers.Catalog{{Type: "rest", Name: "lake", Plans: p, Changes: d,
-//			Splits: p, Rows: rd, Files: fsys, Tables: p}},
-//		Signer:   s, Metrics: m, Gatherer: reg, Logger: log,
+//		Catalogs: []handlers.Catalog{{Type: cat.Type(), Name: cat.Name(),
+//			Plans: p, Changes: changes.New(p), Splits: p, Rows: rd, Tables: cat}},
+//		Signer: signer, Metrics: m, Gatherer: reg, Logger: log,
 //	})
 //	http.ListenAndServe("127.0.0.1:8080", r)
 package handlers
