@@ -348,11 +348,13 @@ func TestHostileEcho(t *testing.T) {
 	}
 }
 
-// trickle opens a connection that sends a POST /splits header and then its
-// body one byte every interval, until the server answers or closes; it
-// returns the connection and a channel that gets the status line (or the
-// read error) of the server's answer.
-func trickle(t *testing.T, addr string, interval time.Duration) (net.Conn, <-chan string) {
+// trickle opens a connection that sends a POST /splits header with
+// Expect: 100-continue, waits for the server's 100 Continue (the router has
+// begun to read the body: the request is the router's from then on), and
+// then sends the body one byte every interval, until the server answers or
+// closes. It returns a channel that gets the status line (or the read
+// error) of the server's final answer.
+func trickle(t *testing.T, addr string, interval time.Duration) <-chan string {
 	t.Helper()
 	c, err := net.Dial("tcp", addr)
 	if err != nil {
@@ -360,27 +362,39 @@ func trickle(t *testing.T, addr string, interval time.Duration) (net.Conn, <-cha
 	}
 	t.Cleanup(func() { c.Close() })
 	body := `{"type":"iceberg","namespace":"demo","tableName":"orders"}`
-	if _, err := fmt.Fprintf(c, "POST /splits HTTP/1.1\r\nHost: sidecar\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n", len(body)); err != nil {
+	if _, err := fmt.Fprintf(c, "POST /splits HTTP/1.1\r\nHost: sidecar\r\nContent-Type: application/json\r\nContent-Length: %d\r\nExpect: 100-continue\r\n\r\n", len(body)); err != nil {
 		t.Fatal(err)
+	}
+	br := bufio.NewReader(c)
+	_ = c.SetReadDeadline(time.Now().Add(time.Minute))
+	if line, err := br.ReadString('\n'); err != nil || !strings.HasPrefix(line, "HTTP/1.1 100 ") {
+		t.Fatalf("%q %v, want 100 Continue", line, err)
+	}
+	if line, err := br.ReadString('\n'); err != nil || line != "\r\n" {
+		t.Fatalf("after the 100 Continue: %q %v", line, err)
 	}
 	answer := make(chan string, 1)
 	go func() {
+		// The pace is what is under test: a byte every interval, the
+		// body overdue long before its last byte.
+		pace := time.NewTicker(interval)
+		defer pace.Stop()
 		for i := 0; i < len(body)-1; i++ {
 			if _, err := c.Write([]byte{body[i]}); err != nil {
 				return
 			}
-			time.Sleep(interval)
+			<-pace.C
 		}
 	}()
 	go func() {
-		line, err := bufio.NewReader(c).ReadString('\n')
+		line, err := br.ReadString('\n')
 		if err != nil {
 			answer <- err.Error()
 			return
 		}
 		answer <- strings.TrimSpace(line)
 	}()
-	return c, answer
+	return answer
 }
 
 // TestHostileTrickle: sixteen connections that sent a POST /splits body a
@@ -396,11 +410,10 @@ func TestHostileTrickle(t *testing.T) {
 	addr := strings.TrimPrefix(srv.URL, "http://")
 	var answers []<-chan string
 	for range 6 {
-		_, a := trickle(t, addr, bodyTimeout/20)
-		answers = append(answers, a)
+		answers = append(answers, trickle(t, addr, bodyTimeout/20))
 	}
-	// While they trickle, every planning route answers.
-	time.Sleep(bodyTimeout / 5)
+	// While they trickle (the router reads each body: each had its 100
+	// Continue), every planning route answers.
 	for _, path := range []string{"/splits?table=demo.orders", "/?table=demo.orders", "/healthz",
 		"/druid/task?table=demo.orders&dataSource=o&timestampColumn=order_ts"} {
 		if resp, body := srv.get(t, path); resp.StatusCode != http.StatusOK {

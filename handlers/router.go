@@ -3,15 +3,10 @@
 // catalog, write the answer and map errors. It holds no Iceberg logic of
 // its own.
 //
-// With p the catalog's *splits.Planner, rd a *reader.Reader, cat the
-// *catalog.Catalog and signer the *token.Signer that signed the tokens:
-//
-//	r := handlers.New(handlers.Config{
-//		Catalogs: []handlers.Catalog{{Type: cat.Type(), Name: cat.Name(),
-//			Plans: p, Changes: changes.New(p), Splits: p, Rows: rd, Tables: cat}},
-//		Signer: signer, Metrics: m, Gatherer: reg, Logger: log,
-//	})
-//	http.ListenAndServe("127.0.0.1:8080", r)
+// New returns the router over a Config whose Catalogs each wire one
+// catalog: the *catalog.Catalog as Tables, its *splits.Planner as Plans and
+// Splits, a changes.Differ over the planner as Changes, a *reader.Reader as
+// Rows. The package example serves the demo tables so.
 package handlers
 
 import (
