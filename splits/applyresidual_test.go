@@ -13,6 +13,7 @@ import (
 	icecatalog "github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
 
+	"github.com/druidiceberg/sidecar/druid"
 	"github.com/druidiceberg/sidecar/internal/tablegen"
 	"github.com/druidiceberg/sidecar/splits"
 )
@@ -163,13 +164,13 @@ func TestApplyResidual(t *testing.T) {
 }
 
 // parseFilter reads a Druid icebergFilter as the routes do.
-func parseFilter(t testing.TB, druid string) *splits.Filter {
+func parseFilter(t testing.TB, filter string) *druid.Filter {
 	t.Helper()
-	if err := splits.CheckFilterBounds([]byte(druid)); err != nil {
+	if err := druid.CheckFilterBounds([]byte(filter)); err != nil {
 		t.Fatal(err)
 	}
-	var f splits.Filter
-	if err := json.Unmarshal([]byte(druid), &f); err != nil {
+	var f druid.Filter
+	if err := json.Unmarshal([]byte(filter), &f); err != nil {
 		t.Fatal(err)
 	}
 	return &f
@@ -177,10 +178,10 @@ func parseFilter(t testing.TB, druid string) *splits.Filter {
 
 // icebergFilteredIDs scans tbl with iceberg-go alone, with the Druid filter
 // converted as the planner converts it, and returns the ids of the rows.
-func icebergFilteredIDs(t *testing.T, tbl *table.Table, druid string) []int64 {
+func icebergFilteredIDs(t *testing.T, tbl *table.Table, filter string) []int64 {
 	t.Helper()
 	ctx := context.Background()
-	e, err := parseFilter(t, druid).Expression(tbl.Schema(), time.Now())
+	e, err := parseFilter(t, filter).Expression(tbl.Schema(), time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
