@@ -9,12 +9,13 @@ import (
 	"strings"
 )
 
-// CanonicalRows returns NDJSON rows as a sorted multiset of values, each
-// row re-encoded with its keys sorted and its numbers spelled one way:
-// integer literals exact, every other number as the float64 it denotes,
-// integral floats as integers (-1e+10 and -10000000000 are one double).
-// Two readers' rows compare equal through it whatever their key order and
-// number spelling (those are the reader's golden tests' concern).
+// CanonicalRows is rows (one JSON object a line, as OracleRows and the
+// sidecar's streams give them) as a sorted list of canonical spellings, so
+// that two readers' rows compare as multisets of values: key order and
+// number spelling aside (the reader's golden tests hold those). Integer
+// literals stay exact; every other number is spelled as the float64 it
+// denotes, an integral one as an integer (-1e+10 and -10000000000 are one
+// double).
 func CanonicalRows(rows []string) ([]string, error) {
 	out := make([]string, 0, len(rows))
 	for _, r := range rows {
@@ -34,8 +35,6 @@ func CanonicalRows(rows []string) ([]string, error) {
 	return out, nil
 }
 
-// canonicalNumbers spells the numbers of a decoded JSON value as
-// CanonicalRows says.
 func canonicalNumbers(v any) any {
 	switch x := v.(type) {
 	case json.Number:
