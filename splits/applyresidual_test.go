@@ -14,6 +14,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/druidiceberg/sidecar/druid"
+	"github.com/druidiceberg/sidecar/internal/servetest"
 	"github.com/druidiceberg/sidecar/internal/tablegen"
 	"github.com/druidiceberg/sidecar/splits"
 )
@@ -128,21 +129,21 @@ func TestApplyResidual(t *testing.T) {
 					}
 				}
 
-				p := r.plan(t, splits.Request{Table: name, Filter: parseFilter(t, f.druid), ApplyResidual: true})
+				p := r.Plan(t, splits.Request{Table: name, Filter: parseFilter(t, f.druid), ApplyResidual: true})
 				if p.Path != splits.PathRows {
 					t.Fatalf("applyResidual planned %s, want v2", p.Path)
 				}
-				got := r.rows(t, p)
+				got := r.Rows(t, p)
 				for _, row := range got {
 					if !f.match(decodeRow(t, row)) {
 						t.Errorf("row %s does not match %s", row, f.druid)
 					}
 				}
-				assertSameRows(t, got, want)
+				servetest.SameRows(t, got, want)
 
 				// Without applyResidual the planned files' rows come whole.
-				p = r.plan(t, splits.Request{Table: name, Filter: parseFilter(t, f.druid), Mode: splits.ModeRows})
-				all := r.rows(t, p)
+				p = r.Plan(t, splits.Request{Table: name, Filter: parseFilter(t, f.druid), Mode: splits.ModeRows})
+				all := r.Rows(t, p)
 				var matching, other []string
 				for _, row := range all {
 					if f.match(decodeRow(t, row)) {
@@ -154,7 +155,7 @@ func TestApplyResidual(t *testing.T) {
 				if len(other) == 0 {
 					t.Fatalf("without applyResidual no row outside the filter came through (%d rows)", len(all))
 				}
-				assertSameRows(t, matching, want)
+				servetest.SameRows(t, matching, want)
 				if missing := notIn(t, other, rejected); len(missing) > 0 {
 					t.Fatalf("rows that are no live rows of the table: %v", missing)
 				}
@@ -228,10 +229,10 @@ func rowIDs(t *testing.T, rows []string) []int64 {
 // notIn returns the rows of got that are not in want, compared as values.
 func notIn(t *testing.T, got, want []string) []string {
 	t.Helper()
-	w := canonical(t, want)
+	w := servetest.Canonical(t, want)
 	var out []string
 	for _, g := range got {
-		if !slices.Contains(w, canonical(t, []string{g})[0]) {
+		if !slices.Contains(w, servetest.Canonical(t, []string{g})[0]) {
 			out = append(out, g)
 		}
 	}

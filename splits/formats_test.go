@@ -8,22 +8,13 @@ import (
 	"testing"
 
 	"github.com/apache/iceberg-go"
-	"github.com/apache/iceberg-go/catalog/hadoop"
 	"github.com/apache/iceberg-go/table"
 
-	"github.com/druidiceberg/sidecar/catalog/catalogtest"
 	"github.com/druidiceberg/sidecar/internal/fault"
 	"github.com/druidiceberg/sidecar/internal/icewrite"
+	"github.com/druidiceberg/sidecar/internal/servetest"
 	"github.com/druidiceberg/sidecar/splits"
 )
-
-// localWarehouse is an iceberg-go filesystem catalog in a temporary folder,
-// for a test that writes tables of its own.
-func localWarehouse(t *testing.T) (*hadoop.Catalog, string) {
-	t.Helper()
-	dir := t.TempDir()
-	return catalogtest.Local(t, dir), dir
-}
 
 // describeFile describes a file of tbl to Iceberg, of the given content,
 // format, record count and size.
@@ -64,7 +55,7 @@ func TestUnservedFormatsRefusedWhenPlanning(t *testing.T) {
 	r := localReplica(t, dir)
 	for _, tt := range []struct{ table, file string }{{"fmt.orc", "a.orc"}, {"fmt.orcdel", "d.orc"}} {
 		for _, mode := range []splits.Mode{splits.ModeAuto, splits.ModeRows, splits.ModeFiles} {
-			_, err := r.planner.Plan(ctx, splits.Request{Table: tt.table, Mode: mode})
+			_, err := r.Planner.Plan(ctx, splits.Request{Table: tt.table, Mode: mode})
 			if errors.Is(err, splits.ErrConflict) && mode == splits.ModeFiles && tt.file == "d.orc" {
 				continue // mode=files refuses any delete file first
 			}
@@ -134,17 +125,17 @@ func TestAvroTableServedOnRowPath(t *testing.T) {
 	}
 
 	r := localReplica(t, dir)
-	p := r.plan(t, splits.Request{Table: "fmt.avro", SnapshotID: &first})
+	p := r.Plan(t, splits.Request{Table: "fmt.avro", SnapshotID: &first})
 	assertRowPathBecause(t, p, "a.avro is AVRO")
-	assertSameRows(t, r.rows(t, p), want)
-	_, err = r.planner.Plan(ctx, splits.Request{Table: "fmt.avro", SnapshotID: &first, Mode: splits.ModeFiles})
+	servetest.SameRows(t, r.Rows(t, p), want)
+	_, err = r.Planner.Plan(ctx, splits.Request{Table: "fmt.avro", SnapshotID: &first, Mode: splits.ModeFiles})
 	if !errors.Is(err, splits.ErrConflict) || !strings.Contains(err.Error(), "avro_ocf") {
 		t.Errorf("mode=files: %v, want splits.ErrConflict (409) naming Druid's avro_ocf format", err)
 	}
 
 	live := []string{want[1], want[2], want[4]}
-	p = r.plan(t, splits.Request{Table: "fmt.avro"})
-	assertSameRows(t, r.rows(t, p), live)
+	p = r.Plan(t, splits.Request{Table: "fmt.avro"})
+	servetest.SameRows(t, r.Rows(t, p), live)
 }
 
 // assertRowPathBecause checks that p is on the row path with a warning that

@@ -23,6 +23,7 @@ import (
 	"github.com/druidiceberg/sidecar/changes"
 	"github.com/druidiceberg/sidecar/druid"
 	"github.com/druidiceberg/sidecar/internal/memory"
+	"github.com/druidiceberg/sidecar/internal/servetest"
 	"github.com/druidiceberg/sidecar/internal/tablegen"
 	"github.com/druidiceberg/sidecar/splits"
 	"github.com/druidiceberg/sidecar/token"
@@ -113,13 +114,13 @@ func TestHostileLyingSummary(t *testing.T) {
 			tc.lie(t, tbl)
 			budget := memory.NewBudget(1<<20, "the memory budget (the test's)", nil)
 			r := localReplica(t, dir, splits.WithMemoryBudget(budget))
-			differ := changes.New(r.planner)
+			differ := changes.New(r.Planner)
 			for _, ask := range []struct {
 				what string
 				do   func(context.Context) error
 			}{
 				{"a plan", func(ctx context.Context) error {
-					_, err := r.planner.Plan(ctx, splits.Request{Table: "wide.t"})
+					_, err := r.Planner.Plan(ctx, splits.Request{Table: "wide.t"})
 					return err
 				}},
 				{"a diff", func(ctx context.Context) error {
@@ -186,12 +187,12 @@ func (p pausingIO) Open(name string) (icebergio.File, error) {
 // replanReplica is a replica of the warehouse dir that has planned nothing
 // yet (a restart), its plans drawing on a budget of capacity whose metrics
 // go on reg.
-func replanReplica(t *testing.T, dir string, capacity int64, reg prometheus.Registerer) (*replica, *pausingCatalog, *memory.Budget) {
+func replanReplica(t *testing.T, dir string, capacity int64, reg prometheus.Registerer) (*servetest.Replica, *pausingCatalog, *memory.Budget) {
 	t.Helper()
 	cat := &pausingCatalog{Catalog: catalogtest.Open(t, catalog.Config{Type: "local", Warehouse: dir}),
 		entered: make(chan struct{}), release: make(chan struct{})}
 	budget := memory.NewBudget(capacity, "the test's budget", reg)
-	return newReplica(t, cat, nil, splits.WithMemoryBudget(budget), splits.WithTargetSplitSize(80_000)), cat, budget
+	return servetest.New(t, cat, nil, splits.WithMemoryBudget(budget), splits.WithTargetSplitSize(80_000)), cat, budget
 }
 
 // TestHostileReplanMemory: a plan-reference token's stream plans its
@@ -211,8 +212,8 @@ func TestHostileReplanMemory(t *testing.T) {
 	// Two plans of the one snapshot, each with a reference token.
 	var toks []string
 	for _, minSplits := range []int{2, 3} {
-		p := planner.plan(t, splits.Request{Table: "ns.t", MinSplits: minSplits})
-		tok, err := planner.signer.Decode(token.KindRows, p.Splits[0].Token)
+		p := planner.Plan(t, splits.Request{Table: "ns.t", MinSplits: minSplits})
+		tok, err := planner.Signer.Decode(token.KindRows, p.Splits[0].Token)
 		if err != nil || tok.Ref == nil {
 			t.Fatalf("the first split of minSplits=%d is not a plan reference: %v", minSplits, err)
 		}
@@ -221,7 +222,7 @@ func TestHostileReplanMemory(t *testing.T) {
 
 	// What one replan reserves, on a replica with room for any.
 	probe, _, probeBudget := replanReplica(t, dir, 1<<30, nil)
-	if _, err := probe.read(ctx, toks[0]); err != nil {
+	if _, err := probe.ReadToken(ctx, toks[0]); err != nil {
 		t.Fatalf("a replan with room: %v", err)
 	}
 	need := probeBudget.Stats().Peak
@@ -237,15 +238,15 @@ func TestHostileReplanMemory(t *testing.T) {
 	var wg sync.WaitGroup
 	var first error
 	wg.Go(func() {
-		_, first = r.read(ctx, toks[0])
+		_, first = r.ReadToken(ctx, toks[0])
 	})
 	select {
 	case <-pc.entered:
 	case <-time.After(time.Minute):
 		t.Fatal("the first replan never read a manifest")
 	}
-	reserved := metrics(t, reg)[`sidecar_memory_reserved_bytes{kind="plan"}`]
-	_, err := r.read(ctx, toks[1])
+	reserved := servetest.Metrics(t, reg)[`sidecar_memory_reserved_bytes{kind="plan"}`]
+	_, err := r.ReadToken(ctx, toks[1])
 	close(pc.release)
 	wg.Wait()
 	if reserved != float64(need) {
@@ -260,7 +261,7 @@ func TestHostileReplanMemory(t *testing.T) {
 	if s := budget.Stats(); s.Used != 0 {
 		t.Errorf("the budget holds %d bytes once the streams are done, want 0", s.Used)
 	}
-	if _, err := r.read(ctx, toks[1]); err != nil {
+	if _, err := r.ReadToken(ctx, toks[1]); err != nil {
 		t.Errorf("the second token once the first replan is done: %v", err)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/druidiceberg/sidecar/internal/servetest"
 	"github.com/druidiceberg/sidecar/internal/tablegen"
 	"github.com/druidiceberg/sidecar/splits"
 	"github.com/druidiceberg/sidecar/token"
@@ -31,7 +32,7 @@ func TestReferenceTokens(t *testing.T) {
 	}
 	a := localReplica(t, dir, splits.WithTargetSplitSize(80_000))
 	b := localReplica(t, dir, splits.WithTargetSplitSize(1), splits.WithMaxSplitFiles(1))
-	p := a.plan(t, splits.Request{Table: "ns.t"})
+	p := a.Plan(t, splits.Request{Table: "ns.t"})
 	if p.Path != splits.PathRows || len(p.Splits) < 2 || len(p.Splits) >= 60 {
 		t.Fatalf("plan %s with %d splits of 60 files", p.Path, len(p.Splits))
 	}
@@ -43,27 +44,27 @@ func TestReferenceTokens(t *testing.T) {
 		if len(s.Token) > token.MaxShortToken {
 			t.Fatalf("split %d has a token of %d bytes", i, len(s.Token))
 		}
-		bodyA, errA := a.read(ctx, s.Token)
-		bodyB, errB := b.read(ctx, s.Token)
+		bodyA, errA := a.ReadToken(ctx, s.Token)
+		bodyB, errB := b.ReadToken(ctx, s.Token)
 		if errA != nil || errB != nil || !bytes.Equal(bodyA, bodyB) {
 			t.Fatalf("split %d: the planner reads %d bytes (%v), the other replica %d bytes (%v)", i, len(bodyA), errA, len(bodyB), errB)
 		}
-		got = append(got, ndjsonLines(t, bodyA)...)
+		got = append(got, servetest.NDJSONLines(t, bodyA)...)
 	}
-	assertSameRows(t, got, want)
+	servetest.SameRows(t, got, want)
 
-	tok, err := a.signer.Decode(token.KindRows, p.Splits[0].Token)
+	tok, err := a.Signer.Decode(token.KindRows, p.Splits[0].Token)
 	if err != nil || tok.Ref == nil {
 		t.Fatalf("the first split is not a plan reference: %v", err)
 	}
 	ref := *tok.Ref
 	ref.Fingerprint = bytes.Repeat([]byte{1}, token.FingerprintSize)
-	forged, err := a.signer.SignRef(token.KindRows, ref)
+	forged, err := a.Signer.SignRef(token.KindRows, ref)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i, r := range []*replica{a, b} {
-		body, err := r.read(ctx, forged)
+	for i, r := range []*servetest.Replica{a, b} {
+		body, err := r.ReadToken(ctx, forged)
 		if !errors.Is(err, splits.ErrPlanMismatch) || !strings.Contains(fmt.Sprint(err), "plan again") || body != nil {
 			t.Fatalf("replica %d, a reference to another plan: %d bytes, %v; want ErrPlanMismatch saying to plan again", i, len(body), err)
 		}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/druidiceberg/sidecar/catalog"
 	"github.com/druidiceberg/sidecar/catalog/catalogtest"
+	"github.com/druidiceberg/sidecar/internal/servetest"
 	"github.com/druidiceberg/sidecar/splits"
 )
 
@@ -16,7 +17,7 @@ import (
 // testdata/fixtures (read-only: see its README) as fixtures.t, through the
 // static catalog with a location map from every prefix written in its
 // metadata onto its folder.
-func fixtureReplica(t *testing.T, name string) *replica {
+func fixtureReplica(t *testing.T, name string) *servetest.Replica {
 	t.Helper()
 	dir, err := filepath.Abs(filepath.Join("..", "testdata", "fixtures", name))
 	if err != nil {
@@ -37,7 +38,7 @@ func fixtureReplica(t *testing.T, name string) *replica {
 	for _, p := range f.LocationPrefixes {
 		cfg.LocationMap = append(cfg.LocationMap, catalog.Mapping{From: p, To: dir})
 	}
-	return newReplica(t, catalogtest.Open(t, cfg), nil)
+	return servetest.New(t, catalogtest.Open(t, cfg), nil)
 }
 
 // TestProjection: Columns narrows the rows to those keys, in schema order,
@@ -46,8 +47,8 @@ func TestProjection(t *testing.T) {
 	// A partitioned engine-written table (id, user, action, event_time)
 	// with positional deletes.
 	r := fixtureReplica(t, "impala__iceberg_v2_partitioned_position_deletes")
-	all := r.rows(t, r.plan(t, splits.Request{Table: "fixtures.t"}))
-	got := r.rows(t, r.plan(t, splits.Request{Table: "fixtures.t", Columns: []string{"event_time", "id"}}))
+	all := r.Rows(t, r.Plan(t, splits.Request{Table: "fixtures.t"}))
+	got := r.Rows(t, r.Plan(t, splits.Request{Table: "fixtures.t", Columns: []string{"event_time", "id"}}))
 	if len(got) != len(all) || len(got) == 0 {
 		t.Fatalf("projection gave %d rows, the full read %d", len(got), len(all))
 	}

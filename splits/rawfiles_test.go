@@ -13,6 +13,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 	"github.com/parquet-go/parquet-go"
 
+	"github.com/druidiceberg/sidecar/internal/servetest"
 	"github.com/druidiceberg/sidecar/internal/tablegen"
 	"github.com/druidiceberg/sidecar/splits"
 )
@@ -45,9 +46,9 @@ func TestAutoModeRawFileHazards(t *testing.T) {
 				t.Fatal(err)
 			}
 			r := localReplica(t, dir)
-			p := r.plan(t, splits.Request{Table: "raw.t"})
+			p := r.Plan(t, splits.Request{Table: "raw.t"})
 			assertRowPathBecause(t, p, tt.why)
-			assertSameRows(t, r.rows(t, p), built.Current().Rows)
+			servetest.SameRows(t, r.Rows(t, p), built.Current().Rows)
 
 			// What Druid would find in the first file under the name.
 			cur := built.Table.Schema()
@@ -69,7 +70,7 @@ func TestAutoModeRawFileHazards(t *testing.T) {
 				t.Fatalf("%s stores column %q as field %d, as the schema does: no hazard to show", first, name, want.ID)
 			}
 
-			_, err = r.planner.Plan(ctx, splits.Request{Table: "raw.t", Mode: splits.ModeFiles})
+			_, err = r.Planner.Plan(ctx, splits.Request{Table: "raw.t", Mode: splits.ModeFiles})
 			if !errors.Is(err, splits.ErrConflict) || !strings.Contains(err.Error(), tt.why) {
 				t.Fatalf("mode=files: %v, want splits.ErrConflict naming %q", err, tt.why)
 			}
@@ -97,7 +98,7 @@ func TestAutoModeRawFileHazards(t *testing.T) {
 			}
 			r := localReplica(t, dir)
 			first := built.Snapshots[0]
-			p := r.plan(t, splits.Request{Table: "evo.t", SnapshotID: &first.SnapshotID})
+			p := r.Plan(t, splits.Request{Table: "evo.t", SnapshotID: &first.SnapshotID})
 			for _, s := range p.Splits {
 				for _, part := range s.Parts {
 					if len(part.Deletes) > 0 {
@@ -106,7 +107,7 @@ func TestAutoModeRawFileHazards(t *testing.T) {
 				}
 			}
 			assertRowPathBecause(t, p, tt.why)
-			assertSameRows(t, r.rows(t, p), first.Rows)
+			servetest.SameRows(t, r.Rows(t, p), first.Rows)
 		})
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/druidiceberg/sidecar/internal/servetest"
 	"github.com/druidiceberg/sidecar/internal/tablegen"
 	"github.com/druidiceberg/sidecar/splits"
 )
@@ -38,8 +39,8 @@ func TestRowGroupSplits(t *testing.T) {
 			if len(want) != len(tablegen.RowGroupsLiveIDs()) {
 				t.Fatalf("the oracle gives %d rows, want %d", len(want), len(tablegen.RowGroupsLiveIDs()))
 			}
-			p := splitting.plan(t, splits.Request{Table: "rg.t"})
-			unsplit := whole.plan(t, splits.Request{Table: "rg.t"})
+			p := splitting.Plan(t, splits.Request{Table: "rg.t"})
+			unsplit := whole.Plan(t, splits.Request{Table: "rg.t"})
 			if p.Path != splits.PathRows || len(unsplit.Splits) != 3 || len(p.Splits) <= len(unsplit.Splits)+1 {
 				t.Fatalf("plan %s with %d splits (%d unsplit); want the row path with several splits per large file",
 					p.Path, len(p.Splits), len(unsplit.Splits))
@@ -54,8 +55,8 @@ func TestRowGroupSplits(t *testing.T) {
 				if len(s.Parts) != 1 {
 					t.Fatalf("a split of %d files; want one file or range of one a split", len(s.Parts))
 				}
-				b := splitting.mustRead(t, s.Token)
-				got = append(got, ndjsonLines(t, b)...)
+				b := splitting.MustReadToken(t, s.Token)
+				got = append(got, servetest.NDJSONLines(t, b)...)
 				file, rng := s.Parts[0].Data.Path, s.Parts[0].Data.Range
 				n, exact := s.RecordCount()
 				bodies[file] = append(bodies[file], b...)
@@ -70,12 +71,12 @@ func TestRowGroupSplits(t *testing.T) {
 			if len(got) != len(want) {
 				t.Fatalf("%d rows from the splits, the oracle has %d", len(got), len(want))
 			}
-			assertSameRows(t, got, want)
+			servetest.SameRows(t, got, want)
 
 			// Each file's splits in order are its unsplit rows, and their
 			// record counts add up to the file's.
 			for _, s := range unsplit.Splits {
-				b := whole.mustRead(t, s.Token)
+				b := whole.MustReadToken(t, s.Token)
 				file := s.Parts[0].Data.Path
 				if !bytes.Equal(bodies[file], b) {
 					t.Fatalf("%s: its %d splits give\n%s\nunsplit:\n%s", file, parts[file], bodies[file], b)

@@ -12,6 +12,7 @@ import (
 	"github.com/druidiceberg/sidecar/catalog"
 	"github.com/druidiceberg/sidecar/internal/fault"
 	"github.com/druidiceberg/sidecar/internal/icebergrest"
+	"github.com/druidiceberg/sidecar/internal/servetest"
 	"github.com/druidiceberg/sidecar/internal/tablegen"
 	"github.com/druidiceberg/sidecar/splits"
 	"github.com/druidiceberg/sidecar/token"
@@ -102,13 +103,13 @@ func TestRealRemotePlanningMatchesLocal(t *testing.T) {
 					tb = lin
 				}
 				req := only.req(tb.Metadata().Snapshots()[1].SnapshotID)
-				_, err := remote.planner.Plan(t.Context(), req)
+				_, err := remote.Planner.Plan(t.Context(), req)
 				if !errors.Is(err, fault.ErrUnsupported) || !strings.Contains(err.Error(), only.says) {
 					t.Fatalf("%s planned remotely: %v, want fault.ErrUnsupported naming it", only.name, err)
 				}
-				assertSameRows(t, auto.rows(t, auto.plan(t, req)), local.rows(t, local.plan(t, req)))
+				servetest.SameRows(t, auto.Rows(t, auto.Plan(t, req)), local.Rows(t, local.Plan(t, req)))
 			}
-			auto.plan(t, splits.Request{Table: "hist.t"})
+			auto.Plan(t, splits.Request{Table: "hist.t"})
 			if l, r := auto.scans(t); l != 2 || r != 1 {
 				t.Errorf("auto counted %v local and %v remote scans, want 2 (fromSnapshot, the sequence numbers) and 1", l, r)
 			}
@@ -130,7 +131,7 @@ func TestRealRemotePlanningRefusals(t *testing.T) {
 	}
 
 	remote := newPlanningReplica(t, cfg("remote"))
-	_, err := remote.planner.Plan(t.Context(), splits.Request{Table: "hist.t"})
+	_, err := remote.Planner.Plan(t.Context(), splits.Request{Table: "hist.t"})
 	if !errors.Is(err, fault.ErrUnsupported) || !strings.Contains(err.Error(), `catalog "lake"`) || !strings.Contains(err.Error(), "/plan/{plan-id}") {
 		t.Fatalf("remote planning on a server that does not plan: %v, want fault.ErrUnsupported naming the catalog and the endpoints", err)
 	}
@@ -140,7 +141,7 @@ func TestRealRemotePlanningRefusals(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	assertSameRows(t, auto.rows(t, auto.plan(t, splits.Request{Table: "hist.t", Mode: splits.ModeRows})), want)
+	servetest.SameRows(t, auto.Rows(t, auto.Plan(t, splits.Request{Table: "hist.t", Mode: splits.ModeRows})), want)
 	if l, r := auto.scans(t); l != 1 || r != 0 {
 		t.Fatalf("auto on a server that does not plan counted %v local and %v remote scans, want 1 and 0", l, r)
 	}

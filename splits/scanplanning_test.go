@@ -24,6 +24,7 @@ import (
 	"github.com/druidiceberg/sidecar/catalog/catalogtest"
 	"github.com/druidiceberg/sidecar/internal/icebergrest"
 	"github.com/druidiceberg/sidecar/internal/memory"
+	"github.com/druidiceberg/sidecar/internal/servetest"
 	"github.com/druidiceberg/sidecar/internal/tablegen"
 	"github.com/druidiceberg/sidecar/internal/testenv"
 	"github.com/druidiceberg/sidecar/splits"
@@ -38,21 +39,21 @@ import (
 // another but the token key: the catalog and its planner (with opts)
 // report to a registry of its own, as cmd/sidecar wires them.
 type planningReplica struct {
-	*replica
+	*servetest.Replica
 	reg *prometheus.Registry
 }
 
 func newPlanningReplica(t *testing.T, cfg catalog.Config, opts ...splits.PlannerOption) *planningReplica {
 	t.Helper()
 	reg := prometheus.NewRegistry()
-	return &planningReplica{newReplica(t, catalogtest.OpenRegistered(t, cfg, reg), reg, opts...), reg}
+	return &planningReplica{servetest.New(t, catalogtest.OpenRegistered(t, cfg, reg), reg, opts...), reg}
 }
 
 // scans is what r counted of the scans it planned: by itself, and on the
 // catalog's server.
 func (r *planningReplica) scans(t *testing.T) (local, remote float64) {
 	t.Helper()
-	m := metrics(t, r.reg)
+	m := servetest.Metrics(t, r.reg)
 	return m[`sidecar_scans_planned_total{catalog="lake",planner="local"}`], m[`sidecar_scans_planned_total{catalog="lake",planner="remote"}`]
 }
 
@@ -153,7 +154,7 @@ type planningQuery struct {
 func remoteVersusLocal(t *testing.T, local, remote, other *planningReplica, queries []planningQuery) (posDeletes, eqDeletes, dvs int) {
 	t.Helper()
 	for _, qq := range queries {
-		lp, rp := local.plan(t, qq.req), remote.plan(t, qq.req)
+		lp, rp := local.Plan(t, qq.req), remote.Plan(t, qq.req)
 		if lp.SnapshotID == 0 || lp.SnapshotID != rp.SnapshotID {
 			t.Fatalf("%s: snapshots %d (local) and %d (remote)", qq.name, lp.SnapshotID, rp.SnapshotID)
 		}
@@ -174,11 +175,11 @@ func remoteVersusLocal(t *testing.T, local, remote, other *planningReplica, quer
 				}
 			}
 		}
-		lrows := local.rows(t, lp)
-		assertSameRows(t, remote.rows(t, rp), lrows)
-		assertSameRows(t, other.rows(t, rp), lrows)
+		lrows := local.Rows(t, lp)
+		servetest.SameRows(t, remote.Rows(t, rp), lrows)
+		servetest.SameRows(t, other.Rows(t, rp), lrows)
 		if qq.oracle != nil {
-			assertSameRows(t, lrows, qq.oracle)
+			servetest.SameRows(t, lrows, qq.oracle)
 		}
 	}
 	n := float64(len(queries))
@@ -280,7 +281,7 @@ func TestRemotePlanning(t *testing.T) {
 	refused := func(t *testing.T, r *planningReplica, budget *memory.Budget) error {
 		t.Helper()
 		ctx, end := memory.WithScope(context.Background())
-		_, err := r.planner.Plan(ctx, splits.Request{Table: "hist.t"})
+		_, err := r.Planner.Plan(ctx, splits.Request{Table: "hist.t"})
 		end()
 		if !errors.Is(err, memory.ErrTooLarge) {
 			t.Fatalf("a remote plan past the memory budget: %v, want memory.ErrTooLarge", err)
