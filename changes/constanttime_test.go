@@ -1,11 +1,8 @@
 package changes
 
 import (
-	"bytes"
 	"encoding/json"
-	"fmt"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
@@ -14,8 +11,8 @@ import (
 	"github.com/druidiceberg/sidecar/catalog"
 	"github.com/druidiceberg/sidecar/catalog/catalogtest"
 	"github.com/druidiceberg/sidecar/druid"
+	"github.com/druidiceberg/sidecar/internal/servetest"
 	"github.com/druidiceberg/sidecar/internal/tablegen"
-	"github.com/druidiceberg/sidecar/reader"
 	"github.com/druidiceberg/sidecar/splits"
 )
 
@@ -30,11 +27,8 @@ import (
 // Druid's SQL parser takes them, is handlers' TestChangesConstantTime.)
 func TestChangesConstantTimeInts(t *testing.T) {
 	e := newChangesEnv(t)
-	p, err := splits.NewPlanner(catalogtest.Open(t, catalog.Config{Type: "local", Warehouse: e.dir}), e.signer, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	d := New(p)
+	r := servetest.New(t, catalogtest.Open(t, catalog.Config{Type: "local", Warehouse: e.dir}), nil)
+	d := New(r.Planner)
 	_, snaps, err := tablegen.IntsLifecycle(e.ctx, e.cat, table.Identifier{"notime", "ints"})
 	if err != nil {
 		t.Fatal(err)
@@ -55,7 +49,6 @@ func TestChangesConstantTimeInts(t *testing.T) {
 		}
 		return ch
 	}
-	rd := reader.New(nil)
 	for _, tc := range []struct {
 		what   string
 		from   *int64
@@ -82,7 +75,11 @@ func TestChangesConstantTimeInts(t *testing.T) {
 		}
 		var got [][2]int32
 		for _, ps := range plan.Splits {
-			for _, row := range readRows(t, p, rd, ps) {
+			body, err := r.Read(e.ctx, ps.Parts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, row := range servetest.NDJSONLines(t, body) {
 				var r struct{ A, B int32 }
 				if err := json.Unmarshal([]byte(row), &r); err != nil {
 					t.Fatal(err)
@@ -103,30 +100,4 @@ func TestChangesConstantTimeInts(t *testing.T) {
 			t.Fatalf("%d to %d: changes %v; want none", span[0], span[1], ch.Changes)
 		}
 	}
-}
-
-// readRows reads the rows of a planned split as the rows route streams
-// them, one JSON object a row.
-func readRows(t *testing.T, p *splits.Planner, rd *reader.Reader, ps splits.PlannedSplit) []string {
-	t.Helper()
-	src, err := p.Source(t.Context(), ps.Parts[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	stream, err := rd.OpenAll(t.Context(), src.FS, ps.Parts, src.Schema)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out bytes.Buffer
-	err = stream.Run(t.Context(), &out, func() error { return nil })
-	if cerr := stream.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		t.Fatal(fmt.Errorf("read the split of %s: %w", ps.Parts[0].Data.Path, err))
-	}
-	if out.Len() == 0 {
-		return nil
-	}
-	return strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
 }
