@@ -207,7 +207,8 @@ func replanReplica(t *testing.T, dir string, capacity int64, reg prometheus.Regi
 func TestHostileReplanMemory(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	_, dir := splits.BenchTable(t, 30)
+	const files = 80 // the table the internal tests of references plan
+	_, dir := splits.BenchTable(t, files)
 	planner := localReplica(t, dir, splits.WithTargetSplitSize(80_000))
 	// Two plans of the one snapshot, each with a reference token.
 	var toks []string
@@ -226,8 +227,8 @@ func TestHostileReplanMemory(t *testing.T) {
 		t.Fatalf("a replan with room: %v", err)
 	}
 	need := probeBudget.Stats().Peak
-	if need < 30*splits.PlanBytesPerFile {
-		t.Fatalf("a replan of 30 data files reserved %d bytes, want at least %d", need, 30*splits.PlanBytesPerFile)
+	if need < files*splits.PlanBytesPerFile {
+		t.Fatalf("a replan of %d data files reserved %d bytes, want at least %d", files, need, files*splits.PlanBytesPerFile)
 	}
 
 	// A replica with room for one replan: the first pauses while it
