@@ -3,12 +3,13 @@ package reader
 import (
 	"bytes"
 	"encoding/binary"
-	"runtime"
 	"testing"
 
 	"github.com/klauspost/compress/snappy"
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/format"
+
+	"github.com/druidiceberg/sidecar/internal/cost"
 )
 
 // boundedCodecs are the codecs the reader decompresses pages with.
@@ -95,7 +96,7 @@ func TestBoundedCodecsBombs(t *testing.T) {
 			dst := make([]byte, pageSize)
 			// Warm the codec's pools, so that only the decoding is measured.
 			_, _ = decompress(tc.codec, dst, data, pageSize)
-			allocated := allocatedBy(func() {
+			allocated := cost.AllocatedBy(func() {
 				if _, err := decompress(tc.codec, dst, data, pageSize); err == nil {
 					t.Error("no error")
 				}
@@ -105,15 +106,6 @@ func TestBoundedCodecsBombs(t *testing.T) {
 			}
 		})
 	}
-}
-
-// allocatedBy gives the bytes the Go heap allocated while f ran.
-func allocatedBy(f func()) uint64 {
-	var before, after runtime.MemStats
-	runtime.ReadMemStats(&before)
-	f()
-	runtime.ReadMemStats(&after)
-	return after.TotalAlloc - before.TotalAlloc
 }
 
 // BenchmarkBoundedCodecs decodes a 1 MiB page with the reader's bounded

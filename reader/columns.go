@@ -7,9 +7,11 @@ import (
 	"strings"
 
 	"github.com/apache/iceberg-go"
-	"github.com/druidiceberg/sidecar/internal/jsonstr"
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/format"
+
+	"github.com/druidiceberg/sidecar/internal/jsonstr"
+	"github.com/druidiceberg/sidecar/reader/encode"
 )
 
 // nodeKind is the shape of one Iceberg field in the output.
@@ -79,7 +81,7 @@ type resolver struct {
 	// identity holds the identity-partition values of the data file by
 	// source field id; enc encodes them and the initial defaults.
 	identity map[int]json.RawMessage
-	enc      encoding
+	enc      encode.Options
 }
 
 // newResolver returns a resolver for the Parquet file at path with the
@@ -177,7 +179,7 @@ func fieldKey(name string) []byte {
 
 // addLeaf registers a leaf column with the conversion vt; a column resolved
 // twice (emitted and used as an equality key) is read once.
-func (r *resolver) addLeaf(c *parquet.Column, vt valueType) *leaf {
+func (r *resolver) addLeaf(c *parquet.Column, vt encode.ValueType) *leaf {
 	if l, ok := r.leaves[c.Index()]; ok {
 		return l
 	}
@@ -246,7 +248,7 @@ func (r *resolver) resolveField(f iceberg.NestedField, c *parquet.Column) (*node
 			if p == nil {
 				return nil, r.mismatch(f, c)
 			}
-			l := r.addLeaf(p, valueType{conv: convNull})
+			l := r.addLeaf(p, encode.ValueType{Conv: encode.ConvNull})
 			n.leaves = []*leaf{l}
 			n.extra = []*leaf{l}
 		}
@@ -370,9 +372,9 @@ func (r *resolver) mismatch(f iceberg.NestedField, c *parquet.Column) error {
 
 // valueTypeOf picks the conversion of leaf column c to the Iceberg type of
 // f; without a column (nil c), and for an unknown f, the value is null.
-func (r *resolver) valueTypeOf(f iceberg.NestedField, c *parquet.Column) (valueType, error) {
+func (r *resolver) valueTypeOf(f iceberg.NestedField, c *parquet.Column) (encode.ValueType, error) {
 	if _, ok := f.Type.(iceberg.UnknownType); ok || c == nil {
-		return valueType{conv: convNull}, nil
+		return encode.ValueType{Conv: encode.ConvNull}, nil
 	}
 	kind := c.Type().Kind()
 	lt := c.Type().LogicalType()
@@ -380,105 +382,105 @@ func (r *resolver) valueTypeOf(f iceberg.NestedField, c *parquet.Column) (valueT
 		// A column annotated NULL (as writers store a column of nothing
 		// but nulls, in any physical type) is null whatever its field's
 		// type: the spec lets unknown be promoted to any type.
-		return valueType{conv: convNull, nullOnly: true}, nil
+		return encode.ValueType{Conv: encode.ConvNull, NullOnly: true}, nil
 	}
-	vt := valueType{}
+	vt := encode.ValueType{}
 	ok := false
 	switch t := f.Type.(type) {
 	case iceberg.BooleanType:
-		vt.conv, ok = convBool, kind == parquet.Boolean
+		vt.Conv, ok = encode.ConvBool, kind == parquet.Boolean
 	case iceberg.Int32Type:
-		vt.conv, ok = convInt32, kind == parquet.Int32
+		vt.Conv, ok = encode.ConvInt32, kind == parquet.Int32
 	case iceberg.Int64Type:
 		switch kind {
 		case parquet.Int32:
-			vt.conv, ok = convInt32, true
+			vt.Conv, ok = encode.ConvInt32, true
 		case parquet.Int64:
-			vt.conv, ok = convInt64, true
+			vt.Conv, ok = encode.ConvInt64, true
 		}
 	case iceberg.Float32Type:
-		vt.conv, ok = convFloat, kind == parquet.Float
+		vt.Conv, ok = encode.ConvFloat, kind == parquet.Float
 	case iceberg.Float64Type:
 		switch kind {
 		case parquet.Float:
-			vt.conv, ok = convFloatAsDouble, true
+			vt.Conv, ok = encode.ConvFloatAsDouble, true
 		case parquet.Double:
-			vt.conv, ok = convDouble, true
+			vt.Conv, ok = encode.ConvDouble, true
 		}
 	case iceberg.DateType:
-		vt.conv, ok = convDate, kind == parquet.Int32
+		vt.Conv, ok = encode.ConvDate, kind == parquet.Int32
 	case iceberg.TimeType:
 		switch kind {
 		case parquet.Int32:
-			vt.conv, vt.unit, ok = convTimeInt32, unitOf(lt, nanosPerMilli), true
+			vt.Conv, vt.Unit, ok = encode.ConvTimeInt32, unitOf(lt, encode.NanosPerMilli), true
 		case parquet.Int64:
-			vt.conv, vt.unit, ok = convTimeInt64, unitOf(lt, 1000), true
+			vt.Conv, vt.Unit, ok = encode.ConvTimeInt64, unitOf(lt, 1000), true
 		}
 	case iceberg.TimestampType, iceberg.TimestampTzType:
 		vt, ok = timestampType(kind, lt, false)
 	case iceberg.TimestampNsType, iceberg.TimestampTzNsType:
 		vt, ok = timestampType(kind, lt, true)
 	case iceberg.StringType:
-		vt.conv, ok = convString, kind == parquet.ByteArray || kind == parquet.FixedLenByteArray
+		vt.Conv, ok = encode.ConvString, kind == parquet.ByteArray || kind == parquet.FixedLenByteArray
 	case iceberg.BinaryType:
-		vt.conv, ok = convBinary, kind == parquet.ByteArray || kind == parquet.FixedLenByteArray
+		vt.Conv, ok = encode.ConvBinary, kind == parquet.ByteArray || kind == parquet.FixedLenByteArray
 	case iceberg.FixedType:
 		// A fixed-length column holds fixed(L) only at length L: another
 		// length (a damaged footer) would cut every value elsewhere.
-		vt.conv, ok = convBinary, kind == parquet.ByteArray || (kind == parquet.FixedLenByteArray && c.Type().Length() == t.Len())
+		vt.Conv, ok = encode.ConvBinary, kind == parquet.ByteArray || (kind == parquet.FixedLenByteArray && c.Type().Length() == t.Len())
 	case iceberg.UUIDType:
-		vt.conv, ok = convUUID, (kind == parquet.FixedLenByteArray && c.Type().Length() == 16) || kind == parquet.ByteArray
+		vt.Conv, ok = encode.ConvUUID, (kind == parquet.FixedLenByteArray && c.Type().Length() == 16) || kind == parquet.ByteArray
 	case iceberg.GeometryType, iceberg.GeographyType:
 		// WKB, with the GEOMETRY or GEOGRAPHY logical type or without
 		// (plain binary, as iceberg-go writes it).
-		vt.conv, ok = convWKT, kind == parquet.ByteArray
-		if r.enc.geoWKB {
-			vt.conv = convBase64
+		vt.Conv, ok = encode.ConvWKT, kind == parquet.ByteArray
+		if r.enc.GeoWKB {
+			vt.Conv = encode.ConvBase64
 		}
 	case iceberg.DecimalType:
-		vt.scale = t.Scale()
+		vt.Scale = t.Scale()
 		if lt != nil {
 			if d, isDec := lt.Value.(*format.DecimalType); isDec && int(d.Scale) != t.Scale() {
-				return valueType{}, r.mismatch(f, c)
+				return encode.ValueType{}, r.mismatch(f, c)
 			}
 		}
 		switch kind {
 		case parquet.Int32:
-			vt.conv, ok = convDecimalInt32, true
+			vt.Conv, ok = encode.ConvDecimalInt32, true
 		case parquet.Int64:
-			vt.conv, ok = convDecimalInt64, true
+			vt.Conv, ok = encode.ConvDecimalInt64, true
 		case parquet.ByteArray, parquet.FixedLenByteArray:
-			vt.conv, ok = convDecimalBytes, true
+			vt.Conv, ok = encode.ConvDecimalBytes, true
 		}
 	default:
-		return valueType{}, fmt.Errorf("%w: field %d (%s) has type %s", ErrUnsupported, f.ID, f.Name, f.Type)
+		return encode.ValueType{}, fmt.Errorf("%w: field %d (%s) has type %s", ErrUnsupported, f.ID, f.Name, f.Type)
 	}
 	if !ok {
-		return valueType{}, r.mismatch(f, c)
+		return encode.ValueType{}, r.mismatch(f, c)
 	}
 	return vt, nil
 }
 
 // timestampType picks the conversion of a timestamp column; nanos is true
 // for the Iceberg nanosecond types.
-func timestampType(kind parquet.Kind, lt *format.LogicalType, nanos bool) (valueType, bool) {
+func timestampType(kind parquet.Kind, lt *format.LogicalType, nanos bool) (encode.ValueType, bool) {
 	switch kind {
 	case parquet.Int64:
 		def := int64(1000)
 		if nanos {
 			def = 1
 		}
-		return valueType{conv: convTimestamp, unit: unitOf(lt, def), nanos: nanos}, true
+		return encode.ValueType{Conv: encode.ConvTimestamp, Unit: unitOf(lt, def), Nanos: nanos}, true
 	case parquet.Int96:
-		return valueType{conv: convInt96, unit: 1, nanos: nanos}, true
+		return encode.ValueType{Conv: encode.ConvInt96, Unit: 1, Nanos: nanos}, true
 	case parquet.Int32:
 		// Iceberg v3 promotes date to timestamp and timestamp_ns: the value
 		// is midnight UTC of the day.
 		if _, isDate := logicalValue(lt).(*format.DateType); lt == nil || isDate {
-			return valueType{conv: convDateTimestamp, nanos: nanos}, true
+			return encode.ValueType{Conv: encode.ConvDateTimestamp, Nanos: nanos}, true
 		}
 	}
-	return valueType{}, false
+	return encode.ValueType{}, false
 }
 
 // logicalValue returns the logical type of a column, or nil.

@@ -13,6 +13,8 @@ import (
 	"github.com/apache/iceberg-go"
 	"github.com/google/uuid"
 	"github.com/parquet-go/parquet-go"
+
+	"github.com/druidiceberg/sidecar/reader/encode"
 )
 
 // constant is the value that every row of a data file has for a field the
@@ -49,21 +51,21 @@ func (r *resolver) constant(f iceberg.NestedField, unknown bool) (constant, erro
 		}
 		return r.primitiveConstant(v, vt)
 	}
-	var s scratch
+	var s encode.Scratch
 	b, err := appendDefault(nil, f.Type, f.InitialDefault, &r.enc, &s)
 	if err == nil {
-		err = s.err
+		err = s.Err
 	}
 	if err != nil {
 		return constant{}, fmt.Errorf("%w: initial-default of field %d (%s): %w", ErrSchemaMismatch, f.ID, f.Name, err)
 	}
-	return constant{json: b, invalid: s.invalid > 0}, nil
+	return constant{json: b, invalid: s.Invalid > 0}, nil
 }
 
 // primitiveValue returns the value of primitive field f for a data file
 // without its column: the identity partition value, the initial-default,
 // or null.
-func (r *resolver) primitiveValue(f iceberg.NestedField) (parquet.Value, valueType, error) {
+func (r *resolver) primitiveValue(f iceberg.NestedField) (parquet.Value, encode.ValueType, error) {
 	if raw, ok := r.identity[f.ID]; ok {
 		v, vt, err := identityValue(f.Type, raw)
 		if err != nil {
@@ -73,7 +75,7 @@ func (r *resolver) primitiveValue(f iceberg.NestedField) (parquet.Value, valueTy
 		return v, vt, nil
 	}
 	if f.InitialDefault == nil {
-		return parquet.NullValue(), valueType{}, nil
+		return parquet.NullValue(), encode.ValueType{}, nil
 	}
 	v, vt, err := defaultValue(f.Type, f.InitialDefault)
 	if err != nil {
@@ -84,31 +86,31 @@ func (r *resolver) primitiveValue(f iceberg.NestedField) (parquet.Value, valueTy
 }
 
 // primitiveConstant encodes one primitive value and its equality key.
-func (r *resolver) primitiveConstant(v parquet.Value, vt valueType) (constant, error) {
+func (r *resolver) primitiveConstant(v parquet.Value, vt encode.ValueType) (constant, error) {
 	if v.IsNull() {
 		return nullConstant, nil
 	}
-	var s scratch
-	one := valuesOf(v)
-	k := constant{json: appendValue(nil, one, 0, &vt, &r.enc, &s), key: appendKey(nil, one, 0, &vt)}
-	if s.err != nil {
-		return constant{}, s.err
+	var s encode.Scratch
+	one := encode.ValuesOf(v)
+	k := constant{json: encode.AppendValue(nil, one, 0, &vt, &r.enc, &s), key: appendKey(nil, one, 0, &vt)}
+	if s.Err != nil {
+		return constant{}, s.Err
 	}
-	k.invalid = s.invalid > 0
+	k.invalid = s.Invalid > 0
 	return k, nil
 }
 
 // identityValue decodes an identity partition value in the form that
 // split.IdentityValue documents as a value of type t.
-func identityValue(t iceberg.Type, raw json.RawMessage) (parquet.Value, valueType, error) {
+func identityValue(t iceberg.Type, raw json.RawMessage) (parquet.Value, encode.ValueType, error) {
 	d := json.NewDecoder(bytes.NewReader(raw))
 	d.UseNumber()
 	var x any
 	if err := d.Decode(&x); err != nil {
-		return parquet.Value{}, valueType{}, err
+		return parquet.Value{}, encode.ValueType{}, err
 	}
 	if x == nil {
-		return parquet.NullValue(), valueType{}, nil
+		return parquet.NullValue(), encode.ValueType{}, nil
 	}
 	num, isNum := x.(json.Number)
 	str, isStr := x.(string)
@@ -121,69 +123,69 @@ func identityValue(t iceberg.Type, raw json.RawMessage) (parquet.Value, valueTyp
 	switch t := t.(type) {
 	case iceberg.BooleanType:
 		if b, ok := x.(bool); ok {
-			return parquet.BooleanValue(b), valueType{conv: convBool}, nil
+			return parquet.BooleanValue(b), encode.ValueType{Conv: encode.ConvBool}, nil
 		}
 	case iceberg.Int32Type:
 		n, err := integer()
 		if err != nil || n < math.MinInt32 || n > math.MaxInt32 {
-			return parquet.Value{}, valueType{}, fmt.Errorf("not an int: %w", err)
+			return parquet.Value{}, encode.ValueType{}, fmt.Errorf("not an int: %w", err)
 		}
-		return parquet.Int32Value(int32(n)), valueType{conv: convInt32}, nil
+		return parquet.Int32Value(int32(n)), encode.ValueType{Conv: encode.ConvInt32}, nil
 	case iceberg.Int64Type:
 		n, err := integer()
-		return parquet.Int64Value(n), valueType{conv: convInt64}, err
+		return parquet.Int64Value(n), encode.ValueType{Conv: encode.ConvInt64}, err
 	case iceberg.DateType:
 		n, err := integer()
 		if err != nil || n < math.MinInt32 || n > math.MaxInt32 {
-			return parquet.Value{}, valueType{}, fmt.Errorf("not a day number: %w", err)
+			return parquet.Value{}, encode.ValueType{}, fmt.Errorf("not a day number: %w", err)
 		}
-		return parquet.Int32Value(int32(n)), valueType{conv: convDate}, nil
+		return parquet.Int32Value(int32(n)), encode.ValueType{Conv: encode.ConvDate}, nil
 	case iceberg.TimeType:
 		n, err := integer()
-		return parquet.Int64Value(n), valueType{conv: convTimeInt64, unit: 1000}, err
+		return parquet.Int64Value(n), encode.ValueType{Conv: encode.ConvTimeInt64, Unit: 1000}, err
 	case iceberg.TimestampType, iceberg.TimestampTzType:
 		n, err := integer()
-		return parquet.Int64Value(n), valueType{conv: convTimestamp, unit: 1000}, err
+		return parquet.Int64Value(n), encode.ValueType{Conv: encode.ConvTimestamp, Unit: 1000}, err
 	case iceberg.TimestampNsType, iceberg.TimestampTzNsType:
 		n, err := integer()
-		return parquet.Int64Value(n), valueType{conv: convTimestamp, unit: 1, nanos: true}, err
+		return parquet.Int64Value(n), encode.ValueType{Conv: encode.ConvTimestamp, Unit: 1, Nanos: true}, err
 	case iceberg.Float32Type:
 		if isNum {
 			f, err := strconv.ParseFloat(num.String(), 32)
-			return parquet.FloatValue(float32(f)), valueType{conv: convFloat}, err
+			return parquet.FloatValue(float32(f)), encode.ValueType{Conv: encode.ConvFloat}, err
 		}
 	case iceberg.Float64Type:
 		if isNum {
 			f, err := strconv.ParseFloat(num.String(), 64)
-			return parquet.DoubleValue(f), valueType{conv: convDouble}, err
+			return parquet.DoubleValue(f), encode.ValueType{Conv: encode.ConvDouble}, err
 		}
 	case iceberg.StringType:
 		if isStr {
-			return parquet.ByteArrayValue([]byte(str)), valueType{conv: convString}, nil
+			return parquet.ByteArrayValue([]byte(str)), encode.ValueType{Conv: encode.ConvString}, nil
 		}
 	case iceberg.UUIDType:
 		if isStr {
 			u, err := uuid.Parse(str)
-			return parquet.FixedLenByteArrayValue(u[:]), valueType{conv: convUUID}, err
+			return parquet.FixedLenByteArrayValue(u[:]), encode.ValueType{Conv: encode.ConvUUID}, err
 		}
 	case iceberg.BinaryType, iceberg.FixedType:
 		if isStr {
 			b, err := base64.StdEncoding.DecodeString(str)
-			return parquet.ByteArrayValue(b), valueType{conv: convBinary}, err
+			return parquet.ByteArrayValue(b), encode.ValueType{Conv: encode.ConvBinary}, err
 		}
 	case iceberg.DecimalType:
 		if isStr {
 			v, ok := new(big.Int).SetString(str, 10)
 			if !ok {
-				return parquet.Value{}, valueType{}, fmt.Errorf("not an unscaled decimal")
+				return parquet.Value{}, encode.ValueType{}, fmt.Errorf("not an unscaled decimal")
 			}
 			b, err := decimalBytes(v)
-			return parquet.FixedLenByteArrayValue(b), valueType{conv: convDecimalBytes, scale: t.Scale()}, err
+			return parquet.FixedLenByteArrayValue(b), encode.ValueType{Conv: encode.ConvDecimalBytes, Scale: t.Scale()}, err
 		}
 	default:
-		return parquet.Value{}, valueType{}, fmt.Errorf("%w: identity value of type %s", ErrUnsupported, t)
+		return parquet.Value{}, encode.ValueType{}, fmt.Errorf("%w: identity value of type %s", ErrUnsupported, t)
 	}
-	return parquet.Value{}, valueType{}, fmt.Errorf("a JSON %T does not encode a %s", x, t)
+	return parquet.Value{}, encode.ValueType{}, fmt.Errorf("a JSON %T does not encode a %s", x, t)
 }
 
 // decimalBytes returns an unscaled decimal as 16 bytes of big-endian two's
@@ -209,43 +211,43 @@ func decimalBytes(v *big.Int) ([]byte, error) {
 // (bool, float64, string in the spec's single-value JSON form: ISO dates
 // and times, hex binary, decimal strings); defaults built in Go may be Go
 // numbers, []byte or iceberg-go literals and their value types.
-func defaultValue(t iceberg.Type, v any) (parquet.Value, valueType, error) {
+func defaultValue(t iceberg.Type, v any) (parquet.Value, encode.ValueType, error) {
 	lit, err := defaultLiteral(t, v)
 	if err != nil {
-		return parquet.Value{}, valueType{}, err
+		return parquet.Value{}, encode.ValueType{}, err
 	}
 	switch l := lit.(type) {
 	case iceberg.BoolLiteral:
-		return parquet.BooleanValue(bool(l)), valueType{conv: convBool}, nil
+		return parquet.BooleanValue(bool(l)), encode.ValueType{Conv: encode.ConvBool}, nil
 	case iceberg.Int32Literal:
-		return parquet.Int32Value(int32(l)), valueType{conv: convInt32}, nil
+		return parquet.Int32Value(int32(l)), encode.ValueType{Conv: encode.ConvInt32}, nil
 	case iceberg.Int64Literal:
-		return parquet.Int64Value(int64(l)), valueType{conv: convInt64}, nil
+		return parquet.Int64Value(int64(l)), encode.ValueType{Conv: encode.ConvInt64}, nil
 	case iceberg.Float32Literal:
-		return parquet.FloatValue(float32(l)), valueType{conv: convFloat}, nil
+		return parquet.FloatValue(float32(l)), encode.ValueType{Conv: encode.ConvFloat}, nil
 	case iceberg.Float64Literal:
-		return parquet.DoubleValue(float64(l)), valueType{conv: convDouble}, nil
+		return parquet.DoubleValue(float64(l)), encode.ValueType{Conv: encode.ConvDouble}, nil
 	case iceberg.DateLiteral:
-		return parquet.Int32Value(int32(l)), valueType{conv: convDate}, nil
+		return parquet.Int32Value(int32(l)), encode.ValueType{Conv: encode.ConvDate}, nil
 	case iceberg.TimeLiteral:
-		return parquet.Int64Value(int64(l)), valueType{conv: convTimeInt64, unit: 1000}, nil
+		return parquet.Int64Value(int64(l)), encode.ValueType{Conv: encode.ConvTimeInt64, Unit: 1000}, nil
 	case iceberg.TimestampLiteral:
-		return parquet.Int64Value(int64(l)), valueType{conv: convTimestamp, unit: 1000}, nil
+		return parquet.Int64Value(int64(l)), encode.ValueType{Conv: encode.ConvTimestamp, Unit: 1000}, nil
 	case iceberg.TimestampNsLiteral:
-		return parquet.Int64Value(int64(l)), valueType{conv: convTimestamp, unit: 1, nanos: true}, nil
+		return parquet.Int64Value(int64(l)), encode.ValueType{Conv: encode.ConvTimestamp, Unit: 1, Nanos: true}, nil
 	case iceberg.StringLiteral:
-		return parquet.ByteArrayValue([]byte(l)), valueType{conv: convString}, nil
+		return parquet.ByteArrayValue([]byte(l)), encode.ValueType{Conv: encode.ConvString}, nil
 	case iceberg.BinaryLiteral:
-		return parquet.ByteArrayValue(l), valueType{conv: convBinary}, nil
+		return parquet.ByteArrayValue(l), encode.ValueType{Conv: encode.ConvBinary}, nil
 	case iceberg.FixedLiteral:
-		return parquet.ByteArrayValue(l), valueType{conv: convBinary}, nil
+		return parquet.ByteArrayValue(l), encode.ValueType{Conv: encode.ConvBinary}, nil
 	case iceberg.UUIDLiteral:
-		return parquet.FixedLenByteArrayValue(l[:]), valueType{conv: convUUID}, nil
+		return parquet.FixedLenByteArrayValue(l[:]), encode.ValueType{Conv: encode.ConvUUID}, nil
 	case iceberg.DecimalLiteral:
 		b, err := decimalBytes(l.Val.BigInt())
-		return parquet.FixedLenByteArrayValue(b), valueType{conv: convDecimalBytes, scale: l.Scale}, err
+		return parquet.FixedLenByteArrayValue(b), encode.ValueType{Conv: encode.ConvDecimalBytes, Scale: l.Scale}, err
 	}
-	return parquet.Value{}, valueType{}, fmt.Errorf("%w: default of type %s", ErrUnsupported, t)
+	return parquet.Value{}, encode.ValueType{}, fmt.Errorf("%w: default of type %s", ErrUnsupported, t)
 }
 
 // defaultLiteral converts an initial-default to a literal of type t.
@@ -327,7 +329,7 @@ func isFixedOfOtherLength(t iceberg.Type, n int) bool {
 // appendDefault appends the JSON of a default of any type: structs are
 // objects keyed by field id (a missing key takes the field's own
 // initial-default), lists arrays, maps {"keys":[…],"values":[…]}.
-func appendDefault(b []byte, t iceberg.Type, v any, enc *encoding, s *scratch) ([]byte, error) {
+func appendDefault(b []byte, t iceberg.Type, v any, enc *encode.Options, s *encode.Scratch) ([]byte, error) {
 	if v == nil {
 		return append(b, "null"...), nil
 	}
@@ -419,5 +421,5 @@ func appendDefault(b []byte, t iceberg.Type, v any, enc *encoding, s *scratch) (
 	if pv.IsNull() {
 		return append(b, "null"...), nil
 	}
-	return appendValue(b, valuesOf(pv), 0, &vt, enc, s), nil
+	return encode.AppendValue(b, encode.ValuesOf(pv), 0, &vt, enc, s), nil
 }

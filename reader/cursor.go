@@ -7,6 +7,7 @@ import (
 
 	"github.com/parquet-go/parquet-go/format"
 
+	"github.com/druidiceberg/sidecar/reader/encode"
 	"github.com/druidiceberg/sidecar/reader/parquetpage"
 )
 
@@ -30,7 +31,7 @@ type leaf struct {
 	nextV       int // value of batch of that entry
 	maxRep      int
 	maxDef      int
-	vt          valueType
+	vt          encode.ValueType
 	batch       parquetpage.Values
 
 	index  int
@@ -106,7 +107,7 @@ func (l *leaf) load() error {
 	if errors.Is(err, io.EOF) {
 		l.eof = true
 	}
-	if l.vt.nullOnly && err == nil {
+	if l.vt.NullOnly && err == nil {
 		for i := range l.batch.N {
 			if l.defined(&l.batch, i) {
 				return fmt.Errorf("column %s is annotated NULL, yet holds a value", l.path)

@@ -4,6 +4,9 @@ import (
 	"fmt"
 
 	"github.com/apache/iceberg-go"
+
+	"github.com/druidiceberg/sidecar/reader/encode"
+
 	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/parquet-go/parquet-go"
 
@@ -73,9 +76,9 @@ func ReadDeleteColumns(fs icebergio.IO, d split.DeleteFile, t split.TableSchema,
 			null := l.null()
 			c.Null = append(c.Null, null)
 			switch {
-			case l.vt.conv == convBool:
+			case l.vt.Conv == encode.ConvBool:
 				c.Bool = append(c.Bool, !null && l.cur.Bool[l.vpos])
-			case intKeyed(l.vt.conv):
+			case intKeyed(l.vt.Conv):
 				v := int64(0)
 				if !null {
 					v = keyInt(l.cur, l.vpos, &l.vt)
@@ -102,15 +105,15 @@ func ReadDeleteColumns(fs icebergio.IO, d split.DeleteFile, t split.TableSchema,
 func deleteLeaf(r *resolver, root *parquet.Column, path string, schema *iceberg.Schema, id int) (*leaf, error) {
 	switch id {
 	case fieldIDDeleteFilePath, fieldIDDeletePos:
-		name, conv, kind := nameDeleteFilePath, convString, parquet.ByteArray
+		name, conv, kind := nameDeleteFilePath, encode.ConvString, parquet.ByteArray
 		if id == fieldIDDeletePos {
-			name, conv, kind = nameDeletePos, convInt64, parquet.Int64
+			name, conv, kind = nameDeletePos, encode.ConvInt64, parquet.Int64
 		}
 		c := deleteColumn(root, id, name)
 		if c == nil || c.Type().Kind() != kind {
 			return nil, fmt.Errorf("%w: no %s column", ErrCorruptFile, name)
 		}
-		return r.addLeaf(c, valueType{conv: conv}), nil
+		return r.addLeaf(c, encode.ValueType{Conv: conv}), nil
 	}
 	field, err := equalityField(schema, id, path)
 	if err != nil {
@@ -124,10 +127,10 @@ func deleteLeaf(r *resolver, root *parquet.Column, path string, schema *iceberg.
 	if err != nil {
 		return nil, err
 	}
-	switch vt.conv {
-	case convBool, convString, convBinary, convUUID:
+	switch vt.Conv {
+	case encode.ConvBool, encode.ConvString, encode.ConvBinary, encode.ConvUUID:
 	default:
-		if !intKeyed(vt.conv) {
+		if !intKeyed(vt.Conv) {
 			return nil, fmt.Errorf("%w: column %s (%s) is not read as a delete column", ErrUnsupported, field.Name, field.Type)
 		}
 	}

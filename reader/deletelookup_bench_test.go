@@ -8,6 +8,9 @@ import (
 	"testing"
 
 	"github.com/apache/iceberg-go"
+
+	"github.com/druidiceberg/sidecar/reader/encode"
+
 	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/parquet-go/parquet-go"
 
@@ -113,7 +116,7 @@ func BenchmarkDeleteLookup(b *testing.B) {
 			names.Bytes = fmt.Appendf(names.Bytes, "customer-%06d", i)
 			names.Refs = append(names.Refs, parquetpage.Ref{Off: uint32(at), Len: uint32(len(names.Bytes) - at)})
 		}
-		col := &leaf{vt: valueType{conv: convString}, cur: names}
+		col := &leaf{vt: encode.ValueType{Conv: encode.ConvString}, cur: names}
 		set.cols = []*leaf{col}
 		benchEqSet(b, set, func(i int) { col.vpos = i % names.N })
 	})
@@ -159,7 +162,7 @@ func benchLongKeys(b *testing.B, loader *deleteLoader, dir, name string, n, step
 		b.Fatal(err)
 	}
 	one := &parquetpage.Values{N: 1, Int64: make([]int64, 1)}
-	col := &leaf{vt: valueType{conv: convInt64}, cur: one}
+	col := &leaf{vt: encode.ValueType{Conv: encode.ConvInt64}, cur: one}
 	set := &eqSet{ids: []int{1}, cols: []*leaf{col}, consts: [][]byte{nil}, keys: []*eqKeys{keys}}
 	if walked {
 		set.walks = make([]intWalk, 1)

@@ -12,6 +12,9 @@ import (
 	"strconv"
 
 	"github.com/apache/iceberg-go"
+
+	"github.com/druidiceberg/sidecar/reader/encode"
+
 	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table/dv"
 	"github.com/parquet-go/parquet-go"
@@ -382,8 +385,8 @@ func readPositionDeletes(fs *watchedIO, d split.DeleteFile, only map[string]bool
 		return nil, fmt.Errorf("read positional delete file %s: %w: no file_path and pos columns", d.Path, ErrCorruptFile)
 	}
 	r := &resolver{path: d.Path, leaves: map[int]*leaf{}}
-	lp := r.addLeaf(pathCol, valueType{conv: convString})
-	lq := r.addLeaf(posCol, valueType{conv: convInt64})
+	lp := r.addLeaf(pathCol, encode.ValueType{Conv: encode.ConvString})
+	lq := r.addLeaf(posCol, encode.ValueType{Conv: encode.ConvInt64})
 	e := &positionEntry{byPath: map[string]*dv.RoaringPositionBitmap{}}
 	// Delete files are sorted by path, so the path of a row is mostly the
 	// one of the row before.

@@ -3,13 +3,15 @@ package reader
 import (
 	"encoding/binary"
 	"fmt"
+
+	"github.com/druidiceberg/sidecar/reader/encode"
 )
 
 // rowEncoder writes rows of resolved nodes as JSON objects.
 type rowEncoder struct {
 	fields  []*node
-	enc     encoding
-	scratch scratch
+	enc     encode.Options
+	scratch encode.Scratch
 	// meta are the metadata columns after the fields, and pos the
 	// position of the row in its data file, which they may need.
 	meta []metaColumn
@@ -32,7 +34,7 @@ func (e *rowEncoder) appendRow(b []byte) []byte {
 			b = append(b, "null"...)
 			continue
 		}
-		b = appendValue(b, l.cur, l.vpos, &l.vt, &e.enc, &e.scratch)
+		b = encode.AppendValue(b, l.cur, l.vpos, &l.vt, &e.enc, &e.scratch)
 		l.pos++
 		l.vpos++
 	}
@@ -50,8 +52,8 @@ func (e *rowEncoder) appendNode(b []byte, n *node) []byte {
 		if l.pos >= l.rowEnd {
 			// A nested column whose row ends before its sibling's, which
 			// drives the list or map: damaged repetition levels.
-			if e.scratch.err == nil {
-				e.scratch.err = fmt.Errorf("%w: column %s: the row holds fewer entries than the columns beside it", ErrCorruptFile, l.path)
+			if e.scratch.Err == nil {
+				e.scratch.Err = fmt.Errorf("%w: column %s: the row holds fewer entries than the columns beside it", ErrCorruptFile, l.path)
 			}
 			return append(b, "null"...)
 		}
@@ -59,7 +61,7 @@ func (e *rowEncoder) appendNode(b []byte, n *node) []byte {
 			l.pos++
 			return append(b, "null"...)
 		}
-		b = appendValue(b, l.cur, l.vpos, &l.vt, &e.enc, &e.scratch)
+		b = encode.AppendValue(b, l.cur, l.vpos, &l.vt, &e.enc, &e.scratch)
 		l.pos++
 		l.vpos++
 		return b
@@ -151,7 +153,7 @@ func (e *rowEncoder) appendNode(b []byte, n *node) []byte {
 		return e.appendVariantNode(b, n)
 	}
 	if n.invalid {
-		e.scratch.invalid++
+		e.scratch.Invalid++
 	}
 	return append(b, n.value...)
 }

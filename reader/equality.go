@@ -10,6 +10,7 @@ import (
 	"github.com/parquet-go/parquet-go"
 
 	"github.com/druidiceberg/sidecar/internal/memory"
+	"github.com/druidiceberg/sidecar/reader/encode"
 	"github.com/druidiceberg/sidecar/reader/parquetpage"
 	"github.com/druidiceberg/sidecar/splits/split"
 )
@@ -47,7 +48,7 @@ func (e *eqSet) contains(kb []byte) ([]byte, bool) {
 		// One integer column (an id, the usual case): its filter hash
 		// comes from the integer, so most rows are told apart without
 		// building the key.
-		if l := e.cols[0]; l != nil && intKeyed(l.vt.conv) && !l.null() {
+		if l := e.cols[0]; l != nil && intKeyed(l.vt.Conv) && !l.null() {
 			v := keyInt(l.cur, l.vpos, &l.vt)
 			if e.walks != nil {
 				// Exact: a value is deleted when its key (appendKeyInt's)
@@ -127,7 +128,7 @@ func loadEqualitySets(l *deleteLoader, s split.Split, t split.TableSchema, dataR
 		}
 	}
 	for _, set := range sets {
-		if len(set.cols) == 1 && set.cols[0] != nil && intKeyed(set.cols[0].vt.conv) {
+		if len(set.cols) == 1 && set.cols[0] != nil && intKeyed(set.cols[0].vt.Conv) {
 			set.walks = make([]intWalk, len(set.keys))
 		}
 	}
@@ -296,9 +297,9 @@ func (l *leaf) appendKey(b []byte) []byte {
 
 // intKeyed reports whether the keys of a conversion are integers
 // (appendKeyInt's 9 bytes): keyInt gives them.
-func intKeyed(c conv) bool {
+func intKeyed(c encode.Conv) bool {
 	switch c {
-	case convInt32, convDate, convInt64, convTimeInt32, convTimeInt64, convTimestamp, convDateTimestamp, convInt96:
+	case encode.ConvInt32, encode.ConvDate, encode.ConvInt64, encode.ConvTimeInt32, encode.ConvTimeInt64, encode.ConvTimestamp, encode.ConvDateTimestamp, encode.ConvInt96:
 		return true
 	}
 	return false
@@ -306,26 +307,26 @@ func intKeyed(c conv) bool {
 
 // keyInt returns the integer key of the i-th value of v, of a conversion
 // that intKeyed accepts.
-func keyInt(v *parquetpage.Values, i int, t *valueType) int64 {
-	switch t.conv {
-	case convInt32, convDate:
+func keyInt(v *parquetpage.Values, i int, t *encode.ValueType) int64 {
+	switch t.Conv {
+	case encode.ConvInt32, encode.ConvDate:
 		return int64(v.Int32[i])
-	case convInt64:
+	case encode.ConvInt64:
 		return v.Int64[i]
-	case convTimeInt32:
-		return timeMicros(int64(v.Int32[i]), t.unit)
-	case convTimeInt64:
-		return timeMicros(v.Int64[i], t.unit)
-	case convTimestamp:
-		return timestampIn(v.Int64[i], t.unit, t.nanos)
-	case convDateTimestamp:
-		perDay := nanosPerDay / 1000
-		if t.nanos {
-			perDay = nanosPerDay
+	case encode.ConvTimeInt32:
+		return encode.TimeMicros(int64(v.Int32[i]), t.Unit)
+	case encode.ConvTimeInt64:
+		return encode.TimeMicros(v.Int64[i], t.Unit)
+	case encode.ConvTimestamp:
+		return timestampIn(v.Int64[i], t.Unit, t.Nanos)
+	case encode.ConvDateTimestamp:
+		perDay := encode.NanosPerDay / 1000
+		if t.Nanos {
+			perDay = encode.NanosPerDay
 		}
 		return int64(v.Int32[i]) * perDay
-	case convInt96:
-		return timestampIn(int96Nanos(v.Int96[i]), 1, t.nanos)
+	case encode.ConvInt96:
+		return timestampIn(encode.Int96Nanos(v.Int96[i]), 1, t.Nanos)
 	}
 	return 0
 }
@@ -333,28 +334,28 @@ func keyInt(v *parquetpage.Values, i int, t *valueType) int64 {
 // appendKey appends the canonical bytes of the i-th value of v as a value
 // of its Iceberg type: 1 and a payload that is equal for equal Iceberg
 // values whatever the physical type that stored them (0 is null).
-func appendKey(b []byte, v *parquetpage.Values, i int, t *valueType) []byte {
-	if intKeyed(t.conv) {
+func appendKey(b []byte, v *parquetpage.Values, i int, t *encode.ValueType) []byte {
+	if intKeyed(t.Conv) {
 		return appendKeyInt(b, keyInt(v, i, t))
 	}
-	switch t.conv {
-	case convNull:
+	switch t.Conv {
+	case encode.ConvNull:
 		return append(b, 0)
-	case convBool:
+	case encode.ConvBool:
 		if v.Bool[i] {
 			return append(b, 1, 1)
 		}
 		return append(b, 1, 0)
-	case convFloat:
+	case encode.ConvFloat:
 		f := v.Float[i]
 		u := math.Float32bits(f)
 		if f != f {
 			u = 0x7fc00000 // every NaN is one key, as Java's Float.equals has it
 		}
 		return binary.BigEndian.AppendUint32(append(b, 1), u)
-	case convFloatAsDouble, convDouble:
+	case encode.ConvFloatAsDouble, encode.ConvDouble:
 		var f float64
-		if t.conv == convFloatAsDouble {
+		if t.Conv == encode.ConvFloatAsDouble {
 			f = float64(v.Float[i])
 		} else {
 			f = v.Double[i]
@@ -364,11 +365,11 @@ func appendKey(b []byte, v *parquetpage.Values, i int, t *valueType) []byte {
 			u = 0x7ff8000000000000
 		}
 		return binary.BigEndian.AppendUint64(append(b, 1), u)
-	case convDecimalInt32:
+	case encode.ConvDecimalInt32:
 		return appendKeyDecimal(b, int64(v.Int32[i]))
-	case convDecimalInt64:
+	case encode.ConvDecimalInt64:
 		return appendKeyDecimal(b, v.Int64[i])
-	case convDecimalBytes:
+	case encode.ConvDecimalBytes:
 		return appendKeyDecimalBytes(b, v.ByteArray(i))
 	default: // strings, binary, fixed, uuid: the bytes
 		raw := v.ByteArray(i)
@@ -413,7 +414,7 @@ func appendKeyDecimal(b []byte, v int64) []byte {
 // appendKeyDecimalBytes appends a big-endian two's complement unscaled
 // decimal in the same form as appendKeyDecimal, whatever its stored width.
 func appendKeyDecimalBytes(b []byte, raw []byte) []byte {
-	raw = trimSignExtension(raw)
+	raw = encode.TrimSignExtension(raw)
 	if len(raw) > 16 {
 		b = binary.AppendUvarint(append(b, 2), uint64(len(raw)))
 		return append(b, raw...)

@@ -12,12 +12,6 @@ func (c *DeleteCache) Flying() int {
 // Decompress is the reader's parquetpage.Decompressor: its bounded codecs.
 var Decompress = decompress
 
-// CPUTime is the process's user and system CPU time so far.
-var CPUTime = cpuTime
-
-// AllocatedBy gives the bytes the Go heap allocated while f ran.
-var AllocatedBy = allocatedBy
-
 // WithBatchEntries makes the leaves of a Reader's streams decode n entries
 // at a time, so that tests can put batch boundaries inside rows.
 func WithBatchEntries(n int) Option {

@@ -40,11 +40,15 @@ import (
 	"errors"
 	"fmt"
 	"io"
+
+	"github.com/druidiceberg/sidecar/reader/encode"
+
 	iofs "io/fs"
 	"slices"
 	"sync/atomic"
 
 	"github.com/apache/iceberg-go"
+
 	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/parquet-go/parquet-go"
 	"github.com/prometheus/client_golang/prometheus"
@@ -71,7 +75,7 @@ const maxBatchBytes = 256 << 10
 // use.
 type Reader struct {
 	batchRows int
-	enc       encoding
+	enc       encode.Options
 	cache     *DeleteCache // nil: every Open reads its delete files
 	space     uint64       // the Reader's namespace in cache
 	// budget is the memory that decoded delete files reserve as they
@@ -100,13 +104,13 @@ func WithBatchRows(n int) Option {
 // the fraction digits of the type (6 for micros, 9 for nanos) instead of
 // integer epoch milliseconds.
 func WithISOTimestamps(iso bool) Option {
-	return func(r *Reader) { r.enc.isoTimestamps = iso }
+	return func(r *Reader) { r.enc.ISOTimestamps = iso }
 }
 
 // WithBinaryAsString writes binary and fixed values as UTF-8 text (invalid
 // bytes become U+FFFD) instead of standard base64.
 func WithBinaryAsString(asString bool) Option {
-	return func(r *Reader) { r.enc.binaryAsString = asString }
+	return func(r *Reader) { r.enc.BinaryAsString = asString }
 }
 
 // WithDeleteCache decodes delete files through c, which any number of
@@ -312,10 +316,10 @@ func (s *Stream) open(ctx context.Context, sp split.Split) (_ *fileStream, err e
 		}
 		root = st.pf.Root()
 	}
-	st.rows.enc = encoding{
-		isoTimestamps:  r.enc.isoTimestamps || sp.Encoding.ISOTimestamps,
-		binaryAsString: r.enc.binaryAsString || sp.Encoding.BinaryAsString,
-		geoWKB:         sp.Encoding.GeoWKB,
+	st.rows.enc = encode.Options{
+		ISOTimestamps:  r.enc.ISOTimestamps || sp.Encoding.ISOTimestamps,
+		BinaryAsString: r.enc.BinaryAsString || sp.Encoding.BinaryAsString,
+		GeoWKB:         sp.Encoding.GeoWKB,
 	}
 	defer func() {
 		if err != nil {
@@ -479,7 +483,7 @@ func (s *Stream) closeCurrent() error {
 		return nil
 	}
 	s.cur = nil
-	s.local.invalid += f.rows.scratch.invalid
+	s.local.invalid += f.rows.scratch.Invalid
 	return f.close()
 }
 
@@ -572,8 +576,8 @@ func (f *fileStream) row(b *batch, dels *positionWalk, pos int64) error {
 	}
 	f.rows.pos = pos
 	b.buf = f.rows.appendRow(b.buf)
-	if f.rows.scratch.err != nil {
-		return fmt.Errorf("encode row %d of data file %s: %w", pos, f.path, f.rows.scratch.err)
+	if f.rows.scratch.Err != nil {
+		return fmt.Errorf("encode row %d of data file %s: %w", pos, f.path, f.rows.scratch.Err)
 	}
 	s.local.emitted++
 	if b.rows++; b.rows >= s.batchRows || len(b.buf) >= maxBatchBytes {
@@ -620,7 +624,7 @@ func (s *Stream) publish() {
 	p.filtered.Store(s.local.filtered)
 	invalid := s.local.invalid
 	if s.cur != nil {
-		invalid += s.cur.rows.scratch.invalid
+		invalid += s.cur.rows.scratch.Invalid
 	}
 	p.invalid.Store(invalid)
 	now := tally{read: s.local.read, emitted: s.local.emitted, filtered: s.local.filtered, invalid: invalid,

@@ -17,6 +17,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 	"github.com/parquet-go/parquet-go"
 
+	"github.com/druidiceberg/sidecar/internal/cost"
 	"github.com/druidiceberg/sidecar/internal/tablegen"
 	"github.com/druidiceberg/sidecar/reader"
 	"github.com/druidiceberg/sidecar/splits"
@@ -297,15 +298,15 @@ func BenchmarkReadBenchTable(b *testing.B) {
 	fsys := catalog.NewFS(nil, nil)
 	b.Run("reader", func(b *testing.B) {
 		r := newReader(fsys, reader.WithDeleteCache(reader.NewDeleteCache(64<<20, nil)))
-		cpu := cpuTime()
+		cpu := cost.CPUTime()
 		for b.Loop() {
 			discardSplit(b, r, []split.Split{sp}, ts)
 		}
-		b.ReportMetric(float64((cpuTime()-cpu).Nanoseconds())/float64(b.N*rows), "cpu-ns/row")
+		b.ReportMetric(float64((cost.CPUTime()-cpu).Nanoseconds())/float64(b.N*rows), "cpu-ns/row")
 	})
 	b.Run("raw_parquet_go_ReadRows", func(b *testing.B) {
 		path := strings.TrimPrefix(sp.Data.Path, "file://")
-		cpu := cpuTime()
+		cpu := cost.CPUTime()
 		buf := make([]parquet.Row, 1024)
 		for b.Loop() {
 			f, err := os.Open(path)
@@ -331,7 +332,7 @@ func BenchmarkReadBenchTable(b *testing.B) {
 			}
 			f.Close()
 		}
-		b.ReportMetric(float64((cpuTime()-cpu).Nanoseconds())/float64(b.N*rows), "cpu-ns/row")
+		b.ReportMetric(float64((cost.CPUTime()-cpu).Nanoseconds())/float64(b.N*rows), "cpu-ns/row")
 	})
 }
 
@@ -348,13 +349,13 @@ func BenchmarkPackedWideDeletes(b *testing.B) {
 	for _, pack := range []int{1, 2, 4, 8} {
 		b.Run(fmt.Sprintf("files=%d", pack), func(b *testing.B) {
 			r := newReader(testFS(dir))
-			cpu := cpuTime()
+			cpu := cost.CPUTime()
 			for b.Loop() {
 				for first := 0; first < files; first += pack {
 					discardSplit(b, r, ss[first:first+pack], tableOf(idSchema))
 				}
 			}
-			b.ReportMetric(float64((cpuTime()-cpu).Nanoseconds())/float64(b.N*files*rows), "cpu-ns/row")
+			b.ReportMetric(float64((cost.CPUTime()-cpu).Nanoseconds())/float64(b.N*files*rows), "cpu-ns/row")
 		})
 	}
 }
@@ -375,6 +376,3 @@ func discardSplit(b *testing.B, r fsReader, parts []split.Split, ts split.TableS
 		b.Fatal(err)
 	}
 }
-
-// cpuTime is the process's user and system CPU time so far.
-var cpuTime = reader.CPUTime

@@ -12,6 +12,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/parquet-go/parquet-go"
 
+	"github.com/druidiceberg/sidecar/reader/encode"
 	"github.com/druidiceberg/sidecar/reader/parquetpage"
 )
 
@@ -163,7 +164,7 @@ func (r *resolver) resolveResidual(f *residual, schema *iceberg.Schema, root *pa
 				return fmt.Errorf("resolve residual filter column %d: %w", id, err)
 			}
 			if !v.IsNull() {
-				c.konst, err = goValue(valuesOf(v), 0, &vt, c.long)
+				c.konst, err = goValue(encode.ValuesOf(v), 0, &vt, c.long)
 			}
 			if err != nil {
 				return fmt.Errorf("resolve residual filter column %d: %w", id, err)
@@ -185,7 +186,7 @@ func (r *resolver) resolveResidual(f *residual, schema *iceberg.Schema, root *pa
 			continue
 		}
 		if s := levelOnly[k]; s != nil {
-			c.leaf = r.addLeaf(firstLeafColumn(s), valueType{conv: convNull})
+			c.leaf = r.addLeaf(firstLeafColumn(s), encode.ValueType{Conv: encode.ConvNull})
 		}
 		k++
 	}
@@ -252,45 +253,45 @@ func (c *filterCol) fill() error {
 // iceberg-go compares values of its Iceberg type as. A string aliases the
 // page it was read from, which outlives the evaluation of the row
 // (iceberg-go keeps no value).
-func goValue(v *parquetpage.Values, i int, vt *valueType, long bool) (any, error) {
-	switch vt.conv {
-	case convBool:
+func goValue(v *parquetpage.Values, i int, vt *encode.ValueType, long bool) (any, error) {
+	switch vt.Conv {
+	case encode.ConvBool:
 		return v.Bool[i], nil
-	case convInt32:
+	case encode.ConvInt32:
 		if long {
 			return int64(v.Int32[i]), nil
 		}
 		return v.Int32[i], nil
-	case convInt64:
+	case encode.ConvInt64:
 		return v.Int64[i], nil
-	case convFloat:
+	case encode.ConvFloat:
 		return v.Float[i], nil
-	case convFloatAsDouble:
+	case encode.ConvFloatAsDouble:
 		return float64(v.Float[i]), nil
-	case convDouble:
+	case encode.ConvDouble:
 		return v.Double[i], nil
-	case convDate:
+	case encode.ConvDate:
 		return iceberg.Date(v.Int32[i]), nil
-	case convTimeInt32:
-		return iceberg.Time(timeMicros(int64(v.Int32[i]), vt.unit)), nil
-	case convTimeInt64:
-		return iceberg.Time(timeMicros(v.Int64[i], vt.unit)), nil
-	case convTimestamp:
-		return timestampValue(timestampIn(v.Int64[i], vt.unit, vt.nanos), vt.nanos), nil
-	case convDateTimestamp:
-		perDay := nanosPerDay / 1000
-		if vt.nanos {
-			perDay = nanosPerDay
+	case encode.ConvTimeInt32:
+		return iceberg.Time(encode.TimeMicros(int64(v.Int32[i]), vt.Unit)), nil
+	case encode.ConvTimeInt64:
+		return iceberg.Time(encode.TimeMicros(v.Int64[i], vt.Unit)), nil
+	case encode.ConvTimestamp:
+		return timestampValue(timestampIn(v.Int64[i], vt.Unit, vt.Nanos), vt.Nanos), nil
+	case encode.ConvDateTimestamp:
+		perDay := encode.NanosPerDay / 1000
+		if vt.Nanos {
+			perDay = encode.NanosPerDay
 		}
-		return timestampValue(int64(v.Int32[i])*perDay, vt.nanos), nil
-	case convInt96:
-		return timestampValue(timestampIn(int96Nanos(v.Int96[i]), 1, vt.nanos), vt.nanos), nil
-	case convDecimalInt32:
-		return iceberg.Decimal{Val: decimal128.FromI64(int64(v.Int32[i])), Scale: vt.scale}, nil
-	case convDecimalInt64:
-		return iceberg.Decimal{Val: decimal128.FromI64(v.Int64[i]), Scale: vt.scale}, nil
-	case convDecimalBytes:
-		raw := trimSignExtension(v.ByteArray(i))
+		return timestampValue(int64(v.Int32[i])*perDay, vt.Nanos), nil
+	case encode.ConvInt96:
+		return timestampValue(timestampIn(encode.Int96Nanos(v.Int96[i]), 1, vt.Nanos), vt.Nanos), nil
+	case encode.ConvDecimalInt32:
+		return iceberg.Decimal{Val: decimal128.FromI64(int64(v.Int32[i])), Scale: vt.Scale}, nil
+	case encode.ConvDecimalInt64:
+		return iceberg.Decimal{Val: decimal128.FromI64(v.Int64[i]), Scale: vt.Scale}, nil
+	case encode.ConvDecimalBytes:
+		raw := encode.TrimSignExtension(v.ByteArray(i))
 		if len(raw) > 16 {
 			return nil, fmt.Errorf("%w: decimal value of %d significant bytes is wider than decimal(38)", ErrCorruptFile, len(raw))
 		}
@@ -302,13 +303,13 @@ func goValue(v *parquetpage.Values, i int, vt *valueType, long bool) (any, error
 		}
 		copy(buf[16-len(raw):], raw)
 		n := decimal128.New(int64(binary.BigEndian.Uint64(buf[:8])), binary.BigEndian.Uint64(buf[8:]))
-		return iceberg.Decimal{Val: n, Scale: vt.scale}, nil
-	case convString:
+		return iceberg.Decimal{Val: n, Scale: vt.Scale}, nil
+	case encode.ConvString:
 		b := v.ByteArray(i)
 		return unsafe.String(unsafe.SliceData(b), len(b)), nil
-	case convBinary:
+	case encode.ConvBinary:
 		return v.ByteArray(i), nil
-	case convUUID:
+	case encode.ConvUUID:
 		b := v.ByteArray(i)
 		if len(b) != 16 {
 			return nil, fmt.Errorf("%w: uuid value of %d bytes", ErrCorruptFile, len(b))

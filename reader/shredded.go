@@ -9,6 +9,8 @@ import (
 	"github.com/apache/iceberg-go"
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/format"
+
+	"github.com/druidiceberg/sidecar/reader/encode"
 )
 
 // A variant column in Parquet (VariantShredding.md) is a group of a
@@ -24,7 +26,7 @@ import (
 type variantColumn struct {
 	meta *leaf
 	top  *shredPair
-	enc  variantEncoder
+	enc  encode.VariantEncoder
 }
 
 // shredPair is one value/typed_value pair.
@@ -85,7 +87,7 @@ func (r *resolver) resolveVariant(f iceberg.NestedField, c *parquet.Column, n *n
 	if err != nil {
 		return nil, err
 	}
-	meta := r.addLeaf(mc, valueType{conv: convNull})
+	meta := r.addLeaf(mc, encode.ValueType{Conv: encode.ConvNull})
 	n.kind = nodeVariant
 	n.variant = &variantColumn{meta: meta, top: top}
 	n.leaves = append([]*leaf{meta}, top.leaves...)
@@ -96,9 +98,9 @@ func (r *resolver) resolveVariant(f iceberg.NestedField, c *parquet.Column, n *n
 // shredPair resolves the value/typed_value pair of group c, depth levels
 // of shredding down.
 func (r *resolver) shredPair(f iceberg.NestedField, c *parquet.Column, depth int) (*shredPair, error) {
-	if depth > maxVariantDepth {
+	if depth > encode.MaxVariantDepth {
 		return nil, fmt.Errorf("%w: variant column %s of %s is shredded deeper than %d",
-			ErrUnsupported, strings.Join(c.Path(), "."), r.path, maxVariantDepth)
+			ErrUnsupported, strings.Join(c.Path(), "."), r.path, encode.MaxVariantDepth)
 	}
 	if c.Repeated() {
 		// A pair repeats only through the list around an array's element
@@ -116,7 +118,7 @@ func (r *resolver) shredPair(f iceberg.NestedField, c *parquet.Column, depth int
 		if !vc.Leaf() || vc.Repeated() || vc.Type().Kind() != parquet.ByteArray {
 			return nil, r.mismatch(f, vc)
 		}
-		p.value = r.addLeaf(vc, valueType{conv: convNull})
+		p.value = r.addLeaf(vc, encode.ValueType{Conv: encode.ConvNull})
 		p.leaves = append(p.leaves, p.value)
 	}
 	if tc != nil {
@@ -185,7 +187,7 @@ func (r *resolver) shredTyped(f iceberg.NestedField, c *parquet.Column, depth in
 // shreddedValueType picks the conversion of a shredded primitive column:
 // the variant type its Parquet type stands for (VariantShredding.md), in
 // the value contract of the Iceberg type of the same values.
-func (r *resolver) shreddedValueType(f iceberg.NestedField, c *parquet.Column) (valueType, error) {
+func (r *resolver) shreddedValueType(f iceberg.NestedField, c *parquet.Column) (encode.ValueType, error) {
 	lt := logicalValue(c.Type().LogicalType())
 	var t iceberg.Type
 	switch c.Type().Kind() {
@@ -230,15 +232,15 @@ func (r *resolver) shreddedValueType(f iceberg.NestedField, c *parquet.Column) (
 		t = nil
 	}
 	if t == nil {
-		return valueType{}, fmt.Errorf("%w: shredded variant column %s of %s (field id %d) has type %s, which no variant value has",
+		return encode.ValueType{}, fmt.Errorf("%w: shredded variant column %s of %s (field id %d) has type %s, which no variant value has",
 			ErrSchemaMismatch, strings.Join(c.Path(), "."), r.path, f.ID, c.Type())
 	}
 	vt, err := r.valueTypeOf(iceberg.NestedField{ID: f.ID, Name: f.Name, Type: t}, c)
 	if err != nil {
 		return vt, err
 	}
-	if vt.conv == convBinary {
-		vt.conv = convBase64 // a variant's binary is base64 whatever binaryAsString says
+	if vt.Conv == encode.ConvBinary {
+		vt.Conv = encode.ConvBase64 // a variant's binary is base64 whatever binaryAsString says
 	}
 	return vt, nil
 }
@@ -249,7 +251,7 @@ func (e *rowEncoder) appendVariantNode(b []byte, n *node) []byte {
 	vc := n.variant
 	ml := vc.meta
 	if ml.null() {
-		e.fail(fmt.Errorf("%w: a variant without metadata", errVariant))
+		e.fail(fmt.Errorf("%w: a variant without metadata", encode.ErrVariant))
 		n.skip()
 		return append(b, "null"...)
 	}
@@ -257,9 +259,9 @@ func (e *rowEncoder) appendVariantNode(b []byte, n *node) []byte {
 	ml.pos++
 	ml.vpos++
 	mark := len(b)
-	err := vc.enc.setMeta(raw)
+	err := vc.enc.SetMeta(raw)
 	if err == nil {
-		vc.enc.begin()
+		vc.enc.Begin()
 		var ok bool
 		b, ok, err = e.appendPair(b, vc, vc.top, 0)
 		if err == nil && !ok {
@@ -276,8 +278,8 @@ func (e *rowEncoder) appendVariantNode(b []byte, n *node) []byte {
 
 // fail records the first error of the row's encoding.
 func (e *rowEncoder) fail(err error) {
-	if e.scratch.err == nil {
-		e.scratch.err = fmt.Errorf("%w: variant value: %w", ErrCorruptFile, err)
+	if e.scratch.Err == nil {
+		e.scratch.Err = fmt.Errorf("%w: variant value: %w", ErrCorruptFile, err)
 	}
 }
 
@@ -296,7 +298,7 @@ func (e *rowEncoder) appendPair(b []byte, vc *variantColumn, p *shredPair, depth
 	typed := t != nil && t.first.peekDef() >= t.def
 	switch {
 	case typed && raw != nil && t.kind != shredObject:
-		return b, false, fmt.Errorf("%w: both value and a typed_value that is not an object", errVariant)
+		return b, false, fmt.Errorf("%w: both value and a typed_value that is not an object", encode.ErrVariant)
 	case typed:
 		b, err := e.appendTyped(b, vc, t, raw, depth)
 		return b, err == nil, err
@@ -309,7 +311,7 @@ func (e *rowEncoder) appendPair(b []byte, vc *variantColumn, p *shredPair, depth
 	if raw == nil {
 		return b, false, nil
 	}
-	b, err := vc.enc.appendVariant(b, raw, depth, &e.enc, &e.scratch)
+	b, err := vc.enc.AppendVariant(b, raw, depth, &e.enc, &e.scratch)
 	return b, err == nil, err
 }
 
@@ -319,16 +321,16 @@ func (e *rowEncoder) appendTyped(b []byte, vc *variantColumn, t *shredTyped, raw
 	switch t.kind {
 	case shredPrimitive:
 		l := t.leaf
-		b = appendValue(b, l.cur, l.vpos, &l.vt, &e.enc, &e.scratch)
+		b = encode.AppendValue(b, l.cur, l.vpos, &l.vt, &e.enc, &e.scratch)
 		l.pos++
 		l.vpos++
 		return b, nil
 	case shredObject:
-		b, _, err := vc.enc.object(b, raw, depth, &e.enc, &e.scratch, typedFields{e: e, vc: vc, t: t})
+		b, _, err := vc.enc.Object(b, raw, depth, &e.enc, &e.scratch, typedFields{e: e, vc: vc, t: t})
 		return b, err
 	}
-	if depth >= maxVariantDepth {
-		return b, fmt.Errorf("%w: nested deeper than %d", errVariant, maxVariantDepth)
+	if depth >= encode.MaxVariantDepth {
+		return b, fmt.Errorf("%w: nested deeper than %d", encode.ErrVariant, encode.MaxVariantDepth)
 	}
 	if t.first.peekDef() < t.elemDef {
 		for _, l := range t.leaves {
@@ -354,7 +356,7 @@ func (e *rowEncoder) appendTyped(b []byte, vc *variantColumn, t *shredTyped, raw
 	return append(b, ']'), nil
 }
 
-// typedFields are a shredded object's fields as variantEncoder.object
+// typedFields are a shredded object's fields as encode.VariantEncoder.Object
 // merges them.
 type typedFields struct {
 	e  *rowEncoder
@@ -362,10 +364,10 @@ type typedFields struct {
 	t  *shredTyped
 }
 
-func (f typedFields) fields() int       { return len(f.t.fields) }
-func (f typedFields) name(i int) []byte { return f.t.fields[i].name }
+func (f typedFields) Fields() int       { return len(f.t.fields) }
+func (f typedFields) Name(i int) []byte { return f.t.fields[i].name }
 
-func (f typedFields) appendField(b []byte, i, depth int) ([]byte, bool, error) {
+func (f typedFields) AppendField(b []byte, i, depth int) ([]byte, bool, error) {
 	field := &f.t.fields[i]
 	mark := len(b)
 	b, ok, err := f.e.appendPair(append(b, field.key...), f.vc, field.pair, depth)

@@ -1,4 +1,4 @@
-package reader
+package encode
 
 import (
 	"encoding/binary"

@@ -1,8 +1,10 @@
-package reader
+package encode
 
 import (
 	"errors"
 	"testing"
+
+	"github.com/druidiceberg/sidecar/internal/cost"
 )
 
 // FuzzWKBCounts builds WKB values around the counts the fuzzer claims:
@@ -68,7 +70,7 @@ func wkbAllocBound(n int) uint64 { return 64<<10 + 160*uint64(n) }
 func checkWKBBound(t *testing.T, raw []byte, count uint32, counted bool) {
 	var out []byte
 	var err error
-	allocated := allocatedBy(func() { out, err = appendWKT([]byte("x"), raw) })
+	allocated := cost.AllocatedBy(func() { out, err = appendWKT([]byte("x"), raw) })
 	if allocated > wkbAllocBound(len(raw)) {
 		t.Fatalf("%x: %d bytes allocated for a value of %d bytes claiming %d elements", raw, allocated, len(raw), count)
 	}

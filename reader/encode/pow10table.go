@@ -1,7 +1,7 @@
 // Code generated from pow10Significand in shortest_test.go, which
 // TestPow10Table holds every entry to; DO NOT EDIT.
 
-package reader
+package encode
 
 // pow10Min is the least power of ten in pow10Table.
 const pow10Min = -292

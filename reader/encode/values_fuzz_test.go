@@ -1,4 +1,4 @@
-package reader
+package encode
 
 import (
 	"bytes"
@@ -14,10 +14,12 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/druidiceberg/sidecar/internal/jsonstr"
 	"github.com/google/uuid"
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/deprecated"
+
+	"github.com/druidiceberg/sidecar/internal/jsonstr"
+	"github.com/druidiceberg/sidecar/reader/readerr"
 )
 
 // FuzzValues encodes arbitrary values through every conversion and holds
@@ -51,21 +53,21 @@ func checkValue(t *testing.T, raw []byte, i int64, d float64, i32 int32) {
 	if len(raw) > maxFuzzBytes {
 		raw = raw[:maxFuzzBytes]
 	}
-	var s scratch
+	var s Scratch
 	for _, iso := range []bool{false, true} {
-		enc := &encoding{isoTimestamps: iso, binaryAsString: iso}
-		out := func(v parquet.Value, vt valueType) any {
+		enc := &Options{ISOTimestamps: iso, BinaryAsString: iso}
+		out := func(v parquet.Value, vt ValueType) any {
 			t.Helper()
-			s.err = nil
-			b := appendValue(nil, valuesOf(v), 0, &vt, enc, &s)
+			s.Err = nil
+			b := AppendValue(nil, ValuesOf(v), 0, &vt, enc, &s)
 			if !json.Valid(b) {
-				t.Fatalf("conv %d of %q/%d/%v/%d: invalid JSON %q", vt.conv, raw, i, d, i32, b)
+				t.Fatalf("conv %d of %q/%d/%v/%d: invalid JSON %q", vt.Conv, raw, i, d, i32, b)
 			}
 			dec := json.NewDecoder(bytes.NewReader(b))
 			dec.UseNumber()
 			var x any
 			if err := dec.Decode(&x); err != nil {
-				t.Fatalf("conv %d: decode %q: %v", vt.conv, b, err)
+				t.Fatalf("conv %d: decode %q: %v", vt.Conv, b, err)
 			}
 			return x
 		}
@@ -119,16 +121,16 @@ func checkValue(t *testing.T, raw []byte, i int64, d float64, i32 int32) {
 
 		// Strings: the same text, invalid bytes replaced one by one, as
 		// encoding/json does; and counted.
-		before := s.invalid
-		if got, want := str(out(parquet.ByteArrayValue(raw), valueType{conv: convString})), replaceInvalid(raw); got != want {
+		before := s.Invalid
+		if got, want := str(out(parquet.ByteArrayValue(raw), ValueType{Conv: ConvString})), replaceInvalid(raw); got != want {
 			t.Fatalf("string %q: reads back as %q, want %q", raw, got, want)
 		}
-		if counted := s.invalid - before; counted != map[bool]int64{true: 0, false: 1}[utf8.Valid(raw)] {
+		if counted := s.Invalid - before; counted != map[bool]int64{true: 0, false: 1}[utf8.Valid(raw)] {
 			t.Fatalf("string %q: counted %d invalid values", raw, counted)
 		}
 
 		// Binary and fixed: base64 of the same bytes, or text.
-		bin := str(out(parquet.ByteArrayValue(raw), valueType{conv: convBinary}))
+		bin := str(out(parquet.ByteArrayValue(raw), ValueType{Conv: ConvBinary}))
 		if iso {
 			if bin != replaceInvalid(raw) {
 				t.Fatalf("binary as string %q: %q", raw, bin)
@@ -138,7 +140,7 @@ func checkValue(t *testing.T, raw []byte, i int64, d float64, i32 int32) {
 		}
 
 		// UUIDs: the canonical form of the same 16 bytes.
-		if u := str(out(parquet.FixedLenByteArrayValue(raw), valueType{conv: convUUID})); len(raw) == 16 {
+		if u := str(out(parquet.FixedLenByteArrayValue(raw), ValueType{Conv: ConvUUID})); len(raw) == 16 {
 			back, err := uuid.Parse(u)
 			if err != nil || !bytes.Equal(back[:], raw) || u != strings.ToLower(back.String()) {
 				t.Fatalf("uuid %x: %q reads back as %x (%v)", raw, u, back, err)
@@ -149,10 +151,10 @@ func checkValue(t *testing.T, raw []byte, i int64, d float64, i32 int32) {
 		// decimal(38), null and a stream error.
 		if len(raw) > 0 {
 			scale := int(i32 & 0x3f)
-			x := out(parquet.ByteArrayValue(raw), valueType{conv: convDecimalBytes, scale: scale})
-			if len(trimSignExtension(raw)) > 16 {
-				if x != nil || !errors.Is(s.err, ErrCorruptFile) {
-					t.Fatalf("decimal %x: got %v and error %v, want null and ErrCorruptFile", raw, x, s.err)
+			x := out(parquet.ByteArrayValue(raw), ValueType{Conv: ConvDecimalBytes, Scale: scale})
+			if len(TrimSignExtension(raw)) > 16 {
+				if x != nil || !errors.Is(s.Err, readerr.ErrCorruptFile) {
+					t.Fatalf("decimal %x: got %v and error %v, want null and readerr.ErrCorruptFile", raw, x, s.Err)
 				}
 			} else {
 				got := str(x)
@@ -162,28 +164,28 @@ func checkValue(t *testing.T, raw []byte, i int64, d float64, i32 int32) {
 				checkDecimal(t, got, unscaled(raw), scale)
 			}
 		}
-		checkDecimal(t, str(out(parquet.Int64Value(i), valueType{conv: convDecimalInt64, scale: int(i32 & 0x1f)})), big.NewInt(i), int(i32&0x1f))
-		checkDecimal(t, str(out(parquet.Int32Value(i32), valueType{conv: convDecimalInt32, scale: 3})), big.NewInt(int64(i32)), 3)
+		checkDecimal(t, str(out(parquet.Int64Value(i), ValueType{Conv: ConvDecimalInt64, Scale: int(i32 & 0x1f)})), big.NewInt(i), int(i32&0x1f))
+		checkDecimal(t, str(out(parquet.Int32Value(i32), ValueType{Conv: ConvDecimalInt32, Scale: 3})), big.NewInt(int64(i32)), 3)
 
 		// Integers, dates and times.
-		if got := integer(out(parquet.Int64Value(i), valueType{conv: convInt64})); got != i {
+		if got := integer(out(parquet.Int64Value(i), ValueType{Conv: ConvInt64})); got != i {
 			t.Fatalf("long %d reads back as %d", i, got)
 		}
-		if got := integer(out(parquet.Int32Value(i32), valueType{conv: convInt32})); got != int64(i32) {
+		if got := integer(out(parquet.Int32Value(i32), ValueType{Conv: ConvInt32})); got != int64(i32) {
 			t.Fatalf("int %d reads back as %d", i32, got)
 		}
-		if got := integer(out(parquet.Int32Value(i32), valueType{conv: convDate})); got != int64(i32)*86_400_000 {
+		if got := integer(out(parquet.Int32Value(i32), ValueType{Conv: ConvDate})); got != int64(i32)*86_400_000 {
 			t.Fatalf("date %d reads back as %d", i32, got)
 		}
-		if got := integer(out(parquet.Int64Value(i), valueType{conv: convTimeInt64, unit: 1000})); got != i {
+		if got := integer(out(parquet.Int64Value(i), ValueType{Conv: ConvTimeInt64, Unit: 1000})); got != i {
 			t.Fatalf("time %d reads back as %d", i, got)
 		}
 
 		// Timestamps: millis truncated toward zero, or the same instant;
 		// before 1970 the instant of those millis (what Druid reads).
-		micros := out(parquet.Int64Value(i), valueType{conv: convTimestamp, unit: 1000})
-		nanos := out(parquet.Int64Value(i), valueType{conv: convTimestamp, unit: 1, nanos: true})
-		day := out(parquet.Int32Value(i32), valueType{conv: convDateTimestamp})
+		micros := out(parquet.Int64Value(i), ValueType{Conv: ConvTimestamp, Unit: 1000})
+		nanos := out(parquet.Int64Value(i), ValueType{Conv: ConvTimestamp, Unit: 1, Nanos: true})
+		day := out(parquet.Int32Value(i32), ValueType{Conv: ConvDateTimestamp})
 		if iso {
 			if i > math.MinInt64/1000 && i < math.MaxInt64/1000 {
 				want := i * 1000
@@ -211,13 +213,13 @@ func checkValue(t *testing.T, raw []byte, i int64, d float64, i32 int32) {
 				t.Fatalf("date %d as timestamp reads back as %d ms", i32, got)
 			}
 		}
-		out(parquet.Int96Value(deprecated.Int96{uint32(i), uint32(i >> 32), uint32(i32)}), valueType{conv: convInt96, unit: 1})
+		out(parquet.Int96Value(deprecated.Int96{uint32(i), uint32(i >> 32), uint32(i32)}), ValueType{Conv: ConvInt96, Unit: 1})
 
 		// Floats: the same value, NaN and infinities null.
-		dbl := out(parquet.DoubleValue(d), valueType{conv: convDouble})
+		dbl := out(parquet.DoubleValue(d), ValueType{Conv: ConvDouble})
 		f32 := float32(d)
-		flt := out(parquet.FloatValue(f32), valueType{conv: convFloat})
-		promoted := out(parquet.FloatValue(f32), valueType{conv: convFloatAsDouble})
+		flt := out(parquet.FloatValue(f32), ValueType{Conv: ConvFloat})
+		promoted := out(parquet.FloatValue(f32), ValueType{Conv: ConvFloatAsDouble})
 		if math.IsNaN(d) || math.IsInf(d, 0) {
 			if dbl != nil {
 				t.Fatalf("double %v: %v, want null", d, dbl)
@@ -239,7 +241,7 @@ func checkValue(t *testing.T, raw []byte, i int64, d float64, i32 int32) {
 		}
 		checkShortest(t, d, f32)
 		for _, b := range []bool{false, true} {
-			if got := out(parquet.BooleanValue(b), valueType{conv: convBool}); got != b {
+			if got := out(parquet.BooleanValue(b), ValueType{Conv: ConvBool}); got != b {
 				t.Fatalf("boolean %v reads back as %v", b, got)
 			}
 		}
@@ -331,51 +333,12 @@ func TestAppendDecimalDigits(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.want, func(t *testing.T) {
-			var s scratch
+			var s Scratch
 			if got := string(appendDecimalInt64(nil, tc.unscaled, tc.scale, &s)); got != tc.want {
 				t.Errorf("got %s, want %s", got, tc.want)
 			}
 		})
 	}
-}
-
-func TestEqualityKeysAcrossPhysicalTypes(t *testing.T) {
-	cases := []struct {
-		name string
-		a, b parquet.Value
-		ta   valueType
-		tb   valueType
-		same bool
-	}{
-		{"int32 vs int64", parquet.Int32Value(7), parquet.Int64Value(7), valueType{conv: convInt32}, valueType{conv: convInt64}, true},
-		{"int32 vs int64 differ", parquet.Int32Value(7), parquet.Int64Value(8), valueType{conv: convInt32}, valueType{conv: convInt64}, false},
-		{"null vs null", parquet.NullValue(), parquet.NullValue(), valueType{conv: convInt32}, valueType{conv: convString}, true},
-		{"null vs zero", parquet.NullValue(), parquet.Int64Value(0), valueType{conv: convInt64}, valueType{conv: convInt64}, false},
-		{"decimal int64 vs 16 bytes", parquet.Int64Value(-100), parquet.FixedLenByteArrayValue(bytes.Repeat([]byte{0xff}, 15)), valueType{conv: convDecimalInt64}, valueType{conv: convDecimalBytes}, false},
-		{"decimal int32 vs bytes", parquet.Int32Value(-1), parquet.FixedLenByteArrayValue([]byte{0xff, 0xff, 0xff, 0xff, 0xff}), valueType{conv: convDecimalInt32}, valueType{conv: convDecimalBytes}, true},
-		{"decimal padded", parquet.Int64Value(258), parquet.ByteArrayValue([]byte{0, 0, 1, 2}), valueType{conv: convDecimalInt64}, valueType{conv: convDecimalBytes}, true},
-		{"timestamp millis vs micros", parquet.Int64Value(1234), parquet.Int64Value(1234000), valueType{conv: convTimestamp, unit: nanosPerMilli}, valueType{conv: convTimestamp, unit: 1000}, true},
-		{"float NaN payloads", parquet.FloatValue(math.Float32frombits(0x7fc00001)), parquet.FloatValue(float32(math.NaN())), valueType{conv: convFloat}, valueType{conv: convFloat}, true},
-		{"float vs double promoted", parquet.FloatValue(0.5), parquet.DoubleValue(0.5), valueType{conv: convFloatAsDouble}, valueType{conv: convDouble}, true},
-		{"string bytes", parquet.ByteArrayValue([]byte("ab")), parquet.ByteArrayValue([]byte("ab")), valueType{conv: convString}, valueType{conv: convString}, true},
-		{"string prefix", parquet.ByteArrayValue([]byte("ab")), parquet.ByteArrayValue([]byte("abc")), valueType{conv: convString}, valueType{conv: convString}, false},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			ka, kb := keyOf(tc.a, tc.ta), keyOf(tc.b, tc.tb)
-			if bytes.Equal(ka, kb) != tc.same {
-				t.Errorf("keys %x and %x: equal=%v, want %v", ka, kb, !tc.same, tc.same)
-			}
-		})
-	}
-}
-
-// keyOf is the equality key of a value, null or not.
-func keyOf(v parquet.Value, t valueType) []byte {
-	if v.IsNull() {
-		return []byte{0}
-	}
-	return appendKey(nil, valuesOf(v), 0, &t)
 }
 
 // checkShortest holds the floats' fast paths to strconv's shortest forms,

@@ -1,4 +1,4 @@
-package reader
+package encode
 
 import (
 	"encoding/json"
@@ -27,17 +27,17 @@ func BenchmarkVariant(b *testing.B) {
 	}
 	meta, value := v.Metadata().Bytes(), v.Bytes()
 	b.Run("reader", func(b *testing.B) {
-		var e variantEncoder
-		var s scratch
+		var e VariantEncoder
+		var s Scratch
 		out := make([]byte, 0, 1024)
 		b.ReportAllocs()
 		b.SetBytes(int64(len(meta) + len(value)))
 		for b.Loop() {
-			if err := e.setMeta(meta); err != nil {
+			if err := e.SetMeta(meta); err != nil {
 				b.Fatal(err)
 			}
-			e.begin()
-			if out, err = e.appendVariant(out[:0], value, 0, &encoding{}, &s); err != nil {
+			e.Begin()
+			if out, err = e.AppendVariant(out[:0], value, 0, &Options{}, &s); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -1,4 +1,4 @@
-package reader
+package encode
 
 import (
 	"bytes"
@@ -10,9 +10,10 @@ import (
 
 	"github.com/twpayne/go-geom"
 
-	"github.com/druidiceberg/sidecar/internal/tablegen"
 	"github.com/twpayne/go-geom/encoding/wkb"
 	"github.com/twpayne/go-geom/encoding/wkbcommon"
+
+	"github.com/druidiceberg/sidecar/internal/tablegen"
 )
 
 // FuzzWKT feeds arbitrary bytes to the WKB to WKT encoder. It must never

@@ -1,4 +1,4 @@
-package reader
+package encode
 
 import (
 	"bytes"
@@ -37,12 +37,12 @@ import (
 // bytes for each of its own. Nothing is allocated per value but a scratch
 // list of an object's fields that a stream reuses.
 
-// errVariant marks a value that is not well-formed variant binary.
-var errVariant = errors.New("malformed variant")
+// ErrVariant marks a value that is not well-formed variant binary.
+var ErrVariant = errors.New("malformed variant")
 
 const (
-	// maxVariantDepth bounds the nesting of objects and arrays in a value.
-	maxVariantDepth = 256
+	// MaxVariantDepth bounds the nesting of objects and arrays in a value.
+	MaxVariantDepth = 256
 	// variantKeysFloor and variantKeysPerByte bound the object keys one
 	// value writes: 1 MiB, plus 64 bytes for each byte of its metadata and
 	// value.
@@ -97,14 +97,14 @@ type variantMeta struct {
 func (m *variantMeta) parse(raw []byte) error {
 	*m = variantMeta{raw: raw}
 	if len(raw) < 3 {
-		return fmt.Errorf("%w: metadata of %d bytes", errVariant, len(raw))
+		return fmt.Errorf("%w: metadata of %d bytes", ErrVariant, len(raw))
 	}
 	if v := raw[0] & 0x0f; v != 1 {
-		return fmt.Errorf("%w: metadata version %d", errVariant, v)
+		return fmt.Errorf("%w: metadata version %d", ErrVariant, v)
 	}
 	m.offSize = int(raw[0]>>6) + 1
 	if len(raw) < 1+m.offSize {
-		return fmt.Errorf("%w: metadata of %d bytes with %d-byte offsets", errVariant, len(raw), m.offSize)
+		return fmt.Errorf("%w: metadata of %d bytes with %d-byte offsets", ErrVariant, len(raw), m.offSize)
 	}
 	n := readUintLE(raw[1:], m.offSize)
 	if n == 0 {
@@ -112,7 +112,7 @@ func (m *variantMeta) parse(raw []byte) error {
 	}
 	m.offsets = 1 + m.offSize
 	if uint64(m.offsets)+(n+1)*uint64(m.offSize) > uint64(len(raw)) {
-		return fmt.Errorf("%w: metadata of %d keys in %d bytes", errVariant, n, len(raw))
+		return fmt.Errorf("%w: metadata of %d keys in %d bytes", ErrVariant, n, len(raw))
 	}
 	m.n = int(n)
 	m.keys = m.offsets + (m.n+1)*m.offSize
@@ -121,11 +121,11 @@ func (m *variantMeta) parse(raw []byte) error {
 		off := readUintLE(raw[m.offsets+i*m.offSize:], m.offSize)
 		switch {
 		case i == 0 && off != 0:
-			return fmt.Errorf("%w: metadata's first key offset is %d", errVariant, off)
+			return fmt.Errorf("%w: metadata's first key offset is %d", ErrVariant, off)
 		case off < prev:
-			return fmt.Errorf("%w: metadata's key offsets go back at key %d", errVariant, i)
+			return fmt.Errorf("%w: metadata's key offsets go back at key %d", ErrVariant, i)
 		case uint64(m.keys)+off > uint64(len(raw)):
-			return fmt.Errorf("%w: metadata's key %d ends past its bytes", errVariant, i)
+			return fmt.Errorf("%w: metadata's key %d ends past its bytes", ErrVariant, i)
 		}
 		prev = off
 	}
@@ -135,7 +135,7 @@ func (m *variantMeta) parse(raw []byte) error {
 // key returns the dictionary's key id.
 func (m *variantMeta) key(id uint64) ([]byte, error) {
 	if id >= uint64(m.n) {
-		return nil, fmt.Errorf("%w: field id %d of a dictionary of %d keys", errVariant, id, m.n)
+		return nil, fmt.Errorf("%w: field id %d of a dictionary of %d keys", ErrVariant, id, m.n)
 	}
 	p := m.offsets + int(id)*m.offSize
 	from := readUintLE(m.raw[p:], m.offSize)
@@ -152,8 +152,8 @@ func readUintLE(b []byte, n int) uint64 {
 	return v
 }
 
-// variantEncoder encodes the variant values of one column of a stream.
-type variantEncoder struct {
+// VariantEncoder encodes the variant values of one column of a stream.
+type VariantEncoder struct {
 	meta variantMeta
 	// metaCopy holds the metadata meta was parsed from, so that the next
 	// row's, usually the same bytes, is not parsed again.
@@ -169,8 +169,8 @@ type variantEncoder struct {
 // variantSpan is where one object field's value lies in the object's data.
 type variantSpan struct{ from, to uint64 }
 
-// setMeta makes raw the metadata of the next values.
-func (e *variantEncoder) setMeta(raw []byte) error {
+// SetMeta makes raw the metadata of the next values.
+func (e *VariantEncoder) SetMeta(raw []byte) error {
 	if e.metaCopy != nil && bytes.Equal(raw, e.metaCopy) {
 		return e.metaErr
 	}
@@ -182,44 +182,44 @@ func (e *variantEncoder) setMeta(raw []byte) error {
 	return e.metaErr
 }
 
-// begin starts a value whose metadata is the current one: its keys may
+// Begin starts a value whose metadata is the current one: its keys may
 // take 1 MiB and 64 bytes for each byte of metadata, and each byte of
 // value encoded (appendVariant) adds 64 more.
-func (e *variantEncoder) begin() {
+func (e *VariantEncoder) Begin() {
 	e.keyBudget = variantKeysFloor + variantKeysPerByte*len(e.metaCopy)
 }
 
-// appendVariant appends the JSON of v, which must hold exactly one
+// AppendVariant appends the JSON of v, which must hold exactly one
 // value, under the current metadata, depth levels into the variant.
-func (e *variantEncoder) appendVariant(b, v []byte, depth int, enc *encoding, s *scratch) ([]byte, error) {
+func (e *VariantEncoder) AppendVariant(b, v []byte, depth int, enc *Options, s *Scratch) ([]byte, error) {
 	e.keyBudget += variantKeysPerByte * len(v)
 	b, n, err := e.value(b, v, depth, enc, s)
 	if err == nil && n != len(v) {
-		err = fmt.Errorf("%w: %d bytes after the value", errVariant, len(v)-n)
+		err = fmt.Errorf("%w: %d bytes after the value", ErrVariant, len(v)-n)
 	}
 	return b, err
 }
 
 // value appends the JSON of the value that starts v and returns how many
 // bytes it takes.
-func (e *variantEncoder) value(b, v []byte, depth int, enc *encoding, s *scratch) ([]byte, int, error) {
+func (e *VariantEncoder) value(b, v []byte, depth int, enc *Options, s *Scratch) ([]byte, int, error) {
 	if len(v) == 0 {
-		return b, 0, fmt.Errorf("%w: an empty value", errVariant)
+		return b, 0, fmt.Errorf("%w: an empty value", ErrVariant)
 	}
 	h := v[0]
 	switch h & 0x3 {
 	case variantShortString:
 		n := 1 + int(h>>2)
 		if len(v) < n {
-			return b, 0, fmt.Errorf("%w: a short string of %d bytes in %d", errVariant, n-1, len(v)-1)
+			return b, 0, fmt.Errorf("%w: a short string of %d bytes in %d", ErrVariant, n-1, len(v)-1)
 		}
 		var bad bool
 		if b, bad = jsonstr.AppendCheck(b, v[1:n]); bad {
-			s.invalid++
+			s.Invalid++
 		}
 		return b, n, nil
 	case variantObject:
-		return e.object(b, v, depth, enc, s, nil)
+		return e.Object(b, v, depth, enc, s, nil)
 	case variantArray:
 		return e.array(b, v, depth, enc, s)
 	}
@@ -236,21 +236,21 @@ var primitiveSizes = [...]int{
 }
 
 // primitive appends a primitive value.
-func (e *variantEncoder) primitive(b, v []byte, enc *encoding, s *scratch) ([]byte, int, error) {
+func (e *VariantEncoder) primitive(b, v []byte, enc *Options, s *Scratch) ([]byte, int, error) {
 	t := int(v[0] >> 2)
 	if t == variantBinary || t == variantString {
 		if len(v) < 5 {
-			return b, 0, fmt.Errorf("%w: a truncated string or binary length", errVariant)
+			return b, 0, fmt.Errorf("%w: a truncated string or binary length", ErrVariant)
 		}
 		n := uint64(binary.LittleEndian.Uint32(v[1:5]))
 		if n > uint64(len(v)-5) {
-			return b, 0, fmt.Errorf("%w: a string or binary of %d bytes in %d", errVariant, n, len(v)-5)
+			return b, 0, fmt.Errorf("%w: a string or binary of %d bytes in %d", ErrVariant, n, len(v)-5)
 		}
 		data := v[5 : 5+n]
 		if t == variantString {
 			var bad bool
 			if b, bad = jsonstr.AppendCheck(b, data); bad {
-				s.invalid++
+				s.Invalid++
 			}
 		} else {
 			b = append(b, '"')
@@ -260,11 +260,11 @@ func (e *variantEncoder) primitive(b, v []byte, enc *encoding, s *scratch) ([]by
 		return b, 5 + int(n), nil
 	}
 	if t >= len(primitiveSizes) || primitiveSizes[t] == 0 {
-		return b, 0, fmt.Errorf("%w: primitive type %d", errVariant, t)
+		return b, 0, fmt.Errorf("%w: primitive type %d", ErrVariant, t)
 	}
 	n := primitiveSizes[t]
 	if len(v) < n {
-		return b, 0, fmt.Errorf("%w: a primitive of type %d needs %d bytes, has %d", errVariant, t, n, len(v))
+		return b, 0, fmt.Errorf("%w: a primitive of type %d needs %d bytes, has %d", ErrVariant, t, n, len(v))
 	}
 	p := v[1:n]
 	i64 := func() int64 { return int64(binary.LittleEndian.Uint64(p)) }
@@ -301,9 +301,9 @@ func (e *variantEncoder) primitive(b, v []byte, enc *encoding, s *scratch) ([]by
 	case variantDate:
 		b = appendInt(b, int64(int32(binary.LittleEndian.Uint32(p)))*millisPerDay)
 	case variantTimestamp, variantTimestampNTZ:
-		b = appendTimestamp(b, i64(), 1000, false, enc.isoTimestamps)
+		b = appendTimestamp(b, i64(), 1000, false, enc.ISOTimestamps)
 	case variantTimestampNs, variantTimestampNsNTZ:
-		b = appendTimestamp(b, i64(), 1, true, enc.isoTimestamps)
+		b = appendTimestamp(b, i64(), 1, true, enc.ISOTimestamps)
 	case variantTimeNTZ:
 		b = appendInt(b, i64())
 	case variantUUID:
@@ -312,30 +312,30 @@ func (e *variantEncoder) primitive(b, v []byte, enc *encoding, s *scratch) ([]by
 	return b, n, nil
 }
 
-// shreddedFields are the fields of a shredded object's typed_value, in
+// ShreddedFields are the fields of a shredded object's typed_value, in
 // ascending order of their names, which object merges with the fields of
 // its value (a partially shredded object keeps the fields it does not
 // shred there).
-type shreddedFields interface {
-	fields() int
-	name(i int) []byte
-	// appendField appends field i as `"key":value`, or nothing when the
+type ShreddedFields interface {
+	Fields() int
+	Name(i int) []byte
+	// AppendField appends field i as `"key":value`, or nothing when the
 	// object lacks it, and reports which.
-	appendField(b []byte, i, depth int) ([]byte, bool, error)
+	AppendField(b []byte, i, depth int) ([]byte, bool, error)
 }
 
-// object appends an object: its fields in stored order, which the spec
+// Object appends an object: its fields in stored order, which the spec
 // sorts by key. With typed (a shredded object), v may be nil (the object
 // is all in typed), and typed's fields are merged in by key.
-func (e *variantEncoder) object(b, v []byte, depth int, enc *encoding, s *scratch, typed shreddedFields) ([]byte, int, error) {
-	if depth >= maxVariantDepth {
-		return b, 0, fmt.Errorf("%w: nested deeper than %d", errVariant, maxVariantDepth)
+func (e *VariantEncoder) Object(b, v []byte, depth int, enc *Options, s *Scratch, typed ShreddedFields) ([]byte, int, error) {
+	if depth >= MaxVariantDepth {
+		return b, 0, fmt.Errorf("%w: nested deeper than %d", ErrVariant, MaxVariantDepth)
 	}
 	var num, ids, offs, data, size uint64
 	var offSize, idSize int
 	if v != nil {
 		if v[0]&0x3 != variantObject {
-			return b, 0, fmt.Errorf("%w: a shredded object's value is not an object", errVariant)
+			return b, 0, fmt.Errorf("%w: a shredded object's value is not an object", ErrVariant)
 		}
 		h := v[0] >> 2
 		offSize, idSize = int(h&0x3)+1, int(h>>2&0x3)+1
@@ -344,18 +344,18 @@ func (e *variantEncoder) object(b, v []byte, depth int, enc *encoding, s *scratc
 			numSize = 4
 		}
 		if len(v) < 1+numSize {
-			return b, 0, fmt.Errorf("%w: a truncated object header", errVariant)
+			return b, 0, fmt.Errorf("%w: a truncated object header", ErrVariant)
 		}
 		num = readUintLE(v[1:], numSize)
 		ids = uint64(1 + numSize)
 		offs = ids + num*uint64(idSize)
 		data = offs + (num+1)*uint64(offSize)
 		if data > uint64(len(v)) {
-			return b, 0, fmt.Errorf("%w: an object of %d fields in %d bytes", errVariant, num, len(v))
+			return b, 0, fmt.Errorf("%w: an object of %d fields in %d bytes", ErrVariant, num, len(v))
 		}
 		size = readUintLE(v[offs+num*uint64(offSize):], offSize)
 		if data+size > uint64(len(v)) {
-			return b, 0, fmt.Errorf("%w: an object's data ends past its bytes", errVariant)
+			return b, 0, fmt.Errorf("%w: an object's data ends past its bytes", ErrVariant)
 		}
 	}
 	body := v[data : data+size]
@@ -367,11 +367,11 @@ func (e *variantEncoder) object(b, v []byte, depth int, enc *encoding, s *scratc
 	// shredded appends typed's fields whose names come before upto (all
 	// that are left with a nil upto).
 	shredded := func(upto []byte) error {
-		for ; typed != nil && next < typed.fields(); next++ {
-			name := typed.name(next)
+		for ; typed != nil && next < typed.Fields(); next++ {
+			name := typed.Name(next)
 			if upto != nil {
 				if c := bytes.Compare(name, upto); c == 0 {
-					return fmt.Errorf("%w: a shredded object's field %q is in its value too", errVariant, name)
+					return fmt.Errorf("%w: a shredded object's field %q is in its value too", ErrVariant, name)
 				} else if c > 0 {
 					return nil
 				}
@@ -382,7 +382,7 @@ func (e *variantEncoder) object(b, v []byte, depth int, enc *encoding, s *scratc
 			}
 			var ok bool
 			var err error
-			if b, ok, err = typed.appendField(b, next, depth+1); err != nil {
+			if b, ok, err = typed.AppendField(b, next, depth+1); err != nil {
 				return err
 			}
 			if !ok {
@@ -400,12 +400,12 @@ func (e *variantEncoder) object(b, v []byte, depth int, enc *encoding, s *scratc
 			return b, 0, err
 		}
 		if i > 0 && bytes.Compare(prev, key) >= 0 {
-			return b, 0, fmt.Errorf("%w: an object's keys are not in strictly ascending order at field %d", errVariant, i)
+			return b, 0, fmt.Errorf("%w: an object's keys are not in strictly ascending order at field %d", ErrVariant, i)
 		}
 		prev = key
 		off := readUintLE(v[offs+i*uint64(offSize):], offSize)
 		if off >= size {
-			return b, 0, fmt.Errorf("%w: an object field's offset %d is past its %d bytes of data", errVariant, off, size)
+			return b, 0, fmt.Errorf("%w: an object field's offset %d is past its %d bytes of data", ErrVariant, off, size)
 		}
 		if err := shredded(key); err != nil {
 			return b, 0, err
@@ -415,12 +415,12 @@ func (e *variantEncoder) object(b, v []byte, depth int, enc *encoding, s *scratc
 		}
 		first = false
 		if e.keyBudget -= len(key); e.keyBudget < 0 {
-			return b, 0, fmt.Errorf("%w: its object keys pass the %d bytes its size allows", errVariant,
+			return b, 0, fmt.Errorf("%w: its object keys pass the %d bytes its size allows", ErrVariant,
 				variantKeysFloor+variantKeysPerByte*len(e.metaCopy))
 		}
 		var bad bool
 		if b, bad = jsonstr.AppendCheck(b, key); bad {
-			s.invalid++
+			s.Invalid++
 		}
 		b = append(b, ':')
 		var n int
@@ -446,20 +446,20 @@ func (e *variantEncoder) object(b, v []byte, depth int, enc *encoding, s *scratc
 	end := uint64(0)
 	for _, sp := range spans {
 		if sp.from != end {
-			return b, 0, fmt.Errorf("%w: an object's field values overlap or leave a gap at byte %d", errVariant, sp.from)
+			return b, 0, fmt.Errorf("%w: an object's field values overlap or leave a gap at byte %d", ErrVariant, sp.from)
 		}
 		end = sp.to
 	}
 	if end != size {
-		return b, 0, fmt.Errorf("%w: an object's data has %d bytes after its fields", errVariant, size-end)
+		return b, 0, fmt.Errorf("%w: an object's data has %d bytes after its fields", ErrVariant, size-end)
 	}
 	return append(b, '}'), int(data + size), nil
 }
 
 // array appends an array.
-func (e *variantEncoder) array(b, v []byte, depth int, enc *encoding, s *scratch) ([]byte, int, error) {
-	if depth >= maxVariantDepth {
-		return b, 0, fmt.Errorf("%w: nested deeper than %d", errVariant, maxVariantDepth)
+func (e *VariantEncoder) array(b, v []byte, depth int, enc *Options, s *Scratch) ([]byte, int, error) {
+	if depth >= MaxVariantDepth {
+		return b, 0, fmt.Errorf("%w: nested deeper than %d", ErrVariant, MaxVariantDepth)
 	}
 	h := v[0] >> 2
 	offSize := int(h&0x3) + 1
@@ -468,13 +468,13 @@ func (e *variantEncoder) array(b, v []byte, depth int, enc *encoding, s *scratch
 		numSize = 4
 	}
 	if len(v) < 1+numSize {
-		return b, 0, fmt.Errorf("%w: a truncated array header", errVariant)
+		return b, 0, fmt.Errorf("%w: a truncated array header", ErrVariant)
 	}
 	num := readUintLE(v[1:], numSize)
 	offs := uint64(1 + numSize)
 	data := offs + (num+1)*uint64(offSize)
 	if data > uint64(len(v)) {
-		return b, 0, fmt.Errorf("%w: an array of %d elements in %d bytes", errVariant, num, len(v))
+		return b, 0, fmt.Errorf("%w: an array of %d elements in %d bytes", ErrVariant, num, len(v))
 	}
 	b = append(b, '[')
 	prev := uint64(0)
@@ -482,11 +482,11 @@ func (e *variantEncoder) array(b, v []byte, depth int, enc *encoding, s *scratch
 		off := readUintLE(v[offs+i*uint64(offSize):], offSize)
 		switch {
 		case i == 0 && off != 0:
-			return b, 0, fmt.Errorf("%w: an array's first offset is %d", errVariant, off)
+			return b, 0, fmt.Errorf("%w: an array's first offset is %d", ErrVariant, off)
 		case off < prev:
-			return b, 0, fmt.Errorf("%w: an array's offsets go back at element %d", errVariant, i)
+			return b, 0, fmt.Errorf("%w: an array's offsets go back at element %d", ErrVariant, i)
 		case data+off > uint64(len(v)):
-			return b, 0, fmt.Errorf("%w: an array's element %d ends past its bytes", errVariant, i)
+			return b, 0, fmt.Errorf("%w: an array's element %d ends past its bytes", ErrVariant, i)
 		}
 		if i > 0 {
 			if i > 1 {
@@ -499,7 +499,7 @@ func (e *variantEncoder) array(b, v []byte, depth int, enc *encoding, s *scratch
 				return b, 0, err
 			}
 			if uint64(n) != off-prev {
-				return b, 0, fmt.Errorf("%w: an array's element %d takes %d of its %d bytes", errVariant, i-1, n, off-prev)
+				return b, 0, fmt.Errorf("%w: an array's element %d takes %d of its %d bytes", ErrVariant, i-1, n, off-prev)
 			}
 		}
 		prev = off

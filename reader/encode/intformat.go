@@ -1,4 +1,4 @@
-package reader
+package encode
 
 // The integers of the row stream are written by appendInt and appendUint,
 // which put the digits straight into the row's buffer: strconv formats

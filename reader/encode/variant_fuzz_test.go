@@ -1,4 +1,4 @@
-package reader
+package encode
 
 import (
 	"bytes"
@@ -87,15 +87,15 @@ func checkVariant(t *testing.T, meta, value []byte) {
 	}
 	want, arrowErr := variant.New(meta, value)
 	for _, iso := range []bool{false, true} {
-		var e variantEncoder
-		var s scratch
-		out, err := []byte("x"), e.setMeta(meta)
+		var e VariantEncoder
+		var s Scratch
+		out, err := []byte("x"), e.SetMeta(meta)
 		if err == nil {
-			e.begin()
-			out, err = e.appendVariant(out, value, 0, &encoding{isoTimestamps: iso}, &s)
+			e.Begin()
+			out, err = e.AppendVariant(out, value, 0, &Options{ISOTimestamps: iso}, &s)
 		}
 		switch {
-		case err != nil && !errors.Is(err, errVariant):
+		case err != nil && !errors.Is(err, ErrVariant):
 			t.Fatalf("%x / %x: error %v without errVariant", meta, value, err)
 		case err != nil && arrowErr == nil:
 			if strings.Contains(err.Error(), "nested deeper") || strings.Contains(err.Error(), "keys pass") {

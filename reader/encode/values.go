@@ -1,4 +1,20 @@
-package reader
+// Package encode writes single values as the JSON a row stream carries,
+// the way Druid's Parquet reader presents them: integers and dates,
+// timestamps as epoch milliseconds or RFC 3339, decimals as exact strings,
+// floats and doubles as the shortest decimal that reads back as the same
+// value, binary as base64 or text, UUIDs, variants (VariantEncoder) and WKB
+// geometries as WKT. ValueType is how one column's stored values become
+// values of its Iceberg type, picked once per column so that encoding a
+// value is a single switch; Options are a stream's output choices. Nothing
+// here allocates per value.
+//
+// It owns the value, not the row: which columns a row has, their keys, and
+// how nested values, nulls and shredded variants are walked belong to
+// package reader and its schema resolution. A value that cannot be encoded
+// (a decimal wider than 38 digits, damaged WKB) is written as null and
+// recorded in Scratch.Err, wrapping readerr.ErrCorruptFile, for the caller
+// to fail the stream.
+package encode
 
 import (
 	"encoding/base64"
@@ -14,153 +30,155 @@ import (
 
 	"github.com/druidiceberg/sidecar/internal/jsonstr"
 	"github.com/druidiceberg/sidecar/reader/parquetpage"
+	"github.com/druidiceberg/sidecar/reader/readerr"
 )
 
-// conv says how the values of one Parquet leaf become values of the Iceberg
+// Conv says how the values of one Parquet leaf become values of the Iceberg
 // type of the field with the same id. The physical type and the Iceberg type
 // together pick one conv at Open, so the per-value work is a single switch.
-type conv uint8
+type Conv uint8
 
 const (
-	convNull          conv = iota // Iceberg unknown: always null
-	convBool                      // BOOLEAN
-	convInt32                     // INT32 as int, or promoted to long
-	convInt64                     // INT64 as long
-	convFloat                     // FLOAT as float
-	convFloatAsDouble             // FLOAT promoted to double
-	convDouble                    // DOUBLE
-	convDate                      // INT32 days since the epoch
-	convTimeInt32                 // INT32 TIME in unit (millis)
-	convTimeInt64                 // INT64 TIME in unit
-	convTimestamp                 // INT64 TIMESTAMP in unit
-	convDateTimestamp             // INT32 DATE promoted to timestamp (nanos says which)
-	convInt96                     // INT96 Julian day + nanos of day
-	convDecimalInt32              // INT32 unscaled
-	convDecimalInt64              // INT64 unscaled
-	convDecimalBytes              // (FIXED_LEN_)BYTE_ARRAY unscaled two's complement big-endian
-	convString                    // BYTE_ARRAY UTF-8
-	convBinary                    // BYTE_ARRAY or FIXED_LEN_BYTE_ARRAY: binary and fixed
-	convUUID                      // FIXED_LEN_BYTE_ARRAY(16)
-	convBase64                    // BYTE_ARRAY as base64 whatever binaryAsString says: WKB, a variant's binary
-	convWKT                       // BYTE_ARRAY WKB as WKT: geometry, geography
+	ConvNull          Conv = iota // Iceberg unknown: always null
+	ConvBool                      // BOOLEAN
+	ConvInt32                     // INT32 as int, or promoted to long
+	ConvInt64                     // INT64 as long
+	ConvFloat                     // FLOAT as float
+	ConvFloatAsDouble             // FLOAT promoted to double
+	ConvDouble                    // DOUBLE
+	ConvDate                      // INT32 days since the epoch
+	ConvTimeInt32                 // INT32 TIME in unit (millis)
+	ConvTimeInt64                 // INT64 TIME in unit
+	ConvTimestamp                 // INT64 TIMESTAMP in unit
+	ConvDateTimestamp             // INT32 DATE promoted to timestamp (nanos says which)
+	ConvInt96                     // INT96 Julian day + nanos of day
+	ConvDecimalInt32              // INT32 unscaled
+	ConvDecimalInt64              // INT64 unscaled
+	ConvDecimalBytes              // (FIXED_LEN_)BYTE_ARRAY unscaled two's complement big-endian
+	ConvString                    // BYTE_ARRAY UTF-8
+	ConvBinary                    // BYTE_ARRAY or FIXED_LEN_BYTE_ARRAY: binary and fixed
+	ConvUUID                      // FIXED_LEN_BYTE_ARRAY(16)
+	ConvBase64                    // BYTE_ARRAY as base64 whatever binaryAsString says: WKB, a variant's binary
+	ConvWKT                       // BYTE_ARRAY WKB as WKT: geometry, geography
 )
 
-// valueType is the resolved conversion of one leaf.
-type valueType struct {
-	conv conv
-	// unit is the length of one stored step in nanoseconds, for time and
+// ValueType is the resolved conversion of one leaf.
+type ValueType struct {
+	Conv Conv
+	// Unit is the length of one stored step in nanoseconds, for time and
 	// timestamp columns (1e6 millis, 1e3 micros, 1 nanos).
-	unit int64
-	// nanos is true when the Iceberg type holds nanoseconds (timestamp_ns,
+	Unit int64
+	// Nanos is true when the Iceberg type holds nanoseconds (timestamp_ns,
 	// timestamptz_ns); Iceberg timestamps and times hold microseconds
 	// otherwise.
-	nanos bool
-	// scale is the Iceberg decimal scale.
-	scale int
+	Nanos bool
+	// Scale is the Iceberg decimal scale.
+	Scale int
 	// short steers floats past the fast path where it keeps missing.
 	short shortTries
-	// nullOnly is set for a column the file annotates NULL (a column of
+	// NullOnly is set for a column the file annotates NULL (a column of
 	// nothing but nulls): a value in it is damage, not data.
-	nullOnly bool
+	NullOnly bool
 }
 
-// encoding holds the output choices of a Reader.
-type encoding struct {
-	isoTimestamps  bool
-	binaryAsString bool
-	// geoWKB serves geometry and geography as base64 WKB instead of WKT.
-	geoWKB bool
+// Options holds the output choices of a Reader: how timestamps, binary
+// values and geospatial values are written.
+type Options struct {
+	ISOTimestamps  bool
+	BinaryAsString bool
+	// GeoWKB serves geometry and geography as base64 WKB instead of WKT.
+	GeoWKB bool
 }
 
-// scratch is per-stream working memory for value encoding, so that no value
+// Scratch is per-stream working memory for value encoding, so that no value
 // allocates, and what encoding found along the way.
-type scratch struct {
+type Scratch struct {
 	digits [48]byte
-	// invalid counts the values whose invalid UTF-8 was replaced.
-	invalid int64
-	// err is the first value that could not be encoded; the value itself
+	// Invalid counts the values whose invalid UTF-8 was replaced.
+	Invalid int64
+	// Err is the first value that could not be encoded; the value itself
 	// was written as null to keep the line valid, and the caller must fail.
-	err error
+	Err error
 }
 
 const (
-	nanosPerMilli = int64(time.Millisecond)
+	NanosPerMilli = int64(time.Millisecond)
 	nanosPerSec   = int64(time.Second)
 	millisPerDay  = int64(24 * time.Hour / time.Millisecond)
 	// julianEpochDay is the Julian day number of 1970-01-01, the base of
 	// INT96 timestamps.
 	julianEpochDay = 2440588
-	nanosPerDay    = int64(24 * time.Hour)
+	NanosPerDay    = int64(24 * time.Hour)
 )
 
-// appendValue appends the JSON form of the non-null i-th value of v.
-func appendValue(b []byte, v *parquetpage.Values, i int, t *valueType, enc *encoding, s *scratch) []byte {
-	switch t.conv {
-	case convNull:
+// AppendValue appends the JSON form of the non-null i-th value of v.
+func AppendValue(b []byte, v *parquetpage.Values, i int, t *ValueType, enc *Options, s *Scratch) []byte {
+	switch t.Conv {
+	case ConvNull:
 		return append(b, "null"...)
-	case convBool:
+	case ConvBool:
 		if v.Bool[i] {
 			return append(b, "true"...)
 		}
 		return append(b, "false"...)
-	case convInt32:
+	case ConvInt32:
 		return appendInt(b, int64(v.Int32[i]))
-	case convInt64:
+	case ConvInt64:
 		return appendInt(b, v.Int64[i])
-	case convFloat:
+	case ConvFloat:
 		return appendFloat32(b, v.Float[i], &t.short)
-	case convFloatAsDouble:
+	case ConvFloatAsDouble:
 		return appendFloat(b, float64(v.Float[i]), 64)
-	case convDouble:
+	case ConvDouble:
 		return appendDouble(b, v.Double[i], &t.short)
-	case convDate:
+	case ConvDate:
 		return appendInt(b, int64(v.Int32[i])*millisPerDay)
-	case convTimeInt32:
-		return appendInt(b, timeMicros(int64(v.Int32[i]), t.unit))
-	case convTimeInt64:
-		return appendInt(b, timeMicros(v.Int64[i], t.unit))
-	case convTimestamp:
-		return appendTimestamp(b, v.Int64[i], t.unit, t.nanos, enc.isoTimestamps)
-	case convDateTimestamp:
+	case ConvTimeInt32:
+		return appendInt(b, TimeMicros(int64(v.Int32[i]), t.Unit))
+	case ConvTimeInt64:
+		return appendInt(b, TimeMicros(v.Int64[i], t.Unit))
+	case ConvTimestamp:
+		return appendTimestamp(b, v.Int64[i], t.Unit, t.Nanos, enc.ISOTimestamps)
+	case ConvDateTimestamp:
 		days := int64(v.Int32[i])
-		if !enc.isoTimestamps {
+		if !enc.ISOTimestamps {
 			return appendInt(b, days*millisPerDay)
 		}
 		digits := 6
-		if t.nanos {
+		if t.Nanos {
 			digits = 9
 		}
 		return appendISO(b, days*86400, 0, digits)
-	case convInt96:
-		return appendTimestamp(b, int96Nanos(v.Int96[i]), 1, t.nanos, enc.isoTimestamps)
-	case convDecimalInt32:
-		return appendDecimalInt64(b, int64(v.Int32[i]), t.scale, s)
-	case convDecimalInt64:
-		return appendDecimalInt64(b, v.Int64[i], t.scale, s)
-	case convDecimalBytes:
-		return appendDecimalBytes(b, v.ByteArray(i), t.scale, s)
-	case convString, convBinary:
-		if t.conv == convString || enc.binaryAsString {
+	case ConvInt96:
+		return appendTimestamp(b, Int96Nanos(v.Int96[i]), 1, t.Nanos, enc.ISOTimestamps)
+	case ConvDecimalInt32:
+		return appendDecimalInt64(b, int64(v.Int32[i]), t.Scale, s)
+	case ConvDecimalInt64:
+		return appendDecimalInt64(b, v.Int64[i], t.Scale, s)
+	case ConvDecimalBytes:
+		return appendDecimalBytes(b, v.ByteArray(i), t.Scale, s)
+	case ConvString, ConvBinary:
+		if t.Conv == ConvString || enc.BinaryAsString {
 			var bad bool
 			if b, bad = jsonstr.AppendCheck(b, v.ByteArray(i)); bad {
-				s.invalid++
+				s.Invalid++
 			}
 			return b
 		}
 		b = append(b, '"')
 		b = base64.StdEncoding.AppendEncode(b, v.ByteArray(i))
 		return append(b, '"')
-	case convUUID:
+	case ConvUUID:
 		return appendUUID(b, v.ByteArray(i))
-	case convBase64:
+	case ConvBase64:
 		b = append(b, '"')
 		b = base64.StdEncoding.AppendEncode(b, v.ByteArray(i))
 		return append(b, '"')
-	case convWKT:
+	case ConvWKT:
 		out, err := appendWKT(b, v.ByteArray(i))
 		if err != nil {
-			if s.err == nil {
-				s.err = fmt.Errorf("%w: geospatial value: %w", ErrCorruptFile, err)
+			if s.Err == nil {
+				s.Err = fmt.Errorf("%w: geospatial value: %w", readerr.ErrCorruptFile, err)
 			}
 			return append(b, "null"...)
 		}
@@ -169,8 +187,8 @@ func appendValue(b []byte, v *parquetpage.Values, i int, t *valueType, enc *enco
 	return append(b, "null"...)
 }
 
-// valuesOf holds the one value v, for the encoders of constants.
-func valuesOf(v parquet.Value) *parquetpage.Values {
+// ValuesOf holds the one value v, for the encoders of constants.
+func ValuesOf(v parquet.Value) *parquetpage.Values {
 	out := &parquetpage.Values{N: 1}
 	switch v.Kind() {
 	case parquet.Boolean:
@@ -192,10 +210,10 @@ func valuesOf(v parquet.Value) *parquetpage.Values {
 	return out
 }
 
-// timeMicros converts a time of day stored in unit to microseconds.
-func timeMicros(v, unit int64) int64 {
+// TimeMicros converts a time of day stored in unit to microseconds.
+func TimeMicros(v, unit int64) int64 {
 	switch unit {
-	case nanosPerMilli:
+	case NanosPerMilli:
 		return v * 1000
 	case 1:
 		return v / 1000
@@ -203,12 +221,12 @@ func timeMicros(v, unit int64) int64 {
 	return v
 }
 
-// int96Nanos returns an INT96 timestamp (Impala, Hive, old Spark) as
+// Int96Nanos returns an INT96 timestamp (Impala, Hive, old Spark) as
 // nanoseconds since the epoch: the first 8 bytes are the nanoseconds of the
 // day, the last 4 the Julian day, both little-endian.
-func int96Nanos(i deprecated.Int96) int64 {
+func Int96Nanos(i deprecated.Int96) int64 {
 	nod := int64(uint64(i[1])<<32 | uint64(i[0]))
-	return (int64(i[2])-julianEpochDay)*nanosPerDay + nod
+	return (int64(i[2])-julianEpochDay)*NanosPerDay + nod
 }
 
 // appendTimestamp appends a timestamp stored as v steps of unit nanoseconds:
@@ -222,15 +240,15 @@ func int96Nanos(i deprecated.Int96) int64 {
 func appendTimestamp(b []byte, v, unit int64, nanos, iso bool) []byte {
 	if !iso {
 		switch unit {
-		case nanosPerMilli:
+		case NanosPerMilli:
 			return appendInt(b, v)
 		case 1000:
 			return appendInt(b, v/1000)
 		default:
-			return appendInt(b, v/nanosPerMilli)
+			return appendInt(b, v/NanosPerMilli)
 		}
 	}
-	if perMilli := nanosPerMilli / unit; v < 0 && perMilli > 1 {
+	if perMilli := NanosPerMilli / unit; v < 0 && perMilli > 1 {
 		v = v / perMilli * perMilli
 	}
 	perSec := nanosPerSec / unit
@@ -561,7 +579,7 @@ func appendDecimalFraction(b []byte, neg bool, m uint64, k int) []byte {
 }
 
 // appendDecimalInt64 appends the decimal unscaled×10^-scale as a JSON string.
-func appendDecimalInt64(b []byte, unscaled int64, scale int, s *scratch) []byte {
+func appendDecimalInt64(b []byte, unscaled int64, scale int, s *Scratch) []byte {
 	neg := unscaled < 0
 	mag := uint64(unscaled)
 	if neg {
@@ -603,7 +621,7 @@ const zeros = "0000000000000000000000000000000000000000"
 // big-endian two's complement integer raw, as a JSON string. A value that
 // needs more than 16 bytes is wider than any decimal(38): it is written as
 // null and recorded in s.err, which fails the stream.
-func appendDecimalBytes(b []byte, raw []byte, scale int, s *scratch) []byte {
+func appendDecimalBytes(b []byte, raw []byte, scale int, s *Scratch) []byte {
 	if len(raw) <= 8 {
 		// Sign-extended into an int64 (the usual FIXED_LEN_BYTE_ARRAY
 		// widths for precisions up to 18).
@@ -616,10 +634,10 @@ func appendDecimalBytes(b []byte, raw []byte, scale int, s *scratch) []byte {
 		}
 		return appendDecimalInt64(b, x, scale, s)
 	}
-	raw = trimSignExtension(raw)
+	raw = TrimSignExtension(raw)
 	if len(raw) > 16 {
-		if s.err == nil {
-			s.err = fmt.Errorf("%w: decimal value of %d significant bytes is wider than decimal(38)", ErrCorruptFile, len(raw))
+		if s.Err == nil {
+			s.Err = fmt.Errorf("%w: decimal value of %d significant bytes is wider than decimal(38)", readerr.ErrCorruptFile, len(raw))
 		}
 		return append(b, "null"...)
 	}
@@ -723,9 +741,9 @@ func appendUUID(b []byte, u []byte) []byte {
 	return append(b, '"')
 }
 
-// trimSignExtension drops the leading bytes of a big-endian two's
+// TrimSignExtension drops the leading bytes of a big-endian two's
 // complement integer that only repeat its sign.
-func trimSignExtension(raw []byte) []byte {
+func TrimSignExtension(raw []byte) []byte {
 	for len(raw) > 1 && (raw[0] == 0 && raw[1]&0x80 == 0 || raw[0] == 0xff && raw[1]&0x80 != 0) {
 		raw = raw[1:]
 	}

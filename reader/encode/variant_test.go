@@ -1,4 +1,4 @@
-package reader
+package encode
 
 import (
 	"bytes"
@@ -8,13 +8,13 @@ import (
 	"testing"
 )
 
-// TestVariantDamaged: each kind of damage is errVariant, saying what.
+// TestVariantDamaged: each kind of damage is ErrVariant, saying what.
 func TestVariantDamaged(t *testing.T) {
 	meta := []byte{1, 1, 0, 1, 'a'} // one key, "a"
 	// Arrays nested one level deeper than the bound, each with 4-byte
 	// offsets around the one below.
 	deep := []byte{0}
-	for range maxVariantDepth + 1 {
+	for range MaxVariantDepth + 1 {
 		deep = append(binary.LittleEndian.AppendUint32([]byte{3 | 3<<2, 1, 0, 0, 0, 0}, uint32(len(deep))), deep...)
 	}
 	tests := []struct {
@@ -37,14 +37,14 @@ func TestVariantDamaged(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var e variantEncoder
-			var s scratch
-			err := e.setMeta(tt.meta)
+			var e VariantEncoder
+			var s Scratch
+			err := e.SetMeta(tt.meta)
 			if err == nil {
-				e.begin()
-				_, err = e.appendVariant(nil, tt.value, 0, &encoding{}, &s)
+				e.Begin()
+				_, err = e.AppendVariant(nil, tt.value, 0, &Options{}, &s)
 			}
-			if !errors.Is(err, errVariant) || !strings.Contains(err.Error(), tt.want) {
+			if !errors.Is(err, ErrVariant) || !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("error %v, want errVariant saying %q", err, tt.want)
 			}
 		})
@@ -67,21 +67,21 @@ func TestVariantKeyBudget(t *testing.T) {
 	for range n {
 		v = append(v, 2, 1, 0, 0, 1, 0)
 	}
-	var e variantEncoder
-	var s scratch
-	if err := e.setMeta(meta); err != nil {
+	var e VariantEncoder
+	var s Scratch
+	if err := e.SetMeta(meta); err != nil {
 		t.Fatal(err)
 	}
-	e.begin()
-	out, err := e.appendVariant(nil, v, 0, &encoding{}, &s)
+	e.Begin()
+	out, err := e.AppendVariant(nil, v, 0, &Options{}, &s)
 	if err != nil || bytes.Count(out, key) != n {
 		t.Fatalf("within the budget: error %v, %d keys written", err, bytes.Count(out, key))
 	}
 	// Without the 1 MiB floor, the 64 bytes a stored byte of this value
 	// give are less than the 1,000 bytes each object's key takes.
-	e.begin()
+	e.Begin()
 	e.keyBudget = 0
-	if _, err := e.appendVariant(nil, v, 0, &encoding{}, &s); !errors.Is(err, errVariant) || !strings.Contains(err.Error(), "keys pass") {
+	if _, err := e.AppendVariant(nil, v, 0, &Options{}, &s); !errors.Is(err, ErrVariant) || !strings.Contains(err.Error(), "keys pass") {
 		t.Errorf("past the budget: error %v, want the key budget", err)
 	}
 }

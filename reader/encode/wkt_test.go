@@ -1,4 +1,4 @@
-package reader
+package encode
 
 import (
 	"encoding/binary"
@@ -12,6 +12,8 @@ import (
 	"testing"
 
 	"github.com/parquet-go/parquet-go"
+
+	"github.com/druidiceberg/sidecar/reader/readerr"
 )
 
 // wkbBuilder builds WKB values for the tests: each method appends to the value in
@@ -156,15 +158,15 @@ func TestAppendWKTDamaged(t *testing.T) {
 // TestWKTValueIsCorruptFile: a damaged WKB value in a column is the
 // reader's corrupt-file error, and the line stays valid JSON.
 func TestWKTValueIsCorruptFile(t *testing.T) {
-	var s scratch
-	vt := valueType{conv: convWKT}
-	v := valuesOf(parquet.ByteArrayValue([]byte{1, 1}))
-	out := appendValue(nil, v, 0, &vt, &encoding{}, &s)
-	if !errors.Is(s.err, ErrCorruptFile) || string(out) != "null" {
-		t.Errorf("got %q, err %v; want null and ErrCorruptFile", out, s.err)
+	var s Scratch
+	vt := ValueType{Conv: ConvWKT}
+	v := ValuesOf(parquet.ByteArrayValue([]byte{1, 1}))
+	out := AppendValue(nil, v, 0, &vt, &Options{}, &s)
+	if !errors.Is(s.Err, readerr.ErrCorruptFile) || string(out) != "null" {
+		t.Errorf("got %q, err %v; want null and readerr.ErrCorruptFile", out, s.Err)
 	}
-	vt = valueType{conv: convBase64}
-	if out := appendValue(nil, v, 0, &vt, &encoding{binaryAsString: true}, &s); string(out) != `"AQE="` {
+	vt = ValueType{Conv: ConvBase64}
+	if out := AppendValue(nil, v, 0, &vt, &Options{BinaryAsString: true}, &s); string(out) != `"AQE="` {
 		t.Errorf("WKB as base64: got %s, want \"AQE=\" whatever binaryAsString says", out)
 	}
 }

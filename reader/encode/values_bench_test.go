@@ -1,19 +1,13 @@
-package reader
+package encode
 
 import (
 	"math/rand/v2"
 	"strconv"
-	"syscall"
 	"testing"
 	"time"
-)
 
-// cpuTime is the process's user and system CPU time so far.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
+	"github.com/druidiceberg/sidecar/internal/cost"
+)
 
 // BenchmarkAppendValues encodes the values of each kind the benchmark
 // table (tablegen.Bench) holds, drawn as it draws them, 1024 a loop, and
@@ -31,7 +25,7 @@ func BenchmarkAppendValues(b *testing.B) {
 		prices  = make([]int64, n)
 		stamps  = make([]int64, n)
 		base    = time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC).UnixMicro()
-		scratch scratch
+		scratch Scratch
 	)
 	for i := range n {
 		scores[i] = rng.NormFloat64() * 100
@@ -44,14 +38,14 @@ func BenchmarkAppendValues(b *testing.B) {
 	buf := make([]byte, 0, 64*n)
 	run := func(name string, f func(b []byte, i int) []byte) {
 		b.Run(name, func(b *testing.B) {
-			cpu := cpuTime()
+			cpu := cost.CPUTime()
 			for b.Loop() {
 				buf = buf[:0]
 				for i := range n {
 					buf = f(buf, i)
 				}
 			}
-			b.ReportMetric(float64((cpuTime()-cpu).Nanoseconds())/float64(b.N*n), "cpu-ns/value")
+			b.ReportMetric(float64((cost.CPUTime()-cpu).Nanoseconds())/float64(b.N*n), "cpu-ns/value")
 		})
 	}
 	run("double", func(b []byte, i int) []byte { return appendDouble(b, scores[i], &shortTries{}) })
@@ -63,17 +57,5 @@ func BenchmarkAppendValues(b *testing.B) {
 	run("decimal", func(b []byte, i int) []byte { return appendDecimalInt64(b, prices[i], 4, &scratch) })
 	run("timestamp_millis", func(b []byte, i int) []byte { return appendTimestamp(b, stamps[i], 1000, false, false) })
 	run("timestamp_iso", func(b []byte, i int) []byte { return appendTimestamp(b, stamps[i], 1000, false, true) })
-	names := []string{"id", "quantity", "views", "score", "token", "region", "flag", "day", "event_ts", "price"}
-	keys := make([]fieldKeyBytes, len(names))
-	for i, name := range names {
-		keys[i] = newFieldKeyBytes(name)
-	}
-	run("keys", func(b []byte, i int) []byte { return keys[i%len(keys)].append(b, i%len(keys) == 0) })
-	run("keys_appended", func(b []byte, i int) []byte {
-		if i%len(keys) != 0 {
-			b = append(b, ',')
-		}
-		return append(b, keys[i%len(keys)].b[1:]...)
-	})
 	run("date_millis", func(b []byte, i int) []byte { return appendInt(b, int64(19_700+i%730)*millisPerDay) })
 }

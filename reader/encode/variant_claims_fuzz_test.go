@@ -1,9 +1,11 @@
-package reader
+package encode
 
 import (
 	"encoding/binary"
 	"errors"
 	"testing"
+
+	"github.com/druidiceberg/sidecar/internal/cost"
 )
 
 // FuzzVariantClaims builds variant values around what the fuzzer claims:
@@ -22,7 +24,7 @@ import (
 //
 //	go test ./reader -run '^$' -fuzz '^FuzzVariantClaims$' -fuzztime 60s
 func FuzzVariantClaims(f *testing.F) {
-	for _, depth := range []uint16{0, 1, maxVariantDepth - 1, maxVariantDepth, 10_000} {
+	for _, depth := range []uint16{0, 1, MaxVariantDepth - 1, MaxVariantDepth, 10_000} {
 		for _, inner := range []byte{0x0f, 0x1f, 0x3e, 0x7e, 0x0c} {
 			for _, num := range []uint32{1<<32 - 1, 1 << 31, 2, 1} {
 				f.Add(depth, uint64(depth%3), inner, num, uint8(4), uint32(1<<32-1), uint32(1), []byte{0x0c, 1})
@@ -31,7 +33,7 @@ func FuzzVariantClaims(f *testing.F) {
 	}
 	// Values that decode: a long string of 65 bytes (its offsets) nested
 	// at and past the bound.
-	for _, depth := range []uint16{maxVariantDepth - 1, maxVariantDepth, maxVariantDepth + 1} {
+	for _, depth := range []uint16{MaxVariantDepth - 1, MaxVariantDepth, MaxVariantDepth + 1} {
 		f.Add(depth, uint64(0b110), byte(variantString<<2), uint32(65), uint8(0), uint32('A'), uint32(1), []byte{})
 	}
 	f.Add(uint16(3), uint64(0b101), byte(0x0f), uint32(2), uint8(1), uint32(200), uint32(1), []byte{0x0c, 1, 0x0c, 2})
@@ -102,14 +104,14 @@ func variantAllocBound(n int) uint64 {
 
 // checkVariantBound is the body of FuzzVariantClaims.
 func checkVariantBound(t *testing.T, meta, value []byte, depth int, inner byte, num, keys uint32) {
-	var e variantEncoder
-	var s scratch
+	var e VariantEncoder
+	var s Scratch
 	var out []byte
 	var err error
-	allocated := allocatedBy(func() {
-		if err = e.setMeta(meta); err == nil {
-			e.begin()
-			out, err = e.appendVariant([]byte("x"), value, 0, &encoding{}, &s)
+	allocated := cost.AllocatedBy(func() {
+		if err = e.SetMeta(meta); err == nil {
+			e.Begin()
+			out, err = e.AppendVariant([]byte("x"), value, 0, &Options{}, &s)
 		}
 	})
 	if bound := variantAllocBound(len(meta) + len(value)); allocated > bound {
@@ -117,13 +119,13 @@ func checkVariantBound(t *testing.T, meta, value []byte, depth int, inner byte, 
 			allocated, len(meta)+len(value), depth, num, keys, bound)
 	}
 	if err != nil {
-		if !errors.Is(err, errVariant) {
+		if !errors.Is(err, ErrVariant) {
 			t.Fatalf("error %v without errVariant", err)
 		}
 		return
 	}
 	switch {
-	case depth > maxVariantDepth:
+	case depth > MaxVariantDepth:
 		t.Fatalf("a value %d levels deep decoded: %.200s", depth, out)
 	case keys > uint32(len(meta)):
 		t.Fatalf("metadata of %d bytes claiming %d keys decoded", len(meta), keys)
