@@ -8,8 +8,9 @@ import (
 	"hash/crc32"
 	"io"
 
-	"github.com/klauspost/compress/flate"
 	"github.com/twmb/avro"
+
+	"github.com/druidiceberg/sidecar/reader/codec"
 )
 
 // An Avro Object Container File is a header (the magic "Obj\x01", a map of
@@ -203,22 +204,22 @@ func (b *avroBlocks) decompress() (out []byte, err error) {
 	const limit = maxAvroBlockBytes
 	switch b.codec {
 	case "deflate":
-		out, err = deflatePool.decode(b.out[:0], b.comp, limit)
+		out, err = codec.DecodeDeflate(b.out[:0], b.comp, limit)
 	case "snappy":
 		// A snappy block ends with the CRC-32 of its decompressed bytes.
 		if len(b.comp) < 4 {
 			return nil, errors.New("a snappy block without its checksum")
 		}
 		body := b.comp[:len(b.comp)-4]
-		if out, err = decodeSnappy(b.out[:0], body, limit); err == nil &&
+		if out, err = codec.DecodeSnappy(b.out[:0], body, limit); err == nil &&
 			crc32.ChecksumIEEE(out) != binary.BigEndian.Uint32(b.comp[len(body):]) {
 			err = errors.New("the snappy block's checksum does not match its bytes")
 		}
 	case "zstandard":
-		out, err = decodeZstd(b.out[:0], b.comp, limit)
+		out, err = codec.DecodeZstd(b.out[:0], b.comp, limit)
 	default: // null: the bytes themselves
 		if len(b.comp) > limit {
-			return nil, tooLarge(limit)
+			return nil, codec.TooLarge(limit)
 		}
 		return b.comp, nil
 	}
@@ -228,11 +229,3 @@ func (b *avroBlocks) decompress() (out []byte, err error) {
 	b.out = out
 	return out, nil
 }
-
-// deflatePool decompresses the raw deflate blocks of Avro's deflate codec.
-var deflatePool = &streamPool{reset: func(r any, src io.Reader) (any, error) {
-	if z, ok := r.(flate.Resetter); ok {
-		return z, z.Reset(src, nil)
-	}
-	return flate.NewReader(src), nil
-}}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/parquet-go/parquet-go/format"
 
+	"github.com/druidiceberg/sidecar/reader/codec"
 	"github.com/druidiceberg/sidecar/reader/encode"
 	"github.com/druidiceberg/sidecar/reader/parquetpage"
 )
@@ -60,7 +61,7 @@ const batchEntries = 2048
 // src, whose metadata is md; the leaves of a stream share one scratch.
 func (l *leaf) start(src io.ReaderAt, md *format.ColumnMetaData, scratch *parquetpage.Scratch) {
 	l.col = parquetpage.Column{Type: md.Type, Length: l.length, MaxDef: l.maxDef, MaxRep: l.maxRep, Codec: md.Codec}
-	l.pages.Reset(src, l.col, parquetpage.ChunkOf(md), decompress, scratch)
+	l.pages.Reset(src, l.col, parquetpage.ChunkOf(md), codec.Decompress, scratch)
 	l.batch, l.next, l.nextV, l.eof = parquetpage.Values{}, 0, 0, false
 	l.cur, l.pos, l.rowEnd, l.vpos = &l.batch, 0, 0, 0
 }

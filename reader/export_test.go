@@ -9,9 +9,6 @@ func (c *DeleteCache) Flying() int {
 	return c.flying
 }
 
-// Decompress is the reader's parquetpage.Decompressor: its bounded codecs.
-var Decompress = decompress
-
 // WithBatchEntries makes the leaves of a Reader's streams decode n entries
 // at a time, so that tests can put batch boundaries inside rows.
 func WithBatchEntries(n int) Option {

@@ -1,4 +1,21 @@
-package reader
+// Package codec holds the reader's bounded decompressors: Decompress for
+// Parquet pages (the parquetpage.Decompressor of every stream) and
+// DecodeDeflate, DecodeSnappy and DecodeZstd for Avro blocks. Each holds
+// its output to a limit the caller gives (a page header's size, an Avro
+// block's cap) before it allocates by what the compressed bytes claim.
+//
+// The reader decompresses pages itself: parquet-go's own decoders trust
+// what the compressed bytes say about their size, so a damaged zstd frame
+// header or snappy preamble makes them allocate up to gigabytes (zstd's
+// limit is 64 GiB), a gzip or brotli page may expand without bound, and its
+// LZ4 codec retries a failed block with a doubled buffer, forever.
+// parquet-go reads only footers in the sidecar (page indexes and bloom
+// filters skipped), so it never decompresses.
+//
+// It owns decompression only: the page and block formats around the bytes
+// are parquetpage's and the Avro block reader's. A codec it has no decoder for wraps
+// readerr.ErrUnsupported.
+package codec
 
 import (
 	"bytes"
@@ -9,26 +26,20 @@ import (
 	"sync"
 
 	"github.com/andybalholm/brotli"
+	"github.com/klauspost/compress/flate"
 	"github.com/klauspost/compress/gzip"
 	"github.com/klauspost/compress/snappy"
 	"github.com/klauspost/compress/zstd"
 	"github.com/parquet-go/parquet-go/format"
 	"github.com/pierrec/lz4/v4"
+
+	"github.com/druidiceberg/sidecar/reader/readerr"
 )
 
-// The reader decompresses pages itself (reader/parquetpage calls
-// decompress): parquet-go's own decoders trust what the compressed bytes
-// say about their size, so a damaged zstd frame header or snappy preamble
-// makes them allocate up to gigabytes (zstd's limit is 64 GiB), a gzip or
-// brotli page may expand without bound, and its LZ4 codec retries a failed
-// block with a doubled buffer, forever. parquet-go reads only footers in
-// the sidecar (page indexes and bloom filters skipped), so it never
-// decompresses.
-
-// decompress decompresses src, compressed with codec, into exactly size
+// Decompress decompresses src, compressed with codec, into exactly size
 // bytes (a page header's uncompressed size), in dst's storage when it is
 // large enough: the parquetpage.Decompressor of the reader.
-func decompress(codec format.CompressionCodec, dst, src []byte, size int) ([]byte, error) {
+func Decompress(codec format.CompressionCodec, dst, src []byte, size int) ([]byte, error) {
 	out, err := decodeAtMost(codec, dst[:0], src, size)
 	if err != nil {
 		return nil, err
@@ -56,17 +67,17 @@ func decodeAtMost(codec format.CompressionCodec, dst, src []byte, limit int) (ou
 	}()
 	switch codec {
 	case format.Snappy:
-		out, err = decodeSnappy(dst, src, limit)
+		out, err = DecodeSnappy(dst, src, limit)
 	case format.Gzip:
 		out, err = gzipPool.decode(dst, src, limit)
 	case format.Brotli:
 		out, err = brotliPool.decode(dst, src, limit)
 	case format.Zstd:
-		out, err = decodeZstd(dst, src, limit)
+		out, err = DecodeZstd(dst, src, limit)
 	case format.Lz4Raw:
 		out, err = decodeLZ4(dst, src, limit)
 	default:
-		return nil, fmt.Errorf("%w: pages compressed with %s", ErrUnsupported, codec)
+		return nil, fmt.Errorf("%w: pages compressed with %s", readerr.ErrUnsupported, codec)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", codec, err)
@@ -80,21 +91,21 @@ func firstGuess(src []byte, limit int) int {
 	return min(limit, max(64<<10, 4*len(src)))
 }
 
-// tooLarge says that a page (or an Avro block) decompresses past its
+// TooLarge says that a page (or an Avro block) decompresses past its
 // header's size (or the block's limit).
-func tooLarge(limit int) error {
+func TooLarge(limit int) error {
 	return fmt.Errorf("the data decompresses to more than %d bytes, the most its header or limit allows", limit)
 }
 
-// decodeSnappy checks the length the block's preamble gives before
+// DecodeSnappy checks the length the block's preamble gives before
 // decoding, which snappy.Decode would allocate.
-func decodeSnappy(dst, src []byte, limit int) ([]byte, error) {
+func DecodeSnappy(dst, src []byte, limit int) ([]byte, error) {
 	n, err := snappy.DecodedLen(src)
 	if err != nil {
 		return nil, err
 	}
 	if n > limit {
-		return nil, tooLarge(limit)
+		return nil, TooLarge(limit)
 	}
 	buf := slices.Grow(dst, n)[:n]
 	return snappy.Decode(buf, src)
@@ -133,15 +144,15 @@ var zstdDecoders = sync.Pool{New: func() any {
 	return d
 }}
 
-// decodeZstd decodes into a buffer of the frame's content size when its
+// DecodeZstd decodes into a buffer of the frame's content size when its
 // header gives one (held to limit first), and otherwise into one that
 // grows fourfold while the output does not fit, up to limit.
-func decodeZstd(dst, src []byte, limit int) ([]byte, error) {
+func DecodeZstd(dst, src []byte, limit int) ([]byte, error) {
 	c := firstGuess(src, limit)
 	var h zstd.Header
 	if h.Decode(src) == nil && h.HasFCS {
 		if h.FrameContentSize > uint64(limit) {
-			return nil, tooLarge(limit)
+			return nil, TooLarge(limit)
 		}
 		c = max(int(h.FrameContentSize), 1)
 	}
@@ -157,7 +168,7 @@ func decodeZstd(dst, src []byte, limit int) ([]byte, error) {
 			return nil, err
 		}
 		if c >= limit {
-			return nil, tooLarge(limit)
+			return nil, TooLarge(limit)
 		}
 		c = min(limit, 4*c)
 	}
@@ -211,7 +222,7 @@ func (p *streamPool) decode(dst, src []byte, limit int) ([]byte, error) {
 		var one [1]byte
 		m, err := io.ReadAtLeast(rd, one[:], 1)
 		if m > 0 {
-			return nil, tooLarge(limit)
+			return nil, TooLarge(limit)
 		}
 		if err != nil && err != io.EOF {
 			return nil, err
@@ -220,4 +231,18 @@ func (p *streamPool) decode(dst, src []byte, limit int) ([]byte, error) {
 	}
 	p.pool.Put(r)
 	return out, nil
+}
+
+// deflatePool decompresses the raw deflate blocks of Avro's deflate codec.
+var deflatePool = &streamPool{reset: func(r any, src io.Reader) (any, error) {
+	if z, ok := r.(flate.Resetter); ok {
+		return z, z.Reset(src, nil)
+	}
+	return flate.NewReader(src), nil
+}}
+
+// DecodeDeflate decompresses src, raw deflate as Avro's deflate codec
+// writes it, into at most limit bytes appended to dst.
+func DecodeDeflate(dst, src []byte, limit int) ([]byte, error) {
+	return deflatePool.decode(dst, src, limit)
 }

@@ -1,4 +1,4 @@
-package reader_test
+package parquetpage_test
 
 import (
 	"bytes"
@@ -30,9 +30,13 @@ import (
 	"github.com/parquet-go/parquet-go/format"
 	plz4 "github.com/pierrec/lz4/v4"
 
-	"github.com/druidiceberg/sidecar/reader"
+	"github.com/druidiceberg/sidecar/reader/codec"
 	"github.com/druidiceberg/sidecar/reader/parquetpage"
 )
+
+// fixturesDir holds the engine-written tables of the repository's
+// testdata/fixtures.
+const fixturesDir = "../../testdata/fixtures"
 
 // TestPagesAgainstParquetGo decodes every page of every column chunk of
 // every Parquet file of the fixtures (written by Spark, Trino, Flink, Hive,
@@ -180,7 +184,7 @@ func comparePages(data, oracle []byte, counted map[string]int) error {
 			}
 			c := &chunkCheck{col: parquetpage.ColumnOf(leaves[i], md), want: want,
 				name: fmt.Sprintf("row group %d column %s", g, strings.Join(md.PathInSchema, "."))}
-			c.pr.Reset(bytes.NewReader(data), c.col, parquetpage.ChunkOf(md), reader.Decompress, &scratch)
+			c.pr.Reset(bytes.NewReader(data), c.col, parquetpage.ChunkOf(md), codec.Decompress, &scratch)
 			chunks = append(chunks, c)
 		}
 		for batch := 0; ; batch++ {

@@ -1,4 +1,4 @@
-package reader
+package codec
 
 import (
 	"bytes"
@@ -32,7 +32,7 @@ func TestBoundedCodecsRoundTrip(t *testing.T) {
 					t.Fatalf("decoding a page of %d bytes into at most %d: %d bytes, %v", len(page), size, len(got), err)
 				}
 			}
-			if got, err := decompress(c, nil, enc, len(page)); err != nil || !bytes.Equal(got, page) {
+			if got, err := Decompress(c, nil, enc, len(page)); err != nil || !bytes.Equal(got, page) {
 				t.Fatalf("decompressing a page of its header's size: %d bytes, %v", len(got), err)
 			}
 			for _, size := range []int{len(page) - 1, 0} {
@@ -40,7 +40,7 @@ func TestBoundedCodecsRoundTrip(t *testing.T) {
 					t.Errorf("a header giving %d bytes for a page of %d: no error", size, len(page))
 				}
 			}
-			if _, err := decompress(c, nil, enc, len(page)+100); err == nil {
+			if _, err := Decompress(c, nil, enc, len(page)+100); err == nil {
 				t.Error("a page shorter than its header's size decompressed")
 			}
 		})
@@ -95,9 +95,9 @@ func TestBoundedCodecsBombs(t *testing.T) {
 			data := tc.data(t)
 			dst := make([]byte, pageSize)
 			// Warm the codec's pools, so that only the decoding is measured.
-			_, _ = decompress(tc.codec, dst, data, pageSize)
+			_, _ = Decompress(tc.codec, dst, data, pageSize)
 			allocated := cost.AllocatedBy(func() {
-				if _, err := decompress(tc.codec, dst, data, pageSize); err == nil {
+				if _, err := Decompress(tc.codec, dst, data, pageSize); err == nil {
 					t.Error("no error")
 				}
 			})
@@ -125,7 +125,7 @@ func BenchmarkBoundedCodecs(b *testing.B) {
 			name   string
 			decode func(dst []byte) ([]byte, error)
 		}{
-			{"bounded", func(dst []byte) ([]byte, error) { return decompress(c, dst, enc, len(page)) }},
+			{"bounded", func(dst []byte) ([]byte, error) { return Decompress(c, dst, enc, len(page)) }},
 			{"parquet-go", func(dst []byte) ([]byte, error) { return codec.Decode(dst, enc) }},
 		} {
 			b.Run(c.String()+"/"+impl.name, func(b *testing.B) {
