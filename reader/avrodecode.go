@@ -7,6 +7,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/druidiceberg/sidecar/reader/column"
 	"github.com/druidiceberg/sidecar/reader/parquetpage"
 )
 
@@ -44,10 +45,10 @@ type avroOp struct {
 	// branches and null are the node's union (see avroNode).
 	branches, null int
 	// leaf receives a leaf node's values.
-	leaf *leaf
+	leaf *column.Leaf
 	// leaves are the leaves read under the node, which a null or empty
 	// value gives an entry.
-	leaves  []*leaf
+	leaves  []*column.Leaf
 	def     int // the definition level of a value of the node
 	elemRep int // the repetition level of a list's or map's next element
 	size    int // a fixed's bytes
@@ -62,7 +63,7 @@ type avroOp struct {
 }
 
 // compileAvro compiles the program of node n for the leaves in sinks.
-func compileAvro(n *avroNode, sinks map[int]*leaf) avroOp {
+func compileAvro(n *avroNode, sinks map[int]*column.Leaf) avroOp {
 	op := avroOp{kind: n.kind, wire: n.wire, branches: n.branches, null: n.null, def: n.def, elemRep: n.elemRep,
 		size: n.size, min: n.min, width: n.width, what: n.what}
 	for _, s := range n.symbols {
@@ -76,7 +77,7 @@ func compileAvro(n *avroNode, sinks map[int]*leaf) avroOp {
 	op.skip = len(op.leaves) == 0
 	if n.kind == avroLeaf {
 		op.leaf = sinks[n.leaves[0]]
-		op.flat = op.leaf != nil && n.branches == 0 && op.leaf.maxDef == 0 && op.leaf.maxRep == 0
+		op.flat = op.leaf != nil && n.branches == 0 && op.leaf.MaxDef == 0 && op.leaf.MaxRep == 0
 	}
 	if len(n.children) > 0 {
 		op.children = make([]avroOp, len(n.children))
@@ -107,7 +108,7 @@ func (d *avroDecoder) record(prog []avroOp) error {
 			// The common case, inlined: a number of a required column,
 			// whose leaf has no levels. A damaged one is left to value,
 			// which says what is wrong.
-			b := &op.leaf.batch
+			b := &op.leaf.Batch
 			switch op.wire {
 			case wireLong:
 				if v, err := d.long(); err == nil {
@@ -183,16 +184,16 @@ func (d *avroDecoder) isNull(op *avroOp) (bool, error) {
 
 // nulls appends an entry without a value, at definition level def, to each
 // of the leaves.
-func nulls(leaves []*leaf, def, rep int) {
+func nulls(leaves []*column.Leaf, def, rep int) {
 	for _, l := range leaves {
-		l.entry(def, rep)
+		l.AppendEntry(def, rep)
 	}
 }
 
 // leafValue decodes a primitive value into the op's leaf.
 func (d *avroDecoder) leafValue(op *avroOp, rep int) error {
 	l := op.leaf
-	b := &l.batch
+	b := &l.Batch
 	switch op.wire {
 	case wireLong:
 		v, err := d.long()
@@ -236,7 +237,7 @@ func (d *avroDecoder) leafValue(op *avroOp, rep int) error {
 		b.Refs = append(b.Refs, parquetpage.Ref{Off: uint32(len(b.Bytes)), Len: uint32(len(raw))})
 		b.Bytes = append(b.Bytes, raw...)
 	}
-	l.entry(l.maxDef, rep)
+	l.AppendEntry(l.MaxDef, rep)
 	return nil
 }
 
@@ -344,13 +345,13 @@ func (d *avroDecoder) mapValue(op *avroOp, rep int) error {
 			r = rep
 		}
 		if l := key.leaf; l != nil {
-			b := &l.batch
+			b := &l.Batch
 			if len(b.Bytes)+int(e.keyLen) > math.MaxUint32 {
 				return fmt.Errorf("column %s: values larger than 4 GiB in one chunk", key.what)
 			}
 			b.Refs = append(b.Refs, parquetpage.Ref{Off: uint32(len(b.Bytes)), Len: e.keyLen})
 			b.Bytes = append(b.Bytes, d.buf[e.key:e.key+e.keyLen]...)
-			l.entry(l.maxDef, r)
+			l.AppendEntry(l.MaxDef, r)
 		}
 		d.pos = int(e.value)
 		if err := d.value(val, r); err != nil {

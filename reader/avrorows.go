@@ -8,6 +8,9 @@ import (
 	"strings"
 
 	"github.com/apache/iceberg-go"
+
+	"github.com/druidiceberg/sidecar/reader/column"
+
 	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/format"
@@ -60,9 +63,9 @@ type avroFile struct {
 	// sinks are the leaves records are decoded into, by column index; a
 	// column no leaf reads is skipped. byteLeaves are those of byte-array
 	// values, which end a chunk at avroChunkBytes.
-	sinks      map[int]*leaf
-	leaves     []*leaf
-	byteLeaves []*leaf
+	sinks      map[int]*column.Leaf
+	leaves     []*column.Leaf
+	byteLeaves []*column.Leaf
 	prog       []avroOp
 	// dec holds the block being decoded, of which remain records are
 	// left; zeroRun counts the records in a row that took no bytes.
@@ -107,7 +110,7 @@ func openAvro(fs *watchedIO, what, path string, size, records int64) (_ *avroFil
 		return nil, fmt.Errorf("read %s %s: %w", what, path, err)
 	}
 	return &avroFile{what: what, path: path, fs: fs, file: f, blocks: blocks, root: root, fields: fields,
-		records: records, sinks: map[int]*leaf{}}, nil
+		records: records, sinks: map[int]*column.Leaf{}}, nil
 }
 
 // maxAvroHeaderBytes bounds the header of an Avro file, its schema above
@@ -144,18 +147,18 @@ func (a *avroFile) Close() error {
 
 // read makes the leaves the ones records are decoded into, and compiles
 // the program that does it.
-func (a *avroFile) read(leaves []*leaf) {
+func (a *avroFile) read(leaves []*column.Leaf) {
 	for _, l := range leaves {
-		if a.sinks[l.index] == nil {
+		if a.sinks[l.Index] == nil {
 			a.leaves = append(a.leaves, l)
 		}
-		a.sinks[l.index] = l
-		l.whole = true
+		a.sinks[l.Index] = l
+		l.Whole = true
 		// A row carried over from the end of a chunk is copied by the
 		// column's physical type (see leaf.advance).
-		if pt := leafColumn(a.root, l.index); pt != nil {
+		if pt := leafColumn(a.root, l.Index); pt != nil {
 			if t := pt.Type().PhysicalType(); t != nil {
-				l.col = parquetpage.Column{Type: *t, Length: l.length, MaxDef: l.maxDef, MaxRep: l.maxRep}
+				l.Col = parquetpage.Column{Type: *t, Length: l.Length, MaxDef: l.MaxDef, MaxRep: l.MaxRep}
 				switch *t {
 				case format.ByteArray, format.FixedLenByteArray:
 					a.byteLeaves = append(a.byteLeaves, l)
@@ -174,9 +177,9 @@ func (a *avroFile) read(leaves []*leaf) {
 // batch then holds the chunk's rows whole.
 func (a *avroFile) fill() (n int, err error) {
 	for _, l := range a.leaves {
-		resetValues(&l.batch)
-		l.next, l.nextV, l.eof, l.pos, l.rowEnd, l.vpos = 0, 0, false, 0, 0, 0
-		l.cur = &l.batch
+		resetValues(&l.Batch)
+		l.Next, l.NextV, l.EOF, l.Pos, l.RowEnd, l.VPos = 0, 0, false, 0, 0, 0
+		l.Cur = &l.Batch
 	}
 	if a.eof {
 		return 0, nil
@@ -213,7 +216,7 @@ func (a *avroFile) fill() (n int, err error) {
 		}
 		n++
 		for _, l := range a.byteLeaves {
-			bytes = max(bytes, len(l.batch.Bytes))
+			bytes = max(bytes, len(l.Batch.Bytes))
 		}
 	}
 	return n, nil
@@ -242,7 +245,7 @@ func (a *avroFile) nextBlock() error {
 
 // scan reads every record of the file through the leaves (flat columns
 // only) and calls row after each row is loaded.
-func (a *avroFile) scan(leaves []*leaf, row func() error) error {
+func (a *avroFile) scan(leaves []*column.Leaf, row func() error) error {
 	a.read(leaves)
 	for {
 		n, err := a.fill()
@@ -254,7 +257,7 @@ func (a *avroFile) scan(leaves []*leaf, row func() error) error {
 		}
 		for range n {
 			for _, l := range leaves {
-				if err := l.advance(); err != nil {
+				if err := l.Advance(); err != nil {
 					return err
 				}
 			}
@@ -287,16 +290,16 @@ func (f *fileStream) runAvro(b *batch, dels *positionWalk) error {
 		}
 		for i := range n {
 			for _, l := range f.leaves {
-				if l.maxRep == 0 {
+				if l.MaxRep == 0 {
 					// A flat column: its row is the next entry (as in run).
-					l.cur, l.pos, l.rowEnd, l.vpos = &l.batch, l.next, l.next+1, l.nextV
-					if l.batch.Def == nil || int(l.batch.Def[l.next]) == l.maxDef {
-						l.nextV++
+					l.Cur, l.Pos, l.RowEnd, l.VPos = &l.Batch, l.Next, l.Next+1, l.NextV
+					if l.Batch.Def == nil || int(l.Batch.Def[l.Next]) == l.MaxDef {
+						l.NextV++
 					}
-					l.next++
+					l.Next++
 					continue
 				}
-				if err := l.advance(); err != nil {
+				if err := l.Advance(); err != nil {
 					return fmt.Errorf("read data file %s: %w", f.path, err)
 				}
 			}
@@ -306,20 +309,6 @@ func (f *fileStream) runAvro(b *batch, dels *positionWalk) error {
 		}
 		base += int64(n)
 	}
-}
-
-// entry appends an entry at definition level def and repetition level rep
-// to the leaf's batch; its value, if def says it has one, is appended by
-// the caller.
-func (l *leaf) entry(def, rep int) {
-	b := &l.batch
-	if l.maxDef > 0 {
-		b.Def = append(b.Def, uint8(def))
-	}
-	if l.maxRep > 0 {
-		b.Rep = append(b.Rep, uint8(rep))
-	}
-	b.N++
 }
 
 // resetValues empties v and keeps its storage.
@@ -375,7 +364,7 @@ func openColumns(fs *watchedIO, what string, d split.DeleteFile) (*columnFile, e
 
 // scan reads every row of the file through the leaves (flat columns only)
 // and calls row after each row is loaded.
-func (c *columnFile) scan(fs *watchedIO, leaves []*leaf, row func() error) error {
+func (c *columnFile) scan(fs *watchedIO, leaves []*column.Leaf, row func() error) error {
 	if c.avro != nil {
 		return c.avro.scan(leaves, row)
 	}

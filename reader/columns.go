@@ -11,6 +11,7 @@ import (
 	"github.com/parquet-go/parquet-go/format"
 
 	"github.com/druidiceberg/sidecar/internal/jsonstr"
+	"github.com/druidiceberg/sidecar/reader/column"
 	"github.com/druidiceberg/sidecar/reader/encode"
 )
 
@@ -36,17 +37,17 @@ type node struct {
 	// writes all of it, the first all but the comma.
 	key fieldKeyBytes
 	// leaf is the column of a primitive.
-	leaf *leaf
+	leaf *column.Leaf
 	// first is the first leaf under the node; its levels decide whether an
 	// instance is null, empty or has more elements.
-	first *leaf
+	first *column.Leaf
 	// leaves are every leaf under the node, advanced together when an
 	// instance is null or empty.
-	leaves []*leaf
+	leaves []*column.Leaf
 	// extra are leaves read only to learn whether a struct is null (all of
 	// its own fields are absent from the file); they are skipped after the
 	// struct's fields are written.
-	extra []*leaf
+	extra []*column.Leaf
 	// def is the definition level at which the node is present.
 	def int
 	// rep is the repetition level at which an instance of the node starts.
@@ -73,8 +74,8 @@ type node struct {
 // gives its column names when it carries none.
 type resolver struct {
 	path   string
-	leaves map[int]*leaf // by leaf column index, so each column is read once
-	order  []*leaf
+	leaves map[int]*column.Leaf // by leaf column index, so each column is read once
+	order  []*column.Leaf
 	// ids are the field ids of the file's columns from the name mapping;
 	// nil when the file carries its own.
 	ids map[*parquet.Column]int
@@ -88,7 +89,7 @@ type resolver struct {
 // given root; a file without field ids resolves through nm, and fails with
 // ErrNoFieldIDs when there is no mapping either.
 func newResolver(path string, root *parquet.Column, nm iceberg.NameMapping) (*resolver, error) {
-	r := &resolver{path: path, leaves: map[int]*leaf{}}
+	r := &resolver{path: path, leaves: map[int]*column.Leaf{}}
 	if hasFieldIDs(root) {
 		return r, nil
 	}
@@ -179,19 +180,19 @@ func fieldKey(name string) []byte {
 
 // addLeaf registers a leaf column with the conversion vt; a column resolved
 // twice (emitted and used as an equality key) is read once.
-func (r *resolver) addLeaf(c *parquet.Column, vt encode.ValueType) *leaf {
+func (r *resolver) addLeaf(c *parquet.Column, vt encode.ValueType) *column.Leaf {
 	if l, ok := r.leaves[c.Index()]; ok {
 		return l
 	}
-	l := &leaf{
-		index:  c.Index(),
-		path:   strings.Join(c.Path(), "."),
-		maxRep: c.MaxRepetitionLevel(),
-		maxDef: c.MaxDefinitionLevel(),
-		length: c.Type().Length(),
-		vt:     vt,
+	l := &column.Leaf{
+		Index:  c.Index(),
+		Path:   strings.Join(c.Path(), "."),
+		MaxRep: c.MaxRepetitionLevel(),
+		MaxDef: c.MaxDefinitionLevel(),
+		Length: c.Type().Length(),
+		Type:   vt,
 	}
-	r.leaves[l.index] = l
+	r.leaves[l.Index] = l
 	r.order = append(r.order, l)
 	return l
 }
@@ -249,8 +250,8 @@ func (r *resolver) resolveField(f iceberg.NestedField, c *parquet.Column) (*node
 				return nil, r.mismatch(f, c)
 			}
 			l := r.addLeaf(p, encode.ValueType{Conv: encode.ConvNull})
-			n.leaves = []*leaf{l}
-			n.extra = []*leaf{l}
+			n.leaves = []*column.Leaf{l}
+			n.extra = []*column.Leaf{l}
 		}
 		n.first = n.leaves[0]
 		return n, nil
@@ -300,7 +301,7 @@ func (r *resolver) resolveField(f iceberg.NestedField, c *parquet.Column) (*node
 			n.stringKeys = false
 		}
 		n.children = []*node{kn, vn}
-		n.leaves = append(append([]*leaf(nil), kn.leaves...), vn.leaves...)
+		n.leaves = append(append([]*column.Leaf(nil), kn.leaves...), vn.leaves...)
 		n.first = n.leaves[0]
 		return n, nil
 	default:
@@ -313,7 +314,7 @@ func (r *resolver) resolveField(f iceberg.NestedField, c *parquet.Column) (*node
 		}
 		n.kind = nodePrimitive
 		n.leaf = r.addLeaf(c, vt)
-		n.leaves = []*leaf{n.leaf}
+		n.leaves = []*column.Leaf{n.leaf}
 		n.first = n.leaf
 		return n, nil
 	}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/apache/iceberg-go"
 
+	"github.com/druidiceberg/sidecar/reader/column"
 	"github.com/druidiceberg/sidecar/reader/encode"
 
 	icebergio "github.com/apache/iceberg-go/io"
@@ -63,7 +64,7 @@ func ReadDeleteColumns(fs icebergio.IO, d split.DeleteFile, t split.TableSchema,
 	if err != nil {
 		return nil, err
 	}
-	leaves := make([]*leaf, len(ids))
+	leaves := make([]*column.Leaf, len(ids))
 	for i, id := range ids {
 		if leaves[i], err = deleteLeaf(r, cf.root, d.Path, t.Schema, id); err != nil {
 			return nil, fmt.Errorf("read %s %s: %w", what, d.Path, err)
@@ -73,21 +74,21 @@ func ReadDeleteColumns(fs icebergio.IO, d split.DeleteFile, t split.TableSchema,
 	err = cf.scan(w, r.order, func() error {
 		for i, l := range leaves {
 			c := &cols[i]
-			null := l.null()
+			null := l.Null()
 			c.Null = append(c.Null, null)
 			switch {
-			case l.vt.Conv == encode.ConvBool:
-				c.Bool = append(c.Bool, !null && l.cur.Bool[l.vpos])
-			case intKeyed(l.vt.Conv):
+			case l.Type.Conv == encode.ConvBool:
+				c.Bool = append(c.Bool, !null && l.Cur.Bool[l.VPos])
+			case intKeyed(l.Type.Conv):
 				v := int64(0)
 				if !null {
-					v = keyInt(l.cur, l.vpos, &l.vt)
+					v = keyInt(l.Cur, l.VPos, &l.Type)
 				}
 				c.Int = append(c.Int, v)
 			default:
 				var v []byte
 				if !null {
-					v = append([]byte(nil), l.cur.ByteArray(l.vpos)...)
+					v = append([]byte(nil), l.Cur.ByteArray(l.VPos)...)
 				}
 				c.Bytes = append(c.Bytes, v)
 			}
@@ -102,7 +103,7 @@ func ReadDeleteColumns(fs icebergio.IO, d split.DeleteFile, t split.TableSchema,
 
 // deleteLeaf resolves the column with field id id of a delete file whose
 // root column is root.
-func deleteLeaf(r *resolver, root *parquet.Column, path string, schema *iceberg.Schema, id int) (*leaf, error) {
+func deleteLeaf(r *resolver, root *parquet.Column, path string, schema *iceberg.Schema, id int) (*column.Leaf, error) {
 	switch id {
 	case fieldIDDeleteFilePath, fieldIDDeletePos:
 		name, conv, kind := nameDeleteFilePath, encode.ConvString, parquet.ByteArray

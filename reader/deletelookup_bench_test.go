@@ -9,6 +9,7 @@ import (
 
 	"github.com/apache/iceberg-go"
 
+	"github.com/druidiceberg/sidecar/reader/column"
 	"github.com/druidiceberg/sidecar/reader/encode"
 
 	icebergio "github.com/apache/iceberg-go/io"
@@ -116,9 +117,9 @@ func BenchmarkDeleteLookup(b *testing.B) {
 			names.Bytes = fmt.Appendf(names.Bytes, "customer-%06d", i)
 			names.Refs = append(names.Refs, parquetpage.Ref{Off: uint32(at), Len: uint32(len(names.Bytes) - at)})
 		}
-		col := &leaf{vt: encode.ValueType{Conv: encode.ConvString}, cur: names}
-		set.cols = []*leaf{col}
-		benchEqSet(b, set, func(i int) { col.vpos = i % names.N })
+		col := &column.Leaf{Type: encode.ValueType{Conv: encode.ConvString}, Cur: names}
+		set.cols = []*column.Leaf{col}
+		benchEqSet(b, set, func(i int) { col.VPos = i % names.N })
 	})
 }
 
@@ -162,8 +163,8 @@ func benchLongKeys(b *testing.B, loader *deleteLoader, dir, name string, n, step
 		b.Fatal(err)
 	}
 	one := &parquetpage.Values{N: 1, Int64: make([]int64, 1)}
-	col := &leaf{vt: encode.ValueType{Conv: encode.ConvInt64}, cur: one}
-	set := &eqSet{ids: []int{1}, cols: []*leaf{col}, consts: [][]byte{nil}, keys: []*eqKeys{keys}}
+	col := &column.Leaf{Type: encode.ValueType{Conv: encode.ConvInt64}, Cur: one}
+	set := &eqSet{ids: []int{1}, cols: []*column.Leaf{col}, consts: [][]byte{nil}, keys: []*eqKeys{keys}}
 	if walked {
 		set.walks = make([]intWalk, 1)
 	}

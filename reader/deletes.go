@@ -13,6 +13,7 @@ import (
 
 	"github.com/apache/iceberg-go"
 
+	"github.com/druidiceberg/sidecar/reader/column"
 	"github.com/druidiceberg/sidecar/reader/encode"
 
 	icebergio "github.com/apache/iceberg-go/io"
@@ -384,7 +385,7 @@ func readPositionDeletes(fs *watchedIO, d split.DeleteFile, only map[string]bool
 	if pathCol == nil || posCol == nil || pathCol.Type().Kind() != parquet.ByteArray || posCol.Type().Kind() != parquet.Int64 {
 		return nil, fmt.Errorf("read positional delete file %s: %w: no file_path and pos columns", d.Path, ErrCorruptFile)
 	}
-	r := &resolver{path: d.Path, leaves: map[int]*leaf{}}
+	r := &resolver{path: d.Path, leaves: map[int]*column.Leaf{}}
 	lp := r.addLeaf(pathCol, encode.ValueType{Conv: encode.ConvString})
 	lq := r.addLeaf(posCol, encode.ValueType{Conv: encode.ConvInt64})
 	e := &positionEntry{byPath: map[string]*dv.RoaringPositionBitmap{}}
@@ -401,10 +402,10 @@ func readPositionDeletes(fs *watchedIO, d split.DeleteFile, only map[string]bool
 		return mem.add(n)
 	}
 	err = cf.scan(fs, r.order, func() error {
-		if lp.null() {
+		if lp.Null() {
 			return nil
 		}
-		path := lp.cur.ByteArray(lp.vpos)
+		path := lp.Cur.ByteArray(lp.VPos)
 		if (cur == nil && !skipping) || !bytes.Equal(path, curPath) {
 			curPath = append(curPath[:0], path...)
 			cur, skipping = nil, only != nil && !only[string(path)]
@@ -421,10 +422,10 @@ func readPositionDeletes(fs *watchedIO, d split.DeleteFile, only map[string]bool
 		} else if skipping {
 			return nil
 		}
-		if lq.null() || lq.cur.Int64[lq.vpos] < 0 {
+		if lq.Null() || lq.Cur.Int64[lq.VPos] < 0 {
 			q := "null"
-			if !lq.null() {
-				q = strconv.FormatInt(lq.cur.Int64[lq.vpos], 10)
+			if !lq.Null() {
+				q = strconv.FormatInt(lq.Cur.Int64[lq.VPos], 10)
 			}
 			if len(only) == 1 {
 				return fmt.Errorf("%w: position %s", ErrCorruptFile, q)
@@ -440,7 +441,7 @@ func readPositionDeletes(fs *watchedIO, d split.DeleteFile, only map[string]bool
 			}
 			return nil
 		}
-		cur.Set(uint64(lq.cur.Int64[lq.vpos]))
+		cur.Set(uint64(lq.Cur.Int64[lq.VPos]))
 		return account(positionBytes)
 	})
 	if errors.Is(err, errWholeTooLarge) {
@@ -571,20 +572,20 @@ func checkDVKeys(fs *watchedIO, df iceberg.DataFile) (err error) {
 
 // scanRows reads every row of pf, whose bytes src holds, through the
 // leaves (flat columns only) and calls row after each row is loaded.
-func scanRows(fs *watchedIO, pf *parquet.File, src io.ReaderAt, leaves []*leaf, row func() error) (err error) {
+func scanRows(fs *watchedIO, pf *parquet.File, src io.ReaderAt, leaves []*column.Leaf, row func() error) (err error) {
 	defer func() {
 		for _, l := range leaves {
-			l.stop()
+			l.Stop()
 		}
 	}()
 	var scratch parquetpage.Scratch
 	for _, rg := range pf.Metadata().RowGroups {
 		for _, l := range leaves {
-			l.start(src, &rg.Columns[l.index].MetaData, &scratch)
+			l.Start(src, &rg.Columns[l.Index].MetaData, &scratch)
 		}
 		for range rg.NumRows {
 			for _, l := range leaves {
-				if err := l.advance(); err != nil {
+				if err := l.Advance(); err != nil {
 					return fs.classify(err)
 				}
 			}
@@ -593,7 +594,7 @@ func scanRows(fs *watchedIO, pf *parquet.File, src io.ReaderAt, leaves []*leaf, 
 			}
 		}
 		for _, l := range leaves {
-			if err := l.end(); err != nil {
+			if err := l.End(); err != nil {
 				return fs.classify(err)
 			}
 		}

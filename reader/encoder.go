@@ -29,14 +29,14 @@ func (e *rowEncoder) appendRow(b []byte) []byte {
 		}
 		// A column at the top level, inlined.
 		l := n.leaf
-		if l.null() {
-			l.pos++
+		if l.Null() {
+			l.Pos++
 			b = append(b, "null"...)
 			continue
 		}
-		b = encode.AppendValue(b, l.cur, l.vpos, &l.vt, &e.enc, &e.scratch)
-		l.pos++
-		l.vpos++
+		b = encode.AppendValue(b, l.Cur, l.VPos, &l.Type, &e.enc, &e.scratch)
+		l.Pos++
+		l.VPos++
 	}
 	if len(e.meta) > 0 {
 		b = e.appendMeta(b, e.pos, len(e.fields) > 0)
@@ -49,24 +49,24 @@ func (e *rowEncoder) appendNode(b []byte, n *node) []byte {
 	switch n.kind {
 	case nodePrimitive:
 		l := n.leaf
-		if l.pos >= l.rowEnd {
+		if l.Pos >= l.RowEnd {
 			// A nested column whose row ends before its sibling's, which
 			// drives the list or map: damaged repetition levels.
 			if e.scratch.Err == nil {
-				e.scratch.Err = fmt.Errorf("%w: column %s: the row holds fewer entries than the columns beside it", ErrCorruptFile, l.path)
+				e.scratch.Err = fmt.Errorf("%w: column %s: the row holds fewer entries than the columns beside it", ErrCorruptFile, l.Path)
 			}
 			return append(b, "null"...)
 		}
-		if l.null() {
-			l.pos++
+		if l.Null() {
+			l.Pos++
 			return append(b, "null"...)
 		}
-		b = encode.AppendValue(b, l.cur, l.vpos, &l.vt, &e.enc, &e.scratch)
-		l.pos++
-		l.vpos++
+		b = encode.AppendValue(b, l.Cur, l.VPos, &l.Type, &e.enc, &e.scratch)
+		l.Pos++
+		l.VPos++
 		return b
 	case nodeStruct:
-		if n.first.peekDef() < n.def {
+		if n.first.PeekDef() < n.def {
 			n.skip()
 			return append(b, "null"...)
 		}
@@ -76,11 +76,11 @@ func (e *rowEncoder) appendNode(b []byte, n *node) []byte {
 			b = e.appendNode(b, c)
 		}
 		for _, l := range n.extra {
-			l.skip(n.rep)
+			l.Skip(n.rep)
 		}
 		return append(b, '}')
 	case nodeList:
-		d := n.first.peekDef()
+		d := n.first.PeekDef()
 		if d < n.def {
 			n.skip()
 			return append(b, "null"...)
@@ -92,14 +92,14 @@ func (e *rowEncoder) appendNode(b []byte, n *node) []byte {
 		b = append(b, '[')
 		for {
 			b = e.appendNode(b, n.children[0])
-			if !n.first.continues(n.elemRep) {
+			if !n.first.Continues(n.elemRep) {
 				break
 			}
 			b = append(b, ',')
 		}
 		return append(b, ']')
 	case nodeMap:
-		d := n.first.peekDef()
+		d := n.first.PeekDef()
 		if d < n.def {
 			n.skip()
 			return append(b, "null"...)
@@ -115,17 +115,17 @@ func (e *rowEncoder) appendNode(b []byte, n *node) []byte {
 		if n.stringKeys {
 			b = append(b, '{')
 			for {
-				if kl := k.leaf; kl.null() {
+				if kl := k.leaf; kl.Null() {
 					// Map keys are required; keep the line valid JSON
 					// even for a file that breaks the rule.
-					kl.pos++
+					kl.Pos++
 					b = append(b, '"', '"')
 				} else {
 					b = e.appendNode(b, k)
 				}
 				b = append(b, ':')
 				b = e.appendNode(b, v)
-				if !n.first.continues(n.elemRep) {
+				if !n.first.Continues(n.elemRep) {
 					break
 				}
 				b = append(b, ',')
@@ -139,14 +139,14 @@ func (e *rowEncoder) appendNode(b []byte, n *node) []byte {
 			b = append(b, `,"value":`...)
 			b = e.appendNode(b, v)
 			b = append(b, '}')
-			if !n.first.continues(n.elemRep) {
+			if !n.first.Continues(n.elemRep) {
 				break
 			}
 			b = append(b, ',')
 		}
 		return append(b, ']')
 	case nodeVariant:
-		if n.first.peekDef() < n.def {
+		if n.first.PeekDef() < n.def {
 			n.skip()
 			return append(b, "null"...)
 		}
@@ -161,7 +161,7 @@ func (e *rowEncoder) appendNode(b []byte, n *node) []byte {
 // skip consumes a null or empty instance of n from all of its leaves.
 func (n *node) skip() {
 	for _, l := range n.leaves {
-		l.skip(n.rep)
+		l.Skip(n.rep)
 	}
 }
 

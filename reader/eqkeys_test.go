@@ -8,6 +8,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/druidiceberg/sidecar/reader/column"
 	"github.com/druidiceberg/sidecar/reader/encode"
 	"github.com/druidiceberg/sidecar/reader/parquetpage"
 )
@@ -109,8 +110,8 @@ func TestEqSetWalk(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			one := &parquetpage.Values{N: 1, Int64: make([]int64, 1), Def: []uint8{1}}
-			col := &leaf{vt: encode.ValueType{Conv: encode.ConvInt64}, cur: one, maxDef: 1}
-			set := &eqSet{ids: []int{1}, cols: []*leaf{col}, consts: [][]byte{nil},
+			col := &column.Leaf{Type: encode.ValueType{Conv: encode.ConvInt64}, Cur: one, MaxDef: 1}
+			set := &eqSet{ids: []int{1}, cols: []*column.Leaf{col}, consts: [][]byte{nil},
 				keys: []*eqKeys{newEqKeys(maps.Clone(files[0])), newEqKeys(maps.Clone(files[1]))}}
 			set.walks = make([]intWalk, len(set.keys))
 			var kb []byte

@@ -10,6 +10,7 @@ import (
 	"github.com/parquet-go/parquet-go"
 
 	"github.com/druidiceberg/sidecar/internal/memory"
+	"github.com/druidiceberg/sidecar/reader/column"
 	"github.com/druidiceberg/sidecar/reader/encode"
 	"github.com/druidiceberg/sidecar/reader/parquetpage"
 	"github.com/druidiceberg/sidecar/splits/split"
@@ -23,7 +24,7 @@ type eqSet struct {
 	ids []int
 	// cols are the data file's leaves of the ids, in order; nil for a column
 	// the data file does not have, whose key is then in consts.
-	cols   []*leaf
+	cols   []*column.Leaf
 	consts [][]byte
 	// keys are the key sets of the set's delete files, one per file; they
 	// may be shared with other streams through the cache and are never
@@ -48,8 +49,8 @@ func (e *eqSet) contains(kb []byte) ([]byte, bool) {
 		// One integer column (an id, the usual case): its filter hash
 		// comes from the integer, so most rows are told apart without
 		// building the key.
-		if l := e.cols[0]; l != nil && intKeyed(l.vt.Conv) && !l.null() {
-			v := keyInt(l.cur, l.vpos, &l.vt)
+		if l := e.cols[0]; l != nil && intKeyed(l.Type.Conv) && !l.Null() {
+			v := keyInt(l.Cur, l.VPos, &l.Type)
 			if e.walks != nil {
 				// Exact: a value is deleted when its key (appendKeyInt's)
 				// is in the set, that is when it is among the ints.
@@ -86,7 +87,7 @@ func (e *eqSet) contains(kb []byte) ([]byte, bool) {
 			kb = append(kb, e.consts[i]...)
 			continue
 		}
-		kb = l.appendKey(kb)
+		kb = appendLeafKey(kb, l)
 	}
 	for _, keys := range e.keys {
 		if keys.contains(kb) {
@@ -128,7 +129,7 @@ func loadEqualitySets(l *deleteLoader, s split.Split, t split.TableSchema, dataR
 		}
 	}
 	for _, set := range sets {
-		if len(set.cols) == 1 && set.cols[0] != nil && intKeyed(set.cols[0].vt.Conv) {
+		if len(set.cols) == 1 && set.cols[0] != nil && intKeyed(set.cols[0].Type.Conv) {
 			set.walks = make([]intWalk, len(set.keys))
 		}
 	}
@@ -251,7 +252,7 @@ func readEqualityDeletes(fs *watchedIO, d split.DeleteFile, t split.TableSchema,
 	if err != nil {
 		return nil, err
 	}
-	cols := make([]*leaf, len(d.EqualityIDs))
+	cols := make([]*column.Leaf, len(d.EqualityIDs))
 	for i, id := range d.EqualityIDs {
 		field, err := equalityField(t.Schema, id, d.Path)
 		if err != nil {
@@ -273,7 +274,7 @@ func readEqualityDeletes(fs *watchedIO, d split.DeleteFile, t split.TableSchema,
 	err = cf.scan(fs, r.order, func() error {
 		kb = kb[:0]
 		for _, l := range cols {
-			kb = l.appendKey(kb)
+			kb = appendLeafKey(kb, l)
 		}
 		if _, ok := keys[string(kb)]; !ok {
 			keys[string(kb)] = struct{}{}
@@ -287,12 +288,12 @@ func readEqualityDeletes(fs *watchedIO, d split.DeleteFile, t split.TableSchema,
 	return keys, nil
 }
 
-// appendKey appends the equality key of the leaf's current entry.
-func (l *leaf) appendKey(b []byte) []byte {
-	if l.null() {
+// appendLeafKey appends the equality key of the leaf's current entry.
+func appendLeafKey(b []byte, l *column.Leaf) []byte {
+	if l.Null() {
 		return append(b, 0)
 	}
-	return appendKey(b, l.cur, l.vpos, &l.vt)
+	return appendKey(b, l.Cur, l.VPos, &l.Type)
 }
 
 // intKeyed reports whether the keys of a conversion are integers

@@ -127,11 +127,11 @@ func (e *rowEncoder) appendMeta(b []byte, pos int64, comma bool) []byte {
 			// column) is the file's first_row_id plus the position, or
 			// its data sequence number.
 			if n := m.stored; n.kind == nodePrimitive {
-				if !n.leaf.null() {
+				if !n.leaf.Null() {
 					b = e.appendNode(b, n)
 					continue
 				}
-				n.leaf.pos++
+				n.leaf.Pos++
 			}
 			switch {
 			case !m.inherits:

@@ -41,6 +41,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/druidiceberg/sidecar/reader/column"
 	"github.com/druidiceberg/sidecar/reader/encode"
 
 	iofs "io/fs"
@@ -215,7 +216,7 @@ type fileStream struct {
 	file    icebergio.File
 	pf      *parquet.File
 	avro    *avroFile // instead of pf for an Avro data file
-	leaves  []*leaf
+	leaves  []*column.Leaf
 	groups  []rowGroup // the row groups the split reads
 	rows    rowEncoder
 	deletes *positions
@@ -377,7 +378,7 @@ func (s *Stream) open(ctx context.Context, sp split.Split) (_ *fileStream, err e
 	}
 	if r.entries > 0 {
 		for _, l := range st.leaves {
-			l.entries = r.entries
+			l.Entries = r.entries
 		}
 	}
 	if err := ctx.Err(); err != nil {
@@ -505,21 +506,21 @@ func (f *fileStream) run(b *batch) error {
 			continue
 		}
 		for _, l := range f.leaves {
-			l.start(f.file, &rg.Columns[l.index].MetaData, &s.scratch)
+			l.Start(f.file, &rg.Columns[l.Index].MetaData, &s.scratch)
 		}
 		for i := range n {
 			for _, l := range f.leaves {
-				if l.maxRep == 0 && l.next < l.batch.N {
+				if l.MaxRep == 0 && l.Next < l.Batch.N {
 					// The common case, inlined: a flat column inside a batch.
-					b := &l.batch
-					l.cur, l.pos, l.rowEnd, l.vpos = b, l.next, l.next+1, l.nextV
-					if b.Def == nil || int(b.Def[l.next]) == l.maxDef {
-						l.nextV++
+					b := &l.Batch
+					l.Cur, l.Pos, l.RowEnd, l.VPos = b, l.Next, l.Next+1, l.NextV
+					if b.Def == nil || int(b.Def[l.Next]) == l.MaxDef {
+						l.NextV++
 					}
-					l.next++
+					l.Next++
 					continue
 				}
-				if err := l.advance(); err != nil {
+				if err := l.Advance(); err != nil {
 					return fmt.Errorf("read data file %s: %w", f.path, f.fs.classify(err))
 				}
 			}
@@ -528,7 +529,7 @@ func (f *fileStream) run(b *batch) error {
 			}
 		}
 		for _, l := range f.leaves {
-			if err := l.end(); err != nil {
+			if err := l.End(); err != nil {
 				return fmt.Errorf("read data file %s: %w", f.path, f.fs.classify(err))
 			}
 		}
@@ -682,7 +683,7 @@ func (s *Stream) Close() error {
 func (f *fileStream) close() error {
 	var errs []error
 	for _, l := range f.leaves {
-		l.stop()
+		l.Stop()
 	}
 	if f.file != nil {
 		if err := f.file.Close(); err != nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/parquet-go/parquet-go"
 
+	"github.com/druidiceberg/sidecar/reader/column"
 	"github.com/druidiceberg/sidecar/reader/encode"
 	"github.com/druidiceberg/sidecar/reader/parquetpage"
 )
@@ -58,7 +59,7 @@ type filterCol struct {
 	// leaf is the field's column when value is true; otherwise, when the
 	// file lacks the field but has an enclosing struct, a column of that
 	// struct read only for its definition levels; nil when neither.
-	leaf  *leaf
+	leaf  *column.Leaf
 	value bool
 	// long is true for an int field promoted to long.
 	long bool
@@ -226,7 +227,7 @@ func (f *residual) match() (bool, error) {
 // the current row.
 func (c *filterCol) fill() error {
 	for i, d := range c.defs {
-		if d == structNull || d >= 0 && c.leaf.peekDef() < d {
+		if d == structNull || d >= 0 && c.leaf.PeekDef() < d {
 			c.rows[i].vals[c.pos[i]] = nil
 			return nil
 		}
@@ -237,13 +238,13 @@ func (c *filterCol) fill() error {
 		*slot = c.konst
 		return nil
 	}
-	if c.leaf.null() {
+	if c.leaf.Null() {
 		*slot = nil
 		return nil
 	}
-	x, err := goValue(c.leaf.cur, c.leaf.vpos, &c.leaf.vt, c.long)
+	x, err := goValue(c.leaf.Cur, c.leaf.VPos, &c.leaf.Type, c.long)
 	if err != nil {
-		return fmt.Errorf("column %s (field %d, %s): %w", c.leaf.path, c.field.ID, c.field.Name, err)
+		return fmt.Errorf("column %s (field %d, %s): %w", c.leaf.Path, c.field.ID, c.field.Name, err)
 	}
 	*slot = x
 	return nil

@@ -10,6 +10,7 @@ import (
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/format"
 
+	"github.com/druidiceberg/sidecar/reader/column"
 	"github.com/druidiceberg/sidecar/reader/encode"
 )
 
@@ -24,18 +25,18 @@ import (
 
 // variantColumn is a variant field's columns in one file.
 type variantColumn struct {
-	meta *leaf
+	meta *column.Leaf
 	top  *shredPair
 	enc  encode.VariantEncoder
 }
 
 // shredPair is one value/typed_value pair.
 type shredPair struct {
-	value *leaf       // nil when the group has no value column
-	typed *shredTyped // nil when the group has no typed_value
+	value *column.Leaf // nil when the group has no value column
+	typed *shredTyped  // nil when the group has no typed_value
 	// rep is the repetition level at which an instance of the pair starts.
 	rep    int
-	leaves []*leaf
+	leaves []*column.Leaf
 }
 
 type shredKind uint8
@@ -54,10 +55,10 @@ type shredTyped struct {
 	def, rep int
 	// first is its first leaf, whose levels tell null, empty and repeated
 	// instances apart; leaves are all of them.
-	first  *leaf
-	leaves []*leaf
+	first  *column.Leaf
+	leaves []*column.Leaf
 	// leaf is a primitive's column.
-	leaf *leaf
+	leaf *column.Leaf
 	// fields are an object's, in ascending order of their names.
 	fields []shredField
 	// elemDef and elemRep are an array's repeated group's levels, and elem
@@ -90,7 +91,7 @@ func (r *resolver) resolveVariant(f iceberg.NestedField, c *parquet.Column, n *n
 	meta := r.addLeaf(mc, encode.ValueType{Conv: encode.ConvNull})
 	n.kind = nodeVariant
 	n.variant = &variantColumn{meta: meta, top: top}
-	n.leaves = append([]*leaf{meta}, top.leaves...)
+	n.leaves = append([]*column.Leaf{meta}, top.leaves...)
 	n.first = meta
 	return n, nil
 }
@@ -145,7 +146,7 @@ func (r *resolver) shredTyped(f iceberg.NestedField, c *parquet.Column, depth in
 		}
 		t.kind = shredPrimitive
 		t.leaf = r.addLeaf(c, vt)
-		t.leaves = []*leaf{t.leaf}
+		t.leaves = []*column.Leaf{t.leaf}
 		t.first = t.leaf
 		return t, nil
 	}
@@ -250,14 +251,14 @@ func (r *resolver) shreddedValueType(f iceberg.NestedField, c *parquet.Column) (
 func (e *rowEncoder) appendVariantNode(b []byte, n *node) []byte {
 	vc := n.variant
 	ml := vc.meta
-	if ml.null() {
+	if ml.Null() {
 		e.fail(fmt.Errorf("%w: a variant without metadata", encode.ErrVariant))
 		n.skip()
 		return append(b, "null"...)
 	}
-	raw := ml.cur.ByteArray(ml.vpos)
-	ml.pos++
-	ml.vpos++
+	raw := ml.Cur.ByteArray(ml.VPos)
+	ml.Pos++
+	ml.VPos++
 	mark := len(b)
 	err := vc.enc.SetMeta(raw)
 	if err == nil {
@@ -289,13 +290,13 @@ func (e *rowEncoder) fail(err error) {
 func (e *rowEncoder) appendPair(b []byte, vc *variantColumn, p *shredPair, depth int) ([]byte, bool, error) {
 	var raw []byte
 	if l := p.value; l != nil {
-		if !l.null() {
-			raw = l.cur.ByteArray(l.vpos)
+		if !l.Null() {
+			raw = l.Cur.ByteArray(l.VPos)
 		}
-		l.consume()
+		l.Consume()
 	}
 	t := p.typed
-	typed := t != nil && t.first.peekDef() >= t.def
+	typed := t != nil && t.first.PeekDef() >= t.def
 	switch {
 	case typed && raw != nil && t.kind != shredObject:
 		return b, false, fmt.Errorf("%w: both value and a typed_value that is not an object", encode.ErrVariant)
@@ -305,7 +306,7 @@ func (e *rowEncoder) appendPair(b []byte, vc *variantColumn, p *shredPair, depth
 	}
 	if t != nil {
 		for _, l := range t.leaves {
-			l.skip(t.rep)
+			l.Skip(t.rep)
 		}
 	}
 	if raw == nil {
@@ -321,9 +322,9 @@ func (e *rowEncoder) appendTyped(b []byte, vc *variantColumn, t *shredTyped, raw
 	switch t.kind {
 	case shredPrimitive:
 		l := t.leaf
-		b = encode.AppendValue(b, l.cur, l.vpos, &l.vt, &e.enc, &e.scratch)
-		l.pos++
-		l.vpos++
+		b = encode.AppendValue(b, l.Cur, l.VPos, &l.Type, &e.enc, &e.scratch)
+		l.Pos++
+		l.VPos++
 		return b, nil
 	case shredObject:
 		b, _, err := vc.enc.Object(b, raw, depth, &e.enc, &e.scratch, typedFields{e: e, vc: vc, t: t})
@@ -332,9 +333,9 @@ func (e *rowEncoder) appendTyped(b []byte, vc *variantColumn, t *shredTyped, raw
 	if depth >= encode.MaxVariantDepth {
 		return b, fmt.Errorf("%w: nested deeper than %d", encode.ErrVariant, encode.MaxVariantDepth)
 	}
-	if t.first.peekDef() < t.elemDef {
+	if t.first.PeekDef() < t.elemDef {
 		for _, l := range t.leaves {
-			l.skip(t.rep)
+			l.Skip(t.rep)
 		}
 		return append(b, '[', ']'), nil
 	}
@@ -348,7 +349,7 @@ func (e *rowEncoder) appendTyped(b []byte, vc *variantColumn, t *shredTyped, raw
 		if !ok {
 			b = append(b, "null"...)
 		}
-		if !t.first.continues(t.elemRep) {
+		if !t.first.Continues(t.elemRep) {
 			break
 		}
 		b = append(b, ',')
