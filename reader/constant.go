@@ -92,7 +92,7 @@ func (r *resolver) primitiveConstant(v parquet.Value, vt encode.ValueType) (cons
 	}
 	var s encode.Scratch
 	one := encode.ValuesOf(v)
-	k := constant{json: encode.AppendValue(nil, one, 0, &vt, &r.enc, &s), key: appendKey(nil, one, 0, &vt)}
+	k := constant{json: encode.AppendValue(nil, one, 0, &vt, &r.enc, &s), key: encode.AppendKey(nil, one, 0, &vt)}
 	if s.Err != nil {
 		return constant{}, s.Err
 	}

@@ -79,10 +79,10 @@ func ReadDeleteColumns(fs icebergio.IO, d split.DeleteFile, t split.TableSchema,
 			switch {
 			case l.Type.Conv == encode.ConvBool:
 				c.Bool = append(c.Bool, !null && l.Cur.Bool[l.VPos])
-			case intKeyed(l.Type.Conv):
+			case encode.IntKeyed(l.Type.Conv):
 				v := int64(0)
 				if !null {
-					v = keyInt(l.Cur, l.VPos, &l.Type)
+					v = encode.KeyInt(l.Cur, l.VPos, &l.Type)
 				}
 				c.Int = append(c.Int, v)
 			default:
@@ -131,7 +131,7 @@ func deleteLeaf(r *resolver, root *parquet.Column, path string, schema *iceberg.
 	switch vt.Conv {
 	case encode.ConvBool, encode.ConvString, encode.ConvBinary, encode.ConvUUID:
 	default:
-		if !intKeyed(vt.Conv) {
+		if !encode.IntKeyed(vt.Conv) {
 			return nil, fmt.Errorf("%w: column %s (%s) is not read as a delete column", ErrUnsupported, field.Name, field.Type)
 		}
 	}

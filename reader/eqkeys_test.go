@@ -50,12 +50,12 @@ func TestEqKeys(t *testing.T) {
 func TestEqKeysIntHash(t *testing.T) {
 	m := map[string]struct{}{}
 	for i := range int64(1000) {
-		m[string(appendKeyInt(nil, i*7-3000))] = struct{}{}
+		m[string(encode.AppendKeyInt(nil, i*7-3000))] = struct{}{}
 	}
 	k := newEqKeys(m)
 	for i := range int64(1000) {
 		x := i*7 - 3000
-		if k.hash(appendKeyInt(nil, x)) != k.intHash(uint64(x)) {
+		if k.hash(encode.AppendKeyInt(nil, x)) != k.intHash(uint64(x)) {
 			t.Fatalf("%d: the integer's hash is not its key's", x)
 		}
 		if !k.mayContain(k.intHash(uint64(x))) {
@@ -74,11 +74,11 @@ func TestEqSetWalk(t *testing.T) {
 	deleted := map[int64]bool{}
 	var files [2]map[string]struct{}
 	for f := range files {
-		files[f] = map[string]struct{}{string(appendKeyInt(nil, math.MinInt64+int64(f))): {}}
+		files[f] = map[string]struct{}{string(encode.AppendKeyInt(nil, math.MinInt64+int64(f))): {}}
 		deleted[math.MinInt64+int64(f)] = true
 		for range 3000 {
 			x := rng.Int64N(20_000) - 5_000
-			files[f][string(appendKeyInt(nil, x))] = struct{}{}
+			files[f][string(encode.AppendKeyInt(nil, x))] = struct{}{}
 			deleted[x] = true
 		}
 	}

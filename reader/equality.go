@@ -1,9 +1,7 @@
 package reader
 
 import (
-	"encoding/binary"
 	"fmt"
-	"math"
 	"slices"
 
 	"github.com/apache/iceberg-go"
@@ -12,7 +10,6 @@ import (
 	"github.com/druidiceberg/sidecar/internal/memory"
 	"github.com/druidiceberg/sidecar/reader/column"
 	"github.com/druidiceberg/sidecar/reader/encode"
-	"github.com/druidiceberg/sidecar/reader/parquetpage"
 	"github.com/druidiceberg/sidecar/splits/split"
 )
 
@@ -49,8 +46,8 @@ func (e *eqSet) contains(kb []byte) ([]byte, bool) {
 		// One integer column (an id, the usual case): its filter hash
 		// comes from the integer, so most rows are told apart without
 		// building the key.
-		if l := e.cols[0]; l != nil && intKeyed(l.Type.Conv) && !l.Null() {
-			v := keyInt(l.Cur, l.VPos, &l.Type)
+		if l := e.cols[0]; l != nil && encode.IntKeyed(l.Type.Conv) && !l.Null() {
+			v := encode.KeyInt(l.Cur, l.VPos, &l.Type)
 			if e.walks != nil {
 				// Exact: a value is deleted when its key (appendKeyInt's)
 				// is in the set, that is when it is among the ints.
@@ -129,7 +126,7 @@ func loadEqualitySets(l *deleteLoader, s split.Split, t split.TableSchema, dataR
 		}
 	}
 	for _, set := range sets {
-		if len(set.cols) == 1 && set.cols[0] != nil && intKeyed(set.cols[0].Type.Conv) {
+		if len(set.cols) == 1 && set.cols[0] != nil && encode.IntKeyed(set.cols[0].Type.Conv) {
 			set.walks = make([]intWalk, len(set.keys))
 		}
 	}
@@ -293,139 +290,5 @@ func appendLeafKey(b []byte, l *column.Leaf) []byte {
 	if l.Null() {
 		return append(b, 0)
 	}
-	return appendKey(b, l.Cur, l.VPos, &l.Type)
-}
-
-// intKeyed reports whether the keys of a conversion are integers
-// (appendKeyInt's 9 bytes): keyInt gives them.
-func intKeyed(c encode.Conv) bool {
-	switch c {
-	case encode.ConvInt32, encode.ConvDate, encode.ConvInt64, encode.ConvTimeInt32, encode.ConvTimeInt64, encode.ConvTimestamp, encode.ConvDateTimestamp, encode.ConvInt96:
-		return true
-	}
-	return false
-}
-
-// keyInt returns the integer key of the i-th value of v, of a conversion
-// that intKeyed accepts.
-func keyInt(v *parquetpage.Values, i int, t *encode.ValueType) int64 {
-	switch t.Conv {
-	case encode.ConvInt32, encode.ConvDate:
-		return int64(v.Int32[i])
-	case encode.ConvInt64:
-		return v.Int64[i]
-	case encode.ConvTimeInt32:
-		return encode.TimeMicros(int64(v.Int32[i]), t.Unit)
-	case encode.ConvTimeInt64:
-		return encode.TimeMicros(v.Int64[i], t.Unit)
-	case encode.ConvTimestamp:
-		return timestampIn(v.Int64[i], t.Unit, t.Nanos)
-	case encode.ConvDateTimestamp:
-		perDay := encode.NanosPerDay / 1000
-		if t.Nanos {
-			perDay = encode.NanosPerDay
-		}
-		return int64(v.Int32[i]) * perDay
-	case encode.ConvInt96:
-		return timestampIn(encode.Int96Nanos(v.Int96[i]), 1, t.Nanos)
-	}
-	return 0
-}
-
-// appendKey appends the canonical bytes of the i-th value of v as a value
-// of its Iceberg type: 1 and a payload that is equal for equal Iceberg
-// values whatever the physical type that stored them (0 is null).
-func appendKey(b []byte, v *parquetpage.Values, i int, t *encode.ValueType) []byte {
-	if intKeyed(t.Conv) {
-		return appendKeyInt(b, keyInt(v, i, t))
-	}
-	switch t.Conv {
-	case encode.ConvNull:
-		return append(b, 0)
-	case encode.ConvBool:
-		if v.Bool[i] {
-			return append(b, 1, 1)
-		}
-		return append(b, 1, 0)
-	case encode.ConvFloat:
-		f := v.Float[i]
-		u := math.Float32bits(f)
-		if f != f {
-			u = 0x7fc00000 // every NaN is one key, as Java's Float.equals has it
-		}
-		return binary.BigEndian.AppendUint32(append(b, 1), u)
-	case encode.ConvFloatAsDouble, encode.ConvDouble:
-		var f float64
-		if t.Conv == encode.ConvFloatAsDouble {
-			f = float64(v.Float[i])
-		} else {
-			f = v.Double[i]
-		}
-		u := math.Float64bits(f)
-		if f != f {
-			u = 0x7ff8000000000000
-		}
-		return binary.BigEndian.AppendUint64(append(b, 1), u)
-	case encode.ConvDecimalInt32:
-		return appendKeyDecimal(b, int64(v.Int32[i]))
-	case encode.ConvDecimalInt64:
-		return appendKeyDecimal(b, v.Int64[i])
-	case encode.ConvDecimalBytes:
-		return appendKeyDecimalBytes(b, v.ByteArray(i))
-	default: // strings, binary, fixed, uuid: the bytes
-		raw := v.ByteArray(i)
-		b = binary.AppendUvarint(append(b, 1), uint64(len(raw)))
-		return append(b, raw...)
-	}
-}
-
-func appendKeyInt(b []byte, v int64) []byte {
-	return binary.BigEndian.AppendUint64(append(b, 1), uint64(v))
-}
-
-// timestampIn converts a timestamp of v steps of unit nanoseconds to the
-// unit of its Iceberg type: nanoseconds, or microseconds (floored).
-func timestampIn(v, unit int64, nanos bool) int64 {
-	target := int64(1000)
-	if nanos {
-		target = 1
-	}
-	if unit >= target {
-		return v * (unit / target)
-	}
-	d := target / unit
-	q := v / d
-	if v%d < 0 {
-		q--
-	}
-	return q
-}
-
-// appendKeyDecimal appends an unscaled decimal as 16 bytes of two's
-// complement; the scale is the field's, the same on both sides.
-func appendKeyDecimal(b []byte, v int64) []byte {
-	hi := uint64(0)
-	if v < 0 {
-		hi = math.MaxUint64
-	}
-	b = binary.BigEndian.AppendUint64(append(b, 1), hi)
-	return binary.BigEndian.AppendUint64(b, uint64(v))
-}
-
-// appendKeyDecimalBytes appends a big-endian two's complement unscaled
-// decimal in the same form as appendKeyDecimal, whatever its stored width.
-func appendKeyDecimalBytes(b []byte, raw []byte) []byte {
-	raw = encode.TrimSignExtension(raw)
-	if len(raw) > 16 {
-		b = binary.AppendUvarint(append(b, 2), uint64(len(raw)))
-		return append(b, raw...)
-	}
-	var buf [16]byte
-	if len(raw) > 0 && raw[0]&0x80 != 0 {
-		for i := range buf {
-			buf[i] = 0xff
-		}
-	}
-	copy(buf[16-len(raw):], raw)
-	return append(append(b, 1), buf[:]...)
+	return encode.AppendKey(b, l.Cur, l.VPos, &l.Type)
 }

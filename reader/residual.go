@@ -278,7 +278,7 @@ func goValue(v *parquetpage.Values, i int, vt *encode.ValueType, long bool) (any
 	case encode.ConvTimeInt64:
 		return iceberg.Time(encode.TimeMicros(v.Int64[i], vt.Unit)), nil
 	case encode.ConvTimestamp:
-		return timestampValue(timestampIn(v.Int64[i], vt.Unit, vt.Nanos), vt.Nanos), nil
+		return timestampValue(encode.TimestampIn(v.Int64[i], vt.Unit, vt.Nanos), vt.Nanos), nil
 	case encode.ConvDateTimestamp:
 		perDay := encode.NanosPerDay / 1000
 		if vt.Nanos {
@@ -286,7 +286,7 @@ func goValue(v *parquetpage.Values, i int, vt *encode.ValueType, long bool) (any
 		}
 		return timestampValue(int64(v.Int32[i])*perDay, vt.Nanos), nil
 	case encode.ConvInt96:
-		return timestampValue(timestampIn(encode.Int96Nanos(v.Int96[i]), 1, vt.Nanos), vt.Nanos), nil
+		return timestampValue(encode.TimestampIn(encode.Int96Nanos(v.Int96[i]), 1, vt.Nanos), vt.Nanos), nil
 	case encode.ConvDecimalInt32:
 		return iceberg.Decimal{Val: decimal128.FromI64(int64(v.Int32[i])), Scale: vt.Scale}, nil
 	case encode.ConvDecimalInt64:

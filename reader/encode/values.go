@@ -3,10 +3,12 @@
 // timestamps as epoch milliseconds or RFC 3339, decimals as exact strings,
 // floats and doubles as the shortest decimal that reads back as the same
 // value, binary as base64 or text, UUIDs, variants (VariantEncoder) and WKB
-// geometries as WKT. ValueType is how one column's stored values become
-// values of its Iceberg type, picked once per column so that encoding a
-// value is a single switch; Options are a stream's output choices. Nothing
-// here allocates per value.
+// geometries as WKT. It also writes the canonical bytes by which equality
+// deletes compare values (AppendKey), equal for equal Iceberg values
+// whatever physical type stored them. ValueType is how one column's stored
+// values become values of its Iceberg type, picked once per column so that
+// encoding a value is a single switch; Options are a stream's output
+// choices. Nothing here allocates per value.
 //
 // It owns the value, not the row: which columns a row has, their keys, and
 // how nested values, nulls and shredded variants are walked belong to
