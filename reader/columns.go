@@ -10,7 +10,6 @@ import (
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/format"
 
-	"github.com/druidiceberg/sidecar/internal/jsonstr"
 	"github.com/druidiceberg/sidecar/reader/column"
 	"github.com/druidiceberg/sidecar/reader/encode"
 )
@@ -35,7 +34,7 @@ type node struct {
 	kind nodeKind
 	// key is the field's `,"name":`, pre-encoded: a field after another
 	// writes all of it, the first all but the comma.
-	key fieldKeyBytes
+	key encode.FieldKeyBytes
 	// leaf is the column of a primitive.
 	leaf *column.Leaf
 	// first is the first leaf under the node; its levels decide whether an
@@ -173,11 +172,6 @@ func (r *resolver) child(c *parquet.Column, id int) *parquet.Column {
 	return nil
 }
 
-// fieldKey returns the JSON object key `"name":` for a field name.
-func fieldKey(name string) []byte {
-	return append(jsonstr.AppendString(nil, name), ':')
-}
-
 // addLeaf registers a leaf column with the conversion vt; a column resolved
 // twice (emitted and used as an equality key) is read once.
 func (r *resolver) addLeaf(c *parquet.Column, vt encode.ValueType) *column.Leaf {
@@ -212,7 +206,7 @@ func (r *resolver) resolveMember(f iceberg.NestedField, c *parquet.Column) (*nod
 // file has no column with the field's id). c may be repeated only as the
 // element of a two-level list; resolveMember refuses it elsewhere.
 func (r *resolver) resolveField(f iceberg.NestedField, c *parquet.Column) (*node, error) {
-	n := &node{key: newFieldKeyBytes(f.Name)}
+	n := &node{key: encode.NewFieldKeyBytes(f.Name)}
 	if _, ok := f.Type.(iceberg.UnknownType); ok || c == nil {
 		// The spec's order for a field the file lacks: the identity
 		// partition value, then the initial default, then null. An

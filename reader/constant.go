@@ -344,7 +344,7 @@ func appendDefault(b []byte, t iceberg.Type, v any, enc *encode.Options, s *enco
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = append(b, fieldKey(f.Name)...)
+			b = append(b, encode.FieldKey(f.Name)...)
 			fv, ok := m[strconv.Itoa(f.ID)]
 			if !ok {
 				fv = f.InitialDefault

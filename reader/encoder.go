@@ -1,7 +1,6 @@
 package reader
 
 import (
-	"encoding/binary"
 	"fmt"
 
 	"github.com/druidiceberg/sidecar/reader/encode"
@@ -22,7 +21,7 @@ type rowEncoder struct {
 func (e *rowEncoder) appendRow(b []byte) []byte {
 	b = append(b, '{')
 	for i, n := range e.fields {
-		b = n.key.append(b, i == 0)
+		b = n.key.Append(b, i == 0)
 		if n.kind != nodePrimitive {
 			b = e.appendNode(b, n)
 			continue
@@ -72,7 +71,7 @@ func (e *rowEncoder) appendNode(b []byte, n *node) []byte {
 		}
 		b = append(b, '{')
 		for i, c := range n.children {
-			b = c.key.append(b, i == 0)
+			b = c.key.Append(b, i == 0)
 			b = e.appendNode(b, c)
 		}
 		for _, l := range n.extra {
@@ -163,46 +162,4 @@ func (n *node) skip() {
 	for _, l := range n.leaves {
 		l.Skip(n.rep)
 	}
-}
-
-// fieldKeyBytes is a field's `,"name":`, and for the keys of up to 16
-// bytes (most names) the same bytes as two little-endian words, which
-// append stores whole instead of copying byte by byte: a copy of a length
-// known only at run time is a call to memmove, and the row's keys were a
-// tenth of its encoding.
-type fieldKeyBytes struct {
-	b     []byte
-	words [2]uint64
-}
-
-func newFieldKeyBytes(name string) fieldKeyBytes {
-	k := fieldKeyBytes{b: append([]byte{','}, fieldKey(name)...)}
-	var pad [16]byte
-	copy(pad[:], k.b)
-	k.words[0] = binary.LittleEndian.Uint64(pad[:8])
-	k.words[1] = binary.LittleEndian.Uint64(pad[8:])
-	return k
-}
-
-// append appends the key, without its comma when first.
-func (k *fieldKeyBytes) append(b []byte, first bool) []byte {
-	n := len(k.b)
-	if n > 16 || cap(b)-len(b) < 16 {
-		if first {
-			return append(b, k.b[1:]...)
-		}
-		return append(b, k.b...)
-	}
-	at := len(b)
-	if first {
-		// The words shifted down a byte, past the comma.
-		d := b[at : at+16]
-		binary.LittleEndian.PutUint64(d, k.words[0]>>8|k.words[1]<<56)
-		binary.LittleEndian.PutUint64(d[8:], k.words[1]>>8)
-		return b[:at+n-1]
-	}
-	d := b[at : at+16]
-	binary.LittleEndian.PutUint64(d, k.words[0])
-	binary.LittleEndian.PutUint64(d[8:], k.words[1])
-	return b[:at+n]
 }

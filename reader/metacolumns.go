@@ -9,6 +9,7 @@ import (
 	"github.com/parquet-go/parquet-go"
 
 	"github.com/druidiceberg/sidecar/internal/jsonstr"
+	"github.com/druidiceberg/sidecar/reader/encode"
 	"github.com/druidiceberg/sidecar/splits/split"
 )
 
@@ -41,7 +42,7 @@ func (r *resolver) resolveMeta(sp split.Split, pt *iceberg.StructType, root *par
 	}
 	var out []metaColumn
 	for _, f := range sp.Meta.Fields(pt) {
-		m := metaColumn{key: fieldKey(f.Name)}
+		m := metaColumn{key: encode.FieldKey(f.Name)}
 		var err error
 		switch f.ID {
 		case iceberg.RowIDFieldID:
@@ -99,7 +100,7 @@ func (r *resolver) partitionJSON(sp split.Split, f iceberg.NestedField) ([]byte,
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = append(b, fieldKey(pf.Name)...)
+		b = append(b, encode.FieldKey(pf.Name)...)
 		_, unknown := pf.Type.(iceberg.UnknownType)
 		c, err := values.constant(pf, unknown)
 		if err != nil {

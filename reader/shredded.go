@@ -173,7 +173,7 @@ func (r *resolver) shredTyped(f iceberg.NestedField, c *parquet.Column, depth in
 			if err != nil {
 				return nil, err
 			}
-			t.fields = append(t.fields, shredField{name: []byte(fc.Name()), key: fieldKey(fc.Name()), pair: p})
+			t.fields = append(t.fields, shredField{name: []byte(fc.Name()), key: encode.FieldKey(fc.Name()), pair: p})
 			t.leaves = append(t.leaves, p.leaves...)
 		}
 		slices.SortFunc(t.fields, func(a, b shredField) int { return bytes.Compare(a.name, b.name) })

@@ -10,9 +10,9 @@
 // encoding a value is a single switch; Options are a stream's output
 // choices. Nothing here allocates per value.
 //
-// It owns the value, not the row: which columns a row has, their keys, and
-// how nested values, nulls and shredded variants are walked belong to
-// package reader and its schema resolution. A value that cannot be encoded
+// It owns the value and the bytes of a field's key (FieldKeyBytes), not the
+// row: which columns a row has, and how nested values, nulls and shredded
+// variants are walked, belong to package reader and its schema resolution. A value that cannot be encoded
 // (a decimal wider than 38 digits, damaged WKB) is written as null and
 // recorded in Scratch.Err, wrapping readerr.ErrCorruptFile, for the caller
 // to fail the stream.

@@ -57,5 +57,17 @@ func BenchmarkAppendValues(b *testing.B) {
 	run("decimal", func(b []byte, i int) []byte { return appendDecimalInt64(b, prices[i], 4, &scratch) })
 	run("timestamp_millis", func(b []byte, i int) []byte { return appendTimestamp(b, stamps[i], 1000, false, false) })
 	run("timestamp_iso", func(b []byte, i int) []byte { return appendTimestamp(b, stamps[i], 1000, false, true) })
+	names := []string{"id", "quantity", "views", "score", "token", "region", "flag", "day", "event_ts", "price"}
+	keys := make([]FieldKeyBytes, len(names))
+	for i, name := range names {
+		keys[i] = NewFieldKeyBytes(name)
+	}
+	run("keys", func(b []byte, i int) []byte { return keys[i%len(keys)].Append(b, i%len(keys) == 0) })
+	run("keys_appended", func(b []byte, i int) []byte {
+		if i%len(keys) != 0 {
+			b = append(b, ',')
+		}
+		return append(b, keys[i%len(keys)].b[1:]...)
+	})
 	run("date_millis", func(b []byte, i int) []byte { return appendInt(b, int64(19_700+i%730)*millisPerDay) })
 }

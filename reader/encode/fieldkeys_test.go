@@ -1,4 +1,4 @@
-package reader
+package encode
 
 import (
 	"strings"
@@ -13,13 +13,13 @@ import (
 func TestFieldKeyBytes(t *testing.T) {
 	for n := range 20 {
 		for _, name := range []string{strings.Repeat("a", n), strings.Repeat("\"", n/2) + strings.Repeat("é", n/4)} {
-			k := newFieldKeyBytes(name)
-			want := string(fieldKey(name))
+			k := NewFieldKeyBytes(name)
+			want := string(FieldKey(name))
 			for _, first := range []bool{true, false} {
 				for spare := range 20 {
 					b := make([]byte, 3, 3+spare)
 					copy(b, "xyz")
-					got := k.append(b, first)
+					got := k.Append(b, first)
 					w := "xyz," + want
 					if first {
 						w = "xyz" + want
