@@ -8,6 +8,8 @@ import (
 
 	"github.com/parquet-go/parquet-go"
 	"github.com/twmb/avro"
+
+	"github.com/druidiceberg/sidecar/reader/schema"
 )
 
 // An Avro file's schema is turned into the Parquet schema that Iceberg
@@ -475,7 +477,7 @@ func (n *avroNode) attach(c *parquet.Column) error {
 	}
 	// A LIST or MAP group: its one repeated child holds the element, or
 	// the key and the value.
-	rc := repeatedChild(c)
+	rc := schema.RepeatedChild(c)
 	if rc == nil {
 		return fmt.Errorf("%w: no repeated column for %s", ErrUnsupported, n.what)
 	}

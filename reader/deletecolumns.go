@@ -7,6 +7,7 @@ import (
 
 	"github.com/druidiceberg/sidecar/reader/column"
 	"github.com/druidiceberg/sidecar/reader/encode"
+	"github.com/druidiceberg/sidecar/reader/schema"
 
 	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/parquet-go/parquet-go"
@@ -60,7 +61,7 @@ func ReadDeleteColumns(fs icebergio.IO, d split.DeleteFile, t split.TableSchema,
 	if cf.pf != nil && cf.pf.NumRows() > maxRows {
 		return nil, fmt.Errorf("%w: %s %s has %d rows, more than %d", ErrUnsupported, what, d.Path, cf.pf.NumRows(), maxRows)
 	}
-	r, err := newResolver(d.Path, cf.root, t.NameMapping)
+	r, err := schema.NewResolver(d.Path, cf.root, t.NameMapping)
 	if err != nil {
 		return nil, err
 	}
@@ -71,7 +72,7 @@ func ReadDeleteColumns(fs icebergio.IO, d split.DeleteFile, t split.TableSchema,
 		}
 	}
 	cols := make([]DeleteColumn, len(ids))
-	err = cf.scan(w, r.order, func() error {
+	err = cf.scan(w, r.Order, func() error {
 		for i, l := range leaves {
 			c := &cols[i]
 			null := l.Null()
@@ -103,7 +104,7 @@ func ReadDeleteColumns(fs icebergio.IO, d split.DeleteFile, t split.TableSchema,
 
 // deleteLeaf resolves the column with field id id of a delete file whose
 // root column is root.
-func deleteLeaf(r *resolver, root *parquet.Column, path string, schema *iceberg.Schema, id int) (*column.Leaf, error) {
+func deleteLeaf(r *schema.Resolver, root *parquet.Column, path string, schema *iceberg.Schema, id int) (*column.Leaf, error) {
 	switch id {
 	case fieldIDDeleteFilePath, fieldIDDeletePos:
 		name, conv, kind := nameDeleteFilePath, encode.ConvString, parquet.ByteArray
@@ -114,17 +115,17 @@ func deleteLeaf(r *resolver, root *parquet.Column, path string, schema *iceberg.
 		if c == nil || c.Type().Kind() != kind {
 			return nil, fmt.Errorf("%w: no %s column", ErrCorruptFile, name)
 		}
-		return r.addLeaf(c, encode.ValueType{Conv: conv}), nil
+		return r.AddLeaf(c, encode.ValueType{Conv: conv}), nil
 	}
 	field, err := equalityField(schema, id, path)
 	if err != nil {
 		return nil, err
 	}
-	c := r.findColumn(root, id)
+	c := r.FindColumn(root, id)
 	if !flatLeaf(c) {
 		return nil, fmt.Errorf("%w: no column with field id %d that holds one value a row", ErrCorruptFile, id)
 	}
-	vt, err := r.valueTypeOf(field, c)
+	vt, err := r.ValueTypeOf(field, c)
 	if err != nil {
 		return nil, err
 	}
@@ -135,5 +136,5 @@ func deleteLeaf(r *resolver, root *parquet.Column, path string, schema *iceberg.
 			return nil, fmt.Errorf("%w: column %s (%s) is not read as a delete column", ErrUnsupported, field.Name, field.Type)
 		}
 	}
-	return r.addLeaf(c, vt), nil
+	return r.AddLeaf(c, vt), nil
 }

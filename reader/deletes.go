@@ -15,6 +15,7 @@ import (
 
 	"github.com/druidiceberg/sidecar/reader/column"
 	"github.com/druidiceberg/sidecar/reader/encode"
+	"github.com/druidiceberg/sidecar/reader/schema"
 
 	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table/dv"
@@ -385,9 +386,9 @@ func readPositionDeletes(fs *watchedIO, d split.DeleteFile, only map[string]bool
 	if pathCol == nil || posCol == nil || pathCol.Type().Kind() != parquet.ByteArray || posCol.Type().Kind() != parquet.Int64 {
 		return nil, fmt.Errorf("read positional delete file %s: %w: no file_path and pos columns", d.Path, ErrCorruptFile)
 	}
-	r := &resolver{path: d.Path, leaves: map[int]*column.Leaf{}}
-	lp := r.addLeaf(pathCol, encode.ValueType{Conv: encode.ConvString})
-	lq := r.addLeaf(posCol, encode.ValueType{Conv: encode.ConvInt64})
+	r := &schema.Resolver{Path: d.Path, Leaves: map[int]*column.Leaf{}}
+	lp := r.AddLeaf(pathCol, encode.ValueType{Conv: encode.ConvString})
+	lq := r.AddLeaf(posCol, encode.ValueType{Conv: encode.ConvInt64})
 	e := &positionEntry{byPath: map[string]*dv.RoaringPositionBitmap{}}
 	// Delete files are sorted by path, so the path of a row is mostly the
 	// one of the row before.
@@ -401,7 +402,7 @@ func readPositionDeletes(fs *watchedIO, d split.DeleteFile, only map[string]bool
 		}
 		return mem.add(n)
 	}
-	err = cf.scan(fs, r.order, func() error {
+	err = cf.scan(fs, r.Order, func() error {
 		if lp.Null() {
 			return nil
 		}

@@ -10,6 +10,7 @@ import (
 	"github.com/druidiceberg/sidecar/internal/memory"
 	"github.com/druidiceberg/sidecar/reader/column"
 	"github.com/druidiceberg/sidecar/reader/encode"
+	"github.com/druidiceberg/sidecar/reader/schema"
 	"github.com/druidiceberg/sidecar/splits/split"
 )
 
@@ -97,7 +98,7 @@ func (e *eqSet) contains(kb []byte) ([]byte, bool) {
 // loadEqualitySets reads every equality delete file of the split into one
 // set per distinct list of equality ids, and registers with r the data-file
 // columns the sets compare (read even when they are not emitted).
-func loadEqualitySets(l *deleteLoader, s split.Split, t split.TableSchema, dataRoot *parquet.Column, r *resolver) ([]*eqSet, error) {
+func loadEqualitySets(l *deleteLoader, s split.Split, t split.TableSchema, dataRoot *parquet.Column, r *schema.Resolver) ([]*eqSet, error) {
 	var sets []*eqSet
 	for _, d := range s.Deletes {
 		if d.Kind != split.DeleteEquality {
@@ -170,34 +171,34 @@ func (l *deleteLoader) equalityKeys(d split.DeleteFile, t split.TableSchema) (*e
 }
 
 // newEqSet resolves the equality columns of d in the data file.
-func newEqSet(d split.DeleteFile, schema *iceberg.Schema, dataRoot *parquet.Column, r *resolver) (*eqSet, error) {
+func newEqSet(d split.DeleteFile, schema *iceberg.Schema, dataRoot *parquet.Column, r *schema.Resolver) (*eqSet, error) {
 	set := &eqSet{ids: slices.Clone(d.EqualityIDs)}
 	for _, id := range d.EqualityIDs {
 		f, err := equalityField(schema, id, d.Path)
 		if err != nil {
 			return nil, err
 		}
-		c := r.findColumn(dataRoot, id)
+		c := r.FindColumn(dataRoot, id)
 		_, unknown := f.Type.(iceberg.UnknownType)
 		if c == nil || unknown {
 			// Not in the file: every row has the identity partition value,
 			// the initial default or null.
-			k, err := r.constant(f, unknown)
+			k, err := r.Constant(f, unknown)
 			if err != nil {
 				return nil, fmt.Errorf("resolve equality column %d of %s: %w", id, d.Path, err)
 			}
 			set.cols = append(set.cols, nil)
-			set.consts = append(set.consts, k.key)
+			set.consts = append(set.consts, k.Key)
 			continue
 		}
 		if !c.Leaf() {
-			return nil, r.mismatch(f, c)
+			return nil, r.Mismatch(f, c)
 		}
-		vt, err := r.valueTypeOf(f, c)
+		vt, err := r.ValueTypeOf(f, c)
 		if err != nil {
 			return nil, err
 		}
-		set.cols = append(set.cols, r.addLeaf(c, vt))
+		set.cols = append(set.cols, r.AddLeaf(c, vt))
 		set.consts = append(set.consts, nil)
 	}
 	return set, nil
@@ -216,23 +217,6 @@ func equalityField(schema *iceberg.Schema, id int, path string) (iceberg.NestedF
 	return f, nil
 }
 
-// findColumn finds the leaf or group with field id id, looking through
-// structs but not into lists and maps (equality fields are never inside
-// them).
-func (r *resolver) findColumn(c *parquet.Column, id int) *parquet.Column {
-	for _, child := range c.Columns() {
-		if r.id(child) == id {
-			return child
-		}
-		if !child.Leaf() && !child.Repeated() && repeatedChild(child) == nil {
-			if found := r.findColumn(child, id); found != nil {
-				return found
-			}
-		}
-	}
-	return nil
-}
-
 // readEqualityDeletes reads the keys of the equality delete file d,
 // reading its equality columns by field id, or through the table's name
 // mapping when the file has no ids (the file may hold more columns, such as
@@ -245,7 +229,7 @@ func readEqualityDeletes(fs *watchedIO, d split.DeleteFile, t split.TableSchema,
 		return nil, err
 	}
 	defer closeErr(cf, &err, "close equality delete file "+d.Path)
-	r, err := newResolver(d.Path, cf.root, t.NameMapping)
+	r, err := schema.NewResolver(d.Path, cf.root, t.NameMapping)
 	if err != nil {
 		return nil, err
 	}
@@ -255,20 +239,20 @@ func readEqualityDeletes(fs *watchedIO, d split.DeleteFile, t split.TableSchema,
 		if err != nil {
 			return nil, err
 		}
-		c := r.findColumn(cf.root, id)
+		c := r.FindColumn(cf.root, id)
 		if !flatLeaf(c) {
 			return nil, fmt.Errorf("read equality delete file %s: %w: no column with field id %d that holds one value a row", d.Path, ErrCorruptFile, id)
 		}
-		vt, err := r.valueTypeOf(field, c)
+		vt, err := r.ValueTypeOf(field, c)
 		if err != nil {
 			return nil, err
 		}
-		cols[i] = r.addLeaf(c, vt)
+		cols[i] = r.AddLeaf(c, vt)
 	}
 	keys := map[string]struct{}{}
 	var kb []byte
 	mem := charge{res: res}
-	err = cf.scan(fs, r.order, func() error {
+	err = cf.scan(fs, r.Order, func() error {
 		kb = kb[:0]
 		for _, l := range cols {
 			kb = appendLeafKey(kb, l)

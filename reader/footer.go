@@ -10,6 +10,8 @@ import (
 
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/format"
+
+	"github.com/druidiceberg/sidecar/reader/schema"
 )
 
 // checkFooter holds a Parquet file's footer to what the rest of the file
@@ -122,7 +124,7 @@ func checkSchema(pf *parquet.File, elems []*format.SchemaElement) error {
 		}
 		se, typ := elems[i], c.Type()
 		physical := parquet.Kind(se.Type.V)
-		if _, null := logicalValue(typ.LogicalType()).(*format.NullType); null {
+		if _, null := schema.LogicalValue(typ.LogicalType()).(*format.NullType); null {
 			// An unknown-typed column (Iceberg's writers store it as INT32
 			// annotated NULL, others in any physical type): parquet-go gives
 			// it no kind, and the reader holds it to nulls (leaf.load).
@@ -132,7 +134,7 @@ func checkSchema(pf *parquet.File, elems []*format.SchemaElement) error {
 			return fmt.Errorf("column %s is %s with length %d, but its logical type %s reads it as %s with length %d",
 				strings.Join(c.Path(), "."), physical, se.TypeLength.V, typ, typ.Kind(), typ.Length())
 		}
-		if d, ok := logicalValue(typ.LogicalType()).(*format.DecimalType); ok {
+		if d, ok := schema.LogicalValue(typ.LogicalType()).(*format.DecimalType); ok {
 			if most := decimalDigits(physical, int(se.TypeLength.V)); int(d.Precision) > most {
 				return fmt.Errorf("column %s is DECIMAL(%d,%d), more digits than its %s of length %d holds (%d)",
 					strings.Join(c.Path(), "."), d.Precision, d.Scale, physical, se.TypeLength.V, most)

@@ -43,6 +43,7 @@ import (
 
 	"github.com/druidiceberg/sidecar/reader/column"
 	"github.com/druidiceberg/sidecar/reader/encode"
+	"github.com/druidiceberg/sidecar/reader/schema"
 
 	iofs "io/fs"
 	"slices"
@@ -285,18 +286,18 @@ func (r *Reader) OpenAll(ctx context.Context, fs icebergio.IO, parts []split.Spl
 func (s *Stream) open(ctx context.Context, sp split.Split) (_ *fileStream, err error) {
 	r, t := s.r, s.table
 	s.path = sp.Data.Path
-	schema := t.Schema
-	if schema == nil {
+	ts := t.Schema
+	if ts == nil {
 		return nil, fmt.Errorf("open split of %s: %w: no schema", sp.Data.Path, ErrUnsupported)
 	}
-	fields, err := projection(schema, sp.Columns)
+	fields, err := projection(ts, sp.Columns)
 	if err != nil {
 		return nil, fmt.Errorf("open split of %s: %w", sp.Data.Path, err)
 	}
 	if err := checkFormat("data file", sp.Data.Path, sp.Data.Format); err != nil {
 		return nil, err
 	}
-	filter, filterIDs, err := parseResidual(sp.Filter, schema)
+	filter, filterIDs, err := parseResidual(sp.Filter, ts)
 	if err != nil {
 		return nil, fmt.Errorf("open split of %s: %w", sp.Data.Path, err)
 	}
@@ -333,26 +334,26 @@ func (s *Stream) open(ctx context.Context, sp split.Split) (_ *fileStream, err e
 		}
 	}
 
-	res, err := newResolver(sp.Data.Path, root, t.NameMapping)
+	res, err := schema.NewResolver(sp.Data.Path, root, t.NameMapping)
 	if err != nil {
 		return nil, err
 	}
-	res.enc = st.rows.enc
+	res.Enc = st.rows.enc
 	if len(sp.Data.Identity) > 0 {
-		res.identity = make(map[int]json.RawMessage, len(sp.Data.Identity))
+		res.Identity = make(map[int]json.RawMessage, len(sp.Data.Identity))
 		for _, iv := range sp.Data.Identity {
-			res.identity[iv.FieldID] = iv.Value
+			res.Identity[iv.FieldID] = iv.Value
 		}
 	}
 	for _, field := range fields {
-		n, err := res.resolveMember(field, res.child(root, field.ID))
+		n, err := res.ResolveMember(field, res.Child(root, field.ID))
 		if err != nil {
 			return nil, fmt.Errorf("resolve columns: %w", err)
 		}
 		st.rows.fields = append(st.rows.fields, n)
 	}
 	if sp.Meta != 0 {
-		if st.rows.meta, err = res.resolveMeta(sp, t.PartitionType, root); err != nil {
+		if st.rows.meta, err = res.ResolveMeta(sp, t.PartitionType, root); err != nil {
 			return nil, err
 		}
 	}
@@ -367,12 +368,12 @@ func (s *Stream) open(ctx context.Context, sp split.Split) (_ *fileStream, err e
 		return nil, err
 	}
 	if filter != nil {
-		if err := res.resolveResidual(filter, schema, root, filterIDs); err != nil {
+		if err := resolveResidual(res, filter, ts, root, filterIDs); err != nil {
 			return nil, fmt.Errorf("resolve residual filter of %s: %w", sp.Data.Path, err)
 		}
 		st.filter = filter
 	}
-	st.leaves = res.order
+	st.leaves = res.Order
 	if st.avro != nil {
 		st.avro.read(st.leaves)
 	}
@@ -387,10 +388,10 @@ func (s *Stream) open(ctx context.Context, sp split.Split) (_ *fileStream, err e
 	return st, nil
 }
 
-// projection returns the top-level fields of schema whose ids are in
+// projection returns the top-level fields of ts whose ids are in
 // columns, in schema order; every field when columns is empty.
-func projection(schema *iceberg.Schema, columns []int) ([]iceberg.NestedField, error) {
-	all := schema.Fields()
+func projection(ts *iceberg.Schema, columns []int) ([]iceberg.NestedField, error) {
+	all := ts.Fields()
 	if len(columns) == 0 {
 		return all, nil
 	}
@@ -403,7 +404,7 @@ func projection(schema *iceberg.Schema, columns []int) ([]iceberg.NestedField, e
 	for _, id := range columns {
 		if !slices.ContainsFunc(all, func(f iceberg.NestedField) bool { return f.ID == id }) {
 			return nil, fmt.Errorf("%w: projected field id %d is not a top-level field of schema %d",
-				ErrSchemaMismatch, id, schema.ID)
+				ErrSchemaMismatch, id, ts.ID)
 		}
 	}
 	return out, nil

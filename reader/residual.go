@@ -15,6 +15,7 @@ import (
 	"github.com/druidiceberg/sidecar/reader/column"
 	"github.com/druidiceberg/sidecar/reader/encode"
 	"github.com/druidiceberg/sidecar/reader/parquetpage"
+	"github.com/druidiceberg/sidecar/reader/schema"
 )
 
 // residual is the row filter of a split: what of the request's filter the
@@ -71,7 +72,7 @@ type filterCol struct {
 
 // parseResidual reads the filter a split pins against the split's schema.
 // It returns nil for an empty filter or one that binds to always-true.
-func parseResidual(raw json.RawMessage, schema *iceberg.Schema) (_ *residual, _ []int, err error) {
+func parseResidual(raw json.RawMessage, ts *iceberg.Schema) (_ *residual, _ []int, err error) {
 	if len(raw) == 0 {
 		return nil, nil, nil
 	}
@@ -82,11 +83,11 @@ func parseResidual(raw json.RawMessage, schema *iceberg.Schema) (_ *residual, _ 
 			err = fmt.Errorf("%w: residual filter %s: %v", ErrUnsupported, raw, r)
 		}
 	}()
-	expr, err := iceberg.ParseExpr(raw, schema)
+	expr, err := iceberg.ParseExpr(raw, ts)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%w: residual filter %s: %w", ErrUnsupported, raw, err)
 	}
-	bound, err := iceberg.BindExpr(schema, expr, true)
+	bound, err := iceberg.BindExpr(ts, expr, true)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%w: bind residual filter %s: %w", ErrUnsupported, raw, err)
 	}
@@ -98,11 +99,11 @@ func parseResidual(raw json.RawMessage, schema *iceberg.Schema) (_ *residual, _ 
 		return nil, nil, fmt.Errorf("%w: residual filter %s: %w", ErrUnsupported, raw, err)
 	}
 	slices.Sort(ids)
-	eval, err := iceberg.ExpressionEvaluator(schema, expr, true)
+	eval, err := iceberg.ExpressionEvaluator(ts, expr, true)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%w: residual filter %s: %w", ErrUnsupported, raw, err)
 	}
-	return &residual{eval: eval, row: &structRow{vals: make([]any, len(schema.Fields()))}}, ids, nil
+	return &residual{eval: eval, row: &structRow{vals: make([]any, len(ts.Fields()))}}, ids, nil
 }
 
 // resolveResidual resolves the fields ids of the filter against the data
@@ -110,13 +111,13 @@ func parseResidual(raw json.RawMessage, schema *iceberg.Schema) (_ *residual, _ 
 // they are not emitted). It runs after every other column is resolved, so
 // that a column read here only for its levels is never one that another
 // part of the stream reads for its values.
-func (r *resolver) resolveResidual(f *residual, schema *iceberg.Schema, root *parquet.Column, ids []int) error {
+func resolveResidual(r *schema.Resolver, f *residual, ts *iceberg.Schema, root *parquet.Column, ids []int) error {
 	structs := map[int]*structRow{}
 	var levelOnly []*parquet.Column
 	for _, id := range ids {
-		fields, pos := fieldPath(schema.AsStruct().FieldList, id)
+		fields, pos := fieldPath(ts.AsStruct().FieldList, id)
 		if fields == nil {
-			field, _ := schema.FindFieldByID(id)
+			field, _ := ts.FindFieldByID(id)
 			return fmt.Errorf("%w: residual filter on field %d (%s) inside a list or map", ErrUnsupported, id, field.Name)
 		}
 		last := len(fields) - 1
@@ -132,9 +133,9 @@ func (r *resolver) resolveResidual(f *residual, schema *iceberg.Schema, root *pa
 		col, deepest := root, (*parquet.Column)(nil)
 		for i, sf := range fields {
 			if col != nil {
-				if col = r.child(col, sf.ID); col != nil {
+				if col = r.Child(col, sf.ID); col != nil {
 					if col.Repeated() || (i < last) == col.Leaf() {
-						return r.mismatch(sf, col)
+						return r.Mismatch(sf, col)
 					}
 					deepest = col
 				}
@@ -154,13 +155,13 @@ func (r *resolver) resolveResidual(f *residual, schema *iceberg.Schema, root *pa
 		field := fields[last]
 		_, c.long = field.Type.(iceberg.Int64Type)
 		if col != nil {
-			vt, err := r.valueTypeOf(field, col)
+			vt, err := r.ValueTypeOf(field, col)
 			if err != nil {
 				return err
 			}
-			c.leaf, c.value = r.addLeaf(col, vt), true
+			c.leaf, c.value = r.AddLeaf(col, vt), true
 		} else {
-			v, vt, err := r.primitiveValue(field)
+			v, vt, err := r.PrimitiveValue(field)
 			if err != nil {
 				return fmt.Errorf("resolve residual filter column %d: %w", id, err)
 			}
@@ -187,7 +188,7 @@ func (r *resolver) resolveResidual(f *residual, schema *iceberg.Schema, root *pa
 			continue
 		}
 		if s := levelOnly[k]; s != nil {
-			c.leaf = r.addLeaf(firstLeafColumn(s), encode.ValueType{Conv: encode.ConvNull})
+			c.leaf = r.AddLeaf(schema.FirstLeafColumn(s), encode.ValueType{Conv: encode.ConvNull})
 		}
 		k++
 	}

@@ -1,4 +1,20 @@
-package reader
+// Package schema resolves a table's Iceberg schema against the columns of
+// one data or delete file: by field id, or through the table's name mapping
+// when the file carries no ids. Resolver builds, for each projected field, a
+// Node: what a row emits for the field and which leaf columns
+// (column.Leaf) carry it, with the definition and repetition levels that
+// tell null, empty and repeated instances apart; each leaf gets the
+// encode.ValueType that turns its stored type into the field's Iceberg type
+// (promotions included) or fails with readerr.ErrSchemaMismatch. Fields the
+// file lacks resolve to constants: an identity partition value, the
+// field's initial-default, or null (Constant). Shredded variants resolve to
+// their value and typed_value pairs (VariantColumn), and the metadata
+// columns a split asks for to MetaColumn.
+//
+// It owns the mapping, not the reading: the walk over rows (the row encoder,
+// the residual filter, the delete sets) is package reader's and its delete
+// sets', and opening files is the caller's.
+package schema
 
 import (
 	"encoding/json"
@@ -12,89 +28,90 @@ import (
 
 	"github.com/druidiceberg/sidecar/reader/column"
 	"github.com/druidiceberg/sidecar/reader/encode"
+	"github.com/druidiceberg/sidecar/reader/readerr"
 )
 
-// nodeKind is the shape of one Iceberg field in the output.
-type nodeKind uint8
+// NodeKind is the shape of one Iceberg field in the output.
+type NodeKind uint8
 
 const (
-	nodeConst     nodeKind = iota // absent from the file (or unknown): the same value on every row
-	nodePrimitive                 // one leaf column
-	nodeStruct                    // nested object
-	nodeList                      // array
-	nodeMap                       // object, or array of key/value objects
-	nodeVariant                   // a variant's JSON, from its metadata, value and typed_value columns
+	NodeConst     NodeKind = iota // absent from the file (or unknown): the same value on every row
+	NodePrimitive                 // one leaf column
+	NodeStruct                    // nested object
+	NodeList                      // array
+	NodeMap                       // object, or array of key/value objects
+	NodeVariant                   // a variant's JSON, from its metadata, value and typed_value columns
 )
 
-// node is one Iceberg field resolved against the Parquet schema of a file:
+// Node is one Iceberg field resolved against the Parquet schema of a file:
 // what to emit and which leaf columns carry it, with the definition and
 // repetition levels that tell null, empty and repeated instances apart
 // (Dremel reassembly).
-type node struct {
-	kind nodeKind
-	// key is the field's `,"name":`, pre-encoded: a field after another
+type Node struct {
+	Kind NodeKind
+	// Key is the field's `,"name":`, pre-encoded: a field after another
 	// writes all of it, the first all but the comma.
-	key encode.FieldKeyBytes
-	// leaf is the column of a primitive.
-	leaf *column.Leaf
-	// first is the first leaf under the node; its levels decide whether an
+	Key encode.FieldKeyBytes
+	// Leaf is the column of a primitive.
+	Leaf *column.Leaf
+	// First is the first leaf under the node; its levels decide whether an
 	// instance is null, empty or has more elements.
-	first *column.Leaf
+	First *column.Leaf
 	// leaves are every leaf under the node, advanced together when an
 	// instance is null or empty.
 	leaves []*column.Leaf
-	// extra are leaves read only to learn whether a struct is null (all of
+	// Extra are leaves read only to learn whether a struct is null (all of
 	// its own fields are absent from the file); they are skipped after the
 	// struct's fields are written.
-	extra []*column.Leaf
-	// def is the definition level at which the node is present.
-	def int
-	// rep is the repetition level at which an instance of the node starts.
-	rep int
-	// elemDef and elemRep are, for lists and maps, the levels of the
-	// repeated group: def >= elemDef means at least one element, and a value
-	// with repetition level elemRep starts the next element.
-	elemDef, elemRep int
-	// children are a struct's fields, a list's element, a map's key and value.
-	children []*node
-	// stringKeys is true for a map whose keys are strings (a JSON object).
-	stringKeys bool
-	// value is the pre-encoded JSON of a nodeConst: null, an identity
-	// partition value or the field's initial-default; invalid says that it
+	Extra []*column.Leaf
+	// Def is the definition level at which the node is present.
+	Def int
+	// Rep is the repetition level at which an instance of the node starts.
+	Rep int
+	// ElemDef and ElemRep are, for lists and maps, the levels of the
+	// repeated group: Def >= ElemDef means at least one element, and a value
+	// with repetition level ElemRep starts the next element.
+	ElemDef, ElemRep int
+	// Children are a struct's fields, a list's element, a map's key and value.
+	Children []*Node
+	// StringKeys is true for a map whose keys are strings (a JSON object).
+	StringKeys bool
+	// Value is the pre-encoded JSON of a NodeConst: null, an identity
+	// partition value or the field's initial-default; Invalid says that it
 	// replaced invalid UTF-8.
-	value   []byte
-	invalid bool
-	// variant is a nodeVariant's columns.
-	variant *variantColumn
+	Value   []byte
+	Invalid bool
+	// Variant is a NodeVariant's columns.
+	Variant *VariantColumn
 }
 
-// resolver matches an Iceberg schema to the columns of one Parquet file by
+// Resolver matches an Iceberg schema to the columns of one Parquet file by
 // field id: the ids the file carries, or those the table's name mapping
 // gives its column names when it carries none.
-type resolver struct {
-	path   string
-	leaves map[int]*column.Leaf // by leaf column index, so each column is read once
-	order  []*column.Leaf
+type Resolver struct {
+	Path   string
+	Leaves map[int]*column.Leaf // by leaf column index, so each column is read once
+	Order  []*column.Leaf
 	// ids are the field ids of the file's columns from the name mapping;
 	// nil when the file carries its own.
 	ids map[*parquet.Column]int
-	// identity holds the identity-partition values of the data file by
-	// source field id; enc encodes them and the initial defaults.
-	identity map[int]json.RawMessage
-	enc      encode.Options
+	// Identity holds the identity-partition values of the data file by
+	// source field id; Enc encodes them and the initial defaults.
+	Identity map[int]json.RawMessage
+	Enc      encode.Options
 }
 
-// newResolver returns a resolver for the Parquet file at path with the
+// NewResolver returns a resolver for the Parquet file at path with the
 // given root; a file without field ids resolves through nm, and fails with
-// ErrNoFieldIDs when there is no mapping either.
-func newResolver(path string, root *parquet.Column, nm iceberg.NameMapping) (*resolver, error) {
-	r := &resolver{path: path, leaves: map[int]*column.Leaf{}}
+// readerr.ErrNoFieldIDs when there is no mapping either.
+func NewResolver(path string, root *parquet.Column, nm iceberg.NameMapping) (*Resolver, error) {
+	r := &Resolver{Path: path, Leaves: map[int]*column.Leaf{}}
 	if hasFieldIDs(root) {
 		return r, nil
 	}
 	if len(nm) == 0 {
 		return nil, fmt.Errorf("resolve columns of %s: %w, and the table has no name mapping (schema.name-mapping.default)",
-			path, ErrNoFieldIDs)
+			path, readerr.ErrNoFieldIDs)
 	}
 	r.ids = map[*parquet.Column]int{}
 	mapFields(root, nm, r.ids)
@@ -133,7 +150,7 @@ func mapColumn(c *parquet.Column, m *iceberg.MappedField, ids map[*parquet.Colum
 		return
 	}
 	elem, key, value := m.GetField("element"), m.GetField("key"), m.GetField("value")
-	rc := repeatedChild(c)
+	rc := RepeatedChild(c)
 	switch {
 	case elem != nil && rc != nil:
 		if e := listElement(c, rc); e != nil {
@@ -151,8 +168,8 @@ func mapColumn(c *parquet.Column, m *iceberg.MappedField, ids map[*parquet.Colum
 	}
 }
 
-// id returns the field id of column c, or -1 when it has none.
-func (r *resolver) id(c *parquet.Column) int {
+// ID returns the field id of column c, or -1 when it has none.
+func (r *Resolver) ID(c *parquet.Column) int {
 	if r.ids == nil {
 		return c.ID()
 	}
@@ -162,20 +179,20 @@ func (r *resolver) id(c *parquet.Column) int {
 	return -1
 }
 
-// child returns the child of group c with field id id, or nil.
-func (r *resolver) child(c *parquet.Column, id int) *parquet.Column {
+// Child returns the child of group c with field id id, or nil.
+func (r *Resolver) Child(c *parquet.Column, id int) *parquet.Column {
 	for _, child := range c.Columns() {
-		if r.id(child) == id {
+		if r.ID(child) == id {
 			return child
 		}
 	}
 	return nil
 }
 
-// addLeaf registers a leaf column with the conversion vt; a column resolved
+// AddLeaf registers a leaf column with the conversion vt; a column resolved
 // twice (emitted and used as an equality key) is read once.
-func (r *resolver) addLeaf(c *parquet.Column, vt encode.ValueType) *column.Leaf {
-	if l, ok := r.leaves[c.Index()]; ok {
+func (r *Resolver) AddLeaf(c *parquet.Column, vt encode.ValueType) *column.Leaf {
+	if l, ok := r.Leaves[c.Index()]; ok {
 		return l
 	}
 	l := &column.Leaf{
@@ -186,18 +203,18 @@ func (r *resolver) addLeaf(c *parquet.Column, vt encode.ValueType) *column.Leaf 
 		Length: c.Type().Length(),
 		Type:   vt,
 	}
-	r.leaves[l.Index] = l
-	r.order = append(r.order, l)
+	r.Leaves[l.Index] = l
+	r.Order = append(r.Order, l)
 	return l
 }
 
-// resolveMember resolves a field of the table or of a struct, or a map's
+// ResolveMember resolves a field of the table or of a struct, or a map's
 // key or value, against column c: such a column repeats only as a list's
 // element does (a footer that calls it repeated would make every row's
 // value a list of them, or null).
-func (r *resolver) resolveMember(f iceberg.NestedField, c *parquet.Column) (*node, error) {
+func (r *Resolver) ResolveMember(f iceberg.NestedField, c *parquet.Column) (*Node, error) {
 	if c != nil && c.Repeated() {
-		return nil, r.mismatch(f, c)
+		return nil, r.Mismatch(f, c)
 	}
 	return r.resolveField(f, c)
 }
@@ -205,111 +222,111 @@ func (r *resolver) resolveMember(f iceberg.NestedField, c *parquet.Column) (*nod
 // resolveField resolves one Iceberg field against column c (nil when the
 // file has no column with the field's id). c may be repeated only as the
 // element of a two-level list; resolveMember refuses it elsewhere.
-func (r *resolver) resolveField(f iceberg.NestedField, c *parquet.Column) (*node, error) {
-	n := &node{key: encode.NewFieldKeyBytes(f.Name)}
+func (r *Resolver) resolveField(f iceberg.NestedField, c *parquet.Column) (*Node, error) {
+	n := &Node{Key: encode.NewFieldKeyBytes(f.Name)}
 	if _, ok := f.Type.(iceberg.UnknownType); ok || c == nil {
 		// The spec's order for a field the file lacks: the identity
 		// partition value, then the initial default, then null. An
 		// unknown-typed field is never read, whatever the file holds.
-		k, err := r.constant(f, ok)
+		k, err := r.Constant(f, ok)
 		if err != nil {
 			return nil, err
 		}
-		n.value, n.invalid = k.json, k.invalid
+		n.Value, n.Invalid = k.json, k.invalid
 		return n, nil
 	}
-	n.def = c.MaxDefinitionLevel()
-	n.rep = c.MaxRepetitionLevel()
+	n.Def = c.MaxDefinitionLevel()
+	n.Rep = c.MaxRepetitionLevel()
 	switch t := f.Type.(type) {
 	case iceberg.VariantType:
 		return r.resolveVariant(f, c, n)
 	case *iceberg.StructType:
 		if c.Leaf() || c.Repeated() {
-			return nil, r.mismatch(f, c)
+			return nil, r.Mismatch(f, c)
 		}
-		n.kind = nodeStruct
+		n.Kind = NodeStruct
 		for _, cf := range t.FieldList {
-			child, err := r.resolveMember(cf, r.child(c, cf.ID))
+			child, err := r.ResolveMember(cf, r.Child(c, cf.ID))
 			if err != nil {
 				return nil, err
 			}
-			n.children = append(n.children, child)
+			n.Children = append(n.Children, child)
 			n.leaves = append(n.leaves, child.leaves...)
 		}
 		if len(n.leaves) == 0 {
 			// None of the struct's fields is in the file, but the struct
 			// itself is: read one of its columns to learn when it is null.
-			p := firstLeafColumn(c)
+			p := FirstLeafColumn(c)
 			if p == nil {
-				return nil, r.mismatch(f, c)
+				return nil, r.Mismatch(f, c)
 			}
-			l := r.addLeaf(p, encode.ValueType{Conv: encode.ConvNull})
+			l := r.AddLeaf(p, encode.ValueType{Conv: encode.ConvNull})
 			n.leaves = []*column.Leaf{l}
-			n.extra = []*column.Leaf{l}
+			n.Extra = []*column.Leaf{l}
 		}
-		n.first = n.leaves[0]
+		n.First = n.leaves[0]
 		return n, nil
 	case *iceberg.ListType:
 		rc, elem, err := r.listColumns(f, c)
 		if err != nil {
 			return nil, err
 		}
-		n.kind = nodeList
-		n.elemDef, n.elemRep = rc.MaxDefinitionLevel(), rc.MaxRepetitionLevel()
+		n.Kind = NodeList
+		n.ElemDef, n.ElemRep = rc.MaxDefinitionLevel(), rc.MaxRepetitionLevel()
 		en, err := r.resolveField(t.ElementField(), elem)
 		if err != nil {
 			return nil, err
 		}
 		if len(en.leaves) == 0 {
-			return nil, r.mismatch(f, c)
+			return nil, r.Mismatch(f, c)
 		}
-		n.children = []*node{en}
+		n.Children = []*Node{en}
 		n.leaves = en.leaves
-		n.first = n.leaves[0]
+		n.First = n.leaves[0]
 		return n, nil
 	case *iceberg.MapType:
-		kv := repeatedChild(c)
+		kv := RepeatedChild(c)
 		if kv == nil || kv.Leaf() || len(kv.Columns()) != 2 {
-			return nil, r.mismatch(f, c)
+			return nil, r.Mismatch(f, c)
 		}
-		n.kind = nodeMap
-		n.elemDef, n.elemRep = kv.MaxDefinitionLevel(), kv.MaxRepetitionLevel()
-		kc, vc := r.child(kv, t.KeyID), r.child(kv, t.ValueID)
+		n.Kind = NodeMap
+		n.ElemDef, n.ElemRep = kv.MaxDefinitionLevel(), kv.MaxRepetitionLevel()
+		kc, vc := r.Child(kv, t.KeyID), r.Child(kv, t.ValueID)
 		if kc == nil || vc == nil {
 			// Ids are missing inside the map: key and value are positional.
 			kc, vc = kv.Columns()[0], kv.Columns()[1]
 		}
-		kn, err := r.resolveMember(t.KeyField(), kc)
+		kn, err := r.ResolveMember(t.KeyField(), kc)
 		if err != nil {
 			return nil, err
 		}
-		vn, err := r.resolveMember(t.ValueField(), vc)
+		vn, err := r.ResolveMember(t.ValueField(), vc)
 		if err != nil {
 			return nil, err
 		}
 		if len(kn.leaves) == 0 {
-			return nil, r.mismatch(f, c)
+			return nil, r.Mismatch(f, c)
 		}
-		_, n.stringKeys = t.KeyType.(iceberg.StringType)
-		if n.stringKeys && kn.kind != nodePrimitive {
-			n.stringKeys = false
+		_, n.StringKeys = t.KeyType.(iceberg.StringType)
+		if n.StringKeys && kn.Kind != NodePrimitive {
+			n.StringKeys = false
 		}
-		n.children = []*node{kn, vn}
+		n.Children = []*Node{kn, vn}
 		n.leaves = append(append([]*column.Leaf(nil), kn.leaves...), vn.leaves...)
-		n.first = n.leaves[0]
+		n.First = n.leaves[0]
 		return n, nil
 	default:
 		if !c.Leaf() {
-			return nil, r.mismatch(f, c)
+			return nil, r.Mismatch(f, c)
 		}
-		vt, err := r.valueTypeOf(f, c)
+		vt, err := r.ValueTypeOf(f, c)
 		if err != nil {
 			return nil, err
 		}
-		n.kind = nodePrimitive
-		n.leaf = r.addLeaf(c, vt)
-		n.leaves = []*column.Leaf{n.leaf}
-		n.first = n.leaf
+		n.Kind = NodePrimitive
+		n.Leaf = r.AddLeaf(c, vt)
+		n.leaves = []*column.Leaf{n.Leaf}
+		n.First = n.Leaf
 		return n, nil
 	}
 }
@@ -317,14 +334,14 @@ func (r *resolver) resolveField(f iceberg.NestedField, c *parquet.Column) (*node
 // listColumns finds the repeated group and the element column of a list,
 // following the Parquet LIST backward-compatibility rules that Iceberg
 // applies to files written by older engines (two-level lists).
-func (r *resolver) listColumns(f iceberg.NestedField, c *parquet.Column) (rc, elem *parquet.Column, err error) {
+func (r *Resolver) listColumns(f iceberg.NestedField, c *parquet.Column) (rc, elem *parquet.Column, err error) {
 	if c.Leaf() || c.Repeated() {
 		return nil, nil, fmt.Errorf("%w: column %s of %s for list field %d (%s) is not a LIST group",
-			ErrUnsupported, strings.Join(c.Path(), "."), r.path, f.ID, f.Name)
+			readerr.ErrUnsupported, strings.Join(c.Path(), "."), r.Path, f.ID, f.Name)
 	}
-	rc = repeatedChild(c)
+	rc = RepeatedChild(c)
 	if rc == nil {
-		return nil, nil, r.mismatch(f, c)
+		return nil, nil, r.Mismatch(f, c)
 	}
 	return rc, listElement(c, rc), nil
 }
@@ -339,41 +356,41 @@ func listElement(c, rc *parquet.Column) *parquet.Column {
 	return rc.Columns()[0]
 }
 
-// repeatedChild returns the single repeated child of a LIST or MAP group.
-func repeatedChild(c *parquet.Column) *parquet.Column {
+// RepeatedChild returns the single repeated child of a LIST or MAP group.
+func RepeatedChild(c *parquet.Column) *parquet.Column {
 	if c.Leaf() || len(c.Columns()) != 1 || !c.Columns()[0].Repeated() {
 		return nil
 	}
 	return c.Columns()[0]
 }
 
-// firstLeafColumn returns the first leaf column under c.
-func firstLeafColumn(c *parquet.Column) *parquet.Column {
+// FirstLeafColumn returns the first leaf column under c.
+func FirstLeafColumn(c *parquet.Column) *parquet.Column {
 	if c.Leaf() {
 		return c
 	}
 	for _, child := range c.Columns() {
-		if l := firstLeafColumn(child); l != nil {
+		if l := FirstLeafColumn(child); l != nil {
 			return l
 		}
 	}
 	return nil
 }
 
-func (r *resolver) mismatch(f iceberg.NestedField, c *parquet.Column) error {
+func (r *Resolver) Mismatch(f iceberg.NestedField, c *parquet.Column) error {
 	return fmt.Errorf("%w: column %s of %s (field id %d) cannot be read as %s %s",
-		ErrSchemaMismatch, strings.Join(c.Path(), "."), r.path, f.ID, f.Name, f.Type)
+		readerr.ErrSchemaMismatch, strings.Join(c.Path(), "."), r.Path, f.ID, f.Name, f.Type)
 }
 
-// valueTypeOf picks the conversion of leaf column c to the Iceberg type of
+// ValueTypeOf picks the conversion of leaf column c to the Iceberg type of
 // f; without a column (nil c), and for an unknown f, the value is null.
-func (r *resolver) valueTypeOf(f iceberg.NestedField, c *parquet.Column) (encode.ValueType, error) {
+func (r *Resolver) ValueTypeOf(f iceberg.NestedField, c *parquet.Column) (encode.ValueType, error) {
 	if _, ok := f.Type.(iceberg.UnknownType); ok || c == nil {
 		return encode.ValueType{Conv: encode.ConvNull}, nil
 	}
 	kind := c.Type().Kind()
 	lt := c.Type().LogicalType()
-	if _, null := logicalValue(lt).(*format.NullType); null {
+	if _, null := LogicalValue(lt).(*format.NullType); null {
 		// A column annotated NULL (as writers store a column of nothing
 		// but nulls, in any physical type) is null whatever its field's
 		// type: the spec lets unknown be promoted to any type.
@@ -429,14 +446,14 @@ func (r *resolver) valueTypeOf(f iceberg.NestedField, c *parquet.Column) (encode
 		// WKB, with the GEOMETRY or GEOGRAPHY logical type or without
 		// (plain binary, as iceberg-go writes it).
 		vt.Conv, ok = encode.ConvWKT, kind == parquet.ByteArray
-		if r.enc.GeoWKB {
+		if r.Enc.GeoWKB {
 			vt.Conv = encode.ConvBase64
 		}
 	case iceberg.DecimalType:
 		vt.Scale = t.Scale()
 		if lt != nil {
 			if d, isDec := lt.Value.(*format.DecimalType); isDec && int(d.Scale) != t.Scale() {
-				return encode.ValueType{}, r.mismatch(f, c)
+				return encode.ValueType{}, r.Mismatch(f, c)
 			}
 		}
 		switch kind {
@@ -448,10 +465,10 @@ func (r *resolver) valueTypeOf(f iceberg.NestedField, c *parquet.Column) (encode
 			vt.Conv, ok = encode.ConvDecimalBytes, true
 		}
 	default:
-		return encode.ValueType{}, fmt.Errorf("%w: field %d (%s) has type %s", ErrUnsupported, f.ID, f.Name, f.Type)
+		return encode.ValueType{}, fmt.Errorf("%w: field %d (%s) has type %s", readerr.ErrUnsupported, f.ID, f.Name, f.Type)
 	}
 	if !ok {
-		return encode.ValueType{}, r.mismatch(f, c)
+		return encode.ValueType{}, r.Mismatch(f, c)
 	}
 	return vt, nil
 }
@@ -471,15 +488,15 @@ func timestampType(kind parquet.Kind, lt *format.LogicalType, nanos bool) (encod
 	case parquet.Int32:
 		// Iceberg v3 promotes date to timestamp and timestamp_ns: the value
 		// is midnight UTC of the day.
-		if _, isDate := logicalValue(lt).(*format.DateType); lt == nil || isDate {
+		if _, isDate := LogicalValue(lt).(*format.DateType); lt == nil || isDate {
 			return encode.ValueType{Conv: encode.ConvDateTimestamp, Nanos: nanos}, true
 		}
 	}
 	return encode.ValueType{}, false
 }
 
-// logicalValue returns the logical type of a column, or nil.
-func logicalValue(lt *format.LogicalType) format.LogicalTypeValue {
+// LogicalValue returns the logical type of a column, or nil.
+func LogicalValue(lt *format.LogicalType) format.LogicalTypeValue {
 	if lt == nil {
 		return nil
 	}
@@ -503,4 +520,28 @@ func unitOf(lt *format.LogicalType, def int64) int64 {
 		return def
 	}
 	return int64(u.Duration())
+}
+
+// Skip consumes a null or empty instance of n from all of its leaves.
+func (n *Node) Skip() {
+	for _, l := range n.leaves {
+		l.Skip(n.Rep)
+	}
+}
+
+// FindColumn finds the leaf or group with field id id, looking through
+// structs but not into lists and maps (equality fields are never inside
+// them).
+func (r *Resolver) FindColumn(c *parquet.Column, id int) *parquet.Column {
+	for _, child := range c.Columns() {
+		if r.ID(child) == id {
+			return child
+		}
+		if !child.Leaf() && !child.Repeated() && RepeatedChild(child) == nil {
+			if found := r.FindColumn(child, id); found != nil {
+				return found
+			}
+		}
+	}
+	return nil
 }

@@ -1,4 +1,4 @@
-package reader
+package schema
 
 import (
 	"bytes"
@@ -15,6 +15,7 @@ import (
 	"github.com/parquet-go/parquet-go"
 
 	"github.com/druidiceberg/sidecar/reader/encode"
+	"github.com/druidiceberg/sidecar/reader/readerr"
 )
 
 // constant is the value that every row of a data file has for a field the
@@ -22,18 +23,18 @@ import (
 type constant struct {
 	// json is the encoded value.
 	json []byte
-	// key is the equality key of a primitive value (see appendKey).
-	key []byte
+	// Key is the equality key of a primitive value (see appendKey).
+	Key []byte
 	// invalid says that encoding replaced invalid UTF-8.
 	invalid bool
 }
 
-var nullConstant = constant{json: []byte("null"), key: []byte{0}}
+var nullConstant = constant{json: []byte("null"), Key: []byte{0}}
 
-// constant returns the value of field f for a data file without its
+// Constant returns the value of field f for a data file without its
 // column, in the order the spec gives: the identity partition value, the
 // initial-default, null. An unknown-typed field is always null.
-func (r *resolver) constant(f iceberg.NestedField, unknown bool) (constant, error) {
+func (r *Resolver) Constant(f iceberg.NestedField, unknown bool) (constant, error) {
 	switch f.Type.(type) {
 	case iceberg.VariantType, iceberg.GeometryType, iceberg.GeographyType:
 		// The spec allows them no default but null, and no identity
@@ -43,34 +44,34 @@ func (r *resolver) constant(f iceberg.NestedField, unknown bool) (constant, erro
 	if unknown {
 		return nullConstant, nil
 	}
-	_, identity := r.identity[f.ID]
+	_, identity := r.Identity[f.ID]
 	if _, primitive := f.Type.(iceberg.PrimitiveType); identity || primitive || f.InitialDefault == nil {
-		v, vt, err := r.primitiveValue(f)
+		v, vt, err := r.PrimitiveValue(f)
 		if err != nil {
 			return constant{}, err
 		}
 		return r.primitiveConstant(v, vt)
 	}
 	var s encode.Scratch
-	b, err := appendDefault(nil, f.Type, f.InitialDefault, &r.enc, &s)
+	b, err := appendDefault(nil, f.Type, f.InitialDefault, &r.Enc, &s)
 	if err == nil {
 		err = s.Err
 	}
 	if err != nil {
-		return constant{}, fmt.Errorf("%w: initial-default of field %d (%s): %w", ErrSchemaMismatch, f.ID, f.Name, err)
+		return constant{}, fmt.Errorf("%w: initial-default of field %d (%s): %w", readerr.ErrSchemaMismatch, f.ID, f.Name, err)
 	}
 	return constant{json: b, invalid: s.Invalid > 0}, nil
 }
 
-// primitiveValue returns the value of primitive field f for a data file
+// PrimitiveValue returns the value of primitive field f for a data file
 // without its column: the identity partition value, the initial-default,
 // or null.
-func (r *resolver) primitiveValue(f iceberg.NestedField) (parquet.Value, encode.ValueType, error) {
-	if raw, ok := r.identity[f.ID]; ok {
+func (r *Resolver) PrimitiveValue(f iceberg.NestedField) (parquet.Value, encode.ValueType, error) {
+	if raw, ok := r.Identity[f.ID]; ok {
 		v, vt, err := identityValue(f.Type, raw)
 		if err != nil {
 			return v, vt, fmt.Errorf("%w: identity partition value %s of field %d (%s): %w",
-				ErrSchemaMismatch, raw, f.ID, f.Name, err)
+				readerr.ErrSchemaMismatch, raw, f.ID, f.Name, err)
 		}
 		return v, vt, nil
 	}
@@ -80,19 +81,19 @@ func (r *resolver) primitiveValue(f iceberg.NestedField) (parquet.Value, encode.
 	v, vt, err := defaultValue(f.Type, f.InitialDefault)
 	if err != nil {
 		return v, vt, fmt.Errorf("%w: initial-default %v of field %d (%s): %w",
-			ErrSchemaMismatch, f.InitialDefault, f.ID, f.Name, err)
+			readerr.ErrSchemaMismatch, f.InitialDefault, f.ID, f.Name, err)
 	}
 	return v, vt, nil
 }
 
 // primitiveConstant encodes one primitive value and its equality key.
-func (r *resolver) primitiveConstant(v parquet.Value, vt encode.ValueType) (constant, error) {
+func (r *Resolver) primitiveConstant(v parquet.Value, vt encode.ValueType) (constant, error) {
 	if v.IsNull() {
 		return nullConstant, nil
 	}
 	var s encode.Scratch
 	one := encode.ValuesOf(v)
-	k := constant{json: encode.AppendValue(nil, one, 0, &vt, &r.enc, &s), key: encode.AppendKey(nil, one, 0, &vt)}
+	k := constant{json: encode.AppendValue(nil, one, 0, &vt, &r.Enc, &s), Key: encode.AppendKey(nil, one, 0, &vt)}
 	if s.Err != nil {
 		return constant{}, s.Err
 	}
@@ -183,7 +184,7 @@ func identityValue(t iceberg.Type, raw json.RawMessage) (parquet.Value, encode.V
 			return parquet.FixedLenByteArrayValue(b), encode.ValueType{Conv: encode.ConvDecimalBytes, Scale: t.Scale()}, err
 		}
 	default:
-		return parquet.Value{}, encode.ValueType{}, fmt.Errorf("%w: identity value of type %s", ErrUnsupported, t)
+		return parquet.Value{}, encode.ValueType{}, fmt.Errorf("%w: identity value of type %s", readerr.ErrUnsupported, t)
 	}
 	return parquet.Value{}, encode.ValueType{}, fmt.Errorf("a JSON %T does not encode a %s", x, t)
 }
@@ -247,7 +248,7 @@ func defaultValue(t iceberg.Type, v any) (parquet.Value, encode.ValueType, error
 		b, err := decimalBytes(l.Val.BigInt())
 		return parquet.FixedLenByteArrayValue(b), encode.ValueType{Conv: encode.ConvDecimalBytes, Scale: l.Scale}, err
 	}
-	return parquet.Value{}, encode.ValueType{}, fmt.Errorf("%w: default of type %s", ErrUnsupported, t)
+	return parquet.Value{}, encode.ValueType{}, fmt.Errorf("%w: default of type %s", readerr.ErrUnsupported, t)
 }
 
 // defaultLiteral converts an initial-default to a literal of type t.
@@ -318,7 +319,7 @@ func defaultLiteral(t iceberg.Type, v any) (iceberg.Literal, error) {
 	case uuid.UUID:
 		return iceberg.UUIDLiteral(x).To(t)
 	}
-	return nil, fmt.Errorf("%w: default of Go type %T", ErrUnsupported, v)
+	return nil, fmt.Errorf("%w: default of Go type %T", readerr.ErrUnsupported, v)
 }
 
 func isFixedOfOtherLength(t iceberg.Type, n int) bool {
