@@ -3,7 +3,7 @@
 // one split) into its live rows, encoded as NDJSON the way Druid's Parquet
 // reader would present the same values. An Avro file's records are shredded
 // into the columns of the Parquet schema its Avro schema stands for (see
-// avroschema.go), so both formats share everything past the decoding.
+// package avro), so both formats share everything past the decoding.
 //
 // Open does everything that can fail before the first byte: it opens the
 // data file, reads its footer, picks the split's row groups, resolves the Iceberg schema against the
@@ -41,6 +41,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/druidiceberg/sidecar/reader/avro"
 	"github.com/druidiceberg/sidecar/reader/column"
 	"github.com/druidiceberg/sidecar/reader/encode"
 	"github.com/druidiceberg/sidecar/reader/schema"
@@ -216,7 +217,7 @@ type fileStream struct {
 	fs      *watchedIO
 	file    icebergio.File
 	pf      *parquet.File
-	avro    *avroFile // instead of pf for an Avro data file
+	avro    *avro.File // instead of pf for an Avro data file
 	leaves  []*column.Leaf
 	groups  []rowGroup // the row groups the split reads
 	rows    rowEncoder
@@ -311,7 +312,7 @@ func (s *Stream) open(ctx context.Context, sp split.Split) (_ *fileStream, err e
 		if st.avro, err = openAvroData(fs, sp.Data); err != nil {
 			return nil, err
 		}
-		root = st.avro.root
+		root = st.avro.Root
 	} else {
 		if st.pf, st.file, err = openParquet(fs, "data file", sp.Data.Path, sp.Data.Size); err != nil {
 			return nil, err
@@ -375,7 +376,7 @@ func (s *Stream) open(ctx context.Context, sp split.Split) (_ *fileStream, err e
 	}
 	st.leaves = res.Order
 	if st.avro != nil {
-		st.avro.read(st.leaves)
+		st.avro.Read(st.leaves)
 	}
 	if r.entries > 0 {
 		for _, l := range st.leaves {

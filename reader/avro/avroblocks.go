@@ -1,4 +1,4 @@
-package reader
+package avro
 
 import (
 	"bufio"
@@ -11,6 +11,7 @@ import (
 	"github.com/twmb/avro"
 
 	"github.com/druidiceberg/sidecar/reader/codec"
+	"github.com/druidiceberg/sidecar/reader/readerr"
 )
 
 // An Avro Object Container File is a header (the magic "Obj\x01", a map of
@@ -101,7 +102,7 @@ func readAvroHeader(r *bufio.Reader, maxBlock int64) (*avroBlocks, error) {
 	switch b.codec {
 	case "null", "deflate", "snappy", "zstandard":
 	default:
-		return nil, fmt.Errorf("%w: the Avro codec %.64q (the reader decodes null, deflate, snappy and zstandard)", ErrUnsupported, b.codec)
+		return nil, fmt.Errorf("%w: the Avro codec %.64q (the reader decodes null, deflate, snappy and zstandard)", readerr.ErrUnsupported, b.codec)
 	}
 	schema, ok := meta["avro.schema"]
 	if !ok {

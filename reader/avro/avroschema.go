@@ -1,4 +1,4 @@
-package reader
+package avro
 
 import (
 	"bytes"
@@ -9,7 +9,7 @@ import (
 	"github.com/parquet-go/parquet-go"
 	"github.com/twmb/avro"
 
-	"github.com/druidiceberg/sidecar/reader/schema"
+	"github.com/druidiceberg/sidecar/reader/readerr"
 )
 
 // An Avro file's schema is turned into the Parquet schema that Iceberg
@@ -118,7 +118,7 @@ const maxAvroDepth = 64
 func avroColumns(s *avro.Schema) (_ *parquet.Column, _ []*avroNode, err error) {
 	root := s.Root()
 	if root.Type != "record" {
-		return nil, nil, fmt.Errorf("%w: the file's schema is %s, not a record", ErrCorruptFile, root.Type)
+		return nil, nil, fmt.Errorf("%w: the file's schema is %s, not a record", readerr.ErrCorruptFile, root.Type)
 	}
 	conv := &avroSchema{named: map[string]*avro.SchemaNode{}}
 	conv.define(root)
@@ -130,17 +130,17 @@ func avroColumns(s *avro.Schema) (_ *parquet.Column, _ []*avroNode, err error) {
 	// only in a file: write an empty one and open it.
 	defer func() {
 		if r := recover(); r != nil {
-			err = fmt.Errorf("%w: the file's schema has no Parquet equivalent: %v", ErrUnsupported, r)
+			err = fmt.Errorf("%w: the file's schema has no Parquet equivalent: %v", readerr.ErrUnsupported, r)
 		}
 	}()
 	var buf bytes.Buffer
 	w := parquet.NewWriter(&buf, parquet.NewSchema("avro", group))
 	if err := w.Close(); err != nil {
-		return nil, nil, fmt.Errorf("%w: the file's schema has no Parquet equivalent: %w", ErrUnsupported, err)
+		return nil, nil, fmt.Errorf("%w: the file's schema has no Parquet equivalent: %w", readerr.ErrUnsupported, err)
 	}
 	pf, err := parquet.OpenFile(bytes.NewReader(buf.Bytes()), int64(buf.Len()))
 	if err != nil {
-		return nil, nil, fmt.Errorf("%w: the file's schema has no Parquet equivalent: %w", ErrUnsupported, err)
+		return nil, nil, fmt.Errorf("%w: the file's schema has no Parquet equivalent: %w", readerr.ErrUnsupported, err)
 	}
 	col := pf.Root()
 	byName := columnsByName(col)
@@ -208,7 +208,7 @@ func (c *avroSchema) resolve(n *avro.SchemaNode) (*avro.SchemaNode, error) {
 	if d, ok := c.named[n.Type]; ok {
 		return d, nil
 	}
-	return nil, fmt.Errorf("%w: the file's schema names an undefined type %q", ErrCorruptFile, n.Type)
+	return nil, fmt.Errorf("%w: the file's schema names an undefined type %q", readerr.ErrCorruptFile, n.Type)
 }
 
 // record converts the fields of a record.
@@ -238,7 +238,7 @@ func (c *avroSchema) record(n *avro.SchemaNode, what string) (parquet.Group, []*
 // node converts one Avro type; what names it in errors.
 func (c *avroSchema) node(n *avro.SchemaNode, what string) (parquet.Node, *avroNode, error) {
 	if c.depth++; c.depth > maxAvroDepth {
-		return nil, nil, fmt.Errorf("%w: the file's schema nests deeper than %d at %s", ErrUnsupported, maxAvroDepth, what)
+		return nil, nil, fmt.Errorf("%w: the file's schema nests deeper than %d at %s", readerr.ErrUnsupported, maxAvroDepth, what)
 	}
 	defer func() { c.depth-- }()
 	n, err := c.resolve(n)
@@ -259,7 +259,7 @@ func (c *avroSchema) node(n *avro.SchemaNode, what string) (parquet.Node, *avroN
 			return parquet.Optional(parquet.Leaf(parquet.Int32Type)), an, nil
 		case len(nonNull) > 1 || len(n.Branches) > 2:
 			return nil, nil, fmt.Errorf("%w: column %s is an Avro union of %d types; Iceberg writes only a union of null and one type",
-				ErrUnsupported, what, len(n.Branches))
+				readerr.ErrUnsupported, what, len(n.Branches))
 		}
 		pn, an, err := c.node(&nonNull[0], what)
 		if err != nil {
@@ -339,7 +339,7 @@ func (c *avroSchema) typed(n *avro.SchemaNode, an *avroNode) (parquet.Node, erro
 		an.wire, an.size = wireFixed, n.Size
 		switch {
 		case n.Size <= 0:
-			return nil, fmt.Errorf("%w: column %s is a fixed of %d bytes", ErrCorruptFile, what, n.Size)
+			return nil, fmt.Errorf("%w: column %s is a fixed of %d bytes", readerr.ErrCorruptFile, what, n.Size)
 		case n.LogicalType == "decimal":
 			return parquet.Required(parquet.Decimal(n.Scale, n.Precision, parquet.FixedLenByteArrayType(n.Size))), nil
 		case n.LogicalType == "uuid" && n.Size == 16:
@@ -355,7 +355,7 @@ func (c *avroSchema) typed(n *avro.SchemaNode, an *avroNode) (parquet.Node, erro
 		return parquet.Required(group), nil
 	case "array":
 		if n.Items == nil {
-			return nil, fmt.Errorf("%w: column %s is an array without items", ErrCorruptFile, what)
+			return nil, fmt.Errorf("%w: column %s is an array without items", readerr.ErrCorruptFile, what)
 		}
 		items, err := c.resolve(n.Items)
 		if err != nil {
@@ -375,7 +375,7 @@ func (c *avroSchema) typed(n *avro.SchemaNode, an *avroNode) (parquet.Node, erro
 		return parquet.Required(parquet.List(pe)), nil
 	case "map":
 		if n.Values == nil {
-			return nil, fmt.Errorf("%w: column %s is a map without values", ErrCorruptFile, what)
+			return nil, fmt.Errorf("%w: column %s is a map without values", readerr.ErrCorruptFile, what)
 		}
 		pk := parquet.Node(parquet.String())
 		if id, ok := intProp(n.Props, "key-id"); ok {
@@ -393,7 +393,7 @@ func (c *avroSchema) typed(n *avro.SchemaNode, an *avroNode) (parquet.Node, erro
 		an.kind, an.children = avroMap, []*avroNode{key, av}
 		return parquet.Required(parquet.Map(pk, pv)), nil
 	}
-	return nil, fmt.Errorf("%w: column %s has the Avro type %q", ErrUnsupported, what, n.Type)
+	return nil, fmt.Errorf("%w: column %s has the Avro type %q", readerr.ErrUnsupported, what, n.Type)
 }
 
 // kvList converts into an Iceberg's map with keys other than strings: an
@@ -413,7 +413,7 @@ func (c *avroSchema) kvList(rec *avro.SchemaNode, an *avroNode) (parquet.Node, e
 		kv[i].name = f.Name
 	}
 	if kv[0].optional {
-		return nil, fmt.Errorf("%w: column %s is a map with optional keys", ErrCorruptFile, an.what)
+		return nil, fmt.Errorf("%w: column %s is a map with optional keys", readerr.ErrCorruptFile, an.what)
 	}
 	an.kind, an.children = avroKVList, []*avroNode{kv[0], kv[1]}
 	return parquet.Required(parquet.Map(pn[0], pn[1])), nil
@@ -458,7 +458,7 @@ func satAdd(a, b int) int { return min(a+b, 1<<40) }
 // column its Parquet node became.
 func (n *avroNode) attach(c *parquet.Column) error {
 	if c == nil {
-		return fmt.Errorf("%w: no column for %s", ErrUnsupported, n.what)
+		return fmt.Errorf("%w: no column for %s", readerr.ErrUnsupported, n.what)
 	}
 	n.def = c.MaxDefinitionLevel()
 	switch n.kind {
@@ -477,10 +477,11 @@ func (n *avroNode) attach(c *parquet.Column) error {
 	}
 	// A LIST or MAP group: its one repeated child holds the element, or
 	// the key and the value.
-	rc := schema.RepeatedChild(c)
-	if rc == nil {
-		return fmt.Errorf("%w: no repeated column for %s", ErrUnsupported, n.what)
+	cs := c.Columns()
+	if c.Leaf() || len(cs) != 1 || !cs[0].Repeated() {
+		return fmt.Errorf("%w: no repeated column for %s", readerr.ErrUnsupported, n.what)
 	}
+	rc := cs[0]
 	n.elemRep = rc.MaxRepetitionLevel()
 	names := []string{"element"}
 	if n.kind != avroList {
