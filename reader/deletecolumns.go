@@ -8,6 +8,7 @@ import (
 	"github.com/druidiceberg/sidecar/reader/column"
 	"github.com/druidiceberg/sidecar/reader/encode"
 	"github.com/druidiceberg/sidecar/reader/schema"
+	"github.com/druidiceberg/sidecar/reader/storage"
 
 	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/parquet-go/parquet-go"
@@ -52,27 +53,27 @@ func ReadDeleteColumns(fs icebergio.IO, d split.DeleteFile, t split.TableSchema,
 	if d.Records > maxRows {
 		return nil, fmt.Errorf("%w: %s %s has %d rows, more than %d", ErrUnsupported, what, d.Path, d.Records, maxRows)
 	}
-	w := &watchedIO{IO: fs, records: map[string]int64{d.Path: d.Records}}
-	cf, err := openColumns(w, what, d)
+	w := &storage.Watched{IO: fs, Records: map[string]int64{d.Path: d.Records}}
+	cf, err := storage.OpenColumns(w, what, d)
 	if err != nil {
 		return nil, err
 	}
 	defer closeErr(cf, &err, "close "+what+" "+d.Path)
-	if cf.pf != nil && cf.pf.NumRows() > maxRows {
-		return nil, fmt.Errorf("%w: %s %s has %d rows, more than %d", ErrUnsupported, what, d.Path, cf.pf.NumRows(), maxRows)
+	if cf.Parquet != nil && cf.Parquet.NumRows() > maxRows {
+		return nil, fmt.Errorf("%w: %s %s has %d rows, more than %d", ErrUnsupported, what, d.Path, cf.Parquet.NumRows(), maxRows)
 	}
-	r, err := schema.NewResolver(d.Path, cf.root, t.NameMapping)
+	r, err := schema.NewResolver(d.Path, cf.Root, t.NameMapping)
 	if err != nil {
 		return nil, err
 	}
 	leaves := make([]*column.Leaf, len(ids))
 	for i, id := range ids {
-		if leaves[i], err = deleteLeaf(r, cf.root, d.Path, t.Schema, id); err != nil {
+		if leaves[i], err = deleteLeaf(r, cf.Root, d.Path, t.Schema, id); err != nil {
 			return nil, fmt.Errorf("read %s %s: %w", what, d.Path, err)
 		}
 	}
 	cols := make([]DeleteColumn, len(ids))
-	err = cf.scan(w, r.Order, func() error {
+	err = cf.Scan(w, r.Order, func() error {
 		for i, l := range leaves {
 			c := &cols[i]
 			null := l.Null()

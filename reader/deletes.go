@@ -6,6 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+
+	"github.com/druidiceberg/sidecar/reader/storage"
+
+	iofs "io/fs"
 	"iter"
 	"math"
 	"slices"
@@ -22,7 +26,6 @@ import (
 	"github.com/parquet-go/parquet-go"
 
 	"github.com/druidiceberg/sidecar/internal/memory"
-	"github.com/druidiceberg/sidecar/reader/parquetpage"
 	"github.com/druidiceberg/sidecar/splits/split"
 )
 
@@ -121,7 +124,7 @@ type deleteLoader struct {
 
 // fs returns a FileIO for one delete file, so that a storage error while
 // loading it is classified on its own, whichever stream the load serves.
-func (l *deleteLoader) watched() *watchedIO { return &watchedIO{IO: l.fs} }
+func (l *deleteLoader) watched() *storage.Watched { return &storage.Watched{IO: l.fs} }
 
 // cached returns the value under key, loading it (and counting the load)
 // when this caller has to; without a cache it always loads. load decodes
@@ -249,7 +252,7 @@ func loadPositions(l *deleteLoader, s split.Split) (*positions, error) {
 // too many, once for each data file, keeping only that file's positions;
 // the cache remembers which way a file is decoded.
 func (l *deleteLoader) positionDeletes(d split.DeleteFile, dataPath string) (*dv.RoaringPositionBitmap, error) {
-	if err := checkFormat("positional delete file", d.Path, d.Format); err != nil {
+	if err := storage.CheckFormat("positional delete file", d.Path, d.Format); err != nil {
 		return nil, err
 	}
 	if l.r.cache != nil {
@@ -334,7 +337,7 @@ func (l *deleteLoader) wholeBytes() int64 {
 // decodePositions decodes d as readPositionDeletes does, for the loads of
 // positionDeletes: a decoding that would hold more than whole bytes gives
 // wideFile.
-func decodePositions(fs *watchedIO, d split.DeleteFile, only map[string]bool, res *memory.Reservation, whole int64) (any, int64, error) {
+func decodePositions(fs *storage.Watched, d split.DeleteFile, only map[string]bool, res *memory.Reservation, whole int64) (any, int64, error) {
 	e, err := readPositionDeletes(fs, d, only, res, whole)
 	if errors.Is(err, errWholeTooLarge) {
 		return wideFile, 0, nil
@@ -374,13 +377,13 @@ func (e *positionEntry) positionsOf(d split.DeleteFile, dataPath string) (*dv.Ro
 // for positionsOf to report otherwise. What it decodes is reserved from
 // res as it goes; with whole > 0, decoding stops with errWholeTooLarge
 // once it would hold more than whole bytes.
-func readPositionDeletes(fs *watchedIO, d split.DeleteFile, only map[string]bool, res *memory.Reservation, whole int64) (_ *positionEntry, err error) {
-	cf, err := openColumns(fs, "positional delete file", d)
+func readPositionDeletes(fs *storage.Watched, d split.DeleteFile, only map[string]bool, res *memory.Reservation, whole int64) (_ *positionEntry, err error) {
+	cf, err := storage.OpenColumns(fs, "positional delete file", d)
 	if err != nil {
 		return nil, err
 	}
 	defer closeErr(cf, &err, "close positional delete file "+d.Path)
-	root := cf.root
+	root := cf.Root
 	pathCol := deleteColumn(root, fieldIDDeleteFilePath, nameDeleteFilePath)
 	posCol := deleteColumn(root, fieldIDDeletePos, nameDeletePos)
 	if pathCol == nil || posCol == nil || pathCol.Type().Kind() != parquet.ByteArray || posCol.Type().Kind() != parquet.Int64 {
@@ -402,7 +405,7 @@ func readPositionDeletes(fs *watchedIO, d split.DeleteFile, only map[string]bool
 		}
 		return mem.add(n)
 	}
-	err = cf.scan(fs, r.Order, func() error {
+	err = cf.Scan(fs, r.Order, func() error {
 		if lp.Null() {
 			return nil
 		}
@@ -504,7 +507,7 @@ func (l *deleteLoader) deletionVector(d split.DeleteFile, dataPath string) (*dv.
 
 // readDeletionVector reads the deletion vector blob of d, which references
 // the data file ref.
-func readDeletionVector(fs *watchedIO, d split.DeleteFile, ref string) (*dv.RoaringPositionBitmap, error) {
+func readDeletionVector(fs *storage.Watched, d split.DeleteFile, ref string) (*dv.RoaringPositionBitmap, error) {
 	b, err := iceberg.NewDataFileBuilder(iceberg.PartitionSpec{}, iceberg.EntryContentPosDeletes,
 		d.Path, iceberg.PuffinFile, nil, nil, nil, d.Records, d.Size)
 	if err != nil {
@@ -516,7 +519,7 @@ func readDeletionVector(fs *watchedIO, d split.DeleteFile, ref string) (*dv.Roar
 		if isNotExist(err) {
 			return nil, fmt.Errorf("read deletion vector %s: %w", d.Path, err)
 		}
-		return nil, fmt.Errorf("read deletion vector %s: %w", d.Path, fs.classify(err))
+		return nil, fmt.Errorf("read deletion vector %s: %w", d.Path, fs.Classify(err))
 	}
 	return bm, nil
 }
@@ -524,7 +527,7 @@ func readDeletionVector(fs *watchedIO, d split.DeleteFile, ref string) (*dv.Roar
 // readDV reads a deletion vector with iceberg-go (its puffin blob and
 // roaring bitmap), third-party code fed the file's bytes: a panic of its
 // is the file's damage.
-func readDV(fs *watchedIO, df iceberg.DataFile) (bm *dv.RoaringPositionBitmap, err error) {
+func readDV(fs *storage.Watched, df iceberg.DataFile) (bm *dv.RoaringPositionBitmap, err error) {
 	if err := checkDVKeys(fs, df); err != nil {
 		return nil, err
 	}
@@ -547,7 +550,7 @@ const dvKeyBytes = 4 + 8
 // bytes claiming its cap of 2^25 keys made it allocate over a gigabyte.
 // The blob's other counts (a roaring bitmap's containers and their
 // values) are read against the bytes that hold them.
-func checkDVKeys(fs *watchedIO, df iceberg.DataFile) (err error) {
+func checkDVKeys(fs *storage.Watched, df iceberg.DataFile) (err error) {
 	off, size := df.ContentOffset(), df.ContentSizeInBytes()
 	// A blob too short for a count, or one the footer places elsewhere,
 	// is iceberg-go's to refuse.
@@ -571,34 +574,12 @@ func checkDVKeys(fs *watchedIO, df iceberg.DataFile) (err error) {
 	return nil
 }
 
-// scanRows reads every row of pf, whose bytes src holds, through the
-// leaves (flat columns only) and calls row after each row is loaded.
-func scanRows(fs *watchedIO, pf *parquet.File, src io.ReaderAt, leaves []*column.Leaf, row func() error) (err error) {
-	defer func() {
-		for _, l := range leaves {
-			l.Stop()
-		}
-	}()
-	var scratch parquetpage.Scratch
-	for _, rg := range pf.Metadata().RowGroups {
-		for _, l := range leaves {
-			l.Start(src, &rg.Columns[l.Index].MetaData, &scratch)
-		}
-		for range rg.NumRows {
-			for _, l := range leaves {
-				if err := l.Advance(); err != nil {
-					return fs.classify(err)
-				}
-			}
-			if err := row(); err != nil {
-				return err
-			}
-		}
-		for _, l := range leaves {
-			if err := l.End(); err != nil {
-				return fs.classify(err)
-			}
-		}
+// closeErr closes c and joins a failure into *err.
+func closeErr(c io.Closer, err *error, what string) {
+	if cerr := c.Close(); cerr != nil {
+		*err = errors.Join(*err, fmt.Errorf("%s: %w", what, cerr))
 	}
-	return nil
 }
+
+// isNotExist reports whether err says a file does not exist.
+func isNotExist(err error) bool { return errors.Is(err, iofs.ErrNotExist) }

@@ -11,6 +11,7 @@ import (
 	"github.com/druidiceberg/sidecar/reader/column"
 	"github.com/druidiceberg/sidecar/reader/encode"
 	"github.com/druidiceberg/sidecar/reader/schema"
+	"github.com/druidiceberg/sidecar/reader/storage"
 	"github.com/druidiceberg/sidecar/splits/split"
 )
 
@@ -223,13 +224,13 @@ func equalityField(schema *iceberg.Schema, id int, path string) (iceberg.NestedF
 // the whole rows Flink writes). Keys are in the table schema's types, so a
 // key column written under an older, narrower type still matches. What it
 // decodes is reserved from res as it goes, its filter included.
-func readEqualityDeletes(fs *watchedIO, d split.DeleteFile, t split.TableSchema, res *memory.Reservation) (_ map[string]struct{}, err error) {
-	cf, err := openColumns(fs, "equality delete file", d)
+func readEqualityDeletes(fs *storage.Watched, d split.DeleteFile, t split.TableSchema, res *memory.Reservation) (_ map[string]struct{}, err error) {
+	cf, err := storage.OpenColumns(fs, "equality delete file", d)
 	if err != nil {
 		return nil, err
 	}
 	defer closeErr(cf, &err, "close equality delete file "+d.Path)
-	r, err := schema.NewResolver(d.Path, cf.root, t.NameMapping)
+	r, err := schema.NewResolver(d.Path, cf.Root, t.NameMapping)
 	if err != nil {
 		return nil, err
 	}
@@ -239,7 +240,7 @@ func readEqualityDeletes(fs *watchedIO, d split.DeleteFile, t split.TableSchema,
 		if err != nil {
 			return nil, err
 		}
-		c := r.FindColumn(cf.root, id)
+		c := r.FindColumn(cf.Root, id)
 		if !flatLeaf(c) {
 			return nil, fmt.Errorf("read equality delete file %s: %w: no column with field id %d that holds one value a row", d.Path, ErrCorruptFile, id)
 		}
@@ -252,7 +253,7 @@ func readEqualityDeletes(fs *watchedIO, d split.DeleteFile, t split.TableSchema,
 	keys := map[string]struct{}{}
 	var kb []byte
 	mem := charge{res: res}
-	err = cf.scan(fs, r.Order, func() error {
+	err = cf.Scan(fs, r.Order, func() error {
 		kb = kb[:0]
 		for _, l := range cols {
 			kb = appendLeafKey(kb, l)

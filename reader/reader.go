@@ -40,17 +40,16 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
+	"sync/atomic"
+
+	"github.com/apache/iceberg-go"
 
 	"github.com/druidiceberg/sidecar/reader/avro"
 	"github.com/druidiceberg/sidecar/reader/column"
 	"github.com/druidiceberg/sidecar/reader/encode"
 	"github.com/druidiceberg/sidecar/reader/schema"
-
-	iofs "io/fs"
-	"slices"
-	"sync/atomic"
-
-	"github.com/apache/iceberg-go"
+	"github.com/druidiceberg/sidecar/reader/storage"
 
 	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/parquet-go/parquet-go"
@@ -214,7 +213,7 @@ type Stream struct {
 // groups read, the columns resolved, its delete sets and residual filter.
 type fileStream struct {
 	path    string
-	fs      *watchedIO
+	fs      *storage.Watched
 	file    icebergio.File
 	pf      *parquet.File
 	avro    *avro.File // instead of pf for an Avro data file
@@ -295,7 +294,7 @@ func (s *Stream) open(ctx context.Context, sp split.Split) (_ *fileStream, err e
 	if err != nil {
 		return nil, fmt.Errorf("open split of %s: %w", sp.Data.Path, err)
 	}
-	if err := checkFormat("data file", sp.Data.Path, sp.Data.Format); err != nil {
+	if err := storage.CheckFormat("data file", sp.Data.Path, sp.Data.Format); err != nil {
 		return nil, err
 	}
 	filter, filterIDs, err := parseResidual(sp.Filter, ts)
@@ -305,16 +304,16 @@ func (s *Stream) open(ctx context.Context, sp split.Split) (_ *fileStream, err e
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	fs := newWatchedIO(s.fs, sp)
+	fs := storage.Watch(s.fs, sp)
 	st := &fileStream{path: sp.Data.Path, fs: fs}
 	var root *parquet.Column
-	if isAvro(sp.Data.Format) {
-		if st.avro, err = openAvroData(fs, sp.Data); err != nil {
+	if storage.IsAvro(sp.Data.Format) {
+		if st.avro, err = storage.OpenAvroData(fs, sp.Data); err != nil {
 			return nil, err
 		}
 		root = st.avro.Root
 	} else {
-		if st.pf, st.file, err = openParquet(fs, "data file", sp.Data.Path, sp.Data.Size); err != nil {
+		if st.pf, st.file, err = storage.OpenParquet(fs, "data file", sp.Data.Path, sp.Data.Size); err != nil {
 			return nil, err
 		}
 		root = st.pf.Root()
@@ -523,7 +522,7 @@ func (f *fileStream) run(b *batch) error {
 					continue
 				}
 				if err := l.Advance(); err != nil {
-					return fmt.Errorf("read data file %s: %w", f.path, f.fs.classify(err))
+					return fmt.Errorf("read data file %s: %w", f.path, f.fs.Classify(err))
 				}
 			}
 			if err := f.row(b, dels, base+i); err != nil {
@@ -532,7 +531,7 @@ func (f *fileStream) run(b *batch) error {
 		}
 		for _, l := range f.leaves {
 			if err := l.End(); err != nil {
-				return fmt.Errorf("read data file %s: %w", f.path, f.fs.classify(err))
+				return fmt.Errorf("read data file %s: %w", f.path, f.fs.Classify(err))
 			}
 		}
 	}
@@ -699,13 +698,3 @@ func (f *fileStream) close() error {
 	}
 	return errors.Join(errs...)
 }
-
-// closeErr closes c and joins a failure into *err.
-func closeErr(c io.Closer, err *error, what string) {
-	if cerr := c.Close(); cerr != nil {
-		*err = errors.Join(*err, fmt.Errorf("%s: %w", what, cerr))
-	}
-}
-
-// isNotExist reports whether err says a file does not exist.
-func isNotExist(err error) bool { return errors.Is(err, iofs.ErrNotExist) }

@@ -1,4 +1,16 @@
-package reader
+// Package storage opens the files of one split through the FileIO of its
+// table: Parquet files with their footers held to what the rest of the file
+// and the manifest confirm (OpenParquet), Avro data files (OpenAvroData),
+// and delete files of either format by columns (OpenColumns, ColumnFile).
+// Watched wraps the FileIO so that a failing read of the storage itself (a
+// network error, a permission error) is told apart from bytes that do not
+// decode: Classify wraps the latter with readerr.ErrCorruptFile and keeps
+// the former's cause, and a missing file keeps fs.ErrNotExist.
+//
+// It owns opening and the footer only: decoding pages is parquetpage's and
+// column's, Avro records avro's, and which columns to read schema
+// resolution's.
+package storage
 
 import (
 	"encoding/binary"
@@ -10,35 +22,36 @@ import (
 	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/parquet-go/parquet-go"
 
+	"github.com/druidiceberg/sidecar/reader/readerr"
 	"github.com/druidiceberg/sidecar/splits/split"
 )
 
-// watchedIO wraps the FileIO of one Open so that a failing read of the
+// Watched wraps the FileIO of one Open so that a failing read of the
 // storage itself (a network error, a permission error) can be told apart
-// from bytes that do not decode: only the latter are ErrCorruptFile.
-type watchedIO struct {
+// from bytes that do not decode: only the latter are readerr.ErrCorruptFile.
+type Watched struct {
 	icebergio.IO
-	// records are the row counts the manifests give the split's Parquet
-	// files, by path; openParquet holds each file's footer to its count.
-	records map[string]int64
+	// Records are the row counts the manifests give the split's Parquet
+	// files, by path; OpenParquet holds each file's footer to its count.
+	Records map[string]int64
 
 	mu  sync.Mutex
 	err error
 }
 
-// newWatchedIO watches the reads of the files of split s through fs.
-func newWatchedIO(fs icebergio.IO, s split.Split) *watchedIO {
-	w := &watchedIO{IO: fs, records: map[string]int64{s.Data.Path: s.Data.Records}}
+// Watch watches the reads of the files of split s through fs.
+func Watch(fs icebergio.IO, s split.Split) *Watched {
+	w := &Watched{IO: fs, Records: map[string]int64{s.Data.Path: s.Data.Records}}
 	for _, d := range s.Deletes {
 		if d.Kind != split.DeleteDeletionVector {
-			w.records[d.Path] = d.Records
+			w.Records[d.Path] = d.Records
 		}
 	}
 	return w
 }
 
 // Open opens name through the wrapped FileIO and watches its reads.
-func (w *watchedIO) Open(name string) (icebergio.File, error) {
+func (w *Watched) Open(name string) (icebergio.File, error) {
 	f, err := w.IO.Open(name)
 	if err != nil {
 		return nil, err
@@ -52,7 +65,7 @@ func (w *watchedIO) Open(name string) (icebergio.File, error) {
 
 // note records the first storage error; reading past the end of a file is
 // the file's fault (a wrong size or a truncated file), not the storage's.
-func (w *watchedIO) note(err error) {
+func (w *Watched) note(err error) {
 	if err == nil || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
 		return
 	}
@@ -63,15 +76,15 @@ func (w *watchedIO) note(err error) {
 	w.mu.Unlock()
 }
 
-// classify wraps a decoding error: with the storage error when a read
-// failed, with ErrCorruptFile otherwise.
-func (w *watchedIO) classify(err error) error {
+// Classify wraps a decoding error: with the storage error when a read
+// failed, with readerr.ErrCorruptFile otherwise.
+func (w *Watched) Classify(err error) error {
 	w.mu.Lock()
 	serr := w.err
 	w.mu.Unlock()
 	switch {
 	case serr == nil:
-		return fmt.Errorf("%w: %w", ErrCorruptFile, err)
+		return fmt.Errorf("%w: %w", readerr.ErrCorruptFile, err)
 	case errors.Is(err, serr):
 		return err
 	default:
@@ -81,7 +94,7 @@ func (w *watchedIO) classify(err error) error {
 
 type watchedFile struct {
 	icebergio.File
-	w    *watchedIO
+	w    *Watched
 	size int64 // -1 when unknown
 }
 
@@ -105,10 +118,10 @@ func (f *watchedFile) Read(p []byte) (int, error) {
 // that an object store sees few requests per column chunk.
 const readBufferSize = 256 << 10
 
-// openParquet opens a Parquet file through fs (which applies the location
+// OpenParquet opens a Parquet file through fs (which applies the location
 // map) and reads its footer, skipping the page indexes and bloom filters
 // the reader never uses. what names the file in errors ("data file").
-func openParquet(fs *watchedIO, what, path string, size int64) (_ *parquet.File, _ icebergio.File, err error) {
+func OpenParquet(fs *Watched, what, path string, size int64) (_ *parquet.File, _ icebergio.File, err error) {
 	f, err := fs.Open(path)
 	if err != nil {
 		return nil, nil, fmt.Errorf("open %s %s: %w", what, path, err)
@@ -120,7 +133,7 @@ func openParquet(fs *watchedIO, what, path string, size int64) (_ *parquet.File,
 		// parquet-go panics on some malformed schemas; a bad file must not
 		// take the server down.
 		if r := recover(); r != nil {
-			err = fmt.Errorf("read %s %s: %w: %v", what, path, ErrCorruptFile, r)
+			err = fmt.Errorf("read %s %s: %w: %v", what, path, readerr.ErrCorruptFile, r)
 		}
 		if err != nil {
 			_ = f.Close()
@@ -136,11 +149,11 @@ func openParquet(fs *watchedIO, what, path string, size int64) (_ *parquet.File,
 	if size >= 8 {
 		if n, _ := f.ReadAt(t.tail[:], size-8); n == 8 {
 			if m := string(t.tail[4:]); m != parquetMagic && m != encryptedMagic {
-				return nil, nil, fmt.Errorf("read %s %s: %w: it does not end with Parquet's magic bytes", what, path, ErrCorruptFile)
+				return nil, nil, fmt.Errorf("read %s %s: %w: it does not end with Parquet's magic bytes", what, path, readerr.ErrCorruptFile)
 			}
 			if footer := int64(binary.LittleEndian.Uint32(t.tail[:4])); footer > size-12 {
 				return nil, nil, fmt.Errorf("read %s %s: %w: its footer is longer than the file's %d bytes",
-					what, path, ErrCorruptFile, size)
+					what, path, readerr.ErrCorruptFile, size)
 			}
 			t.off = size - 8
 		}
@@ -151,10 +164,10 @@ func openParquet(fs *watchedIO, what, path string, size int64) (_ *parquet.File,
 		parquet.ReadBufferSize(readBufferSize),
 	)
 	if err != nil {
-		return nil, nil, fmt.Errorf("read %s %s: %w", what, path, fs.classify(err))
+		return nil, nil, fmt.Errorf("read %s %s: %w", what, path, fs.Classify(err))
 	}
-	if err := checkFooter(pf, fs.records[path]); err != nil {
-		return nil, nil, fmt.Errorf("read %s %s: %w: %w", what, path, ErrCorruptFile, err)
+	if err := checkFooter(pf, fs.Records[path]); err != nil {
+		return nil, nil, fmt.Errorf("read %s %s: %w: %w", what, path, readerr.ErrCorruptFile, err)
 	}
 	return pf, f, nil
 }
