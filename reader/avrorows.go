@@ -2,11 +2,13 @@ package reader
 
 import (
 	"fmt"
+
+	"github.com/druidiceberg/sidecar/reader/deletes"
 )
 
 // runAvro writes the surviving rows of an Avro data file into b, a chunk
 // of records at a time; positions count records from the file's first.
-func (f *fileStream) runAvro(b *batch, dels *positionWalk) error {
+func (f *fileStream) runAvro(b *batch, dels *deletes.PositionWalk) error {
 	var base int64
 	for {
 		n, err := f.avro.Fill()

@@ -11,6 +11,7 @@ import (
 	"github.com/apache/iceberg-go"
 
 	"github.com/druidiceberg/sidecar/reader"
+	"github.com/druidiceberg/sidecar/reader/deletes"
 	"github.com/druidiceberg/sidecar/splits/split"
 )
 
@@ -38,7 +39,7 @@ func TestReadDeleteColumns(t *testing.T) {
 	fs := testFS(dir)
 
 	pos := split.DeleteFile{Kind: split.DeletePosition, Path: pPos, Format: "PARQUET", Size: zPos, Records: 2}
-	cols, err := reader.ReadDeleteColumns(fs, pos, schema, []int{reader.FieldIDDeleteFilePath, reader.FieldIDDeletePos}, 10)
+	cols, err := deletes.ReadColumns(fs, pos, schema, []int{deletes.FieldIDDeleteFilePath, deletes.FieldIDDeletePos}, 10)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,7 +52,7 @@ func TestReadDeleteColumns(t *testing.T) {
 	}
 
 	eq := split.DeleteFile{Kind: split.DeleteEquality, Path: pEq, Format: "PARQUET", Size: zEq, Records: 2, EqualityIDs: []int{1, 2, 3, 4}}
-	cols, err = reader.ReadDeleteColumns(fs, eq, schema, []int{1, 2, 3, 4}, 10)
+	cols, err = deletes.ReadColumns(fs, eq, schema, []int{1, 2, 3, 4}, 10)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,13 +65,13 @@ func TestReadDeleteColumns(t *testing.T) {
 	}
 
 	t.Run("more rows than the bound", func(t *testing.T) {
-		if _, err := reader.ReadDeleteColumns(fs, eq, schema, []int{1}, 1); !errors.Is(err, reader.ErrUnsupported) {
+		if _, err := deletes.ReadColumns(fs, eq, schema, []int{1}, 1); !errors.Is(err, reader.ErrUnsupported) {
 			t.Fatalf("err = %v, want ErrUnsupported", err)
 		}
 	})
 	t.Run("a column it does not read", func(t *testing.T) {
 		dbl := split.TableSchema{Schema: iceberg.NewSchema(0, field(1, "id", iceberg.PrimitiveTypes.Float64))}
-		if _, err := reader.ReadDeleteColumns(fs, eq, dbl, []int{1}, 10); err == nil {
+		if _, err := deletes.ReadColumns(fs, eq, dbl, []int{1}, 10); err == nil {
 			t.Fatal("a double key read as a delete column")
 		}
 	})
@@ -87,7 +88,7 @@ func TestReadDeleteColumns(t *testing.T) {
 		}
 		bad := eq
 		bad.Path = filepath.Join(dir, "bad.parquet")
-		if _, err := reader.ReadDeleteColumns(fs, bad, schema, []int{1, 2}, 10); !errors.Is(err, reader.ErrCorruptFile) {
+		if _, err := deletes.ReadColumns(fs, bad, schema, []int{1, 2}, 10); !errors.Is(err, reader.ErrCorruptFile) {
 			t.Fatalf("err = %v, want ErrCorruptFile", err)
 		}
 	})

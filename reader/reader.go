@@ -44,19 +44,18 @@ import (
 	"sync/atomic"
 
 	"github.com/apache/iceberg-go"
-
-	"github.com/druidiceberg/sidecar/reader/avro"
-	"github.com/druidiceberg/sidecar/reader/column"
-	"github.com/druidiceberg/sidecar/reader/encode"
-	"github.com/druidiceberg/sidecar/reader/schema"
-	"github.com/druidiceberg/sidecar/reader/storage"
-
 	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/parquet-go/parquet-go"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/druidiceberg/sidecar/internal/memory"
+	"github.com/druidiceberg/sidecar/reader/avro"
+	"github.com/druidiceberg/sidecar/reader/column"
+	"github.com/druidiceberg/sidecar/reader/deletes"
+	"github.com/druidiceberg/sidecar/reader/encode"
 	"github.com/druidiceberg/sidecar/reader/parquetpage"
+	"github.com/druidiceberg/sidecar/reader/schema"
+	"github.com/druidiceberg/sidecar/reader/storage"
 	"github.com/druidiceberg/sidecar/splits/split"
 )
 
@@ -78,8 +77,8 @@ const maxBatchBytes = 256 << 10
 type Reader struct {
 	batchRows int
 	enc       encode.Options
-	cache     *DeleteCache // nil: every Open reads its delete files
-	space     uint64       // the Reader's namespace in cache
+	cache     *deletes.Cache // nil: every Open reads its delete files
+	space     uint64         // the Reader's namespace in cache
 	// budget is the memory that decoded delete files reserve as they
 	// decode (nil: none); deleteBound bounds one file's (0: the budget's).
 	budget          *memory.Budget
@@ -119,7 +118,7 @@ func WithBinaryAsString(asString bool) Option {
 // Readers may share (they share its bound, never its entries: each Reader's
 // FileIO decides what a path names). Without it, or with a nil c, every
 // Open reads and decodes its split's delete files.
-func WithDeleteCache(c *DeleteCache) Option {
+func WithDeleteCache(c *deletes.Cache) Option {
 	return func(r *Reader) { r.cache = c }
 }
 
@@ -144,7 +143,7 @@ func New(reg prometheus.Registerer, opts ...Option) *Reader {
 		o(r)
 	}
 	if r.cache != nil {
-		r.space = r.cache.space()
+		r.space = r.cache.Space()
 	}
 	return r
 }
@@ -191,7 +190,7 @@ type Stream struct {
 	cur       *fileStream
 	path      string // the file being read, for errors
 	next      int    // the index in parts of the file after cur
-	loader    *deleteLoader
+	loader    *deletes.Loader
 	scratch   parquetpage.Scratch // the page buffers the files' columns share
 	batchRows int
 
@@ -220,8 +219,8 @@ type fileStream struct {
 	leaves  []*column.Leaf
 	groups  []rowGroup // the row groups the split reads
 	rows    rowEncoder
-	deletes *positions
-	eq      []*eqSet
+	deletes *deletes.Positions
+	eq      []*deletes.EqualitySet
 	filter  *residual // nil without a residual filter
 	kb      []byte    // scratch for equality keys
 }
@@ -268,13 +267,14 @@ func (r *Reader) OpenAll(ctx context.Context, fs icebergio.IO, parts []split.Spl
 	}
 	st := &Stream{
 		r: r, fs: fs, parts: parts, table: t, name: first.Data.Path, batchRows: r.batchRows,
-		loader: &deleteLoader{r: r, fs: fs, loaded: map[split.DeleteKind]int64{}, parts: parts},
+		loader: deletes.NewLoader(deletes.Config{Cache: r.cache, Space: r.space, Budget: r.budget, Bound: r.deleteBound, BoundName: r.deleteBoundName},
+			fs, parts),
 	}
 	if len(parts) > 1 {
 		st.name = fmt.Sprintf("%s and %d more data files", first.Data.Path, len(parts)-1)
 	}
 	if st.cur, err = st.open(ctx, first); err != nil {
-		st.loader.release()
+		st.loader.Release()
 		return nil, err
 	}
 	st.next = 1
@@ -358,13 +358,13 @@ func (s *Stream) open(ctx context.Context, sp split.Split) (_ *fileStream, err e
 		}
 	}
 
-	if st.deletes, err = loadPositions(s.loader, sp); err != nil {
+	if st.deletes, err = deletes.LoadPositions(s.loader, sp); err != nil {
 		return nil, err
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if st.eq, err = loadEqualitySets(s.loader, sp, t, root, res); err != nil {
+	if st.eq, err = deletes.LoadEqualitySets(s.loader, sp, t, root, res); err != nil {
 		return nil, err
 	}
 	if filter != nil {
@@ -492,8 +492,8 @@ func (s *Stream) closeCurrent() error {
 // run writes the surviving rows of one file's row groups into b.
 func (f *fileStream) run(b *batch) error {
 	s := b.s
-	dels := f.deletes.walk()
-	defer dels.stop()
+	dels := f.deletes.Walk()
+	defer dels.Stop()
 	if f.avro != nil {
 		return f.runAvro(b, dels)
 	}
@@ -540,7 +540,7 @@ func (f *fileStream) run(b *batch) error {
 
 // row writes the row at position pos of the file, whose entries the
 // leaves are at, into b unless a delete or the residual filter removes it.
-func (f *fileStream) row(b *batch, dels *positionWalk, pos int64) error {
+func (f *fileStream) row(b *batch, dels *deletes.PositionWalk, pos int64) error {
 	s := b.s
 	s.local.read++
 	if b.sinceCheck++; b.sinceCheck >= s.batchRows {
@@ -550,15 +550,15 @@ func (f *fileStream) row(b *batch, dels *positionWalk, pos int64) error {
 			return err
 		}
 	}
-	if p := uint64(pos); p >= dels.next {
-		if dels.deleted(p) {
-			s.countPositional(f.deletes.kindOf(p))
+	if p := uint64(pos); p >= dels.Next {
+		if dels.Deleted(p) {
+			s.countPositional(f.deletes.KindOf(p))
 			return nil
 		}
 	}
 	deleted := false
 	for _, e := range f.eq {
-		if f.kb, deleted = e.contains(f.kb); deleted {
+		if f.kb, deleted = e.Contains(f.kb); deleted {
 			break
 		}
 	}
@@ -592,17 +592,17 @@ func (f *fileStream) row(b *batch, dels *positionWalk, pos int64) error {
 // is a deleted position, and if so counts them without decoding a page.
 func (f *fileStream) groupDeleted(s *Stream, base, n int64) bool {
 	d := f.deletes
-	if d.all == nil || d.count < n {
+	if d.All == nil || d.Count < n {
 		return false
 	}
 	for p := base; p < base+n; p++ {
-		if !d.all.Contains(uint64(p)) {
+		if !d.All.Contains(uint64(p)) {
 			return false
 		}
 	}
 	for p := base; p < base+n; p++ {
 		s.local.read++
-		s.countPositional(d.kindOf(uint64(p)))
+		s.countPositional(d.KindOf(uint64(p)))
 	}
 	return true
 }
@@ -632,8 +632,8 @@ func (s *Stream) publish() {
 	now := tally{read: s.local.read, emitted: s.local.emitted, filtered: s.local.filtered, invalid: invalid,
 		deleted: [3]int64{s.local.position, s.local.equality, s.local.dv}}
 	for i, k := range deleteKinds {
-		p.loads[i].Store(s.loader.loaded[k])
-		now.loads[i] = s.loader.loaded[k]
+		p.loads[i].Store(s.loader.Loaded[k])
+		now.loads[i] = s.loader.Loaded[k]
 	}
 	if s.used {
 		// The metrics follow the stream batch by batch once it runs: a
@@ -676,7 +676,7 @@ func (s *Stream) Close() error {
 		return nil
 	}
 	s.closed = true
-	defer s.loader.release()
+	defer s.loader.Release()
 	return s.closeCurrent()
 }
 

@@ -20,6 +20,7 @@ import (
 	"github.com/druidiceberg/sidecar/internal/cost"
 	"github.com/druidiceberg/sidecar/internal/tablegen"
 	"github.com/druidiceberg/sidecar/reader"
+	"github.com/druidiceberg/sidecar/reader/deletes"
 	"github.com/druidiceberg/sidecar/splits"
 	"github.com/druidiceberg/sidecar/splits/catalog"
 	"github.com/druidiceberg/sidecar/splits/split"
@@ -252,11 +253,11 @@ func BenchmarkOpenSharedPositionalDeletes(b *testing.B) {
 	b.Run("cached_cold", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			openAll(b, newReader(testFS(dir), reader.WithDeleteCache(reader.NewDeleteCache(256<<20, nil))))
+			openAll(b, newReader(testFS(dir), reader.WithDeleteCache(deletes.NewCache(256<<20, nil))))
 		}
 	})
 	b.Run("cached_warm", func(b *testing.B) {
-		r := newReader(testFS(dir), reader.WithDeleteCache(reader.NewDeleteCache(256<<20, nil)))
+		r := newReader(testFS(dir), reader.WithDeleteCache(deletes.NewCache(256<<20, nil)))
 		openAll(b, r)
 		b.ReportAllocs()
 		for b.Loop() {
@@ -297,7 +298,7 @@ func BenchmarkReadBenchTable(b *testing.B) {
 	ts := split.TableSchema{Schema: tbl.Schema()}
 	fsys := catalog.NewFS(nil, nil)
 	b.Run("reader", func(b *testing.B) {
-		r := newReader(fsys, reader.WithDeleteCache(reader.NewDeleteCache(64<<20, nil)))
+		r := newReader(fsys, reader.WithDeleteCache(deletes.NewCache(64<<20, nil)))
 		cpu := cost.CPUTime()
 		for b.Loop() {
 			discardSplit(b, r, []split.Split{sp}, ts)

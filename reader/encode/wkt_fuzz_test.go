@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/twpayne/go-geom"
-
 	"github.com/twpayne/go-geom/encoding/wkb"
 	"github.com/twpayne/go-geom/encoding/wkbcommon"
 

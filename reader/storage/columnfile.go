@@ -54,7 +54,7 @@ func OpenAvroData(fs *Watched, d split.DataFile) (*avro.File, error) {
 
 // ColumnFile is a delete file opened for reading by columns: a Parquet
 // file, or an Avro file shredded into the same leaves.
-type columnFile struct {
+type ColumnFile struct {
 	Root    *parquet.Column
 	Parquet *parquet.File
 	file    icebergio.File
@@ -63,7 +63,7 @@ type columnFile struct {
 
 // OpenColumns opens the delete file d, Parquet or Avro; what names it in
 // errors ("equality delete file").
-func OpenColumns(fs *Watched, what string, d split.DeleteFile) (*columnFile, error) {
+func OpenColumns(fs *Watched, what string, d split.DeleteFile) (*ColumnFile, error) {
 	if err := CheckFormat(what, d.Path, d.Format); err != nil {
 		return nil, err
 	}
@@ -72,18 +72,18 @@ func OpenColumns(fs *Watched, what string, d split.DeleteFile) (*columnFile, err
 		if err != nil {
 			return nil, err
 		}
-		return &columnFile{Root: a.Root, avro: a}, nil
+		return &ColumnFile{Root: a.Root, avro: a}, nil
 	}
 	pf, f, err := OpenParquet(fs, what, d.Path, d.Size)
 	if err != nil {
 		return nil, err
 	}
-	return &columnFile{Root: pf.Root(), Parquet: pf, file: f}, nil
+	return &ColumnFile{Root: pf.Root(), Parquet: pf, file: f}, nil
 }
 
 // Scan reads every row of the file through the leaves (flat columns only)
 // and calls row after each row is loaded.
-func (c *columnFile) Scan(fs *Watched, leaves []*column.Leaf, row func() error) error {
+func (c *ColumnFile) Scan(fs *Watched, leaves []*column.Leaf, row func() error) error {
 	if c.avro != nil {
 		return c.avro.Scan(leaves, row)
 	}
@@ -91,7 +91,7 @@ func (c *columnFile) Scan(fs *Watched, leaves []*column.Leaf, row func() error) 
 }
 
 // Close closes the file.
-func (c *columnFile) Close() error {
+func (c *ColumnFile) Close() error {
 	if c.avro != nil {
 		return c.avro.Close()
 	}

@@ -1,4 +1,23 @@
-package reader
+// Package deletes loads the delete sets a split's data files need, as
+// iceberg-go's PlanFiles matched the delete files to them: positional
+// deletes whose file_path is the data file's path exactly and deletion
+// vectors from puffin blobs, as one bitmap of positions a data file
+// (Positions, walked in file order by PositionWalk); equality deletes as
+// one key set for each list of equality field ids (EqualitySet), keyed by
+// encode.AppendKey in the table schema's types so that a null equals a null
+// and a key written under a narrower type still matches. A Loader loads the
+// sets of one Open through the Reader's Cache when it has one, so that a
+// delete file many splits share is decoded once, and reserves what decoded
+// files hold from the memory budget. ReadColumns reads chosen columns of a
+// delete file for the /changes diff.
+//
+// It owns the delete sets and their cache: which rows a stream emits (the
+// walk over row groups, the residual filter, the encoding) is package
+// reader's; the files are opened by reader/storage, resolved by
+// reader/schema and read through column leaves. A delete file that cannot
+// be decoded wraps readerr.ErrCorruptFile; one that would hold more memory
+// than its bound wraps memory.ErrTooLarge.
+package deletes
 
 import (
 	"bytes"
@@ -6,9 +25,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-
-	"github.com/druidiceberg/sidecar/reader/storage"
-
 	iofs "io/fs"
 	"iter"
 	"math"
@@ -16,16 +32,16 @@ import (
 	"strconv"
 
 	"github.com/apache/iceberg-go"
-
-	"github.com/druidiceberg/sidecar/reader/column"
-	"github.com/druidiceberg/sidecar/reader/encode"
-	"github.com/druidiceberg/sidecar/reader/schema"
-
 	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table/dv"
 	"github.com/parquet-go/parquet-go"
 
 	"github.com/druidiceberg/sidecar/internal/memory"
+	"github.com/druidiceberg/sidecar/reader/column"
+	"github.com/druidiceberg/sidecar/reader/encode"
+	"github.com/druidiceberg/sidecar/reader/readerr"
+	"github.com/druidiceberg/sidecar/reader/schema"
+	"github.com/druidiceberg/sidecar/reader/storage"
 	"github.com/druidiceberg/sidecar/splits/split"
 )
 
@@ -37,21 +53,21 @@ const (
 	nameDeletePos         = "pos"
 )
 
-// positions is the set of deleted row positions of one data file, from its
+// Positions is the set of deleted row positions of one data file, from its
 // positional delete files and deletion vectors, as one bitmap.
-type positions struct {
-	// all holds every deleted position; nil when the split has neither kind.
-	all *dv.RoaringPositionBitmap
+type Positions struct {
+	// All holds every deleted position; nil when the split has neither kind.
+	All *dv.RoaringPositionBitmap
 	// byPosition holds the positions named by positional delete files when
 	// the split also has a deletion vector, to count each row under the kind
 	// that matched first; nil otherwise, and kind says which kind all is.
 	byPosition *dv.RoaringPositionBitmap
 	kind       split.DeleteKind
-	count      int64
+	Count      int64
 }
 
-// kindOf returns the delete kind a deleted position is counted under.
-func (p *positions) kindOf(pos uint64) split.DeleteKind {
+// KindOf returns the delete kind a deleted position is counted under.
+func (p *Positions) KindOf(pos uint64) split.DeleteKind {
 	if p.byPosition == nil {
 		return p.kind
 	}
@@ -61,55 +77,67 @@ func (p *positions) kindOf(pos uint64) split.DeleteKind {
 	return split.DeleteDeletionVector
 }
 
-// walk returns a walk of the deleted positions in ascending order, for a
+// Walk returns a walk of the deleted positions in ascending order, for a
 // stream that reads its rows in file order: it costs a comparison a row
 // where a lookup in the bitmap costs a map access and a binary search.
-func (p *positions) walk() *positionWalk {
-	w := &positionWalk{next: math.MaxUint64}
-	if p.all != nil {
-		w.pull, w.stop = iter.Pull(p.all.Positions())
+func (p *Positions) Walk() *PositionWalk {
+	w := &PositionWalk{Next: math.MaxUint64}
+	if p.All != nil {
+		w.pull, w.Stop = iter.Pull(p.All.Positions())
 		w.advance()
 	} else {
-		w.stop = func() {}
+		w.Stop = func() {}
 	}
 	return w
 }
 
-// positionWalk steps through deleted positions; next is the least not yet
+// PositionWalk steps through deleted positions; next is the least not yet
 // passed, math.MaxUint64 past the last.
-type positionWalk struct {
-	next uint64
+type PositionWalk struct {
+	Next uint64
 	pull func() (uint64, bool)
-	stop func()
+	Stop func()
 }
 
-func (w *positionWalk) advance() {
+func (w *PositionWalk) advance() {
 	if p, ok := w.pull(); ok {
-		w.next = p
+		w.Next = p
 	} else {
-		w.next = math.MaxUint64
+		w.Next = math.MaxUint64
 	}
 }
 
-// deleted reports whether pos is deleted; pos must not be less than the
+// Deleted reports whether pos is deleted; pos must not be less than the
 // positions asked about before.
-func (w *positionWalk) deleted(pos uint64) bool {
-	for w.next < pos {
+func (w *PositionWalk) Deleted(pos uint64) bool {
+	for w.Next < pos {
 		w.advance()
 	}
-	return w.next == pos
+	return w.Next == pos
 }
 
-// deleteLoader loads the delete files of one Open: through the Reader's
-// DeleteCache when it has one, straight from storage otherwise. It counts
+// Config is what the delete loaders of one Reader share: its
+// Cache (nil: none) and the Reader's namespace in it, and the budget
+// decoded delete files reserve from, with the bound on one file (0: the
+// budget's) and what sets it (for the error).
+type Config struct {
+	Cache     *Cache
+	Space     uint64
+	Budget    *memory.Budget
+	Bound     int64
+	BoundName string
+}
+
+// Loader loads the delete files of one Open: through the Reader's
+// Cache when it has one, straight from storage otherwise. It counts
 // the files it read itself, and holds what they reserved of the memory
 // budget (or their cache entries) until the stream is closed (release).
-type deleteLoader struct {
-	r      *Reader
+type Loader struct {
+	cfg    Config
 	fs     icebergio.IO // the table's FileIO
-	loaded map[split.DeleteKind]int64
+	Loaded map[split.DeleteKind]int64
 	// eqKeys holds the equality delete files this loader decoded when the
-	// Reader has no DeleteCache, by path: the files of a packed split
+	// Reader has no Cache, by path: the files of a packed split
 	// mostly share them.
 	eqKeys map[string]*eqKeys
 	// parts are the data files of the split (several when it is packed);
@@ -122,17 +150,23 @@ type deleteLoader struct {
 	held []func()
 }
 
+// newDeleteLoader returns the loader of one Open of the data files parts,
+// reading through fs, the table's FileIO.
+func NewLoader(cfg Config, fs icebergio.IO, parts []split.Split) *Loader {
+	return &Loader{cfg: cfg, fs: fs, Loaded: map[split.DeleteKind]int64{}, parts: parts}
+}
+
 // fs returns a FileIO for one delete file, so that a storage error while
 // loading it is classified on its own, whichever stream the load serves.
-func (l *deleteLoader) watched() *storage.Watched { return &storage.Watched{IO: l.fs} }
+func (l *Loader) watched() *storage.Watched { return &storage.Watched{IO: l.fs} }
 
 // cached returns the value under key, loading it (and counting the load)
 // when this caller has to; without a cache it always loads. load decodes
 // the file, reserving what it holds from res as it goes (see charge), and
 // returns the value and its estimated size.
 // what names the file for the errors.
-func (l *deleteLoader) cached(key func() string, kind split.DeleteKind, what string, load func(res *memory.Reservation) (any, int64, error)) (any, error) {
-	res, err := l.r.budget.Reserve(memory.Deletes, 0, l.r.deleteBound, l.r.deleteBoundName)
+func (l *Loader) cached(key func() string, kind split.DeleteKind, what string, load func(res *memory.Reservation) (any, int64, error)) (any, error) {
+	res, err := l.cfg.Budget.Reserve(memory.Deletes, 0, l.cfg.Bound, l.cfg.BoundName)
 	if err != nil {
 		return nil, err
 	}
@@ -150,17 +184,17 @@ func (l *deleteLoader) cached(key func() string, kind split.DeleteKind, what str
 		}
 		return v, size, nil
 	}
-	if l.r.cache == nil {
+	if l.cfg.Cache == nil {
 		v, _, err := sized()
 		if err == nil {
-			l.loaded[kind]++
+			l.Loaded[kind]++
 			l.held = append(l.held, res.Release)
 		}
 		return v, err
 	}
-	v, loaded, unpin, err := l.r.cache.get(key(), kind, res, sized)
+	v, loaded, unpin, err := l.cfg.Cache.get(key(), kind, res, sized)
 	if loaded && err == nil {
-		l.loaded[kind]++
+		l.Loaded[kind]++
 	}
 	if !loaded {
 		res.Release() // reserved nothing
@@ -169,8 +203,8 @@ func (l *deleteLoader) cached(key func() string, kind split.DeleteKind, what str
 	return v, err
 }
 
-// release ends the uses of what the loader loaded.
-func (l *deleteLoader) release() {
+// Release ends the uses of what the loader loaded.
+func (l *Loader) Release() {
 	for _, f := range l.held {
 		f()
 	}
@@ -201,10 +235,10 @@ func (c *charge) add(n int64) error {
 // in 8 KiB.
 const positionBytes = 2
 
-// loadPositions reads every positional delete file and deletion vector of
+// LoadPositions reads every positional delete file and deletion vector of
 // the split. The bitmaps it gets may be shared with other streams through
 // the cache: it never modifies one, and builds a new one for a union.
-func loadPositions(l *deleteLoader, s split.Split) (*positions, error) {
+func LoadPositions(l *Loader, s split.Split) (*Positions, error) {
 	var pos, dvs []*dv.RoaringPositionBitmap
 	for _, d := range s.Deletes {
 		switch d.Kind {
@@ -223,21 +257,21 @@ func loadPositions(l *deleteLoader, s split.Split) (*positions, error) {
 		}
 	}
 	byPos, byDV := union(pos), union(dvs)
-	p := &positions{}
+	p := &Positions{}
 	switch {
 	case byPos != nil && byDV != nil:
-		p.all = union([]*dv.RoaringPositionBitmap{byPos, byDV})
+		p.All = union([]*dv.RoaringPositionBitmap{byPos, byDV})
 		p.byPosition = byPos
 	case byPos != nil:
-		p.all, p.kind = byPos, split.DeletePosition
+		p.All, p.kind = byPos, split.DeletePosition
 	case byDV != nil:
-		p.all, p.kind = byDV, split.DeleteDeletionVector
+		p.All, p.kind = byDV, split.DeleteDeletionVector
 	default:
 		return p, nil
 	}
-	p.count = p.all.Cardinality()
-	if p.count == 0 {
-		p.all, p.byPosition = nil, nil
+	p.Count = p.All.Cardinality()
+	if p.Count == 0 {
+		p.All, p.byPosition = nil, nil
 	}
 	return p, nil
 }
@@ -251,12 +285,12 @@ func loadPositions(l *deleteLoader, s split.Split) (*positions, error) {
 // it, once for the whole split (splitPositions), or, when even those are
 // too many, once for each data file, keeping only that file's positions;
 // the cache remembers which way a file is decoded.
-func (l *deleteLoader) positionDeletes(d split.DeleteFile, dataPath string) (*dv.RoaringPositionBitmap, error) {
+func (l *Loader) positionDeletes(d split.DeleteFile, dataPath string) (*dv.RoaringPositionBitmap, error) {
 	if err := storage.CheckFormat("positional delete file", d.Path, d.Format); err != nil {
 		return nil, err
 	}
-	if l.r.cache != nil {
-		v, err := l.cached(func() string { return positionKey(l.r.space, d, "") }, split.DeletePosition, "positional delete file "+d.Path, func(res *memory.Reservation) (any, int64, error) {
+	if l.cfg.Cache != nil {
+		v, err := l.cached(func() string { return positionKey(l.cfg.Space, d, "") }, split.DeletePosition, "positional delete file "+d.Path, func(res *memory.Reservation) (any, int64, error) {
 			return decodePositions(l.watched(), d, nil, res, l.wholeBytes())
 		})
 		if err != nil {
@@ -273,7 +307,7 @@ func (l *deleteLoader) positionDeletes(d split.DeleteFile, dataPath string) (*dv
 		return e.positionsOf(d, dataPath)
 	}
 	only := map[string]bool{dataPath: true}
-	v, err := l.cached(func() string { return positionKey(l.r.space, d, dataPath) }, split.DeletePosition, "positional delete file "+d.Path, func(res *memory.Reservation) (any, int64, error) {
+	v, err := l.cached(func() string { return positionKey(l.cfg.Space, d, dataPath) }, split.DeletePosition, "positional delete file "+d.Path, func(res *memory.Reservation) (any, int64, error) {
 		return decodePositions(l.watched(), d, only, res, 0)
 	})
 	if err != nil {
@@ -291,7 +325,7 @@ func (l *deleteLoader) positionDeletes(d split.DeleteFile, dataPath string) (*dv
 // scan does the same for the tasks it reads (readAllDeleteFiles in
 // table/arrow_scanner.go reads each delete file once, grouped by
 // file_path, for every task).
-func (l *deleteLoader) splitPositions(d split.DeleteFile) (*positionEntry, error) {
+func (l *Loader) splitPositions(d split.DeleteFile) (*positionEntry, error) {
 	id := string(newKey('p', 0).str(d.Path).int(d.Size))
 	if e, ok := l.packed[id]; ok {
 		return e, nil
@@ -306,7 +340,7 @@ func (l *deleteLoader) splitPositions(d split.DeleteFile) (*positionEntry, error
 	}
 	e := wideFile
 	if len(only) > 1 {
-		key := func() string { return splitPositionKey(l.r.space, d, only) }
+		key := func() string { return splitPositionKey(l.cfg.Space, d, only) }
 		v, err := l.cached(key, split.DeletePosition, "positional delete file "+d.Path, func(res *memory.Reservation) (any, int64, error) {
 			return decodePositions(l.watched(), d, only, res, l.wholeBytes())
 		})
@@ -326,10 +360,10 @@ func (l *deleteLoader) splitPositions(d split.DeleteFile) (*positionEntry, error
 // one data file may hold: wholeFileBytes, and never more than half the
 // bound of one file, so that decoding it that way never refuses what one
 // data file's positions would fit in.
-func (l *deleteLoader) wholeBytes() int64 {
+func (l *Loader) wholeBytes() int64 {
 	whole := int64(wholeFileBytes)
-	if l.r.deleteBound > 0 {
-		whole = min(whole, l.r.deleteBound/2)
+	if l.cfg.Bound > 0 {
+		whole = min(whole, l.cfg.Bound/2)
 	}
 	return whole
 }
@@ -364,7 +398,7 @@ var wideFile = &positionEntry{}
 // error of an impossible position the file gives it.
 func (e *positionEntry) positionsOf(d split.DeleteFile, dataPath string) (*dv.RoaringPositionBitmap, error) {
 	if bad, ok := e.corrupt[dataPath]; ok {
-		return nil, fmt.Errorf("read positional delete file %s: %w: position %s", d.Path, ErrCorruptFile, bad)
+		return nil, fmt.Errorf("read positional delete file %s: %w: position %s", d.Path, readerr.ErrCorruptFile, bad)
 	}
 	return e.byPath[dataPath], nil
 }
@@ -387,7 +421,7 @@ func readPositionDeletes(fs *storage.Watched, d split.DeleteFile, only map[strin
 	pathCol := deleteColumn(root, fieldIDDeleteFilePath, nameDeleteFilePath)
 	posCol := deleteColumn(root, fieldIDDeletePos, nameDeletePos)
 	if pathCol == nil || posCol == nil || pathCol.Type().Kind() != parquet.ByteArray || posCol.Type().Kind() != parquet.Int64 {
-		return nil, fmt.Errorf("read positional delete file %s: %w: no file_path and pos columns", d.Path, ErrCorruptFile)
+		return nil, fmt.Errorf("read positional delete file %s: %w: no file_path and pos columns", d.Path, readerr.ErrCorruptFile)
 	}
 	r := &schema.Resolver{Path: d.Path, Leaves: map[int]*column.Leaf{}}
 	lp := r.AddLeaf(pathCol, encode.ValueType{Conv: encode.ConvString})
@@ -432,7 +466,7 @@ func readPositionDeletes(fs *storage.Watched, d split.DeleteFile, only map[strin
 				q = strconv.FormatInt(lq.Cur.Int64[lq.VPos], 10)
 			}
 			if len(only) == 1 {
-				return fmt.Errorf("%w: position %s", ErrCorruptFile, q)
+				return fmt.Errorf("%w: position %s", readerr.ErrCorruptFile, q)
 			}
 			if _, seen := e.corrupt[string(path)]; !seen {
 				if err := account(int64(len(path)+len(q)) + mapEntryOverhead); err != nil {
@@ -480,9 +514,9 @@ func flatLeaf(c *parquet.Column) bool {
 
 // deletionVector returns the positions of the deletion vector blob that d
 // locates inside its puffin file, read through iceberg-go's own decoder.
-func (l *deleteLoader) deletionVector(d split.DeleteFile, dataPath string) (*dv.RoaringPositionBitmap, error) {
+func (l *Loader) deletionVector(d split.DeleteFile, dataPath string) (*dv.RoaringPositionBitmap, error) {
 	if d.ContentOffset == nil || d.ContentSize == nil {
-		return nil, fmt.Errorf("read deletion vector %s: %w: no content offset and size", d.Path, ErrCorruptFile)
+		return nil, fmt.Errorf("read deletion vector %s: %w: no content offset and size", d.Path, readerr.ErrCorruptFile)
 	}
 	ref := d.ReferencedDataFile
 	if ref == "" {
@@ -490,9 +524,9 @@ func (l *deleteLoader) deletionVector(d split.DeleteFile, dataPath string) (*dv.
 	}
 	if ref != dataPath {
 		return nil, fmt.Errorf("read deletion vector %s: %w: it references %s, not %s",
-			d.Path, ErrCorruptFile, ref, dataPath)
+			d.Path, readerr.ErrCorruptFile, ref, dataPath)
 	}
-	v, err := l.cached(func() string { return deletionVectorKey(l.r.space, d, ref) }, split.DeleteDeletionVector, "deletion vector "+d.Path, func(*memory.Reservation) (any, int64, error) {
+	v, err := l.cached(func() string { return deletionVectorKey(l.cfg.Space, d, ref) }, split.DeleteDeletionVector, "deletion vector "+d.Path, func(*memory.Reservation) (any, int64, error) {
 		bm, err := readDeletionVector(l.watched(), d, ref)
 		if err != nil {
 			return nil, 0, err
@@ -511,7 +545,7 @@ func readDeletionVector(fs *storage.Watched, d split.DeleteFile, ref string) (*d
 	b, err := iceberg.NewDataFileBuilder(iceberg.PartitionSpec{}, iceberg.EntryContentPosDeletes,
 		d.Path, iceberg.PuffinFile, nil, nil, nil, d.Records, d.Size)
 	if err != nil {
-		return nil, fmt.Errorf("describe deletion vector %s: %w: %w", d.Path, ErrCorruptFile, err)
+		return nil, fmt.Errorf("describe deletion vector %s: %w: %w", d.Path, readerr.ErrCorruptFile, err)
 	}
 	df := b.ReferencedDataFile(ref).ContentOffset(*d.ContentOffset).ContentSizeInBytes(*d.ContentSize).Build()
 	bm, err := readDV(fs, df)
@@ -533,7 +567,7 @@ func readDV(fs *storage.Watched, df iceberg.DataFile) (bm *dv.RoaringPositionBit
 	}
 	defer func() {
 		if r := recover(); r != nil {
-			bm, err = nil, fmt.Errorf("%w: the deletion vector decoder failed: %v", ErrCorruptFile, r)
+			bm, err = nil, fmt.Errorf("%w: the deletion vector decoder failed: %v", readerr.ErrCorruptFile, r)
 		}
 	}()
 	return dv.ReadDV(fs, df)

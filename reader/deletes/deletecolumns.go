@@ -1,28 +1,27 @@
-package reader
+package deletes
 
 import (
 	"fmt"
 
 	"github.com/apache/iceberg-go"
-
-	"github.com/druidiceberg/sidecar/reader/column"
-	"github.com/druidiceberg/sidecar/reader/encode"
-	"github.com/druidiceberg/sidecar/reader/schema"
-	"github.com/druidiceberg/sidecar/reader/storage"
-
 	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/parquet-go/parquet-go"
 
+	"github.com/druidiceberg/sidecar/reader/column"
+	"github.com/druidiceberg/sidecar/reader/encode"
+	"github.com/druidiceberg/sidecar/reader/readerr"
+	"github.com/druidiceberg/sidecar/reader/schema"
+	"github.com/druidiceberg/sidecar/reader/storage"
 	"github.com/druidiceberg/sidecar/splits/split"
 )
 
-// DeleteColumn is one column of a delete file, read whole, one entry per
+// Column is one column of a delete file, read whole, one entry per
 // row: Null[i] says the i-th value is null; otherwise it is Int[i] for
 // integer, date, time and timestamp columns (in the unit of the table's
 // type, as the table's bounds hold it), Bytes[i] for strings, binaries,
 // fixed and UUIDs, or Bool[i] for booleans. Only the slice of the column's
 // kind is set.
-type DeleteColumn struct {
+type Column struct {
 	Null  []bool
 	Int   []int64
 	Bytes [][]byte
@@ -30,28 +29,28 @@ type DeleteColumn struct {
 }
 
 // The reserved field ids of a positional delete file's columns, which
-// ReadDeleteColumns also reads.
+// ReadColumns also reads.
 const (
 	FieldIDDeleteFilePath = fieldIDDeleteFilePath
 	FieldIDDeletePos      = fieldIDDeletePos
 )
 
-// ReadDeleteColumns reads the columns with the given field ids of the
+// ReadColumns reads the columns with the given field ids of the
 // Parquet or Avro delete file d, for callers that look at a delete file's values
 // rather than apply it (the /changes diff). It reads the way rows are
 // read: its own page decoding and bounded decompression, a damaged file as
-// ErrCorruptFile and a failing store as a storage error. Columns are found
+// readerr.ErrCorruptFile and a failing store as a storage error. Columns are found
 // as the row path finds them: the reserved ids of a positional delete file
 // by id or reserved name, an equality column by id or through t's name
 // mapping, in t's types. A file of more than maxRows rows is refused
 // before it is read.
-func ReadDeleteColumns(fs icebergio.IO, d split.DeleteFile, t split.TableSchema, ids []int, maxRows int64) (_ []DeleteColumn, err error) {
+func ReadColumns(fs icebergio.IO, d split.DeleteFile, t split.TableSchema, ids []int, maxRows int64) (_ []Column, err error) {
 	what := "equality delete file"
 	if d.Kind != split.DeleteEquality {
 		what = "positional delete file"
 	}
 	if d.Records > maxRows {
-		return nil, fmt.Errorf("%w: %s %s has %d rows, more than %d", ErrUnsupported, what, d.Path, d.Records, maxRows)
+		return nil, fmt.Errorf("%w: %s %s has %d rows, more than %d", readerr.ErrUnsupported, what, d.Path, d.Records, maxRows)
 	}
 	w := &storage.Watched{IO: fs, Records: map[string]int64{d.Path: d.Records}}
 	cf, err := storage.OpenColumns(w, what, d)
@@ -60,7 +59,7 @@ func ReadDeleteColumns(fs icebergio.IO, d split.DeleteFile, t split.TableSchema,
 	}
 	defer closeErr(cf, &err, "close "+what+" "+d.Path)
 	if cf.Parquet != nil && cf.Parquet.NumRows() > maxRows {
-		return nil, fmt.Errorf("%w: %s %s has %d rows, more than %d", ErrUnsupported, what, d.Path, cf.Parquet.NumRows(), maxRows)
+		return nil, fmt.Errorf("%w: %s %s has %d rows, more than %d", readerr.ErrUnsupported, what, d.Path, cf.Parquet.NumRows(), maxRows)
 	}
 	r, err := schema.NewResolver(d.Path, cf.Root, t.NameMapping)
 	if err != nil {
@@ -72,7 +71,7 @@ func ReadDeleteColumns(fs icebergio.IO, d split.DeleteFile, t split.TableSchema,
 			return nil, fmt.Errorf("read %s %s: %w", what, d.Path, err)
 		}
 	}
-	cols := make([]DeleteColumn, len(ids))
+	cols := make([]Column, len(ids))
 	err = cf.Scan(w, r.Order, func() error {
 		for i, l := range leaves {
 			c := &cols[i]
@@ -114,7 +113,7 @@ func deleteLeaf(r *schema.Resolver, root *parquet.Column, path string, schema *i
 		}
 		c := deleteColumn(root, id, name)
 		if c == nil || c.Type().Kind() != kind {
-			return nil, fmt.Errorf("%w: no %s column", ErrCorruptFile, name)
+			return nil, fmt.Errorf("%w: no %s column", readerr.ErrCorruptFile, name)
 		}
 		return r.AddLeaf(c, encode.ValueType{Conv: conv}), nil
 	}
@@ -124,7 +123,7 @@ func deleteLeaf(r *schema.Resolver, root *parquet.Column, path string, schema *i
 	}
 	c := r.FindColumn(root, id)
 	if !flatLeaf(c) {
-		return nil, fmt.Errorf("%w: no column with field id %d that holds one value a row", ErrCorruptFile, id)
+		return nil, fmt.Errorf("%w: no column with field id %d that holds one value a row", readerr.ErrCorruptFile, id)
 	}
 	vt, err := r.ValueTypeOf(field, c)
 	if err != nil {
@@ -134,7 +133,7 @@ func deleteLeaf(r *schema.Resolver, root *parquet.Column, path string, schema *i
 	case encode.ConvBool, encode.ConvString, encode.ConvBinary, encode.ConvUUID:
 	default:
 		if !encode.IntKeyed(vt.Conv) {
-			return nil, fmt.Errorf("%w: column %s (%s) is not read as a delete column", ErrUnsupported, field.Name, field.Type)
+			return nil, fmt.Errorf("%w: column %s (%s) is not read as a delete column", readerr.ErrUnsupported, field.Name, field.Type)
 		}
 	}
 	return r.AddLeaf(c, vt), nil

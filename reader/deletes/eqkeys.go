@@ -1,4 +1,4 @@
-package reader
+package deletes
 
 import (
 	"encoding/binary"

@@ -1,4 +1,4 @@
-package reader
+package deletes
 
 import (
 	"container/list"
@@ -16,11 +16,12 @@ import (
 	"golang.org/x/sync/singleflight"
 
 	"github.com/druidiceberg/sidecar/internal/memory"
+	"github.com/druidiceberg/sidecar/internal/promreg"
 	"github.com/druidiceberg/sidecar/splits/split"
 )
 
-// DeleteCache holds decoded delete files for the Readers that share it
-// (WithDeleteCache), so that a delete file that applies to many splits is
+// Cache holds decoded delete files for the Readers that share it
+// (reader.WithDeleteCache), so that a delete file that applies to many splits is
 // read and decoded once while it stays cached, not once per split. It is
 // bounded by an estimate of the memory its entries hold: past the bound it
 // drops the least recently used ones, and an entry larger than the whole
@@ -38,10 +39,10 @@ import (
 // its bitmap, an equality delete file as its set of keys. Entries are never
 // modified once loaded; streams that need a union build a new bitmap.
 //
-// A DeleteCache is safe for concurrent use.
-type DeleteCache struct {
+// A Cache is safe for concurrent use.
+type Cache struct {
 	max     int64
-	metrics *collectors
+	metrics *cacheCollectors
 	group   singleflight.Group
 
 	mu      sync.Mutex
@@ -55,8 +56,8 @@ type DeleteCache struct {
 	flying  int // callers between a miss and the end of its load (tests)
 }
 
-// DeleteCacheStats are a DeleteCache's counts since it was created.
-type DeleteCacheStats struct {
+// CacheStats are a Cache's counts since it was created.
+type CacheStats struct {
 	// Hits and Misses count requests for delete files by kind: a hit got
 	// the decoded file without reading it (from the cache, or by waiting
 	// on a load of the same file already running), a miss read the file
@@ -71,26 +72,36 @@ type DeleteCacheStats struct {
 	Bytes   int64
 }
 
-// NewDeleteCache returns a cache that keeps decoded delete files up to an
+// NewCache returns a cache that keeps decoded delete files up to an
 // estimated maxBytes of memory (with maxBytes <= 0 it keeps nothing, yet
 // still lets concurrent first requests share one load). Its hits, misses,
-// evictions and bytes are counted on reg (nil: not exported), with the
-// collectors of the Readers on the same registry.
-func NewDeleteCache(maxBytes int64, reg prometheus.Registerer) *DeleteCache {
-	return &DeleteCache{
+// evictions and bytes are counted on reg (nil: not exported), into the same
+// series as every other Cache on the registry.
+func NewCache(maxBytes int64, reg prometheus.Registerer) *Cache {
+	return &Cache{
 		max:     maxBytes,
-		metrics: newCollectors(reg),
+		metrics: newCacheCollectors(reg),
 		entries: map[string]*list.Element{},
 		hits:    map[split.DeleteKind]int64{},
 		misses:  map[split.DeleteKind]int64{},
 	}
 }
 
-// Stats returns the cache's counts.
-func (c *DeleteCache) Stats() DeleteCacheStats {
+// Flying returns how many callers are between a cache miss and the end of
+// the load they run or wait on (a caller that waits on another's load
+// counts too), so that a caller (a test) can tell when concurrent callers
+// all wait on one load.
+func (c *Cache) Flying() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return DeleteCacheStats{
+	return c.flying
+}
+
+// Stats returns the cache's counts.
+func (c *Cache) Stats() CacheStats {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return CacheStats{
 		Hits:      cloneCounts(c.hits),
 		Misses:    cloneCounts(c.misses),
 		Evictions: c.evicted,
@@ -107,10 +118,10 @@ func cloneCounts(m map[split.DeleteKind]int64) map[split.DeleteKind]int64 {
 	return out
 }
 
-// space returns a namespace for one Reader's keys. Readers never share
+// Space returns a namespace for one Reader's keys. Readers never share
 // entries: each has its own FileIO and location map, which decide what
 // bytes a path names.
-func (c *DeleteCache) space() uint64 {
+func (c *Cache) Space() uint64 {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.spaces++
@@ -135,7 +146,7 @@ type cacheEntry struct {
 // which the caller calls once it no longer uses the value, keeps the
 // entry in the cache until then; when the value was not kept (larger than
 // the cache), unpin gives res back instead.
-func (c *DeleteCache) get(key string, kind split.DeleteKind, res *memory.Reservation, load func() (any, int64, error)) (val any, loaded bool, unpin func(), err error) {
+func (c *Cache) get(key string, kind split.DeleteKind, res *memory.Reservation, load func() (any, int64, error)) (val any, loaded bool, unpin func(), err error) {
 	c.mu.Lock()
 	if e, ok := c.entries[key]; ok {
 		c.lru.MoveToFront(e)
@@ -191,7 +202,7 @@ func (c *DeleteCache) get(key string, kind split.DeleteKind, res *memory.Reserva
 	return val, loaded, func() {}, nil
 }
 
-func (c *DeleteCache) pinLocked(e *list.Element) *cacheEntry {
+func (c *Cache) pinLocked(e *list.Element) *cacheEntry {
 	ce := e.Value.(*cacheEntry)
 	ce.refs++
 	return ce
@@ -200,7 +211,7 @@ func (c *DeleteCache) pinLocked(e *list.Element) *cacheEntry {
 // unpinner returns the function that ends one use of e: an entry no
 // stream uses may leave the cache, and does at once while the cache is
 // over its bound.
-func (c *DeleteCache) unpinner(e *cacheEntry) func() {
+func (c *Cache) unpinner(e *cacheEntry) func() {
 	var once sync.Once
 	return func() {
 		once.Do(func() {
@@ -213,14 +224,14 @@ func (c *DeleteCache) unpinner(e *cacheEntry) func() {
 	}
 }
 
-func (c *DeleteCache) observeLookup(kind split.DeleteKind, hit bool) {
+func (c *Cache) observeLookup(kind split.DeleteKind, hit bool) {
 	c.metrics.lookup(kind, hit)
 }
 
 // add stores a loaded value, pinned by its loader, and evicts the least
 // recently used entries that no stream uses past the bound; a value larger
 // than the bound is not stored (nil).
-func (c *DeleteCache) add(key string, val any, size int64, res *memory.Reservation) *cacheEntry {
+func (c *Cache) add(key string, val any, size int64, res *memory.Reservation) *cacheEntry {
 	size += int64(len(key)) + entryOverhead
 	if size > c.max {
 		return nil
@@ -243,7 +254,7 @@ func (c *DeleteCache) add(key string, val any, size int64, res *memory.Reservati
 // Reclaim evicts entries that no stream uses, least recently used first,
 // until they held need bytes or none is left: the memory budget calls it
 // (memory.Budget.OnPressure) before it refuses a reservation.
-func (c *DeleteCache) Reclaim(need int64) {
+func (c *Cache) Reclaim(need int64) {
 	c.mu.Lock()
 	freed := int64(0)
 	out := c.evictLocked(func() bool { return freed < need }, &freed)
@@ -254,7 +265,7 @@ func (c *DeleteCache) Reclaim(need int64) {
 // evictLocked drops the least recently used entries that no stream uses
 // while more is true, adding their sizes to each of freed, and returns
 // them.
-func (c *DeleteCache) evictLocked(more func() bool, freed ...*int64) []*cacheEntry {
+func (c *Cache) evictLocked(more func() bool, freed ...*int64) []*cacheEntry {
 	var out []*cacheEntry
 	for e := c.lru.Back(); e != nil && more(); {
 		prev := e.Prev()
@@ -275,7 +286,7 @@ func (c *DeleteCache) evictLocked(more func() bool, freed ...*int64) []*cacheEnt
 
 // gone gives back the memory of evicted entries and reports them; called
 // without the lock.
-func (c *DeleteCache) gone(out []*cacheEntry) {
+func (c *Cache) gone(out []*cacheEntry) {
 	if len(out) == 0 {
 		return
 	}
@@ -446,4 +457,51 @@ func union(bms []*dv.RoaringPositionBitmap) *dv.RoaringPositionBitmap {
 		out.Or(bm)
 	}
 	return out
+}
+
+// cacheCollectors are the delete cache's metrics. Every Cache (and
+// Reader, see RegisterCacheMetrics) built on one registry counts into the same
+// collectors (promreg.Register).
+type cacheCollectors struct {
+	cacheHits, cacheMisses *prometheus.CounterVec
+	cacheEvictions         prometheus.Counter
+	cacheBytes             prometheus.Gauge
+}
+
+// RegisterCacheMetrics registers the delete cache's collectors on reg
+// whether a cache runs or not, so that a sidecar without one exports them
+// at zero as it always has.
+func RegisterCacheMetrics(reg prometheus.Registerer) { newCacheCollectors(reg) }
+
+// newCacheCollectors registers the delete cache's collectors on reg (nil:
+// none, they count unexported).
+func newCacheCollectors(reg prometheus.Registerer) *cacheCollectors {
+	counter := func(name, help string) prometheus.Counter {
+		return promreg.Register(reg, prometheus.NewCounter(prometheus.CounterOpts{Name: name, Help: help}))
+	}
+	byKind := func(name, help string) *prometheus.CounterVec {
+		return promreg.Register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{Name: name, Help: help}, []string{"kind"}))
+	}
+	return &cacheCollectors{
+		cacheHits: byKind("sidecar_delete_cache_hits_total",
+			"Delete files a split needed that the delete cache answered without reading the file (held, or being loaded for another split), by kind."),
+		cacheMisses: byKind("sidecar_delete_cache_misses_total",
+			"Delete files a split needed that the delete cache did not hold, so the file was read and decoded (or its load failed), by kind."),
+		cacheEvictions: counter("sidecar_delete_cache_evictions_total",
+			"Decoded delete files dropped from the delete cache, least recently used first, to stay within --delete-cache-size."),
+		cacheBytes: promreg.Register(reg, prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "sidecar_delete_cache_bytes",
+			Help: "Estimated memory held by the decoded delete files in the delete cache, in bytes.",
+		})),
+	}
+}
+
+// lookup counts a request for a delete file of kind (Cache.Stats
+// says what a hit is).
+func (c *cacheCollectors) lookup(kind split.DeleteKind, hit bool) {
+	if hit {
+		c.cacheHits.WithLabelValues(string(kind)).Inc()
+	} else {
+		c.cacheMisses.WithLabelValues(string(kind)).Inc()
+	}
 }

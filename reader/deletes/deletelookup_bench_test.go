@@ -1,4 +1,4 @@
-package reader
+package deletes
 
 import (
 	"bytes"
@@ -8,19 +8,17 @@ import (
 	"testing"
 
 	"github.com/apache/iceberg-go"
-
-	"github.com/druidiceberg/sidecar/reader/column"
-	"github.com/druidiceberg/sidecar/reader/encode"
-
 	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/parquet-go/parquet-go"
 
+	"github.com/druidiceberg/sidecar/reader/column"
+	"github.com/druidiceberg/sidecar/reader/encode"
 	"github.com/druidiceberg/sidecar/reader/parquetpage"
 	"github.com/druidiceberg/sidecar/splits/split"
 )
 
 // The delete lookups of Run's hot loop, on delete sets loaded through a
-// DeleteCache as a stream gets them: they must not allocate.
+// Cache as a stream gets them: they must not allocate.
 
 func writeBenchParquet[T any](b *testing.B, dir, name string, rows []T) (string, int64) {
 	b.Helper()
@@ -41,9 +39,8 @@ func writeBenchParquet[T any](b *testing.B, dir, name string, rows []T) (string,
 // files of 10,000 strings), with a hit on about every other lookup.
 func BenchmarkDeleteLookup(b *testing.B) {
 	dir := b.TempDir()
-	cache := NewDeleteCache(256<<20, nil)
-	r := New(nil, WithDeleteCache(cache))
-	loader := &deleteLoader{r: r, fs: icebergio.LocalFS{}, loaded: map[split.DeleteKind]int64{}}
+	cache := NewCache(256<<20, nil)
+	loader := &Loader{cfg: Config{Cache: cache, Space: cache.Space()}, fs: icebergio.LocalFS{}, Loaded: map[split.DeleteKind]int64{}}
 
 	b.Run("bitmap_contains", func(b *testing.B) {
 		const rows = 1_000_000
@@ -60,15 +57,15 @@ func BenchmarkDeleteLookup(b *testing.B) {
 		s := split.Split{Data: split.DataFile{Path: dataPath}, Deletes: []split.DeleteFile{
 			{Kind: split.DeletePosition, Path: path, Format: "PARQUET", Size: size},
 		}}
-		p, err := loadPositions(loader, s)
-		if err != nil || p.all == nil {
+		p, err := LoadPositions(loader, s)
+		if err != nil || p.All == nil {
 			b.Fatalf("load: %v", err)
 		}
 		hits := 0
 		b.ReportAllocs()
 		i := uint64(0)
 		for b.Loop() {
-			if p.all.Contains(i % rows) {
+			if p.All.Contains(i % rows) {
 				hits++
 			}
 			i += 7
@@ -97,7 +94,7 @@ func BenchmarkDeleteLookup(b *testing.B) {
 			Name string `parquet:"name,id(2)"`
 		}
 		schema := iceberg.NewSchema(0, iceberg.NestedField{ID: 2, Name: "name", Type: iceberg.PrimitiveTypes.String})
-		set := &eqSet{ids: []int{2}, consts: [][]byte{nil}}
+		set := &EqualitySet{ids: []int{2}, consts: [][]byte{nil}}
 		for f := range 2 {
 			var dels []del
 			for i := range 10_000 {
@@ -125,7 +122,7 @@ func BenchmarkDeleteLookup(b *testing.B) {
 
 // benchEqSet looks the current row up in set once per op, after set(i)
 // made row i current.
-func benchEqSet(b *testing.B, set *eqSet, row func(i int)) {
+func benchEqSet(b *testing.B, set *EqualitySet, row func(i int)) {
 	b.Helper()
 	var kb []byte
 	hits, i := 0, 0
@@ -133,7 +130,7 @@ func benchEqSet(b *testing.B, set *eqSet, row func(i int)) {
 	for b.Loop() {
 		row(i)
 		var hit bool
-		if kb, hit = set.contains(kb); hit {
+		if kb, hit = set.Contains(kb); hit {
 			hits++
 		}
 		i++
@@ -146,7 +143,7 @@ func benchEqSet(b *testing.B, set *eqSet, row func(i int)) {
 // benchLongKeys looks up long ids(i) in the keys of an equality delete file
 // on a long column that deletes n ids, every step-th from 0; walked, the
 // set walks the keys (intWalk) as loadEqualitySets has it do.
-func benchLongKeys(b *testing.B, loader *deleteLoader, dir, name string, n, step int, walked bool, ids func(i int) int64) {
+func benchLongKeys(b *testing.B, loader *Loader, dir, name string, n, step int, walked bool, ids func(i int) int64) {
 	b.Helper()
 	type del struct {
 		ID int64 `parquet:"id,id(1)"`
@@ -164,7 +161,7 @@ func benchLongKeys(b *testing.B, loader *deleteLoader, dir, name string, n, step
 	}
 	one := &parquetpage.Values{N: 1, Int64: make([]int64, 1)}
 	col := &column.Leaf{Type: encode.ValueType{Conv: encode.ConvInt64}, Cur: one}
-	set := &eqSet{ids: []int{1}, cols: []*column.Leaf{col}, consts: [][]byte{nil}, keys: []*eqKeys{keys}}
+	set := &EqualitySet{ids: []int{1}, cols: []*column.Leaf{col}, consts: [][]byte{nil}, keys: []*eqKeys{keys}}
 	if walked {
 		set.walks = make([]intWalk, 1)
 	}

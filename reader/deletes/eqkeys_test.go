@@ -1,4 +1,4 @@
-package reader
+package deletes
 
 import (
 	"fmt"
@@ -45,7 +45,7 @@ func TestEqKeys(t *testing.T) {
 	}
 }
 
-// TestEqKeysIntHash: the hash eqSet.contains takes from an integer is the
+// TestEqKeysIntHash: the hash EqualitySet.Contains takes from an integer is the
 // filter's hash of the integer's key, so the shortcut hides no key.
 func TestEqKeysIntHash(t *testing.T) {
 	m := map[string]struct{}{}
@@ -111,14 +111,14 @@ func TestEqSetWalk(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			one := &parquetpage.Values{N: 1, Int64: make([]int64, 1), Def: []uint8{1}}
 			col := &column.Leaf{Type: encode.ValueType{Conv: encode.ConvInt64}, Cur: one, MaxDef: 1}
-			set := &eqSet{ids: []int{1}, cols: []*column.Leaf{col}, consts: [][]byte{nil},
+			set := &EqualitySet{ids: []int{1}, cols: []*column.Leaf{col}, consts: [][]byte{nil},
 				keys: []*eqKeys{newEqKeys(maps.Clone(files[0])), newEqKeys(maps.Clone(files[1]))}}
 			set.walks = make([]intWalk, len(set.keys))
 			var kb []byte
 			for i, x := range tc.values {
 				one.Int64[0] = x
 				var got bool
-				if kb, got = set.contains(kb); got != deleted[x] {
+				if kb, got = set.Contains(kb); got != deleted[x] {
 					t.Fatalf("value %d (row %d): deleted %v, want %v", x, i, got, deleted[x])
 				}
 			}
@@ -126,7 +126,7 @@ func TestEqSetWalk(t *testing.T) {
 				t.Errorf("walking at the end: %v, want %v", walking, tc.walks)
 			}
 			one.Def[0] = 0
-			if _, got := set.contains(kb); !got {
+			if _, got := set.Contains(kb); !got {
 				t.Errorf("a null row is not deleted by the null key")
 			}
 		})

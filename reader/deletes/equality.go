@@ -1,4 +1,4 @@
-package reader
+package deletes
 
 import (
 	"fmt"
@@ -10,16 +10,17 @@ import (
 	"github.com/druidiceberg/sidecar/internal/memory"
 	"github.com/druidiceberg/sidecar/reader/column"
 	"github.com/druidiceberg/sidecar/reader/encode"
+	"github.com/druidiceberg/sidecar/reader/readerr"
 	"github.com/druidiceberg/sidecar/reader/schema"
 	"github.com/druidiceberg/sidecar/reader/storage"
 	"github.com/druidiceberg/sidecar/splits/split"
 )
 
-// eqSet holds the deleted keys of the equality delete files that share one
+// EqualitySet holds the deleted keys of the equality delete files that share one
 // list of equality field ids. Keys are the canonical bytes of the values
 // converted to their Iceberg types (appendKey), so an int32-stored key
 // matches an int64 data value and a null matches a null.
-type eqSet struct {
+type EqualitySet struct {
 	ids []int
 	// cols are the data file's leaves of the ids, in order; nil for a column
 	// the data file does not have, whose key is then in consts.
@@ -41,9 +42,9 @@ type eqSet struct {
 // row that way, and the filter less.
 const maxBacks = 64
 
-// contains reports whether the current row of the data file matches a key
+// Contains reports whether the current row of the data file matches a key
 // of the set; kb is scratch space, returned for reuse.
-func (e *eqSet) contains(kb []byte) ([]byte, bool) {
+func (e *EqualitySet) Contains(kb []byte) ([]byte, bool) {
 	if len(e.cols) == 1 {
 		// One integer column (an id, the usual case): its filter hash
 		// comes from the integer, so most rows are told apart without
@@ -96,20 +97,20 @@ func (e *eqSet) contains(kb []byte) ([]byte, bool) {
 	return kb, false
 }
 
-// loadEqualitySets reads every equality delete file of the split into one
+// LoadEqualitySets reads every equality delete file of the split into one
 // set per distinct list of equality ids, and registers with r the data-file
 // columns the sets compare (read even when they are not emitted).
-func loadEqualitySets(l *deleteLoader, s split.Split, t split.TableSchema, dataRoot *parquet.Column, r *schema.Resolver) ([]*eqSet, error) {
-	var sets []*eqSet
+func LoadEqualitySets(l *Loader, s split.Split, t split.TableSchema, dataRoot *parquet.Column, r *schema.Resolver) ([]*EqualitySet, error) {
+	var sets []*EqualitySet
 	for _, d := range s.Deletes {
 		if d.Kind != split.DeleteEquality {
 			continue
 		}
 		if len(d.EqualityIDs) == 0 {
-			return nil, fmt.Errorf("read equality delete file %s: %w: no equality field ids", d.Path, ErrCorruptFile)
+			return nil, fmt.Errorf("read equality delete file %s: %w: no equality field ids", d.Path, readerr.ErrCorruptFile)
 		}
-		i := slices.IndexFunc(sets, func(e *eqSet) bool { return slices.Equal(e.ids, d.EqualityIDs) })
-		var set *eqSet
+		i := slices.IndexFunc(sets, func(e *EqualitySet) bool { return slices.Equal(e.ids, d.EqualityIDs) })
+		var set *EqualitySet
 		if i >= 0 {
 			set = sets[i]
 		} else {
@@ -137,16 +138,16 @@ func loadEqualitySets(l *deleteLoader, s split.Split, t split.TableSchema, dataR
 
 // equalityKeys returns the keys of the equality delete file d, encoded for
 // the table schema t.
-func (l *deleteLoader) equalityKeys(d split.DeleteFile, t split.TableSchema) (*eqKeys, error) {
-	if l.r.cache == nil {
+func (l *Loader) equalityKeys(d split.DeleteFile, t split.TableSchema) (*eqKeys, error) {
+	if l.cfg.Cache == nil {
 		if k, ok := l.eqKeys[d.Path]; ok {
 			return k, nil
 		}
 	}
 	key := ""
-	if l.r.cache != nil {
+	if l.cfg.Cache != nil {
 		var err error
-		if key, err = equalityKey(l.r.space, d, t); err != nil {
+		if key, err = equalityKey(l.cfg.Space, d, t); err != nil {
 			return nil, err
 		}
 	}
@@ -162,7 +163,7 @@ func (l *deleteLoader) equalityKeys(d split.DeleteFile, t split.TableSchema) (*e
 		return nil, err
 	}
 	k := v.(*eqKeys)
-	if l.r.cache == nil {
+	if l.cfg.Cache == nil {
 		if l.eqKeys == nil {
 			l.eqKeys = map[string]*eqKeys{}
 		}
@@ -172,8 +173,8 @@ func (l *deleteLoader) equalityKeys(d split.DeleteFile, t split.TableSchema) (*e
 }
 
 // newEqSet resolves the equality columns of d in the data file.
-func newEqSet(d split.DeleteFile, schema *iceberg.Schema, dataRoot *parquet.Column, r *schema.Resolver) (*eqSet, error) {
-	set := &eqSet{ids: slices.Clone(d.EqualityIDs)}
+func newEqSet(d split.DeleteFile, schema *iceberg.Schema, dataRoot *parquet.Column, r *schema.Resolver) (*EqualitySet, error) {
+	set := &EqualitySet{ids: slices.Clone(d.EqualityIDs)}
 	for _, id := range d.EqualityIDs {
 		f, err := equalityField(schema, id, d.Path)
 		if err != nil {
@@ -210,10 +211,10 @@ func newEqSet(d split.DeleteFile, schema *iceberg.Schema, dataRoot *parquet.Colu
 func equalityField(schema *iceberg.Schema, id int, path string) (iceberg.NestedField, error) {
 	f, ok := schema.FindFieldByID(id)
 	if !ok {
-		return f, fmt.Errorf("%w: equality delete file %s: field id %d is not in the schema", ErrUnsupported, path, id)
+		return f, fmt.Errorf("%w: equality delete file %s: field id %d is not in the schema", readerr.ErrUnsupported, path, id)
 	}
 	if _, ok := f.Type.(iceberg.PrimitiveType); !ok {
-		return f, fmt.Errorf("%w: equality delete file %s: field %d (%s) is not a primitive", ErrUnsupported, path, id, f.Name)
+		return f, fmt.Errorf("%w: equality delete file %s: field %d (%s) is not a primitive", readerr.ErrUnsupported, path, id, f.Name)
 	}
 	return f, nil
 }
@@ -242,7 +243,7 @@ func readEqualityDeletes(fs *storage.Watched, d split.DeleteFile, t split.TableS
 		}
 		c := r.FindColumn(cf.Root, id)
 		if !flatLeaf(c) {
-			return nil, fmt.Errorf("read equality delete file %s: %w: no column with field id %d that holds one value a row", d.Path, ErrCorruptFile, id)
+			return nil, fmt.Errorf("read equality delete file %s: %w: no column with field id %d that holds one value a row", d.Path, readerr.ErrCorruptFile, id)
 		}
 		vt, err := r.ValueTypeOf(field, c)
 		if err != nil {
