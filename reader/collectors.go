@@ -5,6 +5,7 @@ import (
 
 	"github.com/druidiceberg/sidecar/internal/promreg"
 	"github.com/druidiceberg/sidecar/reader/deletes"
+	"github.com/druidiceberg/sidecar/splits/split"
 )
 
 // collectors are the reader's metrics: rows, deletes and delete file
@@ -37,6 +38,9 @@ func newCollectors(reg prometheus.Registerer) *collectors {
 			"Delete files read from storage to serve a row stream, by kind (position, equality, deletion_vector); a file the delete cache holds is not read again."),
 	}
 }
+
+// deleteKinds index Stream.published.loads.
+var deleteKinds = [3]split.DeleteKind{split.DeletePosition, split.DeleteEquality, split.DeleteDeletionVector}
 
 // tally is what a stream has counted, in the order of deleteKinds.
 type tally struct {

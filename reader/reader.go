@@ -211,26 +211,23 @@ type Stream struct {
 // fileStream is one data file of a stream, opened: its footer, the row
 // groups read, the columns resolved, its delete sets and residual filter.
 type fileStream struct {
-	path    string
-	fs      *storage.Watched
-	file    icebergio.File
-	pf      *parquet.File
-	avro    *avro.File // instead of pf for an Avro data file
-	leaves  []*column.Leaf
-	groups  []rowGroup // the row groups the split reads
-	rows    rowEncoder
-	deletes *deletes.Positions
-	eq      []*deletes.EqualitySet
-	filter  *residual // nil without a residual filter
-	kb      []byte    // scratch for equality keys
+	path      string
+	fs        *storage.Watched
+	file      icebergio.File
+	pf        *parquet.File
+	avro      *avro.File // instead of pf for an Avro data file
+	leaves    []*column.Leaf
+	groups    []rowGroup // the row groups the split reads
+	rows      rowEncoder
+	positions *deletes.Positions
+	eq        []*deletes.EqualitySet
+	filter    *residual // nil without a residual filter
+	kb        []byte    // scratch for equality keys
 }
 
 // counts are the row counts of a stream; invalid counts the invalid UTF-8
 // values of the files closed so far (the open one's encoder keeps its own).
 type counts struct{ read, emitted, position, dv, equality, filtered, invalid int64 }
-
-// deleteKinds index Stream.published.loads.
-var deleteKinds = [3]split.DeleteKind{split.DeletePosition, split.DeleteEquality, split.DeleteDeletionVector}
 
 // Open prepares the live rows of split s in the top-level fields of t's
 // schema that the split projects (all of them when s.Columns is empty),
@@ -358,7 +355,7 @@ func (s *Stream) open(ctx context.Context, sp split.Split) (_ *fileStream, err e
 		}
 	}
 
-	if st.deletes, err = deletes.LoadPositions(s.loader, sp); err != nil {
+	if st.positions, err = deletes.LoadPositions(s.loader, sp); err != nil {
 		return nil, err
 	}
 	if err := ctx.Err(); err != nil {
@@ -375,7 +372,7 @@ func (s *Stream) open(ctx context.Context, sp split.Split) (_ *fileStream, err e
 	}
 	st.leaves = res.Order
 	if st.avro != nil {
-		st.avro.Read(st.leaves)
+		st.avro.DecodeInto(st.leaves)
 	}
 	if r.entries > 0 {
 		for _, l := range st.leaves {
@@ -492,7 +489,7 @@ func (s *Stream) closeCurrent() error {
 // run writes the surviving rows of one file's row groups into b.
 func (f *fileStream) run(b *batch) error {
 	s := b.s
-	dels := f.deletes.Walk()
+	dels := f.positions.Walk()
 	defer dels.Stop()
 	if f.avro != nil {
 		return f.runAvro(b, dels)
@@ -538,6 +535,41 @@ func (f *fileStream) run(b *batch) error {
 	return nil
 }
 
+// runAvro writes the surviving rows of an Avro data file into b, a chunk
+// of records at a time; positions count records from the file's first.
+func (f *fileStream) runAvro(b *batch, dels *deletes.PositionWalk) error {
+	var base int64
+	for {
+		n, err := f.avro.Fill()
+		if err != nil {
+			return fmt.Errorf("read data file %s: %w", f.path, err)
+		}
+		if n == 0 {
+			return nil
+		}
+		for i := range n {
+			for _, l := range f.leaves {
+				if l.MaxRep == 0 {
+					// A flat column: its row is the next entry (as in run).
+					l.Cur, l.Pos, l.RowEnd, l.VPos = &l.Batch, l.Next, l.Next+1, l.NextV
+					if l.Batch.Def == nil || int(l.Batch.Def[l.Next]) == l.MaxDef {
+						l.NextV++
+					}
+					l.Next++
+					continue
+				}
+				if err := l.Advance(); err != nil {
+					return fmt.Errorf("read data file %s: %w", f.path, err)
+				}
+			}
+			if err := f.row(b, dels, base+int64(i)); err != nil {
+				return err
+			}
+		}
+		base += int64(n)
+	}
+}
+
 // row writes the row at position pos of the file, whose entries the
 // leaves are at, into b unless a delete or the residual filter removes it.
 func (f *fileStream) row(b *batch, dels *deletes.PositionWalk, pos int64) error {
@@ -552,7 +584,7 @@ func (f *fileStream) row(b *batch, dels *deletes.PositionWalk, pos int64) error 
 	}
 	if p := uint64(pos); p >= dels.Next {
 		if dels.Deleted(p) {
-			s.countPositional(f.deletes.KindOf(p))
+			s.countPositional(f.positions.KindOf(p))
 			return nil
 		}
 	}
@@ -591,7 +623,7 @@ func (f *fileStream) row(b *batch, dels *deletes.PositionWalk, pos int64) error 
 // groupDeleted reports whether every row of the row group [base, base+n)
 // is a deleted position, and if so counts them without decoding a page.
 func (f *fileStream) groupDeleted(s *Stream, base, n int64) bool {
-	d := f.deletes
+	d := f.positions
 	if d.All == nil || d.Count < n {
 		return false
 	}

@@ -131,9 +131,9 @@ func (a *File) Close() error {
 	return a.file.Close()
 }
 
-// Read makes the leaves the ones records are decoded into, and compiles
+// DecodeInto makes the leaves the ones records are decoded into, and compiles
 // the program that does it.
-func (a *File) Read(leaves []*column.Leaf) {
+func (a *File) DecodeInto(leaves []*column.Leaf) {
 	for _, l := range leaves {
 		if a.sinks[l.Index] == nil {
 			a.leaves = append(a.leaves, l)
@@ -232,7 +232,7 @@ func (a *File) nextBlock() error {
 // Scan reads every record of the file through the leaves (flat columns
 // only) and calls row after each row is loaded.
 func (a *File) Scan(leaves []*column.Leaf, row func() error) error {
-	a.Read(leaves)
+	a.DecodeInto(leaves)
 	for {
 		n, err := a.Fill()
 		if err != nil {
