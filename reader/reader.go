@@ -1,37 +1,42 @@
 // Package reader turns one split (a Parquet or Avro data file and the
 // delete files the planner matched to it, or several such files packed into
 // one split) into its live rows, encoded as NDJSON the way Druid's Parquet
-// reader would present the same values. An Avro file's records are shredded
-// into the columns of the Parquet schema its Avro schema stands for (see
-// package avro), so both formats share everything past the decoding.
+// reader would present the same values.
 //
-// Open does everything that can fail before the first byte: it opens the
-// data file, reads its footer, picks the split's row groups, resolves the Iceberg schema against the
-// file's columns by field id (or by name through the table's name mapping),
-// and loads every delete set (positional
-// deletes and deletion vectors into one position bitmap, equality deletes
-// into one key set per list of equality ids), through a DeleteCache when the
-// Reader has one (WithDeleteCache), so that a delete file shared by many
-// splits is decoded once. Run then streams the file row group by row group
-// (only the row groups of the split's range when the planner split the file,
-// see split.RowGroupRange; row positions stay file-absolute), skipping
-// deleted rows and the rows that fail the
-// split's residual filter (evaluated by iceberg-go), and encodes straight
-// from the Parquet values into a reused buffer; memory is bounded by the
-// delete sets and one batch, never by the data file.
+// OpenAll (Open for a split of one file) does everything that can fail
+// before the first byte, for the split's first file, with the FileIO of the
+// split's table that the caller hands it: it opens the data file and checks
+// its footer (reader/storage), picks the split's row groups, resolves the
+// Iceberg schema against the file's columns by field id, or by name through
+// the table's name mapping (reader/schema), and loads every delete set
+// (reader/deletes: positional deletes and deletion vectors into one position
+// bitmap, equality deletes into one key set per list of equality ids),
+// through a deletes.Cache when the Reader has one (WithDeleteCache), so that
+// a delete file shared by many splits is decoded once. Stream.Run then
+// streams the file row group by row group (only the row groups of the
+// split's range when the planner split the file, see split.RowGroupRange;
+// row positions stay file-absolute), reading each leaf column through a
+// column.Leaf that parquetpage (or reader/avro, whose records fill the
+// leaves of the Parquet schema their Avro schema stands for) decodes,
+// skipping deleted rows and the rows that fail the split's residual filter
+// (evaluated by iceberg-go), and encodes straight from the decoded values
+// into a reused buffer (reader/encode); memory is bounded by the delete sets
+// and one batch, never by the data file. The later files of a packed split
+// are opened as Run reaches them.
 //
 // A typical use, in an HTTP handler:
 //
-//	st, err := r.Open(ctx, split, tableSchema)
+//	st, err := r.OpenAll(ctx, fs, parts, tableSchema)
 //	if err != nil {
 //		return err // nothing written yet: map it to a status
 //	}
 //	defer st.Close()
 //	err = st.Run(ctx, w, rc.Flush) // an error now must abort the response
 //
-// The package never logs; errors wrap their cause and the package's
-// sentinels (ErrCorruptFile, ErrNoFieldIDs, ErrSchemaMismatch,
-// ErrUnsupported), and a missing file keeps fs.ErrNotExist in the chain.
+// The package and its subpackages never log; errors wrap their cause and
+// the package's sentinels (ErrCorruptFile, ErrNoFieldIDs, ErrSchemaMismatch,
+// ErrUnsupported, the values of package readerr that the subpackages wrap),
+// and a missing file keeps fs.ErrNotExist in the chain.
 package reader
 
 import (

@@ -11,7 +11,7 @@ import (
 // fields, a nested object and an array) to JSON, against arrow-go's
 // validation and JSON of the same value:
 //
-//	go test ./reader -run '^$' -bench 'Variant|WKT' -benchmem
+//	go test ./reader/encode -run '^$' -bench 'Variant|WKT' -benchmem
 func BenchmarkVariant(b *testing.B) {
 	var bld variant.Builder
 	if err := bld.Append(map[string]any{

@@ -13,7 +13,7 @@ import (
 // table (tablegen.Bench) holds, drawn as it draws them, 1024 a loop, and
 // reports the CPU time per value (cpu-ns/value):
 //
-//	go test ./reader -run '^$' -bench AppendValues -count 6
+//	go test ./reader/encode -run '^$' -bench AppendValues -count 6
 func BenchmarkAppendValues(b *testing.B) {
 	const n = 1024
 	rng := rand.New(rand.NewPCG(7, 8))

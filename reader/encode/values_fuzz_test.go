@@ -32,7 +32,7 @@ import (
 // Run it with a bounded minimization, which otherwise spends up to a
 // minute per new input without counting execs (the "0 execs/s" stall):
 //
-//	go test ./reader -run '^$' -fuzz FuzzValues -fuzzminimizetime 100x
+//	go test ./reader/encode -run '^$' -fuzz FuzzValues -fuzzminimizetime 100x
 func FuzzValues(f *testing.F) {
 	f.Add([]byte("plain"), int64(0), 0.1, int32(0))
 	f.Add([]byte("a\"b\\\n\x00\xff<>&\u2028"), int64(math.MinInt64), math.NaN(), int32(-1))

@@ -22,7 +22,7 @@ import (
 // than variantAllocBound for the bytes: nothing is sized by a count or an
 // offset.
 //
-//	go test ./reader -run '^$' -fuzz '^FuzzVariantClaims$' -fuzztime 60s
+//	go test ./reader/encode -run '^$' -fuzz '^FuzzVariantClaims$' -fuzztime 60s
 func FuzzVariantClaims(f *testing.F) {
 	for _, depth := range []uint16{0, 1, MaxVariantDepth - 1, MaxVariantDepth, 10_000} {
 		for _, inner := range []byte{0x0f, 0x1f, 0x3e, 0x7e, 0x0c} {

@@ -64,7 +64,7 @@ func variantSeeds(t testing.TB) [][2][]byte {
 // for value, what arrow-go reads from it, by the value contract (see
 // matchVariant), with and without ISO timestamps.
 //
-//	go test ./reader -run '^$' -fuzz '^FuzzVariant$' -fuzztime 60s
+//	go test ./reader/encode -run '^$' -fuzz '^FuzzVariant$' -fuzztime 60s
 func FuzzVariant(f *testing.F) {
 	for _, s := range variantSeeds(f) {
 		f.Add(s[0], s[1])

@@ -19,7 +19,7 @@ import (
 // takes one byte at least), and allocate no more than wkbAllocBound for
 // the value's bytes: nothing is sized by a count.
 //
-//	go test ./reader -run '^$' -fuzz '^FuzzWKBCounts$' -fuzztime 60s
+//	go test ./reader/encode -run '^$' -fuzz '^FuzzWKBCounts$' -fuzztime 60s
 func FuzzWKBCounts(f *testing.F) {
 	codes := []uint32{1, 2, 3, 4, 5, 6, 7, 15, 16, 17, 1002, 2003, 3004, 0x20000002, 0xa0000003}
 	for i, code := range codes {

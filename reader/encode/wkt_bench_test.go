@@ -10,7 +10,7 @@ import (
 // below 1 (17 fraction digits, rounded to 16), and magnitudes past the
 // reach of a JSON number's plain notation.
 //
-//	go test ./reader -run '^$' -bench AppendCoordinate -benchmem
+//	go test ./reader/encode -run '^$' -bench AppendCoordinate -benchmem
 func BenchmarkAppendCoordinate(b *testing.B) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	kinds := []struct {

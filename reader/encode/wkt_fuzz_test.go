@@ -26,7 +26,7 @@ import (
 // WKT, with a multipoint's points parenthesized as the OGC grammar has
 // them) but for how numbers are written.
 //
-//	go test ./reader -run '^$' -fuzz '^FuzzWKT$' -fuzztime 60s
+//	go test ./reader/encode -run '^$' -fuzz '^FuzzWKT$' -fuzztime 60s
 func FuzzWKT(f *testing.F) {
 	square := func(w *wkbBuilder) *wkbBuilder { return w.u32(5).f64(0, 0, 1, 0, 1, 1, 0, 1, 0, 0) }
 	for _, seed := range [][]byte{

@@ -118,7 +118,7 @@ func TestPagesAgainstParquetGo(t *testing.T) {
 // version, codec and values, and decodes it both ways, as
 // TestPagesAgainstParquetGo does.
 //
-//	go test ./reader -run '^$' -fuzz '^FuzzPagesAgainstParquetGo$' -fuzztime 60s
+//	go test ./reader/parquetpage -run '^$' -fuzz '^FuzzPagesAgainstParquetGo$' -fuzztime 60s
 func FuzzPagesAgainstParquetGo(f *testing.F) {
 	gens := pageGens()
 	for i := range gens {
