@@ -20,7 +20,9 @@ import (
 // The delete lookups of Run's hot loop, on delete sets loaded through a
 // Cache as a stream gets them: they must not allocate.
 
-func writeBenchParquet[T any](b *testing.B, dir, name string, rows []T) (string, int64) {
+// writeParquet writes rows as the Parquet file dir/name and returns its
+// path and size.
+func writeParquet[T any](b testing.TB, dir, name string, rows []T) (string, int64) {
 	b.Helper()
 	var buf bytes.Buffer
 	if err := parquet.Write(&buf, rows); err != nil {
@@ -53,7 +55,7 @@ func BenchmarkDeleteLookup(b *testing.B) {
 		for p := 0; p < rows; p += 20 {
 			dels = append(dels, posDelete{dataPath, int64(p)})
 		}
-		path, size := writeBenchParquet(b, dir, "pos.parquet", dels)
+		path, size := writeParquet(b, dir, "pos.parquet", dels)
 		s := split.Split{Data: split.DataFile{Path: dataPath}, Deletes: []split.DeleteFile{
 			{Kind: split.DeletePosition, Path: path, Format: "PARQUET", Size: size},
 		}}
@@ -100,7 +102,7 @@ func BenchmarkDeleteLookup(b *testing.B) {
 			for i := range 10_000 {
 				dels = append(dels, del{fmt.Sprintf("customer-%06d", 4*i+2*f)})
 			}
-			path, size := writeBenchParquet(b, dir, fmt.Sprintf("eq-str-%d.parquet", f), dels)
+			path, size := writeParquet(b, dir, fmt.Sprintf("eq-str-%d.parquet", f), dels)
 			d := split.DeleteFile{Kind: split.DeleteEquality, Path: path, Format: "PARQUET", Size: size, EqualityIDs: []int{2}}
 			keys, err := loader.equalityKeys(d, split.TableSchema{Schema: schema})
 			if err != nil {
@@ -152,7 +154,7 @@ func benchLongKeys(b *testing.B, loader *Loader, dir, name string, n, step int, 
 	for i := range dels {
 		dels[i] = del{int64(i * step)}
 	}
-	path, size := writeBenchParquet(b, dir, name, dels)
+	path, size := writeParquet(b, dir, name, dels)
 	schema := iceberg.NewSchema(0, iceberg.NestedField{ID: 1, Name: "id", Type: iceberg.PrimitiveTypes.Int64})
 	d := split.DeleteFile{Kind: split.DeleteEquality, Path: path, Format: "PARQUET", Size: size, EqualityIDs: []int{1}}
 	keys, err := loader.equalityKeys(d, split.TableSchema{Schema: schema})

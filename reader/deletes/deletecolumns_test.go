@@ -1,4 +1,4 @@
-package reader_test
+package deletes
 
 import (
 	"errors"
@@ -9,9 +9,9 @@ import (
 	"time"
 
 	"github.com/apache/iceberg-go"
+	icebergio "github.com/apache/iceberg-go/io"
 
-	"github.com/druidiceberg/sidecar/reader"
-	"github.com/druidiceberg/sidecar/reader/deletes"
+	"github.com/druidiceberg/sidecar/reader/readerr"
 	"github.com/druidiceberg/sidecar/splits/split"
 )
 
@@ -21,6 +21,10 @@ import (
 // an int32 key widened to long), nulls marked.
 func TestReadDeleteColumns(t *testing.T) {
 	dir := t.TempDir()
+	type posDelete struct {
+		FilePath string `parquet:"file_path,id(2147483546)"`
+		Pos      int64  `parquet:"pos,id(2147483545)"`
+	}
 	pPos, zPos := writeParquet(t, dir, "pos.parquet", []posDelete{{"s3://b/a.parquet", 0}, {"s3://b/c.parquet", 7}})
 	type eqRow struct {
 		ID   int32     `parquet:"id,id(1)"`
@@ -29,17 +33,18 @@ func TestReadDeleteColumns(t *testing.T) {
 		OK   bool      `parquet:"ok,id(4)"`
 	}
 	ts := time.Date(2024, 3, 1, 9, 15, 0, 0, time.UTC)
-	pEq, zEq := writeParquet(t, dir, "eq.parquet", []eqRow{{7, ptr("a"), ts, true}, {8, nil, ts.Add(time.Second), false}})
+	a := "a"
+	pEq, zEq := writeParquet(t, dir, "eq.parquet", []eqRow{{7, &a, ts, true}, {8, nil, ts.Add(time.Second), false}})
 	schema := split.TableSchema{Schema: iceberg.NewSchema(0,
-		field(1, "id", iceberg.PrimitiveTypes.Int64),
-		field(2, "name", iceberg.PrimitiveTypes.String),
-		field(3, "ts", iceberg.PrimitiveTypes.TimestampTz),
-		field(4, "ok", iceberg.PrimitiveTypes.Bool),
+		iceberg.NestedField{ID: 1, Name: "id", Type: iceberg.PrimitiveTypes.Int64},
+		iceberg.NestedField{ID: 2, Name: "name", Type: iceberg.PrimitiveTypes.String},
+		iceberg.NestedField{ID: 3, Name: "ts", Type: iceberg.PrimitiveTypes.TimestampTz},
+		iceberg.NestedField{ID: 4, Name: "ok", Type: iceberg.PrimitiveTypes.Bool},
 	)}
-	fs := testFS(dir)
+	fs := icebergio.LocalFS{}
 
 	pos := split.DeleteFile{Kind: split.DeletePosition, Path: pPos, Format: "PARQUET", Size: zPos, Records: 2}
-	cols, err := deletes.ReadColumns(fs, pos, schema, []int{deletes.FieldIDDeleteFilePath, deletes.FieldIDDeletePos}, 10)
+	cols, err := ReadColumns(fs, pos, schema, []int{FieldIDDeleteFilePath, FieldIDDeletePos}, 10)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,7 +57,7 @@ func TestReadDeleteColumns(t *testing.T) {
 	}
 
 	eq := split.DeleteFile{Kind: split.DeleteEquality, Path: pEq, Format: "PARQUET", Size: zEq, Records: 2, EqualityIDs: []int{1, 2, 3, 4}}
-	cols, err = deletes.ReadColumns(fs, eq, schema, []int{1, 2, 3, 4}, 10)
+	cols, err = ReadColumns(fs, eq, schema, []int{1, 2, 3, 4}, 10)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,13 +70,13 @@ func TestReadDeleteColumns(t *testing.T) {
 	}
 
 	t.Run("more rows than the bound", func(t *testing.T) {
-		if _, err := deletes.ReadColumns(fs, eq, schema, []int{1}, 1); !errors.Is(err, reader.ErrUnsupported) {
+		if _, err := ReadColumns(fs, eq, schema, []int{1}, 1); !errors.Is(err, readerr.ErrUnsupported) {
 			t.Fatalf("err = %v, want ErrUnsupported", err)
 		}
 	})
 	t.Run("a column it does not read", func(t *testing.T) {
-		dbl := split.TableSchema{Schema: iceberg.NewSchema(0, field(1, "id", iceberg.PrimitiveTypes.Float64))}
-		if _, err := deletes.ReadColumns(fs, eq, dbl, []int{1}, 10); err == nil {
+		dbl := split.TableSchema{Schema: iceberg.NewSchema(0, iceberg.NestedField{ID: 1, Name: "id", Type: iceberg.PrimitiveTypes.Float64})}
+		if _, err := ReadColumns(fs, eq, dbl, []int{1}, 10); err == nil {
 			t.Fatal("a double key read as a delete column")
 		}
 	})
@@ -83,12 +88,12 @@ func TestReadDeleteColumns(t *testing.T) {
 		for i := 4; i < len(b)/2; i++ {
 			b[i] ^= 0xff
 		}
-		if err := writeFile(filepath.Join(dir, "bad.parquet"), b); err != nil {
+		if err := os.WriteFile(filepath.Join(dir, "bad.parquet"), b, 0o644); err != nil {
 			t.Fatal(err)
 		}
 		bad := eq
 		bad.Path = filepath.Join(dir, "bad.parquet")
-		if _, err := deletes.ReadColumns(fs, bad, schema, []int{1, 2}, 10); !errors.Is(err, reader.ErrCorruptFile) {
+		if _, err := ReadColumns(fs, bad, schema, []int{1, 2}, 10); !errors.Is(err, readerr.ErrCorruptFile) {
 			t.Fatalf("err = %v, want ErrCorruptFile", err)
 		}
 	})
