@@ -12,7 +12,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/druidiceberg/sidecar/internal/fault"
-	"github.com/druidiceberg/sidecar/reader"
+	"github.com/druidiceberg/sidecar/reader/deletes"
 	"github.com/druidiceberg/sidecar/splits"
 	"github.com/druidiceberg/sidecar/token"
 )
@@ -32,7 +32,7 @@ type deleteReader struct {
 	fs     icebergio.IO
 	schema token.TableSchema
 	paths  map[string]map[string]bool // positional delete file → the data file paths it names
-	keys   map[string][]reader.DeleteColumn
+	keys   map[string][]deletes.Column
 	err    error
 }
 
@@ -41,13 +41,13 @@ func newDeleteReader(fs icebergio.IO, meta table.Metadata) *deleteReader {
 		fs:     fs,
 		schema: token.TableSchema{Schema: meta.CurrentSchema(), NameMapping: meta.NameMapping()},
 		paths:  map[string]map[string]bool{},
-		keys:   map[string][]reader.DeleteColumn{},
+		keys:   map[string][]deletes.Column{},
 	}
 }
 
 // read reads columns of the delete file del, of the given kind.
-func (r *deleteReader) read(del iceberg.DataFile, kind token.DeleteKind, ids []int) ([]reader.DeleteColumn, error) {
-	cols, err := reader.ReadDeleteColumns(r.fs, splits.DeleteFileOf(kind, del), r.schema, ids, maxDeleteRowsRead)
+func (r *deleteReader) read(del iceberg.DataFile, kind token.DeleteKind, ids []int) ([]deletes.Column, error) {
+	cols, err := deletes.ReadColumns(r.fs, splits.DeleteFileOf(kind, del), r.schema, ids, maxDeleteRowsRead)
 	if err != nil && r.err == nil && (errors.Is(err, fault.ErrUnavailable) || errors.Is(err, fault.ErrDenied)) {
 		r.err = err
 	}
@@ -61,8 +61,8 @@ func (r *deleteReader) namesFile(del iceberg.DataFile, path string) bool {
 	if ref := del.ReferencedDataFile(); ref != nil && *ref != "" {
 		return *ref == path
 	}
-	lo, ok1 := del.LowerBoundValues()[reader.FieldIDDeleteFilePath]
-	hi, ok2 := del.UpperBoundValues()[reader.FieldIDDeleteFilePath]
+	lo, ok1 := del.LowerBoundValues()[deletes.FieldIDDeleteFilePath]
+	hi, ok2 := del.UpperBoundValues()[deletes.FieldIDDeleteFilePath]
 	if ok1 && ok2 && bytes.Equal(lo, hi) && string(lo) == path {
 		// One path from lower to upper bound. (Equal bounds that are not
 		// the path may be truncated prefixes: the column says.)
@@ -70,7 +70,7 @@ func (r *deleteReader) namesFile(del iceberg.DataFile, path string) bool {
 	}
 	names, ok := r.paths[del.FilePath()]
 	if !ok {
-		cols, err := r.read(del, token.DeletePosition, []int{reader.FieldIDDeleteFilePath})
+		cols, err := r.read(del, token.DeletePosition, []int{deletes.FieldIDDeleteFilePath})
 		if err != nil {
 			return true
 		}
@@ -157,7 +157,7 @@ func comparable(t iceberg.Type) bool {
 }
 
 // valueMayBeIn says whether f may hold the i-th value of c in column fid.
-func valueMayBeIn(f iceberg.DataFile, fid int, typ iceberg.Type, c *reader.DeleteColumn, i int) bool {
+func valueMayBeIn(f iceberg.DataFile, fid int, typ iceberg.Type, c *deletes.Column, i int) bool {
 	nulls, knownNulls := f.NullValueCounts()[fid]
 	if c.Null[i] {
 		return !knownNulls || nulls > 0

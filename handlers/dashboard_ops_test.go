@@ -27,6 +27,7 @@ import (
 	"github.com/druidiceberg/sidecar/internal/testlog"
 	"github.com/druidiceberg/sidecar/internal/testnet"
 	"github.com/druidiceberg/sidecar/reader"
+	"github.com/druidiceberg/sidecar/reader/deletes"
 	"github.com/druidiceberg/sidecar/splits"
 	"github.com/druidiceberg/sidecar/token"
 )
@@ -252,7 +253,7 @@ func liveSidecar(t *testing.T) (srv *testServer, budget *memory.Budget, logs *te
 			c.Logger = slog.New(slog.NewJSONHandler(logs, nil))
 			reg := registererOf(c)
 			budget = memory.NewBudget(1<<30, "the memory budget (the test's)", reg)
-			cache := reader.NewDeleteCache(testDeleteCacheSize, reg)
+			cache := deletes.NewCache(testDeleteCacheSize, reg)
 			budget.OnPressure(cache.Reclaim)
 			cat := plannerCatalog(t, cfg, nil, signer, splits.WithMemoryBudget(budget))
 			cat.Rows = reader.New(reg, reader.WithDeleteCache(cache), reader.WithMemory(budget, 1<<29, "--max-delete-memory"))

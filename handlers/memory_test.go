@@ -10,6 +10,7 @@ import (
 	"github.com/druidiceberg/sidecar/handlers"
 	"github.com/druidiceberg/sidecar/internal/memory"
 	"github.com/druidiceberg/sidecar/reader"
+	"github.com/druidiceberg/sidecar/reader/deletes"
 	"github.com/druidiceberg/sidecar/splits"
 	"github.com/druidiceberg/sidecar/token"
 )
@@ -25,7 +26,7 @@ func memoryServer(t *testing.T, f fixture, budget *memory.Budget, deleteBound in
 		t.Fatal(err)
 	}
 	cfg := sidecatalog.Config{Type: "static", Tables: map[string]string{"fixtures.t": filepath.Join(f.Dir, f.Metadata)}}
-	cache := reader.NewDeleteCache(testDeleteCacheSize, nil)
+	cache := deletes.NewCache(testDeleteCacheSize, nil)
 	budget.OnPressure(cache.Reclaim)
 	c := plannerCatalog(t, cfg, f.mappings(), signer, splits.WithMemoryBudget(budget), splits.WithTargetSplitSize(0))
 	c.Rows = reader.New(nil, reader.WithDeleteCache(cache), reader.WithMemory(budget, deleteBound, "--max-delete-memory"))

@@ -17,6 +17,7 @@ import (
 	"github.com/druidiceberg/sidecar/internal/testnet"
 	"github.com/druidiceberg/sidecar/metrics"
 	"github.com/druidiceberg/sidecar/reader"
+	"github.com/druidiceberg/sidecar/reader/deletes"
 	"github.com/druidiceberg/sidecar/token"
 )
 
@@ -45,7 +46,7 @@ func TestNamedCatalogs(t *testing.T) {
 		t.Fatal(err)
 	}
 	// One delete cache for both, as the sidecar has.
-	cache := reader.WithDeleteCache(reader.NewDeleteCache(testDeleteCacheSize, nil))
+	cache := reader.WithDeleteCache(deletes.NewCache(testDeleteCacheSize, nil))
 	east := testCatalog(t, sidecatalog.Config{Type: "local", Name: "east", Warehouse: eastDir}, nil, signer, nil, cache)
 	lake := testCatalog(t, lakeCfg, nil, signer, nil, cache)
 	start := func(def string, cats ...handlers.Catalog) *testServer {

@@ -23,6 +23,7 @@ import (
 	"github.com/druidiceberg/sidecar/handlers"
 	"github.com/druidiceberg/sidecar/metrics"
 	"github.com/druidiceberg/sidecar/reader"
+	"github.com/druidiceberg/sidecar/reader/deletes"
 	"github.com/druidiceberg/sidecar/splits"
 	"github.com/druidiceberg/sidecar/token"
 
@@ -38,7 +39,7 @@ type testServer struct {
 	reg *prometheus.Registry
 	// cache is the delete cache the server's reader decodes through; nil
 	// when it has none.
-	cache *reader.DeleteCache
+	cache *deletes.Cache
 }
 
 // testDeleteCacheSize is the delete cache of the test servers: the
@@ -70,9 +71,9 @@ func newServerListening(t testing.TB, cfg sidecatalog.Config, mappings []sidecat
 	listen func(net.Listener) net.Listener, opts ...func(*handlers.Config)) *testServer {
 	t.Helper()
 	signer, reg, m := sidecarBasics(t)
-	var cache *reader.DeleteCache
+	var cache *deletes.Cache
 	if cacheSize > 0 {
-		cache = reader.NewDeleteCache(cacheSize, reg)
+		cache = deletes.NewCache(cacheSize, reg)
 	}
 	hc := handlers.Config{
 		Catalogs: []handlers.Catalog{testCatalog(t, cfg, mappings, signer, reg, reader.WithDeleteCache(cache))},

@@ -12,6 +12,7 @@ import (
 
 	"github.com/twmb/avro/ocf"
 
+	"github.com/druidiceberg/sidecar/internal/cost"
 	"github.com/druidiceberg/sidecar/token"
 )
 
@@ -96,10 +97,10 @@ func BenchmarkReadAvro(b *testing.B) {
 		var wall, cpu [3]time.Duration // Parquet, Avro, Avro projected
 		for b.Loop() {
 			for i, s := range []token.Split{ps, as, ap} {
-				w, c := time.Now(), cpuTime()
+				w, c := time.Now(), cost.CPUTime()
 				discardSplit(b, r, []token.Split{s}, tableOf(benchSchema))
 				wall[i] += time.Since(w)
-				cpu[i] += cpuTime() - c
+				cpu[i] += cost.CPUTime() - c
 			}
 		}
 		b.ReportMetric(float64(wall[0])/float64(wall[1]), "avro_all/parquet_all")

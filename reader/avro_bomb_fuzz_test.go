@@ -11,7 +11,6 @@ import (
 	"testing"
 
 	"github.com/apache/iceberg-go"
-
 	"github.com/klauspost/compress/flate"
 	"github.com/klauspost/compress/snappy"
 	"github.com/klauspost/compress/zstd"

@@ -4,24 +4,24 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/druidiceberg/sidecar/internal/promreg"
+	"github.com/druidiceberg/sidecar/reader/deletes"
 	"github.com/druidiceberg/sidecar/token"
 )
 
-// collectors are the reader's metrics: rows, deletes, delete file loads and
-// the delete cache. Every Reader and DeleteCache built on one registry
-// counts into the same collectors (promreg.Register), so a reader per
-// catalog and the cache they share export one set of series.
+// collectors are the reader's metrics: rows, deletes and delete file
+// loads. Every Reader built on one registry counts into the same collectors
+// (promreg.Register), so a reader per catalog exports one set of series;
+// the delete cache registers its own (cacheCollectors).
 type collectors struct {
 	rowsRead, rowsEmitted, rowsFiltered, invalidUTF8 prometheus.Counter
 	rowsDeleted, deleteFileLoads                     *prometheus.CounterVec
-	cacheHits, cacheMisses                           *prometheus.CounterVec
-	cacheEvictions                                   prometheus.Counter
-	cacheBytes                                       prometheus.Gauge
 }
 
 // newCollectors registers the reader's collectors on reg (nil: none, they
-// count unexported).
+// count unexported), and the delete cache's, so that they are exported
+// (at zero) when no cache runs.
 func newCollectors(reg prometheus.Registerer) *collectors {
+	deletes.RegisterCacheMetrics(reg)
 	counter := func(name, help string) prometheus.Counter {
 		return promreg.Register(reg, prometheus.NewCounter(prometheus.CounterOpts{Name: name, Help: help}))
 	}
@@ -36,18 +36,11 @@ func newCollectors(reg prometheus.Registerer) *collectors {
 		rowsDeleted:  byKind("sidecar_rows_deleted_total", "Rows dropped because a delete file deletes them, by kind."),
 		deleteFileLoads: byKind("sidecar_delete_file_loads_total",
 			"Delete files read from storage to serve a row stream, by kind (position, equality, deletion_vector); a file the delete cache holds is not read again."),
-		cacheHits: byKind("sidecar_delete_cache_hits_total",
-			"Delete files a split needed that the delete cache answered without reading the file (held, or being loaded for another split), by kind."),
-		cacheMisses: byKind("sidecar_delete_cache_misses_total",
-			"Delete files a split needed that the delete cache did not hold, so the file was read and decoded (or its load failed), by kind."),
-		cacheEvictions: counter("sidecar_delete_cache_evictions_total",
-			"Decoded delete files dropped from the delete cache, least recently used first, to stay within --delete-cache-size."),
-		cacheBytes: promreg.Register(reg, prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "sidecar_delete_cache_bytes",
-			Help: "Estimated memory held by the decoded delete files in the delete cache, in bytes.",
-		})),
 	}
 }
+
+// deleteKinds index Stream.published.loads.
+var deleteKinds = [3]token.DeleteKind{token.DeletePosition, token.DeleteEquality, token.DeleteDeletionVector}
 
 // tally is what a stream has counted, in the order of deleteKinds.
 type tally struct {
@@ -69,15 +62,5 @@ func (c *collectors) record(now, before tally) {
 		if d := now.loads[i] - before.loads[i]; d > 0 {
 			c.deleteFileLoads.WithLabelValues(string(kind)).Add(float64(d))
 		}
-	}
-}
-
-// lookup counts a request for a delete file of kind (DeleteCache.Stats
-// says what a hit is).
-func (c *collectors) lookup(kind token.DeleteKind, hit bool) {
-	if hit {
-		c.cacheHits.WithLabelValues(string(kind)).Inc()
-	} else {
-		c.cacheMisses.WithLabelValues(string(kind)).Inc()
 	}
 }

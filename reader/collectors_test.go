@@ -10,6 +10,7 @@ import (
 
 	"github.com/druidiceberg/sidecar/internal/testenv"
 	"github.com/druidiceberg/sidecar/reader"
+	"github.com/druidiceberg/sidecar/reader/deletes"
 	"github.com/druidiceberg/sidecar/token"
 )
 
@@ -22,7 +23,7 @@ func TestReaderMetrics(t *testing.T) {
 	dir := t.TempDir()
 	ss, want := packedWideDeletes(t, dir, 4, 10, 3, 0, 0)
 	reg := prometheus.NewRegistry()
-	cache := reader.NewDeleteCache(64<<20, reg)
+	cache := deletes.NewCache(64<<20, reg)
 	readers := []fsReader{
 		{Reader: reader.New(reg, reader.WithDeleteCache(cache)), fs: testFS(dir)},
 		{Reader: reader.New(reg, reader.WithDeleteCache(cache)), fs: testFS(dir)},
@@ -85,7 +86,7 @@ func TestReaderMetrics(t *testing.T) {
 func TestReaderWithoutRegistry(t *testing.T) {
 	dir := t.TempDir()
 	ss, want := packedWideDeletes(t, dir, 1, 10, 3, 0, 0)
-	r := fsReader{Reader: reader.New(nil, reader.WithDeleteCache(reader.NewDeleteCache(64<<20, nil))), fs: testFS(dir)}
+	r := fsReader{Reader: reader.New(nil, reader.WithDeleteCache(deletes.NewCache(64<<20, nil))), fs: testFS(dir)}
 	got, _ := readParts(t, r, ss, tableOf(idSchema))
 	if !slices.Equal(got, want[0]) {
 		t.Errorf("got %q, want %q", got, want[0])

@@ -17,6 +17,7 @@ import (
 	"github.com/parquet-go/parquet-go/encoding/thrift"
 	"github.com/parquet-go/parquet-go/format"
 
+	"github.com/druidiceberg/sidecar/internal/cost"
 	"github.com/druidiceberg/sidecar/reader"
 )
 
@@ -252,7 +253,7 @@ func TestRunBombs(t *testing.T) {
 			sp := dataSplit("data.parquet", int64(len(data)), int64(len(rows)))
 			var out bytes.Buffer
 			var err error
-			allocated := reader.AllocatedBy(func() {
+			allocated := cost.AllocatedBy(func() {
 				err = readSplit(context.Background(), newReader(testFS(dir)), sp, tableOf(schema), &out)
 			})
 			if !errors.Is(err, reader.ErrCorruptFile) || !strings.Contains(err.Error(), tc.want) {

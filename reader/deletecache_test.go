@@ -22,6 +22,7 @@ import (
 	"github.com/druidiceberg/sidecar/catalog/catalogtest"
 	"github.com/druidiceberg/sidecar/internal/tablegen"
 	"github.com/druidiceberg/sidecar/reader"
+	"github.com/druidiceberg/sidecar/reader/deletes"
 	"github.com/druidiceberg/sidecar/splits"
 	"github.com/druidiceberg/sidecar/token"
 )
@@ -116,7 +117,7 @@ func TestDeleteCacheSharedPositionalFile(t *testing.T) {
 	plainFS := newOpenCounter(testFS(dir))
 	plain := newReader(plainFS)
 	cachedFS := newOpenCounter(testFS(dir))
-	cache := reader.NewDeleteCache(64<<20, nil)
+	cache := deletes.NewCache(64<<20, nil)
 	cached := newReader(cachedFS, reader.WithDeleteCache(cache))
 
 	for i, s := range ss {
@@ -166,7 +167,7 @@ func TestDeleteCacheBitmapsStayUnchanged(t *testing.T) {
 	if !slices.Equal(want[1], keep(all, 1, 4)) {
 		t.Fatalf("sharedDeletes deletes %q of data file 1", want[1])
 	}
-	cache := reader.NewDeleteCache(64<<20, nil)
+	cache := deletes.NewCache(64<<20, nil)
 	r := newReader(testFS(dir), reader.WithDeleteCache(cache))
 	both, dvOnly := s, s
 	both.Deletes = append(slices.Clone(s.Deletes), dvFile)
@@ -207,7 +208,7 @@ func allLines() []string {
 // waitFlying waits until n callers wait on loads of the cache. It fails the
 // test after a minute, so that a broken single-flight shows as a failure
 // rather than a hung test; nothing is timed.
-func waitFlying(t *testing.T, c *reader.DeleteCache, n int) {
+func waitFlying(t *testing.T, c *deletes.Cache, n int) {
 	t.Helper()
 	deadline := time.Now().Add(time.Minute)
 	for c.Flying() < n {
@@ -234,7 +235,7 @@ func TestDeleteCacheSingleFlight(t *testing.T) {
 			if fail {
 				fs.fail[delPath] = 1
 			}
-			cache := reader.NewDeleteCache(64<<20, nil)
+			cache := deletes.NewCache(64<<20, nil)
 			r := newReader(fs, reader.WithDeleteCache(cache))
 
 			type result struct {
@@ -344,7 +345,7 @@ func TestDeleteCacheEviction(t *testing.T) {
 	}
 
 	// The size of one entry, as the cache estimates it.
-	probe := reader.NewDeleteCache(64<<20, nil)
+	probe := deletes.NewCache(64<<20, nil)
 	read(t, newReader(testFS(dir), reader.WithDeleteCache(probe)), dels[0])
 	size := probe.Stats().Bytes
 	if size <= 0 {
@@ -353,7 +354,7 @@ func TestDeleteCacheEviction(t *testing.T) {
 
 	t.Run("least recently used evicted", func(t *testing.T) {
 		fs := newOpenCounter(testFS(dir))
-		cache := reader.NewDeleteCache(2*size, nil)
+		cache := deletes.NewCache(2*size, nil)
 		r := newReader(fs, reader.WithDeleteCache(cache))
 		read(t, r, dels[0])
 		read(t, r, dels[1])
@@ -381,7 +382,7 @@ func TestDeleteCacheEviction(t *testing.T) {
 
 	t.Run("larger than the bound", func(t *testing.T) {
 		fs := newOpenCounter(testFS(dir))
-		cache := reader.NewDeleteCache(size-1, nil)
+		cache := deletes.NewCache(size-1, nil)
 		r := newReader(fs, reader.WithDeleteCache(cache))
 		read(t, r, dels[0])
 		read(t, r, dels[0])
@@ -420,7 +421,7 @@ func TestDeleteCacheEqualityKeysFollowTheSchema(t *testing.T) {
 	v1 := iceberg.NewSchema(1, field(1, "id", iceberg.PrimitiveTypes.Int64), field(2, "score", iceberg.PrimitiveTypes.Float32))
 	v2 := iceberg.NewSchema(2, field(1, "id", iceberg.PrimitiveTypes.Int64), field(2, "score", iceberg.PrimitiveTypes.Float64))
 
-	cache := reader.NewDeleteCache(64<<20, nil)
+	cache := deletes.NewCache(64<<20, nil)
 	r := newReader(testFS(dir), reader.WithDeleteCache(cache))
 	plain := newReader(testFS(dir))
 	for _, tc := range []struct {
@@ -461,7 +462,7 @@ func TestDeleteCacheReadersDoNotShareEntries(t *testing.T) {
 		s.Deletes = []token.DeleteFile{{Kind: token.DeletePosition, Path: bucket + "/del.parquet", Format: "PARQUET", Size: z}}
 		splitOf[i], lines = s, l
 	}
-	cache := reader.NewDeleteCache(64<<20, nil)
+	cache := deletes.NewCache(64<<20, nil)
 	a := newReader(testFS(dirA), reader.WithDeleteCache(cache))
 	b := newReader(testFS(dirB), reader.WithDeleteCache(cache))
 	if got, _ := readAll(t, a, splitOf[0], idSchema); !slices.Equal(got, keep(lines, 0)) {
@@ -483,7 +484,7 @@ func TestDeleteCacheScenarios(t *testing.T) {
 	// Snappy files: what the cache holds does not depend on the codec.
 	cat := catalogtest.SnappyWrites(catalogtest.Local(t, filepath.Join(t.TempDir(), "warehouse")))
 	fs := catalog.NewFS(nil, nil)
-	cache := reader.NewDeleteCache(64<<20, nil)
+	cache := deletes.NewCache(64<<20, nil)
 	plain, cached := newReader(fs), newReader(fs, reader.WithDeleteCache(cache))
 	kinds := map[token.DeleteKind]bool{}
 	for _, sc := range tablegen.Scenarios() {

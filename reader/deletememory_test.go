@@ -12,6 +12,7 @@ import (
 
 	"github.com/druidiceberg/sidecar/internal/memory"
 	"github.com/druidiceberg/sidecar/reader"
+	"github.com/druidiceberg/sidecar/reader/deletes"
 	"github.com/druidiceberg/sidecar/token"
 )
 
@@ -52,7 +53,7 @@ func TestPositionalDeleteBomb(t *testing.T) {
 	s2.Deletes = s.Deletes
 
 	budget := memory.NewBudget(1<<30, "the test budget", nil)
-	cache := reader.NewDeleteCache(256<<20, nil)
+	cache := deletes.NewCache(256<<20, nil)
 	budget.OnPressure(cache.Reclaim)
 	fs := newOpenCounter(testFS(dir))
 	r := newReader(fs, reader.WithDeleteCache(cache), reader.WithMemory(budget, 8<<20, "the test bound"))
@@ -138,7 +139,7 @@ func TestEqualityDeleteBomb(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		r := newReader(testFS(dir), reader.WithDeleteCache(reader.NewDeleteCache(8<<20, nil)), reader.WithMemory(budget, 0, ""))
+		r := newReader(testFS(dir), reader.WithDeleteCache(deletes.NewCache(8<<20, nil)), reader.WithMemory(budget, 0, ""))
 		if err := open(r); !errors.Is(err, memory.ErrBusy) {
 			t.Fatalf("open while others hold the budget: %v, want ErrBusy", err)
 		}

@@ -1,18 +1,22 @@
 package reader
 
 import (
-	"encoding/binary"
 	"fmt"
+	"strconv"
+
+	"github.com/druidiceberg/sidecar/reader/encode"
+	"github.com/druidiceberg/sidecar/reader/schema"
+	"github.com/druidiceberg/sidecar/token"
 )
 
 // rowEncoder writes rows of resolved nodes as JSON objects.
 type rowEncoder struct {
-	fields  []*node
-	enc     encoding
-	scratch scratch
+	fields  []*schema.Node
+	enc     encode.Options
+	scratch encode.Scratch
 	// meta are the metadata columns after the fields, and pos the
 	// position of the row in its data file, which they may need.
-	meta []metaColumn
+	meta []schema.MetaColumn
 	pos  int64
 }
 
@@ -20,21 +24,21 @@ type rowEncoder struct {
 func (e *rowEncoder) appendRow(b []byte) []byte {
 	b = append(b, '{')
 	for i, n := range e.fields {
-		b = n.key.append(b, i == 0)
-		if n.kind != nodePrimitive {
+		b = n.Key.Append(b, i == 0)
+		if n.Kind != schema.NodePrimitive {
 			b = e.appendNode(b, n)
 			continue
 		}
 		// A column at the top level, inlined.
-		l := n.leaf
-		if l.null() {
-			l.pos++
+		l := n.Leaf
+		if l.Null() {
+			l.Pos++
 			b = append(b, "null"...)
 			continue
 		}
-		b = appendValue(b, l.cur, l.vpos, &l.vt, &e.enc, &e.scratch)
-		l.pos++
-		l.vpos++
+		b = encode.AppendValue(b, l.Cur, l.VPos, &l.Type, &e.enc, &e.scratch)
+		l.Pos++
+		l.VPos++
 	}
 	if len(e.meta) > 0 {
 		b = e.appendMeta(b, e.pos, len(e.fields) > 0)
@@ -43,87 +47,87 @@ func (e *rowEncoder) appendRow(b []byte) []byte {
 }
 
 // appendNode appends the next instance of n and consumes its entries.
-func (e *rowEncoder) appendNode(b []byte, n *node) []byte {
-	switch n.kind {
-	case nodePrimitive:
-		l := n.leaf
-		if l.pos >= l.rowEnd {
+func (e *rowEncoder) appendNode(b []byte, n *schema.Node) []byte {
+	switch n.Kind {
+	case schema.NodePrimitive:
+		l := n.Leaf
+		if l.Pos >= l.RowEnd {
 			// A nested column whose row ends before its sibling's, which
 			// drives the list or map: damaged repetition levels.
-			if e.scratch.err == nil {
-				e.scratch.err = fmt.Errorf("%w: column %s: the row holds fewer entries than the columns beside it", ErrCorruptFile, l.path)
+			if e.scratch.Err == nil {
+				e.scratch.Err = fmt.Errorf("%w: column %s: the row holds fewer entries than the columns beside it", ErrCorruptFile, l.Path)
 			}
 			return append(b, "null"...)
 		}
-		if l.null() {
-			l.pos++
+		if l.Null() {
+			l.Pos++
 			return append(b, "null"...)
 		}
-		b = appendValue(b, l.cur, l.vpos, &l.vt, &e.enc, &e.scratch)
-		l.pos++
-		l.vpos++
+		b = encode.AppendValue(b, l.Cur, l.VPos, &l.Type, &e.enc, &e.scratch)
+		l.Pos++
+		l.VPos++
 		return b
-	case nodeStruct:
-		if n.first.peekDef() < n.def {
-			n.skip()
+	case schema.NodeStruct:
+		if n.First.PeekDef() < n.Def {
+			n.Skip()
 			return append(b, "null"...)
 		}
 		b = append(b, '{')
-		for i, c := range n.children {
-			b = c.key.append(b, i == 0)
+		for i, c := range n.Children {
+			b = c.Key.Append(b, i == 0)
 			b = e.appendNode(b, c)
 		}
-		for _, l := range n.extra {
-			l.skip(n.rep)
+		for _, l := range n.Extra {
+			l.Skip(n.Rep)
 		}
 		return append(b, '}')
-	case nodeList:
-		d := n.first.peekDef()
-		if d < n.def {
-			n.skip()
+	case schema.NodeList:
+		d := n.First.PeekDef()
+		if d < n.Def {
+			n.Skip()
 			return append(b, "null"...)
 		}
-		if d < n.elemDef {
-			n.skip()
+		if d < n.ElemDef {
+			n.Skip()
 			return append(b, '[', ']')
 		}
 		b = append(b, '[')
 		for {
-			b = e.appendNode(b, n.children[0])
-			if !n.first.continues(n.elemRep) {
+			b = e.appendNode(b, n.Children[0])
+			if !n.First.Continues(n.ElemRep) {
 				break
 			}
 			b = append(b, ',')
 		}
 		return append(b, ']')
-	case nodeMap:
-		d := n.first.peekDef()
-		if d < n.def {
-			n.skip()
+	case schema.NodeMap:
+		d := n.First.PeekDef()
+		if d < n.Def {
+			n.Skip()
 			return append(b, "null"...)
 		}
-		if d < n.elemDef {
-			n.skip()
-			if n.stringKeys {
+		if d < n.ElemDef {
+			n.Skip()
+			if n.StringKeys {
 				return append(b, '{', '}')
 			}
 			return append(b, '[', ']')
 		}
-		k, v := n.children[0], n.children[1]
-		if n.stringKeys {
+		k, v := n.Children[0], n.Children[1]
+		if n.StringKeys {
 			b = append(b, '{')
 			for {
-				if kl := k.leaf; kl.null() {
+				if kl := k.Leaf; kl.Null() {
 					// Map keys are required; keep the line valid JSON
 					// even for a file that breaks the rule.
-					kl.pos++
+					kl.Pos++
 					b = append(b, '"', '"')
 				} else {
 					b = e.appendNode(b, k)
 				}
 				b = append(b, ':')
 				b = e.appendNode(b, v)
-				if !n.first.continues(n.elemRep) {
+				if !n.First.Continues(n.ElemRep) {
 					break
 				}
 				b = append(b, ',')
@@ -137,70 +141,195 @@ func (e *rowEncoder) appendNode(b []byte, n *node) []byte {
 			b = append(b, `,"value":`...)
 			b = e.appendNode(b, v)
 			b = append(b, '}')
-			if !n.first.continues(n.elemRep) {
+			if !n.First.Continues(n.ElemRep) {
 				break
 			}
 			b = append(b, ',')
 		}
 		return append(b, ']')
-	case nodeVariant:
-		if n.first.peekDef() < n.def {
-			n.skip()
+	case schema.NodeVariant:
+		if n.First.PeekDef() < n.Def {
+			n.Skip()
 			return append(b, "null"...)
 		}
 		return e.appendVariantNode(b, n)
 	}
-	if n.invalid {
-		e.scratch.invalid++
+	if n.Invalid {
+		e.scratch.Invalid++
 	}
-	return append(b, n.value...)
+	return append(b, n.Value...)
 }
 
-// skip consumes a null or empty instance of n from all of its leaves.
-func (n *node) skip() {
-	for _, l := range n.leaves {
-		l.skip(n.rep)
-	}
-}
-
-// fieldKeyBytes is a field's `,"name":`, and for the keys of up to 16
-// bytes (most names) the same bytes as two little-endian words, which
-// append stores whole instead of copying byte by byte: a copy of a length
-// known only at run time is a call to memmove, and the row's keys were a
-// tenth of its encoding.
-type fieldKeyBytes struct {
-	b     []byte
-	words [2]uint64
-}
-
-func newFieldKeyBytes(name string) fieldKeyBytes {
-	k := fieldKeyBytes{b: append([]byte{','}, fieldKey(name)...)}
-	var pad [16]byte
-	copy(pad[:], k.b)
-	k.words[0] = binary.LittleEndian.Uint64(pad[:8])
-	k.words[1] = binary.LittleEndian.Uint64(pad[8:])
-	return k
-}
-
-// append appends the key, without its comma when first.
-func (k *fieldKeyBytes) append(b []byte, first bool) []byte {
-	n := len(k.b)
-	if n > 16 || cap(b)-len(b) < 16 {
-		if first {
-			return append(b, k.b[1:]...)
+// appendMeta appends the row's metadata columns; pos is the row's position
+// in its data file, and comma says that a column comes before them.
+func (e *rowEncoder) appendMeta(b []byte, pos int64, comma bool) []byte {
+	for i := range e.meta {
+		m := &e.meta[i]
+		if comma || i > 0 {
+			b = append(b, ',')
 		}
-		return append(b, k.b...)
+		b = append(b, m.Key...)
+		switch m.Bit {
+		case token.MetaPos:
+			b = strconv.AppendInt(b, pos, 10)
+		case token.MetaRowID, token.MetaLastUpdated:
+			// The spec's inheritance: a stored value wins; a null (or no
+			// column) is the file's first_row_id plus the position, or
+			// its data sequence number.
+			if n := m.Stored; n.Kind == schema.NodePrimitive {
+				if !n.Leaf.Null() {
+					b = e.appendNode(b, n)
+					continue
+				}
+				n.Leaf.Pos++
+			}
+			switch {
+			case !m.Inherits:
+				b = append(b, "null"...)
+			case m.Bit == token.MetaRowID:
+				b = strconv.AppendInt(b, m.Inherit+pos, 10)
+			default:
+				b = strconv.AppendInt(b, m.Inherit, 10)
+			}
+		default:
+			b = append(b, m.Value...)
+		}
 	}
-	at := len(b)
-	if first {
-		// The words shifted down a byte, past the comma.
-		d := b[at : at+16]
-		binary.LittleEndian.PutUint64(d, k.words[0]>>8|k.words[1]<<56)
-		binary.LittleEndian.PutUint64(d[8:], k.words[1]>>8)
-		return b[:at+n-1]
+	return b
+}
+
+// A variant's value is reassembled from the columns that schema resolved
+// (schema.VariantColumn): from whichever of a value/typed_value pair holds
+// it, merging the two for a partially shredded object.
+
+// appendVariantNode appends the next instance of variant node n, which is
+// not null.
+func (e *rowEncoder) appendVariantNode(b []byte, n *schema.Node) []byte {
+	vc := n.Variant
+	ml := vc.Meta
+	if ml.Null() {
+		e.fail(fmt.Errorf("%w: a variant without metadata", encode.ErrVariant))
+		n.Skip()
+		return append(b, "null"...)
 	}
-	d := b[at : at+16]
-	binary.LittleEndian.PutUint64(d, k.words[0])
-	binary.LittleEndian.PutUint64(d[8:], k.words[1])
-	return b[:at+n]
+	raw := ml.Cur.ByteArray(ml.VPos)
+	ml.Pos++
+	ml.VPos++
+	mark := len(b)
+	err := vc.Enc.SetMeta(raw)
+	if err == nil {
+		vc.Enc.Begin()
+		var ok bool
+		b, ok, err = e.appendPair(b, vc, vc.Top, 0)
+		if err == nil && !ok {
+			// Neither value nor typed_value: as good as a variant null.
+			b = append(b, "null"...)
+		}
+	}
+	if err != nil {
+		e.fail(err)
+		return append(b[:mark], "null"...)
+	}
+	return b
+}
+
+// fail records the first error of the row's encoding.
+func (e *rowEncoder) fail(err error) {
+	if e.scratch.Err == nil {
+		e.scratch.Err = fmt.Errorf("%w: variant value: %w", ErrCorruptFile, err)
+	}
+}
+
+// appendPair appends the value of pair p and consumes its entries, or, for
+// a pair that holds nothing (a field the object lacks), appends nothing
+// and reports false.
+func (e *rowEncoder) appendPair(b []byte, vc *schema.VariantColumn, p *schema.ShredPair, depth int) ([]byte, bool, error) {
+	var raw []byte
+	if l := p.Value; l != nil {
+		if !l.Null() {
+			raw = l.Cur.ByteArray(l.VPos)
+		}
+		l.Consume()
+	}
+	t := p.Typed
+	typed := t != nil && t.First.PeekDef() >= t.Def
+	switch {
+	case typed && raw != nil && t.Kind != schema.ShredObject:
+		return b, false, fmt.Errorf("%w: both value and a typed_value that is not an object", encode.ErrVariant)
+	case typed:
+		b, err := e.appendTyped(b, vc, t, raw, depth)
+		return b, err == nil, err
+	}
+	if t != nil {
+		for _, l := range t.Leaves {
+			l.Skip(t.Rep)
+		}
+	}
+	if raw == nil {
+		return b, false, nil
+	}
+	b, err := vc.Enc.AppendVariant(b, raw, depth, &e.enc, &e.scratch)
+	return b, err == nil, err
+}
+
+// appendTyped appends a typed_value that is not null, merged with raw, the
+// value of a partially shredded object (nil without one).
+func (e *rowEncoder) appendTyped(b []byte, vc *schema.VariantColumn, t *schema.ShredTyped, raw []byte, depth int) ([]byte, error) {
+	switch t.Kind {
+	case schema.ShredPrimitive:
+		l := t.Leaf
+		b = encode.AppendValue(b, l.Cur, l.VPos, &l.Type, &e.enc, &e.scratch)
+		l.Pos++
+		l.VPos++
+		return b, nil
+	case schema.ShredObject:
+		b, _, err := vc.Enc.Object(b, raw, depth, &e.enc, &e.scratch, typedFields{e: e, vc: vc, t: t})
+		return b, err
+	}
+	if depth >= encode.MaxVariantDepth {
+		return b, fmt.Errorf("%w: nested deeper than %d", encode.ErrVariant, encode.MaxVariantDepth)
+	}
+	if t.First.PeekDef() < t.ElemDef {
+		for _, l := range t.Leaves {
+			l.Skip(t.Rep)
+		}
+		return append(b, '[', ']'), nil
+	}
+	b = append(b, '[')
+	for {
+		var ok bool
+		var err error
+		if b, ok, err = e.appendPair(b, vc, t.Elem, depth+1); err != nil {
+			return b, err
+		}
+		if !ok {
+			b = append(b, "null"...)
+		}
+		if !t.First.Continues(t.ElemRep) {
+			break
+		}
+		b = append(b, ',')
+	}
+	return append(b, ']'), nil
+}
+
+// typedFields are a shredded object's fields as encode.VariantEncoder.Object
+// merges them.
+type typedFields struct {
+	e  *rowEncoder
+	vc *schema.VariantColumn
+	t  *schema.ShredTyped
+}
+
+func (f typedFields) Fields() int       { return len(f.t.Fields) }
+func (f typedFields) Name(i int) []byte { return f.t.Fields[i].Name }
+
+func (f typedFields) AppendField(b []byte, i, depth int) ([]byte, bool, error) {
+	field := &f.t.Fields[i]
+	mark := len(b)
+	b, ok, err := f.e.appendPair(append(b, field.Key...), f.vc, field.Pair, depth)
+	if !ok {
+		b = b[:mark]
+	}
+	return b, ok, err
 }

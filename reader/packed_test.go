@@ -14,6 +14,7 @@ import (
 
 	"github.com/druidiceberg/sidecar/internal/memory"
 	"github.com/druidiceberg/sidecar/reader"
+	"github.com/druidiceberg/sidecar/reader/deletes"
 	"github.com/druidiceberg/sidecar/token"
 )
 
@@ -52,7 +53,7 @@ func TestPackedSplit(t *testing.T) {
 	for _, cached := range []bool{false, true} {
 		var opts []reader.Option
 		if cached {
-			opts = append(opts, reader.WithDeleteCache(reader.NewDeleteCache(1<<20, nil)))
+			opts = append(opts, reader.WithDeleteCache(deletes.NewCache(1<<20, nil)))
 		}
 		ctx := context.Background()
 		st, err := newReader(testFS(dir), opts...).OpenAll(ctx, parts, tableOf(idSchema))
@@ -182,7 +183,7 @@ func TestPackedSplitScansSharedPositionalDeletesOnce(t *testing.T) {
 			budget := memory.NewBudget(1<<30, "the test budget", nil)
 			opts := []reader.Option{reader.WithMemory(budget, 256<<10, "the test bound")}
 			if cached {
-				opts = append(opts, reader.WithDeleteCache(reader.NewDeleteCache(64<<20, nil)))
+				opts = append(opts, reader.WithDeleteCache(deletes.NewCache(64<<20, nil)))
 			}
 			r := newReader(fs, opts...)
 			for first := 0; first < files; first += pack {

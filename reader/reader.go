@@ -1,37 +1,42 @@
 // Package reader turns one split (a Parquet or Avro data file and the
 // delete files the planner matched to it, or several such files packed into
 // one split) into its live rows, encoded as NDJSON the way Druid's Parquet
-// reader would present the same values. An Avro file's records are shredded
-// into the columns of the Parquet schema its Avro schema stands for (see
-// avroschema.go), so both formats share everything past the decoding.
+// reader would present the same values.
 //
-// Open does everything that can fail before the first byte: it opens the
-// data file, reads its footer, picks the split's row groups, resolves the Iceberg schema against the
-// file's columns by field id (or by name through the table's name mapping),
-// and loads every delete set (positional
-// deletes and deletion vectors into one position bitmap, equality deletes
-// into one key set per list of equality ids), through a DeleteCache when the
-// Reader has one (WithDeleteCache), so that a delete file shared by many
-// splits is decoded once. Run then streams the file row group by row group
-// (only the row groups of the split's range when the planner split the file,
-// see token.RowGroupRange; row positions stay file-absolute), skipping
-// deleted rows and the rows that fail the
-// split's residual filter (evaluated by iceberg-go), and encodes straight
-// from the Parquet values into a reused buffer; memory is bounded by the
-// delete sets and one batch, never by the data file.
+// OpenAll (Open for a split of one file) does everything that can fail
+// before the first byte, for the split's first file, with the FileIO of the
+// split's table that the caller hands it: it opens the data file and checks
+// its footer (reader/storage), picks the split's row groups, resolves the
+// Iceberg schema against the file's columns by field id, or by name through
+// the table's name mapping (reader/schema), and loads every delete set
+// (reader/deletes: positional deletes and deletion vectors into one position
+// bitmap, equality deletes into one key set per list of equality ids),
+// through a deletes.Cache when the Reader has one (WithDeleteCache), so that
+// a delete file shared by many splits is decoded once. Stream.Run then
+// streams the file row group by row group (only the row groups of the
+// split's range when the planner split the file, see token.RowGroupRange;
+// row positions stay file-absolute), reading each leaf column through a
+// column.Leaf that parquetpage (or reader/avro, whose records fill the
+// leaves of the Parquet schema their Avro schema stands for) decodes,
+// skipping deleted rows and the rows that fail the split's residual filter
+// (evaluated by iceberg-go), and encodes straight from the decoded values
+// into a reused buffer (reader/encode); memory is bounded by the delete sets
+// and one batch, never by the data file. The later files of a packed split
+// are opened as Run reaches them.
 //
 // A typical use, in an HTTP handler:
 //
-//	st, err := r.Open(ctx, split, tableSchema)
+//	st, err := r.OpenAll(ctx, fs, parts, tableSchema)
 //	if err != nil {
 //		return err // nothing written yet: map it to a status
 //	}
 //	defer st.Close()
 //	err = st.Run(ctx, w, rc.Flush) // an error now must abort the response
 //
-// The package never logs; errors wrap their cause and the package's
-// sentinels (ErrCorruptFile, ErrNoFieldIDs, ErrSchemaMismatch,
-// ErrUnsupported), and a missing file keeps fs.ErrNotExist in the chain.
+// The package and its subpackages never log; errors wrap their cause and
+// the package's sentinels (ErrCorruptFile, ErrNoFieldIDs, ErrSchemaMismatch,
+// ErrUnsupported, the values of package readerr that the subpackages wrap),
+// and a missing file keeps fs.ErrNotExist in the chain.
 package reader
 
 import (
@@ -40,7 +45,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	iofs "io/fs"
 	"slices"
 	"sync/atomic"
 
@@ -50,7 +54,13 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/druidiceberg/sidecar/internal/memory"
+	"github.com/druidiceberg/sidecar/reader/avro"
+	"github.com/druidiceberg/sidecar/reader/column"
+	"github.com/druidiceberg/sidecar/reader/deletes"
+	"github.com/druidiceberg/sidecar/reader/encode"
 	"github.com/druidiceberg/sidecar/reader/parquetpage"
+	"github.com/druidiceberg/sidecar/reader/schema"
+	"github.com/druidiceberg/sidecar/reader/storage"
 	"github.com/druidiceberg/sidecar/token"
 )
 
@@ -71,9 +81,9 @@ const maxBatchBytes = 256 << 10
 // use.
 type Reader struct {
 	batchRows int
-	enc       encoding
-	cache     *DeleteCache // nil: every Open reads its delete files
-	space     uint64       // the Reader's namespace in cache
+	enc       encode.Options
+	cache     *deletes.Cache // nil: every Open reads its delete files
+	space     uint64         // the Reader's namespace in cache
 	// budget is the memory that decoded delete files reserve as they
 	// decode (nil: none); deleteBound bounds one file's (0: the budget's).
 	budget          *memory.Budget
@@ -100,20 +110,20 @@ func WithBatchRows(n int) Option {
 // the fraction digits of the type (6 for micros, 9 for nanos) instead of
 // integer epoch milliseconds.
 func WithISOTimestamps(iso bool) Option {
-	return func(r *Reader) { r.enc.isoTimestamps = iso }
+	return func(r *Reader) { r.enc.ISOTimestamps = iso }
 }
 
 // WithBinaryAsString writes binary and fixed values as UTF-8 text (invalid
 // bytes become U+FFFD) instead of standard base64.
 func WithBinaryAsString(asString bool) Option {
-	return func(r *Reader) { r.enc.binaryAsString = asString }
+	return func(r *Reader) { r.enc.BinaryAsString = asString }
 }
 
 // WithDeleteCache decodes delete files through c, which any number of
 // Readers may share (they share its bound, never its entries: each Reader's
 // FileIO decides what a path names). Without it, or with a nil c, every
 // Open reads and decodes its split's delete files.
-func WithDeleteCache(c *DeleteCache) Option {
+func WithDeleteCache(c *deletes.Cache) Option {
 	return func(r *Reader) { r.cache = c }
 }
 
@@ -138,7 +148,7 @@ func New(reg prometheus.Registerer, opts ...Option) *Reader {
 		o(r)
 	}
 	if r.cache != nil {
-		r.space = r.cache.space()
+		r.space = r.cache.Space()
 	}
 	return r
 }
@@ -185,7 +195,7 @@ type Stream struct {
 	cur       *fileStream
 	path      string // the file being read, for errors
 	next      int    // the index in parts of the file after cur
-	loader    *deleteLoader
+	loader    *deletes.Loader
 	scratch   parquetpage.Scratch // the page buffers the files' columns share
 	batchRows int
 
@@ -206,26 +216,23 @@ type Stream struct {
 // fileStream is one data file of a stream, opened: its footer, the row
 // groups read, the columns resolved, its delete sets and residual filter.
 type fileStream struct {
-	path    string
-	fs      *watchedIO
-	file    icebergio.File
-	pf      *parquet.File
-	avro    *avroFile // instead of pf for an Avro data file
-	leaves  []*leaf
-	groups  []rowGroup // the row groups the split reads
-	rows    rowEncoder
-	deletes *positions
-	eq      []*eqSet
-	filter  *residual // nil without a residual filter
-	kb      []byte    // scratch for equality keys
+	path      string
+	fs        *storage.Watched
+	file      icebergio.File
+	pf        *parquet.File
+	avro      *avro.File // instead of pf for an Avro data file
+	leaves    []*column.Leaf
+	groups    []rowGroup // the row groups the split reads
+	rows      rowEncoder
+	positions *deletes.Positions
+	eq        []*deletes.EqualitySet
+	filter    *residual // nil without a residual filter
+	kb        []byte    // scratch for equality keys
 }
 
 // counts are the row counts of a stream; invalid counts the invalid UTF-8
 // values of the files closed so far (the open one's encoder keeps its own).
 type counts struct{ read, emitted, position, dv, equality, filtered, invalid int64 }
-
-// deleteKinds index Stream.published.loads.
-var deleteKinds = [3]token.DeleteKind{token.DeletePosition, token.DeleteEquality, token.DeleteDeletionVector}
 
 // Open prepares the live rows of split s in the top-level fields of t's
 // schema that the split projects (all of them when s.Columns is empty),
@@ -262,13 +269,14 @@ func (r *Reader) OpenAll(ctx context.Context, fs icebergio.IO, parts []token.Spl
 	}
 	st := &Stream{
 		r: r, fs: fs, parts: parts, table: t, name: first.Data.Path, batchRows: r.batchRows,
-		loader: &deleteLoader{r: r, fs: fs, loaded: map[token.DeleteKind]int64{}, parts: parts},
+		loader: deletes.NewLoader(deletes.Config{Cache: r.cache, Space: r.space, Budget: r.budget, Bound: r.deleteBound, BoundName: r.deleteBoundName},
+			fs, parts),
 	}
 	if len(parts) > 1 {
 		st.name = fmt.Sprintf("%s and %d more data files", first.Data.Path, len(parts)-1)
 	}
 	if st.cur, err = st.open(ctx, first); err != nil {
-		st.loader.release()
+		st.loader.Release()
 		return nil, err
 	}
 	st.next = 1
@@ -280,42 +288,42 @@ func (r *Reader) OpenAll(ctx context.Context, fs icebergio.IO, parts []token.Spl
 func (s *Stream) open(ctx context.Context, sp token.Split) (_ *fileStream, err error) {
 	r, t := s.r, s.table
 	s.path = sp.Data.Path
-	schema := t.Schema
-	if schema == nil {
+	ts := t.Schema
+	if ts == nil {
 		return nil, fmt.Errorf("open split of %s: %w: no schema", sp.Data.Path, ErrUnsupported)
 	}
-	fields, err := projection(schema, sp.Columns)
+	fields, err := projection(ts, sp.Columns)
 	if err != nil {
 		return nil, fmt.Errorf("open split of %s: %w", sp.Data.Path, err)
 	}
-	if err := checkFormat("data file", sp.Data.Path, sp.Data.Format); err != nil {
+	if err := storage.CheckFormat("data file", sp.Data.Path, sp.Data.Format); err != nil {
 		return nil, err
 	}
-	filter, filterIDs, err := parseResidual(sp.Filter, schema)
+	filter, filterIDs, err := parseResidual(sp.Filter, ts)
 	if err != nil {
 		return nil, fmt.Errorf("open split of %s: %w", sp.Data.Path, err)
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	fs := newWatchedIO(s.fs, sp)
+	fs := storage.Watch(s.fs, sp)
 	st := &fileStream{path: sp.Data.Path, fs: fs}
 	var root *parquet.Column
-	if isAvro(sp.Data.Format) {
-		if st.avro, err = openAvroData(fs, sp.Data); err != nil {
+	if storage.IsAvro(sp.Data.Format) {
+		if st.avro, err = storage.OpenAvroData(fs, sp.Data); err != nil {
 			return nil, err
 		}
-		root = st.avro.root
+		root = st.avro.Root
 	} else {
-		if st.pf, st.file, err = openParquet(fs, "data file", sp.Data.Path, sp.Data.Size); err != nil {
+		if st.pf, st.file, err = storage.OpenParquet(fs, "data file", sp.Data.Path, sp.Data.Size); err != nil {
 			return nil, err
 		}
 		root = st.pf.Root()
 	}
-	st.rows.enc = encoding{
-		isoTimestamps:  r.enc.isoTimestamps || sp.Encoding.ISOTimestamps,
-		binaryAsString: r.enc.binaryAsString || sp.Encoding.BinaryAsString,
-		geoWKB:         sp.Encoding.GeoWKB,
+	st.rows.enc = encode.Options{
+		ISOTimestamps:  r.enc.ISOTimestamps || sp.Encoding.ISOTimestamps,
+		BinaryAsString: r.enc.BinaryAsString || sp.Encoding.BinaryAsString,
+		GeoWKB:         sp.Encoding.GeoWKB,
 	}
 	defer func() {
 		if err != nil {
@@ -328,52 +336,52 @@ func (s *Stream) open(ctx context.Context, sp token.Split) (_ *fileStream, err e
 		}
 	}
 
-	res, err := newResolver(sp.Data.Path, root, t.NameMapping)
+	res, err := schema.NewResolver(sp.Data.Path, root, t.NameMapping)
 	if err != nil {
 		return nil, err
 	}
-	res.enc = st.rows.enc
+	res.Enc = st.rows.enc
 	if len(sp.Data.Identity) > 0 {
-		res.identity = make(map[int]json.RawMessage, len(sp.Data.Identity))
+		res.Identity = make(map[int]json.RawMessage, len(sp.Data.Identity))
 		for _, iv := range sp.Data.Identity {
-			res.identity[iv.FieldID] = iv.Value
+			res.Identity[iv.FieldID] = iv.Value
 		}
 	}
 	for _, field := range fields {
-		n, err := res.resolveMember(field, res.child(root, field.ID))
+		n, err := res.ResolveMember(field, res.Child(root, field.ID))
 		if err != nil {
 			return nil, fmt.Errorf("resolve columns: %w", err)
 		}
 		st.rows.fields = append(st.rows.fields, n)
 	}
 	if sp.Meta != 0 {
-		if st.rows.meta, err = res.resolveMeta(sp, t.PartitionType, root); err != nil {
+		if st.rows.meta, err = res.ResolveMeta(sp, t.PartitionType, root); err != nil {
 			return nil, err
 		}
 	}
 
-	if st.deletes, err = loadPositions(s.loader, sp); err != nil {
+	if st.positions, err = deletes.LoadPositions(s.loader, sp); err != nil {
 		return nil, err
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if st.eq, err = loadEqualitySets(s.loader, sp, t, root, res); err != nil {
+	if st.eq, err = deletes.LoadEqualitySets(s.loader, sp, t, root, res); err != nil {
 		return nil, err
 	}
 	if filter != nil {
-		if err := res.resolveResidual(filter, schema, root, filterIDs); err != nil {
+		if err := resolveResidual(res, filter, ts, root, filterIDs); err != nil {
 			return nil, fmt.Errorf("resolve residual filter of %s: %w", sp.Data.Path, err)
 		}
 		st.filter = filter
 	}
-	st.leaves = res.order
+	st.leaves = res.Order
 	if st.avro != nil {
-		st.avro.read(st.leaves)
+		st.avro.DecodeInto(st.leaves)
 	}
 	if r.entries > 0 {
 		for _, l := range st.leaves {
-			l.entries = r.entries
+			l.Entries = r.entries
 		}
 	}
 	if err := ctx.Err(); err != nil {
@@ -382,10 +390,10 @@ func (s *Stream) open(ctx context.Context, sp token.Split) (_ *fileStream, err e
 	return st, nil
 }
 
-// projection returns the top-level fields of schema whose ids are in
+// projection returns the top-level fields of ts whose ids are in
 // columns, in schema order; every field when columns is empty.
-func projection(schema *iceberg.Schema, columns []int) ([]iceberg.NestedField, error) {
-	all := schema.Fields()
+func projection(ts *iceberg.Schema, columns []int) ([]iceberg.NestedField, error) {
+	all := ts.Fields()
 	if len(columns) == 0 {
 		return all, nil
 	}
@@ -398,7 +406,7 @@ func projection(schema *iceberg.Schema, columns []int) ([]iceberg.NestedField, e
 	for _, id := range columns {
 		if !slices.ContainsFunc(all, func(f iceberg.NestedField) bool { return f.ID == id }) {
 			return nil, fmt.Errorf("%w: projected field id %d is not a top-level field of schema %d",
-				ErrSchemaMismatch, id, schema.ID)
+				ErrSchemaMismatch, id, ts.ID)
 		}
 	}
 	return out, nil
@@ -479,15 +487,15 @@ func (s *Stream) closeCurrent() error {
 		return nil
 	}
 	s.cur = nil
-	s.local.invalid += f.rows.scratch.invalid
+	s.local.invalid += f.rows.scratch.Invalid
 	return f.close()
 }
 
 // run writes the surviving rows of one file's row groups into b.
 func (f *fileStream) run(b *batch) error {
 	s := b.s
-	dels := f.deletes.walk()
-	defer dels.stop()
+	dels := f.positions.Walk()
+	defer dels.Stop()
 	if f.avro != nil {
 		return f.runAvro(b, dels)
 	}
@@ -501,22 +509,22 @@ func (f *fileStream) run(b *batch) error {
 			continue
 		}
 		for _, l := range f.leaves {
-			l.start(f.file, &rg.Columns[l.index].MetaData, &s.scratch)
+			l.Start(f.file, &rg.Columns[l.Index].MetaData, &s.scratch)
 		}
 		for i := range n {
 			for _, l := range f.leaves {
-				if l.maxRep == 0 && l.next < l.batch.N {
+				if l.MaxRep == 0 && l.Next < l.Batch.N {
 					// The common case, inlined: a flat column inside a batch.
-					b := &l.batch
-					l.cur, l.pos, l.rowEnd, l.vpos = b, l.next, l.next+1, l.nextV
-					if b.Def == nil || int(b.Def[l.next]) == l.maxDef {
-						l.nextV++
+					b := &l.Batch
+					l.Cur, l.Pos, l.RowEnd, l.VPos = b, l.Next, l.Next+1, l.NextV
+					if b.Def == nil || int(b.Def[l.Next]) == l.MaxDef {
+						l.NextV++
 					}
-					l.next++
+					l.Next++
 					continue
 				}
-				if err := l.advance(); err != nil {
-					return fmt.Errorf("read data file %s: %w", f.path, f.fs.classify(err))
+				if err := l.Advance(); err != nil {
+					return fmt.Errorf("read data file %s: %w", f.path, f.fs.Classify(err))
 				}
 			}
 			if err := f.row(b, dels, base+i); err != nil {
@@ -524,17 +532,52 @@ func (f *fileStream) run(b *batch) error {
 			}
 		}
 		for _, l := range f.leaves {
-			if err := l.end(); err != nil {
-				return fmt.Errorf("read data file %s: %w", f.path, f.fs.classify(err))
+			if err := l.End(); err != nil {
+				return fmt.Errorf("read data file %s: %w", f.path, f.fs.Classify(err))
 			}
 		}
 	}
 	return nil
 }
 
+// runAvro writes the surviving rows of an Avro data file into b, a chunk
+// of records at a time; positions count records from the file's first.
+func (f *fileStream) runAvro(b *batch, dels *deletes.PositionWalk) error {
+	var base int64
+	for {
+		n, err := f.avro.Fill()
+		if err != nil {
+			return fmt.Errorf("read data file %s: %w", f.path, err)
+		}
+		if n == 0 {
+			return nil
+		}
+		for i := range n {
+			for _, l := range f.leaves {
+				if l.MaxRep == 0 {
+					// A flat column: its row is the next entry (as in run).
+					l.Cur, l.Pos, l.RowEnd, l.VPos = &l.Batch, l.Next, l.Next+1, l.NextV
+					if l.Batch.Def == nil || int(l.Batch.Def[l.Next]) == l.MaxDef {
+						l.NextV++
+					}
+					l.Next++
+					continue
+				}
+				if err := l.Advance(); err != nil {
+					return fmt.Errorf("read data file %s: %w", f.path, err)
+				}
+			}
+			if err := f.row(b, dels, base+int64(i)); err != nil {
+				return err
+			}
+		}
+		base += int64(n)
+	}
+}
+
 // row writes the row at position pos of the file, whose entries the
 // leaves are at, into b unless a delete or the residual filter removes it.
-func (f *fileStream) row(b *batch, dels *positionWalk, pos int64) error {
+func (f *fileStream) row(b *batch, dels *deletes.PositionWalk, pos int64) error {
 	s := b.s
 	s.local.read++
 	if b.sinceCheck++; b.sinceCheck >= s.batchRows {
@@ -544,15 +587,15 @@ func (f *fileStream) row(b *batch, dels *positionWalk, pos int64) error {
 			return err
 		}
 	}
-	if p := uint64(pos); p >= dels.next {
-		if dels.deleted(p) {
-			s.countPositional(f.deletes.kindOf(p))
+	if p := uint64(pos); p >= dels.Next {
+		if dels.Deleted(p) {
+			s.countPositional(f.positions.KindOf(p))
 			return nil
 		}
 	}
 	deleted := false
 	for _, e := range f.eq {
-		if f.kb, deleted = e.contains(f.kb); deleted {
+		if f.kb, deleted = e.Contains(f.kb); deleted {
 			break
 		}
 	}
@@ -572,8 +615,8 @@ func (f *fileStream) row(b *batch, dels *positionWalk, pos int64) error {
 	}
 	f.rows.pos = pos
 	b.buf = f.rows.appendRow(b.buf)
-	if f.rows.scratch.err != nil {
-		return fmt.Errorf("encode row %d of data file %s: %w", pos, f.path, f.rows.scratch.err)
+	if f.rows.scratch.Err != nil {
+		return fmt.Errorf("encode row %d of data file %s: %w", pos, f.path, f.rows.scratch.Err)
 	}
 	s.local.emitted++
 	if b.rows++; b.rows >= s.batchRows || len(b.buf) >= maxBatchBytes {
@@ -585,18 +628,18 @@ func (f *fileStream) row(b *batch, dels *positionWalk, pos int64) error {
 // groupDeleted reports whether every row of the row group [base, base+n)
 // is a deleted position, and if so counts them without decoding a page.
 func (f *fileStream) groupDeleted(s *Stream, base, n int64) bool {
-	d := f.deletes
-	if d.all == nil || d.count < n {
+	d := f.positions
+	if d.All == nil || d.Count < n {
 		return false
 	}
 	for p := base; p < base+n; p++ {
-		if !d.all.Contains(uint64(p)) {
+		if !d.All.Contains(uint64(p)) {
 			return false
 		}
 	}
 	for p := base; p < base+n; p++ {
 		s.local.read++
-		s.countPositional(d.kindOf(uint64(p)))
+		s.countPositional(d.KindOf(uint64(p)))
 	}
 	return true
 }
@@ -620,14 +663,14 @@ func (s *Stream) publish() {
 	p.filtered.Store(s.local.filtered)
 	invalid := s.local.invalid
 	if s.cur != nil {
-		invalid += s.cur.rows.scratch.invalid
+		invalid += s.cur.rows.scratch.Invalid
 	}
 	p.invalid.Store(invalid)
 	now := tally{read: s.local.read, emitted: s.local.emitted, filtered: s.local.filtered, invalid: invalid,
 		deleted: [3]int64{s.local.position, s.local.equality, s.local.dv}}
 	for i, k := range deleteKinds {
-		p.loads[i].Store(s.loader.loaded[k])
-		now.loads[i] = s.loader.loaded[k]
+		p.loads[i].Store(s.loader.Loaded[k])
+		now.loads[i] = s.loader.Loaded[k]
 	}
 	if s.used {
 		// The metrics follow the stream batch by batch once it runs: a
@@ -670,7 +713,7 @@ func (s *Stream) Close() error {
 		return nil
 	}
 	s.closed = true
-	defer s.loader.release()
+	defer s.loader.Release()
 	return s.closeCurrent()
 }
 
@@ -678,7 +721,7 @@ func (s *Stream) Close() error {
 func (f *fileStream) close() error {
 	var errs []error
 	for _, l := range f.leaves {
-		l.stop()
+		l.Stop()
 	}
 	if f.file != nil {
 		if err := f.file.Close(); err != nil {
@@ -692,13 +735,3 @@ func (f *fileStream) close() error {
 	}
 	return errors.Join(errs...)
 }
-
-// closeErr closes c and joins a failure into *err.
-func closeErr(c io.Closer, err *error, what string) {
-	if cerr := c.Close(); cerr != nil {
-		*err = errors.Join(*err, fmt.Errorf("%s: %w", what, cerr))
-	}
-}
-
-// isNotExist reports whether err says a file does not exist.
-func isNotExist(err error) bool { return errors.Is(err, iofs.ErrNotExist) }

@@ -18,8 +18,10 @@ import (
 	"github.com/parquet-go/parquet-go"
 
 	"github.com/druidiceberg/sidecar/catalog"
+	"github.com/druidiceberg/sidecar/internal/cost"
 	"github.com/druidiceberg/sidecar/internal/tablegen"
 	"github.com/druidiceberg/sidecar/reader"
+	"github.com/druidiceberg/sidecar/reader/deletes"
 	"github.com/druidiceberg/sidecar/splits"
 	"github.com/druidiceberg/sidecar/token"
 )
@@ -251,11 +253,11 @@ func BenchmarkOpenSharedPositionalDeletes(b *testing.B) {
 	b.Run("cached_cold", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			openAll(b, newReader(testFS(dir), reader.WithDeleteCache(reader.NewDeleteCache(256<<20, nil))))
+			openAll(b, newReader(testFS(dir), reader.WithDeleteCache(deletes.NewCache(256<<20, nil))))
 		}
 	})
 	b.Run("cached_warm", func(b *testing.B) {
-		r := newReader(testFS(dir), reader.WithDeleteCache(reader.NewDeleteCache(256<<20, nil)))
+		r := newReader(testFS(dir), reader.WithDeleteCache(deletes.NewCache(256<<20, nil)))
 		openAll(b, r)
 		b.ReportAllocs()
 		for b.Loop() {
@@ -296,16 +298,16 @@ func BenchmarkReadBenchTable(b *testing.B) {
 	ts := token.TableSchema{Schema: tbl.Schema()}
 	fsys := catalog.NewFS(nil, nil)
 	b.Run("reader", func(b *testing.B) {
-		r := newReader(fsys, reader.WithDeleteCache(reader.NewDeleteCache(64<<20, nil)))
-		cpu := cpuTime()
+		r := newReader(fsys, reader.WithDeleteCache(deletes.NewCache(64<<20, nil)))
+		cpu := cost.CPUTime()
 		for b.Loop() {
 			discardSplit(b, r, []token.Split{sp}, ts)
 		}
-		b.ReportMetric(float64((cpuTime()-cpu).Nanoseconds())/float64(b.N*rows), "cpu-ns/row")
+		b.ReportMetric(float64((cost.CPUTime()-cpu).Nanoseconds())/float64(b.N*rows), "cpu-ns/row")
 	})
 	b.Run("raw_parquet_go_ReadRows", func(b *testing.B) {
 		path := strings.TrimPrefix(sp.Data.Path, "file://")
-		cpu := cpuTime()
+		cpu := cost.CPUTime()
 		buf := make([]parquet.Row, 1024)
 		for b.Loop() {
 			f, err := os.Open(path)
@@ -331,7 +333,7 @@ func BenchmarkReadBenchTable(b *testing.B) {
 			}
 			f.Close()
 		}
-		b.ReportMetric(float64((cpuTime()-cpu).Nanoseconds())/float64(b.N*rows), "cpu-ns/row")
+		b.ReportMetric(float64((cost.CPUTime()-cpu).Nanoseconds())/float64(b.N*rows), "cpu-ns/row")
 	})
 }
 
@@ -348,13 +350,13 @@ func BenchmarkPackedWideDeletes(b *testing.B) {
 	for _, pack := range []int{1, 2, 4, 8} {
 		b.Run(fmt.Sprintf("files=%d", pack), func(b *testing.B) {
 			r := newReader(testFS(dir))
-			cpu := cpuTime()
+			cpu := cost.CPUTime()
 			for b.Loop() {
 				for first := 0; first < files; first += pack {
 					discardSplit(b, r, ss[first:first+pack], tableOf(idSchema))
 				}
 			}
-			b.ReportMetric(float64((cpuTime()-cpu).Nanoseconds())/float64(b.N*files*rows), "cpu-ns/row")
+			b.ReportMetric(float64((cost.CPUTime()-cpu).Nanoseconds())/float64(b.N*files*rows), "cpu-ns/row")
 		})
 	}
 }
@@ -375,6 +377,3 @@ func discardSplit(b *testing.B, r fsReader, parts []token.Split, ts token.TableS
 		b.Fatal(err)
 	}
 }
-
-// cpuTime is the process's user and system CPU time so far.
-var cpuTime = reader.CPUTime

@@ -12,7 +12,10 @@ import (
 	"github.com/google/uuid"
 	"github.com/parquet-go/parquet-go"
 
+	"github.com/druidiceberg/sidecar/reader/column"
+	"github.com/druidiceberg/sidecar/reader/encode"
 	"github.com/druidiceberg/sidecar/reader/parquetpage"
+	"github.com/druidiceberg/sidecar/reader/schema"
 )
 
 // residual is the row filter of a split: what of the request's filter the
@@ -57,7 +60,7 @@ type filterCol struct {
 	// leaf is the field's column when value is true; otherwise, when the
 	// file lacks the field but has an enclosing struct, a column of that
 	// struct read only for its definition levels; nil when neither.
-	leaf  *leaf
+	leaf  *column.Leaf
 	value bool
 	// long is true for an int field promoted to long.
 	long bool
@@ -69,7 +72,7 @@ type filterCol struct {
 
 // parseResidual reads the filter a split pins against the split's schema.
 // It returns nil for an empty filter or one that binds to always-true.
-func parseResidual(raw json.RawMessage, schema *iceberg.Schema) (_ *residual, _ []int, err error) {
+func parseResidual(raw json.RawMessage, ts *iceberg.Schema) (_ *residual, _ []int, err error) {
 	if len(raw) == 0 {
 		return nil, nil, nil
 	}
@@ -80,11 +83,11 @@ func parseResidual(raw json.RawMessage, schema *iceberg.Schema) (_ *residual, _ 
 			err = fmt.Errorf("%w: residual filter %s: %v", ErrUnsupported, raw, r)
 		}
 	}()
-	expr, err := iceberg.ParseExpr(raw, schema)
+	expr, err := iceberg.ParseExpr(raw, ts)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%w: residual filter %s: %w", ErrUnsupported, raw, err)
 	}
-	bound, err := iceberg.BindExpr(schema, expr, true)
+	bound, err := iceberg.BindExpr(ts, expr, true)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%w: bind residual filter %s: %w", ErrUnsupported, raw, err)
 	}
@@ -96,11 +99,11 @@ func parseResidual(raw json.RawMessage, schema *iceberg.Schema) (_ *residual, _ 
 		return nil, nil, fmt.Errorf("%w: residual filter %s: %w", ErrUnsupported, raw, err)
 	}
 	slices.Sort(ids)
-	eval, err := iceberg.ExpressionEvaluator(schema, expr, true)
+	eval, err := iceberg.ExpressionEvaluator(ts, expr, true)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%w: residual filter %s: %w", ErrUnsupported, raw, err)
 	}
-	return &residual{eval: eval, row: &structRow{vals: make([]any, len(schema.Fields()))}}, ids, nil
+	return &residual{eval: eval, row: &structRow{vals: make([]any, len(ts.Fields()))}}, ids, nil
 }
 
 // resolveResidual resolves the fields ids of the filter against the data
@@ -108,13 +111,13 @@ func parseResidual(raw json.RawMessage, schema *iceberg.Schema) (_ *residual, _ 
 // they are not emitted). It runs after every other column is resolved, so
 // that a column read here only for its levels is never one that another
 // part of the stream reads for its values.
-func (r *resolver) resolveResidual(f *residual, schema *iceberg.Schema, root *parquet.Column, ids []int) error {
+func resolveResidual(r *schema.Resolver, f *residual, ts *iceberg.Schema, root *parquet.Column, ids []int) error {
 	structs := map[int]*structRow{}
 	var levelOnly []*parquet.Column
 	for _, id := range ids {
-		fields, pos := fieldPath(schema.AsStruct().FieldList, id)
+		fields, pos := fieldPath(ts.AsStruct().FieldList, id)
 		if fields == nil {
-			field, _ := schema.FindFieldByID(id)
+			field, _ := ts.FindFieldByID(id)
 			return fmt.Errorf("%w: residual filter on field %d (%s) inside a list or map", ErrUnsupported, id, field.Name)
 		}
 		last := len(fields) - 1
@@ -130,9 +133,9 @@ func (r *resolver) resolveResidual(f *residual, schema *iceberg.Schema, root *pa
 		col, deepest := root, (*parquet.Column)(nil)
 		for i, sf := range fields {
 			if col != nil {
-				if col = r.child(col, sf.ID); col != nil {
+				if col = r.Child(col, sf.ID); col != nil {
 					if col.Repeated() || (i < last) == col.Leaf() {
-						return r.mismatch(sf, col)
+						return r.Mismatch(sf, col)
 					}
 					deepest = col
 				}
@@ -152,18 +155,18 @@ func (r *resolver) resolveResidual(f *residual, schema *iceberg.Schema, root *pa
 		field := fields[last]
 		_, c.long = field.Type.(iceberg.Int64Type)
 		if col != nil {
-			vt, err := r.valueTypeOf(field, col)
+			vt, err := r.ValueTypeOf(field, col)
 			if err != nil {
 				return err
 			}
-			c.leaf, c.value = r.addLeaf(col, vt), true
+			c.leaf, c.value = r.AddLeaf(col, vt), true
 		} else {
-			v, vt, err := r.primitiveValue(field)
+			v, vt, err := r.PrimitiveValue(field)
 			if err != nil {
 				return fmt.Errorf("resolve residual filter column %d: %w", id, err)
 			}
 			if !v.IsNull() {
-				c.konst, err = goValue(valuesOf(v), 0, &vt, c.long)
+				c.konst, err = goValue(encode.ValuesOf(v), 0, &vt, c.long)
 			}
 			if err != nil {
 				return fmt.Errorf("resolve residual filter column %d: %w", id, err)
@@ -185,7 +188,7 @@ func (r *resolver) resolveResidual(f *residual, schema *iceberg.Schema, root *pa
 			continue
 		}
 		if s := levelOnly[k]; s != nil {
-			c.leaf = r.addLeaf(firstLeafColumn(s), valueType{conv: convNull})
+			c.leaf = r.AddLeaf(schema.FirstLeafColumn(s), encode.ValueType{Conv: encode.ConvNull})
 		}
 		k++
 	}
@@ -225,7 +228,7 @@ func (f *residual) match() (bool, error) {
 // the current row.
 func (c *filterCol) fill() error {
 	for i, d := range c.defs {
-		if d == structNull || d >= 0 && c.leaf.peekDef() < d {
+		if d == structNull || d >= 0 && c.leaf.PeekDef() < d {
 			c.rows[i].vals[c.pos[i]] = nil
 			return nil
 		}
@@ -236,13 +239,13 @@ func (c *filterCol) fill() error {
 		*slot = c.konst
 		return nil
 	}
-	if c.leaf.null() {
+	if c.leaf.Null() {
 		*slot = nil
 		return nil
 	}
-	x, err := goValue(c.leaf.cur, c.leaf.vpos, &c.leaf.vt, c.long)
+	x, err := goValue(c.leaf.Cur, c.leaf.VPos, &c.leaf.Type, c.long)
 	if err != nil {
-		return fmt.Errorf("column %s (field %d, %s): %w", c.leaf.path, c.field.ID, c.field.Name, err)
+		return fmt.Errorf("column %s (field %d, %s): %w", c.leaf.Path, c.field.ID, c.field.Name, err)
 	}
 	*slot = x
 	return nil
@@ -252,45 +255,45 @@ func (c *filterCol) fill() error {
 // iceberg-go compares values of its Iceberg type as. A string aliases the
 // page it was read from, which outlives the evaluation of the row
 // (iceberg-go keeps no value).
-func goValue(v *parquetpage.Values, i int, vt *valueType, long bool) (any, error) {
-	switch vt.conv {
-	case convBool:
+func goValue(v *parquetpage.Values, i int, vt *encode.ValueType, long bool) (any, error) {
+	switch vt.Conv {
+	case encode.ConvBool:
 		return v.Bool[i], nil
-	case convInt32:
+	case encode.ConvInt32:
 		if long {
 			return int64(v.Int32[i]), nil
 		}
 		return v.Int32[i], nil
-	case convInt64:
+	case encode.ConvInt64:
 		return v.Int64[i], nil
-	case convFloat:
+	case encode.ConvFloat:
 		return v.Float[i], nil
-	case convFloatAsDouble:
+	case encode.ConvFloatAsDouble:
 		return float64(v.Float[i]), nil
-	case convDouble:
+	case encode.ConvDouble:
 		return v.Double[i], nil
-	case convDate:
+	case encode.ConvDate:
 		return iceberg.Date(v.Int32[i]), nil
-	case convTimeInt32:
-		return iceberg.Time(timeMicros(int64(v.Int32[i]), vt.unit)), nil
-	case convTimeInt64:
-		return iceberg.Time(timeMicros(v.Int64[i], vt.unit)), nil
-	case convTimestamp:
-		return timestampValue(timestampIn(v.Int64[i], vt.unit, vt.nanos), vt.nanos), nil
-	case convDateTimestamp:
-		perDay := nanosPerDay / 1000
-		if vt.nanos {
-			perDay = nanosPerDay
+	case encode.ConvTimeInt32:
+		return iceberg.Time(encode.TimeMicros(int64(v.Int32[i]), vt.Unit)), nil
+	case encode.ConvTimeInt64:
+		return iceberg.Time(encode.TimeMicros(v.Int64[i], vt.Unit)), nil
+	case encode.ConvTimestamp:
+		return timestampValue(encode.TimestampIn(v.Int64[i], vt.Unit, vt.Nanos), vt.Nanos), nil
+	case encode.ConvDateTimestamp:
+		perDay := encode.NanosPerDay / 1000
+		if vt.Nanos {
+			perDay = encode.NanosPerDay
 		}
-		return timestampValue(int64(v.Int32[i])*perDay, vt.nanos), nil
-	case convInt96:
-		return timestampValue(timestampIn(int96Nanos(v.Int96[i]), 1, vt.nanos), vt.nanos), nil
-	case convDecimalInt32:
-		return iceberg.Decimal{Val: decimal128.FromI64(int64(v.Int32[i])), Scale: vt.scale}, nil
-	case convDecimalInt64:
-		return iceberg.Decimal{Val: decimal128.FromI64(v.Int64[i]), Scale: vt.scale}, nil
-	case convDecimalBytes:
-		raw := trimSignExtension(v.ByteArray(i))
+		return timestampValue(int64(v.Int32[i])*perDay, vt.Nanos), nil
+	case encode.ConvInt96:
+		return timestampValue(encode.TimestampIn(encode.Int96Nanos(v.Int96[i]), 1, vt.Nanos), vt.Nanos), nil
+	case encode.ConvDecimalInt32:
+		return iceberg.Decimal{Val: decimal128.FromI64(int64(v.Int32[i])), Scale: vt.Scale}, nil
+	case encode.ConvDecimalInt64:
+		return iceberg.Decimal{Val: decimal128.FromI64(v.Int64[i]), Scale: vt.Scale}, nil
+	case encode.ConvDecimalBytes:
+		raw := encode.TrimSignExtension(v.ByteArray(i))
 		if len(raw) > 16 {
 			return nil, fmt.Errorf("%w: decimal value of %d significant bytes is wider than decimal(38)", ErrCorruptFile, len(raw))
 		}
@@ -302,13 +305,13 @@ func goValue(v *parquetpage.Values, i int, vt *valueType, long bool) (any, error
 		}
 		copy(buf[16-len(raw):], raw)
 		n := decimal128.New(int64(binary.BigEndian.Uint64(buf[:8])), binary.BigEndian.Uint64(buf[8:]))
-		return iceberg.Decimal{Val: n, Scale: vt.scale}, nil
-	case convString:
+		return iceberg.Decimal{Val: n, Scale: vt.Scale}, nil
+	case encode.ConvString:
 		b := v.ByteArray(i)
 		return unsafe.String(unsafe.SliceData(b), len(b)), nil
-	case convBinary:
+	case encode.ConvBinary:
 		return v.ByteArray(i), nil
-	case convUUID:
+	case encode.ConvUUID:
 		b := v.ByteArray(i)
 		if len(b) != 16 {
 			return nil, fmt.Errorf("%w: uuid value of %d bytes", ErrCorruptFile, len(b))

@@ -27,6 +27,7 @@ import (
 	"github.com/druidiceberg/sidecar/internal/memory"
 	"github.com/druidiceberg/sidecar/metrics"
 	"github.com/druidiceberg/sidecar/reader"
+	"github.com/druidiceberg/sidecar/reader/deletes"
 	"github.com/druidiceberg/sidecar/splits"
 	"github.com/druidiceberg/sidecar/token"
 )
@@ -144,7 +145,7 @@ func serve(ctx context.Context, cfg config, logOut io.Writer, ready chan<- strin
 		// at least one delete file of the largest size decoded, so that
 		// a large equality-delete set every split needs is decoded once;
 		// its idle entries give memory back to the budget.
-		cache := reader.NewDeleteCache(max(cfg.DeleteCacheSize, deleteBound), reg)
+		cache := deletes.NewCache(max(cfg.DeleteCacheSize, deleteBound), reg)
 		budget.OnPressure(cache.Reclaim)
 		readerOpts = append(readerOpts, reader.WithDeleteCache(cache))
 	}

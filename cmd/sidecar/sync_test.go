@@ -27,6 +27,7 @@ import (
 	"github.com/druidiceberg/sidecar/internal/tablegen"
 	"github.com/druidiceberg/sidecar/internal/testenv"
 	"github.com/druidiceberg/sidecar/reader"
+	"github.com/druidiceberg/sidecar/reader/deletes"
 	"github.com/druidiceberg/sidecar/splits"
 	"github.com/druidiceberg/sidecar/token"
 )
@@ -71,7 +72,7 @@ func startSyncSidecar(t *testing.T, cfg handlers.Config) (string, *hadoop.Catalo
 	}
 	sidecar := httptest.NewUnstartedServer(nil)
 	cfg.Catalogs = []handlers.Catalog{catalogRoutes(sc, planner,
-		reader.New(nil, reader.WithDeleteCache(reader.NewDeleteCache(64<<20, nil))))}
+		reader.New(nil, reader.WithDeleteCache(deletes.NewCache(64<<20, nil))))}
 	cfg.Signer = signer
 	cfg.PublicURL = "http://" + sidecar.Listener.Addr().String()
 	sidecar.Config.Handler = handlers.New(cfg)
