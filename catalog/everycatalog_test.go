@@ -10,6 +10,7 @@ import (
 
 	"github.com/druidiceberg/sidecar/catalog"
 	"github.com/druidiceberg/sidecar/catalog/catalogtest"
+	"github.com/druidiceberg/sidecar/internal/servetest"
 	"github.com/druidiceberg/sidecar/internal/tablegen"
 	"github.com/druidiceberg/sidecar/splits"
 )
@@ -73,11 +74,11 @@ func TestEveryCatalog(t *testing.T) {
 			if len(want) != len(sc.LiveIDs) {
 				t.Fatalf("ReadTasks gives %d rows, the scenario says %d", len(want), len(sc.LiveIDs))
 			}
-			p := s.plan(t, splits.Request{Table: "lake.orders"})
+			p := s.Plan(t, splits.Request{Table: "lake.orders"})
 			if p.Path != splits.PathRows {
 				t.Fatalf("planned %s, want %s", p.Path, splits.PathRows)
 			}
-			sameRows(t, s.rows(t, p), want)
+			servetest.SameRows(t, s.Rows(t, p), want)
 
 			// The first snapshot, by the time it was committed.
 			first := tbl.Metadata().Snapshots()[0]
@@ -86,11 +87,11 @@ func TestEveryCatalog(t *testing.T) {
 				t.Fatal(err)
 			}
 			at := time.UnixMilli(first.TimestampMs).UTC()
-			p = s.plan(t, splits.Request{Table: "lake.orders", Mode: splits.ModeRows, SnapshotTime: &at})
+			p = s.Plan(t, splits.Request{Table: "lake.orders", Mode: splits.ModeRows, SnapshotTime: &at})
 			if p.SnapshotID != first.SnapshotID {
 				t.Fatalf("snapshotTime %s planned %d, want %d", at.Format(time.RFC3339Nano), p.SnapshotID, first.SnapshotID)
 			}
-			sameRows(t, s.rows(t, p), earlier)
+			servetest.SameRows(t, s.Rows(t, p), earlier)
 		})
 	}
 }

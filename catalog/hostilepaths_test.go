@@ -58,8 +58,8 @@ func TestHostileSignedPaths(t *testing.T) {
 	ctx := context.Background()
 	_, warehouse, secret := demoLake(t)
 	s := newServed(t, catalog.Config{Type: "local", Warehouse: warehouse})
-	rows := s.plan(t, splits.Request{Table: "demo.orders", Mode: splits.ModeRows})
-	files := s.plan(t, splits.Request{Table: "demo.customers", Mode: splits.ModeFiles})
+	rows := s.Plan(t, splits.Request{Table: "demo.orders", Mode: splits.ModeRows})
+	files := s.Plan(t, splits.Request{Table: "demo.customers", Mode: splits.ModeFiles})
 	var rowsSplit token.Split
 	for _, sp := range rows.Splits[0].Parts {
 		if len(sp.Deletes) > 0 {
@@ -109,20 +109,20 @@ func TestHostileSignedPaths(t *testing.T) {
 		sp := rowsSplit
 		sp.Data.Path, sp.Data.Size = path, int64(len(secretBytes))
 		sp.Deletes = nil
-		_, err := s.read(ctx, []token.Split{sp})
+		_, err := s.Read(ctx, []token.Split{sp})
 		return err
 	}
 	readDelete := func(path string) error {
 		sp := rowsSplit
 		sp.Deletes = append([]token.DeleteFile(nil), sp.Deletes...)
 		sp.Deletes[0].Path = path
-		_, err := s.read(ctx, []token.Split{sp})
+		_, err := s.Read(ctx, []token.Split{sp})
 		return err
 	}
 	readMetadata := func(path string) error {
 		sp := rowsSplit
 		sp.MetadataLocation = path
-		_, err := s.read(ctx, []token.Split{sp})
+		_, err := s.Read(ctx, []token.Split{sp})
 		return err
 	}
 	forbidden := func(err error) bool {
@@ -173,7 +173,7 @@ func TestHostileSignedPaths(t *testing.T) {
 	}
 
 	// The tables' own splits read.
-	if got := s.rows(t, rows); len(got) != len(demo.OrdersLive) {
+	if got := s.Rows(t, rows); len(got) != len(demo.OrdersLive) {
 		t.Fatalf("demo.orders: %d rows, want %d", len(got), len(demo.OrdersLive))
 	}
 	src, err := s.Planner.Source(ctx, fileSplit)

@@ -13,6 +13,7 @@ import (
 	"github.com/druidiceberg/sidecar/catalog/catalogtest"
 	"github.com/druidiceberg/sidecar/internal/fault"
 	"github.com/druidiceberg/sidecar/internal/icebergrest"
+	"github.com/druidiceberg/sidecar/internal/servetest"
 	"github.com/druidiceberg/sidecar/internal/tablegen"
 	"github.com/druidiceberg/sidecar/internal/testenv"
 	"github.com/druidiceberg/sidecar/splits"
@@ -109,6 +110,6 @@ func snapshotRows(t *testing.T, s served, name string, tbl *table.Table, snapsho
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := s.plan(t, splits.Request{Table: name, Mode: splits.ModeRows, SnapshotID: &snapshotID})
-	sameRows(t, s.rows(t, p), want)
+	p := s.Plan(t, splits.Request{Table: name, Mode: splits.ModeRows, SnapshotID: &snapshotID})
+	servetest.SameRows(t, s.Rows(t, p), want)
 }

@@ -31,7 +31,7 @@ func TestReadyzFollowsTheCatalog(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := newServed(t, lake.Config(tbl))
-	s.plan(t, splits.Request{Table: "lake.t"})
+	s.Plan(t, splits.Request{Table: "lake.t"})
 	if err := s.Cat.Ping(ctx); err != nil {
 		t.Fatalf("Ping with the catalog up: %v", err)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/druidiceberg/sidecar/catalog"
 	"github.com/druidiceberg/sidecar/catalog/catalogtest"
 	"github.com/druidiceberg/sidecar/internal/fault"
+	"github.com/druidiceberg/sidecar/internal/servetest"
 	"github.com/druidiceberg/sidecar/internal/tablegen"
 	"github.com/druidiceberg/sidecar/splits"
 )
@@ -41,7 +42,7 @@ func TestUnopenableSchemeRefusedAtPlanning(t *testing.T) {
 			}
 			s := newServed(t, catalog.Config{Type: "local", Warehouse: dir})
 			first := built.Snapshots[0]
-			sameRows(t, s.rows(t, s.plan(t, splits.Request{Table: "evo.t", Mode: splits.ModeRows, SnapshotID: &first.SnapshotID})), first.Rows)
+			servetest.SameRows(t, s.Rows(t, s.Plan(t, splits.Request{Table: "evo.t", Mode: splits.ModeRows, SnapshotID: &first.SnapshotID})), first.Rows)
 
 			var foreign string
 			tasks, err := built.Table.Scan().PlanFiles(ctx)

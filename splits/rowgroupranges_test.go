@@ -92,20 +92,10 @@ const targetSize = 4000
 func TestPlanSplitsLargeFiles(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	for _, tc := range []struct {
-		name    string
-		version int
-		offsets tablegen.SplitOffsets
-	}{
-		{"v2 split offsets", 2, tablegen.SplitOffsetsKept},
-		{"v2 footer", 2, tablegen.SplitOffsetsNone},
-		{"v2 skewed split offsets", 2, tablegen.SplitOffsetsSkewed},
-		{"v3 split offsets", 3, tablegen.SplitOffsetsKept},
-		{"v3 footer", 3, tablegen.SplitOffsetsNone},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
+	for _, tc := range tablegen.RowGroupsVariants() {
+		t.Run(tc.Name, func(t *testing.T) {
 			t.Parallel()
-			tbl, dir := rowGroupsTable(t, tc.version, tc.offsets)
+			tbl, dir := rowGroupsTable(t, tc.FormatVersion, tc.Offsets)
 			p := localPlanner(t, dir, WithTargetSplitSize(targetSize))
 			tasks, err := tbl.Scan().PlanFiles(ctx)
 			if err != nil {
@@ -170,7 +160,7 @@ func TestPlanSplitsLargeFiles(t *testing.T) {
 					if r == nil || r.Start != next || r.Length <= 0 {
 						t.Fatalf("%s: range %+v after byte %d", name, r, next)
 					}
-					if tc.offsets == tablegen.SplitOffsetsKept {
+					if tc.Offsets == tablegen.SplitOffsetsKept {
 						groups := 0
 						for _, o := range f.SplitOffsets() {
 							if r.Contains(o, f.FileSizeBytes()) {
@@ -181,12 +171,12 @@ func TestPlanSplitsLargeFiles(t *testing.T) {
 							t.Errorf("%s: range %+v holds %d row groups; more than one only within the target", name, r, groups)
 						}
 					}
-					if next > 0 && tc.offsets != tablegen.SplitOffsetsNone && !slices.Contains(f.SplitOffsets(), r.Start) {
+					if next > 0 && tc.Offsets != tablegen.SplitOffsetsNone && !slices.Contains(f.SplitOffsets(), r.Start) {
 						t.Errorf("%s: range %+v does not start at a split offset %v", name, r, f.SplitOffsets())
 					}
 					n, exact := sp.RecordCount()
-					if exact != (tc.offsets == tablegen.SplitOffsetsNone) {
-						t.Errorf("%s: record count exact %v with offsets %d", name, exact, tc.offsets)
+					if exact != (tc.Offsets == tablegen.SplitOffsetsNone) {
+						t.Errorf("%s: record count exact %v with offsets %d", name, exact, tc.Offsets)
 					}
 					if exact && (n == 0 || n%tablegen.RowGroupRows != 0) {
 						t.Errorf("%s: %d records in range %+v, not whole row groups", name, n, r)

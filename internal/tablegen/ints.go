@@ -101,3 +101,31 @@ func (t *Ints) commit(ctx context.Context, tx *table.Transaction) error {
 	t.tbl = tbl
 	return nil
 }
+
+// IntsLifecycle creates an Ints table ident in cat and takes it through a
+// life whose every step is one snapshot: rows (1, 10) and (2, 20)
+// appended, then (3, 30); a compaction; a=1 deleted (merge on read); a
+// compaction, which applies that delete; every row left deleted (copy on
+// write, so the table has no file). It returns the table and the snapshot
+// of each step, in that order.
+func IntsLifecycle(ctx context.Context, cat catalog.Catalog, ident table.Identifier) (*Ints, []int64, error) {
+	ints, err := NewInts(ctx, cat, ident)
+	if err != nil {
+		return nil, nil, err
+	}
+	var snaps []int64
+	for _, step := range []func() error{
+		func() error { return ints.Append(ctx, [2]int32{1, 10}, [2]int32{2, 20}) },
+		func() error { return ints.Append(ctx, [2]int32{3, 30}) },
+		func() error { return ints.Compact(ctx) },
+		func() error { return ints.Delete(ctx, table.WriteModeMergeOnRead, 1) },
+		func() error { return ints.Compact(ctx) },
+		func() error { return ints.Delete(ctx, table.WriteModeCopyOnWrite, 2, 3) },
+	} {
+		if err := step(); err != nil {
+			return nil, nil, err
+		}
+		snaps = append(snaps, ints.Table().CurrentSnapshot().SnapshotID)
+	}
+	return ints, snaps, nil
+}

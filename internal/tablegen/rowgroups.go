@@ -136,6 +136,28 @@ func RowGroups(ctx context.Context, cat catalog.Catalog, ident table.Identifier,
 	return icewrite.CommitDelta(ctx, tbl, nil, append(deletes, eq...))
 }
 
+// RowGroupsVariant is one way of writing RowGroups' table: a format
+// version, and what its manifests record of the split offsets.
+type RowGroupsVariant struct {
+	// Name is snake_case, usable as a table name and a subtest name.
+	Name          string
+	FormatVersion int
+	Offsets       SplitOffsets
+}
+
+// RowGroupsVariants are the variants split planning is tested on: version
+// 2 with each kind of split offsets, and version 3 (deletion vectors) with
+// offsets kept and with none.
+func RowGroupsVariants() []RowGroupsVariant {
+	return []RowGroupsVariant{
+		{"v2_split_offsets", 2, SplitOffsetsKept},
+		{"v2_footer", 2, SplitOffsetsNone},
+		{"v2_skewed_split_offsets", 2, SplitOffsetsSkewed},
+		{"v3_split_offsets", 3, SplitOffsetsKept},
+		{"v3_footer", 3, SplitOffsetsNone},
+	}
+}
+
 // RowGroupsLiveIDs are the ids of the live rows of a RowGroups table, in
 // ascending order.
 func RowGroupsLiveIDs() []int64 {

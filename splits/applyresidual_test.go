@@ -1,4 +1,4 @@
-package handlers_test
+package splits_test
 
 import (
 	"context"
@@ -10,23 +10,34 @@ import (
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/array"
+	icecatalog "github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/druidiceberg/sidecar/druid"
+	"github.com/druidiceberg/sidecar/internal/servetest"
 	"github.com/druidiceberg/sidecar/internal/tablegen"
+	"github.com/druidiceberg/sidecar/splits"
 )
 
-// TestApplyResidual plans iceberg-go-written tables through HTTP with an
-// icebergFilter on columns that are not partition columns, so every file
-// keeps a residual. With applyResidual=true every emitted row matches the
-// filter and the rows are the oracle's rows that match it; without it the
-// planned files' rows that do not match come through too, as Druid's own
-// iceberg input source gives them.
+// scenarioTable is the tablegen scenario name as scenarios.<name> in a
+// local warehouse of its own, built once per run of the package and shared,
+// read-only.
+func scenarioTable(t *testing.T, sc tablegen.Scenario) (*table.Table, string) {
+	t.Helper()
+	return splits.ReadOnlyTable(t, "scenario-"+sc.Name, func(ctx context.Context, cat icecatalog.Catalog) (*table.Table, error) {
+		return sc.Build(ctx, cat, table.Identifier{"scenarios", sc.Name})
+	})
+}
+
+// TestApplyResidual plans iceberg-go-written tables with an icebergFilter
+// on columns that are not partition columns, so every file keeps a
+// residual, and reads the plans' splits. With ApplyResidual every emitted
+// row matches the filter and the rows are the oracle's rows that match it;
+// without it the planned files' rows that do not match come through too, as
+// Druid's own iceberg input source gives them.
 func TestApplyResidual(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	dir, tables := sharedScenarios(t)
-	srv := localServer(t, dir)
 	filters := []struct {
 		name  string
 		druid string
@@ -90,7 +101,9 @@ func TestApplyResidual(t *testing.T) {
 		if !scenarios[sc.Name] {
 			continue
 		}
-		tbl := tables[sc.Name]
+		tbl, dir := scenarioTable(t, sc)
+		r := localReplica(t, dir)
+		name := "scenarios." + sc.Name
 		oracle, err := tablegen.OracleRows(ctx, tbl, tbl.CurrentSnapshot().SnapshotID)
 		if err != nil {
 			t.Fatal(err)
@@ -116,21 +129,21 @@ func TestApplyResidual(t *testing.T) {
 					}
 				}
 
-				p := srv.plan(t, q("table", "scenarios."+sc.Name, "icebergFilter", f.druid, "applyResidual", "true"))
-				if p.Mode != "v2" {
-					t.Fatalf("applyResidual planned %s, want v2", p.Mode)
+				p := r.Plan(t, splits.Request{Table: name, Filter: parseFilter(t, f.druid), ApplyResidual: true})
+				if p.Path != splits.PathRows {
+					t.Fatalf("applyResidual planned %s, want v2", p.Path)
 				}
-				got := srv.rows(t, p)
+				got := r.Rows(t, p)
 				for _, row := range got {
 					if !f.match(decodeRow(t, row)) {
 						t.Errorf("row %s does not match %s", row, f.druid)
 					}
 				}
-				assertSameRows(t, got, want)
+				servetest.SameRows(t, got, want)
 
 				// Without applyResidual the planned files' rows come whole.
-				p = srv.plan(t, q("table", "scenarios."+sc.Name, "icebergFilter", f.druid, "mode", "rows"))
-				all := srv.rows(t, p)
+				p = r.Plan(t, splits.Request{Table: name, Filter: parseFilter(t, f.druid), Mode: splits.ModeRows})
+				all := r.Rows(t, p)
 				var matching, other []string
 				for _, row := range all {
 					if f.match(decodeRow(t, row)) {
@@ -142,7 +155,7 @@ func TestApplyResidual(t *testing.T) {
 				if len(other) == 0 {
 					t.Fatalf("without applyResidual no row outside the filter came through (%d rows)", len(all))
 				}
-				assertSameRows(t, matching, want)
+				servetest.SameRows(t, matching, want)
 				if missing := notIn(t, other, rejected); len(missing) > 0 {
 					t.Fatalf("rows that are no live rows of the table: %v", missing)
 				}
@@ -151,16 +164,25 @@ func TestApplyResidual(t *testing.T) {
 	}
 }
 
+// parseFilter reads a Druid icebergFilter as the routes do.
+func parseFilter(t testing.TB, filter string) *druid.Filter {
+	t.Helper()
+	if err := druid.CheckFilterBounds([]byte(filter)); err != nil {
+		t.Fatal(err)
+	}
+	var f druid.Filter
+	if err := json.Unmarshal([]byte(filter), &f); err != nil {
+		t.Fatal(err)
+	}
+	return &f
+}
+
 // icebergFilteredIDs scans tbl with iceberg-go alone, with the Druid filter
 // converted as the planner converts it, and returns the ids of the rows.
 func icebergFilteredIDs(t *testing.T, tbl *table.Table, filter string) []int64 {
 	t.Helper()
 	ctx := context.Background()
-	var f druid.Filter
-	if err := json.Unmarshal([]byte(filter), &f); err != nil {
-		t.Fatal(err)
-	}
-	e, err := f.Expression(tbl.Schema(), time.Now())
+	e, err := parseFilter(t, filter).Expression(tbl.Schema(), time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -207,10 +229,10 @@ func rowIDs(t *testing.T, rows []string) []int64 {
 // notIn returns the rows of got that are not in want, compared as values.
 func notIn(t *testing.T, got, want []string) []string {
 	t.Helper()
-	w := canonicalRows(t, want)
+	w := servetest.Canonical(t, want)
 	var out []string
 	for _, g := range got {
-		if !slices.Contains(w, canonicalRows(t, []string{g})[0]) {
+		if !slices.Contains(w, servetest.Canonical(t, []string{g})[0]) {
 			out = append(out, g)
 		}
 	}

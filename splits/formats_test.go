@@ -1,8 +1,8 @@
-package handlers_test
+package splits_test
 
 import (
 	"context"
-	"net/http"
+	"errors"
 	"strconv"
 	"strings"
 	"testing"
@@ -10,7 +10,10 @@ import (
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 
+	"github.com/druidiceberg/sidecar/internal/fault"
 	"github.com/druidiceberg/sidecar/internal/icewrite"
+	"github.com/druidiceberg/sidecar/internal/servetest"
+	"github.com/druidiceberg/sidecar/splits"
 )
 
 // describeFile describes a file of tbl to Iceberg, of the given content,
@@ -25,8 +28,9 @@ func describeFile(t *testing.T, tbl *table.Table, content iceberg.ManifestEntryC
 }
 
 // TestUnservedFormatsRefusedWhenPlanning: a data file or delete file in a
-// format the reader does not read (ORC) is a 422 when planning, naming the
-// file, in every mode, never a plan whose streams fail.
+// format the reader does not read (ORC) is refused when planning,
+// fault.ErrUnsupported (a 422 unsupported) naming the file, in every mode,
+// never a plan whose streams fail.
 func TestUnservedFormatsRefusedWhenPlanning(t *testing.T) {
 	ctx := context.Background()
 	cat, dir := localWarehouse(t)
@@ -48,15 +52,15 @@ func TestUnservedFormatsRefusedWhenPlanning(t *testing.T) {
 	if _, err := icewrite.CommitDelta(ctx, orcDel, nil, []iceberg.DataFile{describeFile(t, orcDel, iceberg.EntryContentPosDeletes, "d.orc", iceberg.OrcFile, 10, 1000).Build()}); err != nil {
 		t.Fatal(err)
 	}
-	srv := localServer(t, dir)
+	r := localReplica(t, dir)
 	for _, tt := range []struct{ table, file string }{{"fmt.orc", "a.orc"}, {"fmt.orcdel", "d.orc"}} {
-		for _, mode := range []string{"auto", "rows", "files"} {
-			resp, body := srv.get(t, "/splits?"+q("table", tt.table, "mode", mode).Encode())
-			if resp.StatusCode == http.StatusConflict && mode == "files" && tt.file == "d.orc" {
+		for _, mode := range []splits.Mode{splits.ModeAuto, splits.ModeRows, splits.ModeFiles} {
+			_, err := r.Planner.Plan(ctx, splits.Request{Table: tt.table, Mode: mode})
+			if errors.Is(err, splits.ErrConflict) && mode == splits.ModeFiles && tt.file == "d.orc" {
 				continue // mode=files refuses any delete file first
 			}
-			if resp.StatusCode != http.StatusUnprocessableEntity || errorCode(t, body) != "unsupported" || !strings.Contains(string(body), tt.file) {
-				t.Errorf("%s, mode=%s: %d %s, want 422 unsupported naming %s", tt.table, mode, resp.StatusCode, body, tt.file)
+			if !errors.Is(err, fault.ErrUnsupported) || !strings.Contains(err.Error(), tt.file) {
+				t.Errorf("%s, mode=%s: %v, want fault.ErrUnsupported naming %s", tt.table, mode, err, tt.file)
 			}
 		}
 	}
@@ -65,7 +69,7 @@ func TestUnservedFormatsRefusedWhenPlanning(t *testing.T) {
 // TestAvroTableServedOnRowPath: a table of Avro data files, with Avro
 // equality and positional delete files, plans on the row path only (the
 // raw files would need Druid's avro_ocf format, which reads other types),
-// and streams the rows Iceberg says it holds.
+// and its splits read the rows Iceberg says it holds.
 func TestAvroTableServedOnRowPath(t *testing.T) {
 	ctx := context.Background()
 	cat, dir := localWarehouse(t)
@@ -120,17 +124,31 @@ func TestAvroTableServedOnRowPath(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	srv := localServer(t, dir)
-	snap := strconv.FormatInt(first, 10)
-	p := srv.plan(t, q("table", "fmt.avro", "snapshotId", snap))
+	r := localReplica(t, dir)
+	p := r.Plan(t, splits.Request{Table: "fmt.avro", SnapshotID: &first})
 	assertRowPathBecause(t, p, "a.avro is AVRO")
-	assertSameRows(t, srv.rows(t, p), want)
-	resp, body := srv.get(t, "/splits?"+q("table", "fmt.avro", "snapshotId", snap, "mode", "files").Encode())
-	if resp.StatusCode != http.StatusConflict || !strings.Contains(string(body), "avro_ocf") {
-		t.Errorf("mode=files: %d %s, want 409 naming Druid's avro_ocf format", resp.StatusCode, body)
+	servetest.SameRows(t, r.Rows(t, p), want)
+	_, err = r.Planner.Plan(ctx, splits.Request{Table: "fmt.avro", SnapshotID: &first, Mode: splits.ModeFiles})
+	if !errors.Is(err, splits.ErrConflict) || !strings.Contains(err.Error(), "avro_ocf") {
+		t.Errorf("mode=files: %v, want splits.ErrConflict (409) naming Druid's avro_ocf format", err)
 	}
 
 	live := []string{want[1], want[2], want[4]}
-	p = srv.plan(t, q("table", "fmt.avro"))
-	assertSameRows(t, srv.rows(t, p), live)
+	p = r.Plan(t, splits.Request{Table: "fmt.avro"})
+	servetest.SameRows(t, r.Rows(t, p), live)
+}
+
+// assertRowPathBecause checks that p is on the row path with a warning that
+// holds why.
+func assertRowPathBecause(t *testing.T, p splits.Plan, why string) {
+	t.Helper()
+	if p.Path != splits.PathRows {
+		t.Fatalf("auto planned %s, want the row path; warnings %q", p.Path, p.Warnings)
+	}
+	for _, w := range p.Warnings {
+		if strings.Contains(w, "row path although no delete file applies") && strings.Contains(w, why) {
+			return
+		}
+	}
+	t.Fatalf("warnings %q do not say that the row path was taken because %s", p.Warnings, why)
 }

@@ -1,8 +1,9 @@
-package handlers_test
+package splits_test
 
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -17,58 +18,52 @@ import (
 
 	"github.com/apache/iceberg-go/catalog/rest"
 	"github.com/apache/iceberg-go/table"
+	"github.com/prometheus/client_golang/prometheus"
 
-	sidecatalog "github.com/druidiceberg/sidecar/catalog"
+	"github.com/druidiceberg/sidecar/catalog"
+	"github.com/druidiceberg/sidecar/catalog/catalogtest"
 	"github.com/druidiceberg/sidecar/internal/icebergrest"
 	"github.com/druidiceberg/sidecar/internal/memory"
+	"github.com/druidiceberg/sidecar/internal/servetest"
 	"github.com/druidiceberg/sidecar/internal/tablegen"
 	"github.com/druidiceberg/sidecar/internal/testenv"
 	"github.com/druidiceberg/sidecar/splits"
+	"github.com/druidiceberg/sidecar/token"
 )
 
 // Scan planning on the catalog's server, against Iceberg Java's own REST
 // catalog server (internal/icebergrest: Iceberg 1.11's RESTCatalogAdapter,
 // which plans scans as the REST spec says).
 
-// planningSidecar is one sidecar over a catalog (startSidecar), whose
-// planner counts the scans it plans on the sidecar's registry.
-type planningSidecar struct{ *testServer }
-
-func newPlanningSidecar(t *testing.T, cfg sidecatalog.Config, opts ...splits.PlannerOption) *planningSidecar {
-	t.Helper()
-	return &planningSidecar{startSidecar(t, cfg, opts, nil)}
+// planningReplica is one replica over a catalog that shares nothing with
+// another but the token key: the catalog and its planner (with opts)
+// report to a registry of its own, as cmd/sidecar wires them.
+type planningReplica struct {
+	*servetest.Replica
+	reg *prometheus.Registry
 }
 
-// scans is what s counted of the scans it planned: by itself, and on the
-// catalog's server.
-func (s *planningSidecar) scans(t *testing.T) (local, remote float64) {
+func newPlanningReplica(t *testing.T, cfg catalog.Config, opts ...splits.PlannerOption) *planningReplica {
 	t.Helper()
-	m := metricsOf(t, s.testServer)
+	reg := prometheus.NewRegistry()
+	return &planningReplica{servetest.New(t, catalogtest.OpenRegistered(t, cfg, reg), reg, opts...), reg}
+}
+
+// scans is what r counted of the scans it planned: by itself, and on the
+// catalog's server.
+func (r *planningReplica) scans(t *testing.T) (local, remote float64) {
+	t.Helper()
+	m := servetest.Metrics(t, r.reg)
 	return m[`sidecar_scans_planned_total{catalog="lake",planner="local"}`], m[`sidecar_scans_planned_total{catalog="lake",planner="remote"}`]
 }
 
-// paths are the URIs of a plan without the host that planned it: the
-// tokens, and which route serves each.
-func (p plan) paths(base string) []string {
-	out := make([]string, len(p.InputSource.URIs))
-	for i, u := range p.InputSource.URIs {
-		out[i] = strings.TrimPrefix(u, base)
+// tokens are the tokens of a plan, each with the route that serves it.
+func tokens(p splits.Plan) []string {
+	out := make([]string, len(p.Splits))
+	for i, ps := range p.Splits {
+		out[i] = fmt.Sprintf("%v:%s", ps.Kind, ps.Token)
 	}
 	return out
-}
-
-// readFrom reads every split of p, planned by another sidecar, from s.
-func (s *planningSidecar) readFrom(t *testing.T, p plan, planner string) []string {
-	t.Helper()
-	var rows []string
-	for _, path := range p.paths(planner) {
-		resp, body := s.get(t, path)
-		if resp.StatusCode != http.StatusOK {
-			t.Fatalf("GET %s on a sidecar that did not plan it: %d %s", path, resp.StatusCode, body)
-		}
-		rows = append(rows, ndjsonLines(t, body)...)
-	}
-	return rows
 }
 
 // restWriter is iceberg-go's REST client of the catalog server at url,
@@ -141,46 +136,63 @@ func lineageTable(t *testing.T, url string) *table.Table {
 	return built.Table
 }
 
-// remoteVersusLocal asks each query of local and remote, sidecars over
+// planningQuery is a request asked of every replica, with the oracle's
+// rows (iceberg-go's ReadTasks) where the test has them.
+type planningQuery struct {
+	name   string
+	req    splits.Request
+	oracle []string
+}
+
+// remoteVersusLocal asks each query of local and remote, replicas over
 // the same catalog planning locally and on its server: the snapshot and
 // the tokens must be the same, the rows of both too, and those of each
-// remote plan read from other, a sidecar that never planned it; where
-// oracles has rows for a query, they are the rows. It returns the
+// remote plan read by other, a replica that never planned it; where a
+// query has the oracle's rows, they are the rows. It returns the
 // positional and equality delete files and deletion vectors the remote
 // plans' splits held.
-func remoteVersusLocal(t *testing.T, local, remote, other *planningSidecar, queries []url.Values, oracles [][]string) (posDeletes, eqDeletes, dvs int) {
+func remoteVersusLocal(t *testing.T, local, remote, other *planningReplica, queries []planningQuery) (posDeletes, eqDeletes, dvs int) {
 	t.Helper()
-	for i, qq := range queries {
-		lp, rp := local.plan(t, qq), remote.plan(t, qq)
-		if lp.SnapshotID == nil || rp.SnapshotID == nil || *lp.SnapshotID != *rp.SnapshotID {
-			t.Fatalf("%s: snapshots %v (local) and %v (remote)", qq.Encode(), lp.SnapshotID, rp.SnapshotID)
+	for _, qq := range queries {
+		lp, rp := local.Plan(t, qq.req), remote.Plan(t, qq.req)
+		if lp.SnapshotID == 0 || lp.SnapshotID != rp.SnapshotID {
+			t.Fatalf("%s: snapshots %d (local) and %d (remote)", qq.name, lp.SnapshotID, rp.SnapshotID)
 		}
-		if l, r := lp.paths(local.URL), rp.paths(remote.URL); !slices.Equal(l, r) {
-			t.Fatalf("%s: the tokens differ\nlocal:  %v\nremote: %v", qq.Encode(), l, r)
+		if l, r := tokens(lp), tokens(rp); !slices.Equal(l, r) {
+			t.Fatalf("%s: the tokens differ\nlocal:  %v\nremote: %v", qq.name, l, r)
 		}
 		for _, s := range rp.Splits {
-			posDeletes += s.PositionDeleteFiles
-			eqDeletes += s.EqualityDeleteFiles
-			dvs += s.DeletionVectorFiles
+			for _, part := range s.Parts {
+				for _, d := range part.Deletes {
+					switch d.Kind {
+					case token.DeletePosition:
+						posDeletes++
+					case token.DeleteEquality:
+						eqDeletes++
+					case token.DeleteDeletionVector:
+						dvs++
+					}
+				}
+			}
 		}
-		lrows := local.rows(t, lp)
-		assertSameRows(t, remote.rows(t, rp), lrows)
-		assertSameRows(t, other.readFrom(t, rp, remote.URL), lrows)
-		if oracles[i] != nil {
-			assertSameRows(t, lrows, oracles[i])
+		lrows := local.Rows(t, lp)
+		servetest.SameRows(t, remote.Rows(t, rp), lrows)
+		servetest.SameRows(t, other.Rows(t, rp), lrows)
+		if qq.oracle != nil {
+			servetest.SameRows(t, lrows, qq.oracle)
 		}
 	}
 	n := float64(len(queries))
 	if l, r := local.scans(t); l != n || r != 0 {
-		t.Errorf("the local sidecar counted %v local and %v remote scans, want %v and 0", l, r, n)
+		t.Errorf("the local replica counted %v local and %v remote scans, want %v and 0", l, r, n)
 	}
 	if l, r := remote.scans(t); l != 0 || r != n {
-		t.Errorf("the remote sidecar counted %v local and %v remote scans, want 0 and %v", l, r, n)
+		t.Errorf("the remote replica counted %v local and %v remote scans, want 0 and %v", l, r, n)
 	}
-	// The sidecar that only read planned again the plans its reference
+	// The replica that only read planned again the plans its reference
 	// tokens name (design.md#tokens): on the server too.
 	if l, _ := other.scans(t); l != 0 {
-		t.Errorf("the sidecar that only read planned %v scans locally, want none: a reference token is planned again on the server", l)
+		t.Errorf("the replica that only read planned %v scans locally, want none: a reference token is planned again on the server", l)
 	}
 	return posDeletes, eqDeletes, dvs
 }
@@ -191,36 +203,38 @@ const planningFilter = `{"type":"or","filters":[{"type":"interval","filterColumn
 	`{"type":"range","filterColumn":"id","lower":10,"upper":18}]}`
 
 // historyQueries are the plans asked of every snapshot of planningTable's
-// table: the whole snapshot, and under planningFilter, and with projection
-// two columns of it too; with the oracle's rows (iceberg-go's ReadTasks)
-// of each whole snapshot, and nil for the others.
-func historyQueries(t *testing.T, tbl *table.Table, projection bool) (queries []url.Values, oracles [][]string) {
+// table: the whole snapshot, with the oracle's rows (iceberg-go's
+// ReadTasks), and under planningFilter, and with projection two columns of
+// it too.
+func historyQueries(t *testing.T, tbl *table.Table, projection bool) []planningQuery {
 	t.Helper()
+	var queries []planningQuery
 	for _, snap := range tbl.Metadata().Snapshots() {
 		want, err := tablegen.OracleRows(context.Background(), tbl, snap.SnapshotID)
 		if err != nil {
 			t.Fatal(err)
 		}
-		id := strconv.FormatInt(snap.SnapshotID, 10)
-		queries = append(queries, q("table", "hist.t", "snapshotId", id, "mode", "rows"),
-			q("table", "hist.t", "snapshotId", id, "mode", "rows", "icebergFilter", planningFilter, "applyResidual", "true"))
-		oracles = append(oracles, want, nil)
+		id := snap.SnapshotID
+		queries = append(queries,
+			planningQuery{fmt.Sprintf("snapshot %d", id), splits.Request{Table: "hist.t", SnapshotID: &id, Mode: splits.ModeRows}, want},
+			planningQuery{fmt.Sprintf("snapshot %d, filtered", id), splits.Request{Table: "hist.t", SnapshotID: &id, Mode: splits.ModeRows,
+				Filter: parseFilter(t, planningFilter), ApplyResidual: true}, nil})
 		if projection {
-			queries = append(queries, q("table", "hist.t", "snapshotId", id, "mode", "rows", "columns", "v,id"))
-			oracles = append(oracles, nil)
+			queries = append(queries, planningQuery{fmt.Sprintf("snapshot %d, columns v and id", id),
+				splits.Request{Table: "hist.t", SnapshotID: &id, Mode: splits.ModeRows, Columns: []string{"v", "id"}}, nil})
 		}
 	}
-	return queries, oracles
+	return queries
 }
 
 // TestRemotePlanning: the suite's case of scan planning on the server, on
 // one Iceberg REST catalog server (one JVM) planning synchronously with
-// plan tasks of two files to fetch. A sidecar that plans on the server
+// plan tasks of two files to fetch. A replica that plans on the server
 // (--scan-planning remote) hands out exactly the tokens of one that plans
 // the same table itself (local) for every snapshot of a table with
 // positional and equality deletes, whole and under a filter that leaves
 // residuals; the rows are the same, and the oracle's (iceberg-go's
-// ReadTasks) for the whole snapshot; a sidecar that never planned serves
+// ReadTasks) for the whole snapshot; a replica that never planned reads
 // every token of the remote plans; the metric tells the planners apart.
 // A remote plan is bound by the memory budget as a local one is, and so is
 // every answer of the server before iceberg-go parses it. The full matrix
@@ -232,15 +246,14 @@ func TestRemotePlanning(t *testing.T) {
 	dir := t.TempDir()
 	srv := icebergrest.Start(t, dir, icebergrest.WithPlanning(icebergrest.SyncPlanning), icebergrest.WithTasksPerPlanTask(2))
 	tbl := planningTable(t, srv)
-	cfg := func(uri, mode string) sidecatalog.Config {
-		return sidecatalog.Config{Type: "rest", Name: "lake", URI: uri, DataRoots: []string{dir}, ScanPlanning: mode}
+	cfg := func(uri, mode string) catalog.Config {
+		return catalog.Config{Type: "rest", Name: "lake", URI: uri, DataRoots: []string{dir}, ScanPlanning: mode}
 	}
 
 	t.Run("matches local", func(t *testing.T) {
-		local, remote, other := newPlanningSidecar(t, cfg(srv, "local")), newPlanningSidecar(t, cfg(srv, "remote")),
-			newPlanningSidecar(t, cfg(srv, "remote"))
-		queries, oracles := historyQueries(t, tbl, false)
-		pos, eq, _ := remoteVersusLocal(t, local, remote, other, queries, oracles)
+		local, remote, other := newPlanningReplica(t, cfg(srv, "local")), newPlanningReplica(t, cfg(srv, "remote")),
+			newPlanningReplica(t, cfg(srv, "remote"))
+		pos, eq, _ := remoteVersusLocal(t, local, remote, other, historyQueries(t, tbl, false))
 		if pos == 0 || eq == 0 {
 			t.Fatalf("the plans held %d positional and %d equality delete files: the table lacks what the test is for", pos, eq)
 		}
@@ -263,6 +276,21 @@ func TestRemotePlanning(t *testing.T) {
 		}
 		declared += n
 	}
+	// refused plans hist.t on r in a request's memory scope (handlers'
+	// memoryScope) and wants memory.ErrTooLarge, the budget given back.
+	refused := func(t *testing.T, r *planningReplica, budget *memory.Budget) error {
+		t.Helper()
+		ctx, end := memory.WithScope(context.Background())
+		_, err := r.Planner.Plan(ctx, splits.Request{Table: "hist.t"})
+		end()
+		if !errors.Is(err, memory.ErrTooLarge) {
+			t.Fatalf("a remote plan past the memory budget: %v, want memory.ErrTooLarge", err)
+		}
+		if used := budget.Stats().Used; used != 0 {
+			t.Fatalf("the budget holds %d bytes after the refusal, want 0", used)
+		}
+		return err
+	}
 	t.Run("memory budget", func(t *testing.T) {
 		for _, tc := range []struct {
 			name     string
@@ -274,17 +302,13 @@ func TestRemotePlanning(t *testing.T) {
 				[]string{"the server's answers hold more than the snapshot declares", "an answer of the server has passed"}},
 		} {
 			budget := memory.NewBudget(tc.capacity, "a test's budget", nil)
-			small := newPlanningSidecar(t, cfg(srv, "remote"), splits.WithMemoryBudget(budget))
-			resp, body := small.get(t, "/splits?"+q("table", "hist.t").Encode())
-			says := slices.ContainsFunc(tc.messages, func(m string) bool { return strings.Contains(string(body), m) })
-			if resp.StatusCode != http.StatusUnprocessableEntity || errorCode(t, body) != "memory_exceeded" || !says {
-				t.Fatalf("%s: a remote plan past the memory budget: %d %s, want 422 memory_exceeded saying one of %q", tc.name, resp.StatusCode, body, tc.messages)
+			small := newPlanningReplica(t, cfg(srv, "remote"), splits.WithMemoryBudget(budget))
+			err := refused(t, small, budget)
+			if !slices.ContainsFunc(tc.messages, func(m string) bool { return strings.Contains(err.Error(), m) }) {
+				t.Fatalf("%s: a remote plan past the memory budget: %v, want one of %q", tc.name, err, tc.messages)
 			}
 			if l, r := small.scans(t); l != 0 || r != 0 {
 				t.Fatalf("%s: a plan refused by the budget counted %v local and %v remote scans, want none", tc.name, l, r)
-			}
-			if used := budget.Stats().Used; used != 0 {
-				t.Fatalf("%s: the budget holds %d bytes after the refusal, want 0", tc.name, used)
 			}
 		}
 	})
@@ -292,7 +316,7 @@ func TestRemotePlanning(t *testing.T) {
 	// A server that answers one plan with a million file scan tasks in
 	// ONE answer: Iceberg's server cannot be told to misbehave, so a
 	// front forwards every request to it and inflates its answer to the
-	// plan request (the tasks name no real file: the sidecar must refuse
+	// plan request (the tasks name no real file: the planner must refuse
 	// them before it reads them). The plan is refused at the budget as
 	// the answer's bytes arrive, long before the answer is whole.
 	t.Run("one answer of a million tasks", func(t *testing.T) {
@@ -300,21 +324,16 @@ func TestRemotePlanning(t *testing.T) {
 		// Room for what the snapshot declares and 1 MiB more, which the
 		// answer's bytes pass at 256 KiB (splits.PlanAnswerBytesPerByte).
 		budget := memory.NewBudget(declared*splits.PlanBytesPerFile+1<<20, "a test's budget", nil)
-		s := newPlanningSidecar(t, cfg(front.URL, "remote"), splits.WithMemoryBudget(budget))
-		resp, body := s.get(t, "/splits?"+q("table", "hist.t").Encode())
-		if resp.StatusCode != http.StatusUnprocessableEntity || errorCode(t, body) != "memory_exceeded" ||
-			!strings.Contains(string(body), "an answer of the server has passed") {
-			t.Fatalf("a plan answered with a million tasks: %d %s, want 422 memory_exceeded naming the answer", resp.StatusCode, body)
+		s := newPlanningReplica(t, cfg(front.URL, "remote"), splits.WithMemoryBudget(budget))
+		if err := refused(t, s, budget); !strings.Contains(err.Error(), "an answer of the server has passed") {
+			t.Fatalf("a plan answered with a million tasks: %v, want the refusal to name the answer", err)
 		}
-		if used := budget.Stats().Used; used != 0 {
-			t.Fatalf("the budget holds %d bytes after the refusal, want 0", used)
-		}
-		// What the front sent bounds what the sidecar's transport read:
+		// What the front sent bounds what the planner's transport read:
 		// the refusal came at 256 KiB; the rest of the bytes sent sit in
 		// the sockets' buffers, and the body was never read whole.
 		sent, whole := front.sent.Load(), front.whole()
 		if sent >= whole/10 || sent > 16<<20 {
-			t.Fatalf("the front sent %s of the %s answer before the sidecar stopped reading, want far less", memory.Bytes(sent), memory.Bytes(whole))
+			t.Fatalf("the front sent %s of the %s answer before the planner stopped reading, want far less", memory.Bytes(sent), memory.Bytes(whole))
 		}
 		t.Logf("the front sent %s of the %s answer", memory.Bytes(sent), memory.Bytes(whole))
 	})
