@@ -23,7 +23,6 @@ import (
 
 	"github.com/druidiceberg/sidecar/catalog/catalogtest"
 	"github.com/druidiceberg/sidecar/internal/tablegen"
-	"github.com/druidiceberg/sidecar/token"
 )
 
 // localWarehouse is an iceberg-go filesystem catalog in a temporary folder.
@@ -38,55 +37,6 @@ func localServer(t testing.TB, dir string) *testServer {
 	return newServer(t, sidecatalog.Config{Type: "local", Warehouse: dir}, nil)
 }
 
-// TestOracle serves every table written with iceberg-go's own writers and
-// holds the sidecar's rows against iceberg-go's Scan.ReadTasks rows on the
-// same snapshot, and against the bytes a sidecar without a delete cache
-// serves for the same tokens.
-func TestOracle(t *testing.T) {
-	t.Parallel()
-	ctx := context.Background()
-	dir, tables := sharedScenarios(t)
-	srv := localServer(t, dir)
-	plain := newServerWithCache(t, sidecatalog.Config{Type: "local", Warehouse: dir}, nil, 0)
-	for _, sc := range tablegen.Scenarios() {
-		t.Run(sc.Name, func(t *testing.T) {
-			tbl := tables[sc.Name]
-			snap := tbl.CurrentSnapshot()
-			want, err := tablegen.OracleRows(ctx, tbl, snap.SnapshotID)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(want) != len(sc.LiveIDs) {
-				t.Fatalf("oracle gives %d rows, the scenario says %d", len(want), len(sc.LiveIDs))
-			}
-			p := srv.plan(t, q("table", "scenarios."+sc.Name, "mode", "rows"))
-			if p.SnapshotID == nil || *p.SnapshotID != snap.SnapshotID {
-				t.Fatalf("planned snapshot %v, want %d", p.SnapshotID, snap.SnapshotID)
-			}
-			assertSameRows(t, srv.rows(t, p), want)
-			assertSameBodies(t, srv, plain, p)
-
-			auto := srv.plan(t, q("table", "scenarios."+sc.Name))
-			deletes := 0
-			for _, a := range sc.Plan {
-				deletes += len(a.Positional) + len(a.Equality) + len(a.DeletionVectors)
-			}
-			if wantMode := map[bool]string{true: "v2", false: "v1"}[deletes > 0]; auto.Mode != wantMode {
-				t.Fatalf("auto planned %s, want %s", auto.Mode, wantMode)
-			}
-
-			// Every earlier snapshot too: time travel reads the table as it was.
-			for _, s := range tbl.Metadata().Snapshots() {
-				p := assertSnapshotRows(t, srv, "scenarios."+sc.Name, tbl, s.SnapshotID)
-				assertSameBodies(t, srv, plain, p)
-			}
-		})
-	}
-	if cs := srv.cache.Stats(); cs.Hits[token.DeletePosition] == 0 || cs.Hits[token.DeleteEquality] == 0 || cs.Hits[token.DeleteDeletionVector] == 0 {
-		t.Errorf("the scenarios share delete files between splits and snapshots, yet the cache says %+v", cs)
-	}
-}
-
 // assertSnapshotRows plans the snapshot snapshotID of tbl, which srv serves
 // as name, in rows mode, holds its rows to iceberg-go's Scan.ReadTasks rows
 // and returns the plan.
@@ -99,21 +49,6 @@ func assertSnapshotRows(t *testing.T, srv *testServer, name string, tbl *table.T
 	p := srv.plan(t, q("table", name, "mode", "rows", "snapshotId", strconv.FormatInt(snapshotID, 10)))
 	assertSameRows(t, srv.rows(t, p), want)
 	return p
-}
-
-// assertSameBodies fetches every split of p, planned by srv, from srv and
-// from other, and holds the two to the same bytes: tokens are
-// self-contained, so any server with the key serves them.
-func assertSameBodies(t *testing.T, srv, other *testServer, p plan) {
-	t.Helper()
-	for _, u := range p.InputSource.URIs {
-		path := strings.TrimPrefix(u, srv.URL)
-		resp, body := srv.get(t, path)
-		oresp, obody := other.get(t, path)
-		if resp.StatusCode != http.StatusOK || oresp.StatusCode != http.StatusOK || !bytes.Equal(body, obody) {
-			t.Fatalf("GET %s: %d, %d bytes; the other server %d, %d bytes", path, resp.StatusCode, len(body), oresp.StatusCode, len(obody))
-		}
-	}
 }
 
 // assertSameRows compares two lists of NDJSON rows as multisets of values
