@@ -197,32 +197,6 @@ func TestFileRemovedAfterPlanning(t *testing.T) {
 	}
 }
 
-// TestInvalidUTF8Counted: bytes that are not UTF-8, written as text
-// (binaryAsString=true), are replaced with U+FFFD and counted in a metric;
-// as base64 they are neither.
-func TestInvalidUTF8Counted(t *testing.T) {
-	dir, _ := sharedScenarios(t)
-	srv := localServer(t, dir)
-	srv.rows(t, srv.plan(t, q("table", "scenarios.no_deletes", "mode", "rows")))
-	if n := metricSum(t, srv, "sidecar_invalid_utf8_values_total"); n != 0 {
-		t.Fatalf("base64 binaries counted %v invalid UTF-8 values", n)
-	}
-	lines := srv.rows(t, srv.plan(t, q("table", "scenarios.no_deletes", "mode", "rows", "binaryAsString", "true")))
-	replaced := 0
-	for _, l := range lines {
-		var row map[string]any
-		if err := json.Unmarshal([]byte(l), &row); err != nil {
-			t.Fatal(err)
-		}
-		if p, ok := row["payload"].(string); ok && strings.Contains(p, "\ufffd") {
-			replaced++
-		}
-	}
-	if n := metricSum(t, srv, "sidecar_invalid_utf8_values_total"); replaced == 0 || n < float64(replaced) {
-		t.Fatalf("%d rows hold U+FFFD but the metric counts %v", replaced, n)
-	}
-}
-
 // TestMetadataExpiredAfterPlanning: when the metadata file a token pins is
 // gone (the table moved on and expired it), a replica that has not read it
 // answers the row stream 410 before the first byte, saying to plan again.
