@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/druidiceberg/sidecar/internal/javaoracle"
+	"github.com/druidiceberg/sidecar/internal/rowset"
 )
 
 // javaFirstSeed is the first seed of the integration tier's
@@ -46,7 +47,7 @@ func checkJavaHistory(t *testing.T, h javaoracle.History, srv *testServer, ns st
 		for i, r := range want {
 			w[i] = string(r)
 		}
-		if missing, extra := rowDiff(t, got, w); len(missing)+len(extra) > 0 {
+		if missing, extra := rowset.Diff(t, got, w); len(missing)+len(extra) > 0 {
 			t.Fatalf("seed %d (format version %d), %s: the sidecar's rows differ from Iceberg Java's\n"+
 				"only Iceberg Java (%d):\n  %s\nonly the sidecar (%d):\n  %s\nthe history:\n%s"+
 				"this seed alone: %s -args -java-first-seed %d -histories 1",
@@ -66,27 +67,4 @@ func checkJavaHistory(t *testing.T, h javaoracle.History, srv *testServer, ns st
 		p := srv.plan(t, q("table", last, "mode", "rows", "metadataColumns", meta, "snapshotId", strconv.FormatInt(s.SnapshotID, 10)))
 		fail(fmt.Sprintf("snapshot %d by id from the last commit", s.SnapshotID), srv.rows(t, p), s.Rows)
 	}
-}
-
-// rowDiff compares two lists of NDJSON rows as multisets of values (numbers
-// canonical, as assertSameRows does) and returns the rows only want has and
-// those only got has.
-func rowDiff(t *testing.T, got, want []string) (missing, extra []string) {
-	t.Helper()
-	g, w := canonicalRows(t, got), canonicalRows(t, want)
-	i, j := 0, 0
-	for i < len(g) || j < len(w) {
-		switch {
-		case j == len(w) || (i < len(g) && g[i] < w[j]):
-			extra = append(extra, g[i])
-			i++
-		case i == len(g) || w[j] < g[i]:
-			missing = append(missing, w[j])
-			j++
-		default:
-			i++
-			j++
-		}
-	}
-	return missing, extra
 }

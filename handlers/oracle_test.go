@@ -3,14 +3,11 @@ package handlers_test
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"io"
-	"math"
 	"net"
 	"net/http"
 	"os"
-	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -22,6 +19,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/druidiceberg/sidecar/catalog/catalogtest"
+	"github.com/druidiceberg/sidecar/internal/rowset"
 	"github.com/druidiceberg/sidecar/internal/tablegen"
 )
 
@@ -52,59 +50,17 @@ func assertSnapshotRows(t *testing.T, srv *testServer, name string, tbl *table.T
 }
 
 // assertSameRows compares two lists of NDJSON rows as multisets of values
-// (key order and number spelling aside; those are covered by the golden
-// tests of the reader).
+// (rowset.AssertSame: key order and number spelling aside; those are
+// covered by the golden tests of the reader).
 func assertSameRows(t *testing.T, got, want []string) {
 	t.Helper()
-	g, w := canonicalRows(t, got), canonicalRows(t, want)
-	if !slices.Equal(g, w) {
-		t.Fatalf("rows differ from the oracle\n got (%d): %s\nwant (%d): %s", len(g), strings.Join(g, "\n"), len(w), strings.Join(w, "\n"))
-	}
+	rowset.AssertSame(t, got, want)
 }
 
+// canonicalRows are rows canonical and sorted (rowset.Canonical).
 func canonicalRows(t *testing.T, rows []string) []string {
 	t.Helper()
-	out := make([]string, 0, len(rows))
-	for _, r := range rows {
-		dec := json.NewDecoder(strings.NewReader(r))
-		dec.UseNumber()
-		var v any
-		if err := dec.Decode(&v); err != nil {
-			t.Fatalf("row %q: %v", r, err)
-		}
-		out = append(out, mustJSON(canonicalNumbers(v)))
-	}
-	slices.Sort(out)
-	return out
-}
-
-// canonicalNumbers keeps integer literals exact and spells every other
-// number as the float64 it denotes, integral floats as integers (-1e+10 and
-// -10000000000 are one double).
-func canonicalNumbers(v any) any {
-	switch x := v.(type) {
-	case json.Number:
-		if _, err := strconv.ParseInt(string(x), 10, 64); err == nil {
-			return x
-		}
-		f, err := x.Float64()
-		if err != nil {
-			return x
-		}
-		if f == math.Trunc(f) && math.Abs(f) < 1<<53 {
-			return json.Number(strconv.FormatInt(int64(f), 10))
-		}
-		return json.Number(strconv.FormatFloat(f, 'g', -1, 64))
-	case map[string]any:
-		for k, e := range x {
-			x[k] = canonicalNumbers(e)
-		}
-	case []any:
-		for i, e := range x {
-			x[i] = canonicalNumbers(e)
-		}
-	}
-	return v
+	return rowset.Canonical(t, rows)
 }
 
 // TestRawFiles checks the v1 path: byte-identical downloads, with ranges.

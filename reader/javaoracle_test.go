@@ -9,6 +9,7 @@ import (
 
 	"github.com/druidiceberg/sidecar/catalog"
 	"github.com/druidiceberg/sidecar/internal/javaoracle"
+	"github.com/druidiceberg/sidecar/internal/rowset"
 	"github.com/druidiceberg/sidecar/internal/testenv"
 )
 
@@ -86,7 +87,7 @@ func checkJavaHistory(t *testing.T, h javaoracle.History, pr plannedReader) {
 		for i, r := range want {
 			w[i] = string(r)
 		}
-		if missing, extra := rowDiff(t, got, w); len(missing)+len(extra) > 0 {
+		if missing, extra := rowset.Diff(t, got, w); len(missing)+len(extra) > 0 {
 			t.Fatalf("seed %d (format version %d), %s: the reader's rows differ from Iceberg Java's\n"+
 				"only Iceberg Java (%d):\n  %s\nonly the reader (%d):\n  %s\nthe history:\n%s"+
 				"this seed alone: go test -run '^%s$' ./reader/ -args -java-first-seed %d -histories 1",
@@ -106,27 +107,4 @@ func checkJavaHistory(t *testing.T, h javaoracle.History, pr plannedReader) {
 		req := metaRequest(t, last, s.SnapshotID, meta)
 		fail(fmt.Sprintf("snapshot %d by id from the last commit", s.SnapshotID), pr.rows(t, pr.plan(t, req)), s.Rows)
 	}
-}
-
-// rowDiff compares two lists of NDJSON rows as multisets of values (numbers
-// canonical, as assertSameRows does) and returns the rows only want has and
-// those only got has.
-func rowDiff(t testing.TB, got, want []string) (missing, extra []string) {
-	t.Helper()
-	g, w := canonicalRows(t, got), canonicalRows(t, want)
-	i, j := 0, 0
-	for i < len(g) || j < len(w) {
-		switch {
-		case j == len(w) || (i < len(g) && g[i] < w[j]):
-			extra = append(extra, g[i])
-			i++
-		case i == len(g) || w[j] < g[i]:
-			missing = append(missing, w[j])
-			j++
-		default:
-			i++
-			j++
-		}
-	}
-	return missing, extra
 }

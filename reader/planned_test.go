@@ -6,10 +6,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"math"
 	"os"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -242,67 +240,6 @@ func sharedScenarios(t testing.TB) (string, map[string]*table.Table) {
 		}
 		return out, nil
 	})
-}
-
-// assertSameRows compares two lists of NDJSON rows as multisets of values
-// (key order and number spelling aside; the golden tests hold those).
-func assertSameRows(t testing.TB, got, want []string) {
-	t.Helper()
-	g, w := canonicalRows(t, got), canonicalRows(t, want)
-	if !slices.Equal(g, w) {
-		t.Fatalf("rows differ\n got (%d): %s\nwant (%d): %s", len(g), strings.Join(g, "\n"), len(w), strings.Join(w, "\n"))
-	}
-}
-
-// canonicalRows are rows with their numbers canonical (canonicalNumbers)
-// and their keys sorted, in sorted order.
-func canonicalRows(t testing.TB, rows []string) []string {
-	t.Helper()
-	out := make([]string, 0, len(rows))
-	for _, r := range rows {
-		dec := json.NewDecoder(strings.NewReader(r))
-		dec.UseNumber()
-		var v any
-		if err := dec.Decode(&v); err != nil {
-			t.Fatalf("row %q: %v", r, err)
-		}
-		b, err := json.Marshal(canonicalNumbers(v))
-		if err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, string(b))
-	}
-	slices.Sort(out)
-	return out
-}
-
-// canonicalNumbers keeps integer literals exact and spells every other
-// number as the float64 it denotes, integral floats as integers (-1e+10 and
-// -10000000000 are one double).
-func canonicalNumbers(v any) any {
-	switch x := v.(type) {
-	case json.Number:
-		if _, err := strconv.ParseInt(string(x), 10, 64); err == nil {
-			return x
-		}
-		f, err := x.Float64()
-		if err != nil {
-			return x
-		}
-		if f == math.Trunc(f) && math.Abs(f) < 1<<53 {
-			return json.Number(strconv.FormatInt(int64(f), 10))
-		}
-		return json.Number(strconv.FormatFloat(f, 'g', -1, 64))
-	case map[string]any:
-		for k, e := range x {
-			x[k] = canonicalNumbers(e)
-		}
-	case []any:
-		for i, e := range x {
-			x[i] = canonicalNumbers(e)
-		}
-	}
-	return v
 }
 
 // assertKeyOrder checks that the keys of every row come in the order of
