@@ -3,7 +3,6 @@ package handlers_test
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"net/http"
 	"path"
 	"strings"
@@ -18,10 +17,8 @@ import (
 
 type hadoopCatalog = hadoop.Catalog
 
-// sharedEvolution is the table of the evolution builder name (evolution,
-// migrated, identity_partitioned, all_types, spec_change_deletes,
-// upgraded_v1, default_after_delete, row_lineage), written once per run of the package in a shared
-// warehouse of its own: all_types as db.all, the others as evo.t.
+// sharedEvolution is the table of tablegen.EvolutionTables named name,
+// written once per run of the package in a shared warehouse of its own.
 func sharedEvolution(t testing.TB, name string) (string, *tablegen.Built) {
 	t.Helper()
 	if name == "row_lineage" {
@@ -29,24 +26,11 @@ func sharedEvolution(t testing.TB, name string) (string, *tablegen.Built) {
 		return dir, l.built
 	}
 	return sharedWarehouse(t, "evolution/"+name, func(ctx context.Context, c *hadoop.Catalog) (*tablegen.Built, error) {
-		id := table.Identifier{"evo", "t"}
-		switch name {
-		case "evolution":
-			return tablegen.Evolution(ctx, c, id)
-		case "migrated":
-			return tablegen.Migrated(ctx, c, id, true)
-		case "identity_partitioned":
-			return tablegen.IdentityPartitioned(ctx, c, id)
-		case "all_types":
-			return tablegen.AllTypes(ctx, c, table.Identifier{"db", "all"})
-		case "spec_change_deletes":
-			return tablegen.SpecChange(ctx, c, id)
-		case "upgraded_v1":
-			return tablegen.UpgradedV1(ctx, c, id)
-		case "default_after_delete":
-			return tablegen.DefaultAfterDelete(ctx, c, id)
+		et, err := tablegen.EvolutionTableNamed(name)
+		if err != nil {
+			return nil, err
 		}
-		return nil, fmt.Errorf("no evolution builder %s", name)
+		return et.Build(ctx, c, et.Ident)
 	})
 }
 

@@ -1,7 +1,6 @@
 package handlers_test
 
 import (
-	"encoding/json"
 	"flag"
 	"fmt"
 	"strconv"
@@ -9,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/druidiceberg/sidecar/internal/javaoracle"
-	"github.com/druidiceberg/sidecar/internal/rowset"
 )
 
 // javaFirstSeed is the first seed of the integration tier's
@@ -41,30 +39,16 @@ func checkJavaHistory(t *testing.T, h javaoracle.History, srv *testServer, ns st
 	if strings.HasPrefix(test, "TestReal") {
 		rerun = "go test -tags integration -run '^" + test + "$' ./handlers/"
 	}
-	fail := func(where string, got []string, want []json.RawMessage) {
-		t.Helper()
-		w := make([]string, len(want))
-		for i, r := range want {
-			w[i] = string(r)
-		}
-		if missing, extra := rowset.Diff(t, got, w); len(missing)+len(extra) > 0 {
-			t.Fatalf("seed %d (format version %d), %s: the sidecar's rows differ from Iceberg Java's\n"+
-				"only Iceberg Java (%d):\n  %s\nonly the sidecar (%d):\n  %s\nthe history:\n%s"+
-				"this seed alone: %s -args -java-first-seed %d -histories 1",
-				h.Seed, h.FormatVersion, where, len(missing), strings.Join(missing, "\n  "),
-				len(extra), strings.Join(extra, "\n  "), h.Steps(), rerun, h.Seed)
-		}
-	}
 	for i, c := range h.Commits {
 		if c.SnapshotID == nil {
 			continue
 		}
 		p := srv.plan(t, q("table", fmt.Sprintf("%s.c%d", ns, i), "mode", "rows", "metadataColumns", meta))
-		fail(fmt.Sprintf("commit %d (%s), snapshot %d", i, c.What, *c.SnapshotID), srv.rows(t, p), c.Rows)
+		h.Compare(t, "the sidecar", fmt.Sprintf("commit %d (%s), snapshot %d", i, c.What, *c.SnapshotID), srv.rows(t, p), c.Rows, rerun)
 	}
 	last := fmt.Sprintf("%s.c%d", ns, len(h.Commits)-1)
 	for _, s := range h.Snapshots {
 		p := srv.plan(t, q("table", last, "mode", "rows", "metadataColumns", meta, "snapshotId", strconv.FormatInt(s.SnapshotID, 10)))
-		fail(fmt.Sprintf("snapshot %d by id from the last commit", s.SnapshotID), srv.rows(t, p), s.Rows)
+		h.Compare(t, "the sidecar", fmt.Sprintf("snapshot %d by id from the last commit", s.SnapshotID), srv.rows(t, p), s.Rows, rerun)
 	}
 }

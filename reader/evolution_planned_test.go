@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"path"
 	"slices"
 	"strings"
@@ -20,45 +19,17 @@ import (
 	"github.com/druidiceberg/sidecar/splits"
 )
 
-// evolutionTable is one table of tablegen's evolution builders.
-type evolutionTable struct {
-	name string
-	// table is the table's name in its warehouse.
-	table string
-	// oracleAgrees is set when iceberg-go's ReadTasks reads the table right,
-	// so the reader is held against it as well as against the builder.
-	oracleAgrees bool
-}
-
-// build is the table, written once per run of the package in a shared
-// warehouse of its own (sharedEvolution), and a planned reader of it.
-func (et evolutionTable) build(t testing.TB) (*tablegen.Built, plannedReader) {
+// evolutionTable is the evolution builder's table name, written once per
+// run of the package in a shared warehouse of its own (sharedEvolution),
+// and a planned reader of it.
+func evolutionTable(t testing.TB, name string) (*tablegen.Built, plannedReader) {
 	t.Helper()
-	dir, built := sharedEvolution(t, et.name)
+	dir, built := sharedEvolution(t, name)
 	return built, localPlanned(t, dir)
 }
 
-// evolutionTables are the evolution builders' tables.
-func evolutionTables() []evolutionTable {
-	return []evolutionTable{
-		{"evolution", "evo.t", true},
-		{"migrated", "evo.t", true},
-		// iceberg-go leaves identity partition columns that the files do
-		// not store null; the builder's rows carry them.
-		{"identity_partitioned", "evo.t", false},
-		{"all_types", "db.all", true},
-		{"spec_change_deletes", "evo.t", true},
-		{"upgraded_v1", "evo.t", true},
-		// iceberg-go cannot read the snapshots with the delete keyed on the
-		// column added with an initial-default (Expected.OracleDiffers).
-		{"default_after_delete", "evo.t", true},
-		{"row_lineage", "evo.t", true},
-	}
-}
-
-// sharedEvolution is the table of the evolution builder name (as named in
-// evolutionTables), written once per run of the package in a shared
-// warehouse of its own: all_types as db.all, the others as evo.t.
+// sharedEvolution is the table of tablegen.EvolutionTables named name,
+// written once per run of the package in a shared warehouse of its own.
 func sharedEvolution(t testing.TB, name string) (string, *tablegen.Built) {
 	t.Helper()
 	if name == "row_lineage" {
@@ -66,24 +37,11 @@ func sharedEvolution(t testing.TB, name string) (string, *tablegen.Built) {
 		return dir, l.built
 	}
 	return sharedWarehouse(t, "evolution/"+name, func(ctx context.Context, c icecatalog.Catalog) (*tablegen.Built, error) {
-		id := table.Identifier{"evo", "t"}
-		switch name {
-		case "evolution":
-			return tablegen.Evolution(ctx, c, id)
-		case "migrated":
-			return tablegen.Migrated(ctx, c, id, true)
-		case "identity_partitioned":
-			return tablegen.IdentityPartitioned(ctx, c, id)
-		case "all_types":
-			return tablegen.AllTypes(ctx, c, table.Identifier{"db", "all"})
-		case "spec_change_deletes":
-			return tablegen.SpecChange(ctx, c, id)
-		case "upgraded_v1":
-			return tablegen.UpgradedV1(ctx, c, id)
-		case "default_after_delete":
-			return tablegen.DefaultAfterDelete(ctx, c, id)
+		et, err := tablegen.EvolutionTableNamed(name)
+		if err != nil {
+			return nil, err
 		}
-		return nil, fmt.Errorf("no evolution builder %s", name)
+		return et.Build(ctx, c, et.Ident)
 	})
 }
 
@@ -111,11 +69,12 @@ func sharedLineage(t testing.TB) (string, lineage) {
 func TestEvolutionSnapshots(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	for _, et := range evolutionTables() {
-		t.Run(et.name, func(t *testing.T) {
-			built, pr := et.build(t)
+	for _, et := range tablegen.EvolutionTables() {
+		name := strings.Join(et.Ident, ".")
+		t.Run(et.Name, func(t *testing.T) {
+			built, pr := evolutionTable(t, et.Name)
 			for i, want := range built.Snapshots {
-				p := pr.plan(t, rowsRequest(et.table, want.SnapshotID))
+				p := pr.plan(t, rowsRequest(name, want.SnapshotID))
 				if p.SnapshotID != want.SnapshotID {
 					t.Fatalf("snapshot %d: planned snapshot %d, want %d", i+1, p.SnapshotID, want.SnapshotID)
 				}
@@ -123,7 +82,7 @@ func TestEvolutionSnapshots(t *testing.T) {
 				assertKeyOrder(t, got, want.Columns)
 				t.Logf("snapshot %d (%s): %d rows", i+1, want.Doc, len(got))
 				rowset.AssertSame(t, got, want.Rows)
-				if et.oracleAgrees && want.OracleDiffers == "" {
+				if et.OracleDiffers == "" && want.OracleDiffers == "" {
 					oracle, err := tablegen.OracleRows(ctx, built.Table, want.SnapshotID)
 					if err != nil {
 						t.Fatalf("snapshot %d: oracle: %v", i+1, err)
@@ -133,7 +92,7 @@ func TestEvolutionSnapshots(t *testing.T) {
 			}
 			// Without a snapshot id: the current snapshot in the current schema.
 			cur := built.Current()
-			got := pr.rows(t, pr.plan(t, rowsRequest(et.table, 0)))
+			got := pr.rows(t, pr.plan(t, rowsRequest(name, 0)))
 			assertKeyOrder(t, got, cur.Columns)
 			rowset.AssertSame(t, got, cur.Rows)
 		})
@@ -146,10 +105,6 @@ func TestEvolutionSnapshots(t *testing.T) {
 // still apply.
 func TestEvolutionProjection(t *testing.T) {
 	t.Parallel()
-	tables := map[string]evolutionTable{}
-	for _, et := range evolutionTables() {
-		tables[et.name] = et
-	}
 	tests := []struct {
 		name     string
 		table    string
@@ -172,14 +127,18 @@ func TestEvolutionProjection(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			b, pr := tables[tt.table].build(t)
+			et, err := tablegen.EvolutionTableNamed(tt.table)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, pr := evolutionTable(t, tt.table)
 			exp := b.Current()
 			var id int64
 			if tt.snapshot > 0 {
 				exp = b.Snapshots[tt.snapshot-1]
 				id = exp.SnapshotID
 			}
-			req := rowsRequest(tables[tt.table].table, id)
+			req := rowsRequest(strings.Join(et.Ident, "."), id)
 			req.Mode = splits.ModeAuto
 			req.Columns = strings.Split(tt.columns, ",")
 			got := pr.rows(t, pr.plan(t, req))

@@ -1,7 +1,6 @@
 package reader_test
 
 import (
-	"encoding/json"
 	"flag"
 	"fmt"
 	"strings"
@@ -9,7 +8,6 @@ import (
 
 	"github.com/druidiceberg/sidecar/catalog"
 	"github.com/druidiceberg/sidecar/internal/javaoracle"
-	"github.com/druidiceberg/sidecar/internal/rowset"
 	"github.com/druidiceberg/sidecar/internal/testenv"
 )
 
@@ -81,30 +79,17 @@ func checkJavaHistory(t *testing.T, h javaoracle.History, pr plannedReader) {
 	t.Helper()
 	meta := strings.Join(h.MetadataColumns(), ",")
 	test, _, _ := strings.Cut(t.Name(), "/")
-	fail := func(where string, got []string, want []json.RawMessage) {
-		t.Helper()
-		w := make([]string, len(want))
-		for i, r := range want {
-			w[i] = string(r)
-		}
-		if missing, extra := rowset.Diff(t, got, w); len(missing)+len(extra) > 0 {
-			t.Fatalf("seed %d (format version %d), %s: the reader's rows differ from Iceberg Java's\n"+
-				"only Iceberg Java (%d):\n  %s\nonly the reader (%d):\n  %s\nthe history:\n%s"+
-				"this seed alone: go test -run '^%s$' ./reader/ -args -java-first-seed %d -histories 1",
-				h.Seed, h.FormatVersion, where, len(missing), strings.Join(missing, "\n  "),
-				len(extra), strings.Join(extra, "\n  "), h.Steps(), test, h.Seed)
-		}
-	}
+	rerun := "go test -run '^" + test + "$' ./reader/"
 	for i, c := range h.Commits {
 		if c.SnapshotID == nil {
 			continue
 		}
 		req := metaRequest(t, fmt.Sprintf("java.c%d", i), 0, meta)
-		fail(fmt.Sprintf("commit %d (%s), snapshot %d", i, c.What, *c.SnapshotID), pr.rows(t, pr.plan(t, req)), c.Rows)
+		h.Compare(t, "the reader", fmt.Sprintf("commit %d (%s), snapshot %d", i, c.What, *c.SnapshotID), pr.rows(t, pr.plan(t, req)), c.Rows, rerun)
 	}
 	last := fmt.Sprintf("java.c%d", len(h.Commits)-1)
 	for _, s := range h.Snapshots {
 		req := metaRequest(t, last, s.SnapshotID, meta)
-		fail(fmt.Sprintf("snapshot %d by id from the last commit", s.SnapshotID), pr.rows(t, pr.plan(t, req)), s.Rows)
+		h.Compare(t, "the reader", fmt.Sprintf("snapshot %d by id from the last commit", s.SnapshotID), pr.rows(t, pr.plan(t, req)), s.Rows, rerun)
 	}
 }

@@ -38,10 +38,10 @@ func TestThreeOracles(t *testing.T) {
 		tbl  *table.Table
 		pr   plannedReader
 		// built is the evolution builder's table and expectation, nil
-		// for the others; goDiffers is set when iceberg-go reads the
-		// whole table otherwise (evolutionTable.oracleAgrees false).
+		// for the others; goDiffers says why iceberg-go reads the whole
+		// table otherwise (tablegen.EvolutionTable.OracleDiffers).
 		built     *tablegen.Built
-		goDiffers bool
+		goDiffers string
 		// label names the subtest where name does not tell the tables apart.
 		label string
 	}
@@ -52,9 +52,10 @@ func TestThreeOracles(t *testing.T) {
 	for _, sc := range tablegen.Scenarios() {
 		tables = append(tables, served{name: "scenarios." + sc.Name, tbl: scenarios[sc.Name], pr: pr})
 	}
-	for _, et := range evolutionTables() {
-		built, epr := et.build(t)
-		tables = append(tables, served{name: et.table, tbl: built.Table, pr: epr, built: built, goDiffers: !et.oracleAgrees, label: "evolution." + et.name})
+	for _, et := range tablegen.EvolutionTables() {
+		built, epr := evolutionTable(t, et.Name)
+		tables = append(tables, served{name: strings.Join(et.Ident, "."), tbl: built.Table, pr: epr, built: built,
+			goDiffers: et.OracleDiffers, label: "evolution." + et.Name})
 	}
 
 	hdir := t.TempDir()
@@ -62,7 +63,7 @@ func TestThreeOracles(t *testing.T) {
 	hpr := localPlanned(t, hdir)
 	for i := range testenv.Histories(4, 4) {
 		ident := table.Identifier{"hist", fmt.Sprintf("t%d", i)}
-		h, err := tablegen.NewHistory(ctx, cat, ident, historyOptions(i))
+		h, err := tablegen.NewHistory(ctx, cat, ident, tablegen.NthHistory(i))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -122,35 +123,15 @@ func TestThreeOracles(t *testing.T) {
 				}
 				switch {
 				case sideRight && goErr == nil && slices.Equal(g, sd):
-				case sideRight && (s.goDiffers || e.OracleDiffers != ""):
+				case sideRight && cmp.Or(s.goDiffers, e.OracleDiffers) != "":
 					t.Logf("%s, snapshot %d: iceberg-go reads it otherwise, as known (%s)\n%s", s.name, snap.SnapshotID,
-						cmp.Or(e.OracleDiffers, "evolutionTables"), diff)
+						cmp.Or(e.OracleDiffers, s.goDiffers), diff)
 				default:
 					t.Errorf("%s, snapshot %d: the readers disagree\n%s", s.name, snap.SnapshotID, diff)
 				}
 			}
 		})
 	}
-}
-
-// historyLayouts are the time columns and partition layouts the random
-// tablegen histories cycle through.
-var historyLayouts = []struct {
-	time   tablegen.TimeKind
-	layout tablegen.Layout
-}{
-	{tablegen.TimeTimestamp, tablegen.LayoutDay},
-	{tablegen.TimeTimestampTz, tablegen.LayoutCategory},
-	{tablegen.TimeDate, tablegen.LayoutUnpartitioned},
-	{tablegen.TimeLongMillis, tablegen.LayoutCategory},
-	{tablegen.TimeTimestamp, tablegen.LayoutUnpartitioned},
-}
-
-// historyOptions are the options of the random history i: seed i+1, the
-// layout i of historyLayouts (cycling).
-func historyOptions(i int) tablegen.HistoryOptions {
-	l := historyLayouts[i%len(historyLayouts)]
-	return tablegen.HistoryOptions{Seed: uint64(i + 1), Time: l.time, Layout: l.layout}
 }
 
 // threeWay lists every row that not all three readers (and the builder's
