@@ -29,8 +29,8 @@ import (
 //
 // Where a test needs only a real catalog's answers (loads, listing,
 // namespaces, a missing table, OAuth2 sign-in), Iceberg's own REST catalog
-// server plays it (internal/icebergrest: its TestStart, and handlers'
-// TestIcebergRESTServer and TestEveryCatalog). The tests here need what that
+// server plays it (internal/icebergrest: its TestStart, TestIcebergRESTServer
+// here and handlers' TestEveryCatalog). The tests here need what that
 // server cannot do: vend the configuration and storage credentials a test
 // chooses (Iceberg's server copies fixed ones from its own configuration,
 // at most), advertise a chosen endpoint list, answer a load with edited

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/url"
@@ -23,6 +24,7 @@ import (
 	"github.com/druidiceberg/sidecar/handlers"
 	"github.com/druidiceberg/sidecar/internal/demo"
 	"github.com/druidiceberg/sidecar/internal/tablegen"
+	"github.com/druidiceberg/sidecar/internal/testlog"
 	"github.com/druidiceberg/sidecar/splits"
 	"github.com/druidiceberg/sidecar/token"
 )
@@ -264,9 +266,10 @@ func TestAdmission(t *testing.T) {
 	if _, err := tablegen.Bench(ctx, catalogtest.SnappyWrites(cat), table.Identifier{"adm", "t"}, 10_000, 1, 0.01, 0); err != nil {
 		t.Fatal(err)
 	}
+	var logs testlog.Buffer
 	srv := newServerListening(t, sidecatalog.Config{Type: "local", Warehouse: dir}, nil, testDeleteCacheSize,
 		func(l net.Listener) net.Listener { return smallBuffers{Listener: l} },
-		func(c *handlers.Config) { c.MaxStreams = 1 })
+		func(c *handlers.Config) { c.MaxStreams, c.Logger = 1, slog.New(slog.NewJSONHandler(&logs, nil)) })
 	p := srv.plan(t, q("table", "adm.t"))
 	path := strings.TrimPrefix(p.Splits[0].URI, srv.URL)
 
@@ -294,16 +297,11 @@ func TestAdmission(t *testing.T) {
 		t.Fatal(err)
 	}
 	first.Body.Close()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		resp, _ := srv.get(t, path, "Range", "bytes=0-99")
-		if resp.StatusCode == http.StatusPartialContent {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the slot was not freed: %d", resp.StatusCode)
-		}
-		time.Sleep(20 * time.Millisecond)
+	// The first stream's request line is logged once its handler has
+	// left the admission, its slot free; the only stream answered 200.
+	awaitRequests(t, &logs, "/splits/{token}/rows", "200", 1)
+	if resp, body := srv.get(t, path, "Range", "bytes=0-99"); resp.StatusCode != http.StatusPartialContent {
+		t.Fatalf("a stream once the first has ended: %d %.200s, want 206: its slot is free", resp.StatusCode, body)
 	}
 }
 

@@ -446,9 +446,13 @@ func TestHostileNonReaders(t *testing.T) {
 	// A bound of seconds: a reader that reads all the time must never
 	// be cut, even on a machine so loaded that it is scheduled late.
 	const streams, stall = 4, 2 * time.Second
+	var logs testlog.Buffer
 	srv := newServerListening(t, sidecatalog.Config{Type: "local", Warehouse: rowsTable(t)}, nil, testDeleteCacheSize,
 		func(l net.Listener) net.Listener { return smallBuffers{Listener: l} },
-		func(c *handlers.Config) { c.MaxStreams, c.WriteStallTimeout = streams, stall })
+		func(c *handlers.Config) {
+			c.MaxStreams, c.WriteStallTimeout = streams, stall
+			c.Logger = slog.New(slog.NewJSONHandler(&logs, nil))
+		})
 	addr := strings.TrimPrefix(srv.URL, "http://")
 	path := strings.TrimPrefix(srv.plan(t, q("table", "bench.t")).InputSource.URIs[0], srv.URL)
 	_, want := srv.get(t, path)
@@ -461,29 +465,15 @@ func TestHostileNonReaders(t *testing.T) {
 		}
 		held = append(held, resp)
 	}
-	// The slots come free once the server cuts the non-readers.
-	deadline := time.Now().Add(30 * stall)
-	for {
-		resp, body := srv.get(t, path)
-		if resp.StatusCode == http.StatusOK {
-			if !bytes.Equal(body, want) {
-				t.Fatalf("the stream after the non-readers: %d bytes, want %d", len(body), len(want))
-			}
-			break
-		}
-		if resp.StatusCode != http.StatusServiceUnavailable || time.Now().After(deadline) {
-			t.Fatalf("a stream %v after %d non-readers took every slot: %d %.200s", 30*stall, streams, resp.StatusCode, body)
-		}
-		time.Sleep(stall / 50) // the next poll
-	}
-	// One free slot is not all of them: on a loaded machine a non-reader
-	// may start late, and reading its body before the server cut it would
-	// let its stream end cleanly. Wait until the server has cut them all.
-	for metricValue(t, srv, "sidecar_stream_aborts_total", "cause", "client_stalled") < streams {
-		if time.Now().After(deadline) {
-			break // the counts below say which
-		}
-		time.Sleep(stall / 50)
+	// The server cuts each non-reader once a write of its stream has
+	// moved no byte for stall: its request line, logged "aborted", comes
+	// after its slot is free and its cut is counted. Waiting for all of
+	// them, not just a free slot: reading a non-reader's body before the
+	// server cut it would let its stream end cleanly.
+	awaitRequests(t, &logs, "/splits/{token}/rows", "aborted", streams)
+	if resp, body := srv.get(t, path); resp.StatusCode != http.StatusOK || !bytes.Equal(body, want) {
+		t.Fatalf("the stream after the %d non-readers were cut: %d, %d bytes, want 200 and the %d of the reference",
+			streams, resp.StatusCode, len(body), len(want))
 	}
 	for i, resp := range held {
 		n, err := io.Copy(io.Discard, resp.Body)
@@ -498,11 +488,14 @@ func TestHostileNonReaders(t *testing.T) {
 		t.Errorf("sidecar_http_write_stalls_total = %v, want %d", got, streams)
 	}
 
-	// A reader that reads a little every stall/20 is never cut.
+	// A reader that reads a little every stall/20 is never cut. The pace
+	// is what is under test: slow on purpose, for longer than the bound.
 	resp := nonReader(t, addr, path)
 	var got bytes.Buffer
 	buf := make([]byte, 16<<10)
-	for start := time.Now(); time.Since(start) < 2*stall; time.Sleep(stall / 20) {
+	pace := time.NewTicker(stall / 20)
+	defer pace.Stop()
+	for start := time.Now(); time.Since(start) < 2*stall; <-pace.C {
 		n, err := io.ReadFull(resp.Body, buf)
 		got.Write(buf[:n])
 		if err != nil {

@@ -104,7 +104,9 @@ const (
 // failing: a token bucket per address of authBurst failures, refilled one
 // per authRefill. A request without credentials is not a guess and costs
 // nothing; valid credentials cost nothing either, but while an address's
-// bucket is empty every request from it that carries credentials waits.
+// bucket is empty every request from it that carries credentials is
+// answered 429, its credentials unchecked, with Retry-After saying when it
+// may try again.
 type failureLimiter struct {
 	now func() time.Time
 

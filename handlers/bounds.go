@@ -7,12 +7,12 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/druidiceberg/sidecar/splits"
+	"github.com/druidiceberg/sidecar/druid"
 )
 
 // The bounds of client input that no domain package owns, each answered
 // with a 400 that names it. The filter's own bounds are splits'
-// (splits.CheckFilterBounds).
+// (druid.CheckFilterBounds).
 const (
 	// maxColumns bounds the columns one request names: resolving them
 	// costs their number times the table's (planRequest.request).
@@ -22,7 +22,7 @@ const (
 )
 
 // checkSpecFilter checks every icebergFilter member of a POST /splits body
-// against splits.CheckFilterBounds before the body is decoded: decoding a
+// against druid.CheckFilterBounds before the body is decoded: decoding a
 // filter costs its depth times its size. It puts back what it read, and
 // leaves a body that is not a JSON object, or larger than maxSpecBytes, to
 // the decoder, which says what is wrong. Every member is checked, not the
@@ -49,7 +49,7 @@ func checkSpecFilter(r *http.Request) error {
 			return nil
 		}
 		if strings.EqualFold(name, "icebergFilter") {
-			if err := splits.CheckFilterBounds(value); err != nil {
+			if err := druid.CheckFilterBounds(value); err != nil {
 				return err
 			}
 		}

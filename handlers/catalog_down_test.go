@@ -13,10 +13,12 @@ import (
 )
 
 // TestCatalogDown: a catalog that does not answer is not fatal. Planning and
-// /readyz answer 503 with Retry-After and /healthz stays 200. That the
-// sidecar then recovers without a restart, once the catalog is up and again
-// after it went down, is shown against a real REST catalog in the
-// integration tier (TestRealCatalogDownAndBack).
+// /readyz answer 503 unavailable with Retry-After, naming the catalog, and
+// /healthz stays 200: the routes' side of the catalog's ErrUnavailable,
+// which the catalog package's TestCatalogDown holds. That the sidecar then
+// recovers without a restart, once the catalog is up and again after it
+// went down, is shown against a real REST catalog in the integration tier
+// (TestRealCatalogDownAndBack).
 func TestCatalogDown(t *testing.T) {
 	addr := testnet.FreeAddr(t) // nothing listens there
 	srv := newServer(t, sidecatalog.Config{Type: "rest", Name: "lake", URI: "http://" + addr}, nil)

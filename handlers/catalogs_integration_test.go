@@ -5,13 +5,17 @@ package handlers_test
 import (
 	"context"
 	"maps"
-	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
-
-	sidecatalog "github.com/druidiceberg/sidecar/catalog"
+	"time"
 
 	"github.com/apache/iceberg-go/catalog"
+	"github.com/apache/iceberg-go/table"
+
+	sidecatalog "github.com/druidiceberg/sidecar/catalog"
+	"github.com/druidiceberg/sidecar/internal/icebergrest"
+	"github.com/druidiceberg/sidecar/internal/tablegen"
 
 	_ "github.com/apache/iceberg-go/catalog/rest"
 	_ "github.com/apache/iceberg-go/catalog/sql"
@@ -24,19 +28,71 @@ func init() {
 		catalogUnderTest{"rest_seaweedfs", func(t *testing.T) (catalog.Catalog, sidecatalog.Config) {
 			return seaweedREST(t, startSeaweed(t))
 		}},
-		catalogUnderTest{"sql_sqlite_local_files", func(t *testing.T) (catalog.Catalog, sidecatalog.Config) {
-			return sqliteCatalog(t, t.TempDir(), map[string]string{})
-		}},
-		catalogUnderTest{"sql_sqlite_s3", func(t *testing.T) (catalog.Catalog, sidecatalog.Config) {
-			_, props := inProcessS3(t, "lake")
-			return sqliteCatalog(t, "s3://lake/warehouse", props)
-		}},
 		catalogUnderTest{"sql_postgres_seaweedfs_s3", func(t *testing.T) (catalog.Catalog, sidecatalog.Config) {
 			w := startSeaweed(t)
 			pg := startPostgres(t)
 			return sqlCatalog(t, pg.uri(pg.Password), "s3://"+w.PlainBucket+"/warehouse", w.s3Props())
 		}},
 	)
+}
+
+// catalogUnderTest opens a catalog to write with and says how the sidecar
+// reaches the same catalog.
+type catalogUnderTest struct {
+	name string
+	open func(t *testing.T) (catalog.Catalog, sidecatalog.Config)
+}
+
+// integrationCatalogs are the catalogs on servers of their own, which the
+// integration tier starts: SeaweedFS's REST catalog, PostgreSQL's SQL
+// catalog and Iceberg's own REST catalog server. The catalogs that need
+// no server (local, the SQL catalog on SQLite) run the same scenario in
+// the catalog package's TestEveryCatalog.
+var integrationCatalogs []catalogUnderTest
+
+// TestEveryCatalog runs one scenario through every catalog on a real
+// server: create a v2 table through the catalog, append, delete by
+// position and by equality; the sidecar's rows equal the expected live
+// rows and ReadTasks'; a snapshot-time query returns the earlier state.
+func TestEveryCatalog(t *testing.T) {
+	sc := scenarioNamed(t, "positional_and_equality")
+	ctx := context.Background()
+	for _, c := range integrationCatalogs {
+		t.Run(c.name, func(t *testing.T) {
+			cat, cfg := c.open(t)
+			tbl, err := sc.Build(ctx, cat, table.Identifier{"lake", "orders"})
+			if err != nil {
+				t.Fatalf("build the scenario through the catalog: %v", err)
+			}
+			srv := newServer(t, cfg, nil)
+
+			want, err := tablegen.OracleRows(ctx, tbl, tbl.CurrentSnapshot().SnapshotID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(want) != len(sc.LiveIDs) {
+				t.Fatalf("ReadTasks gives %d rows, the scenario says %d", len(want), len(sc.LiveIDs))
+			}
+			p := srv.plan(t, q("table", "lake.orders"))
+			if p.Mode != "v2" {
+				t.Fatalf("planned %s, want v2", p.Mode)
+			}
+			assertSameRows(t, srv.rows(t, p), want)
+
+			// The first snapshot, by the time it was committed.
+			first := tbl.Metadata().Snapshots()[0]
+			earlier, err := tablegen.OracleRows(ctx, tbl, first.SnapshotID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			at := time.UnixMilli(first.TimestampMs).UTC().Format(time.RFC3339Nano)
+			p = srv.plan(t, q("table", "lake.orders", "mode", "rows", "snapshotTime", at))
+			if p.SnapshotID == nil || *p.SnapshotID != first.SnapshotID {
+				t.Fatalf("snapshotTime %s planned %v, want %s", at, p.SnapshotID, strconv.FormatInt(first.SnapshotID, 10))
+			}
+			assertSameRows(t, srv.rows(t, p), earlier)
+		})
+	}
 }
 
 // seaweedREST opens SeaweedFS's REST catalog with iceberg-go, and says how the
@@ -51,14 +107,6 @@ func seaweedREST(t *testing.T, w *seaweed) (catalog.Catalog, sidecatalog.Config)
 		t.Fatalf("open SeaweedFS's REST catalog: %v", err)
 	}
 	return cat, cfg
-}
-
-// sqliteCatalog opens iceberg-go's SQL catalog on a fresh SQLite database
-// with the given warehouse and FileIO properties, and says how the sidecar
-// reaches it.
-func sqliteCatalog(t *testing.T, warehouse string, props map[string]string) (catalog.Catalog, sidecatalog.Config) {
-	t.Helper()
-	return sqlCatalog(t, "file:"+filepath.Join(t.TempDir(), "catalog.db"), warehouse, props)
 }
 
 // sqlCatalog opens iceberg-go's SQL catalog on the database at uri (SQLite
@@ -79,4 +127,11 @@ func sqlCatalog(t *testing.T, uri, warehouse string, props map[string]string) (c
 	// The sidecar names the catalog otherwise than the writers (its
 	// IcebergName): the SQL catalog keys its rows by the writers' name.
 	return cat, sidecatalog.Config{Type: "sql", Name: "lake", IcebergName: "test", URI: uri, Warehouse: warehouse, Props: props}
+}
+
+// registerTables registers tables (name to metadata file) in the namespace
+// ns of the REST catalog at url (icebergrest.RegisterTables).
+func registerTables(t testing.TB, url string, ns table.Identifier, tables func(yield func(name, metadata string) bool)) {
+	t.Helper()
+	icebergrest.RegisterTables(t, url, ns, tables)
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/url"
@@ -121,7 +122,7 @@ func TestDashboardQueriesOnLiveSidecar(t *testing.T) {
 	queries := dash.queries(t)
 	rules := alertRules(t)
 
-	srv, budget := liveSidecar(t)
+	srv, budget, logs := liveSidecar(t)
 	prom := startPrometheus(t, bin, "dashboard", strings.TrimPrefix(srv.URL, "http://"))
 	// The counters' first samples are from before any traffic, so that
 	// the rates below see them rise.
@@ -158,12 +159,11 @@ func TestDashboardQueriesOnLiveSidecar(t *testing.T) {
 	if resp, body := srv.get(t, path); resp.StatusCode != http.StatusServiceUnavailable || errorCode(t, body) != "overloaded" {
 		t.Fatalf("a stream past --max-streams: %d %s", resp.StatusCode, body)
 	}
-	deadline := time.Now().Add(time.Minute)
-	for metricValue(t, srv, "sidecar_stream_aborts_total", "cause", "client_stalled") < 1 {
-		if time.Now().After(deadline) {
-			t.Fatal("the stalled stream was never cut")
-		}
-		time.Sleep(100 * time.Millisecond)
+	// Its request line, logged "aborted", comes once the server cut it
+	// and counted the cut.
+	awaitRequests(t, logs, "/splits/{token}/rows", "aborted", 1)
+	if got := metricValue(t, srv, "sidecar_stream_aborts_total", "cause", "client_stalled"); got != 1 {
+		t.Errorf("sidecar_stream_aborts_total{cause=\"client_stalled\"} = %v once the stalled stream was cut, want 1", got)
 	}
 	if _, err := io.Copy(io.Discard, held.Body); err == nil {
 		t.Error("the stalled stream ended cleanly, want a cut")
@@ -185,8 +185,7 @@ func TestDashboardQueriesOnLiveSidecar(t *testing.T) {
 
 	// Every dashboard query returns data once Prometheus has scraped the
 	// traffic; the rules are checked once.
-	deadline = time.Now().Add(time.Minute)
-	for {
+	testenv.Poll(t, time.Minute, func() error {
 		names = prom.metricNames(t)
 		var problems []string
 		for _, dq := range queries {
@@ -199,15 +198,11 @@ func TestDashboardQueriesOnLiveSidecar(t *testing.T) {
 				problems = append(problems, fmt.Sprintf("panel %q: %s", dq.Panel, problem))
 			}
 		}
-		if len(problems) == 0 {
-			break
+		if len(problems) > 0 {
+			return fmt.Errorf("%d of %d dashboard queries fail:\n%s", len(problems), len(queries), strings.Join(problems, "\n"))
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("after a minute of scrapes, %d of %d dashboard queries fail:\n%s\nprometheus log:\n%s",
-				len(problems), len(queries), strings.Join(problems, "\n"), prom.logs.String())
-		}
-		time.Sleep(time.Second)
-	}
+		return nil
+	})
 	for name, r := range rules {
 		if problem, _ := prom.check(r.Expr, names, false); problem != "" {
 			t.Errorf("alert %s: %s", name, problem)
@@ -241,19 +236,20 @@ func TestPromQLMetricNames(t *testing.T) {
 // liveSidecar serves a table of 10,000 rows with positional deletes as
 // cmd/sidecar wires it (a memory budget of 1 GiB for plans and delete
 // files, a delete cache), one stream at a time, cutting a client that reads
-// nothing for 3 seconds.
-func liveSidecar(t *testing.T) (*testServer, *memory.Budget) {
+// nothing for 3 seconds; logs holds what it logs.
+func liveSidecar(t *testing.T) (srv *testServer, budget *memory.Budget, logs *testlog.Buffer) {
 	t.Helper()
 	cfg := sidecatalog.Config{Type: "local", Warehouse: rowsTable(t)}
 	signer, err := token.NewSigner(testKey)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var budget *memory.Budget
-	srv := newServerListening(t, cfg, nil, 0,
+	logs = &testlog.Buffer{}
+	srv = newServerListening(t, cfg, nil, 0,
 		func(l net.Listener) net.Listener { return smallBuffers{Listener: l} },
 		func(c *handlers.Config) {
 			c.MaxStreams, c.WriteStallTimeout = 1, 3*time.Second
+			c.Logger = slog.New(slog.NewJSONHandler(logs, nil))
 			reg := registererOf(c)
 			budget = memory.NewBudget(1<<30, "the memory budget (the test's)", reg)
 			cache := reader.NewDeleteCache(testDeleteCacheSize, reg)
@@ -262,7 +258,7 @@ func liveSidecar(t *testing.T) (*testServer, *memory.Budget) {
 			cat.Rows = reader.New(reg, reader.WithDeleteCache(cache), reader.WithMemory(budget, 1<<29, "--max-delete-memory"))
 			c.Catalogs = []handlers.Catalog{cat}
 		})
-	return srv, budget
+	return srv, budget, logs
 }
 
 // alertRule is one alerting rule of the rules file.
@@ -470,7 +466,8 @@ type promServer struct {
 }
 
 // startPrometheus runs bin scraping target every second as job; the
-// server stops when the test ends.
+// server stops when the test ends, and what it logged is in the test's
+// log if the test failed.
 func startPrometheus(t *testing.T, bin, job, target string) *promServer {
 	t.Helper()
 	dir := t.TempDir()
@@ -497,6 +494,9 @@ func startPrometheus(t *testing.T, bin, job, target string) *promServer {
 		cancel()
 		_ = cmd.Wait()
 		t.Logf("stopped prometheus (pid %d)", cmd.Process.Pid)
+		if t.Failed() {
+			t.Logf("prometheus log:\n%s", p.logs.String())
+		}
 	})
 	return p
 }
@@ -529,17 +529,16 @@ func (p *promServer) query(expr string) (promAnswer, error) {
 // waitFor waits until expr returns data.
 func (p *promServer) waitFor(t *testing.T, expr string) {
 	t.Helper()
-	deadline := time.Now().Add(time.Minute)
-	for {
+	testenv.Poll(t, time.Minute, func() error {
 		ans, err := p.query(expr)
-		if err == nil && ans.Status == "success" && len(ans.Data.Result) > 0 {
-			return
+		if err != nil {
+			return err
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("Prometheus never answered %s: %+v (%v)\nprometheus log:\n%s", expr, ans, err, p.logs.String())
+		if ans.Status != "success" || len(ans.Data.Result) == 0 {
+			return fmt.Errorf("%s: no data yet: %+v", expr, ans)
 		}
-		time.Sleep(200 * time.Millisecond)
-	}
+		return nil
+	})
 }
 
 // metricNames returns every metric name Prometheus holds.

@@ -13,7 +13,8 @@ import (
 	"github.com/druidiceberg/sidecar/splits"
 )
 
-// specParams are what the spec generators take besides the /splits ones.
+// taskParams and sqlParams are what /druid/task and /druid/sql take
+// besides the plan parameters (planParams).
 var (
 	taskParams = map[string]bool{"dataSource": true, "timestampColumn": true, "constantTime": true, "segmentGranularity": true, "maxNumConcurrentSubTasks": true,
 		"clusteredBy": true, "partitionsSpec": true, "targetRowsPerSegment": true, "maxRowsPerSegment": true, "numShards": true}
@@ -79,7 +80,7 @@ func readTime(q url.Values, param string) (specTime, error) {
 	case c != "" && st.column != "":
 		return st, fmt.Errorf("%w: %s and constantTime exclude each other: give one", errBadRequest, param)
 	case c != "":
-		t, err := splits.ParseInstant(c)
+		t, err := druid.ParseInstant(c)
 		if err != nil {
 			return st, fmt.Errorf("%w: constantTime: %w", errBadRequest, err)
 		}
@@ -227,7 +228,7 @@ func (s *server) getDruidSQL(w http.ResponseWriter, r *http.Request) error {
 		return fmt.Errorf("partitionedBy: %w", err)
 	}
 	if v := q.Get("overwrite"); v != "" && !strings.EqualFold(v, "all") {
-		start, end, err := splits.ParseInterval(v)
+		start, end, err := druid.ParseInterval(v)
 		if err != nil {
 			return fmt.Errorf("%w: overwrite: %w", errBadRequest, err)
 		}

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	sidecatalog "github.com/druidiceberg/sidecar/catalog"
+	"github.com/druidiceberg/sidecar/druid"
 
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
@@ -76,21 +77,21 @@ func TestHostileFilters(t *testing.T) {
 		bound                    string
 	}{
 		{"GET nested 2000 deep", "GET", "/splits?" + q("table", "demo.orders", "icebergFilter", nestedNot(2000)).Encode(), "",
-			fmt.Sprintf("more than %d levels deep", splits.MaxFilterDepth)},
+			fmt.Sprintf("more than %d levels deep", druid.MaxFilterDepth)},
 		{"GET nested 9990 deep, 460 KB", "GET", "/splits?" + q("table", "demo.orders", "icebergFilter", nestedNot(9990)).Encode(), "",
-			fmt.Sprintf("more than the %d allowed", splits.MaxFilterBytes)},
+			fmt.Sprintf("more than the %d allowed", druid.MaxFilterBytes)},
 		{"GET /druid/task nested", "GET", "/druid/task?" + q("table", "demo.orders", "dataSource", "o",
 			"timestampColumn", "order_ts", "icebergFilter", nestedNot(500)).Encode(), "", "levels deep"},
 		{"GET /druid/sql nested", "GET", "/druid/sql?" + q("table", "demo.orders", "dataSource", "o",
 			"timestampColumn", "order_ts", "icebergFilter", nestedNot(500)).Encode(), "", "levels deep"},
-		{"GET wide", "GET", "/splits?" + q("table", "demo.orders", "icebergFilter", wideOr(splits.MaxFilterNodes)).Encode(), "",
-			fmt.Sprintf("more than %d filters", splits.MaxFilterNodes)},
+		{"GET wide", "GET", "/splits?" + q("table", "demo.orders", "icebergFilter", wideOr(druid.MaxFilterNodes)).Encode(), "",
+			fmt.Sprintf("more than %d filters", druid.MaxFilterNodes)},
 		{"POST nested", "POST", "/splits", spec("icebergFilter", nestedNot(5000)), "levels deep"},
 		{"POST nested, another case", "POST", "/splits", spec("ICEBERGfilter", nestedNot(5000)), "levels deep"},
 		{"POST nested, then a duplicate", "POST", "/splits",
 			strings.TrimSuffix(spec("icebergFilter", nestedNot(5000)), "}") + `,"icebergFilter":{"type":"equals","filterColumn":"status","filterValue":"x"}}`,
 			"levels deep"},
-		{"POST wide", "POST", "/splits", spec("icebergFilter", wideOr(splits.MaxFilterNodes)), "filters and intervals"},
+		{"POST wide", "POST", "/splits", spec("icebergFilter", wideOr(druid.MaxFilterNodes)), "filters and intervals"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var resp *http.Response
@@ -107,7 +108,7 @@ func TestHostileFilters(t *testing.T) {
 		})
 	}
 	// Within the bounds the answer is a plan.
-	for _, f := range []string{nestedNot(splits.MaxFilterDepth - 1), wideOr(splits.MaxFilterNodes - 1)} {
+	for _, f := range []string{nestedNot(druid.MaxFilterDepth - 1), wideOr(druid.MaxFilterNodes - 1)} {
 		srv.plan(t, q("table", "demo.orders", "icebergFilter", f))
 	}
 }
@@ -128,7 +129,7 @@ func TestPlanNeverHandsOutARefusedURI(t *testing.T) {
 
 	t.Run("wide residual", func(t *testing.T) {
 		resp, body := srv.get(t, "/splits?"+q("table", "demo.orders", "applyResidual", "true",
-			"icebergFilter", wideOr(splits.MaxFilterNodes-1)).Encode())
+			"icebergFilter", wideOr(druid.MaxFilterNodes-1)).Encode())
 		code, msg := apiError(t, body)
 		if resp.StatusCode != http.StatusBadRequest || code != "bad_request" ||
 			!strings.Contains(msg, fmt.Sprintf("more than the %d a split carries", splits.MaxResidualBytes)) {
@@ -347,11 +348,13 @@ func TestHostileEcho(t *testing.T) {
 	}
 }
 
-// trickle opens a connection that sends a POST /splits header and then its
-// body one byte every interval, until the server answers or closes; it
-// returns the connection and a channel that gets the status line (or the
-// read error) of the server's answer.
-func trickle(t *testing.T, addr string, interval time.Duration) (net.Conn, <-chan string) {
+// trickle opens a connection that sends a POST /splits header with
+// Expect: 100-continue, waits for the server's 100 Continue (the router has
+// begun to read the body: the request is the router's from then on), and
+// then sends the body one byte every interval, until the server answers or
+// closes. It returns a channel that gets the status line (or the read
+// error) of the server's final answer.
+func trickle(t *testing.T, addr string, interval time.Duration) <-chan string {
 	t.Helper()
 	c, err := net.Dial("tcp", addr)
 	if err != nil {
@@ -359,27 +362,39 @@ func trickle(t *testing.T, addr string, interval time.Duration) (net.Conn, <-cha
 	}
 	t.Cleanup(func() { c.Close() })
 	body := `{"type":"iceberg","namespace":"demo","tableName":"orders"}`
-	if _, err := fmt.Fprintf(c, "POST /splits HTTP/1.1\r\nHost: sidecar\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n", len(body)); err != nil {
+	if _, err := fmt.Fprintf(c, "POST /splits HTTP/1.1\r\nHost: sidecar\r\nContent-Type: application/json\r\nContent-Length: %d\r\nExpect: 100-continue\r\n\r\n", len(body)); err != nil {
 		t.Fatal(err)
+	}
+	br := bufio.NewReader(c)
+	_ = c.SetReadDeadline(time.Now().Add(time.Minute))
+	if line, err := br.ReadString('\n'); err != nil || !strings.HasPrefix(line, "HTTP/1.1 100 ") {
+		t.Fatalf("%q %v, want 100 Continue", line, err)
+	}
+	if line, err := br.ReadString('\n'); err != nil || line != "\r\n" {
+		t.Fatalf("after the 100 Continue: %q %v", line, err)
 	}
 	answer := make(chan string, 1)
 	go func() {
+		// The pace is what is under test: a byte every interval, the
+		// body overdue long before its last byte.
+		pace := time.NewTicker(interval)
+		defer pace.Stop()
 		for i := 0; i < len(body)-1; i++ {
 			if _, err := c.Write([]byte{body[i]}); err != nil {
 				return
 			}
-			time.Sleep(interval)
+			<-pace.C
 		}
 	}()
 	go func() {
-		line, err := bufio.NewReader(c).ReadString('\n')
+		line, err := br.ReadString('\n')
 		if err != nil {
 			answer <- err.Error()
 			return
 		}
 		answer <- strings.TrimSpace(line)
 	}()
-	return c, answer
+	return answer
 }
 
 // TestHostileTrickle: sixteen connections that sent a POST /splits body a
@@ -395,11 +410,10 @@ func TestHostileTrickle(t *testing.T) {
 	addr := strings.TrimPrefix(srv.URL, "http://")
 	var answers []<-chan string
 	for range 6 {
-		_, a := trickle(t, addr, bodyTimeout/20)
-		answers = append(answers, a)
+		answers = append(answers, trickle(t, addr, bodyTimeout/20))
 	}
-	// While they trickle, every planning route answers.
-	time.Sleep(bodyTimeout / 5)
+	// While they trickle (the router reads each body: each had its 100
+	// Continue), every planning route answers.
 	for _, path := range []string{"/splits?table=demo.orders", "/?table=demo.orders", "/healthz",
 		"/druid/task?table=demo.orders&dataSource=o&timestampColumn=order_ts"} {
 		if resp, body := srv.get(t, path); resp.StatusCode != http.StatusOK {

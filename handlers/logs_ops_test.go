@@ -1,8 +1,10 @@
 package handlers_test
 
 import (
+	"context"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -18,17 +20,44 @@ import (
 // client has read the last byte.
 func requestLine(t *testing.T, logs *testlog.Buffer, id string) map[string]any {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		for _, l := range logs.JSONLines(t) {
+	var line map[string]any
+	awaitLog(t, logs, fmt.Sprintf("a request line for %s", id), func(lines []map[string]any) bool {
+		for _, l := range lines {
 			if l["msg"] == "request" && l["request_id"] == id {
-				return l
+				line = l
+				return true
 			}
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no request line for %s in\n%s", id, logs.String())
+		return false
+	})
+	return line
+}
+
+// awaitRequests waits until logs hold n request lines of route with
+// status ("200", "aborted", ...). The router writes a request's line once
+// its handler has returned: past the admission that frees its slot, and
+// after the metrics of its end (stream aborts, write stalls) are counted.
+func awaitRequests(t *testing.T, logs *testlog.Buffer, route, status string, n int) {
+	t.Helper()
+	awaitLog(t, logs, fmt.Sprintf("%d request lines of %s with status %s", n, route, status), func(lines []map[string]any) bool {
+		seen := 0
+		for _, l := range lines {
+			if l["msg"] == "request" && l["route"] == route && l["status"] == status {
+				seen++
+			}
 		}
-		time.Sleep(10 * time.Millisecond)
+		return seen >= n
+	})
+}
+
+// awaitLog waits until cond holds of the JSON lines of logs, and fails t
+// with what names what was awaited if a minute passes without.
+func awaitLog(t *testing.T, logs *testlog.Buffer, what string, cond func(lines []map[string]any) bool) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	if err := logs.Await(ctx, func(string) bool { return cond(logs.JSONLines(t)) }); err != nil {
+		t.Fatalf("no %s within a minute (%v) in\n%s", what, err, logs.String())
 	}
 }
 

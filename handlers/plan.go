@@ -17,8 +17,8 @@ import (
 // rendered from it by pure functions: answer for /splits, source for the
 // Druid spec generators.
 
-// planned is a plan with all its answers are rendered from: the request it
-// answers and where its URIs point.
+// planned is a plan with what its answers are rendered from besides: the
+// request it answers and where its URIs point.
 type planned struct {
 	splits.Plan
 	req  splits.Request

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/druidiceberg/sidecar/druid"
 	"github.com/druidiceberg/sidecar/internal/fault"
 	"github.com/druidiceberg/sidecar/splits"
 	"github.com/druidiceberg/sidecar/token"
@@ -24,7 +25,7 @@ import (
 //
 // A parameter is added here, in this file: its field, its name in
 // planParams and its reading in planQuery, its property in icebergSpec
-// when a Druid spec takes it, and its check in request.
+// and specFields when a Druid spec takes it, and its check in request.
 type planRequest struct {
 	table        string
 	snapshotID   *int64
@@ -44,7 +45,7 @@ type planRequest struct {
 	// minSplits is nil when the request names none (a Druid spec's 0).
 	minSplits *int
 
-	filter        *splits.Filter
+	filter        *druid.Filter
 	residualMode  string
 	applyResidual bool
 }
@@ -162,10 +163,10 @@ func planQuery(q url.Values, extra map[string]bool) (planRequest, error) {
 		return p, err
 	}
 	if v := q.Get("icebergFilter"); v != "" {
-		if err := splits.CheckFilterBounds([]byte(v)); err != nil {
+		if err := druid.CheckFilterBounds([]byte(v)); err != nil {
 			return p, err
 		}
-		p.filter = &splits.Filter{}
+		p.filter = &druid.Filter{}
 		if err := json.Unmarshal([]byte(v), p.filter); err != nil {
 			return p, fmt.Errorf("%w: %w", errBadRequest, err)
 		}
@@ -200,7 +201,7 @@ type icebergSpec struct {
 	Type               string          `json:"type"`
 	Namespace          string          `json:"namespace"`
 	TableName          string          `json:"tableName"`
-	IcebergFilter      *splits.Filter  `json:"icebergFilter"`
+	IcebergFilter      *druid.Filter   `json:"icebergFilter"`
 	SnapshotTime       json.RawMessage `json:"snapshotTime"`
 	ResidualFilterMode string          `json:"residualFilterMode"`
 	IcebergCatalog     json.RawMessage `json:"icebergCatalog"`
@@ -242,12 +243,12 @@ func planSpec(body map[string]json.RawMessage) (planRequest, []string, error) {
 			known[k] = body[k]
 			continue
 		}
-		if ignored++; ignored <= splits.MaxIgnoredWarnings {
+		if ignored++; ignored <= druid.MaxIgnoredWarnings {
 			warnings = append(warnings, ignoredWarning(k))
 		}
 	}
-	if ignored > splits.MaxIgnoredWarnings {
-		warnings = append(warnings, fmt.Sprintf("%d more ignored fields", ignored-splits.MaxIgnoredWarnings))
+	if ignored > druid.MaxIgnoredWarnings {
+		warnings = append(warnings, fmt.Sprintf("%d more ignored fields", ignored-druid.MaxIgnoredWarnings))
 	}
 	// The known properties, decoded once more into their types (a map of
 	// raw JSON always encodes).
@@ -319,9 +320,9 @@ func snapshotTime(raw json.RawMessage) (*time.Time, error) {
 }
 
 // parseTime reads snapshotTime as Druid reads a DateTime: the ISO 8601
-// forms Joda takes (splits.ParseInstant).
+// forms Joda takes (druid.ParseInstant).
 func parseTime(v string) (time.Time, error) {
-	t, err := splits.ParseInstant(v)
+	t, err := druid.ParseInstant(v)
 	if err != nil {
 		return time.Time{}, fmt.Errorf("%w: snapshotTime: %w", errBadRequest, err)
 	}

@@ -3,8 +3,7 @@ package handlers_test
 import (
 	"encoding/json"
 	"fmt"
-	"net/http"
-	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -29,49 +28,42 @@ func TestRealPrometheusScrapes(t *testing.T) {
 		t.Fatal("the demo read gave no rows")
 	}
 
-	query := "http://" + prom.addr + "/api/v1/query?query=" + url.QueryEscape(`sidecar_rows_emitted_total{job="sidecar"}`)
-	deadline := time.Now().Add(60 * time.Second)
-	var last string
-	for time.Now().Before(deadline) {
-		if got, ok := promValue(query, &last); ok && got == want {
-			return
+	const expr = `sidecar_rows_emitted_total{job="sidecar"}`
+	testenv.Poll(t, time.Minute, func() error {
+		got, err := prom.value(expr)
+		if err != nil {
+			return err
 		}
-		time.Sleep(500 * time.Millisecond)
-	}
-	t.Fatalf("Prometheus never returned sidecar_rows_emitted_total = %v; last answer %s\nprometheus log:\n%s", want, last, prom.logs.String())
+		if got != want {
+			return fmt.Errorf("%s = %v, want %v", expr, got, want)
+		}
+		return nil
+	})
 }
 
-// promValue runs an instant query and returns the single sample's value.
-func promValue(query string, last *string) (float64, bool) {
-	resp, err := http.Get(query)
+// value runs an instant query whose answer is one sample, and returns the
+// sample's value.
+func (p *promServer) value(expr string) (float64, error) {
+	ans, err := p.query(expr)
 	if err != nil {
-		*last = err.Error()
-		return 0, false
+		return 0, err
 	}
-	defer resp.Body.Close()
-	var ans struct {
-		Status string `json:"status"`
-		Data   struct {
-			Result []struct {
-				Value [2]any `json:"value"`
-			} `json:"result"`
-		} `json:"data"`
-	}
-	if err := json.NewDecoder(resp.Body).Decode(&ans); err != nil {
-		*last = err.Error()
-		return 0, false
-	}
-	*last = fmt.Sprintf("%+v", ans)
 	if ans.Status != "success" || len(ans.Data.Result) != 1 {
-		return 0, false
+		return 0, fmt.Errorf("%s: not one sample: %+v", expr, ans)
 	}
-	s, ok := ans.Data.Result[0].Value[1].(string)
+	var sample struct {
+		Value [2]any `json:"value"`
+	}
+	if err := json.Unmarshal(ans.Data.Result[0], &sample); err != nil {
+		return 0, fmt.Errorf("%s: the sample %s: %w", expr, ans.Data.Result[0], err)
+	}
+	s, ok := sample.Value[1].(string)
 	if !ok {
-		return 0, false
+		return 0, fmt.Errorf("%s: a sample whose value is not a string: %s", expr, ans.Data.Result[0])
 	}
-	var v float64
-	if _, err := fmt.Sscan(s, &v); err != nil {
-		return 0, false
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		return 0, fmt.Errorf("%s: the sample's value: %w", expr, err)
 	}
-	return v, true
+	return v, nil
 }

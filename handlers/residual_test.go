@@ -12,8 +12,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/iceberg-go/table"
 
+	"github.com/druidiceberg/sidecar/druid"
 	"github.com/druidiceberg/sidecar/internal/tablegen"
-	"github.com/druidiceberg/sidecar/splits"
 )
 
 // TestApplyResidual plans iceberg-go-written tables through HTTP with an
@@ -153,11 +153,11 @@ func TestApplyResidual(t *testing.T) {
 
 // icebergFilteredIDs scans tbl with iceberg-go alone, with the Druid filter
 // converted as the planner converts it, and returns the ids of the rows.
-func icebergFilteredIDs(t *testing.T, tbl *table.Table, druid string) []int64 {
+func icebergFilteredIDs(t *testing.T, tbl *table.Table, filter string) []int64 {
 	t.Helper()
 	ctx := context.Background()
-	var f splits.Filter
-	if err := json.Unmarshal([]byte(druid), &f); err != nil {
+	var f druid.Filter
+	if err := json.Unmarshal([]byte(filter), &f); err != nil {
 		t.Fatal(err)
 	}
 	e, err := f.Expression(tbl.Schema(), time.Now())

@@ -1,13 +1,12 @@
 // Package handlers is the sidecar's HTTP layer: a chi router whose handlers
-// parse a request, call splits or reader, write the answer and map errors.
-// It holds no Iceberg logic of its own.
+// parse a request, call the planner (splits, changes), the reader or the
+// catalog, write the answer and map errors. It holds no Iceberg logic of
+// its own.
 //
-//	r := handlers.New(handlers.Config{
-//		Catalogs: []handlers.Catalog{{Type: "rest", Name: "lake", Plans: p, Changes: d,
-//			Splits: p, Rows: rd, Files: fsys, Tables: p}},
-//		Signer:   s, Metrics: m, Gatherer: reg, Logger: log,
-//	})
-//	http.ListenAndServe("127.0.0.1:8080", r)
+// New returns the router over a Config whose Catalogs each wire one
+// catalog: the *catalog.Catalog as Tables, its *splits.Planner as Plans and
+// Splits, a changes.Differ over the planner as Changes, a *reader.Reader as
+// Rows. The package example serves the demo tables so.
 package handlers
 
 import (

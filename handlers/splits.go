@@ -11,7 +11,7 @@ import (
 	"github.com/druidiceberg/sidecar/token"
 )
 
-// splitsResponse is the answer of GET /splits.
+// splitsResponse is the answer of GET and POST /splits.
 type splitsResponse struct {
 	Table       string                `json:"table"`
 	SnapshotID  *int64                `json:"snapshotId"`
@@ -20,8 +20,9 @@ type splitsResponse struct {
 	InputFormat druid.InputFormat     `json:"inputFormat"`
 	Columns     []planColumn          `json:"columns"`
 	Splits      []splitResponse       `json:"splits"`
-	// Warnings tell the client what it may not expect: ignored fields of a
-	// Druid spec, residual filters under residualFilterMode=warn.
+	// Warnings tell the client what it may not expect, such as an empty
+	// plan, ignored fields of a Druid spec, or residual filters under
+	// residualFilterMode=warn.
 	Warnings []string `json:"warnings"`
 }
 

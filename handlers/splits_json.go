@@ -45,10 +45,12 @@ func planColumns(fields []iceberg.NestedField, enc token.Encoding) []planColumn 
 // writeSplits writes the answer of /splits byte for byte as writeJSON
 // would, an order of magnitude faster: a wide table's answer holds 10,000
 // URIs twice, megabytes that encoding/json first marshals by reflection and
-// then re-scans byte by byte to indent. It streams in chunks, so the client
-// reads while the rest is written. TestWriteSplitsIsWriteJSON holds the two
-// to the same bytes, and fails when a response type gains a field that
-// writeSplits does not write.
+// then re-scans byte by byte to indent. It hands w the answer in chunks of
+// jsonChunk, holding no second copy of it; w is renderFirst's, so the
+// answer is rendered whole in memory before its first byte goes to the
+// client. TestWriteSplitsIsWriteJSON holds the two to the same bytes, and
+// fails when a response type gains a field that writeSplits does not
+// write.
 func writeSplits(w http.ResponseWriter, r splitsResponse) error {
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")

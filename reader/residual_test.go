@@ -13,8 +13,8 @@ import (
 	"github.com/google/uuid"
 	"github.com/parquet-go/parquet-go"
 
+	"github.com/druidiceberg/sidecar/druid"
 	"github.com/druidiceberg/sidecar/reader"
-	"github.com/druidiceberg/sidecar/splits"
 	"github.com/druidiceberg/sidecar/token"
 )
 
@@ -101,15 +101,15 @@ func residualRows() []residualRow {
 
 // pinned turns a Druid icebergFilter into the residual form the planner
 // pins in a split: the iceberg-go expression, bound, as REST JSON.
-func pinned(t *testing.T, schema *iceberg.Schema, druid string) json.RawMessage {
+func pinned(t *testing.T, schema *iceberg.Schema, filter string) json.RawMessage {
 	t.Helper()
-	var f splits.Filter
-	if err := json.Unmarshal([]byte(druid), &f); err != nil {
-		t.Fatalf("filter %s: %v", druid, err)
+	var f druid.Filter
+	if err := json.Unmarshal([]byte(filter), &f); err != nil {
+		t.Fatalf("filter %s: %v", filter, err)
 	}
 	e, err := f.Expression(schema, time.Now())
 	if err != nil {
-		t.Fatalf("filter %s: %v", druid, err)
+		t.Fatalf("filter %s: %v", filter, err)
 	}
 	bound, err := iceberg.BindExpr(schema, e, true)
 	if err != nil {

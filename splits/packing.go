@@ -30,7 +30,7 @@ import (
 // file joins the split when the split is empty, or when the split's bytes
 // and the file's stay below the target and the split holds fewer than the
 // maximum number of files. A file larger than the target is first cut
-// into ranges of its row groups of at most the target each (rowgroups.go),
+// into ranges of its row groups of at most the target each (rowgroupranges.go),
 // which are packed like files. The same scan always packs the same way.
 //
 // A request's MinSplits lowers the target to the table's bytes divided by
@@ -67,6 +67,11 @@ type PlannerOption func(*Planner)
 // of its own), so that Druid spreads one large file over several workers.
 // n <= 0 neither packs nor cuts: one split per data file. The raw-file path
 // never does either: Druid fetches each of its URIs whole.
+// MaxResidualBytes bounds the JSON of the filter that applyResidual puts
+// into a split's token: it rides in the split's URI, which the server must
+// accept back (token.MaxTokenLength).
+const MaxResidualBytes = 32 << 10
+
 func WithTargetSplitSize(n int64) PlannerOption {
 	return func(p *Planner) { p.targetSplitSize = max(n, 0) }
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/apache/iceberg-go"
 
+	"github.com/druidiceberg/sidecar/druid"
 	"github.com/druidiceberg/sidecar/internal/fault"
 	"github.com/druidiceberg/sidecar/token"
 )
@@ -61,7 +62,7 @@ type Request struct {
 	// table's (see token.MetaColumns); any takes the row path.
 	MetaColumns token.MetaColumns
 	// Filter is Druid's icebergFilter; nil plans every file.
-	Filter *Filter
+	Filter *druid.Filter
 	// ResidualMode is Druid's residualFilterMode: ignore (default), warn
 	// or fail.
 	ResidualMode ResidualMode

@@ -11,7 +11,7 @@ import (
 
 // The signing step of Plan: each split gets its token, holding the
 // split's files or a reference to the split in the plan (see
-// token.PlanRef and planref.go).
+// token.PlanRef and replan.go).
 
 // sign gives every split of pl its token: the split's files themselves
 // when that token is short (token.MaxShortToken), else a reference to the

@@ -1,7 +1,7 @@
 // Package catalogtest gives tests an Iceberg catalog of their own: iceberg-go's
 // filesystem (hadoop) catalog over a local folder, the catalog the sidecar's
-// "local" type opens, and the sidecar's own catalog over it, closed when the
-// test ends. It sits beside the package it serves, as net/http/httptest
+// "local" type opens, and the sidecar's own catalog over it, or a warehouse in
+// an in-process S3 store (NewS3Lake), closed when the test ends. It sits beside the package it serves, as net/http/httptest
 // does; only tests import it, and the binary never links it
 // (cmd/sidecar's TestBinaryLinksNoTestOnlyPackage).
 package catalogtest

@@ -5,9 +5,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
-	"net/http"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -303,26 +303,34 @@ func checkContainer(t *testing.T, ctx context.Context, entrypoint, command []str
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	// It says when it listens (compose's command logs JSON); its exit
+	// ends the wait.
+	starting, exitedEarly := context.WithCancelCause(ctx)
+	defer exitedEarly(nil)
+	starting, cancel := context.WithTimeoutCause(starting, 2*time.Minute, errors.New("it logged no listening line within 2 minutes"))
+	defer cancel()
 	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
+	go func() {
+		err := cmd.Wait()
+		why := errors.New("it exited before it listened")
+		if err != nil {
+			why = fmt.Errorf("it exited before it listened: %w", err)
+		}
+		exitedEarly(why)
+		exited <- err
+	}()
 	defer func() {
 		if cmd.ProcessState == nil {
 			_ = cmd.Process.Kill()
 			<-exited
 		}
 	}()
+	if err := logs.Await(starting, func(l string) bool { return strings.Contains(l, `"msg":"listening"`) }); err != nil {
+		t.Fatalf("the container's command did not start: %v\n%s", err, logs.String())
+	}
 	base := "http://" + addr
-	deadline := time.Now().Add(2 * time.Minute)
-	for {
-		resp, err := http.Get(base + "/healthz")
-		if err == nil {
-			resp.Body.Close()
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the container's command did not start: %v\n%s", err, logs.String())
-		}
-		time.Sleep(100 * time.Millisecond)
+	if body := getBody(t, base+"/healthz"); string(body) != "ok\n" {
+		t.Fatalf("/healthz: %q", body)
 	}
 	if body := getBody(t, base+"/readyz"); string(body) != "ready\n" {
 		t.Fatalf("/readyz: %q", body)

@@ -133,16 +133,10 @@ func testReadinessFirst(t *testing.T, dir string) {
 	if err := r.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(time.Minute)
-	for {
-		st, body := fetch(t, health+"/readyz")
-		if st == http.StatusServiceUnavailable && strings.Contains(body, `"shutting_down"`) {
-			break
-		}
-		if st != http.StatusOK || time.Now().After(deadline) {
-			t.Fatalf("/readyz after SIGTERM: %d %s, want 200 until it turns 503 shutting_down\n%s", st, body, tail(r.logs.String()))
-		}
-		time.Sleep(10 * time.Millisecond)
+	// The process logs "not ready" once /readyz has turned.
+	waitLogged(t, r.logs, `"msg":"not ready"`)
+	if st, body := fetch(t, health+"/readyz"); st != http.StatusServiceUnavailable || !strings.Contains(body, `"shutting_down"`) {
+		t.Fatalf("/readyz once the sidecar logged not ready: %d %s, want 503 shutting_down\n%s", st, body, tail(r.logs.String()))
 	}
 	// Not ready, and still serving: a load balancer that polls /readyz
 	// takes the replica out before it refuses anything.
@@ -182,15 +176,13 @@ func testReadinessFirst(t *testing.T, dir string) {
 	}
 }
 
-// waitLogged waits until logs holds s.
+// waitLogged waits, up to a minute, until logs holds s.
 func waitLogged(t *testing.T, logs *testlog.Buffer, s string) {
 	t.Helper()
-	deadline := time.Now().Add(time.Minute)
-	for !strings.Contains(logs.String(), s) {
-		if time.Now().After(deadline) {
-			t.Fatalf("no log line says %q within a minute:\n%s", s, tail(logs.String()))
-		}
-		time.Sleep(10 * time.Millisecond)
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	if err := logs.Await(ctx, func(l string) bool { return strings.Contains(l, s) }); err != nil {
+		t.Fatalf("no log line says %q: %v\n%s", s, err, tail(logs.String()))
 	}
 }
 
@@ -305,21 +297,19 @@ func (s *served) waitRefused(t *testing.T) {
 	waitRefused(t, s.addr)
 }
 
-// waitRefused waits until addr no longer accepts connections.
+// waitRefused waits, up to 10 s, until addr no longer accepts
+// connections: a poll, since net/http's Shutdown closes the listener
+// without a word to anyone until the connections have drained.
 func waitRefused(t *testing.T, addr string) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	testenv.Poll(t, 10*time.Second, func() error {
 		c, err := net.DialTimeout("tcp", addr, time.Second)
 		if err != nil {
-			return
+			return nil
 		}
 		c.Close()
-		if time.Now().After(deadline) {
-			t.Fatal("the server still accepts connections after the shutdown began")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return errors.New("the server still accepts connections after the shutdown began")
+	})
 }
 
 // stop cancels serve's context, as SIGTERM does, and fails t unless serve

@@ -24,10 +24,10 @@ import (
 	"github.com/apache/iceberg-go/catalog/hadoop"
 	"github.com/apache/iceberg-go/table"
 
+	"github.com/druidiceberg/sidecar/druid"
 	"github.com/druidiceberg/sidecar/handlers"
 	"github.com/druidiceberg/sidecar/internal/tablegen"
 	"github.com/druidiceberg/sidecar/internal/testenv"
-	"github.com/druidiceberg/sidecar/splits"
 )
 
 // realSyncHistories is how many random histories TestRealDruidSync runs;
@@ -384,7 +384,7 @@ func overwritesOf(t *testing.T, query string) []string {
 func overlaps(t *testing.T, a, b string) bool {
 	t.Helper()
 	parse := func(iv string) (time.Time, time.Time) {
-		s, e, err := splits.ParseInterval(iv)
+		s, e, err := druid.ParseInterval(iv)
 		if err != nil {
 			t.Fatalf("interval %s: %v", iv, err)
 		}
@@ -414,17 +414,14 @@ func (e *realSyncEnv) holds(t *testing.T, h *tablegen.History, p syncPair, why s
 	t.Helper()
 	want := e.want(t, h)
 	start := time.Now()
-	var got []string
-	var last string
-	for time.Since(start) < 2*time.Minute {
-		got, last = e.druid.rows(t, p.DataSource)
-		if slices.Equal(got, want) {
-			t.Logf("%s: Druid holds the table's %d rows (after %s)", why, len(want), time.Since(start).Round(time.Millisecond))
-			return
+	testenv.Poll(t, 2*time.Minute, func() error {
+		got, last := e.druid.rows(t, p.DataSource)
+		if !slices.Equal(got, want) {
+			return fmt.Errorf("%s: Druid holds\n  %s\nthe table has\n  %s\n%s", why, strings.Join(got, "\n  "), strings.Join(want, "\n  "), last)
 		}
-		time.Sleep(500 * time.Millisecond)
-	}
-	t.Fatalf("%s: Druid holds\n  %s\nthe table has\n  %s\n%s", why, strings.Join(got, "\n  "), strings.Join(want, "\n  "), last)
+		return nil
+	})
+	t.Logf("%s: Druid holds the table's %d rows (after %s)", why, len(want), time.Since(start).Round(time.Millisecond))
 }
 
 // want are the history's live rows as holds spells them, sorted.
@@ -476,24 +473,21 @@ func (d *syncDruid) get(t *testing.T, u string) (int, []byte) {
 // and answers how.
 func (d *syncDruid) waitTask(t *testing.T, id string) string {
 	t.Helper()
-	tick := time.NewTicker(500 * time.Millisecond)
-	defer tick.Stop()
-	deadline := time.Now().Add(5 * time.Minute)
-	for {
+	var ended string
+	testenv.Poll(t, 5*time.Minute, func() error {
 		code, body := d.get(t, d.overlord+"/druid/indexer/v1/task/"+url.PathEscape(id)+"/status")
 		var ans struct {
 			Status struct {
 				StatusCode string `json:"statusCode"`
 			} `json:"status"`
 		}
-		if err := json.Unmarshal(body, &ans); code == http.StatusOK && err == nil && ans.Status.StatusCode != "RUNNING" {
-			return ans.Status.StatusCode
+		if err := json.Unmarshal(body, &ans); code != http.StatusOK || err != nil || ans.Status.StatusCode == "RUNNING" {
+			return fmt.Errorf("task %s has not ended: %d %s", id, code, body)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("task %s has not ended in 5 minutes: %d %s", id, code, body)
-		}
-		<-tick.C
-	}
+		ended = ans.Status.StatusCode
+		return nil
+	})
+	return ended
 }
 
 // controllerTasks are the MSQ controller tasks of datasource ds the

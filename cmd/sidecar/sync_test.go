@@ -176,7 +176,7 @@ func (e *syncEnv) covered(t *testing.T, n int, iv string) bool {
 	var start, end time.Time
 	if iv != "ALL" {
 		var err error
-		if start, end, err = splits.ParseInterval(iv); err != nil {
+		if start, end, err = druid.ParseInterval(iv); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -301,7 +301,7 @@ func loadSyncFile(path string) ([]syncPair, error) {
 			if p.TimeColumn != "" {
 				return nil, fmt.Errorf("%s: timeColumn and constantTime exclude each other: give one", where)
 			}
-			at, err := splits.ParseInstant(p.ConstantTime)
+			at, err := druid.ParseInstant(p.ConstantTime)
 			if y := at.UTC().Year(); err == nil && (y < 1 || y > 9999) {
 				err = errors.New("want a time in the years 1 to 9999")
 			}

@@ -17,24 +17,31 @@ import (
 
 // capped serves a small answer on a real listener capped at limit and
 // returns its address and the listener; shed and refused count what it did.
-func capped(t *testing.T, limit int, shed, refused *atomic.Int64) (string, *connlimit.Listener) {
+// Each request for /busy gets its answer once the test ends, and sends on
+// busy when its handler starts: net/http has then read its request and
+// told the listener the connection is active.
+func capped(t *testing.T, limit int, shed, refused *atomic.Int64) (addr string, ln *connlimit.Listener, busy <-chan struct{}) {
 	t.Helper()
 	tcp, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	ln := connlimit.New(tcp, limit, connlimit.Hooks{
+	ln = connlimit.New(tcp, limit, connlimit.Hooks{
 		Shed: func() { shed.Add(1) },
 		Refused: func(c net.Conn) {
 			refused.Add(1)
 			_, _ = io.WriteString(c, "HTTP/1.1 503 Service Unavailable\r\nConnection: close\r\nContent-Length: 0\r\n\r\n")
 		},
 	})
-	// /busy answers once the test ends.
 	release := make(chan struct{})
+	started := make(chan struct{})
 	srv := &http.Server{
 		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if r.URL.Path == "/busy" {
+				select {
+				case started <- struct{}{}:
+				case <-release:
+				}
 				<-release
 			}
 			_, _ = io.WriteString(w, "ok\n")
@@ -46,7 +53,7 @@ func capped(t *testing.T, limit int, shed, refused *atomic.Int64) (string, *conn
 		close(release)
 		_ = srv.Close()
 	})
-	return tcp.Addr().String(), ln
+	return tcp.Addr().String(), ln, started
 }
 
 // request sends one GET on c and reads the answer; the connection stays
@@ -86,7 +93,7 @@ func closedByServer(c net.Conn, br *bufio.Reader, d time.Duration) bool {
 func TestIdleShedFirst(t *testing.T) {
 	const limit = 8
 	var shed, refused atomic.Int64
-	addr, ln := capped(t, limit, &shed, &refused)
+	addr, ln, _ := capped(t, limit, &shed, &refused)
 	type kept struct {
 		c  net.Conn
 		br *bufio.Reader
@@ -125,20 +132,24 @@ func TestIdleShedFirst(t *testing.T) {
 func TestBusyRefused(t *testing.T) {
 	const limit = 4
 	var shed, refused atomic.Int64
-	addr, ln := capped(t, limit, &shed, &refused)
+	addr, ln, busy := capped(t, limit, &shed, &refused)
 	for range limit {
 		c := dial(t, addr)
 		if _, err := io.WriteString(c, "GET /busy HTTP/1.1\r\nHost: x\r\n\r\n"); err != nil {
 			t.Fatal(err)
 		}
 	}
-	// Busy once the server has read their requests.
-	deadline := time.Now().Add(10 * time.Second)
-	for ln.Open() < limit || ln.Idle() > 0 {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d connections open, %d idle; want %d busy", ln.Open(), ln.Idle(), limit)
+	// Busy once their handlers run.
+	timeout := time.After(10 * time.Second)
+	for i := range limit {
+		select {
+		case <-busy:
+		case <-timeout:
+			t.Fatalf("%d of %d handlers started in 10 s", i, limit)
 		}
-		time.Sleep(5 * time.Millisecond)
+	}
+	if ln.Open() != limit || ln.Idle() != 0 {
+		t.Fatalf("%d connections open, %d idle; want %d busy", ln.Open(), ln.Idle(), limit)
 	}
 	c := dial(t, addr)
 	_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))

@@ -1,6 +1,8 @@
 // Package testenv tells a test what the machine it runs on offers: the
 // outside programs some tests run (promtool and Prometheus, Chromium,
-// PostgreSQL, SeaweedFS, Node.js) and whether a long test may be left out.
+// PostgreSQL, SeaweedFS, Node.js) and whether a long test may be left out;
+// and Poll, the one way a test waits on another process that tells nobody
+// when its state changes.
 //
 // A test that cannot run skips with a message naming what it lacks and how
 // to get it, so that a fresh clone with only Go passes; under CI (the CI
@@ -205,5 +207,35 @@ func PromtoolCheck(t testing.TB, scrape []byte) {
 func CollectLess() {
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(400)
+	}
+}
+
+// Poll calls cond until it returns nil, and fails t with cond's last
+// error once within has passed without. It asks at once, then after 10 ms,
+// the wait doubling up to half a second.
+//
+// Polling is for what a test can only watch by asking again: the state of
+// another process that sends no notification when it changes, such as a
+// real Druid's task status or SQL answer, a child process's port, or a
+// listener that net/http's Server.Shutdown closes without telling its
+// caller (Shutdown returns only once the connections have drained). What
+// happens within the test's own process has a signal to wait on instead
+// (a channel, a hook, a log line through testlog.Buffer.Await) or runs
+// under testing/synctest; a process that logs what it did is waited on
+// through its log.
+func Poll(t testing.TB, within time.Duration, cond func() error) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	wait := 10 * time.Millisecond
+	for {
+		err := cond()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("not within %v: %v", within, err)
+		}
+		time.Sleep(wait)
+		wait = min(2*wait, 500*time.Millisecond)
 	}
 }

@@ -1,12 +1,15 @@
 package testenv_test
 
 import (
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"testing/synctest"
+	"time"
 
 	"github.com/druidiceberg/sidecar/internal/testenv"
 )
@@ -34,6 +37,9 @@ func TestOutcomes(t *testing.T) {
 	case "short":
 		testenv.SkipShort(t, "writes a table of 300,000 rows")
 		return
+	case "poll":
+		testenv.Poll(t, 50*time.Millisecond, func() error { return errors.New("127.0.0.1:9 still accepts connections") })
+		return
 	default:
 		t.Fatalf("unknown child case %q", os.Getenv(asChild))
 	}
@@ -55,6 +61,7 @@ func TestOutcomes(t *testing.T) {
 		{"short", true, true, "FAIL", "-short would leave out this test, which writes a table of 300,000 rows; under CI every test runs"},
 		{"short", false, true, "PASS", ""},
 		{"short", false, false, "PASS", ""},
+		{"poll", false, false, "FAIL", "not within 50ms: 127.0.0.1:9 still accepts connections"},
 	} {
 		name := tc.child
 		if tc.short {
@@ -123,4 +130,27 @@ func TestPostgresToolOffPath(t *testing.T) {
 	if got, want := testenv.PostgresToolIn(t, "initdb", root), filepath.Join(root, "15", "bin", "initdb"); got != want {
 		t.Fatalf("PostgresTool(initdb) = %q, want the newest version's %q", got, want)
 	}
+}
+
+// TestPollBacksOff: Poll asks at once, then after waits that double from
+// 10 ms up to half a second, and returns at the first nil.
+func TestPollBacksOff(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		start := time.Now()
+		var asked []time.Duration
+		testenv.Poll(t, time.Minute, func() error {
+			asked = append(asked, time.Since(start))
+			if len(asked) < 9 {
+				return errors.New("not yet")
+			}
+			return nil
+		})
+		want := []time.Duration{0, 10, 30, 70, 150, 310, 630, 1130, 1630}
+		for i := range want {
+			want[i] *= time.Millisecond
+		}
+		if !slices.Equal(asked, want) {
+			t.Fatalf("Poll asked at %v, want %v", asked, want)
+		}
+	})
 }

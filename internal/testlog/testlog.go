@@ -1,9 +1,12 @@
 // Package testlog collects what a server under test logs from its own
-// goroutines. Only tests import it.
+// goroutines, and lets a test wait for a line: a log line is how a server
+// (in the test's process or a child) says it did something. Only tests
+// import it.
 package testlog
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"strings"
 	"sync"
@@ -16,13 +19,41 @@ import (
 type Buffer struct {
 	mu  sync.Mutex
 	buf bytes.Buffer
+	// grew, once made by Await, is closed by the next Write.
+	grew chan struct{}
 }
 
 // Write appends p.
 func (b *Buffer) Write(p []byte) (int, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if b.grew != nil {
+		close(b.grew)
+		b.grew = nil
+	}
 	return b.buf.Write(p)
+}
+
+// Await returns once cond holds of what was written so far, asking it now
+// and after each write; if ctx ends first it returns ctx's cause.
+func (b *Buffer) Await(ctx context.Context, cond func(written string) bool) error {
+	for {
+		b.mu.Lock()
+		written := b.buf.String()
+		if b.grew == nil {
+			b.grew = make(chan struct{})
+		}
+		grew := b.grew
+		b.mu.Unlock()
+		if cond(written) {
+			return nil
+		}
+		select {
+		case <-grew:
+		case <-ctx.Done():
+			return context.Cause(ctx)
+		}
+	}
 }
 
 // String returns what was written so far.

@@ -1,4 +1,4 @@
-package splits
+package druid
 
 import (
 	"encoding/json"
@@ -184,7 +184,7 @@ func (depthVisitor) VisitBound(iceberg.BoundPredicate) int     { return 0 }
 // filter the bounds allow: decoding, the expression, binding and the JSON
 // a residual is carried as.
 //
-//	go test -run '^$' -bench WideFilter -benchmem ./splits/
+//	go test -run '^$' -bench WideFilter -benchmem ./druid/
 func BenchmarkWideFilter(b *testing.B) {
 	schema := iceberg.NewSchema(0, iceberg.NestedField{ID: 4, Name: "kind", Type: iceberg.PrimitiveTypes.String})
 	data := []byte(wideOr(MaxFilterNodes - 1))

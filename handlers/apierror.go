@@ -25,7 +25,7 @@ const retryAfterSeconds = 5
 
 // Errors quote client input, which can be a megabyte: an error's message
 // is cut to maxMessageBytes and the error a log line carries to
-// maxLoggedErrorBytes, and the handlers quote a value with token.Quote.
+// maxLoggedErrorBytes, and the handlers quote a value with fault.Quote.
 const (
 	maxMessageBytes     = 1 << 10
 	maxLoggedErrorBytes = 4 << 10

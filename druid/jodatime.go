@@ -1,4 +1,4 @@
-package splits
+package druid
 
 import (
 	"fmt"
@@ -148,4 +148,42 @@ func addPeriod(t time.Time, p string, sign int) (time.Time, error) {
 	}
 	return t.Add(time.Duration(n(5))*time.Hour + time.Duration(n(6))*time.Minute + time.Duration(n(7))*time.Second +
 		time.Duration(sign*ms)*time.Millisecond), nil
+}
+
+// The years Druid keeps apart without surprises. Druid's metadata store
+// holds a segment's interval as text (the start and end columns of the
+// segments table, VARCHAR), and finds the segments of an interval by
+// comparing that text, which orders instants only while their years have
+// four digits and no sign: "10000-01-01" sorts before "2024-01-01".
+// SqlSegmentsMetadataQuery compares text only when the interval asked for
+// lies in the years 0 to 9999 (DateTimes.canCompareAsString; #12844 adds
+// eternity, #15608 half-eternity), so a segment that reaches past them
+// can still be missed by a query of a plain interval (apache/druid#12860):
+// a later REPLACE, drop or compaction may not see it. A statement cannot
+// name such an interval either: a TIMESTAMP literal has a four-digit year
+// (Calcite's TimestampString).
+var (
+	firstSegmentYear = time.Date(1, 1, 1, 0, 0, 0, 0, time.UTC).UnixMilli()
+	afterSegmentYear = time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC).UnixMilli()
+)
+
+// InSegmentYears reports whether the instant ms (epoch milliseconds) lies
+// in the years 1 to 9999, where Druid finds a segment by its interval
+// without surprises.
+func InSegmentYears(ms int64) bool { return ms >= firstSegmentYear && ms < afterSegmentYear }
+
+// FormatInstant writes epoch milliseconds as Druid does (Joda's ISO form,
+// as in Intervals.ETERNITY's "146140482-04-24T15:36:27.903Z"): a year of
+// at least four digits, negative ones (year 0 is 1 BC) with a minus.
+func FormatInstant(ms int64) string {
+	t := time.UnixMilli(ms).UTC()
+	y := t.Year()
+	rest := t.Format("-01-02T15:04:05.000Z")
+	switch {
+	case y > 9999:
+		return fmt.Sprintf("%d%s", y, rest)
+	case y < 0:
+		return fmt.Sprintf("-%04d%s", -y, rest)
+	}
+	return fmt.Sprintf("%04d%s", y, rest)
 }

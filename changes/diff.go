@@ -86,7 +86,7 @@ func ParseChangeInterval(s string) (Change, error) {
 	if strings.EqualFold(s, "ALL") {
 		return Change{All: true}, nil
 	}
-	start, end, err := splits.ParseInterval(s)
+	start, end, err := druid.ParseInterval(s)
 	if err != nil {
 		return Change{}, fmt.Errorf("%w: %w", fault.ErrBadRequest, err)
 	}

@@ -1,4 +1,4 @@
-package splits
+package druid
 
 import (
 	"bytes"
@@ -24,10 +24,6 @@ const (
 	// MaxFilterString bounds each string and number: a column name, a
 	// value, an interval.
 	MaxFilterString = 4 << 10
-	// MaxResidualBytes bounds the JSON of the filter that applyResidual
-	// puts into a split's token: it rides in the split's URI, which the
-	// server must accept back (token.MaxTokenLength).
-	MaxResidualBytes = 32 << 10
 )
 
 // CheckFilterBounds checks the JSON text of an icebergFilter against the

@@ -8,6 +8,7 @@ import (
 
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
+	"github.com/druidiceberg/sidecar/druid"
 	"github.com/druidiceberg/sidecar/internal/fault"
 )
 
@@ -300,7 +301,7 @@ func asInt64(v any) (int64, bool) {
 // before 1970 the bounds move by up to a millisecond less one unit
 // (-0.5 ms is served as 0, on 1970-01-01); a long is compared as epoch
 // milliseconds.
-func IntervalFilter(field iceberg.NestedField, start, end time.Time) (*Filter, error) {
+func IntervalFilter(field iceberg.NestedField, start, end time.Time) (*druid.Filter, error) {
 	u, ok := timeUnit(field.Type)
 	if !ok {
 		return nil, fmt.Errorf("%w: column %q is %s, not a time column", fault.ErrBadRequest, field.Name, field.Type)
@@ -310,7 +311,7 @@ func IntervalFilter(field iceberg.NestedField, start, end time.Time) (*Filter, e
 		b, _ := json.Marshal(v)
 		return b
 	}
-	f := &Filter{FilterColumn: field.Name}
+	f := &druid.Filter{FilterColumn: field.Name}
 	switch u {
 	case unitMillis:
 		f.Type, f.Lower, f.Upper, f.UpperOpen = "range", raw(startMs), raw(endMs), true
