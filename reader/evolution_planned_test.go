@@ -13,7 +13,6 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/druidiceberg/sidecar/catalog/catalogtest"
-	"github.com/druidiceberg/sidecar/internal/rowset"
 	"github.com/druidiceberg/sidecar/internal/tablegen"
 	"github.com/druidiceberg/sidecar/reader"
 	"github.com/druidiceberg/sidecar/splits"
@@ -81,20 +80,20 @@ func TestEvolutionSnapshots(t *testing.T) {
 				got := pr.rows(t, p)
 				assertKeyOrder(t, got, want.Columns)
 				t.Logf("snapshot %d (%s): %d rows", i+1, want.Doc, len(got))
-				rowset.AssertSame(t, got, want.Rows)
+				assertSameRows(t, got, want.Rows)
 				if et.OracleDiffers == "" && want.OracleDiffers == "" {
 					oracle, err := tablegen.OracleRows(ctx, built.Table, want.SnapshotID)
 					if err != nil {
 						t.Fatalf("snapshot %d: oracle: %v", i+1, err)
 					}
-					rowset.AssertSame(t, got, oracle)
+					assertSameRows(t, got, oracle)
 				}
 			}
 			// Without a snapshot id: the current snapshot in the current schema.
 			cur := built.Current()
 			got := pr.rows(t, pr.plan(t, rowsRequest(name, 0)))
 			assertKeyOrder(t, got, cur.Columns)
-			rowset.AssertSame(t, got, cur.Rows)
+			assertSameRows(t, got, cur.Rows)
 		})
 	}
 }
@@ -148,7 +147,7 @@ func TestEvolutionProjection(t *testing.T) {
 					t.Fatalf("row %s has keys %v, want exactly %v", line, keys, tt.want)
 				}
 			}
-			rowset.AssertSame(t, got, projectRows(t, exp.Rows, tt.want))
+			assertSameRows(t, got, projectRows(t, exp.Rows, tt.want))
 		})
 	}
 }
@@ -224,7 +223,7 @@ func TestIdentityPartitionValues(t *testing.T) {
 	if nullRegion != 2 {
 		t.Errorf("%d rows with a null region, want the 2 of the null partition", nullRegion)
 	}
-	rowset.AssertSame(t, got, built.Current().Rows)
+	assertSameRows(t, got, built.Current().Rows)
 }
 
 // projectRows keeps the given keys of every row.

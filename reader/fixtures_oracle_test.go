@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/druidiceberg/sidecar/catalog"
-	"github.com/druidiceberg/sidecar/internal/rowset"
 	"github.com/druidiceberg/sidecar/internal/tablegen"
 )
 
@@ -69,7 +68,7 @@ func TestFixturesAgainstOracle(t *testing.T) {
 				if err != nil {
 					t.Fatalf("snapshot %d: oracle: %v", id, err)
 				}
-				rowset.AssertSame(t, pr.rows(t, pr.plan(t, rowsRequest("fixtures.t", id))), want)
+				assertSameRows(t, pr.rows(t, pr.plan(t, rowsRequest("fixtures.t", id))), want)
 			}
 		})
 	}

@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/druidiceberg/sidecar/catalog"
-	"github.com/druidiceberg/sidecar/internal/rowset"
 	"github.com/druidiceberg/sidecar/internal/tablegen"
 	"github.com/druidiceberg/sidecar/splits"
 	"github.com/druidiceberg/sidecar/token"
@@ -39,7 +38,7 @@ func TestOracle(t *testing.T) {
 			if p.SnapshotID != snap.SnapshotID {
 				t.Fatalf("planned snapshot %d, want %d", p.SnapshotID, snap.SnapshotID)
 			}
-			rowset.AssertSame(t, pr.rows(t, p), want)
+			assertSameRows(t, pr.rows(t, p), want)
 			assertSameBodies(t, pr, plain, p)
 
 			auto := pr.plan(t, splits.Request{Table: name})
@@ -58,7 +57,7 @@ func TestOracle(t *testing.T) {
 					t.Fatal(err)
 				}
 				p := pr.plan(t, rowsRequest(name, s.SnapshotID))
-				rowset.AssertSame(t, pr.rows(t, p), want)
+				assertSameRows(t, pr.rows(t, p), want)
 				assertSameBodies(t, pr, plain, p)
 			}
 		})

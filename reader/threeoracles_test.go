@@ -15,7 +15,6 @@ import (
 
 	"github.com/druidiceberg/sidecar/catalog/catalogtest"
 	"github.com/druidiceberg/sidecar/internal/javaoracle"
-	"github.com/druidiceberg/sidecar/internal/rowset"
 	"github.com/druidiceberg/sidecar/internal/tablegen"
 	"github.com/druidiceberg/sidecar/internal/testenv"
 )
@@ -110,11 +109,11 @@ func TestThreeOracles(t *testing.T) {
 				for k, r := range jr {
 					javaRows[k] = string(r)
 				}
-				g, sd, jv := rowset.Canonical(t, goRows), rowset.Canonical(t, sideRows), rowset.Canonical(t, javaRows)
+				g, sd, jv := canonicalRows(t, goRows), canonicalRows(t, sideRows), canonicalRows(t, javaRows)
 				e, hasExpected := expected[snap.SnapshotID]
 				var want []string
 				if hasExpected {
-					want = rowset.Canonical(t, e.Rows)
+					want = canonicalRows(t, e.Rows)
 				}
 				sideRight := slices.Equal(sd, jv) && (!hasExpected || slices.Equal(sd, want))
 				diff := threeWay(g, sd, jv, want, hasExpected)

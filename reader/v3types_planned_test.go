@@ -11,7 +11,6 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/druidiceberg/sidecar/catalog/catalogtest"
-	"github.com/druidiceberg/sidecar/internal/rowset"
 	"github.com/druidiceberg/sidecar/internal/tablegen"
 	"github.com/druidiceberg/sidecar/splits"
 	"github.com/druidiceberg/sidecar/token"
@@ -107,6 +106,6 @@ func TestV3Types(t *testing.T) {
 		}
 		req := metaRequest(t, "db.v3", 0, "_row_id,_last_updated_sequence_number,_pos")
 		req.Columns = []string{"id"}
-		rowset.AssertSame(t, pr.rows(t, pr.plan(t, req)), want)
+		assertSameRows(t, pr.rows(t, pr.plan(t, req)), want)
 	})
 }
