@@ -3,10 +3,8 @@ package handlers_test
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"io"
-	"math"
 	"net"
 	"net/http"
 	"os"
@@ -23,7 +21,6 @@ import (
 
 	"github.com/druidiceberg/sidecar/catalog/catalogtest"
 	"github.com/druidiceberg/sidecar/internal/tablegen"
-	"github.com/druidiceberg/sidecar/token"
 )
 
 // localWarehouse is an iceberg-go filesystem catalog in a temporary folder.
@@ -36,55 +33,6 @@ func localWarehouse(t *testing.T) (*hadoop.Catalog, string) {
 
 func localServer(t testing.TB, dir string) *testServer {
 	return newServer(t, sidecatalog.Config{Type: "local", Warehouse: dir}, nil)
-}
-
-// TestOracle serves every table written with iceberg-go's own writers and
-// holds the sidecar's rows against iceberg-go's Scan.ReadTasks rows on the
-// same snapshot, and against the bytes a sidecar without a delete cache
-// serves for the same tokens.
-func TestOracle(t *testing.T) {
-	t.Parallel()
-	ctx := context.Background()
-	dir, tables := sharedScenarios(t)
-	srv := localServer(t, dir)
-	plain := newServerWithCache(t, sidecatalog.Config{Type: "local", Warehouse: dir}, nil, 0)
-	for _, sc := range tablegen.Scenarios() {
-		t.Run(sc.Name, func(t *testing.T) {
-			tbl := tables[sc.Name]
-			snap := tbl.CurrentSnapshot()
-			want, err := tablegen.OracleRows(ctx, tbl, snap.SnapshotID)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(want) != len(sc.LiveIDs) {
-				t.Fatalf("oracle gives %d rows, the scenario says %d", len(want), len(sc.LiveIDs))
-			}
-			p := srv.plan(t, q("table", "scenarios."+sc.Name, "mode", "rows"))
-			if p.SnapshotID == nil || *p.SnapshotID != snap.SnapshotID {
-				t.Fatalf("planned snapshot %v, want %d", p.SnapshotID, snap.SnapshotID)
-			}
-			assertSameRows(t, srv.rows(t, p), want)
-			assertSameBodies(t, srv, plain, p)
-
-			auto := srv.plan(t, q("table", "scenarios."+sc.Name))
-			deletes := 0
-			for _, a := range sc.Plan {
-				deletes += len(a.Positional) + len(a.Equality) + len(a.DeletionVectors)
-			}
-			if wantMode := map[bool]string{true: "v2", false: "v1"}[deletes > 0]; auto.Mode != wantMode {
-				t.Fatalf("auto planned %s, want %s", auto.Mode, wantMode)
-			}
-
-			// Every earlier snapshot too: time travel reads the table as it was.
-			for _, s := range tbl.Metadata().Snapshots() {
-				p := assertSnapshotRows(t, srv, "scenarios."+sc.Name, tbl, s.SnapshotID)
-				assertSameBodies(t, srv, plain, p)
-			}
-		})
-	}
-	if cs := srv.cache.Stats(); cs.Hits[token.DeletePosition] == 0 || cs.Hits[token.DeleteEquality] == 0 || cs.Hits[token.DeleteDeletionVector] == 0 {
-		t.Errorf("the scenarios share delete files between splits and snapshots, yet the cache says %+v", cs)
-	}
 }
 
 // assertSnapshotRows plans the snapshot snapshotID of tbl, which srv serves
@@ -101,21 +49,6 @@ func assertSnapshotRows(t *testing.T, srv *testServer, name string, tbl *table.T
 	return p
 }
 
-// assertSameBodies fetches every split of p, planned by srv, from srv and
-// from other, and holds the two to the same bytes: tokens are
-// self-contained, so any server with the key serves them.
-func assertSameBodies(t *testing.T, srv, other *testServer, p plan) {
-	t.Helper()
-	for _, u := range p.InputSource.URIs {
-		path := strings.TrimPrefix(u, srv.URL)
-		resp, body := srv.get(t, path)
-		oresp, obody := other.get(t, path)
-		if resp.StatusCode != http.StatusOK || oresp.StatusCode != http.StatusOK || !bytes.Equal(body, obody) {
-			t.Fatalf("GET %s: %d, %d bytes; the other server %d, %d bytes", path, resp.StatusCode, len(body), oresp.StatusCode, len(obody))
-		}
-	}
-}
-
 // assertSameRows compares two lists of NDJSON rows as multisets of values
 // (key order and number spelling aside; those are covered by the golden
 // tests of the reader).
@@ -127,49 +60,14 @@ func assertSameRows(t *testing.T, got, want []string) {
 	}
 }
 
+// canonicalRows are rows canonical and sorted (tablegen.CanonicalRows).
 func canonicalRows(t *testing.T, rows []string) []string {
 	t.Helper()
-	out := make([]string, 0, len(rows))
-	for _, r := range rows {
-		dec := json.NewDecoder(strings.NewReader(r))
-		dec.UseNumber()
-		var v any
-		if err := dec.Decode(&v); err != nil {
-			t.Fatalf("row %q: %v", r, err)
-		}
-		out = append(out, mustJSON(canonicalNumbers(v)))
+	c, err := tablegen.CanonicalRows(rows)
+	if err != nil {
+		t.Fatal(err)
 	}
-	slices.Sort(out)
-	return out
-}
-
-// canonicalNumbers keeps integer literals exact and spells every other
-// number as the float64 it denotes, integral floats as integers (-1e+10 and
-// -10000000000 are one double).
-func canonicalNumbers(v any) any {
-	switch x := v.(type) {
-	case json.Number:
-		if _, err := strconv.ParseInt(string(x), 10, 64); err == nil {
-			return x
-		}
-		f, err := x.Float64()
-		if err != nil {
-			return x
-		}
-		if f == math.Trunc(f) && math.Abs(f) < 1<<53 {
-			return json.Number(strconv.FormatInt(int64(f), 10))
-		}
-		return json.Number(strconv.FormatFloat(f, 'g', -1, 64))
-	case map[string]any:
-		for k, e := range x {
-			x[k] = canonicalNumbers(e)
-		}
-	case []any:
-		for i, e := range x {
-			x[i] = canonicalNumbers(e)
-		}
-	}
-	return v
+	return c
 }
 
 // TestRawFiles checks the v1 path: byte-identical downloads, with ranges.
@@ -259,32 +157,6 @@ func TestFileRemovedAfterPlanning(t *testing.T) {
 	}
 	if !errors.Is(err, io.ErrUnexpectedEOF) && !strings.Contains(err.Error(), "unexpected EOF") {
 		t.Logf("stream cut with %v", err)
-	}
-}
-
-// TestInvalidUTF8Counted: bytes that are not UTF-8, written as text
-// (binaryAsString=true), are replaced with U+FFFD and counted in a metric;
-// as base64 they are neither.
-func TestInvalidUTF8Counted(t *testing.T) {
-	dir, _ := sharedScenarios(t)
-	srv := localServer(t, dir)
-	srv.rows(t, srv.plan(t, q("table", "scenarios.no_deletes", "mode", "rows")))
-	if n := metricSum(t, srv, "sidecar_invalid_utf8_values_total"); n != 0 {
-		t.Fatalf("base64 binaries counted %v invalid UTF-8 values", n)
-	}
-	lines := srv.rows(t, srv.plan(t, q("table", "scenarios.no_deletes", "mode", "rows", "binaryAsString", "true")))
-	replaced := 0
-	for _, l := range lines {
-		var row map[string]any
-		if err := json.Unmarshal([]byte(l), &row); err != nil {
-			t.Fatal(err)
-		}
-		if p, ok := row["payload"].(string); ok && strings.Contains(p, "\ufffd") {
-			replaced++
-		}
-	}
-	if n := metricSum(t, srv, "sidecar_invalid_utf8_values_total"); replaced == 0 || n < float64(replaced) {
-		t.Fatalf("%d rows hold U+FFFD but the metric counts %v", replaced, n)
 	}
 }
 
