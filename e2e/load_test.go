@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -89,16 +90,16 @@ func TestLoadAndLeaks(t *testing.T) {
 	// The server's connections to the attackers' address have small send
 	// buffers, so that the answers they never read block; every
 	// connection counts towards a cap, which the connection flood passes.
-	closes := &closeWatch{}
+	ends := &requestEnds{}
 	srv := sidecartest.NewServerListening(t, sidecatalog.Config{Type: "local", Warehouse: dir}, nil, sidecartest.DeleteCacheSize,
 		func(l net.Listener) net.Listener {
-			closes.Listener = sidecartest.SmallBuffers{Listener: l, Only: attackerIP}
-			return connlimit.New(closes, loadConnections, connlimit.Hooks{
+			return connlimit.New(sidecartest.SmallBuffers{Listener: l, Only: attackerIP}, loadConnections, connlimit.Hooks{
 				Refused: func(c net.Conn) { _ = handlers.WriteRefusal(c, loadConnections) },
 			})
 		},
 		func(c *handlers.Config) {
 			c.MaxStreams, c.BodyTimeout, c.WriteStallTimeout = clients, bodyTimeout, stall
+			c.Logger = slog.New(ends)
 		})
 
 	// The URIs: every split of the current snapshot (row streams) and every
@@ -124,7 +125,7 @@ func TestLoadAndLeaks(t *testing.T) {
 	if n := len(targets[0].Want); n < 8*16<<10 {
 		t.Fatalf("the row stream the non-readers ask for is %d bytes; the test needs at least %d", n, 8*16<<10)
 	}
-	on := attackTargets{rows: targets[0], snapshot: tbl.CurrentSnapshot().SnapshotID, stall: stall, closes: closes}
+	on := attackTargets{rows: targets[0], snapshot: tbl.CurrentSnapshot().SnapshotID, stall: stall, ends: ends}
 	// A file token that pins another size than the file's.
 	signer, err := token.NewSigner(sidecartest.SigningKey())
 	if err != nil {
@@ -415,16 +416,16 @@ var attackerIP = net.ParseIP("127.0.0.2")
 // attackTargets are what the attacks of the load aim at: a row stream and
 // its bytes, the current snapshot, a file token that pins another size
 // than its file's, one signed with the key for a file outside every root,
-// the server's write-stall timeout, and the listener that tells when the
-// server closed a connection.
+// the server's write-stall timeout, and the log that tells when a request
+// has ended.
 type attackTargets struct {
 	rows     sidecartest.LoadTarget
 	snapshot int64
 	resized  string
 	outside  string
 	stall    time.Duration
-	// closes tells when the server closed a connection.
-	closes *closeWatch
+	// ends tells when a request the attacks sent has ended.
+	ends *requestEnds
 }
 
 // moreAttacks are the hostile clients of TestLoadAndLeaks that aim at
@@ -464,16 +465,17 @@ func moreAttacks(srv *sidecartest.Server, on attackTargets) (_ []sidecartest.Att
 // neverRead asks for a row stream and then a plan of 100 splits, each on
 // a connection of its own that never reads past the answer's head, and
 // checks that the server cuts each (the body ends short, never cleanly)
-// once its writes have moved nothing for the stall bound: the server
-// closes the connection, and counts a write stall, before the body is
-// read. A stream answered 503 (every slot taken) counts as such.
+// once its writes have moved nothing for the stall bound: the request
+// ends, counted a write stall, before the body is read. A stream answered
+// 503 (every slot taken) counts as such.
 func neverRead(srv *sidecartest.Server, addr string, on attackTargets) (int, error) {
 	for _, path := range []string{on.rows.Path, "/splits?table=load.wide&minSplits=100"} {
 		stalls, err := sidecartest.GatherSum(srv, "sidecar_http_write_stalls_total")
 		if err != nil {
 			return 0, err
 		}
-		resp, c, err := sidecartest.DialNonReader(addr, path, attackerIP)
+		id, ended := on.ends.next()
+		resp, c, err := sidecartest.DialNonReader(addr, path, attackerIP, handlers.RequestIDHeader, id)
 		if c != nil {
 			defer c.Close()
 		}
@@ -484,15 +486,14 @@ func neverRead(srv *sidecartest.Server, addr string, on attackTargets) (int, err
 			return resp.StatusCode, nil
 		}
 		// Its body is read once the server has cut it: reading before
-		// would let the server write on. The server closes the connection
-		// no sooner than the stall bound after the head came.
+		// would let the server write on.
 		select {
-		case <-on.closes.closed(c.LocalAddr().String()):
+		case <-ended:
 		case <-time.After(20 * on.stall):
 			return 0, fmt.Errorf("%s was not cut within %v of not being read", path, 20*on.stall)
 		}
 		if now, err := sidecartest.GatherSum(srv, "sidecar_http_write_stalls_total"); err != nil || now <= stalls {
-			return 0, fmt.Errorf("%s, never read, was closed with %v write stalls counted, %v before (%v)", path, now, stalls, err)
+			return 0, fmt.Errorf("%s, never read, ended with %v write stalls counted, %v before (%v)", path, now, stalls, err)
 		}
 		_ = c.SetReadDeadline(time.Now().Add(20 * on.stall))
 		if n, err := io.Copy(io.Discard, resp.Body); !errors.Is(err, io.ErrUnexpectedEOF) {
@@ -502,56 +503,48 @@ func neverRead(srv *sidecartest.Server, addr string, on attackTargets) (int, err
 	return http.StatusOK, nil
 }
 
-// closeWatch is a listener that tells when the server closes a connection
-// a test asked about: the signal that the server cut an answer its client
-// never read.
-type closeWatch struct {
-	net.Listener
+// requestEnds is the load server's log: it tells when a request whose id
+// it handed out has ended, which the server logs once the request's
+// handler has returned and its metrics are counted (its line "request"),
+// and discards the rest.
+type requestEnds struct {
+	ids   atomic.Int64
 	mu    sync.Mutex
-	waits map[string]chan struct{} // by the client's address
+	waits map[string]chan struct{}
 }
 
-func (l *closeWatch) Accept() (net.Conn, error) {
-	c, err := l.Listener.Accept()
-	if err != nil {
-		return c, err
-	}
-	return &watchedConn{Conn: c, watch: l}, nil
-}
-
-// closed is closed once the server closes its connection from the client
-// address addr; ask before the server can close it.
-func (l *closeWatch) closed(addr string) <-chan struct{} {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.waits == nil {
-		l.waits = map[string]chan struct{}{}
-	}
+// next is a new request id, and a channel closed once the request that
+// carries it (as handlers.RequestIDHeader) has ended.
+func (e *requestEnds) next() (string, <-chan struct{}) {
+	id := fmt.Sprintf("never-read-%d", e.ids.Add(1))
 	ch := make(chan struct{})
-	l.waits[addr] = ch
-	return ch
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.waits == nil {
+		e.waits = map[string]chan struct{}{}
+	}
+	e.waits[id] = ch
+	return id, ch
 }
 
-// watchedConn is a connection closeWatch accepted.
-type watchedConn struct {
-	net.Conn
-	watch *closeWatch
-	once  sync.Once
+func (e *requestEnds) Enabled(context.Context, slog.Level) bool { return true }
+
+func (e *requestEnds) Handle(ctx context.Context, rec slog.Record) error {
+	if rec.Message != "request" {
+		return nil
+	}
+	id := handlers.RequestID(ctx)
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if ch, ok := e.waits[id]; ok {
+		close(ch)
+		delete(e.waits, id)
+	}
+	return nil
 }
 
-func (c *watchedConn) Close() error {
-	err := c.Conn.Close()
-	c.once.Do(func() {
-		c.watch.mu.Lock()
-		defer c.watch.mu.Unlock()
-		addr := c.RemoteAddr().String()
-		if ch, ok := c.watch.waits[addr]; ok {
-			close(ch)
-			delete(c.watch.waits, addr)
-		}
-	})
-	return err
-}
+func (e *requestEnds) WithAttrs([]slog.Attr) slog.Handler { return e }
+func (e *requestEnds) WithGroup(string) slog.Handler      { return e }
 
 // connectionFlood opens more idle keep-alive connections than the server
 // holds (each asks /healthz once, from the attackers' address), then asks

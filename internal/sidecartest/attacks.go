@@ -187,13 +187,14 @@ func (l SmallBuffers) Accept() (net.Conn, error) {
 	return c, err
 }
 
-// DialNonReader sends one GET for path to addr on a connection of its own
-// from the address from (nil: any), whose receive buffer is a few KiB,
-// reads the answer's head and then nothing: the server's writes of the
-// body block once the buffers between are full. Its body, read later,
-// tells whether and how the server ended it. The caller closes the
-// connection, returned whenever it was opened.
-func DialNonReader(addr, path string, from net.IP) (*http.Response, net.Conn, error) {
+// DialNonReader sends one GET for path to addr, with the headers given as
+// name, value pairs, on a connection of its own from the address from
+// (nil: any), whose receive buffer is a few KiB, reads the answer's head
+// and then nothing: the server's writes of the body block once the buffers
+// between are full. Its body, read later, tells whether and how the server
+// ended it. The caller closes the connection, returned whenever it was
+// opened.
+func DialNonReader(addr, path string, from net.IP, header ...string) (*http.Response, net.Conn, error) {
 	d := net.Dialer{Control: func(_, _ string, rc syscall.RawConn) error {
 		var serr error
 		err := rc.Control(func(fd uintptr) {
@@ -208,7 +209,13 @@ func DialNonReader(addr, path string, from net.IP) (*http.Response, net.Conn, er
 	if err != nil {
 		return nil, nil, err
 	}
-	if _, err := fmt.Fprintf(c, "GET %s HTTP/1.1\r\nHost: sidecar\r\n\r\n", path); err != nil {
+	var head strings.Builder
+	fmt.Fprintf(&head, "GET %s HTTP/1.1\r\nHost: sidecar\r\n", path)
+	for i := 0; i+1 < len(header); i += 2 {
+		fmt.Fprintf(&head, "%s: %s\r\n", header[i], header[i+1])
+	}
+	head.WriteString("\r\n")
+	if _, err := io.WriteString(c, head.String()); err != nil {
 		return nil, c, err
 	}
 	// The head only: a bufio.Reader of its smallest size holds a few
