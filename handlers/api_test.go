@@ -23,6 +23,7 @@ import (
 
 	"github.com/druidiceberg/sidecar/handlers"
 	"github.com/druidiceberg/sidecar/internal/demo"
+	"github.com/druidiceberg/sidecar/internal/sidecartest"
 	"github.com/druidiceberg/sidecar/internal/tablegen"
 	"github.com/druidiceberg/sidecar/internal/testlog"
 	"github.com/druidiceberg/sidecar/splits"
@@ -187,23 +188,10 @@ func TestHealthAndMetrics(t *testing.T) {
 	}
 }
 
-// metricSum adds up every series of a metric family in the server's registry.
+// metricSum is sidecartest.MetricSum.
 func metricSum(t *testing.T, srv *testServer, name string) float64 {
 	t.Helper()
-	families, err := srv.reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	sum := 0.0
-	for _, f := range families {
-		if f.GetName() != name {
-			continue
-		}
-		for _, m := range f.GetMetric() {
-			sum += m.GetCounter().GetValue() + m.GetGauge().GetValue()
-		}
-	}
-	return sum
+	return sidecartest.MetricSum(t, srv.served(), name)
 }
 
 // TestPublicURL: the URIs handed out start with --public-url when it is set,

@@ -16,7 +16,6 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -27,6 +26,7 @@ import (
 	"github.com/druidiceberg/sidecar/catalog/catalogtest"
 	"github.com/druidiceberg/sidecar/handlers"
 	"github.com/druidiceberg/sidecar/internal/demo"
+	"github.com/druidiceberg/sidecar/internal/sidecartest"
 	"github.com/druidiceberg/sidecar/internal/tablegen"
 	"github.com/druidiceberg/sidecar/internal/testlog"
 	"github.com/druidiceberg/sidecar/internal/testnet"
@@ -359,26 +359,11 @@ func demoWarehouse(t *testing.T) (*hadoop.Catalog, *testServer) {
 	return cat, localServer(t, dir)
 }
 
-// smallBuffers wraps a listener so that every connection it accepts (from
-// the address only, when set) has a send buffer of a few KiB: a client that
-// stops reading blocks the server's writes after that much, not after the
-// megabytes Linux's buffer autotuning allows, so the attacks below need
+// smallBuffers is sidecartest.SmallBuffers: a client that stops reading
+// blocks the server's writes after a few KiB, so the attacks below need
 // answers of a few MB, not the 59 MB of the streams they were first tried
 // with.
-type smallBuffers struct {
-	net.Listener
-	only net.IP
-}
-
-func (l smallBuffers) Accept() (net.Conn, error) {
-	c, err := l.Listener.Accept()
-	if tc, ok := c.(*net.TCPConn); ok {
-		if a, ok := tc.RemoteAddr().(*net.TCPAddr); ok && (l.only == nil || a.IP.Equal(l.only)) {
-			_ = tc.SetWriteBuffer(4 << 10)
-		}
-	}
-	return c, err
-}
+type smallBuffers = sidecartest.SmallBuffers
 
 // nonReader sends one GET for path on a connection of its own, whose
 // receive buffer is a few KiB, reads the answer's head and then nothing:
@@ -386,7 +371,7 @@ func (l smallBuffers) Accept() (net.Conn, error) {
 // Its body, read later, tells whether and how the server ended it.
 func nonReader(t testing.TB, addr, path string) *http.Response {
 	t.Helper()
-	resp, c, err := dialNonReader(addr, path, nil)
+	resp, c, err := sidecartest.DialNonReader(addr, path, nil)
 	if c != nil {
 		t.Cleanup(func() { c.Close() })
 	}
@@ -394,35 +379,6 @@ func nonReader(t testing.TB, addr, path string) *http.Response {
 		t.Fatal(err)
 	}
 	return resp
-}
-
-// dialNonReader is nonReader from the address from (nil: any); the caller
-// closes the connection, returned whenever it was opened.
-func dialNonReader(addr, path string, from net.IP) (*http.Response, net.Conn, error) {
-	d := net.Dialer{Control: func(_, _ string, rc syscall.RawConn) error {
-		var serr error
-		err := rc.Control(func(fd uintptr) {
-			serr = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 4<<10)
-		})
-		return errors.Join(err, serr)
-	}}
-	if from != nil {
-		d.LocalAddr = &net.TCPAddr{IP: from}
-	}
-	c, err := d.Dial("tcp", addr)
-	if err != nil {
-		return nil, nil, err
-	}
-	if _, err := fmt.Fprintf(c, "GET %s HTTP/1.1\r\nHost: sidecar\r\n\r\n", path); err != nil {
-		return nil, c, err
-	}
-	// The head only: a bufio.Reader of its smallest size holds a few
-	// bytes of the body at most.
-	resp, err := http.ReadResponse(bufio.NewReaderSize(c, 16), nil)
-	if err != nil {
-		return nil, c, fmt.Errorf("GET %s: %w", path, err)
-	}
-	return resp, c, nil
 }
 
 // rowsTable writes a table whose one split streams a few MB of rows.
@@ -507,27 +463,10 @@ func TestHostileNonReaders(t *testing.T) {
 	}
 }
 
-// metricValue is the value of the series of a counter or gauge whose label
-// has the value given.
+// metricValue is sidecartest.MetricValue.
 func metricValue(t *testing.T, srv *testServer, name, label, value string) float64 {
 	t.Helper()
-	families, err := srv.reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range families {
-		if f.GetName() != name {
-			continue
-		}
-		for _, m := range f.GetMetric() {
-			for _, l := range m.GetLabel() {
-				if l.GetName() == label && l.GetValue() == value {
-					return m.GetCounter().GetValue() + m.GetGauge().GetValue()
-				}
-			}
-		}
-	}
-	return 0
+	return sidecartest.MetricValue(t, srv.served(), name, label, value)
 }
 
 // TestHostilePlanNonReaders: the planning slot was released only once the

@@ -4,6 +4,8 @@ import (
 	"io"
 	"net/http"
 	"testing"
+
+	"github.com/druidiceberg/sidecar/internal/sidecartest"
 )
 
 // BenchmarkCompressedRows reads every split of the benchmark table over
@@ -14,7 +16,7 @@ import (
 //
 //	go test -run '^$' -bench CompressedRows -benchtime 3x ./handlers/
 func BenchmarkCompressedRows(b *testing.B) {
-	dir, _, _ := benchWarehouse(b)
+	dir, _, _ := sidecartest.BenchWarehouse(b)
 	srv := localServer(b, dir)
 	for _, c := range []string{"none", "gzip", "zstd"} {
 		b.Run(c, func(b *testing.B) {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/druidiceberg/sidecar/catalog/catalogtest"
 	"github.com/druidiceberg/sidecar/internal/druidsim"
+	"github.com/druidiceberg/sidecar/internal/sidecartest"
 	"github.com/druidiceberg/sidecar/internal/tablegen"
 	"github.com/druidiceberg/sidecar/splits"
 )
@@ -70,7 +71,7 @@ func TestCompressedRows(t *testing.T) {
 		t.Fatal(err)
 	}
 	// What the datasource must hold, the same for both codecs.
-	want := druidExpect(t, oracle, "event_ts", tbl.Schema().Fields())
+	want := sidecartest.DruidExpect(t, oracle, "event_ts", tbl.Schema().Fields())
 	a := localServer(t, dir)
 	b := splittingServer(t, dir, splits.WithTargetSplitSize(1))
 	plainPlan := a.plan(t, q("table", "gz.t", "minSplits", "3"))
@@ -143,7 +144,7 @@ func TestCompressedRows(t *testing.T) {
 			if err := d.ExecTask(ctx, task); err != nil {
 				t.Fatal(err)
 			}
-			if got := modelRows(d, "gz"); !slicesEqual(got, want) {
+			if got := sidecartest.ModelRows(d, "gz"); !slicesEqual(got, want) {
 				t.Fatalf("the datasource holds %d rows, the oracle %d", len(got), len(want))
 			}
 			resumed := 0

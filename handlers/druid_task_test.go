@@ -1,37 +1,14 @@
 package handlers_test
 
 import (
-	"bytes"
 	"encoding/json"
 	"net/http"
-	"regexp"
-	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/druidiceberg/sidecar/internal/golden"
+	"github.com/druidiceberg/sidecar/internal/sidecartest"
 )
-
-// normalizeURIs replaces the server's base and the tokens, which hold the
-// checkout's absolute paths, with stable placeholders.
-func normalizeURIs(srv *testServer, body []byte) []byte {
-	re := regexp.MustCompile(regexp.QuoteMeta(srv.URL) + `/(splits|files)/[A-Za-z0-9_\-.]+`)
-	// A split id hashes its token, which holds the checkout's paths too.
-	body = regexp.MustCompile(`"id": "[0-9a-f]{16}"`).ReplaceAll(body, []byte(`"id": "<split-id>"`))
-	seen := map[string]string{}
-	return re.ReplaceAllFunc(body, func(m []byte) []byte {
-		if p, ok := seen[string(m)]; ok {
-			return []byte(p)
-		}
-		route := "splits"
-		if bytes.Contains(m, []byte("/files/")) {
-			route = "files"
-		}
-		p := "http://sidecar:8080/" + route + "/<token-" + strconv.Itoa(len(seen)+1) + ">"
-		seen[string(m)] = p
-		return []byte(p)
-	})
-}
 
 func TestDruidTask(t *testing.T) {
 	srv := partitionedFixture(t).server(t)
@@ -75,7 +52,7 @@ func TestDruidTask(t *testing.T) {
 		sp.TuningConfig.MaxNumConcurrentSubTasks != 4 || sp.DataSchema.DimensionsSpec == nil || sp.DataSchema.GranularitySpec == nil {
 		t.Fatalf("task misses a field Druid requires: %s", body)
 	}
-	golden.Check(t, "druid_task.json", normalizeURIs(srv, body))
+	golden.Check(t, "druid_task.json", sidecartest.NormalizeURIs(srv.URL, body))
 
 	resp, body = srv.post(t, "/splits", druidDocsSpec)
 	if resp.StatusCode != http.StatusOK {
@@ -83,7 +60,7 @@ func TestDruidTask(t *testing.T) {
 	}
 	// The splits list names the fixture's data files, whose paths are
 	// stable; the tokens and the base URL are normalised.
-	golden.Check(t, "druid_docs_spec_answer.json", normalizeURIs(srv, body))
+	golden.Check(t, "druid_docs_spec_answer.json", sidecartest.NormalizeURIs(srv.URL, body))
 
 	for _, tc := range []struct{ path, want string }{
 		{"/druid/task?table=fixtures.t&timestampColumn=event_time", "dataSource is required"},
@@ -121,7 +98,7 @@ func TestDruidSQL(t *testing.T) {
 			if err := json.Unmarshal(body, &task); err != nil || task.Query == "" {
 				t.Fatalf("%v: %s", err, body)
 			}
-			golden.Check(t, tc.name, normalizeURIs(srv, body))
+			golden.Check(t, tc.name, sidecartest.NormalizeURIs(srv.URL, body))
 		})
 	}
 }

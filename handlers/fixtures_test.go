@@ -3,8 +3,6 @@ package handlers_test
 import (
 	"encoding/json"
 	"net/url"
-	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -12,84 +10,37 @@ import (
 	"time"
 
 	sidecatalog "github.com/druidiceberg/sidecar/catalog"
+	"github.com/druidiceberg/sidecar/internal/sidecartest"
 )
 
-// fixture is a table of testdata/fixtures with the rows a correct reader
-// returns (see that folder's README).
-type fixture struct {
-	Name             string
-	Dir              string
-	Metadata         string   `json:"metadata"`
-	LocationPrefixes []string `json:"location_prefixes"`
-	Expected         struct {
-		RowCount int      `json:"row_count"`
-		Columns  []string `json:"columns"`
-		Rows     [][]any  `json:"rows"`
-	} `json:"expected"`
-	ExtraChecks []struct {
-		SnapshotID int64 `json:"snapshot_id"`
-		RowCount   int   `json:"row_count"`
-	} `json:"extra_checks"`
-}
+// fixture is a sidecartest.Fixture under the names of this package's
+// tests.
+type fixture struct{ sidecartest.Fixture }
 
+// loadFixtures is sidecartest.LoadFixtures.
 func loadFixtures(t testing.TB) []fixture {
 	t.Helper()
-	root := fixturesDir(t)
-	entries, err := os.ReadDir(root)
-	if err != nil {
-		t.Fatalf("read fixtures: %v", err)
-	}
 	var out []fixture
-	for _, e := range entries {
-		if !e.IsDir() {
-			continue
-		}
-		data, err := os.ReadFile(filepath.Join(root, e.Name(), "expected.json"))
-		if err != nil {
-			t.Fatalf("fixture %s: %v", e.Name(), err)
-		}
-		f := fixture{Name: e.Name(), Dir: filepath.Join(root, e.Name())}
-		if err := json.Unmarshal(data, &f); err != nil {
-			t.Fatalf("fixture %s: %v", e.Name(), err)
-		}
-		out = append(out, f)
-	}
-	if len(out) < 9 {
-		t.Fatalf("found %d fixtures, want all 9 of testdata/fixtures", len(out))
+	for _, f := range sidecartest.LoadFixtures(t) {
+		out = append(out, fixture{f})
 	}
 	return out
 }
 
-// namedFixture is one fixture by folder name.
+// namedFixture is sidecartest.NamedFixture.
 func namedFixture(t testing.TB, name string) fixture {
 	t.Helper()
-	for _, f := range loadFixtures(t) {
-		if f.Name == name {
-			return f
-		}
-	}
-	t.Fatalf("fixture %s missing from testdata/fixtures", name)
-	return fixture{}
+	return fixture{sidecartest.NamedFixture(t, name)}
 }
 
-// server serves the fixture through the static catalog and a location map
-// from every prefix written in its metadata onto its folder.
+// server is sidecartest.Fixture.Server.
 func (f fixture) server(t testing.TB) *testServer {
 	t.Helper()
-	return newServer(t, sidecatalog.Config{
-		Type:   "static",
-		Tables: map[string]string{"fixtures.t": filepath.Join(f.Dir, f.Metadata)},
-	}, f.mappings())
+	return wrap(f.Server(t))
 }
 
-// mappings map every location prefix written in the fixture onto its folder.
-func (f fixture) mappings() []sidecatalog.Mapping {
-	var maps []sidecatalog.Mapping
-	for _, p := range f.LocationPrefixes {
-		maps = append(maps, sidecatalog.Mapping{From: p, To: f.Dir})
-	}
-	return maps
-}
+// mappings is sidecartest.Fixture.Mappings.
+func (f fixture) mappings() []sidecatalog.Mapping { return f.Mappings() }
 
 // TestFixtures serves every engine-written table through the HTTP API and
 // holds its rows against expected.json, and its time-travel counts.

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	sidecatalog "github.com/druidiceberg/sidecar/catalog"
+	"github.com/druidiceberg/sidecar/internal/sidecartest"
 
 	"github.com/apache/iceberg-go/table"
 
@@ -43,7 +44,7 @@ var hostileBenchTable struct {
 func BenchmarkStreamsBesideAttackers(b *testing.B) {
 	hostileBenchTable.once.Do(func() {
 		dir := filepath.Join(os.TempDir(), "sidecar-hostile-bench-100000-4")
-		_, err := cachedBenchTable(dir, table.Identifier{"load", "t"}, 100_000, 4)
+		_, err := sidecartest.CachedBenchTable(dir, table.Identifier{"load", "t"}, 100_000, 4)
 		hostileBenchTable.dir, hostileBenchTable.err = dir, err
 	})
 	if hostileBenchTable.err != nil {
@@ -53,7 +54,7 @@ func BenchmarkStreamsBesideAttackers(b *testing.B) {
 	srv := newServer(b, sidecatalog.Config{Type: "local", Warehouse: hostileBenchTable.dir}, nil,
 		func(c *handlers.Config) { c.MaxStreams, c.BodyTimeout = 4*clients, time.Second })
 	p := srv.plan(b, q("table", "load.t"))
-	var targets []loadTarget
+	var targets []sidecartest.LoadTarget
 	var size int64
 	for _, u := range p.InputSource.URIs {
 		path := strings.TrimPrefix(u, srv.URL)
@@ -61,7 +62,7 @@ func BenchmarkStreamsBesideAttackers(b *testing.B) {
 		if resp.StatusCode != http.StatusOK {
 			b.Fatalf("reference read of %s: %d", path, resp.StatusCode)
 		}
-		targets = append(targets, loadTarget{path, body})
+		targets = append(targets, sidecartest.LoadTarget{Path: path, Want: body})
 		size += int64(len(body))
 	}
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: clients}}
@@ -73,16 +74,16 @@ func BenchmarkStreamsBesideAttackers(b *testing.B) {
 			wg.Go(func() {
 				for i := range targets {
 					tg := targets[(c+i)%len(targets)]
-					resp, err := client.Get(srv.URL + tg.path)
+					resp, err := client.Get(srv.URL + tg.Path)
 					if err != nil {
 						errs <- err
 						return
 					}
-					cmp := &comparer{want: tg.want}
+					cmp := &sidecartest.Comparer{Want: tg.Want}
 					_, err = io.Copy(cmp, resp.Body)
 					resp.Body.Close()
-					if err != nil || resp.StatusCode != http.StatusOK || cmp.differ || cmp.off != len(tg.want) {
-						errs <- fmt.Errorf("GET %s: %d, %v, %d of %d bytes, differ %v", tg.path, resp.StatusCode, err, cmp.off, len(tg.want), cmp.differ)
+					if err != nil || resp.StatusCode != http.StatusOK || cmp.Differ || cmp.Off != len(tg.Want) {
+						errs <- fmt.Errorf("GET %s: %d, %v, %d of %d bytes, differ %v", tg.Path, resp.StatusCode, err, cmp.Off, len(tg.Want), cmp.Differ)
 						return
 					}
 				}
@@ -104,7 +105,7 @@ func BenchmarkStreamsBesideAttackers(b *testing.B) {
 			var mu sync.Mutex
 			seen := map[string]map[int]int{}
 			if hostile {
-				list, done := attacks(srv)
+				list, done := sidecartest.Attacks(srv.served())
 				defer done()
 				for _, a := range list {
 					attackers.Go(func() {
@@ -114,15 +115,15 @@ func BenchmarkStreamsBesideAttackers(b *testing.B) {
 								return
 							default:
 							}
-							status, err := a.run()
+							status, err := a.Run()
 							mu.Lock()
-							if seen[a.name] == nil {
-								seen[a.name] = map[int]int{}
+							if seen[a.Name] == nil {
+								seen[a.Name] = map[int]int{}
 							}
-							seen[a.name][status]++
+							seen[a.Name][status]++
 							mu.Unlock()
-							if err != nil || !slices.Contains(a.want, status) {
-								b.Errorf("%s: %d, %v", a.name, status, err)
+							if err != nil || !slices.Contains(a.Want, status) {
+								b.Errorf("%s: %d, %v", a.Name, status, err)
 								return
 							}
 						}

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	sidecatalog "github.com/druidiceberg/sidecar/catalog"
+	"github.com/druidiceberg/sidecar/internal/sidecartest"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -109,10 +110,10 @@ func FuzzPostSplits(f *testing.F) {
 		`[]`, `null`, `{`, "",
 		// Nesting and width at and past the filter's bounds, and a
 		// duplicate member that hides a deep filter from a lookup by name.
-		`{"namespace":"fixtures","tableName":"t","icebergFilter":` + fixtureFilter(nestedNot(63)) + `}`,
-		`{"namespace":"fixtures","tableName":"t","icebergFilter":` + fixtureFilter(nestedNot(64)) + `}`,
-		`{"namespace":"fixtures","tableName":"t","applyResidual":true,"icebergFilter":` + fixtureFilter(wideOr(40)) + `}`,
-		`{"namespace":"fixtures","tableName":"t","icebergFilter":` + fixtureFilter(nestedNot(80)) + `,"IcebergFilter":null}`,
+		`{"namespace":"fixtures","tableName":"t","icebergFilter":` + fixtureFilter(sidecartest.NestedNot(63)) + `}`,
+		`{"namespace":"fixtures","tableName":"t","icebergFilter":` + fixtureFilter(sidecartest.NestedNot(64)) + `}`,
+		`{"namespace":"fixtures","tableName":"t","applyResidual":true,"icebergFilter":` + fixtureFilter(sidecartest.WideOr(40)) + `}`,
+		`{"namespace":"fixtures","tableName":"t","icebergFilter":` + fixtureFilter(sidecartest.NestedNot(80)) + `,"IcebergFilter":null}`,
 	} {
 		f.Add([]byte(seed))
 	}
@@ -146,8 +147,8 @@ func FuzzSplitsQuery(f *testing.F) {
 		"table=fixtures.t&catalog=other",
 		"table=%ZZ&;&&=",
 		"",
-		"table=fixtures.t&" + q("icebergFilter", fixtureFilter(nestedNot(64))).Encode(),
-		"table=fixtures.t&applyResidual=true&" + q("icebergFilter", fixtureFilter(wideOr(40))).Encode(),
+		"table=fixtures.t&" + q("icebergFilter", fixtureFilter(sidecartest.NestedNot(64))).Encode(),
+		"table=fixtures.t&applyResidual=true&" + q("icebergFilter", fixtureFilter(sidecartest.WideOr(40))).Encode(),
 	} {
 		for route := range uint8(3) {
 			f.Add(route, seed)

@@ -24,6 +24,7 @@ import (
 	"github.com/druidiceberg/sidecar/handlers"
 	"github.com/druidiceberg/sidecar/internal/demo"
 	"github.com/druidiceberg/sidecar/internal/icewrite"
+	"github.com/druidiceberg/sidecar/internal/sidecartest"
 	"github.com/druidiceberg/sidecar/internal/tablegen"
 	"github.com/druidiceberg/sidecar/internal/testlog"
 	"github.com/druidiceberg/sidecar/internal/testnet"
@@ -47,21 +48,6 @@ func apiError(t testing.TB, body []byte) (code, message string) {
 	return e.Error.Code, e.Error.Message
 }
 
-// nestedNot is a filter of depth `not`s around one equals on demo.orders.
-func nestedNot(depth int) string {
-	return strings.Repeat(`{"type":"not","filter":`, depth) +
-		`{"type":"equals","filterColumn":"status","filterValue":"x"}` + strings.Repeat("}", depth)
-}
-
-// wideOr is an or of width equals filters on demo.orders.
-func wideOr(width int) string {
-	parts := make([]string, width)
-	for i := range parts {
-		parts[i] = fmt.Sprintf(`{"type":"equals","filterColumn":"status","filterValue":"s%d"}`, i)
-	}
-	return `{"type":"or","filters":[` + strings.Join(parts, ",") + `]}`
-}
-
 // TestHostileFilters: a filter nested thousands deep cost the square of its
 // depth in CPU and memory (30 s and 2.7 GB for a 460 KB URL), and so did a
 // wide one; each bound is now a 400 that names it, whichever route and
@@ -76,22 +62,22 @@ func TestHostileFilters(t *testing.T) {
 		name, method, path, body string
 		bound                    string
 	}{
-		{"GET nested 2000 deep", "GET", "/splits?" + q("table", "demo.orders", "icebergFilter", nestedNot(2000)).Encode(), "",
+		{"GET nested 2000 deep", "GET", "/splits?" + q("table", "demo.orders", "icebergFilter", sidecartest.NestedNot(2000)).Encode(), "",
 			fmt.Sprintf("more than %d levels deep", druid.MaxFilterDepth)},
-		{"GET nested 9990 deep, 460 KB", "GET", "/splits?" + q("table", "demo.orders", "icebergFilter", nestedNot(9990)).Encode(), "",
+		{"GET nested 9990 deep, 460 KB", "GET", "/splits?" + q("table", "demo.orders", "icebergFilter", sidecartest.NestedNot(9990)).Encode(), "",
 			fmt.Sprintf("more than the %d allowed", druid.MaxFilterBytes)},
 		{"GET /druid/task nested", "GET", "/druid/task?" + q("table", "demo.orders", "dataSource", "o",
-			"timestampColumn", "order_ts", "icebergFilter", nestedNot(500)).Encode(), "", "levels deep"},
+			"timestampColumn", "order_ts", "icebergFilter", sidecartest.NestedNot(500)).Encode(), "", "levels deep"},
 		{"GET /druid/sql nested", "GET", "/druid/sql?" + q("table", "demo.orders", "dataSource", "o",
-			"timestampColumn", "order_ts", "icebergFilter", nestedNot(500)).Encode(), "", "levels deep"},
-		{"GET wide", "GET", "/splits?" + q("table", "demo.orders", "icebergFilter", wideOr(druid.MaxFilterNodes)).Encode(), "",
+			"timestampColumn", "order_ts", "icebergFilter", sidecartest.NestedNot(500)).Encode(), "", "levels deep"},
+		{"GET wide", "GET", "/splits?" + q("table", "demo.orders", "icebergFilter", sidecartest.WideOr(druid.MaxFilterNodes)).Encode(), "",
 			fmt.Sprintf("more than %d filters", druid.MaxFilterNodes)},
-		{"POST nested", "POST", "/splits", spec("icebergFilter", nestedNot(5000)), "levels deep"},
-		{"POST nested, another case", "POST", "/splits", spec("ICEBERGfilter", nestedNot(5000)), "levels deep"},
+		{"POST nested", "POST", "/splits", spec("icebergFilter", sidecartest.NestedNot(5000)), "levels deep"},
+		{"POST nested, another case", "POST", "/splits", spec("ICEBERGfilter", sidecartest.NestedNot(5000)), "levels deep"},
 		{"POST nested, then a duplicate", "POST", "/splits",
-			strings.TrimSuffix(spec("icebergFilter", nestedNot(5000)), "}") + `,"icebergFilter":{"type":"equals","filterColumn":"status","filterValue":"x"}}`,
+			strings.TrimSuffix(spec("icebergFilter", sidecartest.NestedNot(5000)), "}") + `,"icebergFilter":{"type":"equals","filterColumn":"status","filterValue":"x"}}`,
 			"levels deep"},
-		{"POST wide", "POST", "/splits", spec("icebergFilter", wideOr(druid.MaxFilterNodes)), "filters and intervals"},
+		{"POST wide", "POST", "/splits", spec("icebergFilter", sidecartest.WideOr(druid.MaxFilterNodes)), "filters and intervals"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var resp *http.Response
@@ -108,7 +94,7 @@ func TestHostileFilters(t *testing.T) {
 		})
 	}
 	// Within the bounds the answer is a plan.
-	for _, f := range []string{nestedNot(druid.MaxFilterDepth - 1), wideOr(druid.MaxFilterNodes - 1)} {
+	for _, f := range []string{sidecartest.NestedNot(druid.MaxFilterDepth - 1), sidecartest.WideOr(druid.MaxFilterNodes - 1)} {
 		srv.plan(t, q("table", "demo.orders", "icebergFilter", f))
 	}
 }
@@ -129,7 +115,7 @@ func TestPlanNeverHandsOutARefusedURI(t *testing.T) {
 
 	t.Run("wide residual", func(t *testing.T) {
 		resp, body := srv.get(t, "/splits?"+q("table", "demo.orders", "applyResidual", "true",
-			"icebergFilter", wideOr(druid.MaxFilterNodes-1)).Encode())
+			"icebergFilter", sidecartest.WideOr(druid.MaxFilterNodes-1)).Encode())
 		code, msg := apiError(t, body)
 		if resp.StatusCode != http.StatusBadRequest || code != "bad_request" ||
 			!strings.Contains(msg, fmt.Sprintf("more than the %d a split carries", splits.MaxResidualBytes)) {
@@ -139,7 +125,7 @@ func TestPlanNeverHandsOutARefusedURI(t *testing.T) {
 
 	t.Run("residual within the bound", func(t *testing.T) {
 		// 149 statuses no order has, and shipped: orders 1001 and 1007.
-		f := strings.Replace(wideOr(150), `"s149"`, `"shipped"`, 1)
+		f := strings.Replace(sidecartest.WideOr(150), `"s149"`, `"shipped"`, 1)
 		p := srv.plan(t, q("table", "demo.orders", "applyResidual", "true", "icebergFilter", f))
 		var ids []string
 		for _, line := range srv.rows(t, p) {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
+	"github.com/druidiceberg/sidecar/internal/sidecartest"
 	"github.com/druidiceberg/sidecar/internal/testenv"
 	"github.com/druidiceberg/sidecar/token"
 )
@@ -145,30 +146,8 @@ func TestDeleteCacheMetricsFollowTheCache(t *testing.T) {
 	testenv.PromtoolCheck(t, body)
 }
 
-// metricsOf scrapes /metrics into name{labels} → value, for the sidecar's
-// own counters and gauges.
+// metricsOf is sidecartest.MetricsOf.
 func metricsOf(t *testing.T, srv *testServer) map[string]float64 {
 	t.Helper()
-	families, err := srv.reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := map[string]float64{}
-	for _, f := range families {
-		if !strings.HasPrefix(f.GetName(), "sidecar_") {
-			continue
-		}
-		for _, m := range f.GetMetric() {
-			key := f.GetName()
-			if len(m.GetLabel()) > 0 {
-				var ls []string
-				for _, l := range m.GetLabel() {
-					ls = append(ls, l.GetName()+`="`+l.GetValue()+`"`)
-				}
-				key += "{" + strings.Join(ls, ",") + "}"
-			}
-			out[key] = m.GetCounter().GetValue() + m.GetGauge().GetValue()
-		}
-	}
-	return out
+	return sidecartest.MetricsOf(t, srv.served())
 }

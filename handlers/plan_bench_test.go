@@ -21,6 +21,7 @@ import (
 
 	sidecatalog "github.com/druidiceberg/sidecar/catalog"
 	"github.com/druidiceberg/sidecar/catalog/catalogtest"
+	"github.com/druidiceberg/sidecar/internal/sidecartest"
 	"github.com/druidiceberg/sidecar/internal/tablegen"
 	"github.com/druidiceberg/sidecar/splits"
 	"github.com/druidiceberg/sidecar/token"
@@ -187,7 +188,7 @@ func BenchmarkPlanWideRatio(b *testing.B) {
 	names := []string{"PlanFiles", "LoadPlanFiles", "Planner", "HTTP"}
 	wall, cpu := map[string]time.Duration{}, map[string]time.Duration{}
 	var answer int
-	resetPeakRSS()
+	sidecartest.ResetPeakRSS()
 	for b.Loop() {
 		for _, name := range names {
 			start, startCPU := time.Now(), cpuTime(b)
@@ -208,7 +209,7 @@ func BenchmarkPlanWideRatio(b *testing.B) {
 		b.ReportMetric(float64(cpu[name])/float64(cpu["PlanFiles"]), name+"/PlanFiles-cpu")
 	}
 	b.ReportMetric(float64(answer)/(1<<20), "answer-MiB")
-	b.ReportMetric(float64(peakRSS())/(1<<20), "peak-RSS-MiB")
+	b.ReportMetric(float64(sidecartest.PeakRSS())/(1<<20), "peak-RSS-MiB")
 }
 
 // cpuTime is the CPU time this process has used, user and system.

@@ -1,4 +1,4 @@
-package handlers_test
+package e2e_test
 
 import (
 	"context"
@@ -21,77 +21,11 @@ import (
 	"github.com/druidiceberg/sidecar/internal/demo"
 	"github.com/druidiceberg/sidecar/internal/druidsim"
 	"github.com/druidiceberg/sidecar/internal/golden"
+	"github.com/druidiceberg/sidecar/internal/sidecartest"
 	"github.com/druidiceberg/sidecar/internal/sqlcheck"
 	"github.com/druidiceberg/sidecar/internal/tablegen"
 	"github.com/druidiceberg/sidecar/token"
 )
-
-// sqlTaskBody is the answer of /druid/sql and a change's sql.
-type sqlTaskBody struct {
-	Query    string         `json:"query"`
-	Context  map[string]any `json:"context"`
-	Warnings []string       `json:"warnings"`
-}
-
-func (s *testServer) druidSQL(t testing.TB, query url.Values) sqlTaskBody {
-	t.Helper()
-	resp, body := s.get(t, "/druid/sql?"+query.Encode())
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("GET /druid/sql?%s: %d %s", query.Encode(), resp.StatusCode, body)
-	}
-	var task sqlTaskBody
-	if err := json.Unmarshal(body, &task); err != nil {
-		t.Fatal(err)
-	}
-	return task
-}
-
-func (s *testServer) druidTask(t testing.TB, query url.Values) []byte {
-	t.Helper()
-	resp, body := s.get(t, "/druid/task?"+query.Encode())
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("GET /druid/task?%s: %d %s", query.Encode(), resp.StatusCode, body)
-	}
-	return body
-}
-
-// cleanModel fails the test when the model lost values on the way in:
-// a value its column's type could not take, a row its guards had to drop,
-// rows without a parseable time but the nullTimes the table holds (which
-// a native task counts as unparseable).
-func cleanModel(t testing.TB, d *druidsim.Druid, nullTimes ...int) {
-	t.Helper()
-	if n := d.Nulled(); len(n) > 0 {
-		t.Fatalf("Druid turned values into NULL: %q", n)
-	}
-	want := 0
-	for _, n := range nullTimes {
-		want += n
-	}
-	if n := d.Unparseable(); n != want {
-		t.Fatalf("Druid found %d rows without a parseable time, want %d", n, want)
-	}
-	if n := d.Dropped(); n > 0 {
-		t.Fatalf("Druid's guards dropped %d rows served outside their interval", n)
-	}
-}
-
-// druidExpect is what a Druid datasource holds of the sidecar's NDJSON
-// rows, the columns in the Druid types of the docs' table, as modelRows
-// lists them.
-func druidExpect(t testing.TB, lines []string, timeColumn string, fields []iceberg.NestedField) []string {
-	t.Helper()
-	rows, err := druidsim.Expect(lines, timeColumn, druid.Types(fields, token.Encoding{}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := make([]string, len(rows))
-	for i, r := range rows {
-		out[i] = r.String()
-	}
-	slices.Sort(out)
-	return out
-}
 
 // TestDruidIngestsEveryType: the all-types table through /druid/sql
 // (INSERT, REPLACE of an interval, with ISO timestamps), /druid/task and
@@ -100,10 +34,10 @@ func druidExpect(t testing.TB, lines []string, timeColumn string, fields []icebe
 // datasource holds the table's rows in those types.
 func TestDruidIngestsEveryType(t *testing.T) {
 	ctx := context.Background()
-	dir, b := sharedEvolution(t, "all_types")
-	srv := localServer(t, dir)
-	want := druidExpect(t, b.Current().Rows, "id", b.Table.Schema().Fields())
-	base := q("table", "db.all", "dataSource", "ds", "timestampColumn", "id")
+	dir, b := sharedAllTypes(t)
+	srv := sidecartest.LocalServer(t, dir)
+	want := sidecartest.DruidExpect(t, b.Current().Rows, "id", b.Table.Schema().Fields())
+	base := sidecartest.Q("table", "db.all", "dataSource", "ds", "timestampColumn", "id")
 	with := func(kv ...string) url.Values {
 		v := maps.Clone(base)
 		for i := 0; i+1 < len(kv); i += 2 {
@@ -119,7 +53,7 @@ func TestDruidIngestsEveryType(t *testing.T) {
 		if err := exec(d); err != nil {
 			t.Fatalf("Druid refuses it: %v", err)
 		}
-		cleanModel(t, d, nullTimes...)
+		sidecartest.CleanModel(t, d, nullTimes...)
 		return d
 	}
 	// The generated text, held to golden files.
@@ -127,20 +61,20 @@ func TestDruidIngestsEveryType(t *testing.T) {
 		"alltypes_msq_replace.json": "/druid/sql?" + with("statement", "replace", "overwrite", "1970-01-01/P1Y", "partitionedBy", "year").Encode(),
 		"alltypes_task.json":        "/druid/task?" + with("segmentGranularity", "week").Encode(),
 	} {
-		resp, body := srv.get(t, path)
+		resp, body := srv.Get(t, path)
 		if resp.StatusCode != http.StatusOK {
 			t.Fatalf("%s: %d %s", path, resp.StatusCode, body)
 		}
-		golden.Check(t, name, normalizeURIs(srv, body))
+		golden.Check(t, name, sidecartest.NormalizeURIs(srv.URL, body))
 	}
 	var statements []string
 	sqlOf := func(t *testing.T, v url.Values) func(d *druidsim.Druid) error {
-		task := srv.druidSQL(t, v)
+		task := srv.DruidSQL(t, v)
 		statements = append(statements, task.Query)
 		return func(d *druidsim.Druid) error { return d.ExecSQL(ctx, task.Query, task.Context) }
 	}
 	taskOf := func(t *testing.T, v url.Values) func(d *druidsim.Druid) error {
-		spec := srv.druidTask(t, v)
+		spec := srv.DruidTask(t, v)
 		return func(d *druidsim.Druid) error { return d.ExecTask(ctx, spec) }
 	}
 	var typesSeen []map[string]string
@@ -159,9 +93,9 @@ func TestDruidIngestsEveryType(t *testing.T) {
 			return taskOf(t, with("segmentGranularity", "P1W"))
 		}},
 		{"the initial load of /changes, as a statement", func(t *testing.T) func(d *druidsim.Druid) error {
-			c := srv.changes(t, url.Values{"table": {"db.all"}, "timeColumn": {"id"}, "dataSource": {"ds"}})
+			c := srv.Changes(t, url.Values{"table": {"db.all"}, "timeColumn": {"id"}, "dataSource": {"ds"}})
 			if len(c.Changes) != 1 || c.Changes[0].Interval != "ALL" {
-				t.Fatalf("changes %v", c.intervals())
+				t.Fatalf("changes %v", c.Intervals())
 			}
 			statements = append(statements, c.Changes[0].SQL.Query)
 			return func(d *druidsim.Druid) error { return d.ExecSQL(ctx, c.Changes[0].SQL.Query, c.Changes[0].SQL.Context) }
@@ -169,7 +103,7 @@ func TestDruidIngestsEveryType(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			d := run(t, tc.exec(t))
-			if got := modelRows(d, "ds"); !slices.Equal(got, want) {
+			if got := sidecartest.ModelRows(d, "ds"); !slices.Equal(got, want) {
 				t.Fatalf("Druid holds\n  %s\nwant\n  %s", strings.Join(got, "\n  "), strings.Join(want, "\n  "))
 			}
 			types := d.Types("ds")
@@ -193,7 +127,7 @@ func TestDruidIngestsEveryType(t *testing.T) {
 	// With timestamps=iso the timestamps are strings: STRING columns, and
 	// __time is TIME_PARSE of the ISO text.
 	t.Run("ISO timestamps", func(t *testing.T) {
-		task := srv.druidSQL(t, q("table", "db.all", "dataSource", "ds", "timestampColumn", "tstz", "timestamps", "iso", "statement", "replace"))
+		task := srv.DruidSQL(t, sidecartest.Q("table", "db.all", "dataSource", "ds", "timestampColumn", "tstz", "timestamps", "iso", "statement", "replace"))
 		statements = append(statements, task.Query)
 		if !strings.Contains(task.Query, `TIME_PARSE("tstz") AS "__time"`) || !strings.Contains(task.Query, `{"name":"tstz","type":"string"}`) {
 			t.Fatalf("statement %s", task.Query)
@@ -202,10 +136,10 @@ func TestDruidIngestsEveryType(t *testing.T) {
 		if ty := d.Types("ds"); ty["tstz"] != "STRING" || ty["ts"] != "STRING" || ty["dt"] != "LONG" {
 			t.Fatalf("types %v", ty)
 		}
-		spec := srv.druidTask(t, q("table", "db.all", "dataSource", "ds", "timestampColumn", "tstz", "timestamps", "iso"))
+		spec := srv.DruidTask(t, sidecartest.Q("table", "db.all", "dataSource", "ds", "timestampColumn", "tstz", "timestamps", "iso"))
 		// Row 2's tstz is null: a native task counts it as unparseable.
 		d2 := run(t, func(d *druidsim.Druid) error { return d.ExecTask(ctx, spec) }, 1)
-		if got, want := modelRows(d2, "ds"), modelRows(d, "ds"); !slices.Equal(got, want) || len(got) != 3 {
+		if got, want := sidecartest.ModelRows(d2, "ds"), sidecartest.ModelRows(d, "ds"); !slices.Equal(got, want) || len(got) != 3 {
 			t.Fatalf("native holds\n  %s\nMSQ\n  %s", strings.Join(got, "\n  "), strings.Join(want, "\n  "))
 		}
 	})
@@ -221,13 +155,13 @@ func TestDruidIngestsEveryType(t *testing.T) {
 // infinities differ too: the raw file keeps them, JSON serves null.
 func TestRawFilesReadLikeRows(t *testing.T) {
 	ctx := context.Background()
-	dir, built := sharedEvolution(t, "all_types")
-	srv := localServer(t, dir)
-	auto := srv.plan(t, q("table", "db.all"))
+	dir, built := sharedAllTypes(t)
+	srv := sidecartest.LocalServer(t, dir)
+	auto := srv.Plan(t, sidecartest.Q("table", "db.all"))
 	if auto.Mode != "v2" || !strings.Contains(strings.Join(auto.Warnings, " "), `column "ts_ns" is timestamp_ns`) {
 		t.Fatalf("auto mode on the all-types table: %s, warnings %q", auto.Mode, auto.Warnings)
 	}
-	resp, body := srv.get(t, "/splits?table=db.all&mode=files")
+	resp, body := srv.Get(t, "/splits?table=db.all&mode=files")
 	if resp.StatusCode != http.StatusConflict || !strings.Contains(string(body), "timestamp_ns") {
 		t.Fatalf("mode=files: %d %s", resp.StatusCode, body)
 	}
@@ -248,7 +182,7 @@ func TestRawFilesReadLikeRows(t *testing.T) {
 		}
 		t.Run(f.Name, func(t *testing.T) {
 			fields := []iceberg.NestedField{idField, f}
-			rows := srv.plan(t, q("table", "db.all", "mode", "rows", "columns", "id,"+f.Name))
+			rows := srv.Plan(t, sidecartest.Q("table", "db.all", "mode", "rows", "columns", "id,"+f.Name))
 			sources := map[string]druid.Source{
 				"raw": {InputSource: druid.HTTPInputSource{Type: "http", URIs: []string{rawURI}}, InputFormat: druid.InputFormat{Type: "parquet"},
 					Fields: fields, TimeField: idField},
@@ -279,7 +213,7 @@ func TestRawFilesReadLikeRows(t *testing.T) {
 					if err := exec(d); err != nil {
 						t.Fatalf("%s over %s: %v", engine, path, err)
 					}
-					got[path+" "+engine] = fmt.Sprintf("%v %s", d.Types("ds"), strings.Join(modelRows(d, "ds"), "; "))
+					got[path+" "+engine] = fmt.Sprintf("%v %s", d.Types("ds"), strings.Join(sidecartest.ModelRows(d, "ds"), "; "))
 				}
 			}
 			for _, engine := range []string{"MSQ", "native"} {
@@ -299,7 +233,7 @@ func TestRawFilesReadLikeRows(t *testing.T) {
 // INSERT or a task with nothing to read is a 409.
 func TestDruidSQLOverwrite(t *testing.T) {
 	ctx := context.Background()
-	cat, dir := localWarehouse(t)
+	cat, dir := sidecartest.LocalWarehouse(t)
 	h, err := tablegen.NewHistory(ctx, cat, table.Identifier{"ow", "events"}, tablegen.HistoryOptions{Time: tablegen.TimeTimestamp, Layout: tablegen.LayoutDay})
 	if err != nil {
 		t.Fatal(err)
@@ -312,13 +246,13 @@ func TestDruidSQLOverwrite(t *testing.T) {
 		tablegen.HistoryRow{ID: 3, TS: hour(1, 3)}, tablegen.HistoryRow{ID: 4, TS: hour(2, 4)}); err != nil {
 		t.Fatal(err)
 	}
-	srv := localServer(t, dir)
+	srv := sidecartest.LocalServer(t, dir)
 	d := druidsim.New()
 	d.Client = srv.Client()
 	// A cluster whose SQL time zone is not UTC: the statements must say
 	// sqlTimeZone, or their bounds would move.
 	d.SQLTimeZone = "America/New_York"
-	base := q("table", "ow.events", "dataSource", "ev", "timestampColumn", "ts", "statement", "replace")
+	base := sidecartest.Q("table", "ow.events", "dataSource", "ev", "timestampColumn", "ts", "statement", "replace")
 	with := func(kv ...string) url.Values {
 		v := maps.Clone(base)
 		for i := 0; i+1 < len(kv); i += 2 {
@@ -326,12 +260,12 @@ func TestDruidSQLOverwrite(t *testing.T) {
 		}
 		return v
 	}
-	exec := func(task sqlTaskBody) {
+	exec := func(task sidecartest.SQLTask) {
 		t.Helper()
 		if err := d.ExecSQL(ctx, task.Query, task.Context); err != nil {
 			t.Fatalf("Druid refuses it: %v\n%s", err, task.Query)
 		}
-		cleanModel(t, d)
+		sidecartest.CleanModel(t, d)
 	}
 	ids := func() string {
 		var out []string
@@ -340,7 +274,7 @@ func TestDruidSQLOverwrite(t *testing.T) {
 		}
 		return strings.Join(out, ",")
 	}
-	all := srv.druidSQL(t, base)
+	all := srv.DruidSQL(t, base)
 	exec(all)
 	if ids() != "1,2,3,4" {
 		t.Fatalf("after REPLACE ALL: %s", ids())
@@ -348,7 +282,7 @@ func TestDruidSQLOverwrite(t *testing.T) {
 	if err := h.Delete(ctx, table.WriteModeMergeOnRead, 2); err != nil {
 		t.Fatal(err)
 	}
-	day2 := srv.druidSQL(t, with("overwrite", "2024-03-02/P1D"))
+	day2 := srv.DruidSQL(t, with("overwrite", "2024-03-02/P1D"))
 	var statements = []string{all.Query, day2.Query}
 	exec(day2)
 	if ids() != "1,3,4" {
@@ -359,7 +293,7 @@ func TestDruidSQLOverwrite(t *testing.T) {
 	}
 	// The day's file is still planned, but its rows are all deleted:
 	// the REPLACE reads nothing and empties the day.
-	noRows := srv.druidSQL(t, with("overwrite", "2024-03-02T00:00:00Z/2024-03-03T00:00:00Z"))
+	noRows := srv.DruidSQL(t, with("overwrite", "2024-03-02T00:00:00Z/2024-03-03T00:00:00Z"))
 	if noRows.Context["failOnEmptyInsert"] != false {
 		t.Fatalf("a REPLACE's context %v", noRows.Context)
 	}
@@ -368,7 +302,7 @@ func TestDruidSQLOverwrite(t *testing.T) {
 		t.Fatalf("after emptying 2024-03-02: %s", ids())
 	}
 	// No file at all for the day: the inline stand-in, and a warning.
-	empty := srv.druidSQL(t, with("overwrite", "2024-03-05T00:00:00+00:00/P1D"))
+	empty := srv.DruidSQL(t, with("overwrite", "2024-03-05T00:00:00+00:00/P1D"))
 	statements = append(statements, noRows.Query, empty.Query)
 	if !strings.Contains(empty.Query, `"type":"inline"`) || !strings.Contains(strings.Join(empty.Warnings, " "), "Druid 29") {
 		t.Fatalf("the empty day reads %s, warnings %q", empty.Query, empty.Warnings)
@@ -394,13 +328,13 @@ func TestDruidSQLOverwrite(t *testing.T) {
 			"409", "nothing_to_read"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			resp, body := srv.get(t, "/druid/sql?"+tc.query)
+			resp, body := srv.Get(t, "/druid/sql?"+tc.query)
 			if strconv.Itoa(resp.StatusCode) != tc.status || !strings.Contains(string(body), tc.want) {
 				t.Fatalf("%d %s; want %s containing %q", resp.StatusCode, body, tc.status, tc.want)
 			}
 		})
 	}
-	resp, body := srv.get(t, "/druid/task?"+q("table", "ow.events", "dataSource", "ev", "timestampColumn", "ts",
+	resp, body := srv.Get(t, "/druid/task?"+sidecartest.Q("table", "ow.events", "dataSource", "ev", "timestampColumn", "ts",
 		"icebergFilter", `{"type":"equals","filterColumn":"id","filterValue":99}`).Encode())
 	if resp.StatusCode != http.StatusConflict || !strings.Contains(string(body), "nothing_to_read") {
 		t.Fatalf("a task of nothing: %d %s", resp.StatusCode, body)
@@ -411,11 +345,11 @@ func TestDruidSQLOverwrite(t *testing.T) {
 // the Druid model, hold their live rows.
 func TestDemoTablesInDruid(t *testing.T) {
 	ctx := context.Background()
-	cat, dir := localWarehouse(t)
+	cat, dir := sidecartest.LocalWarehouse(t)
 	if err := demo.Write(ctx, cat); err != nil {
 		t.Fatal(err)
 	}
-	srv := localServer(t, dir)
+	srv := sidecartest.LocalServer(t, dir)
 	for _, tc := range []struct{ table, timeColumn string }{{"demo.orders", "order_ts"}, {"demo.customers", "signup_date"}} {
 		t.Run(tc.table, func(t *testing.T) {
 			tbl, err := cat.LoadTable(ctx, table.Identifier(strings.Split(tc.table, ".")))
@@ -426,11 +360,11 @@ func TestDemoTablesInDruid(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			want := druidExpect(t, lines, tc.timeColumn, tbl.Schema().Fields())
-			v := q("table", tc.table, "dataSource", "ds", "timestampColumn", tc.timeColumn)
-			task := srv.druidSQL(t, v)
-			spec := srv.druidTask(t, v)
-			c := srv.changes(t, url.Values{"table": {tc.table}, "timeColumn": {tc.timeColumn}, "dataSource": {"ds"}})
+			want := sidecartest.DruidExpect(t, lines, tc.timeColumn, tbl.Schema().Fields())
+			v := sidecartest.Q("table", tc.table, "dataSource", "ds", "timestampColumn", tc.timeColumn)
+			task := srv.DruidSQL(t, v)
+			spec := srv.DruidTask(t, v)
+			c := srv.Changes(t, url.Values{"table": {tc.table}, "timeColumn": {tc.timeColumn}, "dataSource": {"ds"}})
 			sqlcheck.Require(t, task.Query, c.Changes[0].SQL.Query)
 			for name, exec := range map[string]func(d *druidsim.Druid) error{
 				"/druid/sql":  func(d *druidsim.Druid) error { return d.ExecSQL(ctx, task.Query, task.Context) },
@@ -442,8 +376,8 @@ func TestDemoTablesInDruid(t *testing.T) {
 				if err := exec(d); err != nil {
 					t.Fatalf("%s: Druid refuses it: %v", name, err)
 				}
-				cleanModel(t, d)
-				if got := modelRows(d, "ds"); !slices.Equal(got, want) {
+				sidecartest.CleanModel(t, d)
+				if got := sidecartest.ModelRows(d, "ds"); !slices.Equal(got, want) {
 					t.Fatalf("%s: Druid holds\n  %s\nwant\n  %s", name, strings.Join(got, "\n  "), strings.Join(want, "\n  "))
 				}
 			}

@@ -1,4 +1,4 @@
-package handlers_test
+package e2e_test
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"github.com/druidiceberg/sidecar/druid"
 	"github.com/druidiceberg/sidecar/internal/druidsim"
 	"github.com/druidiceberg/sidecar/internal/icewrite"
+	"github.com/druidiceberg/sidecar/internal/sidecartest"
 	"github.com/druidiceberg/sidecar/internal/tablegen"
 	"github.com/druidiceberg/sidecar/token"
 )
@@ -31,20 +32,20 @@ func TestDruidSegmentTypes(t *testing.T) {
 	ctx := context.Background()
 	_, dir, tbl := allTypesNullDay(t)
 	wantTypes := druid.Types(tbl.Schema().Fields(), token.Encoding{})
-	srv := localServer(t, dir)
-	base := q("table", "db.all", "dataSource", "ds", "timestampColumn", "id")
-	sql := srv.druidSQL(t, with(base, "statement", "replace", "partitionedBy", "day"))
+	srv := sidecartest.LocalServer(t, dir)
+	base := sidecartest.Q("table", "db.all", "dataSource", "ds", "timestampColumn", "id")
+	sql := srv.DruidSQL(t, with(base, "statement", "replace", "partitionedBy", "day"))
 	if !strings.Contains(strings.Join(sql.Warnings, " "), `"lst", "lst_st" hold lists: Druid before 26.0 drops the nulls`) {
 		t.Errorf("warnings %q: want the one of lists before Druid 26", sql.Warnings)
 	}
-	ch := srv.changes(t, q("table", "db.all", "timeColumn", "id", "dataSource", "ds"))
+	ch := srv.Changes(t, sidecartest.Q("table", "db.all", "timeColumn", "id", "dataSource", "ds"))
 	if !strings.Contains(strings.Join(ch.Warnings, " "), `"lst", "lst_st" hold lists`) {
 		t.Errorf("/changes warnings %q: want the one of lists before Druid 26", ch.Warnings)
 	}
 	if sql.Context["arrayIngestMode"] != "array" {
 		t.Errorf("context %v: want arrayIngestMode array", sql.Context)
 	}
-	spec := srv.druidTask(t, with(base, "segmentGranularity", "day"))
+	spec := srv.DruidTask(t, with(base, "segmentGranularity", "day"))
 	for engine, exec := range map[string]func(d *druidsim.Druid) error{
 		"MSQ":    func(d *druidsim.Druid) error { return d.ExecSQL(ctx, sql.Query, sql.Context) },
 		"native": func(d *druidsim.Druid) error { return d.ExecTask(ctx, spec) },
@@ -94,7 +95,7 @@ func TestDruidSegmentTypes(t *testing.T) {
 func allTypesNullDay(t *testing.T) (*hadoop.Catalog, string, *table.Table) {
 	t.Helper()
 	ctx := context.Background()
-	cat, dir := localWarehouse(t)
+	cat, dir := sidecartest.LocalWarehouse(t)
 	if _, err := tablegen.AllTypes(ctx, cat, table.Identifier{"db", "all"}); err != nil {
 		t.Fatal(err)
 	}

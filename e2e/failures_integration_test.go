@@ -1,9 +1,10 @@
 //go:build integration
 
-package handlers_test
+package e2e_test
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"maps"
@@ -17,24 +18,27 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/druidiceberg/sidecar/handlers"
+	"github.com/druidiceberg/sidecar/internal/sidecartest"
 	"github.com/druidiceberg/sidecar/internal/tablegen"
+	"github.com/druidiceberg/sidecar/internal/testenv"
 	"github.com/druidiceberg/sidecar/internal/testlog"
 )
 
-// waitStatus polls path until it answers want, for at most 30 s.
-func (s *testServer) waitStatus(t *testing.T, path string, want int) []byte {
+// waitStatus asks srv for path until it answers want, for at most 30 s,
+// and returns that answer's body: the sidecar's answer follows a catalog
+// process that tells nobody when it is up or down.
+func waitStatus(t *testing.T, srv *sidecartest.Server, path string, want int) []byte {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		resp, body := s.get(t, path)
-		if resp.StatusCode == want {
-			return body
+	var body []byte
+	testenv.Poll(t, 30*time.Second, func() error {
+		var resp *http.Response
+		resp, body = srv.Get(t, path)
+		if resp.StatusCode != want {
+			return fmt.Errorf("%s still answers %d %s, want %d", path, resp.StatusCode, body, want)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s still answers %d %s, want %d", path, resp.StatusCode, body, want)
-		}
-		time.Sleep(250 * time.Millisecond)
-	}
+		return nil
+	})
+	return body
 }
 
 // TestRealCatalogDownAndBack: a REST catalog that is down when the sidecar
@@ -43,24 +47,24 @@ func (s *testServer) waitStatus(t *testing.T, path string, want int) []byte {
 // holds when it goes down later and comes back.
 func TestRealCatalogDownAndBack(t *testing.T) {
 	ctx := context.Background()
-	w := newSeaweed(t) // configured, not started
-	cfg := sidecatalog.Config{Type: "rest", Name: "seaweed", URI: w.RESTURL, Warehouse: "s3://" + w.Bucket, Props: w.props()}
-	srv := newServer(t, cfg, nil)
+	w := sidecartest.NewSeaweed(t) // configured, not started
+	cfg := sidecatalog.Config{Type: "rest", Name: "seaweed", URI: w.RESTURL, Warehouse: "s3://" + w.Bucket, Props: w.Props()}
+	srv := sidecartest.NewServer(t, cfg, nil)
 
 	for _, path := range []string{"/splits?table=lake.orders", "/readyz"} {
-		resp, body := srv.get(t, path)
+		resp, body := srv.Get(t, path)
 		if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" ||
-			errorCode(t, body) != "unavailable" || !strings.Contains(string(body), `catalog \"seaweed\"`) {
+			sidecartest.ErrorCode(t, body) != "unavailable" || !strings.Contains(string(body), `catalog \"seaweed\"`) {
 			t.Fatalf("%s with the catalog down at start: %d (Retry-After %q) %s", path, resp.StatusCode, resp.Header.Get("Retry-After"), body)
 		}
 	}
-	if resp, _ := srv.get(t, "/healthz"); resp.StatusCode != http.StatusOK {
+	if resp, _ := srv.Get(t, "/healthz"); resp.StatusCode != http.StatusOK {
 		t.Fatalf("/healthz with the catalog down: %d", resp.StatusCode)
 	}
 
-	w.start(t)
-	cat, _ := seaweedREST(t, w)
-	sc := scenarioNamed(t, "positional_and_equality")
+	w.Start(t)
+	cat, _ := sidecartest.SeaweedREST(t, w)
+	sc := sidecartest.ScenarioNamed(t, "positional_and_equality")
 	tbl, err := sc.Build(ctx, cat, table.Identifier{"lake", "orders"})
 	if err != nil {
 		t.Fatal(err)
@@ -69,22 +73,22 @@ func TestRealCatalogDownAndBack(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv.waitStatus(t, "/splits?table=lake.orders", http.StatusOK)
-	assertSameRows(t, srv.rows(t, srv.plan(t, q("table", "lake.orders"))), want)
-	srv.waitStatus(t, "/readyz", http.StatusOK)
+	waitStatus(t, srv, "/splits?table=lake.orders", http.StatusOK)
+	sidecartest.AssertSameRows(t, srv.Rows(t, srv.Plan(t, sidecartest.Q("table", "lake.orders"))), want)
+	waitStatus(t, srv, "/readyz", http.StatusOK)
 
 	// Down after it was connected: the next load fails and /readyz
 	// follows; back on the same address and data, it serves again.
-	w.stop(t)
-	body := srv.waitStatus(t, "/splits?table=lake.orders", http.StatusServiceUnavailable)
-	if errorCode(t, body) != "unavailable" {
+	w.Stop(t)
+	body := waitStatus(t, srv, "/splits?table=lake.orders", http.StatusServiceUnavailable)
+	if sidecartest.ErrorCode(t, body) != "unavailable" {
 		t.Fatalf("/splits with the catalog stopped: %s", body)
 	}
-	srv.waitStatus(t, "/readyz", http.StatusServiceUnavailable)
-	w.start(t)
-	srv.waitStatus(t, "/splits?table=lake.orders", http.StatusOK)
-	assertSameRows(t, srv.rows(t, srv.plan(t, q("table", "lake.orders"))), want)
-	srv.waitStatus(t, "/readyz", http.StatusOK)
+	waitStatus(t, srv, "/readyz", http.StatusServiceUnavailable)
+	w.Start(t)
+	waitStatus(t, srv, "/splits?table=lake.orders", http.StatusOK)
+	sidecartest.AssertSameRows(t, srv.Rows(t, srv.Plan(t, sidecartest.Q("table", "lake.orders"))), want)
+	waitStatus(t, srv, "/readyz", http.StatusOK)
 }
 
 // TestRealObjectStoreKilledMidStream: SeaweedFS is killed while a row stream
@@ -92,13 +96,13 @@ func TestRealCatalogDownAndBack(t *testing.T) {
 // body.
 func TestRealObjectStoreKilledMidStream(t *testing.T) {
 	ctx := context.Background()
-	w := startSeaweed(t)
-	cat, cfg := seaweedREST(t, w)
+	w := sidecartest.StartSeaweed(t)
+	cat, cfg := sidecartest.SeaweedREST(t, w)
 	if _, err := tablegen.Bench(ctx, cat, table.Identifier{"lake", "big"}, 400_000, 1, 0.01, 0); err != nil {
 		t.Fatal(err)
 	}
-	srv := newServer(t, cfg, nil)
-	p := srv.plan(t, q("table", "lake.big"))
+	srv := sidecartest.NewServer(t, cfg, nil)
+	p := srv.Plan(t, sidecartest.Q("table", "lake.big"))
 	if p.Mode != "v2" || len(p.Splits) != 1 {
 		t.Fatalf("planned %s with %d splits", p.Mode, len(p.Splits))
 	}
@@ -114,7 +118,7 @@ func TestRealObjectStoreKilledMidStream(t *testing.T) {
 	if _, err := io.ReadFull(resp.Body, head); err != nil {
 		t.Fatal(err)
 	}
-	w.kill(t)
+	w.Kill(t)
 	rest, err := io.ReadAll(resp.Body)
 	if err == nil {
 		t.Fatalf("the stream ended cleanly after %d more bytes with the object store killed", len(rest))
@@ -127,14 +131,14 @@ func TestRealObjectStoreKilledMidStream(t *testing.T) {
 // neither the answer nor the log holds the secret.
 func TestRealWrongCredentials(t *testing.T) {
 	ctx := context.Background()
-	w := startSeaweed(t)
-	cat, good := seaweedREST(t, w)
-	if _, err := scenarioNamed(t, "positional_and_equality").Build(ctx, cat, table.Identifier{"lake", "t"}); err != nil {
+	w := sidecartest.StartSeaweed(t)
+	cat, good := sidecartest.SeaweedREST(t, w)
+	if _, err := sidecartest.ScenarioNamed(t, "positional_and_equality").Build(ctx, cat, table.Identifier{"lake", "t"}); err != nil {
 		t.Fatal(err)
 	}
-	pg := startPostgres(t)
-	pgCat, pgGood := sqlCatalog(t, pg.uri(pg.Password), "s3://"+w.PlainBucket+"/warehouse", w.s3Props())
-	if _, err := scenarioNamed(t, "positional_and_equality").Build(ctx, pgCat, table.Identifier{"lake", "t"}); err != nil {
+	pg := sidecartest.StartPostgres(t)
+	pgCat, pgGood := sidecartest.SQLCatalog(t, pg.URI(pg.Password), "s3://"+w.PlainBucket+"/warehouse", w.S3Props())
+	if _, err := sidecartest.ScenarioNamed(t, "positional_and_equality").Build(ctx, pgCat, table.Identifier{"lake", "t"}); err != nil {
 		t.Fatal(err)
 	}
 
@@ -144,7 +148,7 @@ func TestRealWrongCredentials(t *testing.T) {
 		return cfg
 	}
 	pgWrong := pgGood
-	pgWrong.URI = pg.uri("wrong-pg-password-77")
+	pgWrong.URI = pg.URI("wrong-pg-password-77")
 	tests := []struct {
 		name   string
 		cfg    sidecatalog.Config
@@ -158,14 +162,14 @@ func TestRealWrongCredentials(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			var logs testlog.Buffer
-			srv := newServer(t, tc.cfg, nil, func(c *handlers.Config) {
+			srv := sidecartest.NewServer(t, tc.cfg, nil, func(c *handlers.Config) {
 				c.Logger = slog.New(slog.NewTextHandler(&logs, nil))
 			})
-			resp, body := srv.get(t, "/splits?table=lake.t")
-			if resp.StatusCode != http.StatusBadGateway || errorCode(t, body) != "denied" || !strings.Contains(string(body), tc.says) {
+			resp, body := srv.Get(t, "/splits?table=lake.t")
+			if resp.StatusCode != http.StatusBadGateway || sidecartest.ErrorCode(t, body) != "denied" || !strings.Contains(string(body), tc.says) {
 				t.Fatalf("/splits: %d %s; want 502 denied naming %s", resp.StatusCode, body, tc.says)
 			}
-			if resp, body := srv.get(t, "/readyz"); resp.StatusCode == http.StatusOK {
+			if resp, body := srv.Get(t, "/readyz"); resp.StatusCode == http.StatusOK {
 				t.Fatalf("/readyz with refused credentials: %d %s", resp.StatusCode, body)
 			}
 			if strings.Contains(string(body), tc.secret) || strings.Contains(logs.String(), tc.secret) {

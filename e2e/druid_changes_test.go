@@ -1,13 +1,12 @@
 //go:build druid
 
-package handlers_test
+package e2e_test
 
 import (
 	"context"
 	"encoding/json"
 	"fmt"
 	"math"
-	"net/http"
 	"net/url"
 	"strings"
 	"testing"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/druidiceberg/sidecar/druid"
 	"github.com/druidiceberg/sidecar/internal/druidsim"
+	"github.com/druidiceberg/sidecar/internal/sidecartest"
 	"github.com/druidiceberg/sidecar/internal/tablegen"
 	"github.com/druidiceberg/sidecar/token"
 )
@@ -31,7 +31,7 @@ import (
 // same order, must hold what Druid holds, segment by segment (checkModel).
 // An ALL change has no task: a history that meets one ends there.
 func TestRealDruidChangesTasks(t *testing.T) {
-	d := realDruidFromEnv(t)
+	d := sidecartest.RealDruidFromEnv(t)
 	ctx := context.Background()
 	run := fmt.Sprintf("%d", time.Now().Unix())
 	for i, hc := range []struct {
@@ -42,8 +42,8 @@ func TestRealDruidChangesTasks(t *testing.T) {
 		{tablegen.HistoryOptions{Seed: 8001, Time: tablegen.TimeLongMillis, Layout: tablegen.LayoutCategory}, "WEEK"},
 	} {
 		t.Run(fmt.Sprintf("%d_%s_%s_%s", hc.opts.Seed, hc.opts.Time, hc.opts.Layout, hc.granularity), func(t *testing.T) {
-			cat, dir := localWarehouse(t)
-			srv := localServer(t, dir)
+			cat, dir := sidecartest.LocalWarehouse(t)
+			srv := sidecartest.LocalServer(t, dir)
 			h, err := tablegen.NewHistory(ctx, cat, table.Identifier{"real", "t"}, hc.opts)
 			if err != nil {
 				t.Fatal(err)
@@ -72,7 +72,7 @@ func TestRealDruidChangesTasks(t *testing.T) {
 				if applied != nil {
 					q.Set("fromSnapshot", fmt.Sprint(*applied))
 				}
-				c := srv.changes(t, q)
+				c := srv.Changes(t, q)
 				for _, ch := range c.Changes {
 					if len(ch.Task) == 0 {
 						t.Logf("round %d after %v: the change of %s has no task (only a statement applies it): the history ends here",
@@ -80,28 +80,27 @@ func TestRealDruidChangesTasks(t *testing.T) {
 						return
 					}
 					tasks = append(tasks, ch.Task)
-					id := d.submitTask(t, ch.Task)
-					d.waitTask(t, id)
+					id := d.SubmitTask(t, ch.Task)
+					d.WaitTask(t, id)
 					last = id
 				}
 				applied = c.ToSnapshot
-				t.Logf("round %d after %v: %v", round, log, c.intervals())
+				t.Logf("round %d after %v: %v", round, log, c.Intervals())
 				if len(c.Changes) == 0 {
 					continue
 				}
 				types := druid.Types(h.Table().Schema().Fields(), token.Encoding{})
-				want := realExpect(t, h.Rows(), "ts", types)
+				want := sidecartest.RealExpect(t, h.Rows(), "ts", types)
 				// The Broker learns of published segments by polling: until
 				// it has the last task's, it serves the ones they replace.
-				d.waitPublished(t, ds, last)
+				d.WaitPublished(t, ds, last)
 				upto := len(tasks)
 				if len(want) == 0 {
-					d.waitEmpty(t, ds)
-					m := druidsim.New()
-					m.Version = d.major
+					d.WaitEmpty(t, ds)
+					m := d.Model()
 					for _, task := range tasks[:upto] {
 						if err := m.ExecTask(ctx, task); err != nil {
-							t.Fatalf("the model of Druid %s refuses what Druid ran: %v", d.version, err)
+							t.Fatalf("the model of Druid %s refuses what Druid ran: %v", d.Version, err)
 						}
 					}
 					if rows, segs := m.RowStrings(ds), m.Segments(ds); len(rows) > 0 || len(segs) > 0 {
@@ -110,7 +109,7 @@ func TestRealDruidChangesTasks(t *testing.T) {
 					t.Logf("round %d: the table has no row with a time, and Druid and the model hold none", round)
 					continue
 				}
-				d.checkModel(t, ds, d.check(t, ds, want, types), func(m *druidsim.Druid) error {
+				d.CheckModel(t, ds, d.Check(t, ds, want, types), func(m *druidsim.Druid) error {
 					for _, task := range tasks[:upto] {
 						if err := m.ExecTask(ctx, task); err != nil {
 							return err
@@ -124,33 +123,6 @@ func TestRealDruidChangesTasks(t *testing.T) {
 			}
 		})
 	}
-}
-
-// waitPublished waits, up to two minutes, until the Broker knows a
-// published segment of ds that the task id wrote (a segment's version is
-// the time its task locked the interval, after the task was created).
-func (d *realDruid) waitPublished(t testing.TB, ds, id string) {
-	t.Helper()
-	var st struct {
-		Status struct {
-			CreatedTime string `json:"createdTime"`
-		} `json:"status"`
-	}
-	d.do(t, http.MethodGet, d.overlord+"/druid/indexer/v1/task/"+url.PathEscape(id)+"/status", nil, &st)
-	created, err := time.Parse(time.RFC3339Nano, st.Status.CreatedTime)
-	if err != nil {
-		t.Fatalf("task %s: createdTime %q: %v", id, st.Status.CreatedTime, err)
-	}
-	since := created.UTC().Format("2006-01-02T15:04:05.000Z")
-	start := time.Now()
-	for time.Since(start) < 2*time.Minute {
-		_, rows, _ := d.sql(t, `SELECT COUNT(*) AS "n" FROM sys.segments WHERE "datasource" = ? AND "is_published" = 1 AND "version" >= ?`, ds, since)
-		if len(rows) == 1 && fmt.Sprint(rows[0]["n"]) != "0" {
-			return
-		}
-		time.Sleep(500 * time.Millisecond)
-	}
-	t.Fatalf("the Broker knows no segment of %s that task %s published (version from %s) after %s", ds, id, since, time.Since(start).Round(time.Second))
 }
 
 // deleteFirstDay deletes every live row of the day (or, by WEEK, the
@@ -200,22 +172,4 @@ func deleteFirstDay(t testing.TB, ctx context.Context, h *tablegen.History, gran
 		t.Fatal(err)
 	}
 	return fmt.Sprintf("delete the %s of %d: ids %v", strings.ToLower(granularity), first, ids)
-}
-
-// waitEmpty waits, up to two minutes, until the Broker answers no row of
-// ds (a datasource of tombstones only is no table to its SQL).
-func (d *realDruid) waitEmpty(t testing.TB, ds string) {
-	t.Helper()
-	start := time.Now()
-	var last string
-	for time.Since(start) < 2*time.Minute {
-		code, rows, body := d.sql(t, `SELECT COUNT(*) AS "n" FROM "`+ds+`"`)
-		last = string(body)
-		if code == http.StatusOK && (len(rows) == 0 || fmt.Sprint(rows[0]["n"]) == "0") ||
-			code != http.StatusOK && strings.Contains(last, "not found") {
-			return
-		}
-		time.Sleep(500 * time.Millisecond)
-	}
-	t.Fatalf("%s still holds rows after %s: %s", ds, time.Since(start).Round(time.Second), last)
 }

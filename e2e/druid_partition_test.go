@@ -1,4 +1,4 @@
-package handlers_test
+package e2e_test
 
 import (
 	"context"
@@ -7,11 +7,11 @@ import (
 	"net/url"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/druidiceberg/sidecar/internal/druidsim"
+	"github.com/druidiceberg/sidecar/internal/sidecartest"
 	"github.com/druidiceberg/sidecar/internal/tablegen"
 )
 
@@ -21,8 +21,8 @@ import (
 // does not serve, is a 400 that says why.
 func TestDruidPartitioning(t *testing.T) {
 	ctx := context.Background()
-	cat, dir := localWarehouse(t)
-	srv := localServer(t, dir)
+	cat, dir := sidecartest.LocalWarehouse(t)
+	srv := sidecartest.LocalServer(t, dir)
 	h, err := tablegen.NewHistory(ctx, cat, table.Identifier{"part", "events"}, tablegen.HistoryOptions{Time: tablegen.TimeTimestamp, Layout: tablegen.LayoutDay})
 	if err != nil {
 		t.Fatal(err)
@@ -37,7 +37,7 @@ func TestDruidPartitioning(t *testing.T) {
 	}
 	base := "table=part.events&dataSource=events&timestampColumn=ts&"
 
-	body := srv.druidTask(t, mustQuery(t, base+"clusteredBy=cat,id&partitionsSpec=range&maxRowsPerSegment=1000"))
+	body := srv.DruidTask(t, mustQuery(t, base+"clusteredBy=cat,id&partitionsSpec=range&maxRowsPerSegment=1000"))
 	var task struct {
 		Spec struct {
 			TuningConfig struct {
@@ -63,7 +63,7 @@ func TestDruidPartitioning(t *testing.T) {
 		t.Fatalf("task: %d rows, want 3", n)
 	}
 
-	sql := srv.druidSQL(t, mustQuery(t, base+"statement=replace&clusteredBy=cat"))
+	sql := srv.DruidSQL(t, mustQuery(t, base+"statement=replace&clusteredBy=cat"))
 	if !strings.HasSuffix(sql.Query, "PARTITIONED BY DAY\nCLUSTERED BY \"cat\"") {
 		t.Fatalf("statement:\n%s", sql.Query)
 	}
@@ -76,7 +76,7 @@ func TestDruidPartitioning(t *testing.T) {
 		t.Fatalf("statement: %d rows, want 3", n)
 	}
 
-	c := srv.changes(t, url.Values{"table": {"part.events"}, "timeColumn": {"ts"}, "clusteredBy": {"cat"}, "partitionsSpec": {"hashed"},
+	c := srv.Changes(t, url.Values{"table": {"part.events"}, "timeColumn": {"ts"}, "clusteredBy": {"cat"}, "partitionsSpec": {"hashed"},
 		"numShards": {"2"}})
 	if len(c.Statements) == 0 || len(c.Changes) == 0 {
 		t.Fatalf("changes %+v", c)
@@ -124,7 +124,7 @@ func TestDruidPartitioning(t *testing.T) {
 		{"/druid/sql?" + base + "partitionsSpec=range", "unknown query parameter partitionsSpec"},
 		{"/changes?table=part.events&timeColumn=ts&clusteredBy=nope", `clusteredBy \"nope\" is not a column the plan serves`},
 	} {
-		resp, body := srv.get(t, tc.path)
+		resp, body := srv.Get(t, tc.path)
 		if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(body), tc.want) {
 			t.Errorf("%s: %d %s; want 400 containing %q", tc.path, resp.StatusCode, body, tc.want)
 		}
@@ -160,8 +160,8 @@ func anyStrings(v any) []string {
 // is a 400.
 func TestDruidConstantTime(t *testing.T) {
 	ctx := context.Background()
-	cat, dir := localWarehouse(t)
-	srv := localServer(t, dir)
+	cat, dir := sidecartest.LocalWarehouse(t)
+	srv := sidecartest.LocalServer(t, dir)
 	h, err := tablegen.NewHistory(ctx, cat, table.Identifier{"notime", "events"}, tablegen.HistoryOptions{Time: tablegen.TimeTimestamp, Layout: tablegen.LayoutDay})
 	if err != nil {
 		t.Fatal(err)
@@ -187,19 +187,19 @@ func TestDruidConstantTime(t *testing.T) {
 
 	d := druidsim.New()
 	d.Client = srv.Client()
-	if err := d.ExecTask(ctx, srv.druidTask(t, mustQuery(t, base))); err != nil {
+	if err := d.ExecTask(ctx, srv.DruidTask(t, mustQuery(t, base))); err != nil {
 		t.Fatalf("Druid refuses the task: %v", err)
 	}
 	check("task", d)
 	// The task is Druid's JSON as it is; its warnings come as headers.
-	resp, body := srv.get(t, "/druid/task?"+base)
+	resp, body := srv.Get(t, "/druid/task?"+base)
 	if warned := strings.Join(resp.Header.Values("Sidecar-Warning"), "\n"); resp.StatusCode != http.StatusOK ||
 		!strings.Contains(warned, "no time column: every row's __time is 2000-01-01T00:00:00.000Z") {
 		t.Fatalf("/druid/task: %d, warnings %q: %.200s", resp.StatusCode, warned, body)
 	}
 
 	for _, stmt := range []string{"statement=insert", "statement=replace", "statement=replace&overwrite=2000-01-01/2000-01-02"} {
-		sql := srv.druidSQL(t, mustQuery(t, base+stmt))
+		sql := srv.DruidSQL(t, mustQuery(t, base+stmt))
 		if !strings.Contains(strings.Join(sql.Warnings, "\n"), "no time column: every row's __time is 2000-01-01T00:00:00.000Z") {
 			t.Fatalf("%s: warnings %q", stmt, sql.Warnings)
 		}
@@ -221,57 +221,9 @@ func TestDruidConstantTime(t *testing.T) {
 		{"/changes?table=notime.events&constantTime=10000-01-01T00:00:00Z", "years 1 to 9999"},
 		{"/changes?table=notime.events", "timeColumn is required (or constantTime"},
 	} {
-		resp, body := srv.get(t, tc.path)
+		resp, body := srv.Get(t, tc.path)
 		if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(body), tc.want) {
 			t.Errorf("%s: %d %s; want 400 containing %q", tc.path, resp.StatusCode, body, tc.want)
 		}
-	}
-}
-
-// TestDruidTimesOutsideDruidYears: when the files' column bounds show
-// times of the time column outside the years 1 to 9999, the warnings of
-// /druid/sql and /changes say so, with the range in Druid's form; a table
-// within them gets no such warning.
-func TestDruidTimesOutsideDruidYears(t *testing.T) {
-	ctx := context.Background()
-	cat, dir := localWarehouse(t)
-	srv := localServer(t, dir)
-	micros := func(y int) *int64 {
-		v := time.Date(y, 3, 1, 1, 0, 0, 0, time.UTC).UnixMicro()
-		return &v
-	}
-	for _, tc := range []struct {
-		name  string
-		years []int
-		want  string // in the warning; "" for none
-	}{
-		{"far", []int{2024, 12000}, "from 2024-03-01T01:00:00.000Z to 12000-03-01T01:00:00.000Z"},
-		{"before", []int{-5, 2024}, "from -0005-03-01T01:00:00.000Z to 2024-03-01T01:00:00.000Z"},
-		{"within", []int{1, 2024, 9999}, ""},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			h, err := tablegen.NewHistory(ctx, cat, table.Identifier{"eras", tc.name}, tablegen.HistoryOptions{Time: tablegen.TimeTimestamp, Layout: tablegen.LayoutUnpartitioned})
-			if err != nil {
-				t.Fatal(err)
-			}
-			var rows []tablegen.HistoryRow
-			for i, y := range tc.years {
-				rows = append(rows, tablegen.HistoryRow{ID: int64(i), TS: micros(y), Cat: "a"})
-			}
-			if err := h.Append(ctx, rows...); err != nil {
-				t.Fatal(err)
-			}
-			sql := srv.druidSQL(t, mustQuery(t, "table=eras."+tc.name+"&dataSource=d&timestampColumn=ts"))
-			c := srv.changes(t, url.Values{"table": {"eras." + tc.name}, "timeColumn": {"ts"}})
-			for what, warnings := range map[string][]string{"/druid/sql": sql.Warnings, "/changes": c.Warnings} {
-				all := strings.Join(warnings, "\n")
-				switch {
-				case tc.want == "" && strings.Contains(all, "years 1 to 9999"):
-					t.Fatalf("%s: warnings %q", what, warnings)
-				case tc.want != "" && (!strings.Contains(all, tc.want) || !strings.Contains(all, "apache/druid#12860")):
-					t.Fatalf("%s: warnings %q, want one naming %s", what, warnings, tc.want)
-				}
-			}
-		})
 	}
 }

@@ -1,6 +1,6 @@
 //go:build integration
 
-package handlers_test
+package e2e_test
 
 import (
 	"bytes"
@@ -16,6 +16,7 @@ import (
 
 	sidecatalog "github.com/druidiceberg/sidecar/catalog"
 	"github.com/druidiceberg/sidecar/handlers"
+	"github.com/druidiceberg/sidecar/internal/sidecartest"
 	"github.com/druidiceberg/sidecar/internal/tablegen"
 	"github.com/druidiceberg/sidecar/internal/testlog"
 	"github.com/druidiceberg/sidecar/internal/vendingcatalog"
@@ -29,25 +30,25 @@ import (
 // its own caches, metrics and log: replicas share nothing but the token
 // key.
 type replica struct {
-	*testServer
+	*sidecartest.Server
 	log *testlog.Buffer
 }
 
 func newReplica(t *testing.T, cfg sidecatalog.Config) *replica {
 	t.Helper()
 	logs := &testlog.Buffer{}
-	srv := startSidecar(t, cfg, nil, func(hc *handlers.Config) {
+	srv := sidecartest.StartSidecar(t, cfg, nil, func(hc *handlers.Config) {
 		hc.Logger = slog.New(handlers.LogHandler(slog.NewJSONHandler(logs, nil)))
 	})
-	return &replica{testServer: srv, log: logs}
+	return &replica{Server: srv, log: logs}
 }
 
 // readOn reads every split of a plan made by another replica from r.
-func (r *replica) readOn(t *testing.T, p plan, planner *replica) []string {
+func (r *replica) readOn(t *testing.T, p sidecartest.Plan, planner *replica) []string {
 	t.Helper()
 	var rows []string
 	for _, s := range p.Splits {
-		resp, body := r.get(t, strings.TrimPrefix(s.URI, planner.URL))
+		resp, body := r.Get(t, strings.TrimPrefix(s.URI, planner.URL))
 		if resp.StatusCode != http.StatusOK {
 			t.Fatalf("%s on another replica: %d %s", s.URI, resp.StatusCode, body)
 		}
@@ -61,7 +62,7 @@ func (r *replica) readOn(t *testing.T, p plan, planner *replica) []string {
 func leaks(t *testing.T, secrets []string, answers [][]byte, replicas ...*replica) {
 	t.Helper()
 	for _, r := range replicas {
-		_, m := r.get(t, "/metrics")
+		_, m := r.Get(t, "/metrics")
 		answers = append(answers, m, []byte(r.log.String()))
 	}
 	for _, s := range secrets {
@@ -83,22 +84,22 @@ func leaks(t *testing.T, secrets []string, answers [][]byte, replicas ...*replic
 // itself for the credentials. The session never shows in a token, an
 // answer, a log line or a metric.
 func TestRealSidecarReadsVendedCredentials(t *testing.T) {
-	w := startSeaweed(t, withVending())
+	w := sidecartest.StartSeaweed(t, sidecartest.WithVending())
 	vt := vendingTable(t, w)
-	cfg := sidecatalog.Config{Type: "rest", Name: "lake", URI: w.RESTURL, Warehouse: "s3://" + w.Bucket, Props: w.readerProps()}
+	cfg := sidecatalog.Config{Type: "rest", Name: "lake", URI: w.RESTURL, Warehouse: "s3://" + w.Bucket, Props: w.ReaderProps()}
 	a, b := newReplica(t, cfg), newReplica(t, cfg)
 
-	p := a.plan(t, q("table", "lake.t"))
+	p := a.Plan(t, sidecartest.Q("table", "lake.t"))
 	if p.Mode != "v2" {
 		t.Fatalf("planned %s, want v2", p.Mode)
 	}
-	assertSameRows(t, b.readOn(t, p, a), vt.want)
-	assertSameRows(t, a.rows(t, p), vt.want)
+	sidecartest.AssertSameRows(t, b.readOn(t, p, a), vt.want)
+	sidecartest.AssertSameRows(t, a.Rows(t, p), vt.want)
 
 	// Each load is vended a session of its own, so the sessions are not
 	// known here: what names them must not show, nor the principal's
 	// secret. The vending front's tests look for the very keys.
-	_, planBody := a.get(t, "/splits?table=lake.t")
+	_, planBody := a.Get(t, "/splits?table=lake.t")
 	leaks(t, []string{w.ReaderSecret, "s3.secret-access-key", "s3.session-token", "X-Amz-Security-Token"}, [][]byte{planBody}, a, b)
 }
 
@@ -111,9 +112,9 @@ func TestRealSidecarReadsVendedCredentials(t *testing.T) {
 // vended key the store does not know is a 502 denied naming the catalog,
 // and a catalog that vends nothing has the sidecar's own keys read.
 func TestRealSidecarAcrossRotation(t *testing.T) {
-	w := startSeaweed(t, withIdentities())
+	w := sidecartest.StartSeaweed(t, sidecartest.WithIdentities())
 	ctx := context.Background()
-	admin, _ := seaweedREST(t, w)
+	admin, _ := sidecartest.SeaweedREST(t, w)
 	// Three data files packed into one split: the stream opens the second
 	// and third once it has written the first's rows.
 	if _, err := tablegen.Bench(ctx, admin, table.Identifier{"lake", "big"}, 30_000, 3, 0.01, 0); err != nil {
@@ -124,12 +125,12 @@ func TestRealSidecarAcrossRotation(t *testing.T) {
 	for _, mode := range []vendingcatalog.Mode{vendingcatalog.Config, vendingcatalog.StorageCredentials} {
 		t.Run(mode.String(), func(t *testing.T) {
 			f := startFront(t, w, vendingcatalog.Options{Mode: mode, Lifetime: 10 * time.Minute})
-			r := newReplica(t, sidecatalog.Config{Type: "rest", Name: "lake", URI: f.URL(), Warehouse: warehouse, Props: w.readerProps()})
-			p := r.plan(t, q("table", "lake.big"))
+			r := newReplica(t, sidecatalog.Config{Type: "rest", Name: "lake", URI: f.URL(), Warehouse: warehouse, Props: w.ReaderProps()})
+			p := r.Plan(t, sidecartest.Q("table", "lake.big"))
 			if len(p.Splits) != 1 {
 				t.Fatalf("%d splits, want the three files packed into one", len(p.Splits))
 			}
-			_, whole := r.get(t, strings.TrimPrefix(p.Splits[0].URI, r.URL))
+			_, whole := r.Get(t, strings.TrimPrefix(p.Splits[0].URI, r.URL))
 
 			resp, err := http.Get(p.Splits[0].URI)
 			if err != nil {
@@ -158,15 +159,15 @@ func TestRealSidecarAcrossRotation(t *testing.T) {
 			if got := append(head, rest...); !bytes.Equal(got, whole) {
 				t.Fatalf("the stream across the rotation sent %d bytes, not the %d of a stream before it", len(got), len(whole))
 			}
-			if n := metricsOf(t, r.testServer)[`sidecar_catalog_table_reloads_total{catalog="lake",outcome="ok",reason="refused"}`]; n < 1 {
+			if n := sidecartest.MetricsOf(t, r.Server)[`sidecar_catalog_table_reloads_total{catalog="lake",outcome="ok",reason="refused"}`]; n < 1 {
 				t.Fatalf("%v reloads for a refused key, want at least one", n)
 			}
 			// A plan after the rotation, and its rows.
-			after := r.plan(t, q("table", "lake.big"))
-			if _, body := r.get(t, strings.TrimPrefix(after.Splits[0].URI, r.URL)); !bytes.Equal(body, whole) {
+			after := r.Plan(t, sidecartest.Q("table", "lake.big"))
+			if _, body := r.Get(t, strings.TrimPrefix(after.Splits[0].URI, r.URL)); !bytes.Equal(body, whole) {
 				t.Fatalf("the rows planned after the rotation differ: %d bytes, want %d", len(body), len(whole))
 			}
-			_, planBody := r.get(t, "/splits?table=lake.big")
+			_, planBody := r.Get(t, "/splits?table=lake.big")
 			leaks(t, []string{old.AccessKeyID, old.SecretAccessKey, next.AccessKeyID, next.SecretAccessKey, w.ReaderSecret},
 				[][]byte{planBody, whole}, r)
 		})
@@ -174,9 +175,9 @@ func TestRealSidecarAcrossRotation(t *testing.T) {
 
 	t.Run("a key the store refuses", func(t *testing.T) {
 		f := startFront(t, w, vendingcatalog.Options{Mode: vendingcatalog.UnknownKey, Lifetime: 10 * time.Minute})
-		r := newReplica(t, sidecatalog.Config{Type: "rest", Name: "lake", URI: f.URL(), Warehouse: warehouse, Props: w.readerProps()})
-		resp, body := r.get(t, "/splits?table=lake.big")
-		if resp.StatusCode != http.StatusBadGateway || errorCode(t, body) != "denied" || !bytes.Contains(body, []byte(`catalog \"lake\"`)) {
+		r := newReplica(t, sidecatalog.Config{Type: "rest", Name: "lake", URI: f.URL(), Warehouse: warehouse, Props: w.ReaderProps()})
+		resp, body := r.Get(t, "/splits?table=lake.big")
+		if resp.StatusCode != http.StatusBadGateway || sidecartest.ErrorCode(t, body) != "denied" || !bytes.Contains(body, []byte(`catalog \"lake\"`)) {
 			t.Fatalf("a vended key the store refuses: %d %s, want 502 denied naming the catalog", resp.StatusCode, body)
 		}
 		leaks(t, []string{f.Current().SecretAccessKey, f.Current().AccessKeyID}, [][]byte{body}, r)
@@ -186,17 +187,17 @@ func TestRealSidecarAcrossRotation(t *testing.T) {
 		f := startFront(t, w, vendingcatalog.Options{Mode: vendingcatalog.Nothing, Lifetime: 10 * time.Minute})
 		// The catalog's properties are the fallback: without S3 keys the
 		// store refuses, with the sidecar's own keys it reads.
-		r := newReplica(t, sidecatalog.Config{Type: "rest", Name: "lake", URI: f.URL(), Warehouse: warehouse, Props: w.readerProps()})
-		if resp, body := r.get(t, "/splits?table=lake.big"); resp.StatusCode != http.StatusBadGateway || errorCode(t, body) != "denied" {
+		r := newReplica(t, sidecatalog.Config{Type: "rest", Name: "lake", URI: f.URL(), Warehouse: warehouse, Props: w.ReaderProps()})
+		if resp, body := r.Get(t, "/splits?table=lake.big"); resp.StatusCode != http.StatusBadGateway || sidecartest.ErrorCode(t, body) != "denied" {
 			t.Fatalf("nothing vended and no keys of its own: %d %s, want 502 denied; log:\n%s", resp.StatusCode, body, r.log)
 		}
-		props := w.readerProps()
-		for k, v := range w.s3Props() {
+		props := w.ReaderProps()
+		for k, v := range w.S3Props() {
 			props[k] = v
 		}
 		r = newReplica(t, sidecatalog.Config{Type: "rest", Name: "lake", URI: f.URL(), Warehouse: warehouse, Props: props})
-		p := r.plan(t, q("table", "lake.big"))
-		if rows := r.rows(t, p); len(rows) == 0 {
+		p := r.Plan(t, sidecartest.Q("table", "lake.big"))
+		if rows := r.Rows(t, p); len(rows) == 0 {
 			t.Fatal("no rows with the sidecar's own keys")
 		}
 	})

@@ -1,6 +1,6 @@
 //go:build druid
 
-package handlers_test
+package e2e_test
 
 import (
 	"context"
@@ -17,6 +17,7 @@ import (
 
 	"github.com/druidiceberg/sidecar/druid"
 	"github.com/druidiceberg/sidecar/internal/druidsim"
+	"github.com/druidiceberg/sidecar/internal/sidecartest"
 	"github.com/druidiceberg/sidecar/internal/tablegen"
 	"github.com/druidiceberg/sidecar/token"
 )
@@ -103,15 +104,15 @@ var nestedSpecs = []nestedSpec{
 // or the Broker's merge is not COMPLEX<json>. The model of Druid runs the
 // same tasks and must agree (checkModel).
 func TestRealDruidNestedTypes(t *testing.T) {
-	d := realDruidFromEnv(t)
-	if d.major < 29 {
-		t.Skipf("the all-types table's specs need Druid 29 (docs/druid.md#druid-versions); this is Druid %s", d.version)
+	d := sidecartest.RealDruidFromEnv(t)
+	if d.Major < 29 {
+		t.Skipf("the all-types table's specs need Druid 29 (docs/druid.md#druid-versions); this is Druid %s", d.Version)
 	}
 	ctx := context.Background()
 	allCat, allDir, _ := allTypesNullDay(t)
 	// The v3 table (variants) and a day of one row null in every column
 	// but id.
-	v3Cat, v3Dir := localWarehouse(t)
+	v3Cat, v3Dir := sidecartest.LocalWarehouse(t)
 	v3, err := tablegen.V3Types(ctx, v3Cat, table.Identifier{"db", "v3"})
 	if err != nil {
 		t.Fatal(err)
@@ -124,13 +125,13 @@ func TestRealDruidNestedTypes(t *testing.T) {
 	for _, tc := range []struct {
 		name, table string
 		cat         catalog.Catalog
-		srv         *testServer
+		srv         *sidecartest.Server
 		// oracle is the table's live rows, or nil for iceberg-go's scan.
 		oracle []string
 	}{
-		{"all_types", "db.all", allCat, localServer(t, allDir), nil},
+		{"all_types", "db.all", allCat, sidecartest.LocalServer(t, allDir), nil},
 		// iceberg-go's scan cannot read geometry: the rows the builder wrote.
-		{"v3", "db.v3", v3Cat, localServer(t, v3Dir), v3Rows},
+		{"v3", "db.v3", v3Cat, sidecartest.LocalServer(t, v3Dir), v3Rows},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tbl, err := tc.cat.LoadTable(ctx, table.Identifier(strings.Split(tc.table, ".")))
@@ -144,7 +145,7 @@ func TestRealDruidNestedTypes(t *testing.T) {
 				}
 			}
 			types := druid.Types(tbl.Schema().Fields(), token.Encoding{})
-			want := realExpect(t, lines, "id", types)
+			want := sidecartest.RealExpect(t, lines, "id", types)
 			var nested []string
 			for _, col := range slices.Sorted(maps.Keys(types)) {
 				if types[col] == druid.TypeComplex {
@@ -156,16 +157,16 @@ func TestRealDruidNestedTypes(t *testing.T) {
 				// One task at a time: the supervisors of several would
 				// take every slot and leave none to their subtasks.
 				ds := fmt.Sprintf("nested_%s_%d_%s", tc.name, i, run)
-				task := withNestedSpec(t, tc.srv.druidTask(t, q("table", tc.table, "dataSource", ds, "timestampColumn", "id")), nested, s)
-				d.waitTask(t, d.submitTask(t, task))
-				state := d.check(t, ds, want, types)
+				task := withNestedSpec(t, tc.srv.DruidTask(t, sidecartest.Q("table", tc.table, "dataSource", ds, "timestampColumn", "id")), nested, s)
+				d.WaitTask(t, d.SubmitTask(t, task))
+				state := d.Check(t, ds, want, types)
 				all := true
 				for _, col := range nested {
 					// The column's type in each segment, by interval.
 					var found []string
 					allNull := false
-					for _, iv := range slices.Sorted(maps.Keys(state.segments)) {
-						for _, seg := range state.segments[iv] {
+					for _, iv := range slices.Sorted(maps.Keys(state.Segments)) {
+						for _, seg := range state.Segments[iv] {
 							found = append(found, iv+" "+seg[col])
 							if seg[col] != druid.TypeComplex {
 								all = false
@@ -176,7 +177,7 @@ func TestRealDruidNestedTypes(t *testing.T) {
 					if i == 0 && !allNull {
 						t.Fatalf("%s: no segment types %s STRING: the table has no segment whose rows are all null in it, nothing to pin", s.name, col)
 					}
-					t.Logf("%s: %s is %s at the Broker; in its segments: %s", s.name, col, state.types[col], strings.Join(found, ", "))
+					t.Logf("%s: %s is %s at the Broker; in its segments: %s", s.name, col, state.Types[col], strings.Join(found, ", "))
 				}
 				t.Logf("%s: %s", s.name, s.why)
 				if all {
@@ -188,7 +189,7 @@ func TestRealDruidNestedTypes(t *testing.T) {
 					// The model runs no transform (it refuses a transformSpec).
 					continue
 				}
-				d.checkModel(t, ds, state, func(m *druidsim.Druid) error { return m.ExecTask(ctx, task) })
+				d.CheckModel(t, ds, state, func(m *druidsim.Druid) error { return m.ExecTask(ctx, task) })
 			}
 			t.Logf("%d of %d specs pin the nested columns %q in every segment", pinned, len(nestedSpecs), nested)
 		})

@@ -1,4 +1,4 @@
-package handlers_test
+package e2e_test
 
 import (
 	"cmp"
@@ -15,57 +15,10 @@ import (
 
 	"github.com/druidiceberg/sidecar/catalog/catalogtest"
 	"github.com/druidiceberg/sidecar/internal/druidsim"
+	"github.com/druidiceberg/sidecar/internal/sidecartest"
 	"github.com/druidiceberg/sidecar/internal/tablegen"
 	"github.com/druidiceberg/sidecar/internal/testenv"
 )
-
-// changes is the part of GET /changes' answer the tests read.
-type changes struct {
-	Table        string `json:"table"`
-	DataSource   string `json:"dataSource"`
-	FromSnapshot *int64 `json:"fromSnapshot"`
-	ToSnapshot   *int64 `json:"toSnapshot"`
-	Changes      []struct {
-		Interval string   `json:"interval"`
-		Reasons  []string `json:"reasons"`
-		Splits   int      `json:"splits"`
-		SQL      struct {
-			Query   string         `json:"query"`
-			Context map[string]any `json:"context"`
-		} `json:"sql"`
-		Task json.RawMessage `json:"task"`
-	} `json:"changes"`
-	Statements []struct {
-		Intervals []string `json:"intervals"`
-		SQL       struct {
-			Query   string         `json:"query"`
-			Context map[string]any `json:"context"`
-		} `json:"sql"`
-	} `json:"statements"`
-	Warnings []string `json:"warnings"`
-}
-
-// intervals lists the answer's intervals with their reasons.
-func (c changes) intervals() []string {
-	var out []string
-	for _, ch := range c.Changes {
-		out = append(out, ch.Interval+" "+strings.Join(ch.Reasons, ","))
-	}
-	return out
-}
-
-func (s *testServer) changes(t testing.TB, params url.Values) changes {
-	t.Helper()
-	resp, body := s.get(t, "/changes?"+params.Encode())
-	if resp.StatusCode != 200 {
-		t.Fatalf("GET /changes?%s: %d %s", params.Encode(), resp.StatusCode, body)
-	}
-	var c changes
-	if err := json.Unmarshal(body, &c); err != nil {
-		t.Fatal(err)
-	}
-	return c
-}
 
 // liveRows are what Druid must hold for a history's table at a snapshot:
 // its live rows with a time (a null __time is never ingested), with the
@@ -78,28 +31,14 @@ func liveRows(t testing.TB, h *tablegen.History, snapshot *int64, timeColumn str
 		return nil
 	}
 	if cur := h.Table().CurrentSnapshot(); cur != nil && cur.SnapshotID == *snapshot {
-		return druidRows(t, h.Rows(), timeColumn)
+		return sidecartest.DruidRows(t, h.Rows(), timeColumn)
 	}
 	rows, err := tablegen.OracleRows(context.Background(), h.Table(), *snapshot)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return druidRows(t, rows, timeColumn)
+	return sidecartest.DruidRows(t, rows, timeColumn)
 }
-
-// druidRows are the rows of NDJSON lines as a Druid datasource holds them,
-// the time column as __time, sorted; a line without a time is left out, as
-// Druid never ingests one.
-func druidRows(t testing.TB, lines []string, timeColumn string) []string {
-	t.Helper()
-	rows, err := druidsim.DatasourceRows(lines, timeColumn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return rows
-}
-
-func modelRows(d *druidsim.Druid, ds string) []string { return d.RowStrings(ds) }
 
 // historyCase is one random history's table and how it is synced.
 type historyCase struct {
@@ -180,8 +119,8 @@ func (c historyCase) String() string {
 func TestChangesKeepDruidRight(t *testing.T) {
 	n := testenv.Histories(50, 20)
 	ctx := context.Background()
-	cat, dir := localWarehouse(t)
-	srv := localServer(t, dir)
+	cat, dir := sidecartest.LocalWarehouse(t)
+	srv := sidecartest.LocalServer(t, dir)
 	// Snappy data files: what /changes answers does not depend on the
 	// codec, and zstd's state, allocated for every small file, was a third
 	// of the histories' CPU under -race.
@@ -215,7 +154,7 @@ func TestChangesKeepDruidRight(t *testing.T) {
 				if applied != nil {
 					q.Set("fromSnapshot", fmt.Sprint(*applied))
 				}
-				c := srv.changes(t, q)
+				c := srv.Changes(t, q)
 				// The merged statements overwrite the changes' intervals,
 				// in order.
 				var merged []string
@@ -250,10 +189,10 @@ func TestChangesKeepDruidRight(t *testing.T) {
 					}
 				}
 				applied = c.ToSnapshot
-				t.Logf("round %d after %v: %v (%d rows)", round, log, c.intervals(), len(modelRows(druid, ds)))
-				if got, want := modelRows(druid, ds), liveRows(t, h, applied, ts); !slices.Equal(got, want) {
+				t.Logf("round %d after %v: %v (%d rows)", round, log, c.Intervals(), len(sidecartest.ModelRows(druid, ds)))
+				if got, want := sidecartest.ModelRows(druid, ds), liveRows(t, h, applied, ts); !slices.Equal(got, want) {
 					t.Fatalf("round %d after %v (changes %v):\nDruid holds\n  %s\nthe table has\n  %s",
-						round, log, c.intervals(), strings.Join(got, "\n  "), strings.Join(want, "\n  "))
+						round, log, c.Intervals(), strings.Join(got, "\n  "), strings.Join(want, "\n  "))
 				}
 			}
 			step(1 + rng.IntN(2))
@@ -274,8 +213,8 @@ func TestChangesKeepDruidRight(t *testing.T) {
 // from that day's rows only.
 func TestChangesAPI(t *testing.T) {
 	ctx := context.Background()
-	cat, dir := localWarehouse(t)
-	srv := localServer(t, dir)
+	cat, dir := sidecartest.LocalWarehouse(t)
+	srv := sidecartest.LocalServer(t, dir)
 	h, err := tablegen.NewHistory(ctx, cat, table.Identifier{"api", "events"}, tablegen.HistoryOptions{Time: tablegen.TimeTimestamp, Layout: tablegen.LayoutDay})
 	if err != nil {
 		t.Fatal(err)
@@ -292,12 +231,12 @@ func TestChangesAPI(t *testing.T) {
 	if err := h.Delete(ctx, table.WriteModeMergeOnRead, 2); err != nil {
 		t.Fatal(err)
 	}
-	c := srv.changes(t, url.Values{"table": {"api.events"}, "timeColumn": {"ts"}, "fromSnapshot": {fmt.Sprint(from)}})
+	c := srv.Changes(t, url.Values{"table": {"api.events"}, "timeColumn": {"ts"}, "fromSnapshot": {fmt.Sprint(from)}})
 	if c.DataSource != "events" || *c.FromSnapshot != from || *c.ToSnapshot != h.Table().CurrentSnapshot().SnapshotID {
 		t.Fatalf("answer %+v", c)
 	}
 	const interval = "2024-03-02T00:00:00.000Z/2024-03-03T00:00:00.000Z"
-	if got := c.intervals(); !slices.Equal(got, []string{interval + " position_deletes"}) {
+	if got := c.Intervals(); !slices.Equal(got, []string{interval + " position_deletes"}) {
 		t.Fatalf("changes %v", got)
 	}
 	ch := c.Changes[0]
@@ -341,7 +280,7 @@ func TestChangesAPI(t *testing.T) {
 		{"table=api.nope&timeColumn=ts", "table_not_found"},
 		{"table=api.events&timeColumn=ts&fromSnapshot=1", "snapshot_not_found"},
 	} {
-		resp, body := srv.get(t, "/changes?"+tc.query)
+		resp, body := srv.Get(t, "/changes?"+tc.query)
 		if resp.StatusCode < 400 || !strings.Contains(string(body), `"code":"`+tc.code+`"`) {
 			t.Errorf("%s: %d %s, want %s", tc.query, resp.StatusCode, body, tc.code)
 		}

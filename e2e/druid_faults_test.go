@@ -1,6 +1,6 @@
 //go:build druid
 
-package handlers_test
+package e2e_test
 
 import (
 	"context"
@@ -20,6 +20,7 @@ import (
 	"github.com/druidiceberg/sidecar/catalog/catalogtest"
 	"github.com/druidiceberg/sidecar/druid"
 	"github.com/druidiceberg/sidecar/handlers"
+	"github.com/druidiceberg/sidecar/internal/sidecartest"
 	"github.com/druidiceberg/sidecar/internal/tablegen"
 	"github.com/druidiceberg/sidecar/reader"
 	"github.com/druidiceberg/sidecar/splits"
@@ -178,22 +179,22 @@ func (p *cuttingProxy) copy(w http.ResponseWriter, src io.Reader, from, limit in
 // stream with `Range: bytes=N-` at the byte where it broke (DESIGN.md, row
 // stream; handlers/compress.go for the compressed streams).
 func TestRealDruidCutStreams(t *testing.T) {
-	d := realDruidFromEnv(t)
+	d := sidecartest.RealDruidFromEnv(t)
 	ctx := context.Background()
-	cat, dir := localWarehouse(t)
+	cat, dir := sidecartest.LocalWarehouse(t)
 	tbl, err := tablegen.Bench(ctx, cat, table.Identifier{"bench", "cut"}, 10_000, 3, 0.01, 0.01)
 	if err != nil {
 		t.Fatal(err)
 	}
 	proxy := newCuttingProxy(t)
-	srv := newServer(t, sidecatalog.Config{Type: "local", Warehouse: dir}, nil, func(c *handlers.Config) { c.PublicURL = proxy.URL })
+	srv := sidecartest.NewServer(t, sidecatalog.Config{Type: "local", Warehouse: dir}, nil, func(c *handlers.Config) { c.PublicURL = proxy.URL })
 	proxy.target = srv.URL
 	lines, err := tablegen.OracleRows(ctx, tbl, tbl.CurrentSnapshot().SnapshotID)
 	if err != nil {
 		t.Fatal(err)
 	}
 	types := druid.Types(tbl.Schema().Fields(), token.Encoding{})
-	want := realExpect(t, lines, "event_ts", types)
+	want := sidecartest.RealExpect(t, lines, "event_ts", types)
 	run := fmt.Sprintf("%d", time.Now().Unix())
 	for _, tc := range []struct {
 		compression string
@@ -209,10 +210,10 @@ func TestRealDruidCutStreams(t *testing.T) {
 		t.Run(tc.compression, func(t *testing.T) {
 			proxy.reset(tc.cuts...)
 			ds := "real_cut_" + tc.compression + "_" + run
-			task := srv.druidTask(t, q("table", "bench.cut", "dataSource", ds, "timestampColumn", "event_ts",
+			task := srv.DruidTask(t, sidecartest.Q("table", "bench.cut", "dataSource", ds, "timestampColumn", "event_ts",
 				"mode", "rows", "compression", tc.compression, "segmentGranularity", "ALL"))
-			d.waitTask(t, d.submitTask(t, task))
-			d.check(t, ds, want, types)
+			d.WaitTask(t, d.SubmitTask(t, task))
+			d.Check(t, ds, want, types)
 			proxy.mu.Lock()
 			defer proxy.mu.Unlock()
 			// Every cut stream was read again from where it broke.
@@ -255,10 +256,10 @@ func TestRealDruidCutStreams(t *testing.T) {
 // ends within the stall timeout (and a margin for a loaded machine) of its
 // last byte: no hang.
 func TestRealDruidStalledStore(t *testing.T) {
-	d := realDruidFromEnv(t)
+	d := sidecartest.RealDruidFromEnv(t)
 	ctx := context.Background()
-	tbl, store, cfg := newStallingLake(t)
-	signer, err := token.NewSigner(testKey)
+	tbl, store, cfg := sidecartest.NewStallingLake(t)
+	signer, err := token.NewSigner(sidecartest.SigningKey())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -269,7 +270,7 @@ func TestRealDruidStalledStore(t *testing.T) {
 		t.Fatal(err)
 	}
 	front := newCuttingProxy(t)
-	srv := httptest.NewServer(handlers.New(handlers.Config{Catalogs: []handlers.Catalog{wireCatalog(sc, planner, reader.New(nil))},
+	srv := httptest.NewServer(handlers.New(handlers.Config{Catalogs: []handlers.Catalog{sidecartest.WireCatalog(sc, planner, reader.New(nil))},
 		Signer: signer, PublicURL: front.URL}))
 	t.Cleanup(srv.Close)
 	front.target = srv.URL
@@ -278,24 +279,24 @@ func TestRealDruidStalledStore(t *testing.T) {
 		t.Fatal(err)
 	}
 	types := druid.Types(tbl.Schema().Fields(), token.Encoding{})
-	want := realExpect(t, lines, "event_ts", types)
+	want := sidecartest.RealExpect(t, lines, "event_ts", types)
 
 	// Armed once the first row bytes went to Druid, so that the next data
 	// file's reads stall; disarmed when that stream broke off.
 	var arm, disarm sync.Once
-	front.progress = func(int64) { arm.Do(func() { store.armed.Store(true) }) }
+	front.progress = func(int64) { arm.Do(func() { store.Armed.Store(true) }) }
 	front.ended = func(e proxied) {
 		if e.broken {
-			disarm.Do(func() { store.armed.Store(false) })
+			disarm.Do(func() { store.Armed.Store(false) })
 		}
 	}
 	ds := fmt.Sprintf("real_stall_%d", time.Now().Unix())
 	// One split of the three data files (minSplits=1), so the store
 	// stalls in the middle of the stream.
-	task := (&testServer{Server: srv}).druidTask(t, q("table", "lake.stall", "dataSource", ds, "timestampColumn", "event_ts",
+	task := (&sidecartest.Server{Server: srv}).DruidTask(t, sidecartest.Q("table", "lake.stall", "dataSource", ds, "timestampColumn", "event_ts",
 		"mode", "rows", "minSplits", "1", "segmentGranularity", "ALL"))
-	d.waitTask(t, d.submitTask(t, task))
-	d.check(t, ds, want, types)
+	d.WaitTask(t, d.SubmitTask(t, task))
+	d.Check(t, ds, want, types)
 	front.mu.Lock()
 	defer front.mu.Unlock()
 	broken := 0

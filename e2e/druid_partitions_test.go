@@ -1,6 +1,6 @@
 //go:build druid
 
-package handlers_test
+package e2e_test
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 
 	"github.com/druidiceberg/sidecar/druid"
 	"github.com/druidiceberg/sidecar/internal/druidsim"
+	"github.com/druidiceberg/sidecar/internal/sidecartest"
 	"github.com/druidiceberg/sidecar/internal/tablegen"
 	"github.com/druidiceberg/sidecar/token"
 )
@@ -23,16 +24,16 @@ import (
 // datasource holds the table's live rows, and the model of Druid, given
 // the same task, holds what Druid holds, segment by segment (checkModel).
 func TestRealDruidPartitions(t *testing.T) {
-	d := realDruidFromEnv(t)
+	d := sidecartest.RealDruidFromEnv(t)
 	ctx := context.Background()
-	cat, dir := localWarehouse(t)
+	cat, dir := sidecartest.LocalWarehouse(t)
 	v3, err := tablegen.V3Types(ctx, cat, table.Identifier{"db", "v3"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := localServer(t, dir)
+	srv := sidecartest.LocalServer(t, dir)
 	types := druid.Types(v3.Table.Schema().Fields(), token.Encoding{})
-	want := realExpect(t, v3.Current().Rows, "id", types)
+	want := sidecartest.RealExpect(t, v3.Current().Rows, "id", types)
 	run := fmt.Sprintf("%d", time.Now().Unix())
 	for i, tc := range []struct {
 		name   string
@@ -46,9 +47,9 @@ func TestRealDruidPartitions(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ds := fmt.Sprintf("real_partitions_%d_%s", i, run)
-			task := srv.druidTask(t, with(q("table", "db.v3", "dataSource", ds, "timestampColumn", "id"), tc.params...))
-			d.waitTask(t, d.submitTask(t, task))
-			d.checkModel(t, ds, d.check(t, ds, want, types), func(m *druidsim.Druid) error { return m.ExecTask(ctx, task) })
+			task := srv.DruidTask(t, with(sidecartest.Q("table", "db.v3", "dataSource", ds, "timestampColumn", "id"), tc.params...))
+			d.WaitTask(t, d.SubmitTask(t, task))
+			d.CheckModel(t, ds, d.Check(t, ds, want, types), func(m *druidsim.Druid) error { return m.ExecTask(ctx, task) })
 		})
 	}
 }

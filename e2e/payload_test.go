@@ -1,4 +1,4 @@
-package handlers_test
+package e2e_test
 
 import (
 	"bytes"
@@ -14,6 +14,7 @@ import (
 	"github.com/druidiceberg/sidecar/catalog/catalogtest"
 	"github.com/druidiceberg/sidecar/druid"
 	"github.com/druidiceberg/sidecar/internal/druidsim"
+	"github.com/druidiceberg/sidecar/internal/sidecartest"
 	"github.com/druidiceberg/sidecar/internal/tablegen"
 	"github.com/druidiceberg/sidecar/splits"
 )
@@ -25,7 +26,7 @@ import (
 // runner's TASK_JSON limit) takes each, and ingests every live row.
 func TestSpecsWithinPayload(t *testing.T) {
 	ctx := context.Background()
-	cat, dir := localWarehouse(t)
+	cat, dir := sidecartest.LocalWarehouse(t)
 	t.Parallel()
 	tbl, err := tablegen.Bench(ctx, catalogtest.SnappyWrites(cat), table.Identifier{"payload", "t"}, 200, 200, 0, 0)
 	if err != nil {
@@ -36,11 +37,11 @@ func TestSpecsWithinPayload(t *testing.T) {
 		t.Fatal(err)
 	}
 	// One split per data file, so that the plan is 200 URIs.
-	srv := splittingServer(t, dir, splits.WithTargetSplitSize(1), splits.WithMaxSplitFiles(1))
-	params := q("table", "payload.t", "mode", "rows", "minSplits", "200", "dataSource", "bench", "timestampColumn", "event_ts")
-	p := srv.plan(t, q("table", "payload.t", "mode", "rows", "minSplits", "200"))
-	if len(p.InputSource.URIs) != 200 || len(mustJSON(p.InputSource)) < druid.MaxPayloadBytes*5/4 {
-		t.Fatalf("the plan is %d URIs in %d bytes", len(p.InputSource.URIs), len(mustJSON(p.InputSource)))
+	srv := sidecartest.SplittingServer(t, dir, splits.WithTargetSplitSize(1), splits.WithMaxSplitFiles(1))
+	params := sidecartest.Q("table", "payload.t", "mode", "rows", "minSplits", "200", "dataSource", "bench", "timestampColumn", "event_ts")
+	p := srv.Plan(t, sidecartest.Q("table", "payload.t", "mode", "rows", "minSplits", "200"))
+	if len(p.InputSource.URIs) != 200 || len(sidecartest.MustJSON(p.InputSource)) < druid.MaxPayloadBytes*5/4 {
+		t.Fatalf("the plan is %d URIs in %d bytes", len(p.InputSource.URIs), len(sidecartest.MustJSON(p.InputSource)))
 	}
 
 	model := druidsim.NewServer()
@@ -77,7 +78,7 @@ func TestSpecsWithinPayload(t *testing.T) {
 		}
 	}
 
-	resp, body := srv.get(t, "/druid/task?"+params.Encode())
+	resp, body := srv.Get(t, "/druid/task?"+params.Encode())
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("/druid/task: %d %s", resp.StatusCode, body)
 	}
@@ -95,7 +96,7 @@ func TestSpecsWithinPayload(t *testing.T) {
 	check("/druid/task", string(body), "bench")
 
 	params.Set("dataSource", "bench_sql")
-	resp, body = srv.get(t, "/druid/sql?"+params.Encode())
+	resp, body = srv.Get(t, "/druid/sql?"+params.Encode())
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("/druid/sql: %d %s", resp.StatusCode, body)
 	}
@@ -106,7 +107,7 @@ func TestSpecsWithinPayload(t *testing.T) {
 	submit("/druid/v2/sql/task", string(body))
 	check("/druid/sql", st.Query, "bench_sql")
 
-	c := srv.changes(t, q("table", "payload.t", "mode", "rows", "minSplits", "200", "dataSource", "bench_changes", "timeColumn", "event_ts",
+	c := srv.Changes(t, sidecartest.Q("table", "payload.t", "mode", "rows", "minSplits", "200", "dataSource", "bench_changes", "timeColumn", "event_ts",
 		"granularity", "ALL"))
 	if len(c.Changes) != 1 || len(c.Statements) != 1 || c.Changes[0].Splits >= 200 {
 		t.Fatalf("/changes: %d changes, %d statements", len(c.Changes), len(c.Statements))

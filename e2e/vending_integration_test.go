@@ -1,6 +1,6 @@
 //go:build integration
 
-package handlers_test
+package e2e_test
 
 import (
 	"context"
@@ -20,6 +20,7 @@ import (
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
 
+	"github.com/druidiceberg/sidecar/internal/sidecartest"
 	"github.com/druidiceberg/sidecar/internal/tablegen"
 	"github.com/druidiceberg/sidecar/internal/vendingcatalog"
 )
@@ -52,12 +53,12 @@ type vendedTable struct {
 
 // vendingTable writes the positional_and_equality scenario as lake.t
 // through w's catalog as the admin.
-func vendingTable(t *testing.T, w *seaweed) vendedTable {
+func vendingTable(t *testing.T, w *sidecartest.Seaweed) vendedTable {
 	t.Helper()
 	ctx := context.Background()
-	admin, _ := seaweedREST(t, w)
+	admin, _ := sidecartest.SeaweedREST(t, w)
 	vt := vendedTable{ident: table.Identifier{"lake", "t"}}
-	tbl, err := scenarioNamed(t, "positional_and_equality").Build(ctx, admin, vt.ident)
+	tbl, err := sidecartest.ScenarioNamed(t, "positional_and_equality").Build(ctx, admin, vt.ident)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,7 +126,7 @@ func wantSameRows(t *testing.T, what string, got []string, err error, want []str
 }
 
 // s3Answer is how w's S3 store answers a GET of location signed with k.
-func s3Answer(t *testing.T, w *seaweed, k vendingcatalog.Key, location string) vendingcatalog.Answer {
+func s3Answer(t *testing.T, w *sidecartest.Seaweed, k vendingcatalog.Key, location string) vendingcatalog.Answer {
 	t.Helper()
 	a, err := vendingcatalog.GetObject(context.Background(), w.S3URL, "us-east-1", k, location)
 	if err != nil {
@@ -208,7 +209,7 @@ func expiresIn(t *testing.T, config map[string]string) time.Duration {
 // given no S3 keys, reads the table exactly with them.
 func TestRealSeaweedFSVendsCredentials(t *testing.T) {
 	ctx := context.Background()
-	w := startSeaweed(t, withVending())
+	w := sidecartest.StartSeaweed(t, sidecartest.WithVending())
 	vt := vendingTable(t, w)
 
 	// The token endpoint: the reader's credential buys a bearer token and
@@ -245,7 +246,7 @@ func TestRealSeaweedFSVendsCredentials(t *testing.T) {
 	// The S3 store refuses the reader's own keys and unsigned requests,
 	// serves the vended session, and refuses the session outside the
 	// table.
-	reader := restCatalog(t, w.RESTURL, "s3://"+w.Bucket, w.readerProps())
+	reader := restCatalog(t, w.RESTURL, "s3://"+w.Bucket, w.ReaderProps())
 	_, got, err := readRows(ctx, reader, vt.ident)
 	wantSameRows(t, "iceberg-go with the vended credentials", got, err, vt.want)
 	file := vt.files[0]
@@ -270,7 +271,7 @@ func TestRealSeaweedFSVendsCredentials(t *testing.T) {
 // startFront starts a vending front over w's catalog for mode, minting keys
 // for a user of its own, closed (its keys and user deleted) when the test
 // ends; Close reports the errors of its timed work.
-func startFront(t *testing.T, w *seaweed, o vendingcatalog.Options) *vendingcatalog.Front {
+func startFront(t *testing.T, w *sidecartest.Seaweed, o vendingcatalog.Options) *vendingcatalog.Front {
 	t.Helper()
 	o.Catalog, o.S3, o.Bucket = w.RESTURL, w.S3URL, w.Bucket
 	o.AdminAccessKey, o.AdminSecretKey = w.AccessKey, w.SecretKey
@@ -289,7 +290,7 @@ func startFront(t *testing.T, w *seaweed, o vendingcatalog.Options) *vendingcata
 
 // wantRefused fails t unless w's S3 store refuses k for location as a key
 // it does not know.
-func wantRefused(t *testing.T, w *seaweed, k vendingcatalog.Key, location string) {
+func wantRefused(t *testing.T, w *sidecartest.Seaweed, k vendingcatalog.Key, location string) {
 	t.Helper()
 	if a := s3Answer(t, w, k, location); !a.Refused() || a.Code != "InvalidAccessKeyId" {
 		t.Fatalf("S3 answers key %s with %d %s, want 403 InvalidAccessKeyId", k.AccessKeyID, a.Status, a.Code)
@@ -301,7 +302,7 @@ func wantRefused(t *testing.T, w *seaweed, k vendingcatalog.Key, location string
 // accepted by SeaweedFS's S3 store while it is vended, refused (403) once
 // the front expired it, and a reload of the table gets the new key.
 func TestRealVendingFront(t *testing.T) {
-	w := startSeaweed(t, withIdentities())
+	w := sidecartest.StartSeaweed(t, sidecartest.WithIdentities())
 	vt := vendingTable(t, w)
 	warehouse := "s3://" + w.Bucket
 	file := vt.files[0]
@@ -314,7 +315,7 @@ func TestRealVendingFront(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
 			f := startFront(t, w, vendingcatalog.Options{Mode: mode, Lifetime: 10 * time.Minute})
-			cat := restCatalog(t, f.URL(), warehouse, w.readerProps())
+			cat := restCatalog(t, f.URL(), warehouse, w.ReaderProps())
 			tbl, got, err := readRows(ctx, cat, vt.ident)
 			wantSameRows(t, "iceberg-go with the vended key", got, err, vt.want)
 
@@ -361,13 +362,18 @@ func TestRealVendingFront(t *testing.T) {
 		ctx := context.Background()
 		f := startFront(t, w, vendingcatalog.Options{Mode: vendingcatalog.StorageCredentials, CredentialsEndpoint: true,
 			Lifetime: 6 * time.Second, Rotation: 3 * time.Second})
-		cat := restCatalog(t, f.URL(), warehouse, w.readerProps())
+		cat := restCatalog(t, f.URL(), warehouse, w.ReaderProps())
 		first := f.Current()
 		tbl, err := cat.LoadTable(ctx, vt.ident)
 		if err != nil {
 			t.Fatal(err)
 		}
+		// The front rotates (3 s) and expires (6 s) its keys on its own
+		// clock, which is what is under test: the table is read every
+		// 100 ms across that time, for at most 90 s.
 		deadline := time.Now().Add(90 * time.Second)
+		tick := time.NewTicker(100 * time.Millisecond)
+		defer tick.Stop()
 		for reads := 1; ; reads++ {
 			if err := readFiles(tbl, vt); err != nil {
 				t.Fatalf("read %d of the table loaded once: %v (%+v)", reads, err, f.Counts())
@@ -380,7 +386,7 @@ func TestRealVendingFront(t *testing.T) {
 			if time.Now().After(deadline) {
 				t.Fatalf("no refresh and expiry within 90 s: %+v", c)
 			}
-			time.Sleep(100 * time.Millisecond)
+			<-tick.C
 		}
 		wantRefused(t, w, first, file)
 		if err := readFiles(tbl, vt); err != nil {
@@ -401,7 +407,7 @@ func TestRealVendingFront(t *testing.T) {
 		t.Parallel()
 		ctx := context.Background()
 		f := startFront(t, w, vendingcatalog.Options{Mode: vendingcatalog.StorageCredentials, Lifetime: 10 * time.Minute})
-		cat := restCatalog(t, f.URL(), warehouse, w.readerProps())
+		cat := restCatalog(t, f.URL(), warehouse, w.ReaderProps())
 		tbl, err := cat.LoadTable(ctx, vt.ident)
 		if err != nil {
 			t.Fatal(err)
@@ -433,11 +439,11 @@ func TestRealVendingFront(t *testing.T) {
 		f := startFront(t, w, vendingcatalog.Options{Mode: vendingcatalog.Nothing, Lifetime: 10 * time.Minute})
 		// Without keys of its own a client cannot read; with them (the
 		// static fallback) it can.
-		if _, _, err := readRows(ctx, restCatalog(t, f.URL(), warehouse, w.readerProps()), vt.ident); err == nil {
+		if _, _, err := readRows(ctx, restCatalog(t, f.URL(), warehouse, w.ReaderProps()), vt.ident); err == nil {
 			t.Fatal("read without keys, none vended")
 		}
-		props := w.readerProps()
-		maps.Copy(props, w.s3Props())
+		props := w.ReaderProps()
+		maps.Copy(props, w.S3Props())
 		_, got, err := readRows(ctx, restCatalog(t, f.URL(), warehouse, props), vt.ident)
 		wantSameRows(t, "iceberg-go with its own keys", got, err, vt.want)
 		if c := f.Counts(); c.Loads != 2 || c.VendedLoads != 0 {
@@ -449,7 +455,7 @@ func TestRealVendingFront(t *testing.T) {
 		t.Parallel()
 		ctx := context.Background()
 		f := startFront(t, w, vendingcatalog.Options{Mode: vendingcatalog.UnknownKey, Lifetime: 10 * time.Minute})
-		_, _, err := readRows(ctx, restCatalog(t, f.URL(), warehouse, w.readerProps()), vt.ident)
+		_, _, err := readRows(ctx, restCatalog(t, f.URL(), warehouse, w.ReaderProps()), vt.ident)
 		if err == nil || !strings.Contains(err.Error(), "InvalidAccessKeyId") {
 			t.Fatalf("read with a key SeaweedFS does not know: %v, want S3's 403 InvalidAccessKeyId", err)
 		}

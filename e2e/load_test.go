@@ -1,12 +1,12 @@
-package handlers_test
+package e2e_test
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -29,6 +29,7 @@ import (
 
 	"github.com/druidiceberg/sidecar/handlers"
 	"github.com/druidiceberg/sidecar/internal/connlimit"
+	"github.com/druidiceberg/sidecar/internal/sidecartest"
 	"github.com/druidiceberg/sidecar/internal/tablegen"
 	"github.com/druidiceberg/sidecar/internal/testenv"
 	"github.com/druidiceberg/sidecar/internal/testnet"
@@ -55,7 +56,7 @@ import (
 // resident set near its start (with -race, whose shadow memory is never
 // released, the Go heap in use). The figures, the legitimate clients'
 // throughput in each run among them, are logged
-// (go test -run TestLoadAndLeaks -v ./handlers/); speed is not asserted.
+// (go test -run TestLoadAndLeaks -v ./e2e/); speed is not asserted.
 func TestLoadAndLeaks(t *testing.T) {
 	// Splits of 2,000 rows, half a MB each: far more than the buffers
 	// between the server and a client that does not read, so that
@@ -70,7 +71,7 @@ func TestLoadAndLeaks(t *testing.T) {
 	rows, files, duration := 8_000, 4, 2*time.Second
 	const clients = 64
 	ctx := context.Background()
-	cat, dir := localWarehouse(t)
+	cat, dir := sidecartest.LocalWarehouse(t)
 	if _, err := tablegen.Bench(ctx, catalogtest.SnappyWrites(cat), table.Identifier{"load", "t"}, rows, files, 0.05, 0.01); err != nil {
 		t.Fatalf("write the load table: %v", err)
 	}
@@ -89,46 +90,48 @@ func TestLoadAndLeaks(t *testing.T) {
 	// The server's connections to the attackers' address have small send
 	// buffers, so that the answers they never read block; every
 	// connection counts towards a cap, which the connection flood passes.
-	srv := newServerListening(t, sidecatalog.Config{Type: "local", Warehouse: dir}, nil, testDeleteCacheSize,
+	ends := &requestEnds{}
+	srv := sidecartest.NewServerListening(t, sidecatalog.Config{Type: "local", Warehouse: dir}, nil, sidecartest.DeleteCacheSize,
 		func(l net.Listener) net.Listener {
-			return connlimit.New(smallBuffers{Listener: l, only: attackerIP}, loadConnections, connlimit.Hooks{
+			return connlimit.New(sidecartest.SmallBuffers{Listener: l, Only: attackerIP}, loadConnections, connlimit.Hooks{
 				Refused: func(c net.Conn) { _ = handlers.WriteRefusal(c, loadConnections) },
 			})
 		},
 		func(c *handlers.Config) {
 			c.MaxStreams, c.BodyTimeout, c.WriteStallTimeout = clients, bodyTimeout, stall
+			c.Logger = slog.New(ends)
 		})
 
 	// The URIs: every split of the current snapshot (row streams) and every
 	// data file of the first, before its deletes (raw files).
-	rowsPlan := srv.plan(t, q("table", "load.t", "minSplits", strconv.Itoa(files)))
-	filesPlan := srv.plan(t, q("table", "load.t", "mode", "files",
+	rowsPlan := srv.Plan(t, sidecartest.Q("table", "load.t", "minSplits", strconv.Itoa(files)))
+	filesPlan := srv.Plan(t, sidecartest.Q("table", "load.t", "mode", "files",
 		"snapshotId", strconv.FormatInt(tbl.Metadata().Snapshots()[0].SnapshotID, 10)))
 	if rowsPlan.Mode != "v2" || filesPlan.Mode != "v1" {
 		t.Fatalf("plans are %s and %s, want v2 and v1", rowsPlan.Mode, filesPlan.Mode)
 	}
-	var targets []loadTarget
+	var targets []sidecartest.LoadTarget
 	for _, u := range append(rowsPlan.InputSource.URIs, filesPlan.InputSource.URIs...) {
 		path := strings.TrimPrefix(u, srv.URL)
-		resp, body := srv.get(t, path)
+		resp, body := srv.Get(t, path)
 		if resp.StatusCode != http.StatusOK {
 			t.Fatalf("reference read of %s: %d", path, resp.StatusCode)
 		}
-		targets = append(targets, loadTarget{path, body})
+		targets = append(targets, sidecartest.LoadTarget{Path: path, Want: body})
 	}
 	// The row stream the non-readers ask for, against the few KiB of
 	// send and receive buffers of their connections (smallBuffers,
 	// dialNonReader) and the server's own.
-	if n := len(targets[0].want); n < 8*16<<10 {
+	if n := len(targets[0].Want); n < 8*16<<10 {
 		t.Fatalf("the row stream the non-readers ask for is %d bytes; the test needs at least %d", n, 8*16<<10)
 	}
-	on := attackTargets{rows: targets[0], snapshot: tbl.CurrentSnapshot().SnapshotID, stall: stall}
+	on := attackTargets{rows: targets[0], snapshot: tbl.CurrentSnapshot().SnapshotID, stall: stall, ends: ends}
 	// A file token that pins another size than the file's.
-	signer, err := token.NewSigner(testKey)
+	signer, err := token.NewSigner(sidecartest.SigningKey())
 	if err != nil {
 		t.Fatal(err)
 	}
-	sp, err := signer.Verify(token.KindFile, strings.TrimPrefix(targets[len(targets)-1].path, "/files/"))
+	sp, err := signer.Verify(token.KindFile, strings.TrimPrefix(targets[len(targets)-1].Path, "/files/"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -182,15 +185,9 @@ func TestLoadAndLeaks(t *testing.T) {
 	transport.CloseIdleConnections()
 	after := settle(t, &before)
 	t.Logf("after: %d goroutines, %d fds, RSS %.1f MiB, heap %.1f MiB", after.goroutines, after.fds, mib(after.rss), mib(after.heap))
-	if got := metricSum(t, srv, "sidecar_streams_active"); got != 0 {
+	if got := sidecartest.MetricSum(t, srv, "sidecar_streams_active"); got != 0 {
 		t.Errorf("sidecar_streams_active = %v after the load, want 0", got)
 	}
-}
-
-// loadTarget is a URI the load reads, with its reference bytes.
-type loadTarget struct {
-	path string
-	want []byte
 }
 
 // loadRun is what one run of the load counted.
@@ -234,7 +231,7 @@ func (r *loadRun) hostileSummary() string {
 // runLoad runs clients Druid-like readers of targets for duration, and
 // with hostile the attackers beside them, and fails the test on any read
 // that is not byte-exact and any attack not answered as it should be.
-func runLoad(t *testing.T, srv *testServer, client *http.Client, targets []loadTarget, on attackTargets, clients int, duration time.Duration,
+func runLoad(t *testing.T, srv *sidecartest.Server, client *http.Client, targets []sidecartest.LoadTarget, on attackTargets, clients int, duration time.Duration,
 	hostile bool) *loadRun {
 	t.Helper()
 	r := &loadRun{name: "quiet", hostile: map[string]map[int]int{}}
@@ -261,11 +258,11 @@ func runLoad(t *testing.T, srv *testServer, client *http.Client, targets []loadT
 
 	// The attacks, their payloads built before the run starts, so that
 	// each runs at least once however loaded the machine is.
-	var list []attack
+	var list []sidecartest.Attack
 	if hostile {
 		var done, doneMore func()
-		var more []attack
-		list, done = attacks(srv)
+		var more []sidecartest.Attack
+		list, done = sidecartest.Attacks(srv)
 		defer done()
 		more, doneMore = moreAttacks(srv, on)
 		defer doneMore()
@@ -292,7 +289,11 @@ func runLoad(t *testing.T, srv *testServer, client *http.Client, targets []loadT
 	wg.Go(func() {
 		hc := &http.Client{Transport: &http.Transport{}}
 		defer hc.CloseIdleConnections()
-		for time.Now().Before(deadline) {
+		// Asked every 20 ms: often enough to see a stall of the load, seldom
+		// enough to add little load of its own.
+		tick := time.NewTicker(20 * time.Millisecond)
+		defer tick.Stop()
+		for ; time.Now().Before(deadline); <-tick.C {
 			began := time.Now()
 			resp, err := hc.Get(srv.URL + "/healthz")
 			if err != nil {
@@ -306,21 +307,20 @@ func runLoad(t *testing.T, srv *testServer, client *http.Client, targets []loadT
 				return
 			}
 			r.slowestHealth = max(r.slowestHealth, time.Since(began))
-			time.Sleep(20 * time.Millisecond)
 		}
 	})
 	for _, a := range list {
 		wg.Go(func() {
 			// Once at least, then for as long as the run lasts.
 			for first := true; first || time.Now().Before(deadline); first = false {
-				status, err := a.run()
+				status, err := a.Run()
 				if err != nil {
-					errs <- fmt.Errorf("%s: %w", a.name, err)
+					errs <- fmt.Errorf("%s: %w", a.Name, err)
 					return
 				}
-				r.sawHostile(a.name, status)
-				if !slices.Contains(a.want, status) {
-					errs <- fmt.Errorf("%s: %d, want one of %v", a.name, status, a.want)
+				r.sawHostile(a.Name, status)
+				if !slices.Contains(a.Want, status) {
+					errs <- fmt.Errorf("%s: %d, want one of %v", a.Name, status, a.Want)
 					return
 				}
 			}
@@ -333,14 +333,14 @@ func runLoad(t *testing.T, srv *testServer, client *http.Client, targets []loadT
 	for err := range errs {
 		t.Error(err)
 	}
-	r.peakRSS = peakRSS()
+	r.peakRSS = sidecartest.PeakRSS()
 	return r
 }
 
 // druidRead reads one target as Druid does, whole, from a Range offset, or
 // cut at a random byte, and checks what it read to the end byte for byte.
 // The bytes that arrive before deadline count towards the run's throughput.
-func druidRead(r *loadRun, client *http.Client, base string, tg loadTarget, rng *rand.Rand, deadline time.Time) error {
+func druidRead(r *loadRun, client *http.Client, base string, tg sidecartest.LoadTarget, rng *rand.Rand, deadline time.Time) error {
 	inWindow := func(n int) {
 		if time.Now().Before(deadline) {
 			r.bytesInWindow.Add(int64(n))
@@ -348,11 +348,11 @@ func druidRead(r *loadRun, client *http.Client, base string, tg loadTarget, rng 
 	}
 	from := 0
 	if rng.IntN(4) == 0 {
-		from = rng.IntN(len(tg.want))
+		from = rng.IntN(len(tg.Want))
 	}
 	rctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	req, err := http.NewRequestWithContext(rctx, http.MethodGet, base+tg.path, nil)
+	req, err := http.NewRequestWithContext(rctx, http.MethodGet, base+tg.Path, nil)
 	if err != nil {
 		return err
 	}
@@ -362,7 +362,7 @@ func druidRead(r *loadRun, client *http.Client, base string, tg loadTarget, rng 
 	r.requests.Add(1)
 	resp, err := client.Do(req)
 	if err != nil {
-		return fmt.Errorf("GET %s: %w", tg.path, err)
+		return fmt.Errorf("GET %s: %w", tg.Path, err)
 	}
 	defer resp.Body.Close()
 	switch {
@@ -373,9 +373,9 @@ func druidRead(r *loadRun, client *http.Client, base string, tg loadTarget, rng 
 		_, _ = io.Copy(io.Discard, resp.Body)
 	case resp.StatusCode != http.StatusOK && resp.StatusCode != http.StatusPartialContent:
 		body, _ := io.ReadAll(resp.Body)
-		return fmt.Errorf("GET %s from %d: %d %s", tg.path, from, resp.StatusCode, body)
+		return fmt.Errorf("GET %s from %d: %d %s", tg.Path, from, resp.StatusCode, body)
 	default:
-		want := tg.want[from:]
+		want := tg.Want[from:]
 		switch rng.IntN(3) {
 		case 0: // cut by closing the connection mid-stream
 			n, _ := io.CopyN(countingWriter(inWindow), resp.Body, int64(rng.IntN(len(want)+1)))
@@ -389,26 +389,18 @@ func druidRead(r *loadRun, client *http.Client, base string, tg loadTarget, rng 
 		default: // read to the end, byte-exact
 			// Compared as it arrives: 64 clients holding whole
 			// bodies would measure the clients, not the server.
-			cmp := &comparer{want: want, counted: inWindow}
+			cmp := &sidecartest.Comparer{Want: want, Counted: inWindow}
 			n, err := io.Copy(cmp, resp.Body)
 			r.bytesRead.Add(n)
 			if err != nil {
-				return fmt.Errorf("GET %s from %d: read: %w", tg.path, from, err)
-			} else if cmp.differ || cmp.off != len(want) {
-				return fmt.Errorf("GET %s from %d: %d bytes that differ from the reference's %d", tg.path, from, cmp.off, len(want))
+				return fmt.Errorf("GET %s from %d: read: %w", tg.Path, from, err)
+			} else if cmp.Differ || cmp.Off != len(want) {
+				return fmt.Errorf("GET %s from %d: %d bytes that differ from the reference's %d", tg.Path, from, cmp.Off, len(want))
 			}
 			r.completed.Add(1)
 		}
 	}
 	return nil
-}
-
-// attack is one hostile client's request, repeated for the whole run: run
-// sends it once and returns the status, which must be one of want.
-type attack struct {
-	name string
-	want []int
-	run  func() (int, error)
 }
 
 // loadConnections caps the load server's connections: more than the
@@ -424,89 +416,26 @@ var attackerIP = net.ParseIP("127.0.0.2")
 // attackTargets are what the attacks of the load aim at: a row stream and
 // its bytes, the current snapshot, a file token that pins another size
 // than its file's, one signed with the key for a file outside every root,
-// and the server's write-stall timeout.
+// the server's write-stall timeout, and the log that tells when a request
+// has ended.
 type attackTargets struct {
-	rows     loadTarget
+	rows     sidecartest.LoadTarget
 	snapshot int64
 	resized  string
 	outside  string
 	stall    time.Duration
-}
-
-// attacks are the hostile clients of TestLoadAndLeaks that need nothing
-// but the server, each a replay of a TestHostile* attack with its payload
-// built once; done closes their idle connections.
-func attacks(srv *testServer) (_ []attack, done func()) {
-	// Their own connections, so that the Druid-like clients' pool is not
-	// taken, nor shared with connections the server closes.
-	transport := &http.Transport{}
-	c := &http.Client{Transport: transport}
-	get := getter(srv, c)
-	post := func(body string) func() (int, error) {
-		return func() (int, error) {
-			resp, err := c.Post(srv.URL+"/splits", "application/json", strings.NewReader(body))
-			if err != nil {
-				return 0, err
-			}
-			defer resp.Body.Close()
-			_, err = io.Copy(io.Discard, resp.Body)
-			return resp.StatusCode, err
-		}
-	}
-	trickle := func() (int, error) {
-		// A POST /splits body a byte every 50 ms: the server answers 408
-		// once the body deadline passes.
-		conn, err := net.Dial("tcp", strings.TrimPrefix(srv.URL, "http://"))
-		if err != nil {
-			return 0, err
-		}
-		defer conn.Close()
-		body := `{"type":"iceberg","namespace":"load","tableName":"t"}`
-		if _, err := fmt.Fprintf(conn, "POST /splits HTTP/1.1\r\nHost: sidecar\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n", len(body)); err != nil {
-			return 0, err
-		}
-		done := make(chan struct{})
-		defer close(done)
-		go func() {
-			for i := 0; i < len(body)-1; i++ {
-				select {
-				case <-done:
-					return
-				case <-time.After(50 * time.Millisecond):
-				}
-				if _, err := conn.Write([]byte{body[i]}); err != nil {
-					return
-				}
-			}
-		}()
-		resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
-		if err != nil {
-			return 0, err
-		}
-		resp.Body.Close()
-		return resp.StatusCode, nil
-	}
-	big := strings.Repeat("x", 900_000)
-	return []attack{
-		{"nested filter", []int{http.StatusBadRequest}, get("/splits?" + q("table", "load.t", "icebergFilter", nestedNot(2000)).Encode())},
-		{"wide filter", []int{http.StatusBadRequest}, post(`{"namespace":"load","tableName":"t","icebergFilter":` + wideOr(1000) + `}`)},
-		{"trickled body", []int{http.StatusRequestTimeout}, trickle},
-		{"trickled body 2", []int{http.StatusRequestTimeout}, trickle},
-		{"900 KB value", []int{http.StatusBadRequest}, get("/splits?table=load.t&mode=" + big)},
-		{"name with a NUL", []int{http.StatusBadRequest}, get("/splits?" + q("table", "load.t\x00").Encode())},
-		{"1001 include intervals", []int{http.StatusBadRequest}, get("/changes?" + q("table", "load.t", "timeColumn", "ts",
-			"include", strings.TrimSuffix(strings.Repeat("2024-01-01/2024-01-02,", 1001), ",")).Encode())},
-	}, transport.CloseIdleConnections
+	// ends tells when a request the attacks sent has ended.
+	ends *requestEnds
 }
 
 // moreAttacks are the hostile clients of TestLoadAndLeaks that aim at
 // what on names: made-up methods, a query that does not parse, odd but
 // valid input, a Range past a stream's end, a file token of another size,
 // answers never read, and a flood of idle connections.
-func moreAttacks(srv *testServer, on attackTargets) (_ []attack, done func()) {
+func moreAttacks(srv *sidecartest.Server, on attackTargets) (_ []sidecartest.Attack, done func()) {
 	transport := &http.Transport{}
 	c := &http.Client{Transport: transport}
-	get := getter(srv, c)
+	get := sidecartest.AttackGetter(srv, c)
 	var methods atomic.Int64
 	method := func(prefix string) func() (int, error) {
 		// A method no route takes, new each time.
@@ -515,64 +444,38 @@ func moreAttacks(srv *testServer, on attackTargets) (_ []attack, done func()) {
 			if err != nil {
 				return 0, err
 			}
-			return do(c, req)
+			return sidecartest.StatusOf(c, req)
 		}
 	}
 	addr := strings.TrimPrefix(srv.URL, "http://")
-	return []attack{
-		{"made-up methods", []int{http.StatusMethodNotAllowed}, method("")},
-		{"500 KB methods", []int{http.StatusMethodNotAllowed}, method(strings.Repeat("M", 500_000))},
-		{"broken percent-encoding", []int{http.StatusBadRequest}, get("/splits?table=load.t&mode=files%zz")},
-		{"fromSnapshot at the target", []int{http.StatusConflict}, get("/druid/task?" + q("table", "load.t",
+	return []sidecartest.Attack{
+		{Name: "made-up methods", Want: []int{http.StatusMethodNotAllowed}, Run: method("")},
+		{Name: "500 KB methods", Want: []int{http.StatusMethodNotAllowed}, Run: method(strings.Repeat("M", 500_000))},
+		{Name: "broken percent-encoding", Want: []int{http.StatusBadRequest}, Run: get("/splits?table=load.t&mode=files%zz")},
+		{Name: "fromSnapshot at the target", Want: []int{http.StatusConflict}, Run: get("/druid/task?" + sidecartest.Q("table", "load.t",
 			"fromSnapshot", strconv.FormatInt(on.snapshot, 10), "dataSource", "l", "timestampColumn", "event_ts").Encode())},
-		{"Range past the end", []int{http.StatusRequestedRangeNotSatisfiable}, get(on.rows.path, "Range", fmt.Sprintf("bytes=%d-", len(on.rows.want)+1))},
-		{"file of another size", []int{http.StatusConflict}, get("/files/" + on.resized)},
-		{"signed token outside the roots", []int{http.StatusForbidden}, get("/files/" + on.outside)},
-		{"answers never read", []int{http.StatusOK}, func() (int, error) { return neverRead(srv, addr, on) }},
-		{"idle connection flood", []int{http.StatusOK}, func() (int, error) { return connectionFlood(addr) }},
+		{Name: "Range past the end", Want: []int{http.StatusRequestedRangeNotSatisfiable}, Run: get(on.rows.Path, "Range", fmt.Sprintf("bytes=%d-", len(on.rows.Want)+1))},
+		{Name: "file of another size", Want: []int{http.StatusConflict}, Run: get("/files/" + on.resized)},
+		{Name: "signed token outside the roots", Want: []int{http.StatusForbidden}, Run: get("/files/" + on.outside)},
+		{Name: "answers never read", Want: []int{http.StatusOK}, Run: func() (int, error) { return neverRead(srv, addr, on) }},
+		{Name: "idle connection flood", Want: []int{http.StatusOK}, Run: func() (int, error) { return connectionFlood(addr) }},
 	}, transport.CloseIdleConnections
-}
-
-// getter makes attacks that GET a path of srv with c, with the headers
-// given as name, value pairs (Host sets the request's host).
-func getter(srv *testServer, c *http.Client) func(path string, header ...string) func() (int, error) {
-	return func(path string, header ...string) func() (int, error) {
-		return func() (int, error) {
-			req, err := http.NewRequest(http.MethodGet, srv.URL+path, nil)
-			if err != nil {
-				return 0, err
-			}
-			for i := 0; i+1 < len(header); i += 2 {
-				req.Header.Set(header[i], header[i+1])
-			}
-			if req.Header.Get("Host") != "" {
-				req.Host = req.Header.Get("Host")
-			}
-			return do(c, req)
-		}
-	}
-}
-
-// do sends req with c and reads the answer whole: its status.
-func do(c *http.Client, req *http.Request) (int, error) {
-	resp, err := c.Do(req)
-	if err != nil {
-		return 0, err
-	}
-	defer resp.Body.Close()
-	_, err = io.Copy(io.Discard, resp.Body)
-	return resp.StatusCode, err
 }
 
 // neverRead asks for a row stream and then a plan of 100 splits, each on
 // a connection of its own that never reads past the answer's head, and
 // checks that the server cuts each (the body ends short, never cleanly)
-// once its writes have moved nothing for the stall bound. A stream answered
+// once its writes have moved nothing for the stall bound: the request
+// ends, counted a write stall, before the body is read. A stream answered
 // 503 (every slot taken) counts as such.
-func neverRead(srv *testServer, addr string, on attackTargets) (int, error) {
-	for _, path := range []string{on.rows.path, "/splits?table=load.wide&minSplits=100"} {
-		stalls := loadMetric(srv, "sidecar_http_write_stalls_total")
-		resp, c, err := dialNonReader(addr, path, attackerIP)
+func neverRead(srv *sidecartest.Server, addr string, on attackTargets) (int, error) {
+	for _, path := range []string{on.rows.Path, "/splits?table=load.wide&minSplits=100"} {
+		stalls, err := sidecartest.GatherSum(srv, "sidecar_http_write_stalls_total")
+		if err != nil {
+			return 0, err
+		}
+		id, ended := on.ends.next()
+		resp, c, err := sidecartest.DialNonReader(addr, path, attackerIP, handlers.RequestIDHeader, id)
 		if c != nil {
 			defer c.Close()
 		}
@@ -584,12 +487,13 @@ func neverRead(srv *testServer, addr string, on attackTargets) (int, error) {
 		}
 		// Its body is read once the server has cut it: reading before
 		// would let the server write on.
-		deadline := time.Now().Add(20 * on.stall)
-		for loadMetric(srv, "sidecar_http_write_stalls_total") <= stalls {
-			if time.Now().After(deadline) {
-				return 0, fmt.Errorf("%s was not cut within %v of not being read", path, 20*on.stall)
-			}
-			time.Sleep(20 * time.Millisecond)
+		select {
+		case <-ended:
+		case <-time.After(20 * on.stall):
+			return 0, fmt.Errorf("%s was not cut within %v of not being read", path, 20*on.stall)
+		}
+		if now, err := sidecartest.GatherSum(srv, "sidecar_http_write_stalls_total"); err != nil || now <= stalls {
+			return 0, fmt.Errorf("%s, never read, ended with %v write stalls counted, %v before (%v)", path, now, stalls, err)
 		}
 		_ = c.SetReadDeadline(time.Now().Add(20 * on.stall))
 		if n, err := io.Copy(io.Discard, resp.Body); !errors.Is(err, io.ErrUnexpectedEOF) {
@@ -598,6 +502,49 @@ func neverRead(srv *testServer, addr string, on attackTargets) (int, error) {
 	}
 	return http.StatusOK, nil
 }
+
+// requestEnds is the load server's log: it tells when a request whose id
+// it handed out has ended, which the server logs once the request's
+// handler has returned and its metrics are counted (its line "request"),
+// and discards the rest.
+type requestEnds struct {
+	ids   atomic.Int64
+	mu    sync.Mutex
+	waits map[string]chan struct{}
+}
+
+// next is a new request id, and a channel closed once the request that
+// carries it (as handlers.RequestIDHeader) has ended.
+func (e *requestEnds) next() (string, <-chan struct{}) {
+	id := fmt.Sprintf("never-read-%d", e.ids.Add(1))
+	ch := make(chan struct{})
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.waits == nil {
+		e.waits = map[string]chan struct{}{}
+	}
+	e.waits[id] = ch
+	return id, ch
+}
+
+func (e *requestEnds) Enabled(context.Context, slog.Level) bool { return true }
+
+func (e *requestEnds) Handle(ctx context.Context, rec slog.Record) error {
+	if rec.Message != "request" {
+		return nil
+	}
+	id := handlers.RequestID(ctx)
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if ch, ok := e.waits[id]; ok {
+		close(ch)
+		delete(e.waits, id)
+	}
+	return nil
+}
+
+func (e *requestEnds) WithAttrs([]slog.Attr) slog.Handler { return e }
+func (e *requestEnds) WithGroup(string) slog.Handler      { return e }
 
 // connectionFlood opens more idle keep-alive connections than the server
 // holds (each asks /healthz once, from the attackers' address), then asks
@@ -631,49 +578,11 @@ func connectionFlood(addr string) (int, error) {
 	return ask()
 }
 
-// loadMetric is the sum of a metric's series, for the attackers, which
-// have no testing.T of their own.
-func loadMetric(srv *testServer, name string) float64 {
-	families, err := srv.reg.Gather()
-	if err != nil {
-		return -1
-	}
-	sum := 0.0
-	for _, f := range families {
-		if f.GetName() == name {
-			for _, m := range f.GetMetric() {
-				sum += m.GetCounter().GetValue() + m.GetGauge().GetValue()
-			}
-		}
-	}
-	return sum
-}
-
-// comparer checks what is written to it against want, in order; counted,
-// when set, is told how much was written.
-type comparer struct {
-	want    []byte
-	off     int
-	differ  bool
-	counted func(int)
-}
-
 // countingWriter discards what is written to it and tells counted how much.
 type countingWriter func(int)
 
 func (c countingWriter) Write(p []byte) (int, error) {
 	c(len(p))
-	return len(p), nil
-}
-
-func (c *comparer) Write(p []byte) (int, error) {
-	if c.counted != nil {
-		c.counted(len(p))
-	}
-	if c.off+len(p) > len(c.want) || !bytes.Equal(p, c.want[c.off:c.off+len(p)]) {
-		c.differ = true
-	}
-	c.off += len(p)
 	return len(p), nil
 }
 
@@ -695,7 +604,7 @@ const rssSlack = 64 << 20
 // the heap's high-water mark and is never released), so the Go heap in use
 // stands in for it.
 func (s processState) memoryBack(base processState) bool {
-	if raceEnabled {
+	if sidecartest.RaceEnabled {
 		return s.heap <= base.heap+rssSlack
 	}
 	return s.rss <= base.rss+rssSlack
@@ -703,47 +612,53 @@ func (s processState) memoryBack(base processState) bool {
 
 // settle collects garbage and returns memory to the OS until the process is
 // back within reach of base (no more goroutines and fds than base, RSS
-// within rssSlack), or ten seconds pass; then, with a base, it fails the
-// test on what did not come back, with the goroutines' stacks. Without a
-// base it returns the settled state to compare against.
+// within rssSlack), and fails the test with what did not come back, the
+// goroutines' stacks among it, if it is not within ten seconds. Without a
+// base it waits until the count of goroutines has held for 100 ms (the
+// goroutines of earlier work have ended) and returns the state then, to
+// compare against. The runtime tells nobody when a goroutine ends or memory
+// returns: asking again is the only way (testenv.Poll).
 func settle(t *testing.T, base *processState) processState {
 	t.Helper()
 	var s processState
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	measure := func() {
 		runtime.GC()
 		debug.FreeOSMemory()
 		var ms runtime.MemStats
 		runtime.ReadMemStats(&ms)
-		s = processState{goroutines: runtime.NumGoroutine(), fds: openFDs(t), rss: currentRSS(), heap: int64(ms.HeapInuse)}
-		if base == nil {
-			// Wait for the goroutines of earlier work to end, then measure.
-			time.Sleep(100 * time.Millisecond)
-			if again := runtime.NumGoroutine(); again == s.goroutines || time.Now().After(deadline) {
-				return s
+		s = processState{goroutines: runtime.NumGoroutine(), fds: openFDs(t), rss: sidecartest.CurrentRSS(), heap: int64(ms.HeapInuse)}
+	}
+	if base == nil {
+		last, since := -1, time.Now()
+		testenv.Poll(t, 10*time.Second, func() error {
+			measure()
+			if s.goroutines != last {
+				last, since = s.goroutines, time.Now()
 			}
-			continue
+			if held := time.Since(since); held < 100*time.Millisecond {
+				return fmt.Errorf("%d goroutines, held for %s", s.goroutines, held)
+			}
+			return nil
+		})
+		return s
+	}
+	testenv.Poll(t, 10*time.Second, func() error {
+		measure()
+		var errs []error
+		if s.goroutines > base.goroutines {
+			var stacks strings.Builder
+			_ = pprof.Lookup("goroutine").WriteTo(&stacks, 1)
+			errs = append(errs, fmt.Errorf("%d goroutines after the load, %d before:\n%s", s.goroutines, base.goroutines, stacks.String()))
 		}
-		if s.goroutines <= base.goroutines && s.fds <= base.fds && s.memoryBack(*base) {
-			return s
+		if s.fds > base.fds {
+			errs = append(errs, fmt.Errorf("%d open file descriptors after the load, %d before", s.fds, base.fds))
 		}
-		if time.Now().After(deadline) {
-			break
+		if !s.memoryBack(*base) {
+			errs = append(errs, fmt.Errorf("RSS %.1f MiB and heap %.1f MiB after the load, %.1f and %.1f MiB before (race detector on: %v)",
+				mib(s.rss), mib(s.heap), mib(base.rss), mib(base.heap), sidecartest.RaceEnabled))
 		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	if s.goroutines > base.goroutines {
-		var stacks strings.Builder
-		_ = pprof.Lookup("goroutine").WriteTo(&stacks, 1)
-		t.Errorf("%d goroutines after the load, %d before:\n%s", s.goroutines, base.goroutines, stacks.String())
-	}
-	if s.fds > base.fds {
-		t.Errorf("%d open file descriptors after the load, %d before", s.fds, base.fds)
-	}
-	if !s.memoryBack(*base) {
-		t.Errorf("RSS %.1f MiB and heap %.1f MiB after the load, %.1f and %.1f MiB before (race detector on: %v)",
-			mib(s.rss), mib(s.heap), mib(base.rss), mib(base.heap), raceEnabled)
-	}
+		return errors.Join(errs...)
+	})
 	return s
 }
 
@@ -757,33 +672,11 @@ func openFDs(t *testing.T) int {
 	return len(entries)
 }
 
-// currentRSS is VmRSS, the resident set now, in bytes.
-func currentRSS() int64 { return procStatus("VmRSS:") }
-
 // resetPeak resets the kernel's high-water mark of the resident set and
 // returns the resident set now.
 func resetPeak() int64 {
-	resetPeakRSS()
-	return currentRSS()
-}
-
-// procStatus reads one kB field of /proc/self/status, in bytes; -1 when
-// absent.
-func procStatus(field string) int64 {
-	data, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		return -1
-	}
-	for _, line := range strings.Split(string(data), "\n") {
-		if v, ok := strings.CutPrefix(line, field); ok {
-			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
-			if err != nil {
-				return -1
-			}
-			return kb << 10
-		}
-	}
-	return -1
+	sidecartest.ResetPeakRSS()
+	return sidecartest.CurrentRSS()
 }
 
 func mib(b int64) float64 { return float64(b) / (1 << 20) }

@@ -1,7 +1,0 @@
-//go:build race
-
-package handlers_test
-
-// raceEnabled is set when the tests run with -race, whose shadow memory
-// grows with the heap and is never returned to the OS.
-const raceEnabled = true
