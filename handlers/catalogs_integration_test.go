@@ -14,7 +14,6 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	sidecatalog "github.com/druidiceberg/sidecar/catalog"
-	"github.com/druidiceberg/sidecar/internal/icebergrest"
 	"github.com/druidiceberg/sidecar/internal/tablegen"
 
 	_ "github.com/apache/iceberg-go/catalog/rest"
@@ -127,11 +126,4 @@ func sqlCatalog(t *testing.T, uri, warehouse string, props map[string]string) (c
 	// The sidecar names the catalog otherwise than the writers (its
 	// IcebergName): the SQL catalog keys its rows by the writers' name.
 	return cat, sidecatalog.Config{Type: "sql", Name: "lake", IcebergName: "test", URI: uri, Warehouse: warehouse, Props: props}
-}
-
-// registerTables registers tables (name to metadata file) in the namespace
-// ns of the REST catalog at url (icebergrest.RegisterTables).
-func registerTables(t testing.TB, url string, ns table.Identifier, tables func(yield func(name, metadata string) bool)) {
-	t.Helper()
-	icebergrest.RegisterTables(t, url, ns, tables)
 }

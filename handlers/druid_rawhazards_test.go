@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"net/http"
 	"slices"
-	"strings"
 	"testing"
 
 	"github.com/apache/iceberg-go/table"
@@ -62,19 +61,4 @@ func assertDruidIngests(t *testing.T, srv *testServer, table string, rows []stri
 	if got := modelRows(druid, "ds"); !slices.Equal(got, want) {
 		t.Fatalf("Druid holds\n%v\nwant\n%v", got, want)
 	}
-}
-
-// assertRowPathBecause checks that p is on the row path with a warning that
-// holds why (v3types_test.go asks it of the variant column too).
-func assertRowPathBecause(t *testing.T, p plan, why string) {
-	t.Helper()
-	if p.Mode != "v2" || p.InputFormat.Type != "json" {
-		t.Fatalf("auto planned %s (%s), want the row path; warnings %q", p.Mode, p.InputFormat.Type, p.Warnings)
-	}
-	for _, w := range p.Warnings {
-		if strings.Contains(w, "row path although no delete file applies") && strings.Contains(w, why) {
-			return
-		}
-	}
-	t.Fatalf("warnings %q do not say that the row path was taken because %s", p.Warnings, why)
 }

@@ -15,25 +15,6 @@ import (
 	"github.com/druidiceberg/sidecar/splits"
 )
 
-type hadoopCatalog = hadoop.Catalog
-
-// sharedEvolution is the table of tablegen.EvolutionTables named name,
-// written once per run of the package in a shared warehouse of its own.
-func sharedEvolution(t testing.TB, name string) (string, *tablegen.Built) {
-	t.Helper()
-	if name == "row_lineage" {
-		dir, l := sharedLineage(t)
-		return dir, l.built
-	}
-	return sharedWarehouse(t, "evolution/"+name, func(ctx context.Context, c *hadoop.Catalog) (*tablegen.Built, error) {
-		et, err := tablegen.EvolutionTableNamed(name)
-		if err != nil {
-			return nil, err
-		}
-		return et.Build(ctx, c, et.Ident)
-	})
-}
-
 // lineage is tablegen.Lineage's table and its rows with every metadata
 // column.
 type lineage struct {

@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"os"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -33,20 +32,6 @@ func localWarehouse(t *testing.T) (*hadoop.Catalog, string) {
 
 func localServer(t testing.TB, dir string) *testServer {
 	return newServer(t, sidecatalog.Config{Type: "local", Warehouse: dir}, nil)
-}
-
-// assertSnapshotRows plans the snapshot snapshotID of tbl, which srv serves
-// as name, in rows mode, holds its rows to iceberg-go's Scan.ReadTasks rows
-// and returns the plan.
-func assertSnapshotRows(t *testing.T, srv *testServer, name string, tbl *table.Table, snapshotID int64) plan {
-	t.Helper()
-	want, err := tablegen.OracleRows(context.Background(), tbl, snapshotID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := srv.plan(t, q("table", name, "mode", "rows", "snapshotId", strconv.FormatInt(snapshotID, 10)))
-	assertSameRows(t, srv.rows(t, p), want)
-	return p
 }
 
 // assertSameRows compares two lists of NDJSON rows as multisets of values

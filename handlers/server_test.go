@@ -16,7 +16,6 @@ import (
 	"github.com/druidiceberg/sidecar/handlers"
 	"github.com/druidiceberg/sidecar/internal/druidsim"
 	"github.com/druidiceberg/sidecar/internal/sidecartest"
-	"github.com/druidiceberg/sidecar/metrics"
 	"github.com/druidiceberg/sidecar/reader"
 	"github.com/druidiceberg/sidecar/reader/deletes"
 	"github.com/druidiceberg/sidecar/splits"
@@ -92,23 +91,6 @@ func serveCatalog(t testing.TB, cat *sidecatalog.Catalog, signer *token.Signer) 
 // registererOf is sidecartest.RegistererOf.
 func registererOf(c *handlers.Config) prometheus.Registerer { return sidecartest.RegistererOf(c) }
 
-// sidecarBasics is sidecartest.Basics.
-func sidecarBasics(t testing.TB) (*token.Signer, *prometheus.Registry, *metrics.Metrics) {
-	t.Helper()
-	return sidecartest.Basics(t)
-}
-
-// startSidecar is sidecartest.StartSidecar.
-func startSidecar(t testing.TB, cfg sidecatalog.Config, opts []splits.PlannerOption, configure func(*handlers.Config)) *testServer {
-	t.Helper()
-	return wrap(sidecartest.StartSidecar(t, cfg, opts, configure))
-}
-
-// wireCatalog is sidecartest.WireCatalog.
-func wireCatalog(cat *sidecatalog.Catalog, p *splits.Planner, rd *reader.Reader) handlers.Catalog {
-	return sidecartest.WireCatalog(cat, p, rd)
-}
-
 // plan is the part of GET /splits' answer the tests read.
 type plan sidecartest.Plan
 
@@ -168,12 +150,6 @@ func ndjsonLines(t testing.TB, body []byte) []string {
 func errorCode(t testing.TB, body []byte) string {
 	t.Helper()
 	return sidecartest.ErrorCode(t, body)
-}
-
-// fixturesDir is sidecartest.FixturesDir.
-func fixturesDir(t testing.TB) string {
-	t.Helper()
-	return sidecartest.FixturesDir(t)
 }
 
 func q(kv ...string) url.Values { return sidecartest.Q(kv...) }

@@ -3,12 +3,14 @@
 package splits_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/apache/iceberg-go/table"
 	"github.com/druidiceberg/sidecar/catalog"
 	"github.com/druidiceberg/sidecar/internal/fault"
 	"github.com/druidiceberg/sidecar/internal/icebergrest"
@@ -145,4 +147,16 @@ func TestRealRemotePlanningRefusals(t *testing.T) {
 	if l, r := auto.scans(t); l != 1 || r != 0 {
 		t.Fatalf("auto on a server that does not plan counted %v local and %v remote scans, want 1 and 0", l, r)
 	}
+}
+
+// lineageTable writes tablegen.Lineage (format version 3: row lineage,
+// a deletion vector, a partition spec change) through the catalog server
+// at url.
+func lineageTable(t *testing.T, url string) *table.Table {
+	t.Helper()
+	built, _, err := tablegen.Lineage(context.Background(), restWriter(t, url, "lin"), table.Identifier{"lin", "t"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return built.Table
 }

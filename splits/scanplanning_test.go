@@ -124,18 +124,6 @@ func planningTable(t *testing.T, url string) *table.Table {
 	return h.Table()
 }
 
-// lineageTable writes tablegen.Lineage (format version 3: row lineage,
-// a deletion vector, a partition spec change) through the catalog server
-// at url.
-func lineageTable(t *testing.T, url string) *table.Table {
-	t.Helper()
-	built, _, err := tablegen.Lineage(context.Background(), restWriter(t, url, "lin"), table.Identifier{"lin", "t"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return built.Table
-}
-
 // planningQuery is a request asked of every replica, with the oracle's
 // rows (iceberg-go's ReadTasks) where the test has them.
 type planningQuery struct {
