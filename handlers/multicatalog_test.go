@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	sidecatalog "github.com/druidiceberg/sidecar/catalog"
+	"github.com/druidiceberg/sidecar/catalog/catalogtest"
 
 	"github.com/apache/iceberg-go/table"
 	"github.com/prometheus/client_golang/prometheus"
@@ -33,12 +34,12 @@ func TestNamedCatalogs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s3lake := newS3Lake(t, "s3://lake/warehouse")
+	s3lake := catalogtest.NewS3Lake(t, "s3://lake/warehouse")
 	lakeTbl, err := scenarioNamed(t, "positional_and_equality").Build(ctx, s3lake.Cat, table.Identifier{"sales", "orders"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	lakeCfg := s3lake.config(lakeTbl)
+	lakeCfg := s3lake.Config(lakeTbl)
 	down := sidecatalog.Config{Type: "rest", Name: "down", URI: "http://" + testnet.FreeAddr(t)}
 
 	signer, err := token.NewSigner(testKey)
