@@ -18,6 +18,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/druidiceberg/sidecar/handlers"
+	"github.com/druidiceberg/sidecar/internal/servetest"
 	"github.com/druidiceberg/sidecar/internal/sidecartest"
 	"github.com/druidiceberg/sidecar/internal/tablegen"
 	"github.com/druidiceberg/sidecar/internal/testenv"
@@ -74,7 +75,7 @@ func TestRealCatalogDownAndBack(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitStatus(t, srv, "/splits?table=lake.orders", http.StatusOK)
-	sidecartest.AssertSameRows(t, srv.Rows(t, srv.Plan(t, sidecartest.Q("table", "lake.orders"))), want)
+	servetest.SameRows(t, srv.Rows(t, srv.Plan(t, sidecartest.Q("table", "lake.orders"))), want)
 	waitStatus(t, srv, "/readyz", http.StatusOK)
 
 	// Down after it was connected: the next load fails and /readyz
@@ -87,7 +88,7 @@ func TestRealCatalogDownAndBack(t *testing.T) {
 	waitStatus(t, srv, "/readyz", http.StatusServiceUnavailable)
 	w.Start(t)
 	waitStatus(t, srv, "/splits?table=lake.orders", http.StatusOK)
-	sidecartest.AssertSameRows(t, srv.Rows(t, srv.Plan(t, sidecartest.Q("table", "lake.orders"))), want)
+	servetest.SameRows(t, srv.Rows(t, srv.Plan(t, sidecartest.Q("table", "lake.orders"))), want)
 	waitStatus(t, srv, "/readyz", http.StatusOK)
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	sidecatalog "github.com/druidiceberg/sidecar/catalog"
+	"github.com/druidiceberg/sidecar/internal/servetest"
 	"github.com/druidiceberg/sidecar/internal/tablegen"
 
 	_ "github.com/apache/iceberg-go/catalog/rest"
@@ -76,7 +77,7 @@ func TestEveryCatalog(t *testing.T) {
 			if p.Mode != "v2" {
 				t.Fatalf("planned %s, want v2", p.Mode)
 			}
-			assertSameRows(t, srv.rows(t, p), want)
+			servetest.SameRows(t, srv.rows(t, p), want)
 
 			// The first snapshot, by the time it was committed.
 			first := tbl.Metadata().Snapshots()[0]
@@ -89,7 +90,7 @@ func TestEveryCatalog(t *testing.T) {
 			if p.SnapshotID == nil || *p.SnapshotID != first.SnapshotID {
 				t.Fatalf("snapshotTime %s planned %v, want %s", at, p.SnapshotID, strconv.FormatInt(first.SnapshotID, 10))
 			}
-			assertSameRows(t, srv.rows(t, p), earlier)
+			servetest.SameRows(t, srv.rows(t, p), earlier)
 		})
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/druidiceberg/sidecar/handlers"
+	"github.com/druidiceberg/sidecar/internal/servetest"
 	"github.com/druidiceberg/sidecar/internal/tablegen"
 	"github.com/druidiceberg/sidecar/internal/testnet"
 	"github.com/druidiceberg/sidecar/metrics"
@@ -79,7 +80,7 @@ func TestNamedCatalogs(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		assertSameRows(t, srv.rows(t, p), want)
+		servetest.SameRows(t, srv.rows(t, p), want)
 		if p := srv.plan(t, q("table", "sales.orders", "catalog", c.name)); p.Mode != c.mode {
 			t.Errorf("catalog %s planned %s, want %s", c.name, p.Mode, c.mode)
 		}

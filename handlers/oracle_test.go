@@ -8,7 +8,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"slices"
 	"strings"
 	"testing"
 
@@ -32,27 +31,6 @@ func localWarehouse(t *testing.T) (*hadoop.Catalog, string) {
 
 func localServer(t testing.TB, dir string) *testServer {
 	return newServer(t, sidecatalog.Config{Type: "local", Warehouse: dir}, nil)
-}
-
-// assertSameRows compares two lists of NDJSON rows as multisets of values
-// (key order and number spelling aside; those are covered by the golden
-// tests of the reader).
-func assertSameRows(t *testing.T, got, want []string) {
-	t.Helper()
-	g, w := canonicalRows(t, got), canonicalRows(t, want)
-	if !slices.Equal(g, w) {
-		t.Fatalf("rows differ from the oracle\n got (%d): %s\nwant (%d): %s", len(g), strings.Join(g, "\n"), len(w), strings.Join(w, "\n"))
-	}
-}
-
-// canonicalRows are rows canonical and sorted (tablegen.CanonicalRows).
-func canonicalRows(t *testing.T, rows []string) []string {
-	t.Helper()
-	c, err := tablegen.CanonicalRows(rows)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
 }
 
 // TestRawFiles checks the v1 path: byte-identical downloads, with ranges.

@@ -13,6 +13,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/druidiceberg/sidecar/catalog/catalogtest"
+	"github.com/druidiceberg/sidecar/internal/servetest"
 	"github.com/druidiceberg/sidecar/internal/tablegen"
 	"github.com/druidiceberg/sidecar/reader"
 	"github.com/druidiceberg/sidecar/splits"
@@ -80,20 +81,20 @@ func TestEvolutionSnapshots(t *testing.T) {
 				got := pr.rows(t, p)
 				assertKeyOrder(t, got, want.Columns)
 				t.Logf("snapshot %d (%s): %d rows", i+1, want.Doc, len(got))
-				assertSameRows(t, got, want.Rows)
+				servetest.SameRows(t, got, want.Rows)
 				if et.OracleDiffers == "" && want.OracleDiffers == "" {
 					oracle, err := tablegen.OracleRows(ctx, built.Table, want.SnapshotID)
 					if err != nil {
 						t.Fatalf("snapshot %d: oracle: %v", i+1, err)
 					}
-					assertSameRows(t, got, oracle)
+					servetest.SameRows(t, got, oracle)
 				}
 			}
 			// Without a snapshot id: the current snapshot in the current schema.
 			cur := built.Current()
 			got := pr.rows(t, pr.plan(t, rowsRequest(name, 0)))
 			assertKeyOrder(t, got, cur.Columns)
-			assertSameRows(t, got, cur.Rows)
+			servetest.SameRows(t, got, cur.Rows)
 		})
 	}
 }
@@ -147,7 +148,7 @@ func TestEvolutionProjection(t *testing.T) {
 					t.Fatalf("row %s has keys %v, want exactly %v", line, keys, tt.want)
 				}
 			}
-			assertSameRows(t, got, projectRows(t, exp.Rows, tt.want))
+			servetest.SameRows(t, got, projectRows(t, exp.Rows, tt.want))
 		})
 	}
 }
@@ -223,7 +224,7 @@ func TestIdentityPartitionValues(t *testing.T) {
 	if nullRegion != 2 {
 		t.Errorf("%d rows with a null region, want the 2 of the null partition", nullRegion)
 	}
-	assertSameRows(t, got, built.Current().Rows)
+	servetest.SameRows(t, got, built.Current().Rows)
 }
 
 // projectRows keeps the given keys of every row.

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/druidiceberg/sidecar/internal/servetest"
 	"github.com/druidiceberg/sidecar/internal/tablegen"
 )
 
@@ -30,7 +31,7 @@ func TestMetadataColumns(t *testing.T) {
 	t.Run("every column, by hand", func(t *testing.T) {
 		got := pr.rows(t, pr.plan(t, metaRequest(t, "evo.t", 0, allMeta)))
 		assertKeyOrder(t, got, metaCols)
-		assertSameRows(t, got, meta)
+		servetest.SameRows(t, got, meta)
 	})
 	t.Run("row lineage at every snapshot, by iceberg-go", func(t *testing.T) {
 		for i, s := range built.Snapshots {
@@ -39,13 +40,13 @@ func TestMetadataColumns(t *testing.T) {
 			if err != nil {
 				t.Fatalf("snapshot %d: oracle: %v", i+1, err)
 			}
-			assertSameRows(t, pr.rows(t, p), oracle)
+			servetest.SameRows(t, pr.rows(t, p), oracle)
 		}
 	})
 	t.Run("_pos alone", func(t *testing.T) {
 		got := pr.rows(t, pr.plan(t, metaRequest(t, "evo.t", built.Snapshots[0].SnapshotID, "_pos")))
 		assertKeyOrder(t, got, []string{"id", "cat", "_pos"})
-		assertSameRows(t, got, []string{`{"id":1,"cat":"a","_pos":0}`, `{"id":2,"cat":"a","_pos":1}`,
+		servetest.SameRows(t, got, []string{`{"id":1,"cat":"a","_pos":0}`, `{"id":2,"cat":"a","_pos":1}`,
 			`{"id":3,"cat":"a","_pos":2}`, `{"id":4,"cat":"a","_pos":3}`})
 	})
 	t.Run("a table of format version 2", func(t *testing.T) {

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/druidiceberg/sidecar/catalog"
+	"github.com/druidiceberg/sidecar/internal/servetest"
 	"github.com/druidiceberg/sidecar/internal/tablegen"
 	"github.com/druidiceberg/sidecar/splits"
 	"github.com/druidiceberg/sidecar/token"
@@ -38,7 +39,7 @@ func TestOracle(t *testing.T) {
 			if p.SnapshotID != snap.SnapshotID {
 				t.Fatalf("planned snapshot %d, want %d", p.SnapshotID, snap.SnapshotID)
 			}
-			assertSameRows(t, pr.rows(t, p), want)
+			servetest.SameRows(t, pr.rows(t, p), want)
 			assertSameBodies(t, pr, plain, p)
 
 			auto := pr.plan(t, splits.Request{Table: name})
@@ -57,7 +58,7 @@ func TestOracle(t *testing.T) {
 					t.Fatal(err)
 				}
 				p := pr.plan(t, rowsRequest(name, s.SnapshotID))
-				assertSameRows(t, pr.rows(t, p), want)
+				servetest.SameRows(t, pr.rows(t, p), want)
 				assertSameBodies(t, pr, plain, p)
 			}
 		})

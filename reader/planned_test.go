@@ -243,28 +243,6 @@ func sharedScenarios(t testing.TB) (string, map[string]*table.Table) {
 	})
 }
 
-// assertSameRows fails t unless got and want hold the same rows as
-// multisets of values (tablegen.CanonicalRows: key order and number
-// spelling aside, which the golden tests hold).
-func assertSameRows(t testing.TB, got, want []string) {
-	t.Helper()
-	g, w := canonicalRows(t, got), canonicalRows(t, want)
-	if !slices.Equal(g, w) {
-		t.Fatalf("rows differ\n got (%d): %s\nwant (%d): %s", len(g), strings.Join(g, "\n"), len(w), strings.Join(w, "\n"))
-	}
-}
-
-// canonicalRows is tablegen.CanonicalRows, failing t on a row that is not
-// JSON.
-func canonicalRows(t testing.TB, rows []string) []string {
-	t.Helper()
-	c, err := tablegen.CanonicalRows(rows)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
-}
-
 // assertKeyOrder checks that the keys of every row come in the order of
 // columns (a row may carry fewer, never others).
 func assertKeyOrder(t testing.TB, rows []string, columns []string) {

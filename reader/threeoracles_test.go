@@ -15,6 +15,7 @@ import (
 
 	"github.com/druidiceberg/sidecar/catalog/catalogtest"
 	"github.com/druidiceberg/sidecar/internal/javaoracle"
+	"github.com/druidiceberg/sidecar/internal/servetest"
 	"github.com/druidiceberg/sidecar/internal/tablegen"
 	"github.com/druidiceberg/sidecar/internal/testenv"
 )
@@ -109,11 +110,11 @@ func TestThreeOracles(t *testing.T) {
 				for k, r := range jr {
 					javaRows[k] = string(r)
 				}
-				g, sd, jv := canonicalRows(t, goRows), canonicalRows(t, sideRows), canonicalRows(t, javaRows)
+				g, sd, jv := servetest.Canonical(t, goRows), servetest.Canonical(t, sideRows), servetest.Canonical(t, javaRows)
 				e, hasExpected := expected[snap.SnapshotID]
 				var want []string
 				if hasExpected {
-					want = canonicalRows(t, e.Rows)
+					want = servetest.Canonical(t, e.Rows)
 				}
 				sideRight := slices.Equal(sd, jv) && (!hasExpected || slices.Equal(sd, want))
 				diff := threeWay(g, sd, jv, want, hasExpected)

@@ -11,6 +11,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/druidiceberg/sidecar/catalog/catalogtest"
+	"github.com/druidiceberg/sidecar/internal/servetest"
 	"github.com/druidiceberg/sidecar/internal/tablegen"
 	"github.com/druidiceberg/sidecar/splits"
 	"github.com/druidiceberg/sidecar/token"
@@ -106,6 +107,6 @@ func TestV3Types(t *testing.T) {
 		}
 		req := metaRequest(t, "db.v3", 0, "_row_id,_last_updated_sequence_number,_pos")
 		req.Columns = []string{"id"}
-		assertSameRows(t, pr.rows(t, pr.plan(t, req)), want)
+		servetest.SameRows(t, pr.rows(t, pr.plan(t, req)), want)
 	})
 }
