@@ -65,7 +65,7 @@ func TestRealCatalogDownAndBack(t *testing.T) {
 
 	w.Start(t)
 	cat, _ := sidecartest.SeaweedREST(t, w)
-	sc := sidecartest.ScenarioNamed(t, "positional_and_equality")
+	sc := tablegen.ScenarioNamed(t, "positional_and_equality")
 	tbl, err := sc.Build(ctx, cat, table.Identifier{"lake", "orders"})
 	if err != nil {
 		t.Fatal(err)
@@ -134,12 +134,12 @@ func TestRealWrongCredentials(t *testing.T) {
 	ctx := context.Background()
 	w := sidecartest.StartSeaweed(t)
 	cat, good := sidecartest.SeaweedREST(t, w)
-	if _, err := sidecartest.ScenarioNamed(t, "positional_and_equality").Build(ctx, cat, table.Identifier{"lake", "t"}); err != nil {
+	if _, err := tablegen.ScenarioNamed(t, "positional_and_equality").Build(ctx, cat, table.Identifier{"lake", "t"}); err != nil {
 		t.Fatal(err)
 	}
 	pg := sidecartest.StartPostgres(t)
 	pgCat, pgGood := sidecartest.SQLCatalog(t, pg.URI(pg.Password), "s3://"+w.PlainBucket+"/warehouse", w.S3Props())
-	if _, err := sidecartest.ScenarioNamed(t, "positional_and_equality").Build(ctx, pgCat, table.Identifier{"lake", "t"}); err != nil {
+	if _, err := tablegen.ScenarioNamed(t, "positional_and_equality").Build(ctx, pgCat, table.Identifier{"lake", "t"}); err != nil {
 		t.Fatal(err)
 	}
 

@@ -22,18 +22,6 @@ func init() {
 	}
 }
 
-// scenarioNamed is the tablegen scenario of that name.
-func scenarioNamed(t testing.TB, name string) tablegen.Scenario {
-	t.Helper()
-	for _, s := range tablegen.Scenarios() {
-		if s.Name == name {
-			return s
-		}
-	}
-	t.Fatalf("no scenario %s", name)
-	return tablegen.Scenario{}
-}
-
 // TestObjectStoreDiesMidStream: when the object store goes away while a row
 // stream is running, the client sees an error, never a clean short body.
 func TestObjectStoreDiesMidStream(t *testing.T) {

@@ -31,12 +31,12 @@ func TestNamedCatalogs(t *testing.T) {
 	// "east" is a local warehouse; "lake" a static catalog whose metadata
 	// and files sit in an S3 store only its own properties reach.
 	eastCat, eastDir := localWarehouse(t)
-	eastTbl, err := scenarioNamed(t, "no_deletes").Build(ctx, eastCat, table.Identifier{"sales", "orders"})
+	eastTbl, err := tablegen.ScenarioNamed(t, "no_deletes").Build(ctx, eastCat, table.Identifier{"sales", "orders"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	s3lake := catalogtest.NewS3Lake(t, "s3://lake/warehouse")
-	lakeTbl, err := scenarioNamed(t, "positional_and_equality").Build(ctx, s3lake.Cat, table.Identifier{"sales", "orders"})
+	lakeTbl, err := tablegen.ScenarioNamed(t, "positional_and_equality").Build(ctx, s3lake.Cat, table.Identifier{"sales", "orders"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -37,7 +37,7 @@ func localServer(t testing.TB, dir string) *testServer {
 func TestRawFiles(t *testing.T) {
 	dir, _ := sharedScenarios(t)
 	srv := localServer(t, dir)
-	sc := scenarioNamed(t, "no_deletes")
+	sc := tablegen.ScenarioNamed(t, "no_deletes")
 	p := srv.plan(t, q("table", "scenarios.no_deletes"))
 	if p.Mode != "v1" || p.InputFormat.Type != "parquet" || len(p.Splits) != 2 {
 		t.Fatalf("plan %s/%s with %d splits, want v1/parquet with 2", p.Mode, p.InputFormat.Type, len(p.Splits))
