@@ -22,7 +22,7 @@ import (
 // evolutionTable is the evolution builder's table name, written once per
 // run of the package in a shared warehouse of its own (sharedEvolution),
 // and a planned reader of it.
-func evolutionTable(t testing.TB, name string) (*tablegen.Built, plannedReader) {
+func evolutionTable(t testing.TB, name string) (*tablegen.Built, *servetest.Replica) {
 	t.Helper()
 	dir, built := sharedEvolution(t, name)
 	return built, localPlanned(t, dir)
@@ -74,11 +74,11 @@ func TestEvolutionSnapshots(t *testing.T) {
 		t.Run(et.Name, func(t *testing.T) {
 			built, pr := evolutionTable(t, et.Name)
 			for i, want := range built.Snapshots {
-				p := pr.plan(t, rowsRequest(name, want.SnapshotID))
+				p := pr.Plan(t, rowsRequest(name, want.SnapshotID))
 				if p.SnapshotID != want.SnapshotID {
 					t.Fatalf("snapshot %d: planned snapshot %d, want %d", i+1, p.SnapshotID, want.SnapshotID)
 				}
-				got := pr.rows(t, p)
+				got := pr.Rows(t, p)
 				assertKeyOrder(t, got, want.Columns)
 				t.Logf("snapshot %d (%s): %d rows", i+1, want.Doc, len(got))
 				servetest.SameRows(t, got, want.Rows)
@@ -92,7 +92,7 @@ func TestEvolutionSnapshots(t *testing.T) {
 			}
 			// Without a snapshot id: the current snapshot in the current schema.
 			cur := built.Current()
-			got := pr.rows(t, pr.plan(t, rowsRequest(name, 0)))
+			got := pr.Rows(t, pr.Plan(t, rowsRequest(name, 0)))
 			assertKeyOrder(t, got, cur.Columns)
 			servetest.SameRows(t, got, cur.Rows)
 		})
@@ -141,7 +141,7 @@ func TestEvolutionProjection(t *testing.T) {
 			req := rowsRequest(strings.Join(et.Ident, "."), id)
 			req.Mode = splits.ModeAuto
 			req.Columns = strings.Split(tt.columns, ",")
-			got := pr.rows(t, pr.plan(t, req))
+			got := pr.Rows(t, pr.Plan(t, req))
 			assertKeyOrder(t, got, tt.want)
 			for _, line := range got {
 				if keys := rowKeys(t, line); !slices.Equal(keys, tt.want) {
@@ -172,9 +172,9 @@ func TestMigratedWithoutNameMapping(t *testing.T) {
 	// One file a split, so that each file's answer is its own.
 	pr := localPlanned(t, dir, splits.WithMaxSplitFiles(1))
 	foreign := 0
-	for _, s := range pr.plan(t, rowsRequest("evo.t", 0)).Splits {
+	for _, s := range pr.Plan(t, rowsRequest("evo.t", 0)).Splits {
 		name := path.Base(s.Parts[0].Data.Path)
-		st, err := pr.open(ctx, s)
+		st, err := pr.Open(ctx, s.Parts)
 		if err == nil {
 			err = st.Close()
 		}
@@ -190,7 +190,7 @@ func TestMigratedWithoutNameMapping(t *testing.T) {
 			if err != nil {
 				t.Errorf("%s (with field ids): %v", name, err)
 			} else {
-				pr.body(t, s)
+				pr.MustReadToken(t, s.Token)
 			}
 		}
 	}
@@ -205,7 +205,7 @@ func TestMigratedWithoutNameMapping(t *testing.T) {
 func TestIdentityPartitionValues(t *testing.T) {
 	dir, built := sharedEvolution(t, "identity_partitioned")
 	pr := localPlanned(t, dir)
-	got := pr.rows(t, pr.plan(t, rowsRequest("evo.t", 0)))
+	got := pr.Rows(t, pr.Plan(t, rowsRequest("evo.t", 0)))
 	nullRegion := 0
 	for _, line := range got {
 		var row map[string]any

@@ -69,7 +69,7 @@ func TestFixturesAgainstOracle(t *testing.T) {
 				if err != nil {
 					t.Fatalf("snapshot %d: oracle: %v", id, err)
 				}
-				servetest.SameRows(t, pr.rows(t, pr.plan(t, rowsRequest("fixtures.t", id))), want)
+				servetest.SameRows(t, pr.Rows(t, pr.Plan(t, rowsRequest("fixtures.t", id))), want)
 			}
 		})
 	}

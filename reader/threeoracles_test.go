@@ -36,7 +36,7 @@ func TestThreeOracles(t *testing.T) {
 	type served struct {
 		name string
 		tbl  *table.Table
-		pr   plannedReader
+		pr   *servetest.Replica
 		// built is the evolution builder's table and expectation, nil
 		// for the others; goDiffers says why iceberg-go reads the whole
 		// table otherwise (tablegen.EvolutionTable.OracleDiffers).
@@ -101,7 +101,7 @@ func TestThreeOracles(t *testing.T) {
 			}
 			for _, snap := range s.tbl.Metadata().Snapshots() {
 				goRows, goErr := tablegen.OracleRows(ctx, s.tbl, snap.SnapshotID)
-				sideRows := s.pr.rows(t, s.pr.plan(t, rowsRequest(s.name, snap.SnapshotID)))
+				sideRows := s.pr.Rows(t, s.pr.Plan(t, rowsRequest(s.name, snap.SnapshotID)))
 				jr, ok := byID[snap.SnapshotID]
 				if !ok {
 					t.Fatalf("Iceberg Java read no snapshot %d", snap.SnapshotID)
