@@ -15,6 +15,7 @@ import (
 
 	"github.com/druidiceberg/sidecar/handlers"
 	"github.com/druidiceberg/sidecar/internal/servetest"
+	"github.com/druidiceberg/sidecar/internal/sidecartest"
 	"github.com/druidiceberg/sidecar/internal/tablegen"
 	"github.com/druidiceberg/sidecar/internal/testnet"
 	"github.com/druidiceberg/sidecar/metrics"
@@ -49,8 +50,8 @@ func TestNamedCatalogs(t *testing.T) {
 	}
 	// One delete cache for both, as the sidecar has.
 	cache := reader.WithDeleteCache(deletes.NewCache(testDeleteCacheSize, nil))
-	east := testCatalog(t, sidecatalog.Config{Type: "local", Name: "east", Warehouse: eastDir}, nil, signer, nil, cache)
-	lake := testCatalog(t, lakeCfg, nil, signer, nil, cache)
+	east := sidecartest.Catalog(t, sidecatalog.Config{Type: "local", Name: "east", Warehouse: eastDir}, nil, signer, nil, cache)
+	lake := sidecartest.Catalog(t, lakeCfg, nil, signer, nil, cache)
 	start := func(def string, cats ...handlers.Catalog) *testServer {
 		reg := prometheus.NewRegistry()
 		srv := httptest.NewServer(handlers.New(handlers.Config{
@@ -105,7 +106,7 @@ func TestNamedCatalogs(t *testing.T) {
 	if resp, body := srv.get(t, "/readyz"); resp.StatusCode != http.StatusOK {
 		t.Fatalf("/readyz with both catalogs up: %d %s", resp.StatusCode, body)
 	}
-	withDown := start("east", east, lake, testCatalog(t, down, nil, signer, nil))
+	withDown := start("east", east, lake, sidecartest.Catalog(t, down, nil, signer, nil))
 	resp, body = withDown.get(t, "/readyz")
 	if resp.StatusCode != http.StatusServiceUnavailable || !strings.Contains(string(body), `catalog \"down\"`) {
 		t.Fatalf("/readyz with catalog down unreachable: %d %s", resp.StatusCode, body)
