@@ -2,7 +2,6 @@ package handlers_test
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"testing"
 
@@ -24,14 +23,6 @@ func TestMain(m *testing.M) { os.Exit(sidecartest.Main(m)) }
 func sharedScenarios(t testing.TB) (string, map[string]*table.Table) {
 	t.Helper()
 	return sharedtables.Warehouse(t, "scenarios", func(ctx context.Context, cat *hadoop.Catalog) (map[string]*table.Table, error) {
-		out := map[string]*table.Table{}
-		for _, sc := range tablegen.Scenarios() {
-			tbl, err := sc.Build(ctx, cat, table.Identifier{"scenarios", sc.Name})
-			if err != nil {
-				return nil, fmt.Errorf("scenario %s: %w", sc.Name, err)
-			}
-			out[sc.Name] = tbl
-		}
-		return out, nil
+		return tablegen.BuildScenarios(ctx, cat)
 	})
 }

@@ -3,7 +3,6 @@ package reader_test
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -89,17 +88,7 @@ func sharedWarehouse[T any](t testing.TB, key string, build func(context.Context
 // shared warehouse, by name.
 func sharedScenarios(t testing.TB) (string, map[string]*table.Table) {
 	t.Helper()
-	return sharedWarehouse(t, "scenarios", func(ctx context.Context, cat icecatalog.Catalog) (map[string]*table.Table, error) {
-		out := map[string]*table.Table{}
-		for _, sc := range tablegen.Scenarios() {
-			tbl, err := sc.Build(ctx, cat, table.Identifier{"scenarios", sc.Name})
-			if err != nil {
-				return nil, fmt.Errorf("scenario %s: %w", sc.Name, err)
-			}
-			out[sc.Name] = tbl
-		}
-		return out, nil
-	})
+	return sharedWarehouse(t, "scenarios", tablegen.BuildScenarios)
 }
 
 // assertKeyOrder checks that the keys of every row come in the order of

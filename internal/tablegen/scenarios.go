@@ -70,6 +70,20 @@ func ScenarioNamed(t testing.TB, name string) Scenario {
 	return Scenario{}
 }
 
+// BuildScenarios builds every scenario (Scenarios) in cat, each as
+// scenarios.<name>, and returns the tables by name.
+func BuildScenarios(ctx context.Context, cat catalog.Catalog) (map[string]*table.Table, error) {
+	out := map[string]*table.Table{}
+	for _, sc := range Scenarios() {
+		tbl, err := sc.Build(ctx, cat, table.Identifier{"scenarios", sc.Name})
+		if err != nil {
+			return nil, fmt.Errorf("scenario %s: %w", sc.Name, err)
+		}
+		out[sc.Name] = tbl
+	}
+	return out, nil
+}
+
 // Scenarios returns the scenario tables, each in its own table. The data
 // file numbers below are write order; A, B, C are data files 1, 2, 3.
 func Scenarios() []Scenario {
