@@ -36,18 +36,6 @@ func catalogsUnderTest() []catalogUnderTest {
 	}, integrationCatalogs...)
 }
 
-// scenario is the tablegen scenario of that name.
-func scenario(t testing.TB, name string) tablegen.Scenario {
-	t.Helper()
-	for _, s := range tablegen.Scenarios() {
-		if s.Name == name {
-			return s
-		}
-	}
-	t.Fatalf("no scenario %s", name)
-	return tablegen.Scenario{}
-}
-
 // TestEveryCatalog runs one scenario through every catalog: create a v2
 // table through the catalog, append, delete by position and by equality;
 // the sidecar's rows equal the expected live rows and ReadTasks'; a
@@ -56,7 +44,7 @@ func scenario(t testing.TB, name string) tablegen.Scenario {
 // Iceberg's REST catalog server) run the same scenario in handlers'
 // integration tier, which starts those servers.
 func TestEveryCatalog(t *testing.T) {
-	sc := scenario(t, "positional_and_equality")
+	sc := tablegen.ScenarioNamed(t, "positional_and_equality")
 	ctx := context.Background()
 	for _, c := range catalogsUnderTest() {
 		t.Run(c.name, func(t *testing.T) {

@@ -6,8 +6,6 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/apache/iceberg-go/catalog/hadoop"
-
 	"github.com/druidiceberg/sidecar/catalog"
 	"github.com/druidiceberg/sidecar/internal/demo"
 )
@@ -22,7 +20,7 @@ func Example() {
 	defer os.RemoveAll(dir)
 	ctx := context.Background()
 	warehouse := filepath.Join(dir, "warehouse")
-	if err := writeDemo(ctx, warehouse); err != nil {
+	if err := demo.WriteWarehouse(ctx, warehouse); err != nil {
 		fmt.Println(err)
 		return
 	}
@@ -51,14 +49,4 @@ func Example() {
 	defer f.Close()
 	fmt.Println(tbl.Identifier(), "metadata opened")
 	// Output: [demo orders] metadata opened
-}
-
-// writeDemo writes the demo tables into a local warehouse.
-func writeDemo(ctx context.Context, warehouse string) error {
-	cat, err := hadoop.NewCatalog("local", warehouse, nil)
-	if err != nil {
-		return err
-	}
-	defer cat.Close()
-	return demo.Write(ctx, cat)
 }

@@ -35,13 +35,9 @@ func TestIcebergRESTServer(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	writer := catalogtest.SnappyWrites(catalogtest.Local(t, dir))
-	tables := map[string]*table.Table{}
-	for _, sc := range tablegen.Scenarios() {
-		tbl, err := sc.Build(ctx, writer, table.Identifier{"scenarios", sc.Name})
-		if err != nil {
-			t.Fatalf("scenario %s: %v", sc.Name, err)
-		}
-		tables[sc.Name] = tbl
+	tables, err := tablegen.BuildScenarios(ctx, writer)
+	if err != nil {
+		t.Fatal(err)
 	}
 	url := icebergrest.Start(t, t.TempDir())
 	icebergrest.RegisterTables(t, url, table.Identifier{"scenarios"}, func(yield func(string, string) bool) {

@@ -11,6 +11,7 @@ import (
 	"github.com/druidiceberg/sidecar/catalog"
 	"github.com/druidiceberg/sidecar/catalog/catalogtest"
 	"github.com/druidiceberg/sidecar/internal/fault"
+	"github.com/druidiceberg/sidecar/internal/tablegen"
 	"github.com/druidiceberg/sidecar/internal/testnet"
 	"github.com/druidiceberg/sidecar/splits"
 )
@@ -26,7 +27,7 @@ func TestReadyzFollowsTheCatalog(t *testing.T) {
 	t.Setenv("AWS_EC2_METADATA_DISABLED", "true")
 	ctx := context.Background()
 	lake := catalogtest.NewS3Lake(t, "s3://lake/warehouse")
-	tbl, err := scenario(t, "no_deletes").Build(ctx, lake.Cat, table.Identifier{"lake", "t"})
+	tbl, err := tablegen.ScenarioNamed(t, "no_deletes").Build(ctx, lake.Cat, table.Identifier{"lake", "t"})
 	if err != nil {
 		t.Fatal(err)
 	}

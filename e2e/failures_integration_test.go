@@ -18,6 +18,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/druidiceberg/sidecar/handlers"
+	"github.com/druidiceberg/sidecar/internal/servetest"
 	"github.com/druidiceberg/sidecar/internal/sidecartest"
 	"github.com/druidiceberg/sidecar/internal/tablegen"
 	"github.com/druidiceberg/sidecar/internal/testenv"
@@ -64,7 +65,7 @@ func TestRealCatalogDownAndBack(t *testing.T) {
 
 	w.Start(t)
 	cat, _ := sidecartest.SeaweedREST(t, w)
-	sc := sidecartest.ScenarioNamed(t, "positional_and_equality")
+	sc := tablegen.ScenarioNamed(t, "positional_and_equality")
 	tbl, err := sc.Build(ctx, cat, table.Identifier{"lake", "orders"})
 	if err != nil {
 		t.Fatal(err)
@@ -74,7 +75,7 @@ func TestRealCatalogDownAndBack(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitStatus(t, srv, "/splits?table=lake.orders", http.StatusOK)
-	sidecartest.AssertSameRows(t, srv.Rows(t, srv.Plan(t, sidecartest.Q("table", "lake.orders"))), want)
+	servetest.SameRows(t, srv.Rows(t, srv.Plan(t, sidecartest.Q("table", "lake.orders"))), want)
 	waitStatus(t, srv, "/readyz", http.StatusOK)
 
 	// Down after it was connected: the next load fails and /readyz
@@ -87,7 +88,7 @@ func TestRealCatalogDownAndBack(t *testing.T) {
 	waitStatus(t, srv, "/readyz", http.StatusServiceUnavailable)
 	w.Start(t)
 	waitStatus(t, srv, "/splits?table=lake.orders", http.StatusOK)
-	sidecartest.AssertSameRows(t, srv.Rows(t, srv.Plan(t, sidecartest.Q("table", "lake.orders"))), want)
+	servetest.SameRows(t, srv.Rows(t, srv.Plan(t, sidecartest.Q("table", "lake.orders"))), want)
 	waitStatus(t, srv, "/readyz", http.StatusOK)
 }
 
@@ -133,12 +134,12 @@ func TestRealWrongCredentials(t *testing.T) {
 	ctx := context.Background()
 	w := sidecartest.StartSeaweed(t)
 	cat, good := sidecartest.SeaweedREST(t, w)
-	if _, err := sidecartest.ScenarioNamed(t, "positional_and_equality").Build(ctx, cat, table.Identifier{"lake", "t"}); err != nil {
+	if _, err := tablegen.ScenarioNamed(t, "positional_and_equality").Build(ctx, cat, table.Identifier{"lake", "t"}); err != nil {
 		t.Fatal(err)
 	}
 	pg := sidecartest.StartPostgres(t)
 	pgCat, pgGood := sidecartest.SQLCatalog(t, pg.URI(pg.Password), "s3://"+w.PlainBucket+"/warehouse", w.S3Props())
-	if _, err := sidecartest.ScenarioNamed(t, "positional_and_equality").Build(ctx, pgCat, table.Identifier{"lake", "t"}); err != nil {
+	if _, err := tablegen.ScenarioNamed(t, "positional_and_equality").Build(ctx, pgCat, table.Identifier{"lake", "t"}); err != nil {
 		t.Fatal(err)
 	}
 

@@ -73,7 +73,7 @@ func TestRealIcebergRESTJavaHistories(t *testing.T) {
 	histories := javaoracle.Write(t, dir, *javaFirstSeed, testenv.Histories(8, 8))
 	url := icebergrest.Start(t, t.TempDir())
 	for _, h := range histories {
-		sidecartest.RegisterTables(t, url, table.Identifier{fmt.Sprintf("h%d", h.Seed)}, sidecartest.JavaCommits(h))
+		icebergrest.RegisterTables(t, url, table.Identifier{fmt.Sprintf("h%d", h.Seed)}, sidecartest.JavaCommits(h))
 	}
 	srv := sidecartest.NewServer(t, sidecatalog.Config{Type: "rest", Name: "iceberg", URI: url, DataRoots: []string{dir}}, nil)
 	for _, h := range histories {

@@ -8,6 +8,7 @@ import (
 	"github.com/apache/iceberg-go/catalog/hadoop"
 	"github.com/apache/iceberg-go/table"
 
+	"github.com/druidiceberg/sidecar/internal/sharedtables"
 	"github.com/druidiceberg/sidecar/internal/sidecartest"
 	"github.com/druidiceberg/sidecar/internal/tablegen"
 )
@@ -18,7 +19,7 @@ func TestMain(m *testing.M) { os.Exit(sidecartest.Main(m)) }
 // the package in a shared warehouse of its own, which tests only read.
 func sharedAllTypes(t testing.TB) (string, *tablegen.Built) {
 	t.Helper()
-	return sidecartest.SharedWarehouse(t, "all_types", func(ctx context.Context, c *hadoop.Catalog) (*tablegen.Built, error) {
+	return sharedtables.Warehouse(t, "all_types", func(ctx context.Context, c *hadoop.Catalog) (*tablegen.Built, error) {
 		return tablegen.AllTypes(ctx, c, table.Identifier{"db", "all"})
 	})
 }

@@ -16,6 +16,7 @@ import (
 
 	sidecatalog "github.com/druidiceberg/sidecar/catalog"
 	"github.com/druidiceberg/sidecar/handlers"
+	"github.com/druidiceberg/sidecar/internal/servetest"
 	"github.com/druidiceberg/sidecar/internal/sidecartest"
 	"github.com/druidiceberg/sidecar/internal/tablegen"
 	"github.com/druidiceberg/sidecar/internal/testlog"
@@ -93,8 +94,8 @@ func TestRealSidecarReadsVendedCredentials(t *testing.T) {
 	if p.Mode != "v2" {
 		t.Fatalf("planned %s, want v2", p.Mode)
 	}
-	sidecartest.AssertSameRows(t, b.readOn(t, p, a), vt.want)
-	sidecartest.AssertSameRows(t, a.Rows(t, p), vt.want)
+	servetest.SameRows(t, b.readOn(t, p, a), vt.want)
+	servetest.SameRows(t, a.Rows(t, p), vt.want)
 
 	// Each load is vended a session of its own, so the sessions are not
 	// known here: what names them must not show, nor the principal's

@@ -58,7 +58,7 @@ func vendingTable(t *testing.T, w *sidecartest.Seaweed) vendedTable {
 	ctx := context.Background()
 	admin, _ := sidecartest.SeaweedREST(t, w)
 	vt := vendedTable{ident: table.Identifier{"lake", "t"}}
-	tbl, err := sidecartest.ScenarioNamed(t, "positional_and_equality").Build(ctx, admin, vt.ident)
+	tbl, err := tablegen.ScenarioNamed(t, "positional_and_equality").Build(ctx, admin, vt.ident)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -217,7 +217,7 @@ func TestHostileOddInput(t *testing.T) {
 			}
 			edit(m)
 			path := filepath.Join(meta, name)
-			if err := os.WriteFile(path, []byte(mustJSON(m)), 0o644); err != nil {
+			if err := os.WriteFile(path, []byte(sidecartest.MustJSON(m)), 0o644); err != nil {
 				t.Fatal(err)
 			}
 			return path

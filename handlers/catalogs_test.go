@@ -9,13 +9,12 @@ import (
 
 	"github.com/apache/iceberg-go/table"
 
-	sidecatalog "github.com/druidiceberg/sidecar/catalog"
 	"github.com/druidiceberg/sidecar/catalog/catalogtest"
 	"github.com/druidiceberg/sidecar/internal/tablegen"
 )
 
 // The AWS SDK would otherwise probe the instance metadata address. It is
-// set once for the package, not with t.Setenv in newS3Lake, so that the
+// set once for the package, not with t.Setenv in each test, so that the
 // tests over the in-process S3 can run in parallel.
 func init() {
 	if err := os.Setenv("AWS_EC2_METADATA_DISABLED", "true"); err != nil {
@@ -23,38 +22,12 @@ func init() {
 	}
 }
 
-// scenarioNamed is the tablegen scenario of that name.
-func scenarioNamed(t testing.TB, name string) tablegen.Scenario {
-	t.Helper()
-	for _, s := range tablegen.Scenarios() {
-		if s.Name == name {
-			return s
-		}
-	}
-	t.Fatalf("no scenario %s", name)
-	return tablegen.Scenario{}
-}
-
-// s3Lake is a warehouse in the in-process S3 store (catalogtest.S3Lake).
-type s3Lake struct{ catalogtest.S3Lake }
-
-// newS3Lake starts an in-process S3 store with the bucket lake and opens the
-// hadoop catalog on the warehouse (such as s3://lake/warehouse) in it.
-func newS3Lake(t *testing.T, warehouse string) s3Lake {
-	t.Helper()
-	return s3Lake{catalogtest.NewS3Lake(t, warehouse)}
-}
-
-// config is how the sidecar reaches tbl: a static catalog of its current
-// metadata, read with the store's properties.
-func (l s3Lake) config(tbl *table.Table) sidecatalog.Config { return l.Config(tbl) }
-
 // TestObjectStoreDiesMidStream: when the object store goes away while a row
 // stream is running, the client sees an error, never a clean short body.
 func TestObjectStoreDiesMidStream(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	lake := newS3Lake(t, "s3://lake/warehouse")
+	lake := catalogtest.NewS3Lake(t, "s3://lake/warehouse")
 	// Three files of 2,000 rows in one split: the reader opens the second
 	// file, and reads its pages, only after the first file's rows, of
 	// which the server can write no more than a few hundred into the few
@@ -63,7 +36,7 @@ func TestObjectStoreDiesMidStream(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := newServerListening(t, lake.config(built), nil, testDeleteCacheSize, func(l net.Listener) net.Listener { return smallBuffers{Listener: l} })
+	srv := newServerListening(t, lake.Config(built), nil, testDeleteCacheSize, func(l net.Listener) net.Listener { return smallBuffers{Listener: l} })
 	p := srv.plan(t, q("table", "lake.big"))
 	if len(p.Splits) != 1 || p.Splits[0].DataFiles != 3 {
 		t.Fatalf("%d splits (%+v); want one of the three data files", len(p.Splits), p.Splits)

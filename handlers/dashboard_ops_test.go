@@ -23,6 +23,7 @@ import (
 	sidecatalog "github.com/druidiceberg/sidecar/catalog"
 	"github.com/druidiceberg/sidecar/handlers"
 	"github.com/druidiceberg/sidecar/internal/memory"
+	"github.com/druidiceberg/sidecar/internal/sidecartest"
 	"github.com/druidiceberg/sidecar/internal/testenv"
 	"github.com/druidiceberg/sidecar/internal/testlog"
 	"github.com/druidiceberg/sidecar/internal/testnet"
@@ -251,11 +252,11 @@ func liveSidecar(t *testing.T) (srv *testServer, budget *memory.Budget, logs *te
 		func(c *handlers.Config) {
 			c.MaxStreams, c.WriteStallTimeout = 1, 3*time.Second
 			c.Logger = slog.New(slog.NewJSONHandler(logs, nil))
-			reg := registererOf(c)
+			reg := sidecartest.RegistererOf(c)
 			budget = memory.NewBudget(1<<30, "the memory budget (the test's)", reg)
 			cache := deletes.NewCache(testDeleteCacheSize, reg)
 			budget.OnPressure(cache.Reclaim)
-			cat := plannerCatalog(t, cfg, nil, signer, splits.WithMemoryBudget(budget))
+			cat := sidecartest.PlannerCatalog(t, cfg, nil, signer, splits.WithMemoryBudget(budget))
 			cat.Rows = reader.New(reg, reader.WithDeleteCache(cache), reader.WithMemory(budget, 1<<29, "--max-delete-memory"))
 			c.Catalogs = []handlers.Catalog{cat}
 		})

@@ -10,6 +10,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/druidiceberg/sidecar/internal/druidsim"
+	"github.com/druidiceberg/sidecar/internal/sidecartest"
 	"github.com/druidiceberg/sidecar/internal/tablegen"
 )
 
@@ -57,8 +58,8 @@ func assertDruidIngests(t *testing.T, srv *testServer, table string, rows []stri
 	if err := druid.ExecSQL(context.Background(), task.Query, task.Context); err != nil {
 		t.Fatalf("Druid refuses the statement: %v\n%s", err, task.Query)
 	}
-	want := druidRows(t, rows, "id")
-	if got := modelRows(druid, "ds"); !slices.Equal(got, want) {
+	want := sidecartest.DruidRows(t, rows, "id")
+	if got := sidecartest.ModelRows(druid, "ds"); !slices.Equal(got, want) {
 		t.Fatalf("Druid holds\n%v\nwant\n%v", got, want)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/apache/iceberg-go/catalog/hadoop"
 	"github.com/apache/iceberg-go/table"
 
+	"github.com/druidiceberg/sidecar/internal/sharedtables"
 	"github.com/druidiceberg/sidecar/internal/tablegen"
 	"github.com/druidiceberg/sidecar/splits"
 )
@@ -26,7 +27,7 @@ type lineage struct {
 // of the package.
 func sharedLineage(t testing.TB) (string, lineage) {
 	t.Helper()
-	return sharedWarehouse(t, "evolution/row_lineage", func(ctx context.Context, c *hadoop.Catalog) (lineage, error) {
+	return sharedtables.Warehouse(t, "evolution/row_lineage", func(ctx context.Context, c *hadoop.Catalog) (lineage, error) {
 		b, meta, err := tablegen.Lineage(ctx, c, table.Identifier{"evo", "t"})
 		return lineage{b, meta}, err
 	})

@@ -10,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/apache/iceberg-go/catalog/hadoop"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/druidiceberg/sidecar/catalog"
@@ -38,7 +37,7 @@ func Example() {
 	defer os.RemoveAll(dir)
 	ctx := context.Background()
 	warehouse := filepath.Join(dir, "warehouse")
-	if err := writeDemoWarehouse(ctx, warehouse); err != nil {
+	if err := demo.WriteWarehouse(ctx, warehouse); err != nil {
 		fmt.Println(err)
 		return
 	}
@@ -118,14 +117,4 @@ func getJSON(url string, v any) error {
 		return fmt.Errorf("GET %s: %s", url, resp.Status)
 	}
 	return json.NewDecoder(resp.Body).Decode(v)
-}
-
-// writeDemoWarehouse writes the demo tables into a local warehouse.
-func writeDemoWarehouse(ctx context.Context, warehouse string) error {
-	cat, err := hadoop.NewCatalog("local", warehouse, nil)
-	if err != nil {
-		return err
-	}
-	defer cat.Close()
-	return demo.Write(ctx, cat)
 }

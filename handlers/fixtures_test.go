@@ -59,7 +59,7 @@ func TestFixtures(t *testing.T) {
 			if f.Expected.Rows != nil {
 				want := make([]string, 0, len(f.Expected.Rows))
 				for _, r := range f.Expected.Rows {
-					want = append(want, mustJSON(r))
+					want = append(want, sidecartest.MustJSON(r))
 				}
 				gotRows := make([]string, 0, len(got))
 				for _, line := range got {
@@ -133,7 +133,7 @@ func fixtureRow(t *testing.T, line string, columns []string, expected [][]any) s
 		}
 		out[i] = v
 	}
-	return mustJSON(out)
+	return sidecartest.MustJSON(out)
 }
 
 // sampleString returns the length of the first string value in column i of

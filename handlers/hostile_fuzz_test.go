@@ -38,7 +38,7 @@ func fuzzRouterWith(tb testing.TB, change func(*handlers.Config)) http.Handler {
 	}
 	reg := prometheus.NewRegistry()
 	cfg := handlers.Config{
-		Catalogs: []handlers.Catalog{plannerCatalog(tb, sidecatalog.Config{
+		Catalogs: []handlers.Catalog{sidecartest.PlannerCatalog(tb, sidecatalog.Config{
 			Type:   "static",
 			Tables: map[string]string{"fixtures.t": filepath.Join(fx.Dir, fx.Metadata)},
 		}, fx.mappings(), signer, splits.WithMaxSplits(2))}, // so that 422 too_many_splits is reachable too

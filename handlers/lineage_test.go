@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/druidiceberg/sidecar/internal/druidsim"
+	"github.com/druidiceberg/sidecar/internal/sidecartest"
 )
 
 // allMeta asks for every metadata column, in another order than the rows
@@ -86,7 +87,7 @@ func TestMetadataColumns(t *testing.T) {
 		if err := d.ExecTask(ctx, spec); err != nil {
 			t.Fatalf("Druid refuses it: %v", err)
 		}
-		cleanModel(t, d)
+		sidecartest.CleanModel(t, d)
 		types := d.Types("ds")
 		for name, want := range map[string]string{"_row_id": "LONG", "_last_updated_sequence_number": "LONG", "_pos": "LONG",
 			"_spec_id": "LONG", "_file": "STRING", "_partition": "COMPLEX<json>"} {

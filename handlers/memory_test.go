@@ -9,6 +9,7 @@ import (
 	sidecatalog "github.com/druidiceberg/sidecar/catalog"
 	"github.com/druidiceberg/sidecar/handlers"
 	"github.com/druidiceberg/sidecar/internal/memory"
+	"github.com/druidiceberg/sidecar/internal/sidecartest"
 	"github.com/druidiceberg/sidecar/reader"
 	"github.com/druidiceberg/sidecar/reader/deletes"
 	"github.com/druidiceberg/sidecar/splits"
@@ -28,7 +29,7 @@ func memoryServer(t *testing.T, f fixture, budget *memory.Budget, deleteBound in
 	cfg := sidecatalog.Config{Type: "static", Tables: map[string]string{"fixtures.t": filepath.Join(f.Dir, f.Metadata)}}
 	cache := deletes.NewCache(testDeleteCacheSize, nil)
 	budget.OnPressure(cache.Reclaim)
-	c := plannerCatalog(t, cfg, f.mappings(), signer, splits.WithMemoryBudget(budget), splits.WithTargetSplitSize(0))
+	c := sidecartest.PlannerCatalog(t, cfg, f.mappings(), signer, splits.WithMemoryBudget(budget), splits.WithTargetSplitSize(0))
 	c.Rows = reader.New(nil, reader.WithDeleteCache(cache), reader.WithMemory(budget, deleteBound, "--max-delete-memory"))
 	s := newServerWithCache(t, cfg, f.mappings(), 0, func(hc *handlers.Config) { hc.Catalogs = []handlers.Catalog{c} })
 	s.cache = cache

@@ -8,11 +8,14 @@ import (
 	"testing"
 
 	sidecatalog "github.com/druidiceberg/sidecar/catalog"
+	"github.com/druidiceberg/sidecar/catalog/catalogtest"
 
 	"github.com/apache/iceberg-go/table"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/druidiceberg/sidecar/handlers"
+	"github.com/druidiceberg/sidecar/internal/servetest"
+	"github.com/druidiceberg/sidecar/internal/sidecartest"
 	"github.com/druidiceberg/sidecar/internal/tablegen"
 	"github.com/druidiceberg/sidecar/internal/testnet"
 	"github.com/druidiceberg/sidecar/metrics"
@@ -29,16 +32,16 @@ func TestNamedCatalogs(t *testing.T) {
 	// "east" is a local warehouse; "lake" a static catalog whose metadata
 	// and files sit in an S3 store only its own properties reach.
 	eastCat, eastDir := localWarehouse(t)
-	eastTbl, err := scenarioNamed(t, "no_deletes").Build(ctx, eastCat, table.Identifier{"sales", "orders"})
+	eastTbl, err := tablegen.ScenarioNamed(t, "no_deletes").Build(ctx, eastCat, table.Identifier{"sales", "orders"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	s3lake := newS3Lake(t, "s3://lake/warehouse")
-	lakeTbl, err := scenarioNamed(t, "positional_and_equality").Build(ctx, s3lake.Cat, table.Identifier{"sales", "orders"})
+	s3lake := catalogtest.NewS3Lake(t, "s3://lake/warehouse")
+	lakeTbl, err := tablegen.ScenarioNamed(t, "positional_and_equality").Build(ctx, s3lake.Cat, table.Identifier{"sales", "orders"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	lakeCfg := s3lake.config(lakeTbl)
+	lakeCfg := s3lake.Config(lakeTbl)
 	down := sidecatalog.Config{Type: "rest", Name: "down", URI: "http://" + testnet.FreeAddr(t)}
 
 	signer, err := token.NewSigner(testKey)
@@ -47,8 +50,8 @@ func TestNamedCatalogs(t *testing.T) {
 	}
 	// One delete cache for both, as the sidecar has.
 	cache := reader.WithDeleteCache(deletes.NewCache(testDeleteCacheSize, nil))
-	east := testCatalog(t, sidecatalog.Config{Type: "local", Name: "east", Warehouse: eastDir}, nil, signer, nil, cache)
-	lake := testCatalog(t, lakeCfg, nil, signer, nil, cache)
+	east := sidecartest.Catalog(t, sidecatalog.Config{Type: "local", Name: "east", Warehouse: eastDir}, nil, signer, nil, cache)
+	lake := sidecartest.Catalog(t, lakeCfg, nil, signer, nil, cache)
 	start := func(def string, cats ...handlers.Catalog) *testServer {
 		reg := prometheus.NewRegistry()
 		srv := httptest.NewServer(handlers.New(handlers.Config{
@@ -78,7 +81,7 @@ func TestNamedCatalogs(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		assertSameRows(t, srv.rows(t, p), want)
+		servetest.SameRows(t, srv.rows(t, p), want)
 		if p := srv.plan(t, q("table", "sales.orders", "catalog", c.name)); p.Mode != c.mode {
 			t.Errorf("catalog %s planned %s, want %s", c.name, p.Mode, c.mode)
 		}
@@ -103,7 +106,7 @@ func TestNamedCatalogs(t *testing.T) {
 	if resp, body := srv.get(t, "/readyz"); resp.StatusCode != http.StatusOK {
 		t.Fatalf("/readyz with both catalogs up: %d %s", resp.StatusCode, body)
 	}
-	withDown := start("east", east, lake, testCatalog(t, down, nil, signer, nil))
+	withDown := start("east", east, lake, sidecartest.Catalog(t, down, nil, signer, nil))
 	resp, body = withDown.get(t, "/readyz")
 	if resp.StatusCode != http.StatusServiceUnavailable || !strings.Contains(string(body), `catalog \"down\"`) {
 		t.Fatalf("/readyz with catalog down unreachable: %d %s", resp.StatusCode, body)

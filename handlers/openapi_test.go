@@ -24,6 +24,7 @@ import (
 
 	"github.com/druidiceberg/sidecar/api"
 	"github.com/druidiceberg/sidecar/handlers"
+	"github.com/druidiceberg/sidecar/internal/sidecartest"
 	"github.com/druidiceberg/sidecar/internal/testnet"
 )
 
@@ -294,7 +295,7 @@ func TestLiveAnswersMatchOpenAPI(t *testing.T) {
 				switch mediaType {
 				case "application/x-ndjson":
 					if resp.StatusCode == http.StatusOK {
-						for _, line := range ndjsonLines(t, got) {
+						for _, line := range sidecartest.NDJSONLines(t, got) {
 							if !json.Valid([]byte(line)) || line[0] != '{' {
 								t.Fatalf("NDJSON line %q is not a JSON object", line)
 							}

@@ -8,7 +8,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"slices"
 	"strings"
 	"testing"
 
@@ -34,32 +33,11 @@ func localServer(t testing.TB, dir string) *testServer {
 	return newServer(t, sidecatalog.Config{Type: "local", Warehouse: dir}, nil)
 }
 
-// assertSameRows compares two lists of NDJSON rows as multisets of values
-// (key order and number spelling aside; those are covered by the golden
-// tests of the reader).
-func assertSameRows(t *testing.T, got, want []string) {
-	t.Helper()
-	g, w := canonicalRows(t, got), canonicalRows(t, want)
-	if !slices.Equal(g, w) {
-		t.Fatalf("rows differ from the oracle\n got (%d): %s\nwant (%d): %s", len(g), strings.Join(g, "\n"), len(w), strings.Join(w, "\n"))
-	}
-}
-
-// canonicalRows are rows canonical and sorted (tablegen.CanonicalRows).
-func canonicalRows(t *testing.T, rows []string) []string {
-	t.Helper()
-	c, err := tablegen.CanonicalRows(rows)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
-}
-
 // TestRawFiles checks the v1 path: byte-identical downloads, with ranges.
 func TestRawFiles(t *testing.T) {
 	dir, _ := sharedScenarios(t)
 	srv := localServer(t, dir)
-	sc := scenarioNamed(t, "no_deletes")
+	sc := tablegen.ScenarioNamed(t, "no_deletes")
 	p := srv.plan(t, q("table", "scenarios.no_deletes"))
 	if p.Mode != "v1" || p.InputFormat.Type != "parquet" || len(p.Splits) != 2 {
 		t.Fatalf("plan %s/%s with %d splits, want v1/parquet with 2", p.Mode, p.InputFormat.Type, len(p.Splits))

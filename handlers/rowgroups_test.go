@@ -19,6 +19,7 @@ import (
 	sidecatalog "github.com/druidiceberg/sidecar/catalog"
 	"github.com/druidiceberg/sidecar/catalog/catalogtest"
 	"github.com/druidiceberg/sidecar/handlers"
+	"github.com/druidiceberg/sidecar/internal/sidecartest"
 	"github.com/druidiceberg/sidecar/internal/tablegen"
 	"github.com/druidiceberg/sidecar/splits"
 	"github.com/druidiceberg/sidecar/token"
@@ -35,7 +36,7 @@ func splittingServer(t testing.TB, dir string, opts ...splits.PlannerOption) *te
 		t.Fatal(err)
 	}
 	return newServer(t, cfg, nil, func(c *handlers.Config) {
-		c.Catalogs = []handlers.Catalog{plannerCatalog(t, cfg, nil, signer, opts...)}
+		c.Catalogs = []handlers.Catalog{sidecartest.PlannerCatalog(t, cfg, nil, signer, opts...)}
 	})
 }
 

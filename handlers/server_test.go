@@ -9,16 +9,12 @@ import (
 	"net/url"
 	"testing"
 
-	"github.com/apache/iceberg-go"
 	"github.com/prometheus/client_golang/prometheus"
 
 	sidecatalog "github.com/druidiceberg/sidecar/catalog"
 	"github.com/druidiceberg/sidecar/handlers"
-	"github.com/druidiceberg/sidecar/internal/druidsim"
 	"github.com/druidiceberg/sidecar/internal/sidecartest"
-	"github.com/druidiceberg/sidecar/reader"
 	"github.com/druidiceberg/sidecar/reader/deletes"
-	"github.com/druidiceberg/sidecar/splits"
 	"github.com/druidiceberg/sidecar/token"
 )
 
@@ -70,26 +66,11 @@ func newServerListening(t testing.TB, cfg sidecatalog.Config, mappings []sidecat
 	return wrap(sidecartest.NewServerListening(t, cfg, mappings, cacheSize, listen, opts...))
 }
 
-// testCatalog is sidecartest.Catalog.
-func testCatalog(t testing.TB, cfg sidecatalog.Config, mappings []sidecatalog.Mapping, signer *token.Signer, reg prometheus.Registerer, opts ...reader.Option) handlers.Catalog {
-	t.Helper()
-	return sidecartest.Catalog(t, cfg, mappings, signer, reg, opts...)
-}
-
-// plannerCatalog is sidecartest.PlannerCatalog.
-func plannerCatalog(t testing.TB, cfg sidecatalog.Config, mappings []sidecatalog.Mapping, signer *token.Signer, opts ...splits.PlannerOption) handlers.Catalog {
-	t.Helper()
-	return sidecartest.PlannerCatalog(t, cfg, mappings, signer, opts...)
-}
-
 // serveCatalog is sidecartest.ServeCatalog.
 func serveCatalog(t testing.TB, cat *sidecatalog.Catalog, signer *token.Signer) *testServer {
 	t.Helper()
 	return wrap(sidecartest.ServeCatalog(t, cat, signer))
 }
-
-// registererOf is sidecartest.RegistererOf.
-func registererOf(c *handlers.Config) prometheus.Registerer { return sidecartest.RegistererOf(c) }
 
 // plan is the part of GET /splits' answer the tests read.
 type plan sidecartest.Plan
@@ -140,12 +121,6 @@ func (s *testServer) druidTask(t testing.TB, query url.Values) []byte {
 	return s.served().DruidTask(t, query)
 }
 
-// ndjsonLines is sidecartest.NDJSONLines.
-func ndjsonLines(t testing.TB, body []byte) []string {
-	t.Helper()
-	return sidecartest.NDJSONLines(t, body)
-}
-
 // errorCode is sidecartest.ErrorCode.
 func errorCode(t testing.TB, body []byte) string {
 	t.Helper()
@@ -153,29 +128,6 @@ func errorCode(t testing.TB, body []byte) string {
 }
 
 func q(kv ...string) url.Values { return sidecartest.Q(kv...) }
-
-func mustJSON(v any) string { return sidecartest.MustJSON(v) }
-
-// cleanModel is sidecartest.CleanModel.
-func cleanModel(t testing.TB, d *druidsim.Druid, nullTimes ...int) {
-	t.Helper()
-	sidecartest.CleanModel(t, d, nullTimes...)
-}
-
-// druidExpect is sidecartest.DruidExpect.
-func druidExpect(t testing.TB, lines []string, timeColumn string, fields []iceberg.NestedField) []string {
-	t.Helper()
-	return sidecartest.DruidExpect(t, lines, timeColumn, fields)
-}
-
-// druidRows is sidecartest.DruidRows.
-func druidRows(t testing.TB, lines []string, timeColumn string) []string {
-	t.Helper()
-	return sidecartest.DruidRows(t, lines, timeColumn)
-}
-
-// modelRows is sidecartest.ModelRows.
-func modelRows(d *druidsim.Druid, ds string) []string { return sidecartest.ModelRows(d, ds) }
 
 // druidClient is a sidecartest.DruidClient under the names of this
 // package's tests.

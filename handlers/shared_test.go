@@ -2,41 +2,27 @@ package handlers_test
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"testing"
 
 	"github.com/apache/iceberg-go/catalog/hadoop"
 	"github.com/apache/iceberg-go/table"
 
+	"github.com/druidiceberg/sidecar/internal/sharedtables"
 	"github.com/druidiceberg/sidecar/internal/sidecartest"
 	"github.com/druidiceberg/sidecar/internal/tablegen"
 )
 
 // Tables that several tests only read are written once per run of the
-// package and shared (sidecartest.SharedWarehouse); a test that changes a
+// package and shared (sharedtables.Warehouse); a test that changes a
 // table writes its own.
 func TestMain(m *testing.M) { os.Exit(sidecartest.Main(m)) }
-
-// sharedWarehouse is sidecartest.SharedWarehouse.
-func sharedWarehouse[T any](t testing.TB, key string, build func(context.Context, *hadoop.Catalog) (T, error)) (string, T) {
-	t.Helper()
-	return sidecartest.SharedWarehouse(t, key, build)
-}
 
 // sharedScenarios is every tablegen scenario, as scenarios.<name>, in one
 // shared warehouse, by name.
 func sharedScenarios(t testing.TB) (string, map[string]*table.Table) {
 	t.Helper()
-	return sharedWarehouse(t, "scenarios", func(ctx context.Context, cat *hadoop.Catalog) (map[string]*table.Table, error) {
-		out := map[string]*table.Table{}
-		for _, sc := range tablegen.Scenarios() {
-			tbl, err := sc.Build(ctx, cat, table.Identifier{"scenarios", sc.Name})
-			if err != nil {
-				return nil, fmt.Errorf("scenario %s: %w", sc.Name, err)
-			}
-			out[sc.Name] = tbl
-		}
-		return out, nil
+	return sharedtables.Warehouse(t, "scenarios", func(ctx context.Context, cat *hadoop.Catalog) (map[string]*table.Table, error) {
+		return tablegen.BuildScenarios(ctx, cat)
 	})
 }

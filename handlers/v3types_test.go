@@ -13,6 +13,7 @@ import (
 
 	"github.com/druidiceberg/sidecar/druid"
 	"github.com/druidiceberg/sidecar/internal/druidsim"
+	"github.com/druidiceberg/sidecar/internal/sidecartest"
 	"github.com/druidiceberg/sidecar/internal/sqlcheck"
 	"github.com/druidiceberg/sidecar/internal/tablegen"
 	"github.com/druidiceberg/sidecar/token"
@@ -71,7 +72,7 @@ func TestV3Types(t *testing.T) {
 	t.Run("Druid ingests the rows in the docs' types", func(t *testing.T) {
 		cur := built.Current()
 		fields := built.Table.Schema().Fields()
-		want := druidExpect(t, cur.Rows, "id", fields)
+		want := sidecartest.DruidExpect(t, cur.Rows, "id", fields)
 		wantTypes := druid.Types(fields, token.Encoding{})
 		base := q("table", "db.v3", "dataSource", "ds", "timestampColumn", "id")
 		task := srv.druidSQL(t, q("table", "db.v3", "dataSource", "ds", "timestampColumn", "id", "statement", "replace"))
@@ -86,8 +87,8 @@ func TestV3Types(t *testing.T) {
 			if err := exec(d); err != nil {
 				t.Fatalf("%s: Druid refuses it: %v", name, err)
 			}
-			cleanModel(t, d)
-			if got := modelRows(d, "ds"); !slices.Equal(got, want) {
+			sidecartest.CleanModel(t, d)
+			if got := sidecartest.ModelRows(d, "ds"); !slices.Equal(got, want) {
 				t.Errorf("%s: Druid holds\n  %s\nwant\n  %s", name, strings.Join(got, "\n  "), strings.Join(want, "\n  "))
 			}
 			types := d.Types("ds")

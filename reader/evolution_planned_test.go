@@ -13,6 +13,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/druidiceberg/sidecar/catalog/catalogtest"
+	"github.com/druidiceberg/sidecar/internal/servetest"
 	"github.com/druidiceberg/sidecar/internal/tablegen"
 	"github.com/druidiceberg/sidecar/reader"
 	"github.com/druidiceberg/sidecar/splits"
@@ -21,7 +22,7 @@ import (
 // evolutionTable is the evolution builder's table name, written once per
 // run of the package in a shared warehouse of its own (sharedEvolution),
 // and a planned reader of it.
-func evolutionTable(t testing.TB, name string) (*tablegen.Built, plannedReader) {
+func evolutionTable(t testing.TB, name string) (*tablegen.Built, *servetest.Replica) {
 	t.Helper()
 	dir, built := sharedEvolution(t, name)
 	return built, localPlanned(t, dir)
@@ -73,27 +74,27 @@ func TestEvolutionSnapshots(t *testing.T) {
 		t.Run(et.Name, func(t *testing.T) {
 			built, pr := evolutionTable(t, et.Name)
 			for i, want := range built.Snapshots {
-				p := pr.plan(t, rowsRequest(name, want.SnapshotID))
+				p := pr.Plan(t, rowsRequest(name, want.SnapshotID))
 				if p.SnapshotID != want.SnapshotID {
 					t.Fatalf("snapshot %d: planned snapshot %d, want %d", i+1, p.SnapshotID, want.SnapshotID)
 				}
-				got := pr.rows(t, p)
+				got := pr.Rows(t, p)
 				assertKeyOrder(t, got, want.Columns)
 				t.Logf("snapshot %d (%s): %d rows", i+1, want.Doc, len(got))
-				assertSameRows(t, got, want.Rows)
+				servetest.SameRows(t, got, want.Rows)
 				if et.OracleDiffers == "" && want.OracleDiffers == "" {
 					oracle, err := tablegen.OracleRows(ctx, built.Table, want.SnapshotID)
 					if err != nil {
 						t.Fatalf("snapshot %d: oracle: %v", i+1, err)
 					}
-					assertSameRows(t, got, oracle)
+					servetest.SameRows(t, got, oracle)
 				}
 			}
 			// Without a snapshot id: the current snapshot in the current schema.
 			cur := built.Current()
-			got := pr.rows(t, pr.plan(t, rowsRequest(name, 0)))
+			got := pr.Rows(t, pr.Plan(t, rowsRequest(name, 0)))
 			assertKeyOrder(t, got, cur.Columns)
-			assertSameRows(t, got, cur.Rows)
+			servetest.SameRows(t, got, cur.Rows)
 		})
 	}
 }
@@ -140,14 +141,14 @@ func TestEvolutionProjection(t *testing.T) {
 			req := rowsRequest(strings.Join(et.Ident, "."), id)
 			req.Mode = splits.ModeAuto
 			req.Columns = strings.Split(tt.columns, ",")
-			got := pr.rows(t, pr.plan(t, req))
+			got := pr.Rows(t, pr.Plan(t, req))
 			assertKeyOrder(t, got, tt.want)
 			for _, line := range got {
 				if keys := rowKeys(t, line); !slices.Equal(keys, tt.want) {
 					t.Fatalf("row %s has keys %v, want exactly %v", line, keys, tt.want)
 				}
 			}
-			assertSameRows(t, got, projectRows(t, exp.Rows, tt.want))
+			servetest.SameRows(t, got, projectRows(t, exp.Rows, tt.want))
 		})
 	}
 }
@@ -171,9 +172,9 @@ func TestMigratedWithoutNameMapping(t *testing.T) {
 	// One file a split, so that each file's answer is its own.
 	pr := localPlanned(t, dir, splits.WithMaxSplitFiles(1))
 	foreign := 0
-	for _, s := range pr.plan(t, rowsRequest("evo.t", 0)).Splits {
+	for _, s := range pr.Plan(t, rowsRequest("evo.t", 0)).Splits {
 		name := path.Base(s.Parts[0].Data.Path)
-		st, err := pr.open(ctx, s)
+		st, err := pr.Open(ctx, s.Parts)
 		if err == nil {
 			err = st.Close()
 		}
@@ -189,7 +190,7 @@ func TestMigratedWithoutNameMapping(t *testing.T) {
 			if err != nil {
 				t.Errorf("%s (with field ids): %v", name, err)
 			} else {
-				pr.body(t, s)
+				pr.MustReadToken(t, s.Token)
 			}
 		}
 	}
@@ -204,7 +205,7 @@ func TestMigratedWithoutNameMapping(t *testing.T) {
 func TestIdentityPartitionValues(t *testing.T) {
 	dir, built := sharedEvolution(t, "identity_partitioned")
 	pr := localPlanned(t, dir)
-	got := pr.rows(t, pr.plan(t, rowsRequest("evo.t", 0)))
+	got := pr.Rows(t, pr.Plan(t, rowsRequest("evo.t", 0)))
 	nullRegion := 0
 	for _, line := range got {
 		var row map[string]any
@@ -223,7 +224,7 @@ func TestIdentityPartitionValues(t *testing.T) {
 	if nullRegion != 2 {
 		t.Errorf("%d rows with a null region, want the 2 of the null partition", nullRegion)
 	}
-	assertSameRows(t, got, built.Current().Rows)
+	servetest.SameRows(t, got, built.Current().Rows)
 }
 
 // projectRows keeps the given keys of every row.

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/druidiceberg/sidecar/catalog"
+	"github.com/druidiceberg/sidecar/internal/servetest"
 	"github.com/druidiceberg/sidecar/internal/tablegen"
 )
 
@@ -68,7 +69,7 @@ func TestFixturesAgainstOracle(t *testing.T) {
 				if err != nil {
 					t.Fatalf("snapshot %d: oracle: %v", id, err)
 				}
-				assertSameRows(t, pr.rows(t, pr.plan(t, rowsRequest("fixtures.t", id))), want)
+				servetest.SameRows(t, pr.Rows(t, pr.Plan(t, rowsRequest("fixtures.t", id))), want)
 			}
 		})
 	}

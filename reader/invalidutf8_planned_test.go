@@ -18,7 +18,7 @@ func TestInvalidUTF8Counted(t *testing.T) {
 	dir, _ := sharedScenarios(t)
 	reg := prometheus.NewRegistry()
 	pr := localPlanned(t, dir)
-	pr.rd = reader.New(reg)
+	pr.Reader = reader.New(reg)
 	invalid := func() float64 {
 		t.Helper()
 		families, err := reg.Gather()
@@ -33,14 +33,14 @@ func TestInvalidUTF8Counted(t *testing.T) {
 		t.Fatal("the reader registers no sidecar_invalid_utf8_values_total")
 		return 0
 	}
-	pr.rows(t, pr.plan(t, rowsRequest("scenarios.no_deletes", 0)))
+	pr.Rows(t, pr.Plan(t, rowsRequest("scenarios.no_deletes", 0)))
 	if n := invalid(); n != 0 {
 		t.Fatalf("base64 binaries counted %v invalid UTF-8 values", n)
 	}
 	req := rowsRequest("scenarios.no_deletes", 0)
 	req.Encoding = token.Encoding{BinaryAsString: true}
 	replaced := 0
-	for _, l := range pr.rows(t, pr.plan(t, req)) {
+	for _, l := range pr.Rows(t, pr.Plan(t, req)) {
 		var row map[string]any
 		if err := json.Unmarshal([]byte(l), &row); err != nil {
 			t.Fatal(err)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/druidiceberg/sidecar/catalog"
 	"github.com/druidiceberg/sidecar/internal/javaoracle"
+	"github.com/druidiceberg/sidecar/internal/servetest"
 	"github.com/druidiceberg/sidecar/internal/testenv"
 )
 
@@ -55,7 +56,7 @@ func TestIcebergJavaLongDefault(t *testing.T) {
 	pr := catalogPlanned(t, catalog.Config{Type: "static", Tables: map[string]string{"java.t": c.Metadata}}, plannedDeleteCacheSize)
 	req := rowsRequest("java.t", 0)
 	req.Columns = []string{"id", "big"}
-	got := pr.rows(t, pr.plan(t, req))
+	got := pr.Rows(t, pr.Plan(t, req))
 	const exact, rounded = "9007199254740993", "9007199254740992"
 	if len(c.Rows) != 2 || !strings.Contains(string(c.Rows[0]), `"big":`+exact) {
 		t.Fatalf("Iceberg Java reads %s, want two rows with big %s", c.Rows, exact)
@@ -75,7 +76,7 @@ func TestIcebergJavaLongDefault(t *testing.T) {
 
 // checkJavaHistory holds what pr reads of h to Iceberg Java's rows: pr
 // serves every commit's metadata file N as the table java.cN.
-func checkJavaHistory(t *testing.T, h javaoracle.History, pr plannedReader) {
+func checkJavaHistory(t *testing.T, h javaoracle.History, pr *servetest.Replica) {
 	t.Helper()
 	meta := strings.Join(h.MetadataColumns(), ",")
 	test, _, _ := strings.Cut(t.Name(), "/")
@@ -85,11 +86,11 @@ func checkJavaHistory(t *testing.T, h javaoracle.History, pr plannedReader) {
 			continue
 		}
 		req := metaRequest(t, fmt.Sprintf("java.c%d", i), 0, meta)
-		h.Compare(t, "the reader", fmt.Sprintf("commit %d (%s), snapshot %d", i, c.What, *c.SnapshotID), pr.rows(t, pr.plan(t, req)), c.Rows, rerun)
+		h.Compare(t, "the reader", fmt.Sprintf("commit %d (%s), snapshot %d", i, c.What, *c.SnapshotID), pr.Rows(t, pr.Plan(t, req)), c.Rows, rerun)
 	}
 	last := fmt.Sprintf("java.c%d", len(h.Commits)-1)
 	for _, s := range h.Snapshots {
 		req := metaRequest(t, last, s.SnapshotID, meta)
-		h.Compare(t, "the reader", fmt.Sprintf("snapshot %d by id from the last commit", s.SnapshotID), pr.rows(t, pr.plan(t, req)), s.Rows, rerun)
+		h.Compare(t, "the reader", fmt.Sprintf("snapshot %d by id from the last commit", s.SnapshotID), pr.Rows(t, pr.Plan(t, req)), s.Rows, rerun)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/druidiceberg/sidecar/internal/servetest"
 	"github.com/druidiceberg/sidecar/internal/tablegen"
 )
 
@@ -28,24 +29,24 @@ func TestMetadataColumns(t *testing.T) {
 	metaCols := []string{"id", "cat", "_row_id", "_last_updated_sequence_number", "_file", "_pos", "_spec_id", "_partition"}
 
 	t.Run("every column, by hand", func(t *testing.T) {
-		got := pr.rows(t, pr.plan(t, metaRequest(t, "evo.t", 0, allMeta)))
+		got := pr.Rows(t, pr.Plan(t, metaRequest(t, "evo.t", 0, allMeta)))
 		assertKeyOrder(t, got, metaCols)
-		assertSameRows(t, got, meta)
+		servetest.SameRows(t, got, meta)
 	})
 	t.Run("row lineage at every snapshot, by iceberg-go", func(t *testing.T) {
 		for i, s := range built.Snapshots {
-			p := pr.plan(t, metaRequest(t, "evo.t", s.SnapshotID, "_row_id,_last_updated_sequence_number"))
+			p := pr.Plan(t, metaRequest(t, "evo.t", s.SnapshotID, "_row_id,_last_updated_sequence_number"))
 			oracle, err := tablegen.OracleLineageRows(ctx, built.Table, s.SnapshotID)
 			if err != nil {
 				t.Fatalf("snapshot %d: oracle: %v", i+1, err)
 			}
-			assertSameRows(t, pr.rows(t, p), oracle)
+			servetest.SameRows(t, pr.Rows(t, p), oracle)
 		}
 	})
 	t.Run("_pos alone", func(t *testing.T) {
-		got := pr.rows(t, pr.plan(t, metaRequest(t, "evo.t", built.Snapshots[0].SnapshotID, "_pos")))
+		got := pr.Rows(t, pr.Plan(t, metaRequest(t, "evo.t", built.Snapshots[0].SnapshotID, "_pos")))
 		assertKeyOrder(t, got, []string{"id", "cat", "_pos"})
-		assertSameRows(t, got, []string{`{"id":1,"cat":"a","_pos":0}`, `{"id":2,"cat":"a","_pos":1}`,
+		servetest.SameRows(t, got, []string{`{"id":1,"cat":"a","_pos":0}`, `{"id":2,"cat":"a","_pos":1}`,
 			`{"id":3,"cat":"a","_pos":2}`, `{"id":4,"cat":"a","_pos":3}`})
 	})
 	t.Run("a table of format version 2", func(t *testing.T) {
@@ -53,7 +54,7 @@ func TestMetadataColumns(t *testing.T) {
 		v2 := localPlanned(t, dir2)
 		req := metaRequest(t, "evo.t", 0, "_spec_id")
 		req.Columns = []string{"id"}
-		got := v2.rows(t, v2.plan(t, req))
+		got := v2.Rows(t, v2.Plan(t, req))
 		if len(got) == 0 || !strings.HasSuffix(got[0], `,"_spec_id":0}`) {
 			t.Errorf("rows %q", got)
 		}

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"os"
 	"testing"
+
+	"github.com/druidiceberg/sidecar/internal/sharedtables"
 )
 
 // testRoot is a directory for what the tests build once and share for the
@@ -19,5 +21,6 @@ func TestMain(m *testing.M) {
 	}
 	code := m.Run()
 	_ = os.RemoveAll(testRoot)
+	sharedtables.RemoveAll()
 	os.Exit(code)
 }

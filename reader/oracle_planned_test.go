@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/druidiceberg/sidecar/catalog"
+	"github.com/druidiceberg/sidecar/internal/servetest"
 	"github.com/druidiceberg/sidecar/internal/tablegen"
 	"github.com/druidiceberg/sidecar/splits"
 	"github.com/druidiceberg/sidecar/token"
@@ -34,14 +35,14 @@ func TestOracle(t *testing.T) {
 			if len(want) != len(sc.LiveIDs) {
 				t.Fatalf("oracle gives %d rows, the scenario says %d", len(want), len(sc.LiveIDs))
 			}
-			p := pr.plan(t, rowsRequest(name, 0))
+			p := pr.Plan(t, rowsRequest(name, 0))
 			if p.SnapshotID != snap.SnapshotID {
 				t.Fatalf("planned snapshot %d, want %d", p.SnapshotID, snap.SnapshotID)
 			}
-			assertSameRows(t, pr.rows(t, p), want)
+			servetest.SameRows(t, pr.Rows(t, p), want)
 			assertSameBodies(t, pr, plain, p)
 
-			auto := pr.plan(t, splits.Request{Table: name})
+			auto := pr.Plan(t, splits.Request{Table: name})
 			deletes := 0
 			for _, a := range sc.Plan {
 				deletes += len(a.Positional) + len(a.Equality) + len(a.DeletionVectors)
@@ -56,23 +57,23 @@ func TestOracle(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				p := pr.plan(t, rowsRequest(name, s.SnapshotID))
-				assertSameRows(t, pr.rows(t, p), want)
+				p := pr.Plan(t, rowsRequest(name, s.SnapshotID))
+				servetest.SameRows(t, pr.Rows(t, p), want)
 				assertSameBodies(t, pr, plain, p)
 			}
 		})
 	}
-	if cs := pr.cache.Stats(); cs.Hits[token.DeletePosition] == 0 || cs.Hits[token.DeleteEquality] == 0 || cs.Hits[token.DeleteDeletionVector] == 0 {
+	if cs := pr.DeleteCache.Stats(); cs.Hits[token.DeletePosition] == 0 || cs.Hits[token.DeleteEquality] == 0 || cs.Hits[token.DeleteDeletionVector] == 0 {
 		t.Errorf("the scenarios share delete files between splits and snapshots, yet the cache says %+v", cs)
 	}
 }
 
 // assertSameBodies reads every split of p, planned by pr, with pr and with
 // other, and holds the two to the same bytes.
-func assertSameBodies(t *testing.T, pr, other plannedReader, p splits.Plan) {
+func assertSameBodies(t *testing.T, pr, other *servetest.Replica, p splits.Plan) {
 	t.Helper()
 	for _, s := range p.Splits {
-		if body, obody := pr.body(t, s), other.body(t, s); !bytes.Equal(body, obody) {
+		if body, obody := pr.MustReadToken(t, s.Token), other.MustReadToken(t, s.Token); !bytes.Equal(body, obody) {
 			t.Fatalf("split %s: %d bytes; the other reader %d bytes", s.Parts[0].Data.Path, len(body), len(obody))
 		}
 	}

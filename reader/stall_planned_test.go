@@ -16,6 +16,7 @@ import (
 	"github.com/druidiceberg/sidecar/catalog"
 	"github.com/druidiceberg/sidecar/catalog/catalogtest"
 	"github.com/druidiceberg/sidecar/internal/fault"
+	"github.com/druidiceberg/sidecar/internal/servetest"
 	"github.com/druidiceberg/sidecar/internal/tablegen"
 )
 
@@ -106,17 +107,17 @@ func TestStalledStoreAbortsTheStream(t *testing.T) {
 	}
 	cat := catalogtest.Open(t, catalog.Config{Type: "local", Warehouse: dir},
 		catalog.WithStallTimeout(200*time.Millisecond), catalog.WithFileIOWrapper(wrap))
-	pr := plannedOver(t, cat, 0)
-	p := pr.plan(t, rowsRequest("lake.stall", 0))
+	pr := servetest.New(t, cat, nil)
+	p := pr.Plan(t, rowsRequest("lake.stall", 0))
 	if len(p.Splits) != 1 || len(p.Splits[0].Parts) != 3 {
 		t.Fatalf("%d splits, want 1 of the 3 files", len(p.Splits))
 	}
-	whole := pr.body(t, p.Splits[0])
+	whole := pr.MustReadToken(t, p.Splits[0].Token)
 	if len(whole) < 64<<10 {
 		t.Fatalf("the stream with the store answering: %d bytes", len(whole))
 	}
 
-	st, err := pr.open(ctx, p.Splits[0])
+	st, err := pr.Open(ctx, p.Splits[0].Parts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,7 +144,7 @@ func TestStalledStoreAbortsTheStream(t *testing.T) {
 
 	// Stalled from the start: an error before the first byte, which Druid
 	// retries too.
-	st2, err := pr.open(ctx, p.Splits[0])
+	st2, err := pr.Open(ctx, p.Splits[0].Parts)
 	if err == nil {
 		err = st2.Run(ctx, io.Discard, func() error { return nil })
 		_ = st2.Close()

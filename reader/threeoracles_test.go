@@ -15,6 +15,7 @@ import (
 
 	"github.com/druidiceberg/sidecar/catalog/catalogtest"
 	"github.com/druidiceberg/sidecar/internal/javaoracle"
+	"github.com/druidiceberg/sidecar/internal/servetest"
 	"github.com/druidiceberg/sidecar/internal/tablegen"
 	"github.com/druidiceberg/sidecar/internal/testenv"
 )
@@ -35,7 +36,7 @@ func TestThreeOracles(t *testing.T) {
 	type served struct {
 		name string
 		tbl  *table.Table
-		pr   plannedReader
+		pr   *servetest.Replica
 		// built is the evolution builder's table and expectation, nil
 		// for the others; goDiffers says why iceberg-go reads the whole
 		// table otherwise (tablegen.EvolutionTable.OracleDiffers).
@@ -100,7 +101,7 @@ func TestThreeOracles(t *testing.T) {
 			}
 			for _, snap := range s.tbl.Metadata().Snapshots() {
 				goRows, goErr := tablegen.OracleRows(ctx, s.tbl, snap.SnapshotID)
-				sideRows := s.pr.rows(t, s.pr.plan(t, rowsRequest(s.name, snap.SnapshotID)))
+				sideRows := s.pr.Rows(t, s.pr.Plan(t, rowsRequest(s.name, snap.SnapshotID)))
 				jr, ok := byID[snap.SnapshotID]
 				if !ok {
 					t.Fatalf("Iceberg Java read no snapshot %d", snap.SnapshotID)
@@ -109,11 +110,11 @@ func TestThreeOracles(t *testing.T) {
 				for k, r := range jr {
 					javaRows[k] = string(r)
 				}
-				g, sd, jv := canonicalRows(t, goRows), canonicalRows(t, sideRows), canonicalRows(t, javaRows)
+				g, sd, jv := servetest.Canonical(t, goRows), servetest.Canonical(t, sideRows), servetest.Canonical(t, javaRows)
 				e, hasExpected := expected[snap.SnapshotID]
 				var want []string
 				if hasExpected {
-					want = canonicalRows(t, e.Rows)
+					want = servetest.Canonical(t, e.Rows)
 				}
 				sideRight := slices.Equal(sd, jv) && (!hasExpected || slices.Equal(sd, want))
 				diff := threeWay(g, sd, jv, want, hasExpected)

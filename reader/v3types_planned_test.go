@@ -11,6 +11,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/druidiceberg/sidecar/catalog/catalogtest"
+	"github.com/druidiceberg/sidecar/internal/servetest"
 	"github.com/druidiceberg/sidecar/internal/tablegen"
 	"github.com/druidiceberg/sidecar/splits"
 	"github.com/druidiceberg/sidecar/token"
@@ -34,11 +35,11 @@ func TestV3Types(t *testing.T) {
 	t.Run("projected columns", func(t *testing.T) {
 		req := rowsRequest("db.v3", 0)
 		req.Mode, req.Columns = splits.ModeAuto, []string{"gg", "id"}
-		p := pr.plan(t, req)
+		p := pr.Plan(t, req)
 		if len(p.Fields) != 2 || p.Fields[1].Name != "gg" {
 			t.Errorf("projected fields %v", p.Fields)
 		}
-		for _, row := range pr.rows(t, p) {
+		for _, row := range pr.Rows(t, p) {
 			if !strings.HasPrefix(row, `{"id":`) || strings.Count(row, `":`) != 2 {
 				t.Errorf("projected row %s", row)
 			}
@@ -48,7 +49,7 @@ func TestV3Types(t *testing.T) {
 	t.Run("geo=wkb serves base64 WKB", func(t *testing.T) {
 		req := rowsRequest("db.v3", 0)
 		req.Mode, req.Columns, req.Encoding = splits.ModeAuto, []string{"id", "g"}, token.Encoding{GeoWKB: true}
-		got := pr.rows(t, pr.plan(t, req))
+		got := pr.Rows(t, pr.Plan(t, req))
 		want := `{"id":1,"g":"` + base64.StdEncoding.EncodeToString(tablegen.V3TypesWKB(1)) + `"}`
 		if len(got) == 0 || got[0] != want {
 			t.Fatalf("rows %q, want the first %s", got, want)
@@ -57,7 +58,7 @@ func TestV3Types(t *testing.T) {
 
 	t.Run("every snapshot streams as written", func(t *testing.T) {
 		for i, want := range built.Snapshots {
-			got := pr.rows(t, pr.plan(t, rowsRequest("db.v3", want.SnapshotID)))
+			got := pr.Rows(t, pr.Plan(t, rowsRequest("db.v3", want.SnapshotID)))
 			if !slices.Equal(got, want.Rows) {
 				t.Errorf("snapshot %d (%s):\n got %s\nwant %s", i+1, want.Doc, strings.Join(got, "\n     "), strings.Join(want.Rows, "\n     "))
 			}
@@ -106,6 +107,6 @@ func TestV3Types(t *testing.T) {
 		}
 		req := metaRequest(t, "db.v3", 0, "_row_id,_last_updated_sequence_number,_pos")
 		req.Columns = []string{"id"}
-		assertSameRows(t, pr.rows(t, pr.plan(t, req)), want)
+		servetest.SameRows(t, pr.Rows(t, pr.Plan(t, req)), want)
 	})
 }

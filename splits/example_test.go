@@ -6,8 +6,6 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/apache/iceberg-go/catalog/hadoop"
-
 	"github.com/druidiceberg/sidecar/catalog"
 	"github.com/druidiceberg/sidecar/internal/demo"
 	"github.com/druidiceberg/sidecar/splits"
@@ -25,7 +23,7 @@ func Example() {
 	defer os.RemoveAll(dir)
 	ctx := context.Background()
 	warehouse := filepath.Join(dir, "warehouse")
-	if err := writeDemo(ctx, warehouse); err != nil {
+	if err := demo.WriteWarehouse(ctx, warehouse); err != nil {
 		fmt.Println(err)
 		return
 	}
@@ -58,14 +56,4 @@ func Example() {
 	// Output:
 	// demo.orders v2 1 split
 	// rows true
-}
-
-// writeDemo writes the demo tables into a local warehouse.
-func writeDemo(ctx context.Context, warehouse string) error {
-	cat, err := hadoop.NewCatalog("local", warehouse, nil)
-	if err != nil {
-		return err
-	}
-	defer cat.Close()
-	return demo.Write(ctx, cat)
 }

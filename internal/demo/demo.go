@@ -8,6 +8,7 @@ package demo
 import (
 	"context"
 	"fmt"
+	"os"
 	"strings"
 	"time"
 
@@ -17,6 +18,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog"
+	"github.com/apache/iceberg-go/catalog/hadoop"
 	"github.com/apache/iceberg-go/table"
 	"github.com/druidiceberg/sidecar/internal/icewrite"
 )
@@ -122,6 +124,21 @@ func Write(ctx context.Context, cat catalog.Catalog) error {
 		}
 	}
 	return nil
+}
+
+// WriteWarehouse writes the demo tables (Write) into the local warehouse
+// in the folder dir, creating the folder if it does not exist, through
+// iceberg-go's filesystem catalog of it.
+func WriteWarehouse(ctx context.Context, dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("create warehouse %s: %w", dir, err)
+	}
+	cat, err := hadoop.NewCatalog("local", dir, nil)
+	if err != nil {
+		return fmt.Errorf("open local warehouse %s: %w", dir, err)
+	}
+	defer cat.Close()
+	return Write(ctx, cat)
 }
 
 func ordersSchema() *iceberg.Schema {

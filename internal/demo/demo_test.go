@@ -3,6 +3,7 @@ package demo
 import (
 	"context"
 	"fmt"
+	"os"
 	"path"
 	"path/filepath"
 	"reflect"
@@ -129,6 +130,31 @@ func TestWriteCreatesOnlyWhatIsAbsent(t *testing.T) {
 	}
 	if got := len(oracle(t, ctx, orders)); got != len(OrdersLive) {
 		t.Errorf("demo.orders has %d live rows, want %d", got, len(OrdersLive))
+	}
+}
+
+// TestWriteWarehouse: the demo tables written into a folder that does not
+// exist yet are the local warehouse of that folder, with demo.orders' live
+// rows; a folder that cannot be made is an error that names it.
+func TestWriteWarehouse(t *testing.T) {
+	ctx := context.Background()
+	dir := filepath.Join(t.TempDir(), "a", "warehouse")
+	if err := WriteWarehouse(ctx, dir); err != nil {
+		t.Fatal(err)
+	}
+	orders, err := catalogtest.Local(t, dir).LoadTable(ctx, Orders)
+	if err != nil {
+		t.Fatalf("load demo.orders: %v", err)
+	}
+	if got := len(oracle(t, ctx, orders)); got != len(OrdersLive) {
+		t.Errorf("demo.orders has %d live rows, want %d", got, len(OrdersLive))
+	}
+	file := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteWarehouse(ctx, filepath.Join(file, "warehouse")); err == nil || !strings.Contains(err.Error(), file) {
+		t.Fatalf("a warehouse under a file: %v", err)
 	}
 }
 

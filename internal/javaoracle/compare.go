@@ -19,7 +19,7 @@ func (h History) Compare(t testing.TB, reader, where string, got []string, want 
 	for i, r := range want {
 		w[i] = string(r)
 	}
-	missing, extra, err := rowDiff(got, w)
+	missing, extra, err := tablegen.RowDiff(got, w)
 	if err != nil {
 		t.Fatalf("seed %d, %s: %v", h.Seed, where, err)
 	}
@@ -30,32 +30,4 @@ func (h History) Compare(t testing.TB, reader, where string, got []string, want 
 			h.Seed, h.FormatVersion, where, reader, len(missing), strings.Join(missing, "\n  "),
 			reader, len(extra), strings.Join(extra, "\n  "), h.Steps(), rerun, h.Seed)
 	}
-}
-
-// rowDiff compares got and want as multisets of values and returns the
-// rows, canonical, only want has and those only got has.
-func rowDiff(got, want []string) (missing, extra []string, err error) {
-	g, err := tablegen.CanonicalRows(got)
-	if err != nil {
-		return nil, nil, err
-	}
-	w, err := tablegen.CanonicalRows(want)
-	if err != nil {
-		return nil, nil, err
-	}
-	i, j := 0, 0
-	for i < len(g) || j < len(w) {
-		switch {
-		case j == len(w) || (i < len(g) && g[i] < w[j]):
-			extra = append(extra, g[i])
-			i++
-		case i == len(g) || w[j] < g[i]:
-			missing = append(missing, w[j])
-			j++
-		default:
-			i++
-			j++
-		}
-	}
-	return missing, extra, nil
 }

@@ -18,6 +18,7 @@ import (
 
 	"github.com/druidiceberg/sidecar/internal/tablegen"
 	"github.com/druidiceberg/sidecar/reader"
+	"github.com/druidiceberg/sidecar/reader/deletes"
 	"github.com/druidiceberg/sidecar/splits"
 	"github.com/druidiceberg/sidecar/token"
 )
@@ -34,6 +35,9 @@ type Replica struct {
 	Planner *splits.Planner
 	Signer  *token.Signer
 	Reader  *reader.Reader
+	// DeleteCache is the cache Reader decodes delete files through (nil:
+	// none, each split reads its delete files itself).
+	DeleteCache *deletes.Cache
 }
 
 // New is a Replica over cat, its planner built with opts and counting the
@@ -50,6 +54,14 @@ func New(t testing.TB, cat splits.Catalog, reg prometheus.Registerer, opts ...sp
 		t.Fatal(err)
 	}
 	return &Replica{Planner: p, Signer: signer, Reader: reader.New(nil)}
+}
+
+// WithDeleteCache gives r a reader that decodes delete files through a
+// delete cache of size bytes, as cmd/sidecar's reader does, and returns r.
+func (r *Replica) WithDeleteCache(size int64) *Replica {
+	r.DeleteCache = deletes.NewCache(size, nil)
+	r.Reader = reader.New(nil, reader.WithDeleteCache(r.DeleteCache))
+	return r
 }
 
 // Plan plans req, failing the test on an error.
@@ -75,14 +87,21 @@ func (r *Replica) Parts(ctx context.Context, kind token.TokenKind, tok string) (
 	return r.Planner.Resolve(ctx, kind, *decoded.Ref)
 }
 
-// Read runs the rows of one split, as the rows route does before and after
-// its first byte, and returns the NDJSON it wrote.
-func (r *Replica) Read(ctx context.Context, parts []token.Split) ([]byte, error) {
+// Open opens the rows of one split as the rows route does before its
+// first byte: the table's FileIO and schema from the planner, then the
+// reader.
+func (r *Replica) Open(ctx context.Context, parts []token.Split) (*reader.Stream, error) {
 	src, err := r.Planner.Source(ctx, parts[0])
 	if err != nil {
 		return nil, err
 	}
-	stream, err := r.Reader.OpenAll(ctx, src.FS, parts, src.Schema)
+	return r.Reader.OpenAll(ctx, src.FS, parts, src.Schema)
+}
+
+// Read runs the rows of one split, as the rows route does before and after
+// its first byte, and returns the NDJSON it wrote.
+func (r *Replica) Read(ctx context.Context, parts []token.Split) ([]byte, error) {
+	stream, err := r.Open(ctx, parts)
 	if err != nil {
 		return nil, err
 	}

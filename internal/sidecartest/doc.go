@@ -6,8 +6,8 @@
 // HTTP, checking the framing of what comes back.
 //
 // Beside the server it holds what several test packages share: the
-// engine-written fixture tables and their expected rows, warehouses written
-// once per test binary (SharedWarehouse), the harness that holds a Druid
+// engine-written fixture tables and their expected rows, a TestMain that
+// removes the warehouses written once per test binary (Main), the harness that holds a Druid
 // datasource to a table's rows (the model of internal/druidsim, and a real
 // Druid with CheckModel), the real servers of the integration tier
 // (SeaweedFS, PostgreSQL), a client that reads as Druid's http input

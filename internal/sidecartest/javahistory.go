@@ -1,7 +1,6 @@
 package sidecartest
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -39,31 +38,17 @@ func CheckJavaHistory(t testing.TB, h javaoracle.History, srv *Server, ns string
 	if strings.HasPrefix(test, "TestReal") {
 		rerun = "go test -tags integration -run '^" + test + "$' " + packageDir()
 	}
-	fail := func(where string, got []string, want []json.RawMessage) {
-		t.Helper()
-		w := make([]string, len(want))
-		for i, r := range want {
-			w[i] = string(r)
-		}
-		if missing, extra := RowDiff(t, got, w); len(missing)+len(extra) > 0 {
-			t.Fatalf("seed %d (format version %d), %s: the sidecar's rows differ from Iceberg Java's\n"+
-				"only Iceberg Java (%d):\n  %s\nonly the sidecar (%d):\n  %s\nthe history:\n%s"+
-				"this seed alone: %s -args -java-first-seed %d -histories 1",
-				h.Seed, h.FormatVersion, where, len(missing), strings.Join(missing, "\n  "),
-				len(extra), strings.Join(extra, "\n  "), h.Steps(), rerun, h.Seed)
-		}
-	}
 	for i, c := range h.Commits {
 		if c.SnapshotID == nil {
 			continue
 		}
 		p := srv.Plan(t, Q("table", fmt.Sprintf("%s.c%d", ns, i), "mode", "rows", "metadataColumns", meta))
-		fail(fmt.Sprintf("commit %d (%s), snapshot %d", i, c.What, *c.SnapshotID), srv.Rows(t, p), c.Rows)
+		h.Compare(t, "the sidecar", fmt.Sprintf("commit %d (%s), snapshot %d", i, c.What, *c.SnapshotID), srv.Rows(t, p), c.Rows, rerun)
 	}
 	last := fmt.Sprintf("%s.c%d", ns, len(h.Commits)-1)
 	for _, s := range h.Snapshots {
 		p := srv.Plan(t, Q("table", last, "mode", "rows", "metadataColumns", meta, "snapshotId", strconv.FormatInt(s.SnapshotID, 10)))
-		fail(fmt.Sprintf("snapshot %d by id from the last commit", s.SnapshotID), srv.Rows(t, p), s.Rows)
+		h.Compare(t, "the sidecar", fmt.Sprintf("snapshot %d by id from the last commit", s.SnapshotID), srv.Rows(t, p), s.Rows, rerun)
 	}
 }
 

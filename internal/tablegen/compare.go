@@ -35,6 +35,34 @@ func CanonicalRows(rows []string) ([]string, error) {
 	return out, nil
 }
 
+// RowDiff compares got and want as multisets of values (CanonicalRows)
+// and returns the rows, canonical, only want has and those only got has.
+func RowDiff(got, want []string) (missing, extra []string, err error) {
+	g, err := CanonicalRows(got)
+	if err != nil {
+		return nil, nil, err
+	}
+	w, err := CanonicalRows(want)
+	if err != nil {
+		return nil, nil, err
+	}
+	i, j := 0, 0
+	for i < len(g) || j < len(w) {
+		switch {
+		case j == len(w) || (i < len(g) && g[i] < w[j]):
+			extra = append(extra, g[i])
+			i++
+		case i == len(g) || w[j] < g[i]:
+			missing = append(missing, w[j])
+			j++
+		default:
+			i++
+			j++
+		}
+	}
+	return missing, extra, nil
+}
+
 func canonicalNumbers(v any) any {
 	switch x := v.(type) {
 	case json.Number:

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -55,6 +56,33 @@ type Attached struct {
 // order) a builder in this package writes into a table: the builders write
 // data files with icewrite, so it is icewrite.DataFileName.
 func DataFileName(n int) string { return icewrite.DataFileName(n) }
+
+// ScenarioNamed is the scenario of that name (Scenarios); a name of none
+// fails t.
+func ScenarioNamed(t testing.TB, name string) Scenario {
+	t.Helper()
+	for _, s := range Scenarios() {
+		if s.Name == name {
+			return s
+		}
+	}
+	t.Fatalf("no scenario %s", name)
+	return Scenario{}
+}
+
+// BuildScenarios builds every scenario (Scenarios) in cat, each as
+// scenarios.<name>, and returns the tables by name.
+func BuildScenarios(ctx context.Context, cat catalog.Catalog) (map[string]*table.Table, error) {
+	out := map[string]*table.Table{}
+	for _, sc := range Scenarios() {
+		tbl, err := sc.Build(ctx, cat, table.Identifier{"scenarios", sc.Name})
+		if err != nil {
+			return nil, fmt.Errorf("scenario %s: %w", sc.Name, err)
+		}
+		out[sc.Name] = tbl
+	}
+	return out, nil
+}
 
 // Scenarios returns the scenario tables, each in its own table. The data
 // file numbers below are write order; A, B, C are data files 1, 2, 3.
