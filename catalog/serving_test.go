@@ -5,7 +5,7 @@ import (
 
 	"github.com/druidiceberg/sidecar/catalog"
 	"github.com/druidiceberg/sidecar/catalog/catalogtest"
-	"github.com/druidiceberg/sidecar/internal/servetest"
+	"github.com/druidiceberg/sidecar/sidecartest/servetest"
 )
 
 // served is a catalog as the sidecar serves it (cmd/sidecar wires the

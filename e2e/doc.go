@@ -4,7 +4,7 @@
 // runs against real servers (SeaweedFS, PostgreSQL, Iceberg's REST catalog,
 // the vending front: -tags integration); and the load test, which runs
 // Druid-like and hostile clients against the real router on a real
-// listener. Each test serves the sidecar with internal/sidecartest; a test
+// listener. Each test serves the sidecar with sidecartest; a test
 // of one component's behaviour belongs in that component's package.
 //
 // The tiers:

@@ -18,11 +18,11 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/druidiceberg/sidecar/handlers"
-	"github.com/druidiceberg/sidecar/internal/servetest"
-	"github.com/druidiceberg/sidecar/internal/sidecartest"
 	"github.com/druidiceberg/sidecar/internal/tablegen"
 	"github.com/druidiceberg/sidecar/internal/testenv"
 	"github.com/druidiceberg/sidecar/internal/testlog"
+	"github.com/druidiceberg/sidecar/sidecartest"
+	"github.com/druidiceberg/sidecar/sidecartest/servetest"
 )
 
 // waitStatus asks srv for path until it answers want, for at most 30 s,

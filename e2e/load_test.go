@@ -29,10 +29,10 @@ import (
 
 	"github.com/druidiceberg/sidecar/handlers"
 	"github.com/druidiceberg/sidecar/internal/connlimit"
-	"github.com/druidiceberg/sidecar/internal/sidecartest"
 	"github.com/druidiceberg/sidecar/internal/tablegen"
 	"github.com/druidiceberg/sidecar/internal/testenv"
 	"github.com/druidiceberg/sidecar/internal/testnet"
+	"github.com/druidiceberg/sidecar/sidecartest"
 	"github.com/druidiceberg/sidecar/token"
 )
 

@@ -8,8 +8,8 @@ import (
 	"net/http"
 	"testing"
 
-	"github.com/druidiceberg/sidecar/internal/sidecartest"
 	"github.com/druidiceberg/sidecar/internal/tablegen"
+	"github.com/druidiceberg/sidecar/sidecartest"
 )
 
 // The benchmark table of the core issue (sidecartest.BenchWarehouse):

@@ -16,11 +16,11 @@ import (
 
 	sidecatalog "github.com/druidiceberg/sidecar/catalog"
 	"github.com/druidiceberg/sidecar/handlers"
-	"github.com/druidiceberg/sidecar/internal/servetest"
-	"github.com/druidiceberg/sidecar/internal/sidecartest"
 	"github.com/druidiceberg/sidecar/internal/tablegen"
 	"github.com/druidiceberg/sidecar/internal/testlog"
 	"github.com/druidiceberg/sidecar/internal/vendingcatalog"
+	"github.com/druidiceberg/sidecar/sidecartest"
+	"github.com/druidiceberg/sidecar/sidecartest/servetest"
 )
 
 // The sidecar against catalogs that vend each table's storage credentials:

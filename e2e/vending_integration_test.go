@@ -20,9 +20,9 @@ import (
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
 
-	"github.com/druidiceberg/sidecar/internal/sidecartest"
 	"github.com/druidiceberg/sidecar/internal/tablegen"
 	"github.com/druidiceberg/sidecar/internal/vendingcatalog"
+	"github.com/druidiceberg/sidecar/sidecartest"
 )
 
 // The vending tier: catalogs that hand the reader its S3 keys, proven with

@@ -12,9 +12,9 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	sidecatalog "github.com/druidiceberg/sidecar/catalog"
-	"github.com/druidiceberg/sidecar/internal/servetest"
-	"github.com/druidiceberg/sidecar/internal/sidecartest"
 	"github.com/druidiceberg/sidecar/internal/tablegen"
+	"github.com/druidiceberg/sidecar/sidecartest"
+	"github.com/druidiceberg/sidecar/sidecartest/servetest"
 )
 
 func init() {

@@ -5,7 +5,7 @@ import (
 	"net/http"
 	"testing"
 
-	"github.com/druidiceberg/sidecar/internal/sidecartest"
+	"github.com/druidiceberg/sidecar/sidecartest"
 )
 
 // BenchmarkCompressedRows reads every split of the benchmark table over

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/druidiceberg/sidecar/internal/golden"
-	"github.com/druidiceberg/sidecar/internal/sidecartest"
+	"github.com/druidiceberg/sidecar/sidecartest"
 )
 
 func TestDruidTask(t *testing.T) {

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	sidecatalog "github.com/druidiceberg/sidecar/catalog"
-	"github.com/druidiceberg/sidecar/internal/sidecartest"
+	"github.com/druidiceberg/sidecar/sidecartest"
 )
 
 // fixture is a sidecartest.Fixture under the names of this package's

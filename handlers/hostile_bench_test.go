@@ -13,7 +13,7 @@ import (
 	"time"
 
 	sidecatalog "github.com/druidiceberg/sidecar/catalog"
-	"github.com/druidiceberg/sidecar/internal/sidecartest"
+	"github.com/druidiceberg/sidecar/sidecartest"
 
 	"github.com/apache/iceberg-go/table"
 

@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	sidecatalog "github.com/druidiceberg/sidecar/catalog"
-	"github.com/druidiceberg/sidecar/internal/sidecartest"
+	"github.com/druidiceberg/sidecar/sidecartest"
 
 	"github.com/prometheus/client_golang/prometheus"
 

@@ -9,7 +9,7 @@ import (
 
 	sidecatalog "github.com/druidiceberg/sidecar/catalog"
 	"github.com/druidiceberg/sidecar/internal/icebergrest"
-	"github.com/druidiceberg/sidecar/internal/sidecartest"
+	"github.com/druidiceberg/sidecar/sidecartest"
 )
 
 // Iceberg's own REST catalog server, planning scans on the client and on

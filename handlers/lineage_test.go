@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/druidiceberg/sidecar/internal/druidsim"
-	"github.com/druidiceberg/sidecar/internal/sidecartest"
+	"github.com/druidiceberg/sidecar/sidecartest"
 )
 
 // allMeta asks for every metadata column, in another order than the rows

@@ -14,13 +14,13 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/druidiceberg/sidecar/handlers"
-	"github.com/druidiceberg/sidecar/internal/servetest"
-	"github.com/druidiceberg/sidecar/internal/sidecartest"
 	"github.com/druidiceberg/sidecar/internal/tablegen"
 	"github.com/druidiceberg/sidecar/internal/testnet"
 	"github.com/druidiceberg/sidecar/metrics"
 	"github.com/druidiceberg/sidecar/reader"
 	"github.com/druidiceberg/sidecar/reader/deletes"
+	"github.com/druidiceberg/sidecar/sidecartest"
+	"github.com/druidiceberg/sidecar/sidecartest/servetest"
 	"github.com/druidiceberg/sidecar/token"
 )
 

@@ -24,8 +24,8 @@ import (
 
 	"github.com/druidiceberg/sidecar/api"
 	"github.com/druidiceberg/sidecar/handlers"
-	"github.com/druidiceberg/sidecar/internal/sidecartest"
 	"github.com/druidiceberg/sidecar/internal/testnet"
+	"github.com/druidiceberg/sidecar/sidecartest"
 )
 
 // TestRoutesMatchOpenAPI walks the live chi router and holds every route

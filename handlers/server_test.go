@@ -13,12 +13,12 @@ import (
 
 	sidecatalog "github.com/druidiceberg/sidecar/catalog"
 	"github.com/druidiceberg/sidecar/handlers"
-	"github.com/druidiceberg/sidecar/internal/sidecartest"
 	"github.com/druidiceberg/sidecar/reader/deletes"
+	"github.com/druidiceberg/sidecar/sidecartest"
 	"github.com/druidiceberg/sidecar/token"
 )
 
-// The test servers are internal/sidecartest's; the names below keep the
+// The test servers are sidecartest's; the names below keep the
 // package's tests as they were written.
 
 // testKey is the fixed key the test servers sign with, so that tests can

@@ -9,8 +9,8 @@ import (
 	"testing"
 
 	"github.com/druidiceberg/sidecar/catalog"
-	"github.com/druidiceberg/sidecar/internal/servetest"
 	"github.com/druidiceberg/sidecar/internal/tablegen"
+	"github.com/druidiceberg/sidecar/sidecartest/servetest"
 )
 
 // fixtureOracleFailures records the fixtures iceberg-go's own reader cannot

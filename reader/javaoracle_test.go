@@ -8,8 +8,8 @@ import (
 
 	"github.com/druidiceberg/sidecar/catalog"
 	"github.com/druidiceberg/sidecar/internal/javaoracle"
-	"github.com/druidiceberg/sidecar/internal/servetest"
 	"github.com/druidiceberg/sidecar/internal/testenv"
+	"github.com/druidiceberg/sidecar/sidecartest/servetest"
 )
 
 // javaFirstSeed is the first seed of TestIcebergJavaHistories: with

@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/druidiceberg/sidecar/internal/servetest"
 	"github.com/druidiceberg/sidecar/internal/tablegen"
+	"github.com/druidiceberg/sidecar/sidecartest/servetest"
 )
 
 // allMeta asks for every metadata column, in another order than the rows

@@ -13,9 +13,9 @@ import (
 
 	"github.com/druidiceberg/sidecar/catalog"
 	"github.com/druidiceberg/sidecar/catalog/catalogtest"
-	"github.com/druidiceberg/sidecar/internal/servetest"
 	"github.com/druidiceberg/sidecar/internal/sharedtables"
 	"github.com/druidiceberg/sidecar/internal/tablegen"
+	"github.com/druidiceberg/sidecar/sidecartest/servetest"
 	"github.com/druidiceberg/sidecar/splits"
 	"github.com/druidiceberg/sidecar/token"
 )

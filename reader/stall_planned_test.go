@@ -16,8 +16,8 @@ import (
 	"github.com/druidiceberg/sidecar/catalog"
 	"github.com/druidiceberg/sidecar/catalog/catalogtest"
 	"github.com/druidiceberg/sidecar/internal/fault"
-	"github.com/druidiceberg/sidecar/internal/servetest"
 	"github.com/druidiceberg/sidecar/internal/tablegen"
+	"github.com/druidiceberg/sidecar/sidecartest/servetest"
 )
 
 // stallingStore wraps a table's FileIO: once armed, every read of a

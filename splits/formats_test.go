@@ -12,7 +12,7 @@ import (
 
 	"github.com/druidiceberg/sidecar/internal/fault"
 	"github.com/druidiceberg/sidecar/internal/icewrite"
-	"github.com/druidiceberg/sidecar/internal/servetest"
+	"github.com/druidiceberg/sidecar/sidecartest/servetest"
 	"github.com/druidiceberg/sidecar/splits"
 )
 

@@ -7,8 +7,8 @@ import (
 
 	"github.com/apache/iceberg-go/table"
 
-	"github.com/druidiceberg/sidecar/internal/servetest"
 	"github.com/druidiceberg/sidecar/internal/tablegen"
+	"github.com/druidiceberg/sidecar/sidecartest/servetest"
 )
 
 // AssertSnapshotRows plans the snapshot snapshotID of tbl, which srv
