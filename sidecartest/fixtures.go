@@ -36,7 +36,7 @@ func FixturesDir(t testing.TB) string {
 	if !ok {
 		t.Fatal("no source path for the fixtures folder")
 	}
-	return filepath.Join(filepath.Dir(file), "..", "..", "testdata", "fixtures")
+	return filepath.Join(filepath.Dir(file), "..", "testdata", "fixtures")
 }
 
 // LoadFixtures is every fixture of testdata/fixtures.

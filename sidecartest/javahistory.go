@@ -56,7 +56,7 @@ func CheckJavaHistory(t testing.TB, h javaoracle.History, srv *Server, ns string
 // it from the module's root (./e2e/): a test runs in its package's folder.
 func packageDir() string {
 	_, file, _, _ := runtime.Caller(0)
-	root := filepath.Join(filepath.Dir(file), "..", "..")
+	root := filepath.Join(filepath.Dir(file), "..")
 	wd, err := os.Getwd()
 	if err != nil {
 		return "./..."

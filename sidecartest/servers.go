@@ -179,7 +179,7 @@ func weedBinary(t testing.TB) string {
 			return
 		}
 		_, file, _, _ := runtime.Caller(0)
-		cmd := exec.Command("bash", filepath.Join(filepath.Dir(file), "..", "..", "tools", "seaweedfs", "build.sh"))
+		cmd := exec.Command("bash", filepath.Join(filepath.Dir(file), "..", "tools", "seaweedfs", "build.sh"))
 		cmd.Stderr = os.Stderr
 		out, err := cmd.Output()
 		weedBin, weedErr = strings.TrimSpace(string(out)), err
