@@ -2,6 +2,7 @@ package sidecartest
 
 import (
 	"context"
+	"errors"
 	"io"
 	"maps"
 	"net/http"
@@ -29,10 +30,17 @@ var noInstanceMetadata sync.Once
 // StallingProxy stands between the sidecar and an S3 server: once Armed,
 // it answers each request for a data file with the store's status and
 // headers and then sends nothing more, holding the connection open, as an
-// object store that stopped answering mid-file does.
+// object store that stopped answering mid-file does, until the request is
+// cancelled or the proxy shuts down.
 type StallingProxy struct {
 	*httptest.Server
 	Armed atomic.Bool
+	// closing is closed when the test ends, before the server closes: an
+	// abandoned open's request (iceberg-go's FileIO opens under a context
+	// nobody cancels) may be retried on a new connection after the
+	// client connections are cut, and httptest.Server.Close waits for
+	// every active request.
+	closing chan struct{}
 }
 
 // NewStallingLake writes a table of 30,000 rows in 3 data files (1%
@@ -55,16 +63,17 @@ func NewStallingLake(t testing.TB) (*table.Table, *StallingProxy, sidecatalog.Co
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &StallingProxy{}
+	p := &StallingProxy{closing: make(chan struct{})}
 	rp := httputil.NewSingleHostReverseProxy(u)
 	rp.ModifyResponse = func(resp *http.Response) error {
 		if p.Armed.Load() && strings.HasSuffix(resp.Request.URL.Path, ".parquet") {
-			resp.Body = stalledBody{ReadCloser: resp.Body, ctx: resp.Request.Context()}
+			resp.Body = stalledBody{ReadCloser: resp.Body, ctx: resp.Request.Context(), closing: p.closing}
 		}
 		return nil
 	}
 	p.Server = httptest.NewServer(rp)
 	t.Cleanup(func() {
+		close(p.closing)
 		p.CloseClientConnections()
 		p.Close()
 	})
@@ -74,13 +83,22 @@ func NewStallingLake(t testing.TB) (*table.Table, *StallingProxy, sidecatalog.Co
 	return tbl, p, cfg
 }
 
-// stalledBody sends nothing until its request is cancelled.
+// stalledBody sends nothing until its request is cancelled or its proxy
+// shuts down.
 type stalledBody struct {
 	io.ReadCloser
-	ctx context.Context
+	ctx     context.Context
+	closing <-chan struct{}
 }
 
 func (b stalledBody) Read([]byte) (int, error) {
-	<-b.ctx.Done()
-	return 0, b.ctx.Err()
+	select {
+	case <-b.ctx.Done():
+		return 0, b.ctx.Err()
+	case <-b.closing:
+		return 0, errProxyClosing
+	}
 }
+
+// errProxyClosing ends a stalled body when its proxy shuts down.
+var errProxyClosing = errors.New("the stalling proxy is shutting down")
