@@ -19,7 +19,6 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -108,11 +107,7 @@ func Start(t testing.TB, warehouseDir string, opts ...Option) string {
 	if err != nil {
 		t.Fatalf("icebergrest: create the server log: %v", err)
 	}
-	// Client VM flags: the server is small and short-lived, and the JIT's
-	// later tiers cost more start-up on a shared 2-core machine than they
-	// win back.
-	cmd := exec.Command("java", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Xss1m",
-		"-cp", filepath.Join(jars, "*"), "sidecar.icebergrest.Main",
+	cmd := testenv.JavaCommand(jars, "sidecar.icebergrest.Main",
 		warehouse, string(cfg.planning), strconv.Itoa(cfg.tasksPerPlanTask))
 	cmd.Stderr = logFile
 	// The server runs until its stdin closes: held open here, closed when t

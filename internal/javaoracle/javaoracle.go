@@ -14,7 +14,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -128,7 +127,7 @@ func run(t testing.TB, what string, args ...string) {
 	t.Helper()
 	jars := Writer(t)
 	var stderr bytes.Buffer
-	cmd := exec.Command("java", append([]string{"-cp", filepath.Join(jars, "*"), "sidecar.icebergjava.Main"}, args...)...)
+	cmd := testenv.JavaCommand(jars, "sidecar.icebergjava.Main", args...)
 	cmd.Stderr = &stderr
 	if err := cmd.Run(); err != nil {
 		t.Fatalf("Iceberg Java history writer, %s: %v\n%s", what, err, stderr.Bytes())
