@@ -117,7 +117,7 @@ func (c historyCase) String() string {
 // all. After each round the datasource holds exactly
 // the table's live rows at the applied snapshot, per iceberg-go's oracle.
 func TestChangesKeepDruidRight(t *testing.T) {
-	n := testenv.Histories(50, 20)
+	n := testenv.Histories(24, 8)
 	ctx := context.Background()
 	cat, dir := sidecartest.LocalWarehouse(t)
 	srv := sidecartest.LocalServer(t, dir)

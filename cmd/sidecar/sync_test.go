@@ -407,7 +407,7 @@ func TestSyncPendingSurvivesRollback(t *testing.T) {
 // finished), all of them unless a statement fails first, when it leaves
 // them pending again.
 func TestSyncKeepsDruidRight(t *testing.T) {
-	n := testenv.Histories(20, 8)
+	n := testenv.Histories(10, 5)
 	kinds := []struct {
 		time   tablegen.TimeKind
 		layout tablegen.Layout
