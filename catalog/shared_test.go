@@ -11,12 +11,14 @@ import (
 
 	"github.com/druidiceberg/sidecar/internal/demo"
 	"github.com/druidiceberg/sidecar/internal/sharedtables"
+	"github.com/druidiceberg/sidecar/internal/testenv"
 )
 
 // Tables that several tests only read are written once per run of the
 // package and shared (sharedtables.Warehouse); a test that changes a
 // table writes its own.
 func TestMain(m *testing.M) {
+	testenv.CollectLess()
 	code := m.Run()
 	sharedtables.RemoveAll()
 	os.Exit(code)

@@ -11,9 +11,11 @@ import (
 
 	"github.com/druidiceberg/sidecar/catalog/catalogtest"
 	"github.com/druidiceberg/sidecar/internal/sharedtables"
+	"github.com/druidiceberg/sidecar/internal/testenv"
 )
 
 func TestMain(m *testing.M) {
+	testenv.CollectLess()
 	code := m.Run()
 	sharedtables.RemoveAll()
 	os.Exit(code)
