@@ -11,18 +11,12 @@ import (
 
 	"github.com/druidiceberg/sidecar/internal/demo"
 	"github.com/druidiceberg/sidecar/internal/sharedtables"
-	"github.com/druidiceberg/sidecar/internal/testenv"
 )
 
 // Tables that several tests only read are written once per run of the
 // package and shared (sharedtables.Warehouse); a test that changes a
 // table writes its own.
-func TestMain(m *testing.M) {
-	testenv.CollectLess()
-	code := m.Run()
-	sharedtables.RemoveAll()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { os.Exit(sharedtables.Main(m)) }
 
 // sharedDemo is the demo tables in one shared local warehouse, and each
 // one's metadata file by "ns/name": the loopback REST catalogs

@@ -11,15 +11,9 @@ import (
 
 	"github.com/druidiceberg/sidecar/catalog/catalogtest"
 	"github.com/druidiceberg/sidecar/internal/sharedtables"
-	"github.com/druidiceberg/sidecar/internal/testenv"
 )
 
-func TestMain(m *testing.M) {
-	testenv.CollectLess()
-	code := m.Run()
-	sharedtables.RemoveAll()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { os.Exit(sharedtables.Main(m)) }
 
 // readOnlyTable returns the table build writes, as the local catalog of its
 // directory, the first time name is asked for, and the same table and
