@@ -1,7 +1,6 @@
 package catalog
 
 import (
-	"context"
 	"encoding/json"
 	"maps"
 	"net/http"
@@ -11,11 +10,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
-
-	"github.com/apache/iceberg-go/catalog/hadoop"
-	"github.com/apache/iceberg-go/table"
-
-	"github.com/druidiceberg/sidecar/internal/demo"
 )
 
 // restCatalog is a loopback Iceberg REST catalog over a local warehouse:
@@ -61,28 +55,12 @@ type restCatalog struct {
 	loads     atomic.Int32
 }
 
-// newRESTCatalog serves the demo tables from a new local warehouse.
+// newRESTCatalog serves the demo tables from the package's shared
+// warehouse of them (sharedDemo).
 func newRESTCatalog(t *testing.T) *restCatalog {
 	t.Helper()
-	ctx := context.Background()
-	// catalogtest.Local, which imports this package.
-	dir := t.TempDir()
-	local, err := hadoop.NewCatalog("test", dir, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = local.Close() })
-	if err := demo.Write(ctx, local); err != nil {
-		t.Fatal(err)
-	}
-	rc := &restCatalog{dir: dir, metadata: map[string]string{}}
-	for _, ident := range []table.Identifier{demo.Orders, demo.Customers} {
-		tbl, err := local.LoadTable(ctx, ident)
-		if err != nil {
-			t.Fatal(err)
-		}
-		rc.metadata[strings.Join(ident, "/")] = tbl.MetadataLocation()
-	}
+	dir, metadata := sharedDemo(t)
+	rc := &restCatalog{dir: dir, metadata: maps.Clone(metadata)}
 	rc.Server = httptest.NewServer(http.HandlerFunc(rc.serve))
 	t.Cleanup(rc.Close)
 	return rc

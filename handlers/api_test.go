@@ -22,7 +22,6 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/druidiceberg/sidecar/handlers"
-	"github.com/druidiceberg/sidecar/internal/demo"
 	"github.com/druidiceberg/sidecar/internal/tablegen"
 	"github.com/druidiceberg/sidecar/internal/testlog"
 	"github.com/druidiceberg/sidecar/sidecartest"
@@ -332,11 +331,7 @@ func TestMaxSplits(t *testing.T) {
 // GET route answers HEAD, a 405 says which methods a route takes, and a
 // raw file's range error is JSON like every error before the first byte.
 func TestHTTPDetails(t *testing.T) {
-	cat, dir := localWarehouse(t)
-	if err := demo.Write(context.Background(), cat); err != nil {
-		t.Fatal(err)
-	}
-	srv := localServer(t, dir)
+	srv := localServer(t, sharedDemo(t))
 	rowsPath := strings.TrimPrefix(srv.plan(t, q("table", "demo.orders")).Splits[0].URI, srv.URL)
 	files := srv.plan(t, q("table", "demo.customers"))
 	if files.Mode != "v1" {

@@ -26,6 +26,7 @@ import (
 	"github.com/druidiceberg/sidecar/catalog/catalogtest"
 	"github.com/druidiceberg/sidecar/handlers"
 	"github.com/druidiceberg/sidecar/internal/demo"
+	"github.com/druidiceberg/sidecar/internal/sharedtables"
 	"github.com/druidiceberg/sidecar/internal/tablegen"
 	"github.com/druidiceberg/sidecar/internal/testlog"
 	"github.com/druidiceberg/sidecar/internal/testnet"
@@ -381,13 +382,15 @@ func nonReader(t testing.TB, addr, path string) *http.Response {
 	return resp
 }
 
-// rowsTable writes a table whose one split streams a few MB of rows.
+// rowsTable is the warehouse of bench.t, a table whose one split streams a
+// few MB of rows, shared by the tests that only read it
+// (sharedtables.Warehouse).
 func rowsTable(t *testing.T) (dir string) {
 	t.Helper()
-	cat, dir := localWarehouse(t)
-	if _, err := tablegen.Bench(context.Background(), catalogtest.SnappyWrites(cat), table.Identifier{"bench", "t"}, 10_000, 1, 0.05, 0); err != nil {
-		t.Fatal(err)
-	}
+	dir, _ = sharedtables.Warehouse(t, "rows", func(ctx context.Context, cat *hadoop.Catalog) (struct{}, error) {
+		_, err := tablegen.Bench(ctx, catalogtest.SnappyWrites(cat), table.Identifier{"bench", "t"}, 10_000, 1, 0.05, 0)
+		return struct{}{}, err
+	})
 	return dir
 }
 

@@ -1,21 +1,18 @@
 package handlers_test
 
 import (
-	"context"
 	"net"
-	"path/filepath"
 	"testing"
 
 	sidecatalog "github.com/druidiceberg/sidecar/catalog"
 
-	"github.com/apache/iceberg-go/catalog/hadoop"
-
 	"github.com/druidiceberg/sidecar/handlers"
-	"github.com/druidiceberg/sidecar/internal/demo"
 )
 
-// newDemoServer writes the demo tables (demo.orders on the v2 path,
-// demo.customers on the v1 path) into a fresh local warehouse and serves it.
+// newDemoServer serves the demo tables (demo.orders on the v2 path,
+// demo.customers on the v1 path) from the package's shared warehouse
+// (sharedDemo): the sidecar only reads them, and a test that changes them
+// writes its own (demoWarehouse).
 func newDemoServer(t testing.TB, opts ...func(*handlers.Config)) *testServer {
 	t.Helper()
 	return newDemoServerWithCache(t, testDeleteCacheSize, opts...)
@@ -32,14 +29,5 @@ func newDemoServerWithCache(t testing.TB, cacheSize int64, opts ...func(*handler
 // listen wraps (nil: the test server's own).
 func newDemoServerListening(t testing.TB, cacheSize int64, listen func(net.Listener) net.Listener, opts ...func(*handlers.Config)) *testServer {
 	t.Helper()
-	wh := filepath.Join(t.TempDir(), "warehouse")
-	cat, err := hadoop.NewCatalog("sidecar", wh, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cat.Close()
-	if err := demo.Write(context.Background(), cat); err != nil {
-		t.Fatalf("write demo tables: %v", err)
-	}
-	return newServerListening(t, sidecatalog.Config{Type: "local", Name: "sidecar", Warehouse: wh}, nil, cacheSize, listen, opts...)
+	return newServerListening(t, sidecatalog.Config{Type: "local", Name: "sidecar", Warehouse: sharedDemo(t)}, nil, cacheSize, listen, opts...)
 }

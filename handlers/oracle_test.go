@@ -71,15 +71,23 @@ func TestFileRemovedAfterPlanning(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	cat, dir := localWarehouse(t)
-	// 100,000 rows a file: each 16-byte token column page holds about
-	// 50,000, so the reader must read more of the second file long after
-	// the first rows, which are all the server can write into the few KiB
-	// of buffers before the client stops reading.
+	// 20,000 rows a file, in pages and dictionaries of 8 KiB (which the
+	// writer checks every 1,000 rows): the 16-byte token column alone
+	// spans about fifty pages, several times the reader's read-ahead
+	// window (parquetpage.ReadAhead), so the reader must read more of the
+	// second file long after the first rows, which are all the server can
+	// write into the few KiB of buffers on both ends (smallBuffers, and a
+	// client that reads through a few KiB: nonReader) before the client
+	// stops reading. At the writer's default sizes, the tokens of a file
+	// of 20,000 rows sit in one dictionary page, read whole at the first
+	// row.
 	srv := newServerListening(t, sidecatalog.Config{Type: "local", Warehouse: dir}, nil, testDeleteCacheSize,
 		func(l net.Listener) net.Listener { return smallBuffers{Listener: l} })
 	// Snappy: what is checked does not depend on the codec, and zstd was
 	// most of the CPU of writing the table under -race.
-	if _, err := tablegen.Bench(ctx, catalogtest.SnappyWrites(cat), table.Identifier{"gone", "t"}, 200_000, 2, 0.01, 0); err != nil {
+	writer := catalogtest.WriteProperties(catalogtest.SnappyWrites(cat),
+		iceberg.Properties{table.ParquetPageSizeBytesKey: "8192", table.ParquetDictSizeBytesKey: "8192", table.ParquetPageRowLimitKey: "1000"})
+	if _, err := tablegen.Bench(ctx, writer, table.Identifier{"gone", "t"}, 40_000, 2, 0.01, 0); err != nil {
 		t.Fatal(err)
 	}
 	p := srv.plan(t, q("table", "gone.t", "minSplits", "2"))
@@ -99,11 +107,7 @@ func TestFileRemovedAfterPlanning(t *testing.T) {
 
 	// After the first byte: the file is cut short while its rows stream.
 	second := strings.TrimPrefix(p.Splits[1].DataFile, "file://")
-	resp2, err := srv.Client().Get(p.Splits[1].URI)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp2.Body.Close()
+	resp2 := nonReader(t, strings.TrimPrefix(srv.URL, "http://"), strings.TrimPrefix(p.Splits[1].URI, srv.URL))
 	if resp2.StatusCode != http.StatusOK {
 		t.Fatalf("status %d", resp2.StatusCode)
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/apache/iceberg-go/catalog/hadoop"
 	"github.com/apache/iceberg-go/table"
 
+	"github.com/druidiceberg/sidecar/internal/demo"
 	"github.com/druidiceberg/sidecar/internal/sharedtables"
 	"github.com/druidiceberg/sidecar/internal/tablegen"
 	"github.com/druidiceberg/sidecar/sidecartest"
@@ -25,4 +26,14 @@ func sharedScenarios(t testing.TB) (string, map[string]*table.Table) {
 	return sharedtables.Warehouse(t, "scenarios", func(ctx context.Context, cat *hadoop.Catalog) (map[string]*table.Table, error) {
 		return tablegen.BuildScenarios(ctx, cat)
 	})
+}
+
+// sharedDemo is the demo tables (demo.orders and demo.customers) in one
+// shared warehouse: the servers of newDemoServer only read them.
+func sharedDemo(t testing.TB) string {
+	t.Helper()
+	dir, _ := sharedtables.Warehouse(t, "demo", func(ctx context.Context, cat *hadoop.Catalog) (struct{}, error) {
+		return struct{}{}, demo.Write(ctx, cat)
+	})
+	return dir
 }

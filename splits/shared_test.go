@@ -13,11 +13,7 @@ import (
 	"github.com/druidiceberg/sidecar/internal/sharedtables"
 )
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	sharedtables.RemoveAll()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { os.Exit(sharedtables.Main(m)) }
 
 // readOnlyTable returns the table build writes, as the local catalog of its
 // directory, the first time name is asked for, and the same table and

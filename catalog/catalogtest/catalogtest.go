@@ -58,11 +58,24 @@ func OpenRegistered(t testing.TB, cfg catalog.Config, reg prometheus.Registerer,
 // tables. For tests whose answers do not depend on the codec; the reader's
 // own tests hold every codec. Files a test writes with a Parquet writer of
 // its own keep that writer's codec.
-func SnappyWrites(cat icecatalog.Catalog) icecatalog.Catalog { return snappyWrites{cat} }
+func SnappyWrites(cat icecatalog.Catalog) icecatalog.Catalog {
+	return WriteProperties(cat, iceberg.Properties{table.ParquetCompressionKey: "snappy"})
+}
 
-type snappyWrites struct{ icecatalog.Catalog }
+// WriteProperties is cat whose new tables carry props among their
+// properties (over those the creator sets), such as the Parquet writer's
+// page size (table.ParquetPageSizeBytesKey) for a test that needs more
+// pages than rows to fill them at the default size.
+func WriteProperties(cat icecatalog.Catalog, props iceberg.Properties) icecatalog.Catalog {
+	return writeProperties{cat, props}
+}
 
-func (c snappyWrites) CreateTable(ctx context.Context, ident table.Identifier, sc *iceberg.Schema, opts ...icecatalog.CreateTableOpt) (*table.Table, error) {
+type writeProperties struct {
+	icecatalog.Catalog
+	props iceberg.Properties
+}
+
+func (c writeProperties) CreateTable(ctx context.Context, ident table.Identifier, sc *iceberg.Schema, opts ...icecatalog.CreateTableOpt) (*table.Table, error) {
 	var cfg icecatalog.CreateTableCfg
 	for _, o := range opts {
 		o(&cfg)
@@ -71,6 +84,6 @@ func (c snappyWrites) CreateTable(ctx context.Context, ident table.Identifier, s
 	if props == nil {
 		props = iceberg.Properties{}
 	}
-	props[table.ParquetCompressionKey] = "snappy"
+	maps.Copy(props, c.props)
 	return c.Catalog.CreateTable(ctx, ident, sc, append(opts, icecatalog.WithProperties(props))...)
 }

@@ -84,21 +84,46 @@ func Jars(t testing.TB) string {
 // stopped, by its pid, when t ends; its log goes to t's log if t fails.
 func Start(t testing.TB, warehouseDir string, opts ...Option) string {
 	t.Helper()
-	cfg := config{planning: NoPlanning, tasksPerPlanTask: DefaultTasksPerPlanTask}
-	for _, o := range opts {
-		o(&cfg)
+	return StartEach(t, Catalog{Warehouse: warehouseDir, Options: opts})[0]
+}
+
+// Catalog is one catalog StartEach serves: its warehouse folder and how
+// it plans scans.
+type Catalog struct {
+	Warehouse string
+	Options   []Option
+}
+
+// StartEach is Start for several catalogs in one server (one JVM), each
+// with a backend, warehouse and planning mode of its own, as if each were
+// a server of its own: it returns their base URLs in the order given (the
+// first at the server's root, each other under a path of its own, such as
+// http://127.0.0.1:41234/catalog-1). One JVM start is most of what a
+// server costs a test.
+func StartEach(t testing.TB, catalogs ...Catalog) []string {
+	t.Helper()
+	if len(catalogs) == 0 {
+		t.Fatal("icebergrest: no catalog to serve")
 	}
-	switch cfg.planning {
-	case NoPlanning, SyncPlanning, AsyncPlanning:
-	default:
-		t.Fatalf("icebergrest: unknown planning mode %q", cfg.planning)
-	}
-	if cfg.tasksPerPlanTask < 1 {
-		t.Fatalf("icebergrest: tasks per plan task must be at least 1, got %d", cfg.tasksPerPlanTask)
-	}
-	warehouse, err := filepath.Abs(warehouseDir)
-	if err != nil {
-		t.Fatalf("icebergrest: warehouse %s: %v", warehouseDir, err)
+	var args []string
+	for _, c := range catalogs {
+		cfg := config{planning: NoPlanning, tasksPerPlanTask: DefaultTasksPerPlanTask}
+		for _, o := range c.Options {
+			o(&cfg)
+		}
+		switch cfg.planning {
+		case NoPlanning, SyncPlanning, AsyncPlanning:
+		default:
+			t.Fatalf("icebergrest: unknown planning mode %q", cfg.planning)
+		}
+		if cfg.tasksPerPlanTask < 1 {
+			t.Fatalf("icebergrest: tasks per plan task must be at least 1, got %d", cfg.tasksPerPlanTask)
+		}
+		warehouse, err := filepath.Abs(c.Warehouse)
+		if err != nil {
+			t.Fatalf("icebergrest: warehouse %s: %v", c.Warehouse, err)
+		}
+		args = append(args, warehouse, string(cfg.planning), strconv.Itoa(cfg.tasksPerPlanTask))
 	}
 	jars := Jars(t)
 
@@ -107,8 +132,7 @@ func Start(t testing.TB, warehouseDir string, opts ...Option) string {
 	if err != nil {
 		t.Fatalf("icebergrest: create the server log: %v", err)
 	}
-	cmd := testenv.JavaCommand(jars, "sidecar.icebergrest.Main",
-		warehouse, string(cfg.planning), strconv.Itoa(cfg.tasksPerPlanTask))
+	cmd := testenv.JavaCommand(jars, "sidecar.icebergrest.Main", args...)
 	cmd.Stderr = logFile
 	// The server runs until its stdin closes: held open here, closed when t
 	// ends, or by the kernel if this process dies first.
@@ -156,12 +180,18 @@ func Start(t testing.TB, warehouseDir string, opts ...Option) string {
 	if _, err := strconv.Atoi(port); !ok || err != nil {
 		t.Fatalf("icebergrest: the server did not start (its first line: %q); its log:\n%s", line, readLog(logPath))
 	}
-	url := "http://127.0.0.1:" + port
-	if err := waitReady(ctx, url); err != nil {
-		t.Fatalf("icebergrest: %v; its log:\n%s", err, readLog(logPath))
+	urls := make([]string, len(catalogs))
+	for i := range catalogs {
+		urls[i] = "http://127.0.0.1:" + port
+		if i > 0 {
+			urls[i] += "/catalog-" + strconv.Itoa(i)
+		}
+		if err := waitReady(ctx, urls[i]); err != nil {
+			t.Fatalf("icebergrest: %v; its log:\n%s", err, readLog(logPath))
+		}
+		t.Logf("Iceberg's REST catalog server at %s over %s (planning %s, tasks per plan task %s)", urls[i], args[3*i], args[3*i+1], args[3*i+2])
 	}
-	t.Logf("Iceberg's REST catalog server (planning %s) at %s over %s", cfg.planning, url, warehouse)
-	return url
+	return urls
 }
 
 // waitReady polls GET /v1/config until it answers 200 or ctx ends.

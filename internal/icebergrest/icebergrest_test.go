@@ -20,17 +20,21 @@ import (
 // planEndpoint is the REST spec's endpoint that submits a scan plan.
 const planEndpoint = "POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/plan"
 
-// TestStart: a server Start runs takes the tables iceberg-go's REST client
-// creates and writes through it (the demo tables), and the sidecar's REST
-// catalog lists and loads them; in each planning mode the server
-// advertises the plan endpoints exactly when it plans, and answers a plan
-// request of a table registered with it as the mode says (refused, the plan
-// at once, a plan id).
+// TestStart: a server StartEach runs takes the tables iceberg-go's REST
+// client creates and writes through it (the demo tables), and the
+// sidecar's REST catalog lists and loads them; in each planning mode (a
+// catalog of each in the one server) the server advertises the plan
+// endpoints exactly when it plans, and answers a plan request of a table
+// registered with it as the mode says (refused, the plan at once, a plan
+// id); each catalog of the server holds only its own tables.
 func TestStart(t *testing.T) {
 	testenv.SkipShort(t, "starts Iceberg's REST catalog server, a JVM")
 	ctx := context.Background()
 	warehouse := t.TempDir()
-	url := icebergrest.Start(t, warehouse)
+	urls := icebergrest.StartEach(t, icebergrest.Catalog{Warehouse: warehouse},
+		icebergrest.Catalog{Warehouse: t.TempDir(), Options: []icebergrest.Option{icebergrest.WithPlanning(icebergrest.SyncPlanning)}},
+		icebergrest.Catalog{Warehouse: t.TempDir(), Options: []icebergrest.Option{icebergrest.WithPlanning(icebergrest.AsyncPlanning)}})
+	url := urls[0]
 	writer, err := rest.NewCatalog(ctx, "writer", url)
 	if err != nil {
 		t.Fatal(err)
@@ -58,7 +62,7 @@ func TestStart(t *testing.T) {
 		t.Fatalf("%v has no current snapshot; the demo writes some", demo.Orders)
 	}
 
-	for _, tc := range []struct {
+	for i, tc := range []struct {
 		planning icebergrest.Planning
 		// status and planStatus are what a plan request of the demo
 		// orders answers: the HTTP status and the plan's status.
@@ -70,19 +74,27 @@ func TestStart(t *testing.T) {
 		{icebergrest.AsyncPlanning, http.StatusOK, "submitted"},
 	} {
 		t.Run(string(tc.planning), func(t *testing.T) {
-			url := url
+			url := urls[i]
 			if tc.planning != icebergrest.NoPlanning {
-				t.Parallel()
-				url = icebergrest.Start(t, t.TempDir(), icebergrest.WithPlanning(tc.planning))
 				planner, err := rest.NewCatalog(ctx, "planner", url)
 				if err != nil {
 					t.Fatal(err)
 				}
+				t.Cleanup(func() { _ = planner.Close() })
 				if err := planner.CreateNamespace(ctx, table.Identifier{"demo"}, nil); err != nil {
 					t.Fatal(err)
 				}
 				if _, err := planner.RegisterTable(ctx, demo.Orders, orders.MetadataLocation()); err != nil {
 					t.Fatalf("register %v: %v", demo.Orders, err)
+				}
+				cat, err := catalog.New(catalog.Config{Type: "rest", Name: "ice", URI: url, DataRoots: []string{warehouse}}, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { _ = cat.Close() })
+				names, _, err := cat.Tables(ctx)
+				if want := []string{"demo.orders"}; err != nil || !slices.Equal(names, want) {
+					t.Errorf("the %s catalog's tables: %v (%v), want only %v, registered with it", tc.planning, names, err, want)
 				}
 			}
 			if got, want := slices.Contains(endpoints(t, url), planEndpoint), tc.planning != icebergrest.NoPlanning; got != want {

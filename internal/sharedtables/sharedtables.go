@@ -3,8 +3,8 @@
 // its own, and shared, since writing tables with iceberg-go under -race is
 // most of what those tests cost. A test that changes a table (commits,
 // removes or edits a file) writes its own. Only tests import it; it stays
-// light (iceberg-go's hadoop catalog and nothing of the sidecar), so that
-// any package's tests can.
+// light (iceberg-go's hadoop catalog and internal/testenv, nothing of the
+// sidecar's own packages), so that any package's tests can.
 package sharedtables
 
 import (
@@ -14,6 +14,8 @@ import (
 	"testing"
 
 	"github.com/apache/iceberg-go/catalog/hadoop"
+
+	"github.com/druidiceberg/sidecar/internal/testenv"
 )
 
 // shared is the test binary's registry: each binary that imports the
@@ -36,7 +38,7 @@ type build struct {
 // of the directory: the first caller builds it, the others wait for and
 // share the same one. Tests must only read it; an error of build fails
 // every test that asks for it. The package's TestMain calls RemoveAll
-// after its tests.
+// after its tests (Main).
 func Warehouse[T any](t testing.TB, key string, write func(context.Context, *hadoop.Catalog) (T, error)) (string, T) {
 	t.Helper()
 	shared.mu.Lock()
@@ -86,4 +88,16 @@ func RemoveAll() {
 		_ = os.RemoveAll(dir)
 	}
 	shared.dirs = nil
+}
+
+// Main runs the tests of m with testenv.CollectLess, removes the shared
+// warehouses after them (RemoveAll), and returns the exit code: a package
+// whose tests share warehouses has
+//
+//	func TestMain(m *testing.M) { os.Exit(sharedtables.Main(m)) }
+func Main(m *testing.M) int {
+	testenv.CollectLess()
+	code := m.Run()
+	RemoveAll()
+	return code
 }

@@ -2,17 +2,26 @@ package tablegen
 
 import (
 	"context"
+	"os"
 	"path"
 	"path/filepath"
 	"slices"
 	"testing"
 
 	"github.com/druidiceberg/sidecar/catalog/catalogtest"
+	"github.com/druidiceberg/sidecar/internal/testenv"
 
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/catalog/hadoop"
 	"github.com/apache/iceberg-go/table"
 )
+
+// TestMain runs the package's tests with the garbage collector of the
+// packages that write many tables (testenv.CollectLess).
+func TestMain(m *testing.M) {
+	testenv.CollectLess()
+	os.Exit(m.Run())
+}
 
 // newCatalog returns a hadoop catalog over a fresh warehouse in t.TempDir(),
 // whose tables write Snappy data and delete files: what the builders' tests
