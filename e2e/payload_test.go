@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -28,7 +29,11 @@ func TestSpecsWithinPayload(t *testing.T) {
 	ctx := context.Background()
 	cat, dir := sidecartest.LocalWarehouse(t)
 	t.Parallel()
-	tbl, err := tablegen.Bench(ctx, catalogtest.SnappyWrites(cat), table.Identifier{"payload", "t"}, 200, 200, 0, 0)
+	// A plan of 150 single-file splits is about 69 KB of URIs, past the
+	// 50 KB (5/4 of druid.MaxPayloadBytes) the check below wants: more
+	// files only cost a data file written, planned and read each.
+	const files = 150
+	tbl, err := tablegen.Bench(ctx, catalogtest.SnappyWrites(cat), table.Identifier{"payload", "t"}, files, files, 0, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,11 +41,11 @@ func TestSpecsWithinPayload(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// One split per data file, so that the plan is 200 URIs.
+	// One split per data file, so that the plan is a URI per file.
 	srv := sidecartest.SplittingServer(t, dir, splits.WithTargetSplitSize(1), splits.WithMaxSplitFiles(1))
-	params := sidecartest.Q("table", "payload.t", "mode", "rows", "minSplits", "200", "dataSource", "bench", "timestampColumn", "event_ts")
-	p := srv.Plan(t, sidecartest.Q("table", "payload.t", "mode", "rows", "minSplits", "200"))
-	if len(p.InputSource.URIs) != 200 || len(sidecartest.MustJSON(p.InputSource)) < druid.MaxPayloadBytes*5/4 {
+	params := sidecartest.Q("table", "payload.t", "mode", "rows", "minSplits", strconv.Itoa(files), "dataSource", "bench", "timestampColumn", "event_ts")
+	p := srv.Plan(t, sidecartest.Q("table", "payload.t", "mode", "rows", "minSplits", strconv.Itoa(files)))
+	if len(p.InputSource.URIs) != files || len(sidecartest.MustJSON(p.InputSource)) < druid.MaxPayloadBytes*5/4 {
 		t.Fatalf("the plan is %d URIs in %d bytes", len(p.InputSource.URIs), len(sidecartest.MustJSON(p.InputSource)))
 	}
 
@@ -89,7 +94,7 @@ func TestSpecsWithinPayload(t *testing.T) {
 			} `json:"ioConfig"`
 		} `json:"spec"`
 	}
-	if err := json.Unmarshal(body, &task); err != nil || len(task.Spec.IOConfig.InputSource.URIs) >= 200 {
+	if err := json.Unmarshal(body, &task); err != nil || len(task.Spec.IOConfig.InputSource.URIs) >= files {
 		t.Fatalf("/druid/task reads %d URIs (%v)", len(task.Spec.IOConfig.InputSource.URIs), err)
 	}
 	submit("/druid/indexer/v1/task", string(body))
@@ -107,9 +112,9 @@ func TestSpecsWithinPayload(t *testing.T) {
 	submit("/druid/v2/sql/task", string(body))
 	check("/druid/sql", st.Query, "bench_sql")
 
-	c := srv.Changes(t, sidecartest.Q("table", "payload.t", "mode", "rows", "minSplits", "200", "dataSource", "bench_changes", "timeColumn", "event_ts",
+	c := srv.Changes(t, sidecartest.Q("table", "payload.t", "mode", "rows", "minSplits", strconv.Itoa(files), "dataSource", "bench_changes", "timeColumn", "event_ts",
 		"granularity", "ALL"))
-	if len(c.Changes) != 1 || len(c.Statements) != 1 || c.Changes[0].Splits >= 200 {
+	if len(c.Changes) != 1 || len(c.Statements) != 1 || c.Changes[0].Splits >= files {
 		t.Fatalf("/changes: %d changes, %d statements", len(c.Changes), len(c.Statements))
 	}
 	b, _ := json.Marshal(c.Statements[0].SQL)

@@ -27,17 +27,20 @@ import (
 )
 
 // limitsRows is the size of the table the limit tests stream: each stream
-// is megabytes of NDJSON, many times what a connection's socket buffers
-// hold (the server's send buffer is testSendBuffer, the stalled client's
-// receive buffer as small), so a stream whose client stops reading stays
-// open and holds its slot. The test checks that margin.
-const limitsRows = 20_000
+// is about a megabyte of NDJSON, many times what a connection's socket
+// buffers hold (the server's send buffer is testSendBuffer, the stalled
+// client's receive buffer as small), so a stream whose client stops
+// reading stays open and holds its slot. The test checks that margin. It
+// is also twice what the slow reader reads slowly (4 KiB a tick for two
+// seconds). Each of the 64 stalled streams decodes its file's pages, so
+// more rows cost 64 times over.
+const limitsRows = 5_000
 
 // testSendBuffer is the send buffer of the connections the limit and
 // shutdown tests' servers accept (config.sendBuffer): with the kernel's,
 // which grows to megabytes, each stalled stream would encode megabytes of
 // rows into it before it stalls.
-const testSendBuffer = 64 << 10
+const testSendBuffer = 16 << 10
 
 // TestLimits holds `sidecar serve`, as main wires it (http.Server, router,
 // admission), to the limits docs/security.md promises, over real connections:
@@ -342,7 +345,7 @@ func startServeWith(t *testing.T, dir string, change func(*config)) (*served, co
 
 // stalledReceiveBuffer is the receive buffer of stalledClient's
 // connections.
-const stalledReceiveBuffer = 64 << 10
+const stalledReceiveBuffer = 16 << 10
 
 // stalledClient opens a new connection per request with a small receive
 // buffer, so that a response it stops reading fills the connection soon.

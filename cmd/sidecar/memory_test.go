@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/apache/iceberg-go/catalog/hadoop"
 	"github.com/apache/iceberg-go/table"
@@ -74,14 +75,34 @@ func TestSidecarUnderAMemoryLimit(t *testing.T) {
 	}
 
 	// Three plans at once that fit one at a time: each is a 200 or a 503
-	// that a retry turns into a 200.
+	// that a retry turns into a 200. A plan turned away asks again once
+	// another has answered 200 (and so gives its memory back), as Druid
+	// asks again after Retry-After: asking at once, the three plans of
+	// 700 files each were asked again dozens of times, every time in vain
+	// while another still held the budget. One plan at least is always
+	// asking, so that none waits for nothing: the last one to be turned
+	// away with none in flight asks again at once (the plan that answered
+	// may not have given its memory back yet).
 	var wg sync.WaitGroup
 	var mu sync.Mutex
-	busy := 0
+	busy, inFlight := 0, 0
+	planned := make(chan struct{}) // closed, and replaced, on each 200
 	for range 3 {
 		wg.Go(func() {
 			for attempt := 0; ; attempt++ {
+				mu.Lock()
+				inFlight++
+				answered := planned
+				mu.Unlock()
 				status, h, body := get("wide.medium")
+				mu.Lock()
+				inFlight--
+				if status == http.StatusOK {
+					close(planned)
+					planned = make(chan struct{})
+				}
+				others := inFlight
+				mu.Unlock()
 				if status == http.StatusOK {
 					var p struct{ Splits []json.RawMessage }
 					if err := json.Unmarshal([]byte(body), &p); err != nil || len(p.Splits) == 0 {
@@ -96,6 +117,14 @@ func TestSidecarUnderAMemoryLimit(t *testing.T) {
 				mu.Lock()
 				busy++
 				mu.Unlock()
+				if others > 0 {
+					select {
+					case <-answered:
+					case <-time.After(time.Minute):
+						t.Errorf("attempt %d: no plan answered within a minute of a 503", attempt)
+						return
+					}
+				}
 			}
 		})
 	}

@@ -41,11 +41,22 @@ func TestGracefulShutdown(t *testing.T) {
 	testenv.SkipShort(t, "streams a table of 30,000 rows through two shutdowns")
 	dir := t.TempDir()
 	writeBigTable(t, dir, shutdownRows, 0.05, 0.01)
+	// wantOf is the split's whole stream, read once: every server with
+	// the key serves the same bytes for it (a row stream is
+	// byte-deterministic), and each read is megabytes.
+	var want []byte
+	wantOf := func(t *testing.T, uri string) []byte {
+		t.Helper()
+		if want == nil {
+			want = getBody(t, uri)
+		}
+		return want
+	}
 
 	t.Run("stream finishes within the grace period", func(t *testing.T) {
-		s := startServe(t, dir, "2m")
+		s := startServe(t, dir, 2*time.Minute)
 		uri := s.rowsURI(t, "bench.big")
-		want := getBody(t, uri)
+		want := wantOf(t, uri)
 
 		t.Logf("the split streams %d bytes", len(want))
 		resp, head := s.beginStream(t, uri)
@@ -76,9 +87,9 @@ func TestGracefulShutdown(t *testing.T) {
 	})
 
 	t.Run("stream past the grace period is cut", func(t *testing.T) {
-		s := startServe(t, dir, "100ms")
+		s := startServe(t, dir, 100*time.Millisecond)
 		uri := s.rowsURI(t, "bench.big")
-		want := getBody(t, uri)
+		want := wantOf(t, uri)
 
 		resp, head := s.beginStream(t, uri)
 		defer resp.Body.Close()
@@ -101,7 +112,7 @@ func TestGracefulShutdown(t *testing.T) {
 	})
 
 	t.Run("readiness turns before the listener closes", func(t *testing.T) {
-		testReadinessFirst(t, dir)
+		testReadinessFirst(t, dir, wantOf)
 	})
 }
 
@@ -111,8 +122,8 @@ func TestGracefulShutdown(t *testing.T) {
 // serves; a second SIGTERM ends the delay and the main listener refuses;
 // a stream that began before the first signal finishes byte-exact; the
 // process exits 0. The delay is longer than the test may run, so that
-// only the second signal can end it.
-func testReadinessFirst(t *testing.T, dir string) {
+// only the second signal can end it. wantOf gives the stream's bytes.
+func testReadinessFirst(t *testing.T, dir string, wantOf func(*testing.T, string) []byte) {
 	r := startReplicaEnv(t, nil, "--warehouse", filepath.Join(dir, "warehouse"),
 		"--token-key-file", filepath.Join(dir, "token.key"), "--health-addr", "127.0.0.1:0",
 		"--shutdown-delay", "1h", "--shutdown-grace", "2m")
@@ -122,7 +133,7 @@ func testReadinessFirst(t *testing.T, dir string) {
 		t.Fatalf("bench.big: %d splits, want 1", len(p.InputSource.URIs))
 	}
 	uri := p.InputSource.URIs[0]
-	want := getBody(t, uri)
+	want := wantOf(t, uri)
 	if st, body := fetch(t, health+"/readyz"); st != http.StatusOK {
 		t.Fatalf("/readyz before the signal: %d %s", st, body)
 	}
@@ -140,7 +151,7 @@ func testReadinessFirst(t *testing.T, dir string) {
 	}
 	// Not ready, and still serving: a load balancer that polls /readyz
 	// takes the replica out before it refuses anything.
-	if st, body := fetch(t, base+"/splits?table=demo.orders"); st != http.StatusOK {
+	if st, body := fetch(t, base+"/splits?table=bench.big"); st != http.StatusOK {
 		t.Fatalf("a plan on the main listener once /readyz is 503, within --shutdown-delay: %d %s", st, body)
 	}
 
@@ -211,15 +222,11 @@ func writeBigTable(t *testing.T, dir string, rows int, pos, eq float64) {
 	}
 }
 
-// startServe runs serve with --demo on the warehouse in dir.
-func startServe(t *testing.T, dir, grace string) *served {
+// startServe runs serve on the warehouse in dir with grace as
+// --shutdown-grace.
+func startServe(t *testing.T, dir string, grace time.Duration) *served {
 	t.Helper()
-	s, _ := startServeArgs(t, []string{
-		"--addr", "127.0.0.1:0", "--demo",
-		"--warehouse", filepath.Join(dir, "warehouse"),
-		"--token-key-file", filepath.Join(dir, "token.key"),
-		"--shutdown-grace", grace,
-	}, func(c *config) { c.sendBuffer = testSendBuffer })
+	s, _ := startServeWith(t, dir, func(c *config) { c.ShutdownGrace = grace })
 	return s
 }
 
