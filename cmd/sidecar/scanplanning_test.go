@@ -25,7 +25,11 @@ func TestRemoteScanPlanningAtStart(t *testing.T) {
 			"--scan-planning", "remote", "--token-key-file", filepath.Join(dir, "token.key")}
 	}
 
-	off := icebergrest.Start(t, filepath.Join(dir, "off"), icebergrest.WithPlanning(icebergrest.NoPlanning))
+	// One server (one JVM) serves both catalogs.
+	urls := icebergrest.StartEach(t,
+		icebergrest.Catalog{Warehouse: filepath.Join(dir, "off"), Options: []icebergrest.Option{icebergrest.WithPlanning(icebergrest.NoPlanning)}},
+		icebergrest.Catalog{Warehouse: filepath.Join(dir, "sync"), Options: []icebergrest.Option{icebergrest.WithPlanning(icebergrest.SyncPlanning)}})
+	off, sync := urls[0], urls[1]
 	var stdout, stderr bytes.Buffer
 	code := run(context.Background(), append([]string{"serve"}, args(off)...), func(string) string { return "" }, &stdout, &stderr)
 	// The log goes to stderr too: the error is the line run writes.
@@ -40,7 +44,6 @@ func TestRemoteScanPlanningAtStart(t *testing.T) {
 		t.Fatalf("exit %d, stderr %q: want a failed start, one line naming the catalog and the endpoints", code, stderr.String())
 	}
 
-	sync := icebergrest.Start(t, filepath.Join(dir, "sync"), icebergrest.WithPlanning(icebergrest.SyncPlanning))
 	cfg, err := parseServe(args(sync), func(string) string { return "" }, io.Discard)
 	if err != nil {
 		t.Fatal(err)
