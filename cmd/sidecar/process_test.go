@@ -50,6 +50,6 @@ func TestMain(m *testing.M) {
 // the sidecar with args.
 func sidecarCommand(ctx context.Context, args ...string) *exec.Cmd {
 	cmd := exec.CommandContext(ctx, os.Args[0], args...)
-	cmd.Env = append(os.Environ(), asSidecar+"=1")
+	cmd.Env = testenv.ChildEnv(append(os.Environ(), asSidecar+"=1"))
 	return cmd
 }

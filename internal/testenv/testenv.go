@@ -209,6 +209,19 @@ func PromtoolCheck(t testing.TB, scrape []byte) {
 	}
 }
 
+// ChildEnv returns env, the environment of a child process that runs this
+// test binary again, with the race detector's pause at exit turned off
+// (GORACE=atexit_sleep_ms=0) unless env sets GORACE: a -race binary sleeps
+// a second when it exits, to let other threads finish their reports, and
+// the tests wait for their children to exit. A race in the child is still
+// reported, and still fails its exit status.
+func ChildEnv(env []string) []string {
+	if slices.ContainsFunc(env, func(kv string) bool { return strings.HasPrefix(kv, "GORACE=") }) {
+		return env
+	}
+	return append(env, "GORACE=atexit_sleep_ms=0")
+}
+
 // CollectLess lets the Go heap of a test binary grow to five times its live
 // size between collections (GOGC=400) unless GOGC is set: under -race, whose
 // shadow memory makes every allocation dearer, garbage collection was a

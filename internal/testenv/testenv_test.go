@@ -78,7 +78,7 @@ func TestOutcomes(t *testing.T) {
 			}
 			cmd := exec.Command(os.Args[0], args...)
 			cmd.Env = slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, "CI=") })
-			cmd.Env = append(cmd.Env, asChild+"="+tc.child, "PATH="+t.TempDir())
+			cmd.Env = testenv.ChildEnv(append(cmd.Env, asChild+"="+tc.child, "PATH="+t.TempDir()))
 			if tc.ci {
 				cmd.Env = append(cmd.Env, "CI=true")
 			}
