@@ -6,7 +6,6 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io/fs"
 	"os"
@@ -78,13 +77,10 @@ func FuzzCorruptParquet(f *testing.F) {
 	// fuzzer reaches the other files by mutating which, and
 	// TestCorruptParquetEveryFile runs every file's seeds without the
 	// fuzzer's per-input cost (thousands of seeds would not get through
-	// the fuzzer's baseline in the time .ci/run gives it). So they are
-	// added only when fuzzing: a test run would read each of them a
-	// second time after TestCorruptParquetEveryFile (testdata/fuzz's
-	// inputs run either way).
+	// the fuzzer's baseline in the time .ci/run gives it).
 	seeded := map[string]bool{}
 	for i, tg := range targets {
-		if table := tg.tableName(); fuzzing() && !seeded[table] {
+		if table := tg.tableName(); !seeded[table] {
 			seeded[table] = true
 			for _, s := range corruptSeeds(tg, i) {
 				f.Add(uint16(i), s.op, s.off, s.arg)
@@ -94,13 +90,6 @@ func FuzzCorruptParquet(f *testing.F) {
 	f.Fuzz(func(t *testing.T, which uint16, op uint8, off, arg uint32) {
 		checkCorruption(t, targets[int(which)%len(targets)], op, off, arg)
 	})
-}
-
-// fuzzing reports whether the test binary runs a fuzz target's fuzzer
-// (-test.fuzz), rather than its seeds and testdata/fuzz inputs as a test.
-func fuzzing() bool {
-	fl := flag.Lookup("test.fuzz")
-	return fl != nil && fl.Value.String() != ""
 }
 
 // TestCorruptParquetEveryFile makes FuzzCorruptParquet's seed corruptions
