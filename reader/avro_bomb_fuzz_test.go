@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -124,7 +125,7 @@ func avroBlockSeeds() []avroBlock {
 		if i > 0 {
 			wide.WriteByte(',')
 		}
-		fmt.Fprintf(&wide, `{"name":"f%d","type":"long","field-id":%d}`, i, i+1)
+		wide.WriteString(`{"name":"f` + strconv.Itoa(i) + `","type":"long","field-id":` + strconv.Itoa(i+1) + `}`)
 	}
 	wide.WriteString(`]}`)
 	zeros := make([]byte, 64)
@@ -411,7 +412,8 @@ func TestAvroHeaderBound(t *testing.T) {
 		// The table's id, then fields it does not have.
 		b.WriteString(`{"type":"record","name":"w","fields":[{"name":"id","type":"long","field-id":1}`)
 		for i := range n - 1 {
-			fmt.Fprintf(&b, `,{"name":"f%d","type":"int","field-id":%d}`, i, 1000+i)
+			// strconv, not fmt: fmt took a third of the test's CPU under -race.
+			b.WriteString(`,{"name":"f` + strconv.Itoa(i) + `","type":"int","field-id":` + strconv.Itoa(1000+i) + `}`)
 		}
 		b.WriteString(`]}`)
 		return b.String()
