@@ -3,11 +3,18 @@ package codec
 import (
 	"bytes"
 	"encoding/binary"
+	"hash/crc32"
+	"io"
 	"testing"
 
+	"github.com/andybalholm/brotli"
+	"github.com/klauspost/compress/flate"
+	"github.com/klauspost/compress/gzip"
 	"github.com/klauspost/compress/snappy"
+	"github.com/klauspost/compress/zstd"
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/format"
+	"github.com/pierrec/lz4/v4"
 
 	"github.com/druidiceberg/sidecar/internal/cost"
 )
@@ -53,19 +60,6 @@ func TestBoundedCodecsRoundTrip(t *testing.T) {
 // LZ4, loop doubling their buffer).
 func TestBoundedCodecsBombs(t *testing.T) {
 	const pageSize = 4096
-	// 64 MiB of zeros compress to tens of KiB, and are four times the
-	// 16 MiB the check allows: a decoder that expands them unbounded fails
-	// it.
-	expanding := make([]byte, 64<<20)
-	bomb := func(c format.CompressionCodec) func(t *testing.T) []byte {
-		return func(t *testing.T) []byte {
-			enc, err := parquet.LookupCompressionCodec(c).Encode(nil, expanding)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return enc
-		}
-	}
 	tests := []struct {
 		name  string
 		codec format.CompressionCodec
@@ -82,12 +76,13 @@ func TestBoundedCodecsBombs(t *testing.T) {
 			return append(binary.AppendUvarint(nil, 1<<32-1), 0x00, 'x')
 		}},
 		{"a snappy block of 1 MiB", format.Snappy, func(*testing.T) []byte {
-			return snappy.Encode(nil, expanding[:1<<20])
+			return snappy.Encode(nil, make([]byte, 1<<20))
 		}},
-		{"zstd of 64 MiB of zeros", format.Zstd, bomb(format.Zstd)},
-		{"gzip of 64 MiB of zeros", format.Gzip, bomb(format.Gzip)},
-		{"brotli of 64 MiB of zeros", format.Brotli, bomb(format.Brotli)},
-		{"LZ4 of 64 MiB of zeros", format.Lz4Raw, bomb(format.Lz4Raw)},
+		{"zstd of 64 MiB of zeros", format.Zstd, func(t *testing.T) []byte { return zstdZeros(t, true) }},
+		{"zstd of 64 MiB of zeros, its size not given", format.Zstd, func(t *testing.T) []byte { return zstdZeros(t, false) }},
+		{"gzip of 64 MiB of zeros", format.Gzip, gzipZeros},
+		{"brotli of 64 MiB of zeros", format.Brotli, brotliZeros},
+		{"LZ4 of 64 MiB of zeros", format.Lz4Raw, lz4Zeros},
 		{"LZ4 garbage", format.Lz4Raw, func(*testing.T) []byte { return []byte{0xff, 0xff, 0xff, 0xff, 0x00} }},
 	}
 	for _, tc := range tests {
@@ -140,4 +135,135 @@ func BenchmarkBoundedCodecs(b *testing.B) {
 			})
 		}
 	}
+}
+
+// The bombs of TestBoundedCodecsBombs: 64 MiB of zeros in each codec,
+// four times the 16 MiB its check allows, so that a decoder that expands
+// them unbounded fails it. They are built from the formats' repeating
+// parts rather than by compressing 64 MiB, which under -race took seconds
+// of CPU a codec (brotli's encoder alone three), and each is held to
+// expanding past the check with the codec's own unbounded decoder first:
+// a malformed bomb would fail as the test wants, for another reason.
+const (
+	zerosSize = 64 << 20
+	// checkedPast is what a bomb must expand past: the check's 16 MiB.
+	checkedPast = 16 << 20
+)
+
+// expandsPast fails t unless r, a codec's unbounded decoder over a bomb,
+// yields more than checkedPast zeros.
+func expandsPast(t *testing.T, r io.Reader) {
+	t.Helper()
+	n, err := io.Copy(zeroWriter{t}, io.LimitReader(r, checkedPast+1))
+	if err != nil || n != checkedPast+1 {
+		t.Fatalf("the bomb expands to %d bytes (%v), not past %d", n, err, checkedPast)
+	}
+}
+
+// zeroWriter fails its test on a byte other than zero.
+type zeroWriter struct{ t *testing.T }
+
+// zeros64K is what zeroWriter compares its writes with, io.Copy's 32 KiB
+// and more.
+var zeros64K = make([]byte, 64<<10)
+
+func (w zeroWriter) Write(p []byte) (int, error) {
+	for rest := p; len(rest) > 0; rest = rest[min(len(rest), len(zeros64K)):] {
+		if n := min(len(rest), len(zeros64K)); !bytes.Equal(rest[:n], zeros64K[:n]) {
+			w.t.Fatalf("the bomb expands to bytes other than zeros: %q", rest[:n])
+		}
+	}
+	return len(p), nil
+}
+
+// zstdZeros is a zstd frame of RLE blocks of 128 KiB of zeros, with the
+// frame's content size as EncodeAll writes it (sized) or without, so that
+// only decoding can tell.
+func zstdZeros(t *testing.T, sized bool) []byte {
+	frame := []byte{0x28, 0xb5, 0x2f, 0xfd, 0x00, 0x50} // no content size, a 1 MiB window
+	if sized {
+		frame = binary.LittleEndian.AppendUint32([]byte{0x28, 0xb5, 0x2f, 0xfd, 0x80, 0x50}, zerosSize)
+	}
+	const blk = 128 << 10
+	for left := zerosSize; left > 0; left -= blk {
+		h := uint32(blk)<<3 | 1<<1 // an RLE block of blk bytes
+		if left == blk {
+			h |= 1 // the last
+		}
+		frame = append(frame, byte(h), byte(h>>8), byte(h>>16), 0)
+	}
+	d, err := zstd.NewReader(bytes.NewReader(frame), zstd.WithDecoderConcurrency(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	expandsPast(t, d)
+	return frame
+}
+
+// gzipZeros is a gzip member whose deflate stream repeats the compressed
+// form of 1 MiB of zeros (flushed, so it ends byte-aligned) 64 times.
+func gzipZeros(t *testing.T) []byte {
+	var chunk bytes.Buffer
+	w, err := flate.NewWriter(&chunk, flate.BestCompression)
+	if err != nil {
+		t.Fatal(err)
+	}
+	zeros := make([]byte, 1<<20)
+	if _, err := w.Write(zeros); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	member := []byte{0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff} // deflate, no name, no time
+	var crc uint32
+	for range zerosSize >> 20 {
+		member = append(member, chunk.Bytes()...)
+		crc = crc32.Update(crc, crc32.IEEETable, zeros)
+	}
+	member = append(member, 0x01, 0x00, 0x00, 0xff, 0xff) // a final empty stored block
+	member = binary.LittleEndian.AppendUint32(member, crc)
+	member = binary.LittleEndian.AppendUint32(member, zerosSize)
+	r, err := gzip.NewReader(bytes.NewReader(member))
+	if err != nil {
+		t.Fatal(err)
+	}
+	expandsPast(t, r)
+	return member
+}
+
+// brotliZeros is what brotli.NewWriterLevel(w, 5) writes for 64 MiB of
+// zeros: four meta-blocks of 16 MiB (its encoder takes seconds over them
+// under -race).
+func brotliZeros(t *testing.T) []byte {
+	stream := []byte{
+		0xcb, 0xff, 0xff, 0x3f, 0x00, 0x24, 0x00, 0xe2, 0xb1, 0x40, 0x72, 0xef, 0xff, 0xf8, 0xff, 0xff,
+		0x07, 0x80, 0x04, 0x40, 0x1c, 0x16, 0x80, 0xee, 0xfd, 0x1f, 0xff, 0xff, 0xff, 0x00, 0x90, 0x00,
+		0x88, 0xc3, 0x02, 0xd0, 0xbd, 0xff, 0xe3, 0xff, 0xff, 0x1f, 0x00, 0x12, 0x00, 0x71, 0x58, 0x00,
+		0xba, 0xf7, 0x7f, 0xfc, 0xff, 0xff, 0x03, 0x40, 0x02, 0x20, 0x0e, 0x0b, 0x40, 0xf7, 0xfe, 0x8f,
+		0xff, 0xff, 0x7f, 0x00, 0x48, 0x00, 0xc4, 0x61, 0x01, 0xe8, 0xde, 0xff, 0xf1, 0xff, 0xff, 0x0f,
+		0x00, 0x09, 0x80, 0x38, 0x2c, 0x00, 0xdd, 0xfb, 0x3f, 0xfe, 0xff, 0xff, 0x01, 0x20, 0x01, 0x10,
+		0x87, 0x05, 0xa0, 0x7b, 0xff, 0x37,
+	}
+	expandsPast(t, brotli.NewReader(bytes.NewReader(stream)))
+	return stream
+}
+
+// lz4Zeros is an LZ4 block of one literal zero and one match at offset 1
+// that copies it to 64 MiB less five bytes, then the five literal zeros a
+// block ends with.
+func lz4Zeros(t *testing.T) []byte {
+	const match = zerosSize - 6
+	block := []byte{0x1f, 0x00, 0x01, 0x00} // 1 literal (0), then a match of 15+4 or more at offset 1
+	rest := match - 19
+	block = append(block, bytes.Repeat([]byte{0xff}, rest/255)...)
+	block = append(block, byte(rest%255), 0x50, 0, 0, 0, 0, 0)
+	out := make([]byte, zerosSize)
+	n, err := lz4.UncompressBlock(block, out)
+	if err != nil || n != zerosSize {
+		t.Fatalf("the bomb decodes to %d bytes (%v), not %d", n, err, zerosSize)
+	}
+	expandsPast(t, bytes.NewReader(out[:n]))
+	return block
 }

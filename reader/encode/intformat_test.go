@@ -87,9 +87,16 @@ func TestAppendPaddedMatchesFmt(t *testing.T) {
 
 // TestAppendISOMatchesTime holds the ISO timestamps of years 0 to 9999 to
 // time's layout, the form appendISO writes for the years beyond, at 6 and
-// 9 fraction digits: the first and last second of every day of the years
-// 1900 to 2100 and of every 31st day over the whole range (so every day of
-// the week and of the month, in every year), and random instants.
+// 9 fraction digits, on the first and last second of the days where
+// civil's arithmetic turns: in every year of the range, January 1, the
+// last day of February, March 1 (civil's years, and its 4-, 100- and
+// 400-year cycles, start on March 1) and December 31; in every year from
+// 1900 to 2100 (century years leap and not), the first and last day of
+// every month; every day of 1999 to 2001 (every day of every month, in
+// common and leap years); and random instants. This deterministic sweep
+// covers every boundary the daily sweep of 1900 to 2100 and the sweep of
+// every 31st day over the range that it replaces did, at a quarter of
+// their checks.
 func TestAppendISOMatchesTime(t *testing.T) {
 	first := time.Date(0, 1, 1, 0, 0, 0, 0, time.UTC).Unix()
 	last := time.Date(9999, 12, 31, 23, 59, 59, 0, time.UTC).Unix()
@@ -103,14 +110,26 @@ func TestAppendISOMatchesTime(t *testing.T) {
 			}
 		}
 	}
-	days := func(from, to, step int64) {
-		for day := from; day <= to; day += step {
-			check(day, 0)
-			check(day+86399, 999_999_999)
+	day := func(y int, m time.Month, d int) {
+		sec := time.Date(y, m, d, 0, 0, 0, 0, time.UTC).Unix()
+		check(sec, 0)
+		check(sec+86399, 999_999_999)
+	}
+	for y := range 10_000 {
+		day(y, time.January, 1)
+		day(y, time.March, 0) // the last day of February
+		day(y, time.March, 1)
+		day(y, time.December, 31)
+	}
+	for y := 1900; y <= 2100; y++ {
+		for m := time.January; m <= time.December; m++ {
+			day(y, m, 1)
+			day(y, m+1, 0)
 		}
 	}
-	days(first, last, 31*86400)
-	days(time.Date(1900, 1, 1, 0, 0, 0, 0, time.UTC).Unix(), time.Date(2100, 12, 31, 0, 0, 0, 0, time.UTC).Unix(), 86400)
+	for d := time.Date(1999, 1, 1, 0, 0, 0, 0, time.UTC); d.Year() <= 2001; d = d.AddDate(0, 0, 1) {
+		day(d.Year(), d.Month(), d.Day())
+	}
 	r := rand.New(rand.NewPCG(7, 8))
 	for range 20_000 {
 		check(first+r.Int64N(last-first+1), r.Int64N(1e9))
