@@ -147,6 +147,14 @@ var zstdDecoders = sync.Pool{New: func() any {
 // DecodeZstd decodes into a buffer of the frame's content size when its
 // header gives one (held to limit first), and otherwise into one that
 // grows fourfold while the output does not fit, up to limit.
+//
+// The decoder's cap limit fails a block that does not fit in what is left
+// of the buffer as damage ("output bigger than max block size"), not as
+// ErrDecoderSizeExceeded: a valid frame without a content size (what
+// streaming writers such as zstd-jni's, and so parquet-mr's and Avro's,
+// write) that expands past the first guess fails so. Any other failure
+// below limit is therefore decoded once more into limit bytes, where only
+// damage, or a frame past limit, fails.
 func DecodeZstd(dst, src []byte, limit int) ([]byte, error) {
 	c := firstGuess(src, limit)
 	var h zstd.Header
@@ -161,16 +169,18 @@ func DecodeZstd(dst, src []byte, limit int) ([]byte, error) {
 	for {
 		buf := slices.Grow(dst, c)
 		out, err := d.DecodeAll(src, buf[:len(dst):len(dst)+c])
-		if err == nil {
+		switch {
+		case err == nil:
 			return out, nil
-		}
-		if !errors.Is(err, zstd.ErrDecoderSizeExceeded) {
-			return nil, err
-		}
-		if c >= limit {
+		case c >= limit && errors.Is(err, zstd.ErrDecoderSizeExceeded):
 			return nil, TooLarge(limit)
+		case c >= limit:
+			return nil, fmt.Errorf("%w (or the data decompresses to more than %d bytes, the most its header or limit allows)", err, limit)
+		case errors.Is(err, zstd.ErrDecoderSizeExceeded):
+			c = min(limit, 4*c)
+		default:
+			c = limit
 		}
-		c = min(limit, 4*c)
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"hash/crc32"
 	"io"
+	"strconv"
 	"testing"
 
 	"github.com/andybalholm/brotli"
@@ -266,4 +267,72 @@ func lz4Zeros(t *testing.T) []byte {
 	}
 	expandsPast(t, bytes.NewReader(out[:n]))
 	return block
+}
+
+// TestZstdFramesWithoutContentSize decodes frames a streaming encoder
+// writes, which do not give their content size (zstd-jni's stream, and so
+// parquet-mr's pages and Avro's zstandard blocks, write such frames), that
+// expand far past DecodeZstd's first guess: into their exact size, into a
+// larger limit, and across several frames. The decoder's cap limit fails
+// a block that does not fit in what is left of the buffer as damage, not
+// as a size to grow to, and such valid frames were refused. A limit one
+// byte short still fails on its size, and a damaged frame as damage.
+func TestZstdFramesWithoutContentSize(t *testing.T) {
+	var data []byte
+	for i := 0; len(data) < 1<<20; i++ {
+		data = strconv.AppendInt(append(data, "row "...), int64(i), 10)
+		data = strconv.AppendInt(append(data, " value "...), int64(i*i%1000), 10)
+		data = append(data, '\n')
+	}
+	stream := func(parts ...[]byte) []byte {
+		var frames []byte
+		for _, p := range parts {
+			var buf bytes.Buffer
+			w, err := zstd.NewWriter(&buf, zstd.WithEncoderConcurrency(1))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := w.Write(p); err != nil {
+				t.Fatal(err)
+			}
+			if err := w.Close(); err != nil {
+				t.Fatal(err)
+			}
+			frames = append(frames, buf.Bytes()...)
+		}
+		return frames
+	}
+	one := stream(data)
+	var h zstd.Header
+	// The first guess, four times the frame, must fall inside a block
+	// (128 KiB each) and short of the data.
+	if err := h.Decode(one); err != nil || h.HasFCS || 4*len(one) < 64<<10 || 4*len(one)%(128<<10) == 0 || 4*len(one) >= len(data) {
+		t.Fatalf("the frame (%d bytes of %d, %v): want no content size, past 16 KiB and expanding more than fourfold", len(one), len(data), err)
+	}
+	for _, tc := range []struct {
+		name  string
+		src   []byte
+		want  []byte
+		limit int
+	}{
+		{"exact", one, data, len(data)},
+		{"larger limit", one, data, 64 << 20},
+		{"odd limit", one, data, len(data) + 12345},
+		{"two frames", stream(data[:300_001], data[300_001:]), data, len(data)},
+	} {
+		for _, dst := range []string{"", "kept"} {
+			out, err := DecodeZstd([]byte(dst), tc.src, tc.limit)
+			if err != nil || !bytes.Equal(out, append([]byte(dst), tc.want...)) {
+				t.Errorf("%s, after %q: %d bytes, %v", tc.name, dst, len(out), err)
+			}
+		}
+	}
+	if _, err := DecodeZstd(nil, one, len(data)-1); err == nil || !bytes.Contains([]byte(err.Error()), []byte("more than")) {
+		t.Errorf("a limit one byte short: %v, want a failure on the size", err)
+	}
+	damaged := bytes.Clone(one)
+	damaged[len(damaged)/2] ^= 0xff
+	if _, err := DecodeZstd(nil, damaged, len(data)); err == nil {
+		t.Error("a damaged frame decodes")
+	}
 }
