@@ -288,35 +288,86 @@ func avroBomb(codec string, size int64) []byte {
 }
 
 // zstdBomb is a zstandard frame of size zeros without a content size, so
-// that only decoding tells how far it expands. Up to 65 MiB it is what the
-// streaming encoder writes: an RLE block, then compressed blocks of one
-// match each, which klauspost's decoder copies in assembly (0.5 s of CPU
-// under -race to the 64 MiB cap). Past that it is RLE blocks of 128 KiB
-// throughout, built without encoding a GiB of zeros, each a loop over its
-// bytes that -race instruments (2.1 s to the cap).
+// that only decoding tells how far it expands: what the streaming encoder
+// writes, an RLE block, then compressed blocks of one match each, which
+// klauspost's decoder copies in assembly (0.5 s of CPU under -race to the
+// 64 MiB cap, where RLE blocks throughout take 2.1 s: each is a loop over
+// its bytes that -race instruments). Past 65 MiB, in whole blocks of 128
+// KiB, it is the encoder's frame of 4 MiB with its last compressed block
+// repeated (zstdRepeated), rather than a GiB of zeros encoded.
 func zstdBomb(size int64) []byte {
-	if size <= 65<<20 {
-		var buf bytes.Buffer
-		enc, _ := zstd.NewWriter(&buf, zstd.WithEncoderConcurrency(1), zstd.WithEncoderCRC(false), zstd.WithWindowSize(1<<20))
-		zeros := make([]byte, 1<<20)
-		for left := size; left > 0; left -= int64(len(zeros)) {
-			_, _ = enc.Write(zeros[:min(left, int64(len(zeros)))])
-		}
-		_ = enc.Close()
-		return buf.Bytes()
+	if size <= 65<<20 || size%zstdBlock != 0 {
+		return zstdEncoded(size)
 	}
-	// A 1 MiB window, then the RLE blocks, the last flagged.
-	b := []byte{0x28, 0xb5, 0x2f, 0xfd, 0x00, 0x50}
-	const blk = 128 << 10
-	for left := size; left > 0; left -= blk {
-		n := min(left, blk)
-		h := uint32(n)<<3 | 1<<1
-		if left <= blk {
-			h |= 1
-		}
-		b = append(b, byte(h), byte(h>>8), byte(h>>16), 0)
+	return zstdRepeated(size)
+}
+
+// zstdBlock is the most a zstandard block holds, and what each block of
+// the encoder's frames of zeros holds.
+const zstdBlock = 128 << 10
+
+// zstdRepeated is the encoder's frame of 4 MiB of zeros with its last
+// compressed block repeated up to size zeros, a whole number of blocks
+// past 4 MiB (TestZstdRepeatedFrames holds such frames to their zeros).
+func zstdRepeated(size int64) []byte {
+	const blk = zstdBlock
+	small := zstdEncoded(4 << 20)
+	var h zstd.Header
+	if err := h.Decode(small); err != nil {
+		panic(err)
 	}
-	return b
+	// The blocks: RLE, compressed ones, and the last, raw and empty.
+	var blocks [][]byte
+	for p := h.HeaderSize; p < len(small); {
+		bh := uint32(small[p]) | uint32(small[p+1])<<8 | uint32(small[p+2])<<16
+		n := int(bh >> 3)
+		if bh>>1&3 == 1 { // RLE: one byte repeated
+			n = 1
+		}
+		blocks = append(blocks, small[p:p+3+n])
+		p += 3 + n
+	}
+	last := blocks[len(blocks)-1]
+	if len(blocks) != (4<<20)/blk+1 || !bytes.Equal(last, []byte{1, 0, 0}) {
+		panic(fmt.Sprintf("the encoder's frame of 4 MiB of zeros: %d blocks ending % x", len(blocks), last))
+	}
+	b := bytes.Clone(small[:len(small)-len(last)])
+	repeat := blocks[len(blocks)-2]
+	for range size/blk - int64(len(blocks)-1) {
+		b = append(b, repeat...)
+	}
+	return append(b, last...)
+}
+
+// zstdEncoded is the streaming encoder's frame of size zeros, without a
+// content size or checksum, in a window of 1 MiB.
+func zstdEncoded(size int64) []byte {
+	var buf bytes.Buffer
+	enc, _ := zstd.NewWriter(&buf, zstd.WithEncoderConcurrency(1), zstd.WithEncoderCRC(false), zstd.WithWindowSize(1<<20))
+	zeros := make([]byte, 1<<20)
+	for left := size; left > 0; left -= int64(len(zeros)) {
+		_, _ = enc.Write(zeros[:min(left, int64(len(zeros)))])
+	}
+	_ = enc.Close()
+	return buf.Bytes()
+}
+
+// TestZstdRepeatedFrames: the frames zstdRepeated builds decode as their
+// size of zeros, so that TestAvroBlockBombs' 1 GiB bomb fails on its size
+// and not on damage of its own.
+func TestZstdRepeatedFrames(t *testing.T) {
+	t.Parallel()
+	d, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	for _, size := range []int64{4<<20 + zstdBlock, 8 << 20} {
+		out, err := d.DecodeAll(zstdRepeated(size), nil)
+		if err != nil || int64(len(out)) != size || slices.ContainsFunc(out, func(b byte) bool { return b != 0 }) {
+			t.Fatalf("the bomb of %d zeros decodes to %d bytes: %v", size, len(out), err)
+		}
+	}
 }
 
 // checkAvroBlock is the body of FuzzAvroBlocks; it gives the read's error.
