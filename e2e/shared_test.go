@@ -10,10 +10,9 @@ import (
 
 	"github.com/druidiceberg/sidecar/internal/sharedtables"
 	"github.com/druidiceberg/sidecar/internal/tablegen"
-	"github.com/druidiceberg/sidecar/sidecartest"
 )
 
-func TestMain(m *testing.M) { os.Exit(sidecartest.Main(m)) }
+func TestMain(m *testing.M) { os.Exit(sharedtables.Main(m)) }
 
 // sharedAllTypes is the all-types table, db.all, written once per run of
 // the package in a shared warehouse of its own, which tests only read.

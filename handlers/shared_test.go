@@ -11,13 +11,12 @@ import (
 	"github.com/druidiceberg/sidecar/internal/demo"
 	"github.com/druidiceberg/sidecar/internal/sharedtables"
 	"github.com/druidiceberg/sidecar/internal/tablegen"
-	"github.com/druidiceberg/sidecar/sidecartest"
 )
 
 // Tables that several tests only read are written once per run of the
 // package and shared (sharedtables.Warehouse); a test that changes a
 // table writes its own.
-func TestMain(m *testing.M) { os.Exit(sidecartest.Main(m)) }
+func TestMain(m *testing.M) { os.Exit(sharedtables.Main(m)) }
 
 // sharedScenarios is every tablegen scenario, as scenarios.<name>, in one
 // shared warehouse, by name.
