@@ -310,7 +310,6 @@ const zstdBlock = 128 << 10
 // compressed block repeated up to size zeros, a whole number of blocks
 // past 4 MiB (TestZstdRepeatedFrames holds such frames to their zeros).
 func zstdRepeated(size int64) []byte {
-	const blk = zstdBlock
 	small := zstdEncoded(4 << 20)
 	var h zstd.Header
 	if err := h.Decode(small); err != nil {
@@ -328,12 +327,12 @@ func zstdRepeated(size int64) []byte {
 		p += 3 + n
 	}
 	last := blocks[len(blocks)-1]
-	if len(blocks) != (4<<20)/blk+1 || !bytes.Equal(last, []byte{1, 0, 0}) {
+	if len(blocks) != (4<<20)/zstdBlock+1 || !bytes.Equal(last, []byte{1, 0, 0}) {
 		panic(fmt.Sprintf("the encoder's frame of 4 MiB of zeros: %d blocks ending % x", len(blocks), last))
 	}
 	b := bytes.Clone(small[:len(small)-len(last)])
 	repeat := blocks[len(blocks)-2]
-	for range size/blk - int64(len(blocks)-1) {
+	for range size/zstdBlock - int64(len(blocks)-1) {
 		b = append(b, repeat...)
 	}
 	return append(b, last...)
